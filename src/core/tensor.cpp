@@ -1,0 +1,475 @@
+#include "core/tensor.h"
+
+#include "core/error.h"
+
+#include <algorithm>
+#include <functional>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace torchless {
+
+IntList contiguousStrides(const IntList& sizes) {
+  IntList strides(sizes.size());
+  int64_t s = 1;
+  for (size_t i = sizes.size(); i-- > 0;) {
+    strides[i] = s;
+    s *= std::max<int64_t>(sizes[i], 1);
+  }
+  return strides;
+}
+
+int64_t checkedNumel(const IntList& sizes) {
+  int64_t n = 1;
+  for (int64_t s : sizes) {
+    if (s < 0) throw Error(fmt::format("negative size in {}", sizesToString(sizes)));
+    if (s != 0 && n > std::numeric_limits<int64_t>::max() / s)
+      throw Error(fmt::format("number of elements of {} overflows int64", sizesToString(sizes)));
+    n *= s;
+  }
+  return n;
+}
+
+std::string sizesToString(const IntList& sizes) {
+  return fmt::format("[{}]", fmt::join(sizes, ", "));
+}
+
+Tensor Tensor::empty(const IntList& sizes, ScalarType dtype, Device device) {
+  int64_t n = checkedNumel(sizes);
+  size_t item = elementSize(dtype);
+  if (static_cast<uint64_t>(n) > std::numeric_limits<size_t>::max() / item)
+    throw Error(fmt::format("tensor of {} elements overflows size_t", n));
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = Storage::allocate(static_cast<size_t>(n) * item);
+  impl->sizes = sizes;
+  impl->strides = contiguousStrides(sizes);
+  impl->dtype = dtype;
+  impl->device = device;
+  return Tensor(std::move(impl));
+}
+
+Tensor Tensor::fromStorage(Storage storage, int64_t storageOffset, IntList sizes, IntList strides,
+                           ScalarType dtype, Device device) {
+  if (sizes.size() != strides.size())
+    throw Error(fmt::format("sizes {} and strides {} differ in length", sizesToString(sizes),
+                            sizesToString(strides)));
+  if (storageOffset < 0) throw Error(fmt::format("negative storage offset {}", storageOffset));
+  int64_t n = checkedNumel(sizes);
+  size_t item = elementSize(dtype);
+  if (n > 0) {
+    // Highest element index reachable: offset + sum((size-1)*stride); strides must be >= 0.
+    int64_t maxIndex = storageOffset;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      if (strides[i] < 0)
+        throw Error(fmt::format("negative stride in {}", sizesToString(strides)));
+      int64_t extent = sizes[i] - 1;
+      if (strides[i] != 0 && extent > (std::numeric_limits<int64_t>::max() - maxIndex) / strides[i])
+        throw Error("tensor extent overflows int64");
+      maxIndex += extent * strides[i];
+    }
+    uint64_t available = storage.nbytes() / item;
+    if (static_cast<uint64_t>(maxIndex) >= available)
+      throw Error(fmt::format(
+          "tensor of size {} with strides {} at offset {} reaches element {} but its storage "
+          "holds {} elements",
+          sizesToString(sizes), sizesToString(strides), storageOffset, maxIndex, available));
+  }
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = std::move(storage);
+  impl->storageOffset = storageOffset;
+  impl->sizes = std::move(sizes);
+  impl->strides = std::move(strides);
+  impl->dtype = dtype;
+  impl->device = device;
+  return Tensor(std::move(impl));
+}
+
+Tensor Tensor::scalar(double v, ScalarType dtype) {
+  Tensor t = empty({}, ScalarType::Double);
+  *t.data<double>() = v;
+  return dtype == ScalarType::Double ? t : t.to(dtype);
+}
+
+Tensor Tensor::scalar(int64_t v, ScalarType dtype) {
+  Tensor t = empty({}, ScalarType::Long);
+  *t.data<int64_t>() = v;
+  return dtype == ScalarType::Long ? t : t.to(dtype);
+}
+
+Tensor Tensor::scalarBool(bool v) {
+  Tensor t = empty({}, ScalarType::Bool);
+  *t.data<bool>() = v;
+  return t;
+}
+
+Tensor Tensor::fromVector(const std::vector<float>& values, const IntList& sizes) {
+  Tensor t = empty(sizes, ScalarType::Float);
+  TL_CHECK(static_cast<int64_t>(values.size()) == t.numel(), "fromVector: {} values for size {}",
+           values.size(), sizesToString(sizes));
+  std::memcpy(t.rawData(), values.data(), values.size() * sizeof(float));
+  return t;
+}
+
+Tensor Tensor::fromVector(const std::vector<int64_t>& values, const IntList& sizes) {
+  Tensor t = empty(sizes, ScalarType::Long);
+  TL_CHECK(static_cast<int64_t>(values.size()) == t.numel(), "fromVector: {} values for size {}",
+           values.size(), sizesToString(sizes));
+  std::memcpy(t.rawData(), values.data(), values.size() * sizeof(int64_t));
+  return t;
+}
+
+static int64_t wrapDim(int64_t dim, int64_t ndim) {
+  int64_t d = dim < 0 ? dim + ndim : dim;
+  if (d < 0 || d >= ndim)
+    throw Error(fmt::format("Dimension out of range (expected to be in range of [{}, {}], but got {})",
+                            -ndim, ndim - 1, dim));
+  return d;
+}
+
+int64_t Tensor::size(int64_t dim) const { return impl_->sizes[wrapDim(dim, this->dim())]; }
+int64_t Tensor::stride(int64_t dim) const { return impl_->strides[wrapDim(dim, this->dim())]; }
+
+int64_t Tensor::numel() const {
+  int64_t n = 1;
+  for (int64_t s : impl_->sizes) n *= s;
+  return n;
+}
+
+bool Tensor::isContiguous() const {
+  int64_t expected = 1;
+  for (size_t i = impl_->sizes.size(); i-- > 0;) {
+    int64_t s = impl_->sizes[i];
+    if (s == 0) return true;
+    if (s != 1) {
+      if (impl_->strides[i] != expected) return false;
+      expected *= s;
+    }
+  }
+  return true;
+}
+
+void* Tensor::rawData() const {
+  return impl_->storage.data() + impl_->storageOffset * static_cast<int64_t>(itemsize());
+}
+
+namespace {
+// Calls fn(elementPointer) for every element in row-major order.
+template <typename Fn>
+void forEachElement(const Tensor& t, Fn&& fn) {
+  int64_t n = t.numel();
+  if (n == 0) return;
+  const auto item = static_cast<int64_t>(t.itemsize());
+  auto* base = static_cast<std::byte*>(t.rawData());
+  if (t.isContiguous()) {
+    for (int64_t i = 0; i < n; ++i) fn(base + i * item);
+    return;
+  }
+  const auto& sizes = t.sizes();
+  const auto& strides = t.strides();
+  IntList idx(sizes.size(), 0);
+  int64_t off = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    fn(base + off * item);
+    for (size_t d = sizes.size(); d-- > 0;) {
+      if (++idx[d] < sizes[d]) {
+        off += strides[d];
+        break;
+      }
+      off -= (sizes[d] - 1) * strides[d];
+      idx[d] = 0;
+    }
+  }
+}
+}  // namespace
+
+Tensor Tensor::contiguous() const {
+  if (isContiguous()) return *this;
+  return clone();
+}
+
+Tensor Tensor::clone() const {
+  Tensor out = empty(sizes(), dtype(), device());
+  out.impl_->requiresGrad = false;
+  out.impl_->quantizer = impl_->quantizer;
+  auto* dst = static_cast<std::byte*>(out.rawData());
+  const size_t item = itemsize();
+  forEachElement(*this, [&](const std::byte* src) {
+    std::memcpy(dst, src, item);
+    dst += item;
+  });
+  return out;
+}
+
+Tensor Tensor::asStrided(IntList sizes, IntList strides, int64_t storageOffset) const {
+  Tensor t = fromStorage(impl_->storage, storageOffset, std::move(sizes), std::move(strides),
+                         impl_->dtype, impl_->device);
+  t.impl_->quantizer = impl_->quantizer;
+  return t;
+}
+
+Tensor Tensor::alias() const {
+  return asStrided(impl_->sizes, impl_->strides, impl_->storageOffset);
+}
+
+namespace {
+template <typename To, typename From>
+To castValue(From v) {
+  constexpr bool fromComplex = std::is_same_v<From, std::complex<float>> ||
+                               std::is_same_v<From, std::complex<double>>;
+  constexpr bool toComplex =
+      std::is_same_v<To, std::complex<float>> || std::is_same_v<To, std::complex<double>>;
+  if constexpr (std::is_same_v<To, bool>) {
+    if constexpr (fromComplex) return v != From{};
+    else return static_cast<double>(v) != 0.0;
+  } else if constexpr (toComplex) {
+    if constexpr (fromComplex) return To(static_cast<typename To::value_type>(v.real()),
+                                         static_cast<typename To::value_type>(v.imag()));
+    else return To(static_cast<typename To::value_type>(static_cast<double>(v)));
+  } else if constexpr (fromComplex) {
+    return static_cast<To>(static_cast<double>(v.real()));
+  } else if constexpr (std::is_same_v<To, Half> || std::is_same_v<To, BFloat16>) {
+    return To(static_cast<float>(v));
+  } else if constexpr (std::is_same_v<From, Half> || std::is_same_v<From, BFloat16>) {
+    return static_cast<To>(static_cast<float>(v));
+  } else if constexpr (std::is_integral_v<To> && std::is_floating_point_v<From>) {
+    // C++ float->int casts out of range are UB; PyTorch's result there is unspecified too.
+    if (!(v == v)) return To{};
+    double d = static_cast<double>(v);
+    if (d >= static_cast<double>(std::numeric_limits<To>::max())) return std::numeric_limits<To>::max();
+    if (d <= static_cast<double>(std::numeric_limits<To>::lowest())) return std::numeric_limits<To>::lowest();
+    return static_cast<To>(v);
+  } else {
+    return static_cast<To>(v);
+  }
+}
+}  // namespace
+
+Tensor Tensor::to(ScalarType target) const {
+  if (target == dtype()) return clone();
+  Tensor out = empty(sizes(), target, device());
+  dispatchDtype(dtype(), [&](auto fromTag) {
+    using From = decltype(fromTag);
+    dispatchDtype(target, [&](auto toTag) {
+      using To = decltype(toTag);
+      To* dst = out.data<To>();
+      forEachElement(*this, [&](const std::byte* src) {
+        From v;
+        std::memcpy(&v, src, sizeof(From));
+        *dst++ = castValue<To>(v);
+      });
+    });
+  });
+  return out;
+}
+
+double Tensor::doubleAt(int64_t flatIndex) const {
+  TL_CHECK(flatIndex >= 0 && flatIndex < numel(), "index {} out of range for {} elements",
+           flatIndex, numel());
+  int64_t off = impl_->storageOffset;
+  int64_t rem = flatIndex;
+  for (size_t d = impl_->sizes.size(); d-- > 0;) {
+    off += (rem % impl_->sizes[d]) * impl_->strides[d];
+    rem /= impl_->sizes[d];
+  }
+  const std::byte* p = impl_->storage.data() + off * static_cast<int64_t>(itemsize());
+  return dispatchDtype(dtype(), [&](auto tag) -> double {
+    using T = decltype(tag);
+    T v;
+    std::memcpy(&v, p, sizeof(T));
+    return castValue<double>(v);
+  });
+}
+
+int64_t Tensor::intAt(int64_t flatIndex) const {
+  if (isIntegralType(dtype(), true)) {
+    int64_t off = impl_->storageOffset;
+    int64_t rem = flatIndex;
+    TL_CHECK(flatIndex >= 0 && flatIndex < numel(), "index {} out of range for {} elements",
+             flatIndex, numel());
+    for (size_t d = impl_->sizes.size(); d-- > 0;) {
+      off += (rem % impl_->sizes[d]) * impl_->strides[d];
+      rem /= impl_->sizes[d];
+    }
+    const std::byte* p = impl_->storage.data() + off * static_cast<int64_t>(itemsize());
+    return dispatchDtype(dtype(), [&](auto tag) -> int64_t {
+      using T = decltype(tag);
+      T v;
+      std::memcpy(&v, p, sizeof(T));
+      return castValue<int64_t>(v);
+    });
+  }
+  return static_cast<int64_t>(doubleAt(flatIndex));
+}
+
+double Tensor::itemDouble() const {
+  TL_CHECK(numel() == 1, "a Tensor with {} elements cannot be converted to Scalar", numel());
+  return doubleAt(0);
+}
+int64_t Tensor::itemInt() const {
+  TL_CHECK(numel() == 1, "a Tensor with {} elements cannot be converted to Scalar", numel());
+  return intAt(0);
+}
+bool Tensor::itemBool() const { return itemDouble() != 0.0; }
+
+// ---- printing, following torch/_tensor_str.py (precision 4, linewidth 80, threshold 1000) ----
+namespace {
+
+struct Formatter {
+  bool floating = false;
+  bool intMode = true;
+  bool sciMode = false;
+  int width = 1;
+  std::string format(double v) const {
+    if (!floating) return fmt::format("{}", static_cast<int64_t>(v));
+    if (std::isnan(v)) return "nan";
+    if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+    if (sciMode) return fmt::format("{:.4e}", v);
+    if (intMode) return fmt::format("{:.0f}.", v);
+    return fmt::format("{:.4f}", v);
+  }
+};
+
+Formatter makeFormatter(const std::vector<double>& values, bool floating) {
+  Formatter f;
+  f.floating = floating;
+  if (!floating) {
+    for (double v : values) f.width = std::max<int>(f.width, static_cast<int>(f.format(v).size()));
+    return f;
+  }
+  std::vector<double> finite;
+  for (double v : values)
+    if (std::isfinite(v)) finite.push_back(v);
+  if (!finite.empty()) {
+    for (double v : finite)
+      if (std::ceil(v) != v) f.intMode = false;
+    double maxAbs = 0, minAbs = std::numeric_limits<double>::infinity();
+    bool anyNonZero = false;
+    for (double v : finite) {
+      double a = std::fabs(v);
+      if (a != 0) {
+        anyNonZero = true;
+        maxAbs = std::max(maxAbs, a);
+        minAbs = std::min(minAbs, a);
+      }
+    }
+    if (anyNonZero) {
+      if (f.intMode) {
+        if (maxAbs > 1e8) f.sciMode = true;
+      } else if (maxAbs / minAbs > 1000. || maxAbs > 1e8 || minAbs < 1e-4) {
+        f.sciMode = true;
+      }
+    }
+  }
+  for (double v : values) f.width = std::max<int>(f.width, static_cast<int>(f.format(v).size()));
+  return f;
+}
+
+void printRec(std::string& out, const Tensor& t, const IntList& sizes, size_t dim, int64_t flat,
+              const Formatter& f, int indent, bool summarize) {
+  const size_t nd = sizes.size();
+  int64_t inner = 1;
+  for (size_t d = dim + 1; d < nd; ++d) inner *= sizes[d];
+  const int64_t n = sizes[dim];
+  auto indices = [&]() {
+    std::vector<int64_t> idx;
+    if (summarize && n > 6) {
+      for (int64_t i = 0; i < 3; ++i) idx.push_back(i);
+      idx.push_back(-1);
+      for (int64_t i = n - 3; i < n; ++i) idx.push_back(i);
+    } else {
+      for (int64_t i = 0; i < n; ++i) idx.push_back(i);
+    }
+    return idx;
+  }();
+  out += "[";
+  if (dim + 1 == nd) {
+    int perLine = std::max(1, (80 - indent) / (f.width + 2));
+    int onLine = 0;
+    for (size_t k = 0; k < indices.size(); ++k) {
+      if (k > 0) {
+        out += ",";
+        if (onLine == perLine) {
+          out += "\n" + std::string(static_cast<size_t>(indent) + 1, ' ');
+          onLine = 0;
+        } else {
+          out += " ";
+        }
+      }
+      std::string s = indices[k] < 0 ? "..." : f.format(t.doubleAt(flat + indices[k]));
+      out += std::string(static_cast<size_t>(std::max(0, f.width - static_cast<int>(s.size()))), ' ') + s;
+      ++onLine;
+    }
+  } else {
+    std::string sep = "," + std::string(nd - dim - 1, '\n') + std::string(static_cast<size_t>(indent) + 1, ' ');
+    for (size_t k = 0; k < indices.size(); ++k) {
+      if (k > 0) out += sep;
+      if (indices[k] < 0) {
+        out += "...";
+        continue;
+      }
+      printRec(out, t, sizes, dim + 1, flat + indices[k] * inner, f, indent + 1, summarize);
+    }
+  }
+  out += "]";
+}
+
+}  // namespace
+
+std::string Tensor::toString() const {
+  if (!defined()) return "None";
+  const bool floating = isFloatingType(dtype());
+  std::string suffix;
+  const ScalarType dt = dtype();
+  if (dt != ScalarType::Float && dt != ScalarType::Long && dt != ScalarType::Bool)
+    suffix += fmt::format(", dtype=torch.{}", dtypeName(dt));
+  if (requiresGrad()) suffix += ", requires_grad=True";
+  const int64_t n = numel();
+  if (n == 0) {
+    std::string sizeSuffix;
+    if (dim() != 1) sizeSuffix = fmt::format(", size=({}{})", fmt::join(sizes(), ", "), dim() == 1 ? "," : "");
+    return "tensor([]" + sizeSuffix + suffix + ")";
+  }
+  if (isComplexType(dt) || isQuantizedType(dt))
+    return fmt::format("tensor(<{} values of dtype {}>, size={})", n, dtypeName(dt),
+                       sizesToString(sizes()));
+  const bool summarize = n > 1000;
+  std::vector<double> values;
+  values.reserve(static_cast<size_t>(std::min<int64_t>(n, 1000)));
+  if (summarize) {
+    for (int64_t i = 0; i < n; i += std::max<int64_t>(1, n / 1000)) values.push_back(doubleAt(i));
+    values.push_back(doubleAt(n - 1));
+  } else {
+    for (int64_t i = 0; i < n; ++i) values.push_back(doubleAt(i));
+  }
+  std::string body;
+  if (dt == ScalarType::Bool) {
+    auto fmtBool = [](double v) { return std::string(v != 0 ? "True" : "False"); };
+    if (dim() == 0) return "tensor(" + fmtBool(doubleAt(0)) + suffix + ")";
+    // Bool: the same layout with True/False, right-aligned to width 5.
+    std::string out;
+    std::function<void(size_t, int64_t, int)> rec = [&](size_t d, int64_t flat, int indent) {
+      int64_t inner = 1;
+      for (size_t k = d + 1; k < sizes().size(); ++k) inner *= sizes()[k];
+      out += "[";
+      for (int64_t i = 0; i < sizes()[d]; ++i) {
+        if (i > 0) out += d + 1 == sizes().size() ? ", " : ("," + std::string(sizes().size() - d - 1, '\n') + std::string(static_cast<size_t>(indent) + 1, ' '));
+        if (d + 1 == sizes().size()) {
+          std::string s = fmtBool(doubleAt(flat + i));
+          out += std::string(5 - s.size(), ' ') + s;
+        } else {
+          rec(d + 1, flat + i * inner, indent + 1);
+        }
+      }
+      out += "]";
+    };
+    rec(0, 0, 7);
+    return "tensor(" + out + suffix + ")";
+  }
+  Formatter f = makeFormatter(values, floating);
+  if (dim() == 0) return "tensor(" + f.format(doubleAt(0)) + suffix + ")";
+  printRec(body, *this, sizes(), 0, 0, f, 7, summarize);
+  return "tensor(" + body + suffix + ")";
+}
+
+}  // namespace torchless

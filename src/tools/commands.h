@@ -1,0 +1,11 @@
+#pragma once
+// Each subcommand of the CLI lives in its own cmd_<name>.cpp and registers itself on the app.
+// A command's callback throws torchless::Error for user errors; main() maps it to exit 1.
+
+#include <CLI/CLI.hpp>
+
+namespace torchless::cli {
+
+void registerOpsCommand(CLI::App& app);
+
+}  // namespace torchless::cli
