@@ -312,103 +312,111 @@ int64_t Tensor::itemInt() const {
 }
 bool Tensor::itemBool() const { return itemDouble() != 0.0; }
 
-// ---- printing, following torch/_tensor_str.py (precision 4, linewidth 80, threshold 1000) ----
+// ---- printing, following torch/_tensor_str.py (precision 4, linewidth 80, threshold 1000,
+// edgeitems 3) ----
 namespace {
 
+constexpr int64_t kEdgeItems = 3;
+
+// Formatter of _tensor_str.py: the mode and width come from the nonzero finite values shown.
 struct Formatter {
   bool floating = false;
+  bool boolean = false;
   bool intMode = true;
   bool sciMode = false;
-  int width = 1;
-  std::string format(double v) const {
+  size_t width = 1;
+
+  std::string raw(double v) const {
+    if (boolean) return v != 0 ? "True" : "False";
     if (!floating) return fmt::format("{}", static_cast<int64_t>(v));
+    if (sciMode) {
+      if (std::isnan(v)) return "nan";
+      if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+      return fmt::format("{:.4e}", v);
+    }
+    if (intMode) {
+      if (std::isnan(v)) return "nan";
+      if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+      return fmt::format("{:.0f}.", v);
+    }
     if (std::isnan(v)) return "nan";
     if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-    if (sciMode) return fmt::format("{:.4e}", v);
-    if (intMode) return fmt::format("{:.0f}.", v);
     return fmt::format("{:.4f}", v);
+  }
+  std::string format(double v) const {
+    std::string s = raw(v);
+    return s.size() < width ? std::string(width - s.size(), ' ') + s : s;
   }
 };
 
-Formatter makeFormatter(const std::vector<double>& values, bool floating) {
+Formatter makeFormatter(const std::vector<double>& values, ScalarType dtype) {
   Formatter f;
-  f.floating = floating;
-  if (!floating) {
-    for (double v : values) f.width = std::max<int>(f.width, static_cast<int>(f.format(v).size()));
+  f.floating = isFloatingType(dtype);
+  f.boolean = dtype == ScalarType::Bool;
+  if (!f.floating) {
+    for (double v : values) f.width = std::max(f.width, f.raw(v).size());
     return f;
   }
-  std::vector<double> finite;
+  std::vector<double> nz;
   for (double v : values)
-    if (std::isfinite(v)) finite.push_back(v);
-  if (!finite.empty()) {
-    for (double v : finite)
-      if (std::ceil(v) != v) f.intMode = false;
-    double maxAbs = 0, minAbs = std::numeric_limits<double>::infinity();
-    bool anyNonZero = false;
-    for (double v : finite) {
-      double a = std::fabs(v);
-      if (a != 0) {
-        anyNonZero = true;
-        maxAbs = std::max(maxAbs, a);
-        minAbs = std::min(minAbs, a);
-      }
-    }
-    if (anyNonZero) {
-      if (f.intMode) {
-        if (maxAbs > 1e8) f.sciMode = true;
-      } else if (maxAbs / minAbs > 1000. || maxAbs > 1e8 || minAbs < 1e-4) {
-        f.sciMode = true;
-      }
-    }
+    if (std::isfinite(v) && v != 0) nz.push_back(v);
+  if (nz.empty()) return f;
+  double maxAbs = 0, minAbs = std::numeric_limits<double>::infinity();
+  for (double v : nz) {
+    if (std::ceil(v) != v) f.intMode = false;
+    maxAbs = std::max(maxAbs, std::fabs(v));
+    minAbs = std::min(minAbs, std::fabs(v));
   }
-  for (double v : values) f.width = std::max<int>(f.width, static_cast<int>(f.format(v).size()));
+  if (maxAbs / minAbs > 1000. || maxAbs > 1e8 || (!f.intMode && minAbs < 1e-4)) f.sciMode = true;
+  for (double v : nz) f.width = std::max(f.width, f.raw(v).size());
   return f;
 }
 
-void printRec(std::string& out, const Tensor& t, const IntList& sizes, size_t dim, int64_t flat,
-              const Formatter& f, int indent, bool summarize) {
+// The indices shown along a dim of size n: all, or the edge items around a "...".
+std::vector<int64_t> shownIndices(int64_t n, bool summarize) {
+  std::vector<int64_t> idx;
+  if (summarize && n > 2 * kEdgeItems) {
+    for (int64_t i = 0; i < kEdgeItems; ++i) idx.push_back(i);
+    idx.push_back(-1);
+    for (int64_t i = n - kEdgeItems; i < n; ++i) idx.push_back(i);
+  } else {
+    for (int64_t i = 0; i < n; ++i) idx.push_back(i);
+  }
+  return idx;
+}
+
+void collectShown(const Tensor& t, size_t dim, int64_t flat, bool summarize,
+                  std::vector<double>& out) {
+  const auto& sizes = t.sizes();
+  int64_t inner = 1;
+  for (size_t d = dim + 1; d < sizes.size(); ++d) inner *= sizes[d];
+  for (int64_t i : shownIndices(sizes[dim], summarize)) {
+    if (i < 0) continue;
+    if (dim + 1 == sizes.size()) out.push_back(t.doubleAt(flat + i));
+    else collectShown(t, dim + 1, flat + i * inner, summarize, out);
+  }
+}
+
+void printRec(std::string& out, const Tensor& t, size_t dim, int64_t flat, const Formatter& f,
+              size_t indent, bool summarize) {
+  const auto& sizes = t.sizes();
   const size_t nd = sizes.size();
   int64_t inner = 1;
   for (size_t d = dim + 1; d < nd; ++d) inner *= sizes[d];
-  const int64_t n = sizes[dim];
-  auto indices = [&]() {
-    std::vector<int64_t> idx;
-    if (summarize && n > 6) {
-      for (int64_t i = 0; i < 3; ++i) idx.push_back(i);
-      idx.push_back(-1);
-      for (int64_t i = n - 3; i < n; ++i) idx.push_back(i);
-    } else {
-      for (int64_t i = 0; i < n; ++i) idx.push_back(i);
-    }
-    return idx;
-  }();
+  const auto indices = shownIndices(sizes[dim], summarize);
   out += "[";
   if (dim + 1 == nd) {
-    int perLine = std::max(1, (80 - indent) / (f.width + 2));
-    int onLine = 0;
+    const size_t perLine = std::max<size_t>(1, (80 - std::min<size_t>(indent, 79)) / (f.width + 2));
     for (size_t k = 0; k < indices.size(); ++k) {
-      if (k > 0) {
-        out += ",";
-        if (onLine == perLine) {
-          out += "\n" + std::string(static_cast<size_t>(indent) + 1, ' ');
-          onLine = 0;
-        } else {
-          out += " ";
-        }
-      }
-      std::string s = indices[k] < 0 ? "..." : f.format(t.doubleAt(flat + indices[k]));
-      out += std::string(static_cast<size_t>(std::max(0, f.width - static_cast<int>(s.size()))), ' ') + s;
-      ++onLine;
+      if (k > 0) out += k % perLine == 0 ? ",\n" + std::string(indent + 1, ' ') : ", ";
+      out += indices[k] < 0 ? " ..." : f.format(t.doubleAt(flat + indices[k]));
     }
   } else {
-    std::string sep = "," + std::string(nd - dim - 1, '\n') + std::string(static_cast<size_t>(indent) + 1, ' ');
+    const std::string sep = "," + std::string(nd - dim - 1, '\n') + std::string(indent + 1, ' ');
     for (size_t k = 0; k < indices.size(); ++k) {
       if (k > 0) out += sep;
-      if (indices[k] < 0) {
-        out += "...";
-        continue;
-      }
-      printRec(out, t, sizes, dim + 1, flat + indices[k] * inner, f, indent + 1, summarize);
+      if (indices[k] < 0) out += "...";
+      else printRec(out, t, dim + 1, flat + indices[k] * inner, f, indent + 1, summarize);
     }
   }
   out += "]";
@@ -418,57 +426,30 @@ void printRec(std::string& out, const Tensor& t, const IntList& sizes, size_t di
 
 std::string Tensor::toString() const {
   if (!defined()) return "None";
-  const bool floating = isFloatingType(dtype());
-  std::string suffix;
   const ScalarType dt = dtype();
+  std::string suffix;
   if (dt != ScalarType::Float && dt != ScalarType::Long && dt != ScalarType::Bool)
     suffix += fmt::format(", dtype=torch.{}", dtypeName(dt));
   if (requiresGrad()) suffix += ", requires_grad=True";
   const int64_t n = numel();
   if (n == 0) {
     std::string sizeSuffix;
-    if (dim() != 1) sizeSuffix = fmt::format(", size=({}{})", fmt::join(sizes(), ", "), dim() == 1 ? "," : "");
+    if (dim() != 1) sizeSuffix = fmt::format(", size=({})", fmt::join(sizes(), ", "));
     return "tensor([]" + sizeSuffix + suffix + ")";
   }
   if (isComplexType(dt) || isQuantizedType(dt))
     return fmt::format("tensor(<{} values of dtype {}>, size={})", n, dtypeName(dt),
                        sizesToString(sizes()));
+  if (dim() == 0) {
+    Formatter f = makeFormatter({doubleAt(0)}, dt);
+    return "tensor(" + f.format(doubleAt(0)) + suffix + ")";
+  }
   const bool summarize = n > 1000;
-  std::vector<double> values;
-  values.reserve(static_cast<size_t>(std::min<int64_t>(n, 1000)));
-  if (summarize) {
-    for (int64_t i = 0; i < n; i += std::max<int64_t>(1, n / 1000)) values.push_back(doubleAt(i));
-    values.push_back(doubleAt(n - 1));
-  } else {
-    for (int64_t i = 0; i < n; ++i) values.push_back(doubleAt(i));
-  }
+  std::vector<double> shown;
+  collectShown(*this, 0, 0, summarize, shown);
+  Formatter f = makeFormatter(shown, dt);
   std::string body;
-  if (dt == ScalarType::Bool) {
-    auto fmtBool = [](double v) { return std::string(v != 0 ? "True" : "False"); };
-    if (dim() == 0) return "tensor(" + fmtBool(doubleAt(0)) + suffix + ")";
-    // Bool: the same layout with True/False, right-aligned to width 5.
-    std::string out;
-    std::function<void(size_t, int64_t, int)> rec = [&](size_t d, int64_t flat, int indent) {
-      int64_t inner = 1;
-      for (size_t k = d + 1; k < sizes().size(); ++k) inner *= sizes()[k];
-      out += "[";
-      for (int64_t i = 0; i < sizes()[d]; ++i) {
-        if (i > 0) out += d + 1 == sizes().size() ? ", " : ("," + std::string(sizes().size() - d - 1, '\n') + std::string(static_cast<size_t>(indent) + 1, ' '));
-        if (d + 1 == sizes().size()) {
-          std::string s = fmtBool(doubleAt(flat + i));
-          out += std::string(5 - s.size(), ' ') + s;
-        } else {
-          rec(d + 1, flat + i * inner, indent + 1);
-        }
-      }
-      out += "]";
-    };
-    rec(0, 0, 7);
-    return "tensor(" + out + suffix + ")";
-  }
-  Formatter f = makeFormatter(values, floating);
-  if (dim() == 0) return "tensor(" + f.format(doubleAt(0)) + suffix + ")";
-  printRec(body, *this, sizes(), 0, 0, f, 7, summarize);
+  printRec(body, *this, 0, 0, f, 7, summarize);
   return "tensor(" + body + suffix + ")";
 }
 

@@ -351,6 +351,11 @@ TypePtr UnionType::create(std::vector<TypePtr> types) {
       if (flat[static_cast<size_t>(i)]->kind() == TypeKind::NoneType)
         return OptionalType::create(flat[static_cast<size_t>(1 - i)]);
   }
+  // PyTorch's sortUnion: by TypeKind, then by str(), so equal unions print alike.
+  std::sort(flat.begin(), flat.end(), [](const TypePtr& a, const TypePtr& b) {
+    if (a->kind() != b->kind()) return a->kind() < b->kind();
+    return a->str() < b->str();
+  });
   return std::make_shared<UnionType>(std::move(flat));
 }
 
