@@ -1,0 +1,226 @@
+#include "api/cli_io.h"
+
+#include "core/error.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstring>
+
+namespace torchless {
+namespace {
+
+bool endsWith(const std::string& s, const char* suffix) {
+  size_t n = std::strlen(suffix);
+  return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
+}
+
+std::optional<int64_t> asInt(const std::string& w) {
+  int64_t v = 0;
+  auto [p, ec] = std::from_chars(w.data(), w.data() + w.size(), v);
+  if (ec == std::errc() && p == w.data() + w.size() && !w.empty()) return v;
+  return std::nullopt;
+}
+
+std::optional<double> asDouble(const std::string& w) {
+  if (w.empty()) return std::nullopt;
+  char* end = nullptr;
+  double v = std::strtod(w.c_str(), &end);
+  if (end == w.c_str() + w.size()) return v;
+  return std::nullopt;
+}
+
+// The value of one word with no type to guide it (the cli.md literal rules).
+IValue literal(const std::string& w, const TensorLoader& load) {
+  if (endsWith(w, ".npy")) return IValue(load(w));
+  if (w == "true") return IValue(true);
+  if (w == "false") return IValue(false);
+  if (w == "none") return IValue();
+  if (auto i = asInt(w)) return IValue(*i);
+  if (auto d = asDouble(w)) return IValue(*d);
+  return IValue(w);
+}
+
+std::vector<std::string> splitComma(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t comma = s.find(',', start);
+    if (comma == std::string::npos) comma = s.size();
+    out.push_back(s.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return out;
+}
+
+[[noreturn]] void bad(const ParamSpec& p, const std::string& what) {
+  throw Error(fmt::format("argument '{}' ({}): {}", p.name, p.type->annotationStr(), what));
+}
+
+// Converts a word to the parameter's type.
+IValue convert(const ParamSpec& p, const TypePtr& type, const std::string& w,
+               const TensorLoader& load) {
+  const Type& t = *type;
+  if (const auto* opt = t.cast<OptionalType>()) {
+    if (w == "none") return IValue();
+    return convert(p, opt->getElementType(), w, load);
+  }
+  switch (t.kind()) {
+    case TypeKind::TensorType:
+      if (!endsWith(w, ".npy")) bad(p, fmt::format("expected a .npy file, got '{}'", w));
+      return IValue(load(w));
+    case TypeKind::IntType:
+      if (auto i = asInt(w)) return IValue(*i);
+      bad(p, fmt::format("expected an int, got '{}'", w));
+    case TypeKind::FloatType:
+      if (auto d = asDouble(w)) return IValue(*d);
+      bad(p, fmt::format("expected a float, got '{}'", w));
+    case TypeKind::BoolType:
+      if (w == "true") return IValue(true);
+      if (w == "false") return IValue(false);
+      bad(p, fmt::format("expected true or false, got '{}'", w));
+    case TypeKind::StringType:
+      return IValue(w);
+    case TypeKind::NoneType:
+      if (w == "none") return IValue();
+      bad(p, fmt::format("expected none, got '{}'", w));
+    case TypeKind::NumberType:
+      if (auto i = asInt(w)) return IValue(*i);
+      if (auto d = asDouble(w)) return IValue(*d);
+      bad(p, fmt::format("expected a number, got '{}'", w));
+    case TypeKind::ListType: {
+      const auto& elem = t.expect<ListType>().getElementType();
+      if (w.rfind("@list:", 0) != 0) bad(p, fmt::format("expected @list:a,b,... got '{}'", w));
+      auto list = ListImpl::create(elem);
+      std::string body = w.substr(6);
+      if (!body.empty())
+        for (const auto& item : splitComma(body)) list->list.push_back(convert(p, elem, item, load));
+      return IValue(list);
+    }
+    case TypeKind::DictType: {
+      const auto& d = t.expect<DictType>();
+      if (w.rfind("@dict:", 0) != 0) bad(p, fmt::format("expected @dict:k=v,... got '{}'", w));
+      auto dict = DictImpl::create(d.getKeyType(), d.getValueType());
+      std::string body = w.substr(6);
+      if (!body.empty()) {
+        for (const auto& item : splitComma(body)) {
+          auto eq = item.find('=');
+          if (eq == std::string::npos) bad(p, fmt::format("dict entry '{}' has no '='", item));
+          IValue key = convert(p, d.getKeyType(), item.substr(0, eq), load);
+          dict->insertOrAssign(key, convert(p, d.getValueType(), item.substr(eq + 1), load));
+        }
+      }
+      return IValue(dict);
+    }
+    case TypeKind::AnyType:
+      return literal(w, load);
+    default:
+      bad(p, fmt::format("cannot be given on the command line (got '{}')", w));
+  }
+}
+
+}  // namespace
+
+std::vector<IValue> parseInputs(const std::vector<std::string>& words,
+                                const std::vector<ParamSpec>& params, const TensorLoader& load) {
+  std::vector<IValue> args;
+  size_t next = 0;
+  for (const auto& p : params) {
+    const auto* tuple = p.type->cast<TupleType>();
+    const size_t needed = tuple ? tuple->elements().size() : 1;
+    if (next >= words.size()) {
+      if (p.defaultValue) {
+        args.push_back(*p.defaultValue);
+        continue;
+      }
+      throw Error(fmt::format("missing input for argument '{}' ({}): {} input{} given, the method takes {}",
+                              p.name, p.type->annotationStr(), words.size(),
+                              words.size() == 1 ? "" : "s", params.size()));
+    }
+    if (tuple) {
+      if (next + needed > words.size())
+        bad(p, fmt::format("a tuple of {} takes {} inputs, only {} left", needed, needed,
+                           words.size() - next));
+      std::vector<IValue> elems;
+      for (size_t i = 0; i < needed; ++i)
+        elems.push_back(convert(p, tuple->elements()[i], words[next + i], load));
+      args.emplace_back(TupleImpl::create(std::move(elems), tuple->isNamed() ? p.type : nullptr));
+    } else {
+      args.push_back(convert(p, p.type, words[next], load));
+    }
+    next += needed;
+  }
+  if (next < words.size())
+    throw Error(fmt::format("too many inputs: the method takes {} argument{}, {} input{} given",
+                            params.size(), params.size() == 1 ? "" : "s", words.size(),
+                            words.size() == 1 ? "" : "s"));
+  return args;
+}
+
+namespace {
+
+void flatten(const IValue& v, std::vector<FlatOutput>& out) {
+  auto add = [&](std::optional<Tensor> t, std::optional<std::string> text) {
+    FlatOutput o;
+    o.fileName = fmt::format("out{}.{}", out.size(), text ? "txt" : "npy");
+    o.tensor = std::move(t);
+    o.text = std::move(text);
+    out.push_back(std::move(o));
+  };
+  switch (v.tag()) {
+    case IValue::Tag::None:
+      return;
+    case IValue::Tag::Tensor:
+      add(v.toTensor(), std::nullopt);
+      return;
+    case IValue::Tag::Int:
+      add(Tensor::scalar(v.toInt()), std::nullopt);
+      return;
+    case IValue::Tag::Double:
+      add(Tensor::scalar(v.toDouble()), std::nullopt);
+      return;
+    case IValue::Tag::Bool:
+      add(Tensor::scalarBool(v.toBool()), std::nullopt);
+      return;
+    case IValue::Tag::String:
+      add(std::nullopt, v.toStringRef());
+      return;
+    case IValue::Tag::List:
+      for (const auto& e : v.toList()->list) flatten(e, out);
+      return;
+    case IValue::Tag::Tuple:
+      for (const auto& e : v.toTuple()->elements) flatten(e, out);
+      return;
+    case IValue::Tag::Dict: {
+      std::vector<std::pair<IValue, IValue>> entries = v.toDict()->entries();
+      std::stable_sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
+        const IValue &x = a.first, &y = b.first;
+        if (x.isString() && y.isString()) return x.toStringRef() < y.toStringRef();
+        if (x.isScalar() && y.isScalar()) return x.toScalarDouble() < y.toScalarDouble();
+        return false;
+      });
+      for (const auto& [k, e] : entries) flatten(e, out);
+      return;
+    }
+    case IValue::Tag::Object:
+      for (const auto& slot : v.toObject()->slots) flatten(slot, out);
+      return;
+    default:
+      throw Error(fmt::format("cannot write an output of kind {}", v.tagName()));
+  }
+}
+
+}  // namespace
+
+std::vector<FlatOutput> flattenOutputs(const IValue& result) {
+  std::vector<FlatOutput> out;
+  flatten(result, out);
+  return out;
+}
+
+std::string describeOutput(const FlatOutput& out) {
+  if (out.text) return fmt::format("{}: str (len {})", out.fileName, out.text->size());
+  const Tensor& t = *out.tensor;
+  return fmt::format("{}: {} {}", out.fileName, dtypeName(t.dtype()), sizesToString(t.sizes()));
+}
+
+}  // namespace torchless
