@@ -3,7 +3,10 @@
 //   Tensor   Float(3, 4, strides=[4, 1], requires_grad=0, device=cpu)   Long(*, 3)   FloatTensor
 //   int[]  int[2]  Tensor?  Tensor?[]  Dict(str, Tensor)  (int, float)  NoneType  Future(int)
 //   Scalar  ScalarType  Layout  MemoryFormat  Device  Generator  Storage  Any  t  t1[]
-//   __torch__.a.B (through the resolver)
+//   __torch__.a.B (through the resolver; without one, or when it returns null, a new ClassType
+//   of that name)   Tensor(requires_grad=0)   Tensor(3, 4)   Enum<__torch__.E> (resolver only)
+// Dimname parses as str and ConstQuantizerPtr as int, as in PyTorch. The schema flavour of
+// this grammar, which keeps alias annotations, is detail::parseSchemaType (function_schema.h).
 
 #include "core/type.h"
 

@@ -1,0 +1,120 @@
+#pragma once
+// The op table. Note [One op table]
+//
+// Every operator torchless knows is one entry here, keyed by its full schema string exactly as
+// PyTorch prints it:
+//   aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+// The same string keys the kernel registry (runtime/), the frontend's overload resolution, and
+// the ONNX and engine converters (convert/), so one table is the truth for all of them.
+//
+// Registration is explicit: initOperatorRegistry() calls registerAtenSchemas() & co. once (no
+// static registrars; the linker drops those from static libraries). The schema strings come
+// from src/ir/op_schemas_generated.inc, written by scripts/gen_op_schemas.py from the
+// installed PyTorch. A duplicate schema, a second schema with the same name and overload, or a
+// schema that does not parse throws torchless::Error, which stops start-up.
+//
+// Per-op facts hang off the entry (OpInfo), not off central switches: aliasing and mutation
+// (from the schema), side effects and nondeterminism (set at registration), and slots for
+// the later layers (shape rule, kernel) that they fill from their own registerXxx() functions.
+// Converters live in their own registries keyed by OpInfo::key.
+//
+// Thread safety: the table is filled once at start-up; afterwards it is read-only and may be
+// read from any thread. Registering is not thread-safe.
+
+#include "ir/function_schema.h"
+
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace torchless {
+
+// Defined by the layers that fill the extension slots of OpInfo.
+struct ShapeRule;    // passes/: output types from input types
+struct KernelEntry;  // runtime/: the CPU kernel
+
+/// One operator of the table: its schema and the facts about it.
+struct OpInfo {
+  /// The parsed schema.
+  FunctionSchema schema;
+  /// The table key: schema.str(), the full schema string as PyTorch prints it.
+  std::string key;
+  /// "aten::add.Tensor" (name, and `.overload` when there is one).
+  std::string overloadKey;
+
+  // ---- facts from the schema ----
+  /// Some argument is written (an alias annotation with `!`): `add_`, `out=` variants.
+  bool mutates = false;
+  /// Some return may alias an argument (shares an alias set with it, or is a wildcard):
+  /// views such as `aten::view`, `aten::select`, and the returns of in-place ops.
+  bool returnsAlias = false;
+
+  // ---- facts set at registration ----
+  /// Must not be removed or reordered even when its outputs are unused
+  /// (Node::hasSideEffects in torch/csrc/jit/ir/ir.cpp).
+  bool hasSideEffects = false;
+  /// Draws random numbers (some overload of the name takes a Generator, or it is dropout /
+  /// rrelu); must not be constant-folded or deduplicated.
+  bool nondeterministic = false;
+
+  // ---- extension slots, filled by later layers from their own registration functions ----
+  /// Shape/dtype rule for shape propagation; null = unknown.
+  const ShapeRule* shapeRule = nullptr;
+  /// The runtime's kernel; null = no kernel (the op is unsupported by the interpreter).
+  const KernelEntry* kernel = nullptr;
+};
+
+/// The op table. Use OperatorRegistry::global(); separate instances are for tests.
+class OperatorRegistry {
+ public:
+  OperatorRegistry() = default;
+  OperatorRegistry(const OperatorRegistry&) = delete;
+  OperatorRegistry& operator=(const OperatorRegistry&) = delete;
+
+  /// The process-wide table, filled by initOperatorRegistry() on first use.
+  static OperatorRegistry& global();
+
+  /// Parses `schema` and adds it. Throws torchless::Error naming the schema when it does not
+  /// parse, when the same schema is already registered, or when another schema has the same
+  /// name and overload name. Returns the new entry (its address stays valid).
+  OpInfo& registerSchema(std::string_view schema);
+
+  /// The entry whose key is `schema` (the exact printed schema), or nullptr.
+  const OpInfo* find(std::string_view schema) const;
+  OpInfo* findMutable(std::string_view schema);
+  /// As find, but throws torchless::Error("unknown operator schema '...'").
+  const OpInfo& expect(std::string_view schema) const;
+  /// The entry of `aten::add.Tensor` (or `aten::relu` for an empty overload), or nullptr.
+  const OpInfo* findOverload(std::string_view nameDotOverload) const;
+  /// Every overload of a qualified name (`aten::add`), in registration order; empty if none.
+  const std::vector<const OpInfo*>& lookup(std::string_view qualifiedName) const;
+  /// Every entry, sorted by key.
+  std::vector<const OpInfo*> all() const;
+  size_t size() const { return byKey_.size(); }
+
+ private:
+  std::map<std::string, std::unique_ptr<OpInfo>, std::less<>> byKey_;
+  std::map<std::string, OpInfo*, std::less<>> byOverload_;
+  std::map<std::string, std::vector<const OpInfo*>, std::less<>> byName_;
+};
+
+/// Registers the aten:: schemas of op_schemas_generated.inc.
+void registerAtenSchemas(OperatorRegistry& registry);
+/// prim::, prims::, nvprims::.
+void registerPrimSchemas(OperatorRegistry& registry);
+/// quantized::, _quantized::, quantization::, prepacked::, mkldnn_prepacked::, sparse::.
+void registerQuantizedSchemas(OperatorRegistry& registry);
+/// torchvision::, image::, video_reader::.
+void registerTorchvisionSchemas(OperatorRegistry& registry);
+/// Every other namespace PyTorch registers (c10d::, profiler::, static_runtime:: ...).
+void registerOtherSchemas(OperatorRegistry& registry);
+
+/// Fills OperatorRegistry::global() once (later calls do nothing). Throws torchless::Error
+/// when a schema is duplicated or does not parse.
+void initOperatorRegistry();
+
+}  // namespace torchless
