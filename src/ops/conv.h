@@ -1,0 +1,37 @@
+#pragma once
+// Convolution, 1-d/2-d/3-d, plain and transposed, grouped and dilated: one implementation
+// parameterized by the number of spatial dims. Float32 runs on oneDNN (convolution /
+// deconvolution forward inference); other dtypes on a direct reference loop that also
+// serves as the oracle for the oneDNN path. 'same'/'valid' string padding is resolved by the
+// caller into explicit padding.
+
+#include "core/tensor.h"
+
+#include <optional>
+
+namespace torchless::ops {
+
+/// aten::convolution(input, weight, bias, stride, padding, dilation, transposed,
+/// output_padding, groups). input [N, C, *spatial] (or unbatched [C, *spatial]); weight
+/// [OC, C/groups, *k] or, transposed, [C, OC/groups, *k]. stride/padding/dilation/
+/// output_padding may have one value for all dims. Throws as PyTorch ("Given groups=1, weight
+/// of size [8, 4, 3, 3], expected input[1, 3, 10, 10] to have 4 channels, but got 3 channels
+/// instead").
+Tensor convolution(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                   const IntList& stride, const IntList& padding, const IntList& dilation,
+                   bool transposed, const IntList& outputPadding, int64_t groups);
+/// F.conv1d/2d/3d with integer padding.
+Tensor convNd(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+              const IntList& stride = {1}, const IntList& padding = {0},
+              const IntList& dilation = {1}, int64_t groups = 1);
+/// F.conv_transpose1d/2d/3d(input, weight, bias, stride, padding, output_padding, groups, dilation).
+Tensor convTransposeNd(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                       const IntList& stride = {1}, const IntList& padding = {0},
+                       const IntList& outputPadding = {0}, int64_t groups = 1,
+                       const IntList& dilation = {1});
+/// The reference (non-oneDNN) path, any real dtype; used for tests of the oneDNN path.
+Tensor convolutionReference(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                            const IntList& stride, const IntList& padding, const IntList& dilation,
+                            bool transposed, const IntList& outputPadding, int64_t groups);
+
+}  // namespace torchless::ops

@@ -1,0 +1,809 @@
+#include "ops/elementwise.h"
+
+#include "ops/tensor_iterator.h"
+
+#include <cmath>
+
+namespace torchless::ops {
+
+// ---------------------------------------------------------------------------------------
+// Type promotion (ATen's ResultTypeState)
+// ---------------------------------------------------------------------------------------
+namespace {
+
+struct Operand {
+  Tensor t;
+  bool wrapped = false;
+};
+
+Operand wrapScalar(const Scalar& s) {
+  switch (s.kind()) {
+    case Scalar::Kind::Double: return {Tensor::scalar(s.toDouble()), true};
+    case Scalar::Kind::Int: return {Tensor::scalar(s.toLong()), true};
+    default: return {Tensor::scalarBool(s.toBool()), true};
+  }
+}
+
+ScalarType promoteSkipUndefined(ScalarType a, ScalarType b) {
+  if (a == ScalarType::Undefined) return b;
+  if (b == ScalarType::Undefined) return a;
+  return promoteTypes(a, b);
+}
+
+struct ResultTypeState {
+  ScalarType dim = ScalarType::Undefined, zero = ScalarType::Undefined,
+             wrapped = ScalarType::Undefined;
+  void update(const Tensor& t, bool isWrapped) {
+    ScalarType cur = t.dtype();
+    if (isWrapped) {
+      if (isComplexType(cur)) cur = ScalarType::ComplexFloat;
+      else if (isFloatingType(cur)) cur = kDefaultFloat;
+      wrapped = promoteSkipUndefined(wrapped, cur);
+    } else if (t.dim() == 0) {
+      zero = promoteSkipUndefined(zero, cur);
+    } else {
+      dim = promoteSkipUndefined(dim, cur);
+    }
+  }
+};
+
+ScalarType toComplex(ScalarType t) {
+  return t == ScalarType::Double ? ScalarType::ComplexDouble : ScalarType::ComplexFloat;
+}
+
+ScalarType combineCategories(ScalarType higher, ScalarType lower) {
+  if (isComplexType(higher)) return higher;
+  if (isComplexType(lower)) return isFloatingType(higher) ? toComplex(higher) : lower;
+  if (isFloatingType(higher)) return higher;
+  if (higher == ScalarType::Bool || isFloatingType(lower)) return promoteSkipUndefined(higher, lower);
+  if (higher != ScalarType::Undefined) return higher;
+  return lower;
+}
+
+ScalarType resultTypeOf(std::initializer_list<const Operand*> ops) {
+  ResultTypeState s;
+  for (const Operand* o : ops) s.update(o->t, o->wrapped);
+  return combineCategories(s.dim, combineCategories(s.zero, s.wrapped));
+}
+
+Tensor castIfNeeded(const Tensor& t, ScalarType dt) { return t.dtype() == dt ? t : t.to(dt); }
+
+template <typename T>
+inline T maxProp(T a, T b) {
+  if constexpr (kIsFloat<T>) {
+    if (a != a) return a;
+    if (b != b) return b;
+  }
+  return a < b ? b : a;
+}
+template <typename T>
+inline T minProp(T a, T b) {
+  if constexpr (kIsFloat<T>) {
+    if (a != a) return a;
+    if (b != b) return b;
+  }
+  return b < a ? b : a;
+}
+
+bool anyZero(const Tensor& t) {
+  bool found = false;
+  dispatchAll(t.dtype(), "any_zero", [&](auto tag) {
+    using T = decltype(tag);
+    TensorIter it({t});
+    it.forEachSerial([&](char** data, const int64_t* strides, int64_t n) {
+      for (int64_t i = 0; i < n && !found; ++i)
+        if (*reinterpret_cast<const T*>(data[0] + i * strides[0]) == T(0)) found = true;
+    });
+  });
+  return found;
+}
+
+}  // namespace
+
+ScalarType resultType(const Tensor& a, const Tensor& b) {
+  Operand x{a, false}, y{b, false};
+  return resultTypeOf({&x, &y});
+}
+
+ScalarType resultType(const Tensor& a, const Scalar& s) {
+  Operand x{a, false}, y = wrapScalar(s);
+  return resultTypeOf({&x, &y});
+}
+
+ScalarType resultType(const std::vector<Tensor>& tensors) {
+  ResultTypeState s;
+  for (const auto& t : tensors) s.update(t, false);
+  return combineCategories(s.dim, combineCategories(s.zero, s.wrapped));
+}
+
+Tensor& assignResult(Tensor& self, const Tensor& result) {
+  TL_CHECK(canCast(result.dtype(), self.dtype()),
+           "result type {} can't be cast to the desired output type {}", toString(result.dtype()),
+           toString(self.dtype()));
+  TL_CHECK(result.sizes() == self.sizes(),
+           "output with shape {} doesn't match the broadcast shape {}", sizesToString(self.sizes()),
+           sizesToString(result.sizes()));
+  copyInto(self, result);
+  return self;
+}
+
+// ---------------------------------------------------------------------------------------
+// Unary
+// ---------------------------------------------------------------------------------------
+namespace {
+
+// Float-producing math: integers and Bool go to Float first.
+template <typename F>
+Tensor unaryFloat(const Tensor& x, const char* name, const F& f) {
+  if (isComplexType(x.dtype())) notImplemented(name, x.dtype());
+  const ScalarType outT = isFloatingType(x.dtype()) ? x.dtype() : kDefaultFloat;
+  Tensor in = castIfNeeded(x, outT);
+  Tensor out = Tensor::empty(x.sizes(), outT);
+  TensorIter it({out, in});
+  dispatchFloating(outT, name, [&](auto tag) {
+    using T = decltype(tag);
+    using A = OpMath<T>;
+    cpuKernel<T, T>(it, [&](T v) { return static_cast<T>(f(static_cast<A>(v))); });
+  });
+  return out;
+}
+
+// Floating inputs only (activations): "silu_cpu" not implemented for 'Long'.
+template <typename F>
+Tensor unaryFloatOnly(const Tensor& x, const char* name, const F& f) {
+  if (!isFloatingType(x.dtype())) notImplemented(name, x.dtype());
+  return unaryFloat(x, name, f);
+}
+
+// Same dtype in and out; f is called with the opmath value and a T tag.
+template <typename F>
+Tensor unarySame(const Tensor& x, const char* name, bool allowBool, const F& f) {
+  if (!allowBool && x.dtype() == ScalarType::Bool) notImplemented(name, x.dtype());
+  Tensor out = Tensor::empty(x.sizes(), x.dtype());
+  TensorIter it({out, x});
+  dispatchAll(x.dtype(), name, [&](auto tag) {
+    using T = decltype(tag);
+    using A = OpMath<T>;
+    cpuKernel<T, T>(it, [&](T v) { return castTo<T>(f(static_cast<A>(v))); });
+  });
+  return out;
+}
+
+template <typename F>
+Tensor unaryToBool(const Tensor& x, const char* name, const F& f) {
+  Tensor out = Tensor::empty(x.sizes(), ScalarType::Bool);
+  TensorIter it({out, x});
+  dispatchAll(x.dtype(), name, [&](auto tag) {
+    using T = decltype(tag);
+    using A = OpMath<T>;
+    cpuKernel<bool, T>(it, [&](T v) { return static_cast<bool>(f(static_cast<A>(v))); });
+  });
+  return out;
+}
+
+// Floor-like ops: identity (a copy) on integers, Bool refused.
+template <typename F>
+Tensor unaryRounding(const Tensor& x, const char* name, const F& f) {
+  if (x.dtype() == ScalarType::Bool) notImplemented(name, x.dtype());
+  if (isIntegralType(x.dtype(), false)) return x.clone();
+  return unaryFloat(x, name, f);
+}
+
+}  // namespace
+
+Tensor abs(const Tensor& x) {
+  return unarySame(x, "abs_cpu", false, [](auto v) {
+    using A = decltype(v);
+    if constexpr (std::is_unsigned_v<A>) return v;
+    else return v < A(0) ? A(-v) : v;
+  });
+}
+
+Tensor neg(const Tensor& x) {
+  TL_CHECK(x.dtype() != ScalarType::Bool,
+           "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
+           "invert a mask, use the `~` or `logical_not()` operator instead.");
+  return unarySame(x, "neg_cpu", false, [](auto v) { return -v; });
+}
+
+Tensor sqrt(const Tensor& x) { return unaryFloat(x, "sqrt_vml_cpu", [](auto v) { return std::sqrt(v); }); }
+Tensor rsqrt(const Tensor& x) {
+  return unaryFloat(x, "rsqrt_cpu", [](auto v) { return decltype(v)(1) / std::sqrt(v); });
+}
+Tensor exp(const Tensor& x) { return unaryFloat(x, "exp_vml_cpu", [](auto v) { return std::exp(v); }); }
+Tensor log(const Tensor& x) { return unaryFloat(x, "log_vml_cpu", [](auto v) { return std::log(v); }); }
+Tensor log1p(const Tensor& x) { return unaryFloat(x, "log1p_vml_cpu", [](auto v) { return std::log1p(v); }); }
+Tensor sin(const Tensor& x) { return unaryFloat(x, "sin_vml_cpu", [](auto v) { return std::sin(v); }); }
+Tensor cos(const Tensor& x) { return unaryFloat(x, "cos_vml_cpu", [](auto v) { return std::cos(v); }); }
+Tensor tan(const Tensor& x) { return unaryFloat(x, "tan_vml_cpu", [](auto v) { return std::tan(v); }); }
+Tensor asin(const Tensor& x) { return unaryFloat(x, "asin_vml_cpu", [](auto v) { return std::asin(v); }); }
+Tensor acos(const Tensor& x) { return unaryFloat(x, "acos_vml_cpu", [](auto v) { return std::acos(v); }); }
+Tensor atan(const Tensor& x) { return unaryFloat(x, "atan_vml_cpu", [](auto v) { return std::atan(v); }); }
+Tensor tanh(const Tensor& x) { return unaryFloat(x, "tanh_vml_cpu", [](auto v) { return std::tanh(v); }); }
+Tensor erf(const Tensor& x) { return unaryFloat(x, "erf_vml_cpu", [](auto v) { return std::erf(v); }); }
+Tensor sigmoid(const Tensor& x) {
+  return unaryFloat(x, "sigmoid_cpu", [](auto v) {
+    using A = decltype(v);
+    return A(1) / (A(1) + std::exp(-v));
+  });
+}
+Tensor reciprocal(const Tensor& x) {
+  return unaryFloat(x, "reciprocal_cpu", [](auto v) { return decltype(v)(1) / v; });
+}
+Tensor floor(const Tensor& x) { return unaryRounding(x, "floor_vml_cpu", [](auto v) { return std::floor(v); }); }
+Tensor ceil(const Tensor& x) { return unaryRounding(x, "ceil_vml_cpu", [](auto v) { return std::ceil(v); }); }
+Tensor trunc(const Tensor& x) { return unaryRounding(x, "trunc_vml_cpu", [](auto v) { return std::trunc(v); }); }
+
+Tensor round(const Tensor& x, int64_t decimals) {
+  if (decimals == 0) return unaryRounding(x, "round_vml_cpu", [](auto v) { return std::nearbyint(v); });
+  TL_CHECK(!isIntegralType(x.dtype(), true), "round_cpu: decimals is only supported for floating types");
+  const bool negDec = decimals < 0;
+  const double tenPow = std::pow(10.0, static_cast<double>(negDec ? -decimals : decimals));
+  return unaryFloat(x, "round_cpu", [=](auto v) {
+    using A = decltype(v);
+    const A p = static_cast<A>(tenPow);
+    return negDec ? A(std::nearbyint(v / p) * p) : A(std::nearbyint(v * p) / p);
+  });
+}
+
+Tensor sign(const Tensor& x) {
+  if (x.dtype() == ScalarType::Bool) return x.clone();
+  return unarySame(x, "sign_cpu", false, [](auto v) {
+    using A = decltype(v);
+    return A((A(0) < v) - (v < A(0)));
+  });
+}
+
+Tensor logicalNot(const Tensor& x) {
+  return unaryToBool(x, "logical_not_cpu", [](auto v) { return !castTo<bool>(v); });
+}
+
+Tensor bitwiseNot(const Tensor& x) {
+  if (!isIntegralType(x.dtype(), true)) notImplemented("bitwise_not_cpu", x.dtype());
+  Tensor out = Tensor::empty(x.sizes(), x.dtype());
+  TensorIter it({out, x});
+  dispatchIntegral(x.dtype(), true, "bitwise_not_cpu", [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, bool>) cpuKernel<T, T>(it, [](T v) { return !v; });
+    else cpuKernel<T, T>(it, [](T v) { return static_cast<T>(~v); });
+  });
+  return out;
+}
+
+Tensor isnan(const Tensor& x) {
+  return unaryToBool(x, "isnan", [](auto v) { return v != v; });
+}
+
+Tensor relu(const Tensor& x) {
+  TL_CHECK(x.dtype() != ScalarType::Bool, "Boolean inputs not supported for relu");
+  return unarySame(x, "clamp_min_cpu", false, [](auto v) {
+    using A = decltype(v);
+    return maxProp(v, A(0));
+  });
+}
+
+Tensor relu6(const Tensor& x) { return hardtanh(x, 0, 6); }
+
+Tensor gelu(const Tensor& x, const std::string& approximate) {
+  if (approximate == "tanh") {
+    return unaryFloatOnly(x, "GeluKernelImpl", [](auto v) {
+      using A = decltype(v);
+      const A kBeta = A(M_SQRT2 * M_2_SQRTPI * 0.5);
+      const A kKappa = A(0.044715);
+      const A inner = kBeta * (v + kKappa * v * v * v);
+      return A(0.5) * v * (A(1) + std::tanh(inner));
+    });
+  }
+  TL_CHECK(approximate == "none", "approximate argument must be either none or tanh.");
+  return unaryFloatOnly(x, "GeluKernelImpl", [](auto v) {
+    using A = decltype(v);
+    return v * A(0.5) * (A(1) + std::erf(v * A(M_SQRT1_2)));
+  });
+}
+
+Tensor silu(const Tensor& x) {
+  return unaryFloatOnly(x, "silu_cpu", [](auto v) {
+    using A = decltype(v);
+    return v / (A(1) + std::exp(-v));
+  });
+}
+
+Tensor hardswish(const Tensor& x) {
+  return unaryFloatOnly(x, "hardswish_cpu", [](auto v) {
+    using A = decltype(v);
+    return v * std::min(std::max(v + A(3), A(0)), A(6)) / A(6);
+  });
+}
+
+Tensor hardsigmoid(const Tensor& x) {
+  return unaryFloatOnly(x, "hardsigmoid_cpu", [](auto v) {
+    using A = decltype(v);
+    return std::min(std::max(v + A(3), A(0)), A(6)) / A(6);
+  });
+}
+
+Tensor hardtanh(const Tensor& x, const Scalar& minVal, const Scalar& maxVal) {
+  TL_CHECK(x.dtype() != ScalarType::Bool, "Bool inputs not supported for hardtanh");
+  const double lo = minVal.toDouble(), hi = maxVal.toDouble();
+  TL_CHECK(!(x.dtype() == ScalarType::Byte && (lo < 0 || hi < 0)),
+           "cannot do hardtanh on an unsigned type with negative limits");
+  return unarySame(x, "hardtanh_cpu", false, [=](auto v) {
+    using A = decltype(v);
+    if constexpr (kIsFloat<A>) {
+      if (v != v) return v;
+    }
+    const A l = castTo<A>(lo), h = castTo<A>(hi);
+    return v < l ? l : (v > h ? h : v);
+  });
+}
+
+Tensor leakyRelu(const Tensor& x, const Scalar& negativeSlope) {
+  const double s = negativeSlope.toDouble();
+  return unaryFloatOnly(x, "leaky_relu_cpu", [=](auto v) {
+    using A = decltype(v);
+    return v > A(0) ? v : v * A(s);
+  });
+}
+
+Tensor elu(const Tensor& x, const Scalar& alpha, const Scalar& scale, const Scalar& inputScale) {
+  const double neg = alpha.toDouble() * scale.toDouble(), pos = scale.toDouble(),
+               in = inputScale.toDouble();
+  return unaryFloatOnly(x, "elu_cpu", [=](auto v) {
+    using A = decltype(v);
+    return v <= A(0) ? (std::exp(v * A(in)) - A(1)) * A(neg) : v * A(pos);
+  });
+}
+
+Tensor selu(const Tensor& x) {
+  return elu(x, 1.6732632423543772848170429916717, 1.0507009873554804934193349852946, 1.0);
+}
+
+Tensor softplus(const Tensor& x, const Scalar& beta, const Scalar& threshold) {
+  const double b = beta.toDouble(), th = threshold.toDouble();
+  return unaryFloatOnly(x, "softplus_cpu", [=](auto v) {
+    using A = decltype(v);
+    return v * A(b) > A(th) ? v : std::log1p(std::exp(v * A(b))) / A(b);
+  });
+}
+
+Tensor mish(const Tensor& x) {
+  return unaryFloatOnly(x, "mish_cpu", [](auto v) { return v * std::tanh(std::log1p(std::exp(v))); });
+}
+
+// ---------------------------------------------------------------------------------------
+// Binary
+// ---------------------------------------------------------------------------------------
+namespace {
+
+enum class BinOp {
+  Add, Sub, Mul, Div, DivTrunc, DivFloor, Rem, Fmod, Pow, Atan2, Max, Min,
+  Eq, Ne, Lt, Le, Gt, Ge, LAnd, LOr, LXor, BAnd, BOr, BXor,
+};
+
+const char* binName(BinOp op) {
+  switch (op) {
+    case BinOp::Add: return "add_cpu";
+    case BinOp::Sub: return "sub_cpu";
+    case BinOp::Mul: return "mul_cpu";
+    case BinOp::Div: return "div_true_cpu";
+    case BinOp::DivTrunc: return "div_trunc_cpu";
+    case BinOp::DivFloor: return "div_floor_cpu";
+    case BinOp::Rem: return "remainder_cpu";
+    case BinOp::Fmod: return "fmod_cpu";
+    case BinOp::Pow: return "pow";
+    case BinOp::Atan2: return "atan2_cpu";
+    case BinOp::Max: return "maximum_cpu";
+    case BinOp::Min: return "minimum_cpu";
+    case BinOp::BAnd: return "bitwise_and_cpu";
+    case BinOp::BOr: return "bitwise_or_cpu";
+    case BinOp::BXor: return "bitwise_xor_cpu";
+    default: return "comparison_cpu";
+  }
+}
+
+bool isComparison(BinOp op) { return op >= BinOp::Eq && op <= BinOp::LXor; }
+
+template <typename A>
+inline A powInt(A base, A exp) {
+  if constexpr (std::is_same_v<A, bool>) {
+    return base || !exp;
+  } else {
+    if constexpr (std::is_signed_v<A>) {
+      if (exp < 0) {
+        if (base == 1) return 1;
+        if (base == -1) return (exp % 2 == 0) ? 1 : -1;
+        return 0;
+      }
+    }
+    A result = 1;
+    while (exp) {
+      if (exp & 1) result = static_cast<A>(result * base);
+      exp = static_cast<A>(exp / 2);
+      base = static_cast<A>(base * base);
+    }
+    return result;
+  }
+}
+
+template <typename A>
+inline A floorDivFloat(A a, A b) {
+  if (b == A(0)) return a / b;
+  A mod = std::fmod(a, b);
+  A div = (a - mod) / b;
+  if (mod != A(0) && (b < A(0)) != (mod < A(0))) div -= A(1);
+  A floordiv;
+  if (div != A(0)) {
+    floordiv = std::floor(div);
+    if (div - floordiv > A(0.5)) floordiv += A(1);
+  } else {
+    floordiv = std::copysign(A(0), a / b);
+  }
+  return floordiv;
+}
+
+template <typename T>
+void runArith(BinOp op, const TensorIter& it, const Scalar& alpha) {
+  using A = OpMath<T>;
+  constexpr bool fl = kIsFloat<T>;
+  switch (op) {
+    case BinOp::Add: {
+      const A al = alpha.to<A>();
+      cpuKernel<T, T, T>(it, [al](T a, T b) { return castTo<T>(A(a) + al * A(b)); });
+      return;
+    }
+    case BinOp::Sub: {
+      const A al = alpha.to<A>();
+      cpuKernel<T, T, T>(it, [al](T a, T b) { return castTo<T>(A(a) - al * A(b)); });
+      return;
+    }
+    case BinOp::Mul:
+      cpuKernel<T, T, T>(it, [](T a, T b) { return castTo<T>(A(a) * A(b)); });
+      return;
+    case BinOp::Div:
+      if constexpr (fl) cpuKernel<T, T, T>(it, [](T a, T b) { return castTo<T>(A(a) / A(b)); });
+      return;
+    case BinOp::DivTrunc:
+      if constexpr (fl) {
+        cpuKernel<T, T, T>(it, [](T a, T b) { return castTo<T>(std::trunc(A(a) / A(b))); });
+      } else if constexpr (!std::is_same_v<T, bool>) {
+        cpuKernel<T, T, T>(it, [](T a, T b) { return castTo<T>(a / b); });
+      }
+      return;
+    case BinOp::DivFloor:
+      if constexpr (fl) {
+        cpuKernel<T, T, T>(it, [](T a, T b) { return castTo<T>(floorDivFloat(A(a), A(b))); });
+      } else if constexpr (!std::is_same_v<T, bool>) {
+        cpuKernel<T, T, T>(it, [](T a, T b) {
+          if constexpr (std::is_signed_v<T>) {
+            T q = static_cast<T>(a / b);
+            if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+            return q;
+          } else {
+            return static_cast<T>(a / b);
+          }
+        });
+      }
+      return;
+    case BinOp::Rem:
+      if constexpr (fl) {
+        cpuKernel<T, T, T>(it, [](T a, T b) {
+          A m = std::fmod(A(a), A(b));
+          if (m != A(0) && ((A(b) < A(0)) != (m < A(0)))) m += A(b);
+          return castTo<T>(m);
+        });
+      } else if constexpr (!std::is_same_v<T, bool>) {
+        cpuKernel<T, T, T>(it, [](T a, T b) {
+          T r = static_cast<T>(a % b);
+          if constexpr (std::is_signed_v<T>) {
+            if (r != 0 && ((r < 0) != (b < 0))) r = static_cast<T>(r + b);
+          }
+          return r;
+        });
+      }
+      return;
+    case BinOp::Fmod:
+      if constexpr (fl) cpuKernel<T, T, T>(it, [](T a, T b) { return castTo<T>(std::fmod(A(a), A(b))); });
+      else if constexpr (!std::is_same_v<T, bool>) cpuKernel<T, T, T>(it, [](T a, T b) { return static_cast<T>(a % b); });
+      return;
+    case BinOp::Pow:
+      if constexpr (fl) cpuKernel<T, T, T>(it, [](T a, T b) { return castTo<T>(std::pow(A(a), A(b))); });
+      else cpuKernel<T, T, T>(it, [](T a, T b) { return powInt<T>(a, b); });
+      return;
+    case BinOp::Atan2:
+      if constexpr (fl) cpuKernel<T, T, T>(it, [](T a, T b) { return castTo<T>(std::atan2(A(a), A(b))); });
+      return;
+    case BinOp::Max:
+      cpuKernel<T, T, T>(it, [](T a, T b) { return castTo<T>(maxProp(A(a), A(b))); });
+      return;
+    case BinOp::Min:
+      cpuKernel<T, T, T>(it, [](T a, T b) { return castTo<T>(minProp(A(a), A(b))); });
+      return;
+    case BinOp::BAnd:
+      if constexpr (std::is_integral_v<T>) cpuKernel<T, T, T>(it, [](T a, T b) { return static_cast<T>(a & b); });
+      return;
+    case BinOp::BOr:
+      if constexpr (std::is_integral_v<T>) cpuKernel<T, T, T>(it, [](T a, T b) { return static_cast<T>(a | b); });
+      return;
+    case BinOp::BXor:
+      if constexpr (std::is_integral_v<T>) cpuKernel<T, T, T>(it, [](T a, T b) { return static_cast<T>(a ^ b); });
+      return;
+    default: break;
+  }
+  TL_INTERNAL_ASSERT(false, "runArith: unexpected op");
+}
+
+template <typename T>
+void runCompare(BinOp op, const TensorIter& it) {
+  using A = OpMath<T>;
+  switch (op) {
+    case BinOp::Eq: cpuKernel<bool, T, T>(it, [](T a, T b) { return A(a) == A(b); }); return;
+    case BinOp::Ne: cpuKernel<bool, T, T>(it, [](T a, T b) { return A(a) != A(b); }); return;
+    case BinOp::Lt: cpuKernel<bool, T, T>(it, [](T a, T b) { return A(a) < A(b); }); return;
+    case BinOp::Le: cpuKernel<bool, T, T>(it, [](T a, T b) { return A(a) <= A(b); }); return;
+    case BinOp::Gt: cpuKernel<bool, T, T>(it, [](T a, T b) { return A(a) > A(b); }); return;
+    case BinOp::Ge: cpuKernel<bool, T, T>(it, [](T a, T b) { return A(a) >= A(b); }); return;
+    case BinOp::LAnd: cpuKernel<bool, T, T>(it, [](T a, T b) { return castTo<bool>(a) && castTo<bool>(b); }); return;
+    case BinOp::LOr: cpuKernel<bool, T, T>(it, [](T a, T b) { return castTo<bool>(a) || castTo<bool>(b); }); return;
+    case BinOp::LXor: cpuKernel<bool, T, T>(it, [](T a, T b) { return castTo<bool>(a) != castTo<bool>(b); }); return;
+    default: break;
+  }
+  TL_INTERNAL_ASSERT(false, "runCompare: unexpected op");
+}
+
+Tensor binary(BinOp op, const Operand& a, const Operand& b, const Scalar& alpha = 1) {
+  ScalarType ct = resultTypeOf({&a, &b});
+  if (isComplexType(ct)) notImplemented(binName(op), ct);
+  const bool integral = isIntegralType(ct, true);
+  switch (op) {
+    case BinOp::Add:
+    case BinOp::Sub:
+      if (op == BinOp::Sub) {
+        TL_CHECK(!(a.t.dtype() == ScalarType::Bool && b.t.dtype() == ScalarType::Bool),
+                 "Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
+                 "`^` or `logical_xor()` operator instead.");
+        TL_CHECK(a.t.dtype() != ScalarType::Bool && b.t.dtype() != ScalarType::Bool,
+                 "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+                 "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
+      }
+      TL_CHECK(!(isIntegralType(ct, true) && alpha.isFloatingPoint()),
+               "For integral input tensors, argument alpha must not be a floating point number.");
+      TL_CHECK(!(ct != ScalarType::Bool && alpha.isBoolean()),
+               "Boolean alpha only supported for Boolean results.");
+      break;
+    case BinOp::Div:
+    case BinOp::Atan2:
+      if (integral) ct = kDefaultFloat;
+      break;
+    case BinOp::DivTrunc:
+    case BinOp::DivFloor:
+    case BinOp::Rem:
+    case BinOp::Fmod:
+      if (ct == ScalarType::Bool) notImplemented(binName(op), ct);
+      if (integral && anyZero(b.t)) throw Error("ZeroDivisionError");
+      break;
+    case BinOp::Pow:
+      if (ct == ScalarType::Bool) notImplemented(binName(op), ct);
+      break;
+    case BinOp::BAnd:
+    case BinOp::BOr:
+    case BinOp::BXor:
+      if (!integral) notImplemented(binName(op), ct);
+      break;
+    default: break;
+  }
+  const ScalarType outT = isComparison(op) ? ScalarType::Bool : ct;
+  Tensor x = castIfNeeded(a.t, ct), y = castIfNeeded(b.t, ct);
+  const IntList shape = broadcastShapes(x.sizes(), y.sizes());
+  Tensor out = Tensor::empty(shape, outT);
+  TensorIter it({out, x, y}, shape);
+  dispatchAll(ct, binName(op), [&](auto tag) {
+    using T = decltype(tag);
+    if (isComparison(op)) runCompare<T>(op, it);
+    else runArith<T>(op, it, alpha);
+  });
+  return out;
+}
+
+Operand T_(const Tensor& t) { return {t, false}; }
+
+BinOp divOp(const std::optional<std::string>& mode) {
+  if (!mode) return BinOp::Div;
+  if (*mode == "trunc") return BinOp::DivTrunc;
+  if (*mode == "floor") return BinOp::DivFloor;
+  throw Error(fmt::format(
+      "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{}'", *mode));
+}
+
+}  // namespace
+
+Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha) { return binary(BinOp::Add, T_(a), T_(b), alpha); }
+Tensor add(const Tensor& a, const Scalar& b, const Scalar& alpha) { return binary(BinOp::Add, T_(a), wrapScalar(b), alpha); }
+Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha) { return binary(BinOp::Sub, T_(a), T_(b), alpha); }
+Tensor sub(const Tensor& a, const Scalar& b, const Scalar& alpha) { return binary(BinOp::Sub, T_(a), wrapScalar(b), alpha); }
+Tensor rsub(const Tensor& a, const Tensor& b, const Scalar& alpha) { return binary(BinOp::Sub, T_(b), T_(a), alpha); }
+Tensor rsub(const Tensor& a, const Scalar& b, const Scalar& alpha) { return binary(BinOp::Sub, wrapScalar(b), T_(a), alpha); }
+Tensor mul(const Tensor& a, const Tensor& b) { return binary(BinOp::Mul, T_(a), T_(b)); }
+Tensor mul(const Tensor& a, const Scalar& b) { return binary(BinOp::Mul, T_(a), wrapScalar(b)); }
+Tensor div(const Tensor& a, const Tensor& b, const std::optional<std::string>& m) { return binary(divOp(m), T_(a), T_(b)); }
+Tensor div(const Tensor& a, const Scalar& b, const std::optional<std::string>& m) { return binary(divOp(m), T_(a), wrapScalar(b)); }
+Tensor floorDivide(const Tensor& a, const Tensor& b) { return binary(BinOp::DivFloor, T_(a), T_(b)); }
+Tensor floorDivide(const Tensor& a, const Scalar& b) { return binary(BinOp::DivFloor, T_(a), wrapScalar(b)); }
+Tensor remainder(const Tensor& a, const Tensor& b) { return binary(BinOp::Rem, T_(a), T_(b)); }
+Tensor remainder(const Tensor& a, const Scalar& b) { return binary(BinOp::Rem, T_(a), wrapScalar(b)); }
+Tensor fmod(const Tensor& a, const Tensor& b) { return binary(BinOp::Fmod, T_(a), T_(b)); }
+Tensor fmod(const Tensor& a, const Scalar& b) { return binary(BinOp::Fmod, T_(a), wrapScalar(b)); }
+Tensor pow(const Tensor& a, const Tensor& b) { return binary(BinOp::Pow, T_(a), T_(b)); }
+Tensor pow(const Tensor& a, const Scalar& b) {
+  TL_CHECK(!(isIntegralType(a.dtype(), true) && b.isIntegral() && b.toLong() < 0),
+           "Integers to negative integer powers are not allowed.");
+  return binary(BinOp::Pow, T_(a), wrapScalar(b));
+}
+Tensor pow(const Scalar& a, const Tensor& b) { return binary(BinOp::Pow, wrapScalar(a), T_(b)); }
+Tensor atan2(const Tensor& a, const Tensor& b) { return binary(BinOp::Atan2, T_(a), T_(b)); }
+Tensor maximum(const Tensor& a, const Tensor& b) { return binary(BinOp::Max, T_(a), T_(b)); }
+Tensor minimum(const Tensor& a, const Tensor& b) { return binary(BinOp::Min, T_(a), T_(b)); }
+
+#define TL_CMP(name, OP)                                                                     \
+  Tensor name(const Tensor& a, const Tensor& b) { return binary(BinOp::OP, T_(a), T_(b)); } \
+  Tensor name(const Tensor& a, const Scalar& b) { return binary(BinOp::OP, T_(a), wrapScalar(b)); }
+TL_CMP(eq, Eq)
+TL_CMP(ne, Ne)
+TL_CMP(lt, Lt)
+TL_CMP(le, Le)
+TL_CMP(gt, Gt)
+TL_CMP(ge, Ge)
+TL_CMP(bitwiseAnd, BAnd)
+TL_CMP(bitwiseOr, BOr)
+TL_CMP(bitwiseXor, BXor)
+#undef TL_CMP
+Tensor logicalAnd(const Tensor& a, const Tensor& b) { return binary(BinOp::LAnd, T_(a), T_(b)); }
+Tensor logicalOr(const Tensor& a, const Tensor& b) { return binary(BinOp::LOr, T_(a), T_(b)); }
+Tensor logicalXor(const Tensor& a, const Tensor& b) { return binary(BinOp::LXor, T_(a), T_(b)); }
+
+// ---------------------------------------------------------------------------------------
+// Ternary
+// ---------------------------------------------------------------------------------------
+namespace {
+
+Tensor whereImpl(const Tensor& cond, const Operand& a, const Operand& b) {
+  TL_CHECK(cond.dtype() == ScalarType::Bool || cond.dtype() == ScalarType::Byte,
+           "where expected condition to be a boolean tensor, but got a tensor with dtype {}",
+           toString(cond.dtype()));
+  const ScalarType ct = resultTypeOf({&a, &b});
+  Tensor c = castIfNeeded(cond, ScalarType::Bool);
+  Tensor x = castIfNeeded(a.t, ct), y = castIfNeeded(b.t, ct);
+  const IntList shape = broadcastShapes(broadcastShapes(c.sizes(), x.sizes()), y.sizes());
+  Tensor out = Tensor::empty(shape, ct);
+  TensorIter it({out, c, x, y}, shape);
+  dispatchAll(ct, "where_cpu", [&](auto tag) {
+    using T = decltype(tag);
+    cpuKernel<T, bool, T, T>(it, [](bool k, T p, T q) { return k ? p : q; });
+  });
+  return out;
+}
+
+}  // namespace
+
+Tensor where(const Tensor& c, const Tensor& a, const Tensor& b) { return whereImpl(c, T_(a), T_(b)); }
+Tensor where(const Tensor& c, const Tensor& a, const Scalar& b) { return whereImpl(c, T_(a), wrapScalar(b)); }
+Tensor where(const Tensor& c, const Scalar& a, const Tensor& b) { return whereImpl(c, wrapScalar(a), T_(b)); }
+Tensor where(const Tensor& c, const Scalar& a, const Scalar& b) { return whereImpl(c, wrapScalar(a), wrapScalar(b)); }
+
+Tensor clamp(const Tensor& x, const std::optional<Scalar>& min, const std::optional<Scalar>& max) {
+  TL_CHECK(min || max, "torch.clamp: At least one of 'min' or 'max' must not be None");
+  Operand ox = T_(x), omin = min ? wrapScalar(*min) : Operand{}, omax = max ? wrapScalar(*max) : Operand{};
+  ScalarType ct = min && max ? resultTypeOf({&ox, &omin, &omax})
+                             : resultTypeOf({&ox, min ? &omin : &omax});
+  TL_CHECK(!isComplexType(ct), "clamp is not supported for complex types");
+  Tensor in = castIfNeeded(x, ct);
+  Tensor out = Tensor::empty(x.sizes(), ct);
+  TensorIter it({out, in});
+  dispatchAll(ct, "clamp_scalar_cpu", [&](auto tag) {
+    using T = decltype(tag);
+    using A = OpMath<T>;
+    const bool hasLo = min.has_value(), hasHi = max.has_value();
+    const A lo = hasLo ? min->to<A>() : A(0), hi = hasHi ? max->to<A>() : A(0);
+    // std::min/std::max semantics: NaN in x stays NaN, a NaN bound is ignored (as PyTorch's
+    // scalar clamp does).
+    cpuKernel<T, T>(it, [=](T v) {
+      A r = A(v);
+      if (hasLo) r = std::max(r, lo);
+      if (hasHi) r = std::min(r, hi);
+      return castTo<T>(r);
+    });
+  });
+  return out;
+}
+
+Tensor clamp(const Tensor& x, const std::optional<Tensor>& min, const std::optional<Tensor>& max) {
+  const bool hasMin = min && min->defined(), hasMax = max && max->defined();
+  TL_CHECK(hasMin || hasMax, "torch.clamp: At least one of 'min' or 'max' must not be None");
+  std::vector<Tensor> all{x};
+  if (hasMin) all.push_back(*min);
+  if (hasMax) all.push_back(*max);
+  const ScalarType ct = resultType(all);
+  Tensor r = castIfNeeded(x, ct);
+  if (hasMin) r = maximum(r, castIfNeeded(*min, ct));
+  if (hasMax) r = minimum(r, castIfNeeded(*max, ct));
+  return r;
+}
+
+Tensor clampMin(const Tensor& x, const Scalar& min) { return clamp(x, std::optional<Scalar>(min), std::nullopt); }
+Tensor clampMin(const Tensor& x, const Tensor& min) { return clamp(x, std::optional<Tensor>(min), std::nullopt); }
+Tensor clampMax(const Tensor& x, const Scalar& max) { return clamp(x, std::nullopt, std::optional<Scalar>(max)); }
+Tensor clampMax(const Tensor& x, const Tensor& max) { return clamp(x, std::nullopt, std::optional<Tensor>(max)); }
+
+Tensor maskedFill(const Tensor& x, const Tensor& mask, const Scalar& value) {
+  TL_CHECK(mask.dtype() == ScalarType::Bool,
+           "masked_fill_ only supports boolean masks, but got mask with dtype {}", toString(mask.dtype()));
+  const IntList shape = broadcastShapes(x.sizes(), mask.sizes());
+  TL_CHECK(shape == x.sizes(), "The expanded size of the mask ({}) must match the existing size of the tensor",
+           sizesToString(mask.sizes()));
+  Tensor out = Tensor::empty(x.sizes(), x.dtype());
+  TensorIter it({out, x, mask}, x.sizes());
+  dispatchAll(x.dtype(), "masked_fill", [&](auto tag) {
+    using T = decltype(tag);
+    const T v = value.to<T>();
+    cpuKernel<T, T, bool>(it, [v](T a, bool m) { return m ? v : a; });
+  });
+  return out;
+}
+
+Tensor maskedFill(const Tensor& x, const Tensor& mask, const Tensor& value) {
+  TL_CHECK(value.dim() == 0,
+           "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with {} "
+           "dimension(s).",
+           value.dim());
+  if (isFloatingType(value.dtype())) return maskedFill(x, mask, Scalar(value.itemDouble()));
+  if (value.dtype() == ScalarType::Bool) return maskedFill(x, mask, Scalar(value.itemBool()));
+  return maskedFill(x, mask, Scalar(value.itemInt()));
+}
+
+Tensor lerp(const Tensor& start, const Tensor& end, const Scalar& weight) {
+  TL_CHECK(start.dtype() == end.dtype(), "expected dtype {} for `end` but got dtype {}",
+           dtypeName(start.dtype()), dtypeName(end.dtype()));
+  const IntList shape = broadcastShapes(start.sizes(), end.sizes());
+  Tensor out = Tensor::empty(shape, start.dtype());
+  TensorIter it({out, start, end}, shape);
+  dispatchFloating(start.dtype(), "lerp_kernel_scalar", [&](auto tag) {
+    using T = decltype(tag);
+    using A = OpMath<T>;
+    const A w = weight.to<A>();
+    cpuKernel<T, T, T>(it, [w](T s, T e) {
+      const A a = A(s), b = A(e);
+      return castTo<T>(std::abs(w) < A(0.5) ? a + w * (b - a) : b - (b - a) * (A(1) - w));
+    });
+  });
+  return out;
+}
+
+Tensor lerp(const Tensor& start, const Tensor& end, const Tensor& weight) {
+  TL_CHECK(start.dtype() == end.dtype() && start.dtype() == weight.dtype(),
+           "expected dtype {} for `end` but got dtype {}", dtypeName(start.dtype()),
+           dtypeName(end.dtype()));
+  const IntList shape = broadcastShapes(broadcastShapes(start.sizes(), end.sizes()), weight.sizes());
+  Tensor out = Tensor::empty(shape, start.dtype());
+  TensorIter it({out, start, end, weight}, shape);
+  dispatchFloating(start.dtype(), "lerp_kernel_tensor", [&](auto tag) {
+    using T = decltype(tag);
+    using A = OpMath<T>;
+    cpuKernel<T, T, T, T>(it, [](T s, T e, T wt) {
+      const A a = A(s), b = A(e), w = A(wt);
+      return castTo<T>(std::abs(w) < A(0.5) ? a + w * (b - a) : b - (b - a) * (A(1) - w));
+    });
+  });
+  return out;
+}
+
+Tensor addcmul(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
+  return add(self, mul(t1, t2), value);
+}
+
+Tensor addcdiv(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
+  TL_CHECK(!(isIntegralType(t1.dtype(), true) && isIntegralType(t2.dtype(), true)),
+           "Integer division with addcdiv is no longer supported, and in a future release "
+           "addcdiv will perform a true division of tensor1 and tensor2.");
+  return add(self, div(t1, t2), value);
+}
+
+}  // namespace torchless::ops

@@ -1,0 +1,173 @@
+#include "ops/linalg.h"
+
+#include "ops/dnnl_utils.h"
+#include "ops/elementwise.h"
+#include "ops/parallel.h"
+#include "ops/shape.h"
+#include "ops/tensor_iterator.h"
+
+namespace torchless::ops {
+namespace {
+
+void checkSameDtype(const Tensor& a, const Tensor& b, const char* an, const char* bn) {
+  TL_CHECK(a.dtype() == b.dtype(), "expected {} and {} to have the same dtype, but got: {} != {}",
+           an, bn, dtypeName(a.dtype()) == std::string("float32") ? "float" : dtypeName(a.dtype()),
+           dtypeName(b.dtype()) == std::string("float32") ? "float" : dtypeName(b.dtype()));
+}
+
+// Float operands oneDNN accepts: each matrix has a unit stride in one of its last two dims.
+Tensor denseMatrices(const Tensor& t) {
+  const int64_t n = t.dim();
+  const bool ok = t.strides()[n - 1] == 1 || t.strides()[n - 2] == 1 || t.sizes()[n - 1] == 1 ||
+                  t.sizes()[n - 2] == 1;
+  for (int64_t d = 0; d < n; ++d)
+    if (t.strides()[d] == 0 && t.sizes()[d] > 1) return t.contiguous();
+  return ok ? t : t.contiguous();
+}
+
+// c[B, M, N] = a[B, M, K] @ b[B, K, N]; all 3-D, same batch (or a batch of 1 in b).
+void bmmInto(const Tensor& c, const Tensor& a, const Tensor& b) {
+  const int64_t B = a.sizes()[0], M = a.sizes()[1], K = a.sizes()[2], N = b.sizes()[2];
+  if (c.numel() == 0) return;
+  if (K == 0) {
+    Tensor cc = c;
+    zero_(cc);
+    return;
+  }
+  if (a.dtype() == ScalarType::Float) {
+    using namespace dnnl;
+    Tensor x = denseMatrices(a), w = denseMatrices(b);
+    auto ad = dnnl_utils::stridedDesc(x), bd = dnnl_utils::stridedDesc(w), cd = dnnl_utils::stridedDesc(c);
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(ad, bd, cd), dnnl_utils::engine());
+    dnnl::matmul prim(pd);
+    auto am = dnnl_utils::wrap(ad, x), bm = dnnl_utils::wrap(bd, w), cm = dnnl_utils::wrap(cd, c);
+    prim.execute(dnnl_utils::stream(), {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}});
+    dnnl_utils::stream().wait();
+    return;
+  }
+  dispatchNumeric(a.dtype(), "addmm_impl_cpu_", [&](auto tag) {
+    using T = decltype(tag);
+    using A = Acc<T>;
+    const T* ap = a.data<T>();
+    const T* bp = b.data<T>();
+    T* cp = c.data<T>();
+    const int64_t as0 = a.strides()[0], as1 = a.strides()[1], as2 = a.strides()[2];
+    const int64_t bs0 = b.sizes()[0] == 1 ? 0 : b.strides()[0], bs1 = b.strides()[1], bs2 = b.strides()[2];
+    const int64_t cs0 = c.strides()[0], cs1 = c.strides()[1], cs2 = c.strides()[2];
+    parallelFor(B * M, std::max<int64_t>(1, 4096 / std::max<int64_t>(N * K, 1)), [&](int64_t lo, int64_t hi) {
+      for (int64_t bm = lo; bm < hi; ++bm) {
+        const int64_t bi = bm / M, i = bm % M;
+        for (int64_t j = 0; j < N; ++j) {
+          A acc = 0;
+          for (int64_t k = 0; k < K; ++k)
+            acc += static_cast<A>(static_cast<OpMath<T>>(ap[bi * as0 + i * as1 + k * as2])) *
+                   static_cast<A>(static_cast<OpMath<T>>(bp[bi * bs0 + k * bs1 + j * bs2]));
+          cp[bi * cs0 + i * cs1 + j * cs2] = castTo<T>(acc);
+        }
+      }
+    });
+  });
+}
+
+}  // namespace
+
+Tensor mm(const Tensor& a, const Tensor& b) {
+  TL_CHECK(a.dim() == 2, "self must be a matrix");
+  TL_CHECK(b.dim() == 2, "mat2 must be a matrix");
+  TL_CHECK(a.sizes()[1] == b.sizes()[0], "mat1 and mat2 shapes cannot be multiplied ({}x{} and {}x{})",
+           a.sizes()[0], a.sizes()[1], b.sizes()[0], b.sizes()[1]);
+  checkSameDtype(a, b, "mat1", "mat2");
+  Tensor c = Tensor::empty({a.sizes()[0], b.sizes()[1]}, a.dtype());
+  bmmInto(unsqueeze(c, 0), unsqueeze(a, 0), unsqueeze(b, 0));
+  return c;
+}
+
+Tensor bmm(const Tensor& a, const Tensor& b) {
+  TL_CHECK(a.dim() == 3, "batch1 must be a 3D tensor");
+  TL_CHECK(b.dim() == 3, "batch2 must be a 3D tensor");
+  TL_CHECK(b.sizes()[0] == a.sizes()[0] && b.sizes()[1] == a.sizes()[2],
+           "Expected size for first two dimensions of batch2 tensor to be: [{}, {}] but got: [{}, {}].",
+           a.sizes()[0], a.sizes()[2], b.sizes()[0], b.sizes()[1]);
+  checkSameDtype(a, b, "batch1", "batch2");
+  Tensor c = Tensor::empty({a.sizes()[0], a.sizes()[1], b.sizes()[2]}, a.dtype());
+  bmmInto(c, a, b);
+  return c;
+}
+
+Tensor mv(const Tensor& a, const Tensor& v) {
+  TL_CHECK(a.dim() == 2 && v.dim() == 1, "vector + matrix @ vector expected, got {}, {}, {}", 1, a.dim(), v.dim());
+  TL_CHECK(a.sizes()[1] == v.sizes()[0], "size mismatch, got input ({}), mat ({}x{}), vec ({})",
+           a.sizes()[0], a.sizes()[0], a.sizes()[1], v.sizes()[0]);
+  return squeeze(mm(a, unsqueeze(v, 1)), 1);
+}
+
+Tensor dot(const Tensor& a, const Tensor& b) {
+  TL_CHECK(a.dim() == 1 && b.dim() == 1, "1D tensors expected, but got {}D and {}D tensors", a.dim(), b.dim());
+  TL_CHECK(a.numel() == b.numel(),
+           "inconsistent tensor size, expected tensor [{}] and src [{}] to have the same number of "
+           "elements, but got {} and {} elements respectively",
+           a.numel(), b.numel(), a.numel(), b.numel());
+  TL_CHECK(a.dtype() == b.dtype(), "dot : expected both vectors to have same dtype, but found {} and {}",
+           toString(a.dtype()), toString(b.dtype()));
+  return reshape(mm(unsqueeze(a, 0), unsqueeze(b, 1)), {});
+}
+
+Tensor matmul(const Tensor& a, const Tensor& b) {
+  const int64_t da = a.dim(), db = b.dim();
+  TL_CHECK(da > 0 && db > 0, "both arguments to matmul need to be at least 1D, but they are {}D and {}D", da, db);
+  if (da == 1 && db == 1) return dot(a, b);
+  if (da == 2 && db == 1) return mv(a, b);
+  if (da == 1 && db == 2) return squeeze(mm(unsqueeze(a, 0), b), 0);
+  if (da == 2 && db == 2) return mm(a, b);
+  // Batched: promote 1-D operands, broadcast batch dims, run 3-D bmm, fix the shape.
+  Tensor x = da == 1 ? unsqueeze(a, 0) : a;
+  Tensor y = db == 1 ? unsqueeze(b, 1) : b;
+  const int64_t M = x.size(-2), K = x.size(-1), K2 = y.size(-2), N = y.size(-1);
+  TL_CHECK(K == K2, "mat1 and mat2 shapes cannot be multiplied ({}x{} and {}x{})", M, K, K2, N);
+  checkSameDtype(x, y, "mat1", "mat2");
+  IntList ba(x.sizes().begin(), x.sizes().end() - 2), bb(y.sizes().begin(), y.sizes().end() - 2);
+  const IntList batch = broadcastShapes(ba, bb);
+  const int64_t B = checkedNumel(batch);
+  IntList xs = batch, ys = batch;
+  xs.insert(xs.end(), {M, K});
+  ys.insert(ys.end(), {K, N});
+  Tensor x3 = reshape(expand(x, xs), {B, M, K});
+  Tensor y3 = bb == batch || bb.empty() ? reshape(expand(y, ys), {B, K, N}) : reshape(expand(y, ys), {B, K, N});
+  Tensor c = Tensor::empty({B, M, N}, x.dtype());
+  bmmInto(c, x3, y3);
+  IntList outShape = batch;
+  if (da > 1) outShape.push_back(M);
+  if (db > 1) outShape.push_back(N);
+  return reshape(c, outShape);
+}
+
+Tensor addmm(const Tensor& self, const Tensor& m1, const Tensor& m2, const Scalar& beta, const Scalar& alpha) {
+  Tensor p = mm(m1, m2);
+  if (!(alpha.isIntegral() && alpha.toLong() == 1)) p = mul(p, alpha);
+  if (beta.toDouble() == 0) return p;
+  TL_CHECK(broadcastShapes(self.sizes(), p.sizes()) == p.sizes(),
+           "The expanded size of the tensor ({}) must match the existing size ({}) at non-singleton dimension 1",
+           p.sizes()[1], self.dim() > 0 ? self.size(-1) : 1);
+  return add(p, beta.isIntegral() && beta.toLong() == 1 ? self : mul(self, beta));
+}
+
+Tensor baddbmm(const Tensor& self, const Tensor& b1, const Tensor& b2, const Scalar& beta, const Scalar& alpha) {
+  Tensor p = bmm(b1, b2);
+  if (!(alpha.isIntegral() && alpha.toLong() == 1)) p = mul(p, alpha);
+  if (beta.toDouble() == 0) return p;
+  return add(p, beta.isIntegral() && beta.toLong() == 1 ? self : mul(self, beta));
+}
+
+Tensor linear(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias) {
+  TL_CHECK(weight.dim() == 2 || weight.dim() == 1, "linear: weight must be 1-D or 2-D");
+  Tensor out = weight.dim() == 2 ? matmul(x, t(weight)) : matmul(x, weight);
+  if (bias && bias->defined()) out = add(out, *bias);
+  return out;
+}
+
+Tensor outer(const Tensor& a, const Tensor& b) {
+  TL_CHECK(a.dim() == 1 && b.dim() == 1, "outer: Expected 1-D argument self, but got {}-D", a.dim());
+  return mul(unsqueeze(a, 1), unsqueeze(b, 0));
+}
+
+}  // namespace torchless::ops

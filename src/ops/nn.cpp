@@ -1,0 +1,198 @@
+#include "ops/nn.h"
+
+#include "ops/elementwise.h"
+#include "ops/parallel.h"
+#include "ops/shape.h"
+#include "ops/tensor_iterator.h"
+
+#include <cmath>
+
+namespace torchless::ops {
+
+Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t paddingIdx) {
+  TL_CHECK(weight.dim() == 2, "'weight' must be 2-D");
+  TL_CHECK(indices.dtype() == ScalarType::Long || indices.dtype() == ScalarType::Int,
+           "Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+           "Long, Int; but got torch.{} instead (while checking arguments for embedding)",
+           toString(indices.dtype()) + std::string("Tensor"));
+  IntList shape = indices.sizes();
+  shape.push_back(weight.sizes()[1]);
+  return reshape(indexSelect(weight, 0, reshape(indices, {-1})), shape);
+}
+
+Tensor dropout(const Tensor& x, double p, bool training) {
+  TL_CHECK(p >= 0 && p <= 1, "dropout probability has to be between 0 and 1, but got {}", p);
+  TL_CHECK(!training, "dropout with training=True is not supported (torchless runs inference only)");
+  return x;
+}
+
+Tensor prelu(const Tensor& x, const Tensor& weight) {
+  const int64_t n = weight.numel();
+  Tensor w = weight;
+  if (n != 1) {
+    TL_CHECK(x.dim() >= 2 && x.sizes()[1] == n,
+             "Mismatch of parameter numbers and input channel size. Found parameter numbers = {} and channel size = {}.",
+             n, x.dim() >= 2 ? x.sizes()[1] : 1);
+    IntList s(static_cast<size_t>(x.dim()), 1);
+    s[1] = n;
+    w = reshape(weight, s);
+  } else {
+    w = reshape(weight, {});
+  }
+  return where(gt(x, 0), x, mul(x, w));
+}
+
+Tensor glu(const Tensor& x, int64_t dim) {
+  TL_CHECK(x.dim() > 0, "glu does not support scalars because halving size must be even");
+  const int64_t d = wrapDim(dim, x.dim());
+  const int64_t n = x.sizes()[d];
+  TL_CHECK(n % 2 == 0, "Halving dimension must be even, but dimension {} is size {}", d, n);
+  return mul(narrow(x, d, 0, n / 2), sigmoid(narrow(x, d, n / 2, n / 2)));
+}
+
+Tensor threshold(const Tensor& x, const Scalar& th, const Scalar& value) {
+  Tensor out = Tensor::empty(x.sizes(), x.dtype());
+  TensorIter it({out, x});
+  dispatchNumeric(x.dtype(), "threshold_cpu", [&](auto tag) {
+    using T = decltype(tag);
+    using A = OpMath<T>;
+    const A t = th.to<A>();
+    const T v = value.to<T>();
+    cpuKernel<T, T>(it, [=](T a) { return static_cast<A>(a) <= t ? v : a; });
+  });
+  return out;
+}
+
+namespace {
+// PyTorch's compute_scales_value / area_pixel_compute_scale.
+double nearestScale(int64_t in, int64_t out, std::optional<double> scale) {
+  return scale && *scale > 0 ? 1.0 / *scale : static_cast<double>(in) / static_cast<double>(out);
+}
+double linearScale(int64_t in, int64_t out, bool alignCorners, std::optional<double> scale) {
+  if (alignCorners) return out > 1 ? static_cast<double>(in - 1) / static_cast<double>(out - 1) : 0.0;
+  return nearestScale(in, out, scale);
+}
+}  // namespace
+
+Tensor upsampleNearest(const Tensor& x, const IntList& outputSize, const std::vector<std::optional<double>>& scales) {
+  const int64_t k = static_cast<int64_t>(outputSize.size());
+  TL_CHECK(k >= 1 && k <= 3 && x.dim() == k + 2,
+           "upsample_nearest{}d: expected input of {} dims, got {}", k, k + 2, sizesToString(x.sizes()));
+  // One index table per spatial dim, then a gather over the canonical [planes, D, H, W].
+  std::vector<std::vector<int64_t>> idx(3);
+  IntList in3(3, 1), out3(3, 1);
+  for (int64_t i = 0; i < k; ++i) {
+    const int64_t in = x.sizes()[2 + i], out = outputSize[i];
+    TL_CHECK(in > 0 && out > 0, "Input and output sizes should be greater than 0, but got input ({}) and output ({})", in, out);
+    in3[3 - k + i] = in;
+    out3[3 - k + i] = out;
+    const std::optional<double> sc = static_cast<int64_t>(scales.size()) > i ? scales[i] : std::nullopt;
+    const float scale = static_cast<float>(nearestScale(in, out, sc));
+    auto& t = idx[3 - k + i];
+    for (int64_t o = 0; o < out; ++o) {
+      int64_t s;
+      if (out == in) s = o;
+      else if (out == 2 * in) s = o >> 1;
+      else s = std::min(static_cast<int64_t>(std::floor(static_cast<float>(o) * scale)), in - 1);
+      t.push_back(s);
+    }
+  }
+  for (int i = 0; i < 3 - k; ++i) idx[i] = {0};
+  Tensor c = x.contiguous();
+  IntList outShape{x.sizes()[0], x.sizes()[1]};
+  outShape.insert(outShape.end(), outputSize.begin(), outputSize.end());
+  Tensor out = Tensor::empty(outShape, x.dtype());
+  const int64_t planes = x.sizes()[0] * x.sizes()[1];
+  dispatchBySize(x.itemsize(), [&](auto tag) {
+    using U = decltype(tag);
+    const U* ip = c.data<U>();
+    U* op = out.data<U>();
+    parallelFor(planes, 1, [&](int64_t lo, int64_t hi) {
+      for (int64_t p = lo; p < hi; ++p)
+        for (int64_t od = 0; od < out3[0]; ++od)
+          for (int64_t oh = 0; oh < out3[1]; ++oh)
+            for (int64_t ow = 0; ow < out3[2]; ++ow)
+              op[((p * out3[0] + od) * out3[1] + oh) * out3[2] + ow] =
+                  ip[((p * in3[0] + idx[0][od]) * in3[1] + idx[1][oh]) * in3[2] + idx[2][ow]];
+    });
+  });
+  return out;
+}
+
+Tensor upsampleBilinear2d(const Tensor& x, const IntList& outputSize, bool alignCorners,
+                          std::optional<double> scalesH, std::optional<double> scalesW) {
+  TL_CHECK(x.dim() == 4 && outputSize.size() == 2, "upsample_bilinear2d: expected 4-D input and 2 output sizes");
+  const int64_t IH = x.sizes()[2], IW = x.sizes()[3], OH = outputSize[0], OW = outputSize[1];
+  TL_CHECK(IH > 0 && IW > 0 && OH > 0 && OW > 0, "Input and output sizes should be greater than 0");
+  struct Tap { int64_t i0, i1; double l0, l1; };
+  auto taps = [&](int64_t in, int64_t out, std::optional<double> sc) {
+    std::vector<Tap> t;
+    const double scale = linearScale(in, out, alignCorners, sc);
+    for (int64_t o = 0; o < out; ++o) {
+      double src = alignCorners ? scale * static_cast<double>(o) : scale * (static_cast<double>(o) + 0.5) - 0.5;
+      if (!alignCorners && src < 0) src = 0;
+      const int64_t i0 = std::min(static_cast<int64_t>(src), in - 1);
+      const int64_t i1 = i0 + (i0 < in - 1 ? 1 : 0);
+      const double l1 = std::min(std::max(src - static_cast<double>(i0), 0.0), 1.0);
+      t.push_back({i0, i1, 1.0 - l1, l1});
+    }
+    return t;
+  };
+  const auto th = taps(IH, OH, scalesH), tw = taps(IW, OW, scalesW);
+  Tensor c = x.contiguous();
+  Tensor out = Tensor::empty({x.sizes()[0], x.sizes()[1], OH, OW}, x.dtype());
+  const int64_t planes = x.sizes()[0] * x.sizes()[1];
+  dispatchFloating(x.dtype(), "upsample_bilinear2d", [&](auto tag) {
+    using T = decltype(tag);
+    const T* ip = c.data<T>();
+    T* op = out.data<T>();
+    parallelFor(planes, 1, [&](int64_t lo, int64_t hi) {
+      for (int64_t p = lo; p < hi; ++p) {
+        const T* in = ip + p * IH * IW;
+        for (int64_t oh = 0; oh < OH; ++oh)
+          for (int64_t ow = 0; ow < OW; ++ow) {
+            const Tap& a = th[static_cast<size_t>(oh)];
+            const Tap& b = tw[static_cast<size_t>(ow)];
+            auto v = [&](int64_t h, int64_t w) { return static_cast<double>(static_cast<OpMath<T>>(in[h * IW + w])); };
+            const double r = a.l0 * (b.l0 * v(a.i0, b.i0) + b.l1 * v(a.i0, b.i1)) +
+                             a.l1 * (b.l0 * v(a.i1, b.i0) + b.l1 * v(a.i1, b.i1));
+            op[(p * OH + oh) * OW + ow] = castTo<T>(r);
+          }
+      }
+    });
+  });
+  return out;
+}
+
+Tensor interpolate(const Tensor& x, const std::optional<IntList>& size,
+                   const std::optional<std::vector<double>>& scaleFactor, const std::string& mode,
+                   std::optional<bool> alignCorners) {
+  const int64_t k = x.dim() - 2;
+  TL_CHECK(k >= 1, "interpolate: expected at least 3-D input");
+  TL_CHECK(size.has_value() != scaleFactor.has_value(), "only one of size or scale_factor should be defined");
+  IntList out;
+  std::vector<std::optional<double>> scales(static_cast<size_t>(k));
+  if (size) {
+    out = size->size() == 1 ? IntList(static_cast<size_t>(k), (*size)[0]) : *size;
+  } else {
+    const auto& sf = *scaleFactor;
+    for (int64_t i = 0; i < k; ++i) {
+      const double s = sf.size() == 1 ? sf[0] : sf[static_cast<size_t>(i)];
+      out.push_back(static_cast<int64_t>(std::floor(static_cast<double>(x.sizes()[2 + i]) * s)));
+      scales[static_cast<size_t>(i)] = s;
+    }
+  }
+  TL_CHECK(static_cast<int64_t>(out.size()) == k, "interpolate: size must have {} elements", k);
+  if (mode == "nearest") {
+    TL_CHECK(!alignCorners.has_value(),
+             "align_corners option can only be set with the interpolating modes: linear | bilinear | bicubic | trilinear");
+    return upsampleNearest(x, out, scales);
+  }
+  if (mode == "bilinear") {
+    TL_CHECK(k == 2, "Got {}D input, but bilinear mode needs 4D input", x.dim());
+    return upsampleBilinear2d(x, out, alignCorners.value_or(false), scales[0], scales[1]);
+  }
+  throw Error(fmt::format("interpolate: mode '{}' is not supported yet", mode));
+}
+
+}  // namespace torchless::ops
