@@ -1,0 +1,70 @@
+#pragma once
+// The interpreter: runs any Graph the frontend produces (control flow, calls, attributes,
+// lists, tuples, dicts, strings, Optionals).
+//
+// Note [Interpreter]
+// A Graph is compiled once into a flat instruction list over numbered registers (one per IR
+// value). prim::If becomes a conditional jump, prim::Loop a test-and-jump loop, prim::GetAttr
+// and prim::SetAttr a slot index resolved from the object's ClassType, prim::CallFunction and
+// prim::CallMethod a direct call of the callee's compiled Code (interface-typed receivers
+// dispatch on the object's class, cached per class), constants are preloaded, and every other
+// node runs the Operation its kernel made for it at compile time. At run time nothing is
+// looked up by string.
+//
+// Compiling checks every node first and throws one torchless::UnsupportedError listing all
+// operators without a kernel, each with where it is used. Errors raised while running (a
+// kernel's torchless::Error, the model's own prim::RaiseException) get the place of the node
+// that raised them and, for calls, one context line per calling frame.
+
+#include "core/ivalue.h"
+#include "ir/function.h"
+#include "ir/ir.h"
+#include "runtime/kernel.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace torchless {
+
+class Code;
+
+/// The compiled form of a graph. Immutable after construction; run() may be called from
+/// several threads at once (each call has its own registers).
+class Code {
+ public:
+  /// Compiles `graph`. `name` is used in messages ("forward"). Throws UnsupportedError
+  /// listing every node without a kernel.
+  Code(std::shared_ptr<Graph> graph, std::string name);
+  ~Code();
+  Code(const Code&) = delete;
+  Code& operator=(const Code&) = delete;
+
+  /// Pops the graph's inputs from `stack` (first input deepest) and pushes its outputs.
+  void run(Stack& stack) const;
+
+  const std::shared_ptr<Graph>& graph() const { return graph_; }
+  const std::string& name() const { return name_; }
+  /// The instruction list, one per line (for debugging and tests).
+  std::string dump() const;
+
+  struct Impl;
+
+ private:
+  std::shared_ptr<Graph> graph_;
+  std::string name_;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// The compiled Code of a function, built on first use and cached in the function.
+const Code& codeFor(const GraphFunction& fn);
+
+/// Calls `fn` with `args` (self first for methods); returns its single output, or a tuple
+/// when the graph has several.
+IValue runFunction(const GraphFunction& fn, std::vector<IValue> args);
+
+/// Calls method `name` of `self` (its class's method) with `args` (self not included).
+/// Throws torchless::Error when the class has no such method.
+IValue runMethod(const ObjectPtr& self, const std::string& name, std::vector<IValue> args);
+
+}  // namespace torchless
