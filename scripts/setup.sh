@@ -11,7 +11,7 @@ PACKAGES=(
   libdnnl-dev
   libonnx-dev libprotobuf-dev protobuf-compiler
   libgtest-dev libgmock-dev libbenchmark-dev
-  llvm-14-tools
+  llvm-14-tools clang libclang-rt-14-dev
   python3 python3-torch python3-torchvision python3-numpy python3-pytest python3-onnx
   nodejs npm
 )
