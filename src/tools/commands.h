@@ -7,5 +7,8 @@
 namespace torchless::cli {
 
 void registerOpsCommand(CLI::App& app);
+void registerInfoCommand(CLI::App& app);
+void registerGraphCommand(CLI::App& app);
+void registerRunCommand(CLI::App& app);
 
 }  // namespace torchless::cli

@@ -15,6 +15,9 @@ int main(int argc, char** argv) {
   app.fallthrough(false);
 
   torchless::cli::registerOpsCommand(app);
+  torchless::cli::registerInfoCommand(app);
+  torchless::cli::registerGraphCommand(app);
+  torchless::cli::registerRunCommand(app);
 
   try {
     app.parse(argc, argv);

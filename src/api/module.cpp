@@ -1,0 +1,77 @@
+#include "api/module.h"
+
+#include "core/error.h"
+#include "runtime/interpreter.h"
+
+namespace torchless {
+
+const GraphFunction* Module::findMethod(const std::string& name) const {
+  if (!object_) return nullptr;
+  return dynamic_cast<const GraphFunction*>(object_->type->findMethod(name));
+}
+
+std::vector<std::string> Module::methodNames() const {
+  std::vector<std::string> names;
+  if (!object_) return names;
+  for (Function* f : object_->type->methods()) names.push_back(f->name());
+  return names;
+}
+
+std::vector<ParamSpec> Module::methodParams(const std::string& name) const {
+  const GraphFunction* fn = findMethod(name);
+  if (!fn) throw Error(fmt::format("module '{}' has no method '{}'", object_ ? object_->type->name() : "<empty>", name));
+  std::vector<ParamSpec> params;
+  const auto& args = fn->schema().arguments();
+  for (size_t i = 1; i < args.size(); ++i)  // skip self
+    params.push_back({args[i].name(), args[i].type(), args[i].defaultValue()});
+  return params;
+}
+
+IValue Module::runMethod(const std::string& name, std::vector<IValue> inputs) const {
+  const GraphFunction* fn = findMethod(name);
+  if (!fn) throw Error(fmt::format("module '{}' has no method '{}'", object_ ? object_->type->name() : "<empty>", name));
+  const auto& args = fn->schema().arguments();
+  const size_t given = inputs.size() + 1;
+  if (given > args.size())
+    throw Error(fmt::format("{}() takes {} argument{} but {} were given", name, args.size() - 1,
+                            args.size() == 2 ? "" : "s", inputs.size()));
+  for (size_t i = given; i < args.size(); ++i) {
+    if (!args[i].defaultValue())
+      throw Error(fmt::format("{}() missing value for argument '{}'", name, args[i].name()));
+    inputs.push_back(*args[i].defaultValue());
+  }
+  inputs.insert(inputs.begin(), IValue(object_));
+  return runFunction(*fn, std::move(inputs));
+}
+
+namespace {
+void collectTensors(const ObjectPtr& obj, const std::string& prefix, bool parameters,
+                    std::vector<std::pair<std::string, Tensor>>& out) {
+  const auto& attrs = obj->type->attributes();
+  for (size_t i = 0; i < attrs.size() && i < obj->slots.size(); ++i) {
+    const auto& a = attrs[i];
+    const IValue& v = obj->slots[i];
+    if ((parameters ? a.isParameter : a.isBuffer) && v.isTensor())
+      out.emplace_back(prefix + a.name, v.toTensor());
+  }
+  for (size_t i = 0; i < attrs.size() && i < obj->slots.size(); ++i) {
+    const IValue& v = obj->slots[i];
+    if (v.isObject() && v.toObject()->type->isModule())
+      collectTensors(v.toObject(), prefix + attrs[i].name + ".", parameters, out);
+  }
+}
+}  // namespace
+
+std::vector<std::pair<std::string, Tensor>> Module::namedParameters() const {
+  std::vector<std::pair<std::string, Tensor>> out;
+  if (object_) collectTensors(object_, "", true, out);
+  return out;
+}
+
+std::vector<std::pair<std::string, Tensor>> Module::namedBuffers() const {
+  std::vector<std::pair<std::string, Tensor>> out;
+  if (object_) collectTensors(object_, "", false, out);
+  return out;
+}
+
+}  // namespace torchless

@@ -1,0 +1,69 @@
+#pragma once
+// The C++ API: load a TorchScript archive and call its methods.
+//
+//   torchless::Module m = torchless::load("model.pt");
+//   torchless::IValue y = m.forward({torchless::IValue(x)});
+//
+// A Module is the root object of the archive (its ClassType, attributes, submodules) together
+// with the CompilationUnit holding its compiled code. Copies share the same object, as
+// torch.jit.ScriptModule handles do.
+
+#include "api/cli_io.h"
+#include "core/ivalue.h"
+#include "ir/function.h"
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace torchless {
+
+/// How to load an archive.
+struct LoadOptions {
+  /// Tensors saved on other devices are loaded here (map_location); only CPU runs.
+  Device device;
+  /// Check each record's CRC-32 (PyTorch does not).
+  bool checkCrc = true;
+};
+
+/// A loaded TorchScript module.
+class Module {
+ public:
+  Module() = default;
+  Module(ObjectPtr object, std::shared_ptr<CompilationUnit> unit)
+      : object_(std::move(object)), unit_(std::move(unit)) {}
+
+  /// Calls `forward`. Throws torchless::Error for bad arguments, ModelError for the model's
+  /// own exceptions, UnsupportedError listing operators without kernels.
+  IValue forward(std::vector<IValue> inputs) const { return runMethod("forward", std::move(inputs)); }
+  /// Calls method `name` with `inputs` (self excluded). Missing trailing arguments take
+  /// their schema defaults; throws torchless::Error naming the method when there is none.
+  IValue runMethod(const std::string& name, std::vector<IValue> inputs) const;
+  /// The method's function (self is its first graph input); nullptr when there is none.
+  const GraphFunction* findMethod(const std::string& name) const;
+  /// Method names of the root class, in definition order.
+  std::vector<std::string> methodNames() const;
+  /// The method's parameters (self excluded) with types and defaults, for CLI inputs.
+  std::vector<ParamSpec> methodParams(const std::string& name) const;
+
+  /// Parameters and buffers as PyTorch names them (`layer1.0.conv1.weight`), recursing into
+  /// submodules in attribute order, as named_parameters() / named_buffers().
+  std::vector<std::pair<std::string, Tensor>> namedParameters() const;
+  std::vector<std::pair<std::string, Tensor>> namedBuffers() const;
+
+  const ObjectPtr& object() const { return object_; }
+  const std::shared_ptr<CompilationUnit>& unit() const { return unit_; }
+  bool defined() const { return object_ != nullptr; }
+
+ private:
+  ObjectPtr object_;
+  std::shared_ptr<CompilationUnit> unit_;
+};
+
+/// Loads a TorchScript archive written by torch.jit.save (PyTorch 1.x or 2.x): records,
+/// tensors, code compiled by our frontend, objects rebuilt. Never executes anything the file
+/// names. Throws torchless::Error whose place names the file and record.
+Module load(const std::string& path, const LoadOptions& options = {});
+
+}  // namespace torchless

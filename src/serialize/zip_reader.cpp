@@ -1,0 +1,267 @@
+#include "serialize/zip_reader.h"
+
+#include "core/error.h"
+
+#include <zip.h>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <unordered_set>
+
+namespace torchless {
+
+namespace {
+
+constexpr size_t kAlign = 64;
+
+std::string zipErrorText(zip_error_t* err) {
+  int code = zip_error_code_zip(err);
+  switch (code) {
+    case ZIP_ER_NOZIP: return "not a zip archive (no end of central directory record found)";
+    case ZIP_ER_INCONS: return "zip archive is inconsistent (truncated or corrupt)";
+    case ZIP_ER_CRC: return "CRC-32 mismatch (the record is corrupt)";
+    default: return zip_error_strerror(err);
+  }
+}
+
+/// A 64-byte aligned heap buffer owned through shared_ptr<void>.
+std::shared_ptr<void> alignedBuffer(size_t nbytes) {
+  size_t rounded = (nbytes + kAlign - 1) / kAlign * kAlign;
+  if (rounded == 0) rounded = kAlign;
+  void* p = std::aligned_alloc(kAlign, rounded);
+  if (!p) throw Error(fmt::format("out of memory allocating {} bytes", nbytes));
+  return std::shared_ptr<void>(p, [](void* q) { std::free(q); });
+}
+
+/// Recognizable non-zip formats, so the message says what the file is.
+std::optional<std::string> sniffOtherFormat(const std::byte* d, size_t n) {
+  auto at = [&](size_t i) { return static_cast<unsigned char>(d[i]); };
+  if (n >= 2 && at(0) == 0x80 && at(1) <= 5)
+    return "this is a legacy torch.save pickle file, not a TorchScript zip archive "
+           "(save the model with torch.jit.save)";
+  if (n >= 8 && std::memcmp(d, "PYTORCH1", 8) == 0)
+    return "unsupported PyTorch 1.0 'PYTORCH1' format (re-save the model with torch.jit.save)";
+  if (n >= 8 && std::memcmp(d + 4, "PTMF", 4) == 0)
+    return "unsupported flatbuffer mobile format (PTMF); save with torch.jit.save";
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> checkZipEntryName(std::string_view name) {
+  if (name.empty()) return "empty entry name";
+  if (name.front() == '/') return "absolute path";
+  for (unsigned char c : name) {
+    if (c == '\\') return "backslash in name";
+    if (c < 0x20 || c == 0x7f) return "control character in name";
+  }
+  size_t start = 0;
+  bool first = true;
+  while (start <= name.size()) {
+    size_t end = name.find('/', start);
+    if (end == std::string_view::npos) end = name.size();
+    std::string_view part = name.substr(start, end - start);
+    if (part == "..") return "'..' in path";
+    if (part == "." ) return "'.' component in path";
+    if (first && part.size() >= 2 && part.back() == ':') return "absolute path (drive letter)";
+    if (part.empty() && end != name.size()) return "empty path component ('//')";
+    first = false;
+    start = end + 1;
+  }
+  return std::nullopt;
+}
+
+std::unique_ptr<ZipReader> ZipReader::open(const std::string& path, ZipReaderOptions options) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    throw Error(fmt::format("cannot open file: {}", std::strerror(errno)), path);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    int e = errno;
+    ::close(fd);
+    throw Error(fmt::format("cannot stat file: {}", std::strerror(e)), path);
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw Error("not a regular file", path);
+  }
+  size_t size = static_cast<size_t>(st.st_size);
+  if (size == 0) {
+    ::close(fd);
+    throw Error("file is empty (expected a TorchScript zip archive)", path);
+  }
+  void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  int e = errno;
+  ::close(fd);
+  if (p == MAP_FAILED) throw Error(fmt::format("cannot map file: {}", std::strerror(e)), path);
+  std::shared_ptr<void> owner(p, [size](void* q) { ::munmap(q, size); });
+  return openBuffer(std::move(owner), p, size, path, options);
+}
+
+std::unique_ptr<ZipReader> ZipReader::openBuffer(std::shared_ptr<void> owner, const void* data,
+                                                 size_t size, std::string displayName,
+                                                 ZipReaderOptions options) {
+  std::unique_ptr<ZipReader> r(new ZipReader());
+  r->owner_ = std::move(owner);
+  r->data_ = static_cast<const std::byte*>(data);
+  r->size_ = size;
+  r->displayName_ = std::move(displayName);
+  r->options_ = options;
+  r->init();
+  return r;
+}
+
+ZipReader::~ZipReader() {
+  if (zip_) zip_discard(zip_);
+}
+
+void ZipReader::fail(const std::string& message) const { throw Error(message, displayName_); }
+
+std::string ZipReader::recordPlace(std::string_view name) const {
+  return fmt::format("{}: record '{}'", displayName_, name);
+}
+
+void ZipReader::init() {
+  if (size_ == 0) fail("file is empty (expected a TorchScript zip archive)");
+  if (auto other = sniffOtherFormat(data_, size_)) fail(*other);
+
+  zip_error_t err;
+  zip_error_init(&err);
+  zip_source_t* src = zip_source_buffer_create(data_, size_, 0, &err);
+  if (!src) {
+    std::string msg = zipErrorText(&err);
+    zip_error_fini(&err);
+    fail(msg);
+  }
+  zip_ = zip_open_from_source(src, ZIP_RDONLY, &err);
+  if (!zip_) {
+    zip_source_free(src);
+    std::string msg = zipErrorText(&err);
+    zip_error_fini(&err);
+    fail(msg);
+  }
+  zip_error_fini(&err);
+
+  zip_int64_t n = zip_get_num_entries(zip_, 0);
+  if (n <= 0) fail("zip archive has no entries");
+
+  std::unordered_set<std::string> seen;
+  const uint64_t bombLimit =
+      (size_ > (UINT64_MAX - (1u << 20)) / options_.maxExpansion)
+          ? UINT64_MAX
+          : static_cast<uint64_t>(size_) * options_.maxExpansion + (1u << 20);
+  for (zip_int64_t i = 0; i < n; ++i) {
+    zip_stat_t st;
+    zip_stat_init(&st);
+    if (zip_stat_index(zip_, static_cast<zip_uint64_t>(i), ZIP_FL_ENC_RAW, &st) != 0)
+      fail(fmt::format("cannot read entry {}: {}", i, zip_error_strerror(zip_get_error(zip_))));
+    if (!(st.valid & ZIP_STAT_NAME) || !st.name) fail(fmt::format("entry {} has no name", i));
+    std::string name = st.name;
+    if (auto why = checkZipEntryName(name))
+      fail(fmt::format("bad entry name '{}': {}", name, *why));
+    if (!seen.insert(name).second) fail(fmt::format("duplicate entry '{}'", name));
+
+    if (i == 0) {
+      auto slash = name.find('/');
+      if (slash == std::string::npos)
+        fail(fmt::format("first entry '{}' is not in a folder (a TorchScript archive keeps every "
+                         "record under one top-level folder)",
+                         name));
+      prefix_ = name.substr(0, slash);
+    }
+    if (name.size() <= prefix_.size() || name.compare(0, prefix_.size(), prefix_) != 0 ||
+        name[prefix_.size()] != '/')
+      fail(fmt::format("entry '{}' lies outside the archive folder '{}/'", name, prefix_));
+    std::string rec = name.substr(prefix_.size() + 1);
+    if (rec.empty() || rec.back() == '/') continue;  // a directory entry
+
+    ZipRecordInfo info;
+    info.name = rec;
+    info.index = static_cast<uint64_t>(i);
+    info.size = st.size;
+    info.compressedSize = st.comp_size;
+    info.method = static_cast<uint16_t>(st.comp_method);
+    info.crc = st.crc;
+    auto place = recordPlace(rec);
+    if (st.encryption_method != ZIP_EM_NONE) throw Error("encrypted records are not supported", place);
+    if (info.method != ZIP_CM_STORE && info.method != ZIP_CM_DEFLATE)
+      throw Error(fmt::format("unsupported compression method {}", info.method), place);
+    if (info.compressedSize > size_)
+      throw Error(fmt::format("compressed size {} exceeds the file size {}", info.compressedSize,
+                              size_),
+                  place);
+    if (info.method == ZIP_CM_STORE && info.size != info.compressedSize)
+      throw Error(fmt::format("stored record declares {} bytes but occupies {}", info.size,
+                              info.compressedSize),
+                  place);
+    if (info.size > bombLimit || info.size > options_.maxRecordBytes)
+      throw Error(fmt::format("declared uncompressed size {} is absurd for a file of {} bytes "
+                              "(zip bomb?)",
+                              info.size, size_),
+                  place);
+    byName_.emplace(rec, records_.size());
+    records_.push_back(std::move(info));
+  }
+}
+
+const ZipRecordInfo* ZipReader::findRecord(std::string_view name) const {
+  auto it = byName_.find(std::string(name));
+  return it == byName_.end() ? nullptr : &records_[it->second];
+}
+
+RecordData ZipReader::readRecord(std::string_view name) const {
+  const ZipRecordInfo* info = findRecord(name);
+  if (!info) throw Error(fmt::format("missing record '{}'", name), displayName_);
+  auto place = recordPlace(name);
+  if (info->size > std::numeric_limits<size_t>::max() - kAlign)
+    throw Error("record too large for this machine", place);
+  RecordData out;
+  out.size = static_cast<size_t>(info->size);
+  out.owner = alignedBuffer(out.size);
+  auto* buf = static_cast<std::byte*>(out.owner.get());
+  out.data = buf;
+
+  zip_file_t* f = zip_fopen_index(zip_, info->index, 0);
+  if (!f) throw Error(fmt::format("cannot open: {}", zipErrorText(zip_get_error(zip_))), place);
+  auto failRead = [&](const std::string& what) {
+    std::string msg = what;
+    zip_fclose(f);
+    throw Error(msg, place);
+  };
+  size_t done = 0;
+  while (done < out.size) {
+    zip_int64_t got = zip_fread(f, buf + done, out.size - done);
+    if (got < 0) failRead(zipErrorText(zip_file_get_error(f)));
+    if (got == 0)
+      failRead(fmt::format("truncated: got {} of {} declared bytes", done, out.size));
+    done += static_cast<size_t>(got);
+  }
+  // Read to the end so that libzip verifies the CRC and notices data past the declared size.
+  char extra;
+  zip_int64_t got = zip_fread(f, &extra, 1);
+  if (got < 0) failRead(zipErrorText(zip_file_get_error(f)));
+  if (got > 0) failRead(fmt::format("record holds more than its declared {} bytes", out.size));
+  int rc = zip_fclose(f);
+  if (rc != 0) {
+    zip_error_t e;
+    zip_error_init_with_code(&e, rc);
+    std::string msg = zipErrorText(&e);
+    zip_error_fini(&e);
+    throw Error(msg, place);
+  }
+  return out;
+}
+
+std::string ZipReader::readRecordString(std::string_view name) const {
+  RecordData d = readRecord(name);
+  return std::string(d.view());
+}
+
+}  // namespace torchless

@@ -1,0 +1,115 @@
+#pragma once
+// ZipReader: the zip container of a TorchScript archive (../shared/docs/torchscript-archive.md
+// section 1), read through libzip straight from memory (the file is mmapped; nothing is
+// extracted to disk).
+//
+// What it checks, beyond what libzip does:
+//   - PyTorch's prefix rule: the first entry's name up to its first '/' is the archive folder;
+//     every other entry must lie below that same folder (a single common prefix);
+//   - entry names: no `..` component, no absolute path, no backslash, no NUL, no duplicates;
+//   - sizes: a stored entry's sizes must agree, and no entry may declare an uncompressed size
+//     that is absurd for the file's size (a zip bomb) or above ZipReaderOptions::maxRecordBytes;
+//   - CRC-32 of every record read (PyTorch skips this check; we always do it).
+// Every failure is a torchless::Error whose place names the file and, when there is one, the
+// record: "model.pt: record 'data/3': CRC-32 mismatch".
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+struct zip;
+
+namespace torchless {
+
+/// One file inside the archive folder.
+struct ZipRecordInfo {
+  std::string name;          // below the prefix: "data/0", "code/__torch__.py", "version"
+  uint64_t index = 0;        // libzip's entry index
+  uint64_t size = 0;         // uncompressed bytes
+  uint64_t compressedSize = 0;
+  uint16_t method = 0;       // 0 stored, 8 deflated
+  uint32_t crc = 0;
+};
+
+/// The bytes of one record, kept alive by `owner`; 64-byte aligned so that storages can wrap
+/// them without a copy.
+struct RecordData {
+  std::shared_ptr<void> owner;
+  const std::byte* data = nullptr;
+  size_t size = 0;
+
+  std::string_view view() const {
+    return {reinterpret_cast<const char*>(data), size};
+  }
+};
+
+struct ZipReaderOptions {
+  /// Upper bound for one record's uncompressed size.
+  uint64_t maxRecordBytes = uint64_t{1} << 40;
+  /// An uncompressed size above fileSize * maxExpansion (+ 1 MiB) is rejected as a zip bomb.
+  /// Deflate cannot expand more than ~1032:1.
+  uint64_t maxExpansion = 1100;
+};
+
+/// Read-only view of a TorchScript zip archive. Not thread-safe.
+class ZipReader {
+ public:
+  /// Opens `path` (mmapped). `displayName` (default: `path`) names the file in errors.
+  /// Throws torchless::Error for an unreadable file, an empty file, something that is not a
+  /// zip, or a zip that breaks the rules above.
+  static std::unique_ptr<ZipReader> open(const std::string& path, ZipReaderOptions options = {});
+  /// Opens an archive held in memory (`owner` keeps `data` alive). For tests and fuzzers.
+  static std::unique_ptr<ZipReader> openBuffer(std::shared_ptr<void> owner, const void* data,
+                                               size_t size, std::string displayName,
+                                               ZipReaderOptions options = {});
+  ~ZipReader();
+  ZipReader(const ZipReader&) = delete;
+  ZipReader& operator=(const ZipReader&) = delete;
+
+  /// The archive folder every entry lives in ("resnet18_traced", "archive").
+  const std::string& prefix() const { return prefix_; }
+  /// The name used in error places (the path given to open()).
+  const std::string& displayName() const { return displayName_; }
+  /// Total size of the file in bytes.
+  size_t fileSize() const { return size_; }
+  /// Every file record below the prefix, in central-directory order (directory entries are
+  /// left out).
+  const std::vector<ZipRecordInfo>& records() const { return records_; }
+  /// The record named `name` (below the prefix), or nullptr.
+  const ZipRecordInfo* findRecord(std::string_view name) const;
+  bool hasRecord(std::string_view name) const { return findRecord(name) != nullptr; }
+  /// Reads a record fully into a 64-byte aligned buffer (inflating if needed, checking the
+  /// CRC). Throws torchless::Error naming the record when it is missing or corrupt.
+  RecordData readRecord(std::string_view name) const;
+  /// readRecord as a string (text records: version, code).
+  std::string readRecordString(std::string_view name) const;
+
+  /// "model.pt: record 'data/3'": the place used in errors about one record.
+  std::string recordPlace(std::string_view name) const;
+
+ private:
+  ZipReader() = default;
+  void init();
+  [[noreturn]] void fail(const std::string& message) const;
+
+  std::shared_ptr<void> owner_;
+  const std::byte* data_ = nullptr;
+  size_t size_ = 0;
+  std::string displayName_;
+  ZipReaderOptions options_;
+  struct zip* zip_ = nullptr;
+  std::string prefix_;
+  std::vector<ZipRecordInfo> records_;
+  std::unordered_map<std::string, size_t> byName_;
+};
+
+/// Checks one entry name from a zip central directory; returns a reason when it must be
+/// rejected ("name contains '..'"), nullopt when fine.
+std::optional<std::string> checkZipEntryName(std::string_view name);
+
+}  // namespace torchless
