@@ -10,5 +10,6 @@ void registerOpsCommand(CLI::App& app);
 void registerInfoCommand(CLI::App& app);
 void registerGraphCommand(CLI::App& app);
 void registerRunCommand(CLI::App& app);
+void registerBenchCommand(CLI::App& app);
 
 }  // namespace torchless::cli

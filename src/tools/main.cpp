@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   torchless::cli::registerInfoCommand(app);
   torchless::cli::registerGraphCommand(app);
   torchless::cli::registerRunCommand(app);
+  torchless::cli::registerBenchCommand(app);
 
   try {
     app.parse(argc, argv);
