@@ -1,5 +1,7 @@
 #include "ir/function_schema.h"
 
+#include "ir/ir_printer.h"
+
 #include "core/error.h"
 #include "ir/type_parser.h"
 
@@ -90,54 +92,6 @@ TypePtr fakeType(const TypePtr& t) {
   }
 }
 
-/// c10::printQuotedString.
-std::string quoteString(std::string_view str) {
-  std::string out = "\"";
-  for (char ch : str) {
-    switch (ch) {
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\'':
-        out += "\\'";
-        break;
-      case '"':
-        out += "\\\"";
-        break;
-      case '\a':
-        out += "\\a";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      case '\f':
-        out += "\\f";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\v':
-        out += "\\v";
-        break;
-      default: {
-        auto c = static_cast<unsigned char>(ch);
-        if (c >= 0x20 && c < 0x7f) {
-          out += ch;
-        } else {
-          out += fmt::format("\\{:03o}", c);
-        }
-      }
-    }
-  }
-  return out + "\"";
-}
-
 std::string printDouble(double d) {
   int c = std::fpclassify(d);
   if ((c == FP_NORMAL || c == FP_ZERO) && std::abs(d) < 1e10) {
@@ -165,7 +119,7 @@ std::string printSchemaValue(const IValue& v) {
              "j";
     }
     case IValue::Tag::String:
-      return quoteString(v.toStringRef());
+      return quoteIRString(v.toStringRef());
     case IValue::Tag::Device:
       return v.toDevice().str();
     case IValue::Tag::List: {
