@@ -13,8 +13,12 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   llvm-14-tools clang libclang-rt-14-dev
   python3 python3-torch python3-torchvision python3-numpy python3-pytest python3-onnx
-  nodejs npm
 )
+# Node.js runs ONNX Runtime in tests. The machine image may bring its own Node.js (whose
+# package conflicts with Debian's npm); install Debian's only when there is none.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  PACKAGES+=(nodejs npm)
+fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do
