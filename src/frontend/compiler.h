@@ -36,6 +36,10 @@ struct CompileEnv {
   std::function<GraphFunction*(const std::string& qualname)> resolveFunction;
   /// The archive's constants table (`CONSTANTS.c0` is element 0); null outside archives.
   const std::vector<IValue>* constants = nullptr;
+  /// A method of a class that is declared but not compiled yet (`forward` of a submodule
+  /// called before its own class was compiled); may compile it on demand. Optional: without
+  /// it, only methods already added to the ClassType are found.
+  std::function<Function*(const ClassType& cls, const std::string& name)> resolveMethod;
 };
 
 /// Compiles one `def` into a function named `qualname`. For a method, `selfType` is the class

@@ -1,0 +1,470 @@
+// Loads and stores to SSA (torch/csrc/jit/frontend/convert_to_ssa.cpp and
+// inline_loop_condition.cpp in behaviour), then the cleanups PyTorch's compiler runs on every
+// new graph (run_cleanup_passes.cpp): simple tuple lowering, dead code elimination, constant
+// pooling and output canonicalisation. Constant propagation is not run (it needs kernels).
+// See Note [Variables as loads and stores] in emitter.h.
+#include "frontend/emitter.h"
+
+#include "ir/operator_matching.h"
+#include "ir/operator_registry.h"
+
+#include <algorithm>
+#include <numeric>
+#include <sstream>
+#include <unordered_map>
+
+namespace torchless::frontend {
+
+namespace {
+
+Symbol comprehensionScope() { return Symbol::prim("ComprehensionScope"); }
+
+template <typename T>
+struct MiniEnv {
+  std::shared_ptr<MiniEnv> next;
+  std::map<std::string, T> table;  // sorted: definedVariables() order
+  T findInThisFrame(const std::string& n) const {
+    auto it = table.find(n);
+    return it == table.end() ? T() : it->second;
+  }
+  T findInAnyFrame(const std::string& n) const {
+    for (const MiniEnv* e = this; e; e = e->next.get())
+      if (auto r = e->findInThisFrame(n)) return r;
+    return T();
+  }
+};
+
+Node* createStore(Graph& g, const std::string& name, Value* v) {
+  Node* n = g.create(prim::Store, {v}, 0);
+  n->s_(attr::name, name);
+  return n;
+}
+
+Node* createLoad(Graph& g, const std::string& name, const TypePtr& type) {
+  Node* n = g.create(prim::Load, 1);
+  n->s_(attr::name, name);
+  n->output()->setType(type);
+  return n;
+}
+
+struct ControlFlowLoadStores {
+  using Env = MiniEnv<TypePtr>;
+  std::shared_ptr<Env> env;
+
+  static void addBlockInput(Block* b, const TypePtr& type, const std::string& name) {
+    Graph& g = *b->owningGraph();
+    Value* in = b->addInput()->setType(type);
+    if (meaningfulName(name)) in->setDebugName(name);
+    Node* first = b->nodes().empty() ? b->returnNode() : b->nodes().front();
+    createStore(g, name, in)->insertBefore(first);
+  }
+  static void addBlockOutput(Block* b, const TypePtr& type, const std::string& name) {
+    Graph& g = *b->owningGraph();
+    Node* load = createLoad(g, name, type)->insertBefore(b->returnNode());
+    b->registerOutput(load->output());
+  }
+  static void addNodeOutput(Node* n, const TypePtr& type, const std::string& name) {
+    Value* out = n->addOutput()->setType(type);
+    if (meaningfulName(name)) out->setDebugName(name);
+    createStore(*n->owningGraph(), name, out)->insertAfter(n);
+  }
+  static void addNodeInput(Node* n, const TypePtr& type, const std::string& name) {
+    Node* load = createLoad(*n->owningGraph(), name, type)->insertBefore(n);
+    n->addInput(load->output());
+  }
+
+  void addIf(Node* n) {
+    Block* tb = n->blocks()[0];
+    Block* fb = n->blocks()[1];
+    auto tv = addBlock(tb);
+    auto fv = addBlock(fb);
+    std::set<std::string> mutated;
+    for (const auto& [v, t] : tv->table)
+      if (fv->findInAnyFrame(v)) mutated.insert(v);
+    for (const auto& [v, t] : fv->table)
+      if (tv->findInAnyFrame(v)) mutated.insert(v);
+    for (const auto& x : mutated) {
+      TypePtr tt = tv->findInAnyFrame(x), ft = fv->findInAnyFrame(x);
+      auto unified = unifyTypes(tt, ft);
+      if (!unified) continue;
+      addBlockOutput(tb, tt, x);
+      addBlockOutput(fb, ft, x);
+      addNodeOutput(n, *unified, x);
+    }
+  }
+
+  void addLoop(Node* n) {
+    Block* body = n->blocks()[0];
+    auto lv = addBlock(body);
+    for (const auto& [name, blockType] : lv->table) {
+      TypePtr parentType = env ? env->findInAnyFrame(name) : nullptr;
+      if (!parentType) continue;
+      TypePtr unified = unifyTypes(parentType, blockType).value_or(parentType);
+      addNodeInput(n, parentType, name);
+      addBlockInput(body, unified, name);
+      addBlockOutput(body, blockType, name);
+      addNodeOutput(n, unified, name);
+    }
+  }
+
+  std::shared_ptr<Env> addBlock(Block* b) {
+    auto frame = std::make_shared<Env>();
+    frame->next = env;
+    env = frame;
+    for (Node* n : b->nodes()) {
+      if (n->kind() == prim::If) {
+        addIf(n);
+      } else if (n->kind() == prim::Loop) {
+        addLoop(n);
+      } else if (n->kind() == comprehensionScope()) {
+        addBlock(n->blocks()[0]);
+      } else if (n->kind() == prim::Store) {
+        env->table[n->s(attr::name)] = n->input()->type();
+      }
+    }
+    env = frame->next;
+    return frame;
+  }
+};
+
+void inlineLoopCondition(Node* n) {
+  Block* body = n->blocks()[0];
+  Block* preHeader = n->blocks()[1];
+  Block* header = n->addBlock();
+  header->cloneFrom(preHeader, [](Value* v) { return v; });
+  for (auto it = header->nodes().begin(); it != header->nodes().end();) {
+    Node* m = *it++;
+    m->moveBefore(n);
+  }
+  n->insertInput(1, header->outputs()[0]);
+  n->eraseBlock(2);
+  for (auto it = preHeader->nodes().begin(); it != preHeader->nodes().end();) {
+    Node* m = *it++;
+    m->moveBefore(body->returnNode());
+  }
+  body->insertOutput(0, preHeader->outputs()[0]);
+  n->eraseBlock(1);
+}
+
+void inlineLoopConditions(Block* b) {
+  for (Node* n : b->nodes()) {
+    for (Block* sub : n->blocks()) inlineLoopConditions(sub);
+    if (n->kind() == prim::Loop) inlineLoopCondition(n);
+  }
+}
+
+struct EraseLoadStores {
+  using Env = MiniEnv<Value*>;
+  std::shared_ptr<Env> env;
+  void run(Block* b) {
+    auto frame = std::make_shared<Env>();
+    frame->next = env;
+    env = frame;
+    for (auto it = b->nodes().begin(); it != b->nodes().end();) {
+      Node* n = *it++;
+      if (n->kind() == prim::Store) {
+        env->table[n->s(attr::name)] = n->input();
+        n->destroy();
+      } else if (n->kind() == prim::Load) {
+        Value* v = env->findInAnyFrame(n->s(attr::name));
+        TL_INTERNAL_ASSERT(v, "no value for variable {}", n->s(attr::name));
+        n->output()->replaceAllUsesWith(v);
+        n->destroy();
+      } else if (n->kind() == comprehensionScope()) {
+        Block* body = n->blocks()[0];
+        run(body);
+        for (auto bi = body->nodes().begin(); bi != body->nodes().end();) {
+          Node* m = *bi++;
+          m->moveBefore(n);
+        }
+        n->destroy();
+      } else {
+        for (Block* sub : n->blocks()) run(sub);
+      }
+    }
+    env = frame->next;
+  }
+};
+
+// ---- cleanups ------------------------------------------------------------------------------
+
+void lowerSimpleTuples(Block* b) {
+  for (auto it = b->nodes().begin(); it != b->nodes().end();) {
+    Node* n = *it++;
+    for (Block* sub : n->blocks()) lowerSimpleTuples(sub);
+    if (n->inputs().empty()) continue;
+    Node* tc = n->input(0)->node();
+    if (tc->kind() != prim::TupleConstruct) continue;
+    if (n->kind() == prim::TupleUnpack) {
+      for (size_t i = 0; i < n->outputs().size(); ++i)
+        n->output(i)->replaceAllUsesWith(tc->input(i));
+      n->destroy();
+    } else if (n->kind() == prim::TupleIndex) {
+      auto idx = toIValue(n->input(1));
+      if (!idx || !idx->isInt()) continue;
+      int64_t k = idx->toInt();
+      if (k < 0) k += static_cast<int64_t>(tc->inputs().size());
+      n->output()->replaceAllUsesWith(tc->input(static_cast<size_t>(k)));
+      n->destroy();
+    }
+  }
+}
+
+bool hasSideEffects(const Node* n) {
+  static const std::set<Symbol> effects = {
+      prim::Print, prim::RaiseException, prim::SetAttr, prim::CallMethod, prim::CallFunction,
+      prim::Enter, prim::Exit, prim::If, prim::Loop, prim::Uninitialized /* kept when used */};
+  if (effects.count(n->kind()) && n->kind() != prim::Uninitialized) return true;
+  if (n->hasSideEffects()) return true;
+  if (n->kind().ns() == namespaces::prim && n->kind() != prim::Constant) {
+    // prim ops are pure unless the table says otherwise.
+  }
+  if (const OpInfo* op = matchOperator(n, OperatorRegistry::global()))
+    return op->mutates || op->hasSideEffects;
+  return false;
+}
+
+bool blockHasSideEffects(const Block* b) {
+  for (const Node* n : b->nodes()) {
+    if (n->kind() == prim::If || n->kind() == prim::Loop) {
+      for (const Block* sub : n->blocks())
+        if (blockHasSideEffects(sub)) return true;
+    } else if (hasSideEffects(n)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+/// Unused prim::If outputs and loop-carried values whose output and block input are unused,
+/// as PyTorch's dead code elimination removes them.
+void removeDeadControlFlowOutputs(Node* n) {
+  if (n->kind() == prim::If) {
+    for (size_t i = n->outputs().size(); i-- > 0;) {
+      if (n->output(i)->hasUses()) continue;
+      n->eraseOutput(i);
+      for (Block* b : n->blocks()) b->eraseOutput(i);
+    }
+  } else if (n->kind() == prim::Loop) {
+    Block* body = n->blocks()[0];
+    for (size_t i = n->outputs().size(); i-- > 0;) {
+      if (n->output(i)->hasUses() || body->inputs()[1 + i]->hasUses()) continue;
+      n->eraseOutput(i);
+      n->removeInput(2 + i);
+      body->eraseOutput(1 + i);
+      body->eraseInput(1 + i);
+    }
+  }
+}
+
+void eliminateDeadCode(Block* b) {
+  std::vector<Node*> nodes;
+  for (Node* n : b->nodes()) nodes.push_back(n);
+  for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
+    Node* n = *it;
+    if (n->kind() == prim::If || n->kind() == prim::Loop) {
+      removeDeadControlFlowOutputs(n);
+      for (Block* sub : n->blocks()) eliminateDeadCode(sub);
+      removeDeadControlFlowOutputs(n);
+      bool effects = false;
+      for (Block* sub : n->blocks()) effects |= blockHasSideEffects(sub);
+      if (!effects && n->outputs().empty()) n->destroy();
+      continue;
+    }
+    for (Block* sub : n->blocks()) eliminateDeadCode(sub);
+    bool used = false;
+    for (Value* o : n->outputs()) used |= o->hasUses();
+    if (used || !n->blocks().empty() || hasSideEffects(n)) continue;
+    n->destroy();
+  }
+}
+
+/// The folds PyTorch's immutable constant propagation makes on code we emit: aten::device of
+/// a constant string.
+void foldConstants(Block* b) {
+  for (auto it = b->nodes().begin(); it != b->nodes().end();) {
+    Node* n = *it++;
+    for (Block* sub : n->blocks()) foldConstants(sub);
+    if (n->kind() == Symbol::aten("device") && n->inputs().size() == 1) {
+      auto s = toIValue(n->input(0));
+      if (!s || !s->isString()) continue;
+      WithInsertPoint guard(n);
+      Value* c = n->owningGraph()->insertConstant(IValue(Device::parse(s->toStringRef())),
+                                                  n->sourceRange());
+      n->output()->replaceAllUsesWith(c);
+      n->destroy();
+    }
+  }
+}
+
+std::string constantKey(const Node* n) {
+  std::ostringstream s;
+  n->printAttributes(s);
+  s << " : " << n->output()->type()->reprStr();
+  return s.str();
+}
+
+void poolConstants(Block* b, std::unordered_map<std::string, Node*>& seen, Graph& g) {
+  for (auto it = b->nodes().begin(); it != b->nodes().end();) {
+    Node* n = *it++;
+    if (!n->blocks().empty()) {
+      for (Block* sub : n->blocks()) poolConstants(sub, seen, g);
+      continue;
+    }
+    if (n->kind() != prim::Constant) continue;
+    std::string key = constantKey(n);
+    auto found = seen.find(key);
+    if (found != seen.end()) {
+      n->output()->replaceAllUsesWith(found->second->output());
+      n->destroy();
+      continue;
+    }
+    seen.emplace(key, n);
+    Node* first = g.nodes().front();
+    if (n != first) n->moveBefore(first);
+  }
+}
+
+size_t blockDepth(const Node* n) {
+  size_t d = 0;
+  for (const Block* b = n->owningBlock(); b->owningNode(); b = b->owningNode()->owningBlock()) ++d;
+  return d;
+}
+
+size_t blockIndex(const Block* b) {
+  const auto& blocks = b->owningNode()->blocks();
+  return static_cast<size_t>(std::find(blocks.begin(), blocks.end(), b) - blocks.begin());
+}
+
+bool nodeBefore(const Node* a, const Node* b) {
+  if (a == b) return false;
+  if (a == a->owningBlock()->returnNode()) return false;
+  if (b == b->owningBlock()->returnNode()) return true;
+  return a->isBefore(b);
+}
+
+bool isBefore(const Node* n1, const Node* n2) {
+  if (n1 == n2) return false;
+  size_t d1 = blockDepth(n1), d2 = blockDepth(n2);
+  while (d1 > d2) {
+    n1 = n1->owningBlock()->owningNode();
+    --d1;
+  }
+  while (d2 > d1) {
+    n2 = n2->owningBlock()->owningNode();
+    --d2;
+  }
+  while (true) {
+    if (n1->owningBlock() == n2->owningBlock()) return nodeBefore(n1, n2);
+    const Node* p1 = n1->owningBlock()->owningNode();
+    const Node* p2 = n2->owningBlock()->owningNode();
+    if (p1 == p2) return blockIndex(n1->owningBlock()) < blockIndex(n2->owningBlock());
+    n1 = p1;
+    n2 = p2;
+  }
+}
+
+bool useBefore(const Use& a, const Use& b) {
+  if (a.user == b.user) return a.offset < b.offset;
+  return isBefore(a.user, b.user);
+}
+
+std::vector<size_t> sortIndexes(const std::vector<Value*>& values) {
+  std::vector<size_t> idx(values.size());
+  std::iota(idx.begin(), idx.end(), 0);
+  std::vector<std::optional<Use>> first;
+  for (Value* v : values) {
+    if (v->uses().empty()) {
+      first.emplace_back();
+      continue;
+    }
+    Use best = v->uses()[0];
+    for (size_t i = 1; i < v->uses().size(); ++i)
+      if (!useBefore(best, v->uses()[i])) best = v->uses()[i];
+    first.emplace_back(best);
+  }
+  std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
+    if (!first[a] && !first[b]) return a < b;
+    if (!first[a]) return false;
+    if (!first[b]) return true;
+    return useBefore(*first[a], *first[b]);
+  });
+  return idx;
+}
+
+/// Reorders outputs [offset, offset + perm.size()) of a node.
+void permuteNodeOutputs(Node* n, const std::vector<size_t>& perm) {
+  std::vector<Value*> old = n->outputs();
+  for (size_t i : perm) n->addOutput()->copyMetadata(old[i]);
+  for (size_t i = 0; i < old.size(); ++i) {
+    size_t newPos = static_cast<size_t>(std::find(perm.begin(), perm.end(), i) - perm.begin());
+    Value* nv = n->output(old.size() + newPos);
+    std::string name = old[i]->hasDebugName() ? old[i]->debugName() : "";
+    old[i]->replaceAllUsesWith(nv);
+    old[i]->setDebugName("");
+    if (!name.empty()) nv->setDebugName(name);
+  }
+  for (size_t i = old.size(); i-- > 0;) n->eraseOutput(i);
+}
+
+void permuteBlockOutputs(Block* b, size_t offset, const std::vector<size_t>& perm) {
+  std::vector<Value*> old = b->outputs();
+  for (size_t i = 0; i < perm.size(); ++i) b->replaceOutput(offset + i, old[offset + perm[i]]);
+}
+
+void permuteBlockInputs(Block* b, size_t offset, const std::vector<size_t>& perm) {
+  std::vector<Value*> old = b->inputs();
+  size_t n = perm.size();
+  std::vector<Value*> fresh;
+  for (size_t i = 0; i < n; ++i) fresh.push_back(b->addInput()->setType(old[offset + perm[i]]->type()));
+  for (size_t i = 0; i < n; ++i) {
+    Value* o = old[offset + perm[i]];
+    std::string name = o->hasDebugName() ? o->debugName() : "";
+    o->replaceAllUsesWith(fresh[i]);
+    o->setDebugName("");
+    if (!name.empty()) fresh[i]->setDebugName(name);
+  }
+  for (size_t i = offset + n; i-- > offset;) b->eraseInput(i);
+}
+
+void canonicalizeOutputs(Block* b) {
+  std::vector<Node*> nodes;
+  for (Node* n : b->nodes()) nodes.push_back(n);
+  for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
+    Node* n = *it;
+    if (n->kind() == prim::If && n->outputs().size() > 1) {
+      auto perm = sortIndexes(n->outputs());
+      if (!std::is_sorted(perm.begin(), perm.end())) {
+        for (Block* sub : n->blocks()) permuteBlockOutputs(sub, 0, perm);
+        permuteNodeOutputs(n, perm);
+      }
+    } else if (n->kind() == prim::Loop && n->outputs().size() > 1) {
+      auto perm = sortIndexes(n->outputs());
+      if (!std::is_sorted(perm.begin(), perm.end())) {
+        Block* body = n->blocks()[0];
+        std::vector<Value*> inputs = n->inputs();
+        for (size_t i = 0; i < perm.size(); ++i) n->replaceInput(2 + i, inputs[2 + perm[i]]);
+        permuteBlockOutputs(body, 1, perm);
+        permuteBlockInputs(body, 1, perm);
+        permuteNodeOutputs(n, perm);
+      }
+    }
+    for (Block* sub : n->blocks()) canonicalizeOutputs(sub);
+  }
+}
+
+}  // namespace
+
+void convertToSSA(Graph& graph) {
+  ControlFlowLoadStores().addBlock(graph.block());
+  inlineLoopConditions(graph.block());
+  EraseLoadStores().run(graph.block());
+  lowerSimpleTuples(graph.block());
+  foldConstants(graph.block());
+  eliminateDeadCode(graph.block());
+  std::unordered_map<std::string, Node*> seen;
+  poolConstants(graph.block(), seen, graph);
+  canonicalizeOutputs(graph.block());
+}
+
+}  // namespace torchless::frontend

@@ -1,0 +1,824 @@
+// The IR emitter: functions, statements, scopes and control flow. Expressions are in
+// emit_expr.cpp, the SSA conversion in convert_to_ssa.cpp. See Note [Variables as loads and
+// stores] and Note [Early exits] in emitter.h.
+#include "frontend/emitter.h"
+
+#include "ir/operator_registry.h"
+
+#include <limits>
+
+namespace torchless::frontend {
+
+bool meaningfulName(const std::string& name) {
+  if (name.empty() || name[0] == '$') return false;
+  if (name[0] != '_') return true;
+  for (size_t i = 1; i < name.size(); ++i) {
+    if (!isdigit(static_cast<unsigned char>(name[i]))) return true;
+  }
+  return false;
+}
+
+RefinementSet RefinementSet::conjunction(const RefinementSet& rhs) const {
+  RefinementSet out;
+  out.whenTrue = whenTrue;
+  for (const auto& r : rhs.whenTrue) out.whenTrue.push_back(r);
+  for (const auto& a : whenFalse)
+    for (const auto& b : rhs.whenFalse)
+      if (a.name == b.name && *a.type == *b.type) out.whenFalse.push_back(a);
+  return out;
+}
+
+RefinementSet RefinementSet::disjunction(const RefinementSet& rhs) const {
+  return negated().conjunction(rhs.negated()).negated();
+}
+
+std::vector<Stmt> toVector(const List<Stmt>& stmts) {
+  std::vector<Stmt> out;
+  for (Stmt s : stmts) out.push_back(s);
+  return out;
+}
+
+namespace {
+/// Every path ends in return / break / continue.
+bool alwaysJumps(const std::vector<Stmt>& stmts) {
+  if (stmts.empty()) return false;
+  const Stmt& last = stmts.back();
+  switch (last.kind()) {
+    case TreeKind::Return:
+    case TreeKind::Break:
+    case TreeKind::Continue:
+      return true;
+    case TreeKind::If: {
+      If i(last.tree());
+      return alwaysJumps(toVector(i.trueBranch())) && alwaysJumps(toVector(i.falseBranch()));
+    }
+    default:
+      return false;
+  }
+}
+}  // namespace
+
+bool alwaysReturns(const std::vector<Stmt>& stmts) { return alwaysJumps(stmts); }
+
+bool containsExit(const std::vector<Stmt>& stmts, TreeKind kind) {
+  for (const Stmt& s : stmts) {
+    if (s.kind() == kind) return true;
+    if (s.kind() == TreeKind::If) {
+      If i(s.tree());
+      if (containsExit(toVector(i.trueBranch()), kind) ||
+          containsExit(toVector(i.falseBranch()), kind))
+        return true;
+    } else if (s.kind() == TreeKind::With) {
+      if (containsExit(toVector(With(s.tree()).body()), kind)) return true;
+    } else if (kind == TreeKind::Return &&
+               (s.kind() == TreeKind::For || s.kind() == TreeKind::While)) {
+      List<Stmt> body = s.kind() == TreeKind::For ? For(s.tree()).body() : While(s.tree()).body();
+      if (containsExit(toVector(body), kind)) return true;
+    }
+  }
+  return false;
+}
+
+Emitter::Emitter(const CompileEnv& env, TypePtr selfType, std::shared_ptr<Graph> graph)
+    : env_(env), selfType_(std::move(selfType)), graph_(std::move(graph)) {
+  pushFrame(graph_->block());
+}
+
+void Emitter::pushFrame(Block* b) { frames_.push_back(Frame{b, {}, {}, {}}); }
+
+Emitter::Frame Emitter::popFrame() {
+  Frame f = std::move(frames_.back());
+  frames_.pop_back();
+  return f;
+}
+
+TypePtr Emitter::findVarType(const std::string& name, size_t fromFrame) const {
+  size_t top = std::min(fromFrame, frames_.size());
+  for (size_t i = top; i-- > 0;) {
+    auto it = frames_[i].types.find(name);
+    if (it != frames_[i].types.end()) return it->second;
+    if (frames_[i].sugared.count(name)) return nullptr;
+  }
+  return nullptr;
+}
+
+void Emitter::setValue(const SourceRange& loc, const std::string& name, Value* v,
+                       const TypePtr& annotated) {
+  // Reassigning a variable of an enclosing block must keep its type.
+  if (frames_.size() > 1 && !frame().types.count(name)) {
+    if (TypePtr parent = findVarType(name, frames_.size() - 1)) {
+      if (annotated)
+        throwErrorAt(loc, "Attempting to declare and annotate the type of variable '" + name +
+                              "' but it is already defined in an outer block");
+      TypePtr parentType = unshapedType(parent);
+      v = tryConvertToType(loc, *graph_, parentType, v, true);
+      if (!v->type()->isSubtypeOf(*parentType))
+        throwErrorAt(loc, "Variable '" + name + "' previously had type " + parent->reprStr() +
+                              " but is now being assigned to a value of type " +
+                              v->type()->reprStr());
+    }
+  }
+  if (!v->hasDebugName() && meaningfulName(name) &&
+      v->node()->owningBlock() == graph_->insertPointBlock())
+    v->setDebugName(name);
+  Node* store = graph_->create(prim::Store, {v}, 0);
+  store->s_(attr::name, name);
+  insert(store, loc);
+  frame().types[name] = annotated ? annotated : v->type();
+  frame().sugared.erase(name);
+  frame().errors.erase(name);
+}
+
+void Emitter::setVar(const SourceRange& loc, const std::string& name, const SugaredValuePtr& value,
+                     const TypePtr& annotated) {
+  if (auto simple = std::dynamic_pointer_cast<SimpleValue>(value)) {
+    setValue(loc, name, simple->value(), annotated);
+    return;
+  }
+  if (frames_.size() > 1 && findVarType(name, frames_.size() - 1))
+    throwErrorAt(loc, "Cannot re-assign '" + name + "' to a value of type " + value->kind() +
+                          " because " + name +
+                          " is not a first-class value.  Only reassignments to first-class "
+                          "values are allowed");
+  frame().sugared[name] = value;
+  frame().types.erase(name);
+}
+
+void Emitter::removeVar(const SourceRange& loc, const std::string& name) {
+  bool found = false;
+  for (auto& f : frames_) {
+    found |= f.types.erase(name) > 0;
+    found |= f.sugared.erase(name) > 0;
+  }
+  if (!found) throwErrorAt(loc, "undefined value " + name);
+}
+
+Value* Emitter::getVar(const SourceRange& loc, const std::string& name) {
+  return getSugaredVar(loc, name)->asValue(loc, *this);
+}
+
+Value* Emitter::builtin(const SourceRange& loc, const std::string& qualName,
+                        const std::vector<Value*>& args, const std::vector<NamedValue>& kwargs) {
+  return emitBuiltinCall(loc, *graph_, Symbol::fromQualString(qualName), toNamedValues(loc, args),
+                         kwargs);
+}
+
+// ---- statements ----------------------------------------------------------------------------
+
+void Emitter::emitStatements(const List<Stmt>& stmts) { emitStatements(toVector(stmts), 0); }
+
+void Emitter::insertRefinements(const SourceRange& loc, const std::vector<Refinement>& refs) {
+  for (const Refinement& r : refs) {
+    TypePtr current = findVarType(r.name);
+    if (!current) continue;
+    Value* v = getVar(loc, r.name);
+    if (*v->type() != *r.type) {
+      Value* cast = insert(graph_->createUncheckedCast(v, r.type), loc)->output();
+      setValue(loc, r.name, cast);
+    }
+  }
+}
+
+void Emitter::emitIfElseBlocks(const SourceRange& loc, const CondValue& cond,
+                               const std::vector<Stmt>& trueBranch,
+                               const std::vector<Stmt>& falseBranch) {
+  if (cond.staticIf) {
+    if (*cond.staticIf) {
+      insertRefinements(loc, cond.refinements.whenTrue);
+      emitStatements(trueBranch, 0);
+    } else {
+      emitStatements(falseBranch, 0);
+    }
+    return;
+  }
+  Block* outer = graph_->insertPointBlock();
+  Node* n = insert(graph_->create(prim::If, {cond.value}, 0), loc);
+  Block* tb = n->addBlock();
+  Block* fb = n->addBlock();
+  auto emitBranch = [&](Block* b, const std::vector<Stmt>& stmts,
+                        const std::vector<Refinement>& refs) {
+    pushFrame(b);
+    WithInsertPoint guard(b);
+    insertRefinements(loc, refs);
+    emitStatements(stmts, 0);
+    return popFrame();
+  };
+  Frame tf = emitBranch(tb, trueBranch, cond.refinements.whenTrue);
+  Frame ff = emitBranch(fb, falseBranch, cond.refinements.whenFalse);
+
+  bool tRaise = exitBlocks_.count(tb) > 0, fRaise = exitBlocks_.count(fb) > 0;
+  bool tRet = returnBlocks_.count(tb) > 0, fRet = returnBlocks_.count(fb) > 0;
+  bool tExit = tRaise || tRet, fExit = fRaise || fRet;
+  if (tExit && fExit) {
+    if (tRet || fRet) returnBlocks_.insert(outer);
+    else exitBlocks_.insert(outer);
+  }
+
+  std::set<std::string> mutated;
+  for (const auto& [v, t] : tf.types) {
+    bool otherExits = v == "$return" ? fRaise : fExit;
+    if (ff.types.count(v) || findVarType(v) || otherExits) mutated.insert(v);
+    else frame().errors[v] = v + " is not defined in the false branch";
+  }
+  for (const auto& [v, t] : ff.types) {
+    bool otherExits = v == "$return" ? tRaise : tExit;
+    if (tf.types.count(v) || findVarType(v) || otherExits) mutated.insert(v);
+    else frame().errors[v] = v + " is not defined in the true branch";
+  }
+  for (const std::string& x : mutated) {
+    bool te = x == "$return" ? tRaise : tExit;
+    bool fe = x == "$return" ? fRaise : fExit;
+    TypePtr tt, ft;
+    if (!te) tt = tf.types.count(x) ? tf.types.at(x) : findVarType(x);
+    if (!fe) ft = ff.types.count(x) ? ff.types.at(x) : findVarType(x);
+    if (te && fe) continue;
+    auto fill = [&](Block* b, const TypePtr& type) {
+      WithInsertPoint guard(b);
+      Value* u = insert(graph_->createUninitialized(type), loc)->output();
+      Node* store = graph_->create(prim::Store, {u}, 0);
+      store->s_(attr::name, x);
+      insert(store, loc);
+    };
+    if (te) {
+      fill(tb, ft);
+      tt = ft;
+    } else if (fe) {
+      fill(fb, tt);
+      ft = tt;
+    }
+    if (!tt || !ft) continue;
+    TypePtr full = findVarType(x);
+    bool defaultToUnion = full && (full->kind() == TypeKind::UnionType ||
+                                   full->kind() == TypeKind::OptionalType ||
+                                   full->kind() == TypeKind::NumberType);
+    auto unified = unifyTypes(tt, ft, defaultToUnion);
+    if (!unified) {
+      std::string msg = "Type mismatch: " + x + " is set to type " + tt->reprStr() +
+                        " in the true branch and type " + ft->reprStr() + " in the false branch";
+      if (findVarType(x)) throwErrorAt(loc, msg);
+      frame().errors[x] = msg;
+      continue;
+    }
+    frame().types[x] = *unified;
+    frame().errors.erase(x);
+  }
+}
+
+void Emitter::emitStatements(const std::vector<Stmt>& stmts, size_t begin) {
+  Block* block = graph_->insertPointBlock();
+  for (size_t i = begin; i < stmts.size(); ++i) {
+    if (exitBlocks_.count(block) || returnBlocks_.count(block)) return;  // dead code
+    const Stmt& stmt = stmts[i];
+    switch (stmt.kind()) {
+      case TreeKind::If: {
+        If s(stmt.tree());
+        std::vector<Stmt> tb = toVector(s.trueBranch()), fb = toVector(s.falseBranch());
+        bool tj = alwaysJumps(tb), fj = alwaysJumps(fb);
+        bool takesRest = tj != fj && i + 1 < stmts.size();
+        if (takesRest) {
+          // Note [Early exits]: the rest of this block runs only on the branch that goes on.
+          std::vector<Stmt>& goesOn = tj ? fb : tb;
+          goesOn.insert(goesOn.end(), stmts.begin() + static_cast<long>(i) + 1, stmts.end());
+        }
+        CondValue cond = emitCondExpr(s.cond());
+        emitIfElseBlocks(s.range(), cond, tb, fb);
+        // A branch that raises or returns refines what holds afterwards (`if x is None: raise`).
+        if (!cond.staticIf && !takesRest) {
+          Node* ifNode = graph_->insertPoint()->prev();
+          if (ifNode->kind() == prim::If) {
+            bool tExit = exitBlocks_.count(ifNode->blocks()[0]) > 0;
+            bool fExit = exitBlocks_.count(ifNode->blocks()[1]) > 0;
+            if (tExit && !fExit) insertRefinements(s.range(), cond.refinements.whenFalse);
+            else if (fExit && !tExit) insertRefinements(s.range(), cond.refinements.whenTrue);
+          }
+        }
+        if (takesRest) return;
+        break;
+      }
+      case TreeKind::While: {
+        While s(stmt.tree());
+        emitLoopCommon(s.range(), nullptr, std::nullopt, toVector(s.body()), s.cond());
+        break;
+      }
+      case TreeKind::For:
+        emitFor(For(stmt.tree()));
+        break;
+      case TreeKind::Assign:
+        emitAssignment(Assign(stmt.tree()));
+        break;
+      case TreeKind::AugAssign:
+        emitAugAssign(AugAssign(stmt.tree()));
+        break;
+      case TreeKind::ExprStmt: {
+        ExprStmt s(stmt.tree());
+        emitSugaredExpr(s.expr(), 0);
+        break;
+      }
+      case TreeKind::Pass:
+        break;
+      case TreeKind::Return: {
+        Return r(stmt.tree());
+        if (loopDepth_ > 0)
+          throwErrorAt(r.range(), "return statements inside loops are not supported yet");
+        Value* v;
+        if (r.value().present()) {
+          v = emitExpr(r.value().get(), declaredReturn_);
+        } else {
+          v = graph_->insertConstant(IValue());
+        }
+        if (declaredReturn_) {
+          if (!(v->type()->isSubtypeOf(*TensorType::get()) &&
+                v->type()->isSubtypeOf(*NoneType::get())))
+            v = tryConvertToType(r.range(), *graph_, declaredReturn_, v, true);
+          if (!v->type()->isSubtypeOf(*declaredReturn_))
+            throwErrorAt(r.range(), "Return value was annotated as having type " +
+                                        declaredReturn_->reprStr() +
+                                        " but is actually of type " + v->type()->reprStr());
+        } else {
+          TypePtr merged = mergedReturn_ ? mergedReturn_ : v->type();
+          auto u = unifyTypes(merged, v->type());
+          if (!u)
+            throwErrorAt(r.range(), "Previous return statement returned a value of type " +
+                                        merged->reprStr() +
+                                        " but this return statement returns a value of type " +
+                                        v->type()->reprStr());
+          mergedReturn_ = *u;
+        }
+        setValue(r.range(), "$return", v);
+        returnBlocks_.insert(block);
+        return;
+      }
+      case TreeKind::Raise: {
+        Raise r(stmt.tree());
+        Value* msg;
+        Value* cls;
+        if (!r.exception().present()) throwErrorAt(r.range(), "bare raise is not supported");
+        auto sv = emitSugaredExpr(r.exception().get(), 1);
+        if (auto em = std::dynamic_pointer_cast<ExceptionMessageValue>(sv)) {
+          msg = em->message_;
+          cls = em->qualifiedClassName_;
+        } else if (auto ev = std::dynamic_pointer_cast<ExceptionValue>(sv)) {
+          msg = constant(IValue(std::string()), r.range());
+          cls = constant(IValue("builtins." + ev->name_), r.range());
+        } else {
+          throwErrorAt(r.range(), "exceptions must derive from BaseException");
+        }
+        if (!msg->type()->isSubtypeOf(*StringType::get())) msg = builtin(r.range(), "aten::str", {msg});
+        insert(graph_->create(prim::RaiseException, {msg, cls}, 0), r.range());
+        exitBlocks_.insert(block);
+        return;
+      }
+      case TreeKind::Assert: {
+        Assert a(stmt.tree());
+        CondValue cond = emitCondExpr(a.test());
+        // if cond: pass  else: raise AssertionError(msg)
+        Block* before = graph_->insertPointBlock();
+        (void)before;
+        if (cond.staticIf && *cond.staticIf) break;
+        Node* n = insert(graph_->create(prim::If, {cond.value}, 0), a.range());
+        n->addBlock();
+        Block* fb = n->addBlock();
+        {
+          pushFrame(fb);
+          WithInsertPoint guard(fb);
+          Value* msg;
+          if (!a.msg().present()) {
+            msg = constant(IValue(std::string("AssertionError: ")), a.range());
+          } else if (a.msg().get().kind() == TreeKind::StringLiteral) {
+            msg = constant(IValue("AssertionError: " + StringLiteral(a.msg().get().tree()).text()),
+                           a.msg().get().range());
+          } else {
+            Value* m = emitExpr(a.msg().get());
+            msg = builtin(a.range(), "aten::format",
+                          {constant(IValue(std::string("AssertionError: {}")), a.range()), m});
+          }
+          Value* none = graph_->insertConstant(IValue());
+          insert(graph_->create(prim::RaiseException, {msg, none}, 0), a.range());
+          exitBlocks_.insert(fb);
+          popFrame();
+        }
+        insertRefinements(a.range(), cond.refinements.whenTrue);
+        break;
+      }
+      case TreeKind::Break:
+      case TreeKind::Continue: {
+        if (loopDepth_ == 0 || loopHasBreak_.empty())
+          throwErrorAt(stmt.range(), std::string(stmt.kind() == TreeKind::Break ? "break" : "continue") +
+                                         " outside of a loop");
+        if (stmt.kind() == TreeKind::Break)
+          setValue(stmt.range(), "$continue", constant(IValue(false), stmt.range()));
+        return;  // Note [Early exits]: the rest of the body was moved into the other branch
+      }
+      case TreeKind::Delete: {
+        Delete d(stmt.tree());
+        for (Expr target : d.targets()) {
+          if (target.kind() == TreeKind::Var) {
+            removeVar(target.range(), Var(target.tree()).name().name());
+          } else if (target.kind() == TreeKind::Subscript) {
+            Subscript sub(target.tree());
+            if (sub.subscriptExprs().size() != 1)
+              throwErrorAt(target.range(), "del with more than one index is not supported");
+            Value* obj = emitExpr(sub.value());
+            Value* idx = emitExpr(sub.subscriptExprs()[0]);
+            if (obj->type()->kind() == TypeKind::ClassType) {
+              MethodValue(obj, "__delitem__").call(target.range(), *this,
+                                                   {NamedValue{target.range(), "", idx}}, {}, 0);
+            } else {
+              builtin(target.range(), "aten::Delete", {obj, idx});
+            }
+          } else {
+            throwErrorAt(target.range(), "del statements are only supported for deleting list "
+                                         "and dict items and variables");
+          }
+        }
+        break;
+      }
+      case TreeKind::With: {
+        With w(stmt.tree());
+        std::vector<Value*> entered;
+        for (WithItem item : w.items()) {
+          Value* obj = emitExpr(item.target());
+          const auto* cls = obj->type()->cast<ClassType>();
+          if (!cls)
+            throwErrorAt(item.range(), "With item expression must return an object");
+          TypePtr enterType = NoneType::get();
+          if (auto* fn = dynamic_cast<GraphFunction*>(cls->findMethod("__enter__"))) {
+            if (!fn->schema().returns().empty()) enterType = fn->schema().returns()[0].type();
+          }
+          Node* enter = insert(graph_->create(prim::Enter, {obj}, 1), item.range());
+          enter->output()->setType(enterType);
+          if (item.var().present())
+            emitExprsAssign(item.var().get(), std::make_shared<SimpleValue>(enter->output()),
+                            item.range());
+          entered.push_back(obj);
+        }
+        emitStatements(w.body());
+        for (auto it = entered.rbegin(); it != entered.rend(); ++it) {
+          Node* exit = insert(graph_->create(prim::Exit, {*it}, 1), w.range());
+          exit->output()->setType(AnyType::get());
+        }
+        break;
+      }
+      case TreeKind::Def:
+        throwErrorAt(stmt.range(), "nested function definitions are only supported for fork, "
+                                   "which torchless does not compile");
+      case TreeKind::ClassDef:
+        throwErrorAt(stmt.range(), "class definitions are not supported inside functions");
+      case TreeKind::Import:
+      case TreeKind::ImportFrom:
+        throwErrorAt(stmt.range(), "import statements are not supported inside functions");
+      default:
+        throwErrorAt(stmt.range(), std::string("unsupported statement ") +
+                                       treeKindEnumName(stmt.kind()));
+    }
+  }
+}
+
+void Emitter::emitLoopCommon(const SourceRange& loc, const SugaredValuePtr& iterable,
+                             const std::optional<Expr>& target, const std::vector<Stmt>& body,
+                             const std::optional<Expr>& cond) {
+  bool hasBreak = containsExit(body, TreeKind::Break);
+  if (containsExit(body, TreeKind::Return))
+    throwErrorAt(loc, "return statements inside loops are not supported yet");
+  emitLoop(loc, iterable, target, [&] { emitStatements(body, 0); }, cond, hasBreak);
+}
+
+void Emitter::emitLoop(const SourceRange& loc, const SugaredValuePtr& iterable,
+                       const std::optional<Expr>& target, const std::function<void()>& body,
+                       const std::optional<Expr>& cond, bool hasBreak) {
+  if (hasBreak) setValue(loc, "$continue", constant(IValue(true), loc));
+  Value* maxTrip;
+  if (iterable) {
+    maxTrip = iterable->len(loc, *this);
+  } else {
+    maxTrip = constant(IValue(std::numeric_limits<int64_t>::max()), loc);
+  }
+  Node* n = insert(graph_->create(prim::Loop, 0), loc);
+  Block* bodyBlock = n->addBlock();
+  {
+    Block* condBlock = n->addBlock();
+    pushFrame(condBlock);
+    Value* out;
+    if (cond || hasBreak) {
+      WithInsertPoint guard(condBlock);
+      if (hasBreak && cond) {
+        Value* flag = getVar(loc, "$continue");
+        Node* ifn = insert(graph_->create(prim::If, {flag}, 0), loc);
+        Block* t = ifn->addBlock();
+        Block* f = ifn->addBlock();
+        {
+          WithInsertPoint g2(t);
+          t->registerOutput(emitToBool(cond->range(), emitExpr(*cond)));
+        }
+        {
+          WithInsertPoint g2(f);
+          f->registerOutput(constant(IValue(false), loc));
+        }
+        out = ifn->addOutput()->setType(BoolType::get());
+      } else if (hasBreak) {
+        out = getVar(loc, "$continue");
+      } else {
+        out = emitToBool(cond->range(), emitExpr(*cond));
+      }
+    } else {
+      WithInsertPoint guard(n);
+      out = constant(IValue(true), loc);
+    }
+    condBlock->registerOutput(out);
+    popFrame();
+  }
+  n->addInput(maxTrip);
+  Value* tripCount = bodyBlock->addInput()->setType(IntType::get());
+  ++loopDepth_;
+  loopHasBreak_.push_back(hasBreak);
+  {
+    pushFrame(bodyBlock);
+    WithInsertPoint guard(bodyBlock);
+    if (iterable && target) {
+      SugaredValuePtr elem = iterable->getitem(loc, *this, tripCount);
+      emitExprsAssign(*target, elem, target->range());
+    }
+    body();
+    popFrame();
+  }
+  loopHasBreak_.pop_back();
+  --loopDepth_;
+  returnBlocks_.erase(bodyBlock);
+}
+
+void Emitter::emitFor(const For& stmt) {
+  SugaredValuePtr sv = emitSugaredExpr(stmt.iter(), 1);
+  SugaredValuePtr iterable = sv->iter(stmt.iter().range(), *this);
+  std::vector<Stmt> body = toVector(stmt.body());
+  if (iterable->shouldUnroll()) {
+    if (containsExit(body, TreeKind::Break) || containsExit(body, TreeKind::Continue))
+      throwErrorAt(stmt.range(), "break and continue are not supported in unrolled loops "
+                                 "(over tuples and module lists)");
+    auto elems = iterable->asTuple(stmt.iter().range(), *this, std::nullopt);
+    for (const auto& elem : elems) {
+      emitExprsAssign(stmt.target(), elem, stmt.target().range());
+      emitStatements(body, 0);
+    }
+    return;
+  }
+  emitLoopCommon(stmt.range(), iterable, stmt.target(), body, std::nullopt);
+}
+
+// ---- assignment ----------------------------------------------------------------------------
+
+void Emitter::emitExprsAssign(const Expr& lhs, const SugaredValuePtr& rhs, const SourceRange& loc,
+                              const TypePtr& annotated) {
+  switch (lhs.kind()) {
+    case TreeKind::Var:
+      setVar(lhs.range(), Var(lhs.tree()).name().name(), rhs, annotated);
+      return;
+    case TreeKind::TupleLiteral:
+    case TreeKind::ListLiteral: {
+      auto targets = SequenceLiteral(lhs.tree()).inputs();
+      size_t n = targets.size();
+      std::optional<size_t> starAt;
+      for (size_t i = 0; i < n; ++i) {
+        if (targets[i].kind() == TreeKind::Starred) {
+          if (starAt) throwErrorAt(targets[i].range(), "Only one starred expression is allowed on the lhs");
+          starAt = i;
+        }
+      }
+      auto elems = rhs->asTuple(loc, *this, starAt ? std::nullopt : std::optional<size_t>(n));
+      if (!starAt && elems.size() != n)
+        throwErrorAt(loc, (elems.size() < n ? "need " + std::to_string(n) +
+                                                  " values to unpack but found only " +
+                                                  std::to_string(elems.size())
+                                            : "too many values to unpack: need " +
+                                                  std::to_string(n) + " but found " +
+                                                  std::to_string(elems.size())));
+      if (starAt && elems.size() < n - 1)
+        throwErrorAt(loc, "need at least " + std::to_string(n - 1) + " values to unpack but found only " +
+                              std::to_string(elems.size()));
+      size_t e = 0;
+      for (size_t i = 0; i < n; ++i) {
+        if (starAt && i == *starAt) {
+          size_t count = elems.size() - (n - 1);
+          std::vector<Value*> vals;
+          for (size_t k = 0; k < count; ++k) vals.push_back(elems[e++]->asValue(loc, *this));
+          Value* tup = insert(graph_->createTuple(vals), loc)->output();
+          emitExprsAssign(Starred(targets[i].tree()).expr(), std::make_shared<SimpleValue>(tup),
+                          loc);
+        } else {
+          emitExprsAssign(targets[i], elems[e++], loc);
+        }
+      }
+      return;
+    }
+    case TreeKind::Select: {
+      Select s(lhs.tree());
+      Value* obj = emitExpr(s.value());
+      const std::string& field = s.selector().name();
+      const auto* cls = obj->type()->cast<ClassType>();
+      if (!cls) throwErrorAt(lhs.range(), "Tried to set an attribute on a non-object value of type " +
+                                              obj->type()->reprStr());
+      const ClassType::Attribute* a = cls->findAttribute(field);
+      if (!a)
+        throwErrorAt(lhs.range(), "Tried to set nonexistent attribute: " + field +
+                                      ". Did you forget to initialize it in __init__()?");
+      Value* v = rhs->asValue(loc, *this);
+      v = tryConvertToType(loc, *graph_, a->type, v, true);
+      if (!v->type()->isSubtypeOf(*a->type))
+        throwErrorAt(loc, "Wrong type for attribute assignment. Expected " + a->type->reprStr() +
+                              " but got " + v->type()->reprStr());
+      insert(graph_->createSetAttr(obj, field, v), loc);
+      return;
+    }
+    case TreeKind::Subscript:
+      emitSubscriptAssign(loc, Subscript(lhs.tree()), rhs->asValue(loc, *this));
+      return;
+    case TreeKind::Starred:
+      throwErrorAt(lhs.range(), "Starred unpacking is only allowed inside a tuple or list");
+    default:
+      throwErrorAt(lhs.range(), std::string("unexpected expression on left-hand side of assignment: ") +
+                                    treeKindEnumName(lhs.kind()));
+  }
+}
+
+void Emitter::emitAssignment(const Assign& stmt) {
+  TypePtr annotated;
+  if (stmt.type().present()) annotated = parseType(stmt.type().get());
+  if (!stmt.rhs().present()) {
+    if (!annotated || stmt.lhs().kind() != TreeKind::Var)
+      throwErrorAt(stmt.range(), "a declaration needs a variable name and a type");
+    return;  // a bare declaration `x : T` declares nothing at run time
+  }
+  auto lhsList = stmt.lhsList();
+  if (lhsList.size() == 1 && lhsList[0].kind() != TreeKind::TupleLiteral &&
+      lhsList[0].kind() != TreeKind::ListLiteral) {
+    SugaredValuePtr rhs;
+    if (annotated) {
+      Value* v = emitExpr(stmt.rhs().get(), annotated);
+      v = tryConvertToType(stmt.rhs().get().range(), *graph_, annotated, v, true);
+      if (!v->type()->isSubtypeOf(*annotated))
+        throwErrorAt(stmt.rhs().get().range(),
+                     "Variable '" + std::string(lhsList[0].range().text()) + "' is annotated with type " +
+                         annotated->reprStr() + " but is being assigned to a value of type " +
+                         v->type()->reprStr());
+      rhs = std::make_shared<SimpleValue>(v);
+    } else {
+      rhs = emitSugaredExpr(stmt.rhs().get(), 1);
+    }
+    emitExprsAssign(lhsList[0], rhs, stmt.rhs().get().range(), annotated);
+    return;
+  }
+  // Tuple targets or chained assignment: evaluate once, assign to each target.
+  size_t binders = 1;
+  if (lhsList[0].kind() == TreeKind::TupleLiteral || lhsList[0].kind() == TreeKind::ListLiteral)
+    binders = SequenceLiteral(lhsList[0].tree()).inputs().size();
+  SugaredValuePtr rhs = emitSugaredExpr(stmt.rhs().get(), binders);
+  for (Expr lhs : lhsList) emitExprsAssign(lhs, rhs, stmt.rhs().get().range(), annotated);
+}
+
+namespace {
+const char* augOpName(TreeKind op, bool inplace) {
+  switch (op) {
+    case TreeKind::Add: return inplace ? "aten::add_" : "aten::add";
+    case TreeKind::Sub: return inplace ? "aten::sub_" : "aten::sub";
+    case TreeKind::Div: return inplace ? "aten::div_" : "aten::div";
+    case TreeKind::Mul: return inplace ? "aten::mul_" : "aten::mul";
+    case TreeKind::Mod: return inplace ? "aten::fmod_" : "aten::fmod";
+    case TreeKind::BitOr: return inplace ? "aten::bitwise_or" : "aten::__or__";
+    case TreeKind::BitAnd: return inplace ? "aten::bitwise_and" : "aten::__and__";
+    case TreeKind::BitXor: return inplace ? "aten::bitwise_xor" : "aten::__xor__";
+    case TreeKind::LShift: return inplace ? "aten::__ilshift__" : "aten::__lshift__";
+    case TreeKind::RShift: return inplace ? "aten::__irshift__" : "aten::__rshift__";
+    case TreeKind::Pow: return "aten::pow";
+    case TreeKind::FloorDiv: return "aten::floordiv";
+    case TreeKind::MatMul: return "aten::matmul";
+    default: return nullptr;
+  }
+}
+}  // namespace
+
+void Emitter::emitAugAssign(const AugAssign& stmt) {
+  auto compute = [&](Value* lhsValue) -> Value* {
+    if (lhsValue->type()->kind() == TypeKind::ClassType) {
+      static const std::map<TreeKind, std::string> magic = {
+          {TreeKind::Add, "__iadd__"}, {TreeKind::Sub, "__isub__"}, {TreeKind::Mul, "__imul__"},
+          {TreeKind::Div, "__itruediv__"}};
+      auto it = magic.find(stmt.augOp());
+      if (it == magic.end()) throwErrorAt(stmt.range(), "unsupported augmented assignment on an object");
+      Value* rhs = emitExpr(stmt.rhs());
+      return MethodValue(lhsValue, it->second)
+          .call(stmt.range(), *this, {NamedValue{stmt.rhs().range(), "", rhs}}, {}, 1)
+          ->asValue(stmt.range(), *this);
+    }
+    bool inplace = lhsValue->type()->isSubtypeOf(*TensorType::get()) ||
+                   lhsValue->type()->kind() == TypeKind::ListType;
+    const char* op = augOpName(stmt.augOp(), inplace);
+    if (!op) throwErrorAt(stmt.range(), "unsupported augmented assignment operator");
+    Value* rhs = emitExpr(stmt.rhs());
+    return emitBuiltinCall(stmt.range(), *graph_, Symbol::fromQualString(op),
+                           {NamedValue{stmt.lhs().range(), "", lhsValue},
+                            NamedValue{stmt.rhs().range(), "", rhs}},
+                           {});
+  };
+  Expr lhs = stmt.lhs();
+  switch (lhs.kind()) {
+    case TreeKind::Var: {
+      Value* result = compute(emitExpr(lhs));
+      setValue(lhs.range(), Var(lhs.tree()).name().name(), result);
+      return;
+    }
+    case TreeKind::Select: {
+      Select s(lhs.tree());
+      Value* obj = emitExpr(s.value());
+      Value* cur = makeSugared(obj)->attr(lhs.range(), *this, s.selector().name())->asValue(lhs.range(), *this);
+      Value* result = compute(cur);
+      insert(graph_->createSetAttr(obj, s.selector().name(), result), stmt.range());
+      return;
+    }
+    case TreeKind::Subscript: {
+      Subscript sub(lhs.tree());
+      Value* obj = emitExpr(sub.value());
+      if (obj->type()->isSubtypeOf(*TensorType::get())) {
+        auto [view, tensorIndices] = emitTensorIndexing(lhs.range(), obj, sub.subscriptExprs());
+        if (!tensorIndices.empty())
+          throwErrorAt(lhs.range(), "augmented assignment with tensor indices is not supported");
+        compute(view);
+        return;
+      }
+      if (sub.subscriptExprs().size() != 1)
+        throwErrorAt(lhs.range(), "augmented assignment with more than one index is not supported");
+      Value* idx = emitExpr(sub.subscriptExprs()[0]);
+      Value* cur = builtin(lhs.range(), "aten::__getitem__", {obj, idx});
+      Value* result = compute(cur);
+      builtin(stmt.range(), "aten::_set_item", {obj, idx, result});
+      return;
+    }
+    default:
+      throwErrorAt(lhs.range(), "unexpected expression on left-hand side of augmented assignment");
+  }
+}
+
+// ---- functions -----------------------------------------------------------------------------
+
+TypePtr Emitter::emitBody(const Def& def, const TypePtr& declaredReturn) {
+  declaredReturn_ = declaredReturn;
+  emitStatements(def.statements());
+  Block* top = graph_->block();
+  Value* result;
+  if (returnBlocks_.count(top)) {
+    result = getVar(def.range(), "$return");
+  } else if (exitBlocks_.count(top)) {
+    TypePtr t = declaredReturn ? declaredReturn : NoneType::get();
+    result = graph_->insertNode(graph_->createUninitialized(t))->output();
+  } else {
+    if (containsExit(toVector(def.statements()), TreeKind::Return) && mergedReturn_ &&
+        mergedReturn_->kind() != TypeKind::NoneType && !canHoldNone(*mergedReturn_))
+      throwErrorAt(def.range(), "Function was not annotated as having a return type but some "
+                                "paths do not return a value");
+    result = graph_->insertConstant(IValue());
+    if (declaredReturn && !result->type()->isSubtypeOf(*declaredReturn))
+      throwErrorAt(def.range(), "Function was annotated as having type " +
+                                    declaredReturn->reprStr() +
+                                    " but some paths do not return a value");
+  }
+  graph_->registerOutput(result);
+  if (declaredReturn) return declaredReturn;
+  return result->type();
+}
+
+std::unique_ptr<GraphFunction> compileFunction(const Def& def, const std::string& qualname,
+                                               const TypePtr& selfType, const CompileEnv& env) {
+  initOperatorRegistry();
+  auto graph = std::make_shared<Graph>();
+  Emitter e(env, selfType, graph);
+  std::vector<Argument> args;
+  size_t i = 0;
+  for (Param p : def.decl().params()) {
+    const std::string& name = p.ident().name();
+    TypePtr type;
+    if (i == 0 && selfType) {
+      type = selfType;
+    } else {
+      type = p.type().present() ? e.parseType(p.type().get()) : TensorType::get();
+    }
+    std::optional<IValue> defaultValue;
+    if (p.defaultValue().present()) defaultValue = e.evalDefault(p.defaultValue().get(), type);
+    Value* input = graph->addInput()->setType(type);
+    if (meaningfulName(name)) input->setDebugName(name);
+    args.emplace_back(name, type, std::nullopt, defaultValue, p.kwargOnly());
+    e.setValue(p.range(), name, input);
+    ++i;
+  }
+  TypePtr declared;
+  if (def.decl().returnType().present()) declared = e.parseType(def.decl().returnType().get());
+  TypePtr ret;
+  try {
+    ret = e.emitBody(def, declared);
+  } catch (Error& err) {
+    err.addContext("while compiling " + qualname);
+    throw;
+  }
+  convertToSSA(*graph);
+  FunctionSchema schema(def.name().name(), "", std::move(args), {Argument("", ret)});
+  return std::make_unique<GraphFunction>(qualname, graph, std::move(schema));
+}
+
+}  // namespace torchless::frontend

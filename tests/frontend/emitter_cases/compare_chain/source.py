@@ -1,0 +1,2 @@
+def fn(a: int, b: int, c: int) -> bool:
+    return a < b <= c

@@ -1,0 +1,2 @@
+def fn(xs: List[int]) -> Dict[int, int]:
+    return {v: v * v for v in xs}

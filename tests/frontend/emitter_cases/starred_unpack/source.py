@@ -1,0 +1,3 @@
+def fn(xs: Tuple[int, int, int]) -> int:
+    a, *rest = xs
+    return a + rest[0] + rest[1]

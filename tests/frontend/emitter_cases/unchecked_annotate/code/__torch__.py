@@ -1,0 +1,2 @@
+def fn(x: Optional[int]) -> int:
+  return torch._unwrap_optional(x)
