@@ -166,7 +166,13 @@ class Compiler {
       auto it = constIndex_.find(v);
       if (it == constIndex_.end()) {
         auto c = toIValue(v);
-        TL_INTERNAL_ASSERT(c.has_value(), "constant without a value");
+        // A graph parsed from text can hold constants whose value was not printed (a tensor
+        // printed as `<Tensor>`): that is the input's problem, not an internal error.
+        if (!c)
+          throw Error(fmt::format("constant %{} of type {} has no value (tensor constants printed "
+                                  "as <Tensor> cannot be run)",
+                                  v->debugName(), v->type()->str()),
+                      placeOf(v->node()));
         impl_.constants.push_back(*c);
         it = constIndex_.emplace(v, static_cast<int32_t>(impl_.constants.size() - 1)).first;
       }

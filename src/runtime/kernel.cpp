@@ -52,6 +52,18 @@ void initKernels() {
     auto& r = KernelRegistry::global();
     registerPrimKernels(r);
     registerBuiltinKernels(r);
+    registerBuiltinListKernels(r);
+    registerBuiltinDictKernels(r);
+    registerBuiltinStrKernels(r);
+    registerElementwiseKernels(r);
+    registerReductionKernels(r);
+    registerShapeKernels(r);
+    registerLinalgKernels(r);
+    registerConvKernels(r);
+    registerPoolKernels(r);
+    registerNormKernels(r);
+    registerNnKernels(r);
+    registerRnnKernels(r);
   });
 }
 

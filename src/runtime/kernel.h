@@ -69,7 +69,20 @@ void initKernels();
 
 // Registration functions of the kernel families (each in its own file).
 void registerPrimKernels(KernelRegistry& r);
-void registerBuiltinKernels(KernelRegistry& r);
+void registerBuiltinKernels(KernelRegistry& r);      // builtin_ops.cpp: int/float/bool/complex
+void registerBuiltinListKernels(KernelRegistry& r);  // builtin_list_ops.cpp
+void registerBuiltinDictKernels(KernelRegistry& r);  // builtin_dict_ops.cpp
+void registerBuiltinStrKernels(KernelRegistry& r);   // builtin_str_ops.cpp
+// Tensor kernels, one file per ops/ family (register_<family>.cpp).
+void registerElementwiseKernels(KernelRegistry& r);
+void registerReductionKernels(KernelRegistry& r);
+void registerShapeKernels(KernelRegistry& r);
+void registerLinalgKernels(KernelRegistry& r);
+void registerConvKernels(KernelRegistry& r);
+void registerPoolKernels(KernelRegistry& r);
+void registerNormKernels(KernelRegistry& r);
+void registerNnKernels(KernelRegistry& r);
+void registerRnnKernels(KernelRegistry& r);
 
 // ---- stack helpers ----
 inline IValue pop(Stack& s) {

@@ -1,5 +1,7 @@
-// `torchless ops`: every registered operator schema, one a line, sorted.
+// `torchless ops`: every registered operator schema, one a line, sorted. `--kernels` keeps
+// only the schemas the interpreter has a kernel for; `--coverage` prints how many do.
 #include "ir/operator_registry.h"
+#include "runtime/kernel.h"
 #include "tools/commands.h"
 
 #include <iostream>
@@ -12,21 +14,38 @@ void registerOpsCommand(CLI::App& app) {
   auto* cmd = app.add_subcommand("ops", "Print every registered operator schema, one a line");
   auto filter = std::make_shared<std::string>();
   auto count = std::make_shared<bool>(false);
+  auto kernels = std::make_shared<bool>(false);
+  auto coverage = std::make_shared<bool>(false);
   cmd->add_option("--filter", *filter, "Only schemas containing this substring");
   cmd->add_flag("--count", *count, "Print only the number of matching schemas");
-  cmd->callback([filter, count]() {
+  cmd->add_flag("--kernels", *kernels, "Only schemas that have an interpreter kernel");
+  cmd->add_flag("--coverage", *coverage,
+                "Print one summary line: how many of the matching schemas have a kernel");
+  cmd->callback([filter, count, kernels, coverage]() {
     initOperatorRegistry();
-    size_t n = 0;
+    initKernels();
+    size_t n = 0, withKernel = 0;
     std::string out;
     for (const OpInfo* op : OperatorRegistry::global().all()) {
       if (!filter->empty() && op->key.find(*filter) == std::string::npos) continue;
+      const bool has = op->kernel != nullptr;
+      if (*coverage) {
+        ++n;
+        withKernel += has ? 1 : 0;
+        continue;
+      }
+      if (*kernels && !has) continue;
       ++n;
       if (!*count) {
         out += op->key;
         out += '\n';
       }
     }
-    if (*count) out = std::to_string(n) + "\n";
+    if (*coverage)
+      out = fmt::format("{} of {} schemas have kernels ({:.1f}%)\n", withKernel, n,
+                        n ? 100.0 * static_cast<double>(withKernel) / static_cast<double>(n) : 0.0);
+    else if (*count)
+      out = std::to_string(n) + "\n";
     std::cout << out;
   });
 }

@@ -1,0 +1,262 @@
+// Kernels of the nn family (ops/nn.h): embedding, dropout in eval mode, prelu, glu, threshold,
+// upsampling; and the fused transformer ops PyTorch's nn.TransformerEncoderLayer and
+// nn.MultiheadAttention call on their fast path in eval mode
+// (aten::_transformer_encoder_layer_fwd, aten::_native_multi_head_attention), computed here
+// from the ops:: kernels as the composite path computes them.
+
+#include "ops/elementwise.h"
+#include "ops/linalg.h"
+#include "ops/nn.h"
+#include "ops/norm.h"
+#include "ops/reduction.h"
+#include "ops/shape.h"
+#include "runtime/register_utils.h"
+
+#include <cmath>
+#include <limits>
+
+namespace torchless {
+namespace {
+
+using namespace kreg;
+using ops::Scalar;
+
+Tensor dropoutEval(const IValue* a) {
+  // Training-mode dropout is random: torchless runs inference only (ops::dropout throws).
+  return ops::dropout(a[0].toTensor(), a[1].toDouble(), a[2].toBool());
+}
+
+std::vector<std::optional<double>> scalesOf(const IValue& v, size_t n) {
+  std::vector<std::optional<double>> out(n);
+  if (v.isNone()) return out;
+  auto d = v.toDoubleVector();
+  for (size_t i = 0; i < n && i < d.size(); ++i) out[i] = d[i];
+  return out;
+}
+
+// upsample_*.vec: output_size or floor(input size * scale_factor) per spatial dim.
+IntList vecOutputSize(const Tensor& x, const IValue& outputSize, const IValue& scaleFactors, size_t n) {
+  if (!outputSize.isNone()) return toIntList(outputSize, n);
+  if (scaleFactors.isNone())
+    throw Error("Must specify exactly one of output_size and scale_factors");
+  auto s = scaleFactors.toDoubleVector();
+  IntList out(n);
+  for (size_t i = 0; i < n; ++i) {
+    const double f = s.size() == 1 ? s[0] : s.at(i);
+    out[i] = static_cast<int64_t>(std::floor(static_cast<double>(x.size(x.dim() - static_cast<int64_t>(n) + static_cast<int64_t>(i))) * f));
+  }
+  return out;
+}
+
+// aten::_upsample_nearest_exact{1,2,3}d: source index floor((dst + 0.5) * in / out), one
+// index_select per spatial dim.
+Tensor upsampleNearestExact(const Tensor& x, const IntList& outputSize,
+                            const std::vector<std::optional<double>>& scales) {
+  Tensor y = x;
+  const auto n = static_cast<int64_t>(outputSize.size());
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t dim = x.dim() - n + i;
+    const int64_t in = x.size(dim), out = outputSize[static_cast<size_t>(i)];
+    const auto& sc = scales.size() > static_cast<size_t>(i) ? scales[static_cast<size_t>(i)] : std::nullopt;
+    const double scale = sc && *sc > 0 ? 1.0 / *sc : static_cast<double>(in) / static_cast<double>(out);
+    std::vector<int64_t> idx(static_cast<size_t>(out));
+    for (int64_t d = 0; d < out; ++d)
+      idx[static_cast<size_t>(d)] =
+          std::min(static_cast<int64_t>(std::floor((static_cast<double>(d) + 0.5) * scale)), in - 1);
+    y = ops::indexSelect(y, dim, Tensor::fromVector(idx, {out}));
+  }
+  return y;
+}
+
+// Multi-head self-attention as torch._native_multi_head_attention computes it: query, key,
+// value [B, L, E]; qkv_weight [3E, E]; mask_type 0 = attn mask [L, S], 1 = key padding
+// mask [B, S] (bool: True is masked; float: added).
+std::tuple<Tensor, Tensor> multiHeadAttention(const Tensor& query, const Tensor& key, const Tensor& value,
+                                              int64_t embedDim, int64_t numHeads, const Tensor& qkvWeight,
+                                              const Tensor& qkvBias, const Tensor& projWeight,
+                                              const Tensor& projBias, const std::optional<Tensor>& mask,
+                                              bool needWeights, bool averageWeights,
+                                              std::optional<int64_t> maskType) {
+  if (query.dim() != 3)
+    throw Error(fmt::format("expected `query` to be a 3-D tensor, got a {}-D tensor", query.dim()));
+  if (embedDim % numHeads != 0) throw Error("embed_dim must be divisible by num_heads");
+  const int64_t B = query.size(0), L = query.size(1), S = key.size(1), D = embedDim / numHeads;
+  auto wq = ops::chunk(qkvWeight, 3, 0);
+  auto bq = ops::chunk(qkvBias, 3, 0);
+  Tensor q = ops::linear(query, wq[0], bq[0]);
+  Tensor k = ops::linear(key, wq[1], bq[1]);
+  Tensor v = ops::linear(value, wq[2], bq[2]);
+  auto heads = [&](const Tensor& t, int64_t len) {
+    return ops::transpose(ops::reshape(t, {B, len, numHeads, D}), 1, 2);  // [B, H, len, D]
+  };
+  q = ops::div(heads(q, L), Scalar(std::sqrt(static_cast<double>(D))));
+  k = heads(k, S);
+  v = heads(v, S);
+  Tensor scores = ops::matmul(q, ops::transpose(k, 2, 3));  // [B, H, L, S]
+  if (mask) {
+    Tensor m = *mask;
+    if (maskType.value_or(m.dim() == 2 && m.size(0) == B && m.size(1) == S ? 1 : 0) == 1 && m.dim() == 2)
+      m = ops::reshape(m, {B, 1, 1, S});
+    if (m.dtype() == ScalarType::Bool)
+      scores = ops::maskedFill(scores, m, Scalar(-std::numeric_limits<double>::infinity()));
+    else
+      scores = ops::add(scores, m);
+  }
+  Tensor attn = ops::softmax(scores, -1);
+  Tensor out = ops::matmul(attn, v);                                    // [B, H, L, D]
+  out = ops::reshape(ops::transpose(out, 1, 2), {B, L, embedDim});
+  out = ops::linear(out, projWeight, projBias);
+  Tensor weights;
+  if (needWeights)
+    weights = averageWeights ? ops::mean(attn, {1}) : attn;
+  else
+    weights = Tensor::empty({0}, out.dtype());
+  return {out, weights};
+}
+
+// torch._transformer_encoder_layer_fwd: one nn.TransformerEncoderLayer (post- or pre-norm).
+Tensor transformerEncoderLayer(const IValue* a) {
+  Tensor src = a[0].toTensor();
+  const int64_t E = a[1].toInt(), H = a[2].toInt();
+  const Tensor qkvW = a[3].toTensor(), qkvB = a[4].toTensor(), projW = a[5].toTensor(),
+               projB = a[6].toTensor();
+  const bool useGelu = a[7].toBool(), normFirst = a[8].toBool();
+  const double eps = a[9].toDouble();
+  const Tensor n1w = a[10].toTensor(), n1b = a[11].toTensor(), n2w = a[12].toTensor(),
+               n2b = a[13].toTensor();
+  const Tensor f1w = a[14].toTensor(), f1b = a[15].toTensor(), f2w = a[16].toTensor(),
+               f2b = a[17].toTensor();
+  const auto mask = toOptTensor(a[18]);
+  const auto maskType = toOptInt(a[19]);
+  const IntList normShape{E};
+  auto selfAttention = [&](const Tensor& x) {
+    return std::get<0>(multiHeadAttention(x, x, x, E, H, qkvW, qkvB, projW, projB, mask, false, false,
+                                          maskType));
+  };
+  auto ffn = [&](const Tensor& x) {
+    Tensor h = ops::linear(x, f1w, f1b);
+    h = useGelu ? ops::gelu(h) : ops::relu(h);
+    return ops::linear(h, f2w, f2b);
+  };
+  Tensor x = src;
+  if (normFirst) {
+    x = ops::add(x, selfAttention(ops::layerNorm(x, normShape, n1w, n1b, eps)));
+    x = ops::add(x, ffn(ops::layerNorm(x, normShape, n2w, n2b, eps)));
+  } else {
+    x = ops::layerNorm(ops::add(x, selfAttention(x)), normShape, n1w, n1b, eps);
+    x = ops::layerNorm(ops::add(x, ffn(x)), normShape, n2w, n2b, eps);
+  }
+  return x;
+}
+
+}  // namespace
+
+void registerNnKernels(KernelRegistry& r) {
+  defFamily(r, "aten::embedding", [](const IValue* a) {
+    return ops::embedding(a[0].toTensor(), a[1].toTensor(), a[2].toInt());
+  });
+  for (const char* name : {"aten::dropout", "aten::feature_dropout", "aten::alpha_dropout",
+                           "aten::feature_alpha_dropout"})
+    defFamily(r, name, dropoutEval);
+  defN<3>(r, "aten::native_dropout", [](const IValue* a) {
+    Tensor x = a[0].toTensor();
+    if (!a[2].isNone() && a[2].toBool()) ops::dropout(x, a[1].toDouble(), true);
+    return std::make_tuple(x, ops::onesLike(x, ScalarType::Bool));
+  });
+  defFamily(r, "aten::prelu", [](const IValue* a) { return ops::prelu(a[0].toTensor(), a[1].toTensor()); });
+  defFamily(r, "aten::glu", [](const IValue* a) { return ops::glu(a[0].toTensor(), a[1].toInt()); });
+  defFamily(r, "aten::threshold", [](const IValue* a) {
+    return ops::threshold(a[0].toTensor(), toScalar(a[1]), toScalar(a[2]));
+  });
+  defFamily(r, "aten::channel_shuffle", [](const IValue* a) {
+    // [N, g * c, *] -> view [N, g, c, *] -> transpose(1, 2) -> [N, c * g, *]
+    Tensor x = a[0].toTensor();
+    const int64_t g = a[1].toInt();
+    IntList shape = x.sizes();
+    IntList split{shape[0], g, shape[1] / g};
+    split.insert(split.end(), shape.begin() + 2, shape.end());
+    return ops::reshape(ops::contiguous(ops::transpose(ops::reshape(x, split), 1, 2)), shape);
+  });
+
+  // ---- upsampling ----
+  for (int64_t n = 1; n <= 3; ++n) {
+    const auto nd = static_cast<size_t>(n);
+    const std::string name = "aten::upsample_nearest" + std::to_string(n) + "d";
+    defFamily(r, name, [nd](const IValue* a) {
+      std::vector<std::optional<double>> scales;
+      for (size_t i = 0; i < nd; ++i) scales.push_back(toOptDouble(a[2 + i]));
+      return ops::upsampleNearest(a[0].toTensor(), toIntList(a[1], nd), scales);
+    });
+    defFamily(r, name + ".vec", [nd](const IValue* a) {
+      Tensor x = a[0].toTensor();
+      return ops::upsampleNearest(x, vecOutputSize(x, a[1], a[2], nd), scalesOf(a[2], nd));
+    });
+  }
+  defFamily(r, "aten::upsample_bilinear2d", [](const IValue* a) {
+    return ops::upsampleBilinear2d(a[0].toTensor(), toIntList(a[1], 2), a[2].toBool(), toOptDouble(a[3]),
+                                   toOptDouble(a[4]));
+  });
+  defFamily(r, "aten::upsample_bilinear2d.vec", [](const IValue* a) {
+    Tensor x = a[0].toTensor();
+    auto scales = scalesOf(a[3], 2);
+    return ops::upsampleBilinear2d(x, vecOutputSize(x, a[1], a[3], 2), a[2].toBool(), scales[0], scales[1]);
+  });
+
+  for (int64_t n = 1; n <= 3; ++n) {
+    const auto nd = static_cast<size_t>(n);
+    const std::string name = "aten::_upsample_nearest_exact" + std::to_string(n) + "d";
+    defFamily(r, name, [nd](const IValue* a) {
+      std::vector<std::optional<double>> scales;
+      for (size_t i = 0; i < nd; ++i) scales.push_back(toOptDouble(a[2 + i]));
+      return upsampleNearestExact(a[0].toTensor(), toIntList(a[1], nd), scales);
+    });
+    defFamily(r, name + ".vec", [nd](const IValue* a) {
+      Tensor x = a[0].toTensor();
+      return upsampleNearestExact(x, vecOutputSize(x, a[1], a[2], nd), scalesOf(a[2], nd));
+    });
+  }
+  // linear 1-d is bilinear 2-d over a height of 1 (the height's source index is exact).
+  defFamily(r, "aten::upsample_linear1d", [](const IValue* a) {
+    Tensor x = a[0].toTensor();
+    Tensor y = ops::upsampleBilinear2d(ops::unsqueeze(x, -2), {1, toIntList(a[1], 1)[0]}, a[2].toBool(), 1.0,
+                                       toOptDouble(a[3]));
+    return ops::squeeze(y, -2);
+  });
+  defFamily(r, "aten::upsample_linear1d.vec", [](const IValue* a) {
+    Tensor x = a[0].toTensor();
+    auto scales = scalesOf(a[3], 1);
+    Tensor y = ops::upsampleBilinear2d(ops::unsqueeze(x, -2), {1, vecOutputSize(x, a[1], a[3], 1)[0]},
+                                       a[2].toBool(), 1.0, scales[0]);
+    return ops::squeeze(y, -2);
+  });
+  // Modes without a kernel yet: F.interpolate's scripted body names them all, so they must
+  // exist for any graph calling it to compile; calling one fails clearly.
+  for (const char* name : {"aten::upsample_trilinear3d.vec", "aten::upsample_bicubic2d.vec",
+                           "aten::_upsample_bilinear2d_aa.vec", "aten::_upsample_bicubic2d_aa.vec"}) {
+    const std::string op = name;
+    defN<4>(r, name, [op](const IValue*) -> IValue {
+      throw Error(fmt::format("{} is not supported yet (F.interpolate mode)", op));
+    });
+  }
+
+  // ---- transformer fast path ----
+  defN<13>(r, "aten::_native_multi_head_attention", [](const IValue* a) {
+    return multiHeadAttention(a[0].toTensor(), a[1].toTensor(), a[2].toTensor(), a[3].toInt(), a[4].toInt(),
+                              a[5].toTensor(), a[6].toTensor(), a[7].toTensor(), a[8].toTensor(),
+                              toOptTensor(a[9]), a[10].toBool(), a[11].toBool(), toOptInt(a[12]));
+  });
+  defN<20>(r, "aten::_transformer_encoder_layer_fwd", transformerEncoderLayer);
+  // Nested tensors do not exist here: the encoder's sparsity fast path (which packs padded
+  // batches into a NestedTensor) is declined by reporting the mask as not left-aligned, so
+  // the layers run on the padded batch with the key padding mask.
+  defN<2>(r, "aten::_nested_tensor_from_mask_left_aligned", [](const IValue*) { return IValue(false); });
+  defN<3>(r, "aten::_nested_tensor_from_mask", [](const IValue*) -> IValue {
+    throw Error("nested tensors are not supported (aten::_nested_tensor_from_mask)");
+  });
+  defN<3>(r, "aten::to_padded_tensor", [](const IValue* a) { return a[0]; });
+  // Inference only: no autograd, no autocast (as under torch.inference_mode()).
+  defN<0>(r, "aten::is_grad_enabled", [](const IValue*) { return IValue(false); });
+  defN<0>(r, "aten::is_autocast_enabled", [](const IValue*) { return IValue(false); });
+}
+
+}  // namespace torchless

@@ -1,0 +1,526 @@
+// Kernels of the shape family (ops/shape.h): views (which share storage as PyTorch's do),
+// their in-place metadata forms (`squeeze_`, `transpose_`), copies and indexing, factories,
+// conversions (`to`, `contiguous`, `clone`), and the tensor metadata scripted code reads
+// (`size`, `dim`, `numel`, `Int`, `item`, `prim::dtype` ...).
+
+#include "ops/elementwise.h"
+#include "ops/shape.h"
+#include "ops/tensor_iterator.h"
+#include "runtime/register_utils.h"
+
+#include <cmath>
+
+namespace torchless {
+namespace {
+
+using namespace kreg;
+using ops::Scalar;
+
+IValue intList(const IntList& v) {
+  std::vector<IValue> values(v.begin(), v.end());
+  return IValue(ListImpl::create(IntType::get(), std::move(values)));
+}
+
+// Gives `self` the metadata of `view` (a view of self's storage): squeeze_, transpose_ ...
+Tensor setMetadata(const IValue& selfValue, const Tensor& view) {
+  Tensor self = selfValue.toTensor();
+  auto& impl = *self.impl();
+  impl.sizes = view.sizes();
+  impl.strides = view.strides();
+  impl.storageOffset = view.storageOffset();
+  return self;
+}
+
+// Tensor.unfold(dimension, size, step): a view with one more dim of `size` windows.
+Tensor unfold(const Tensor& x, int64_t dim, int64_t size, int64_t step) {
+  const int64_t nd = x.dim();
+  dim = ops::wrapDim(dim, std::max<int64_t>(nd, 1));
+  const int64_t len = nd == 0 ? 1 : x.size(dim);
+  if (size > len)
+    throw Error(fmt::format("maximum size for tensor at dimension {} is {} but size is {}", dim, len, size));
+  if (step <= 0) throw Error(fmt::format("step is {} but must be > 0", step));
+  IntList sizes = x.sizes(), strides = x.strides();
+  if (nd == 0) {
+    sizes = {size};
+    strides = {1};
+    return x.asStrided(sizes, strides, x.storageOffset());
+  }
+  const int64_t st = strides[static_cast<size_t>(dim)];
+  sizes[static_cast<size_t>(dim)] = (len - size) / step + 1;
+  strides[static_cast<size_t>(dim)] = st * step;
+  sizes.push_back(size);
+  strides.push_back(st);
+  return x.asStrided(sizes, strides, x.storageOffset());
+}
+
+Tensor movedim(const Tensor& x, IntList src, IntList dst) {
+  const int64_t nd = x.dim();
+  if (src.size() != dst.size())
+    throw Error(fmt::format("movedim: Invalid source or destination dims: source ({} dims) should "
+                            "contain the same number of dims as destination ({} dims)",
+                            src.size(), dst.size()));
+  IntList perm(static_cast<size_t>(nd), -1);
+  std::vector<bool> used(static_cast<size_t>(nd), false);
+  for (size_t i = 0; i < src.size(); ++i) {
+    int64_t s = ops::wrapDim(src[i], nd), d = ops::wrapDim(dst[i], nd);
+    perm[static_cast<size_t>(d)] = s;
+    used[static_cast<size_t>(s)] = true;
+  }
+  int64_t next = 0;
+  for (auto& p : perm) {
+    if (p != -1) continue;
+    while (used[static_cast<size_t>(next)]) ++next;
+    p = next++;
+  }
+  return ops::permute(x, perm);
+}
+
+// ---- torch.tensor(list) ----
+
+void listShape(const IValue& v, IntList& shape, size_t depth) {
+  if (!v.isList()) return;
+  const auto& l = v.toList()->list;
+  if (shape.size() <= depth) shape.push_back(static_cast<int64_t>(l.size()));
+  if (!l.empty()) listShape(l[0], shape, depth + 1);
+}
+
+void listLeaves(const IValue& v, std::vector<IValue>& leaves, const IntList& shape, size_t depth) {
+  if (!v.isList()) {
+    if (depth != shape.size()) throw Error("Expected a sequence of numbers but found a scalar");
+    leaves.push_back(v);
+    return;
+  }
+  const auto& l = v.toList()->list;
+  if (depth >= shape.size() || static_cast<int64_t>(l.size()) != shape[depth])
+    throw Error(fmt::format("Expected sequence of length {} at dim {} (got {})",
+                            depth < shape.size() ? shape[depth] : 0, depth, l.size()));
+  for (const auto& e : l) listLeaves(e, leaves, shape, depth + 1);
+}
+
+Tensor tensorFromList(const IValue& data, std::optional<ScalarType> dtype) {
+  IntList shape;
+  listShape(data, shape, 0);
+  std::vector<IValue> leaves;
+  listLeaves(data, leaves, shape, 0);
+  ScalarType inferred = ScalarType::Bool;
+  bool any = false;
+  for (const auto& l : leaves) {
+    any = true;
+    if (l.isDouble()) inferred = ops::kDefaultFloat;
+    else if (l.isInt() && inferred == ScalarType::Bool) inferred = ScalarType::Long;
+    else if (l.isTensor()) throw Error("torch.tensor of a list of Tensors is not supported; use torch.stack");
+  }
+  if (!any) {
+    // torch.tensor([]) is Float; an empty typed list keeps its element type.
+    const auto& et = data.toList()->elementType;
+    inferred = et->kind() == TypeKind::IntType ? ScalarType::Long
+               : et->kind() == TypeKind::BoolType ? ScalarType::Bool : ops::kDefaultFloat;
+  }
+  Tensor out = Tensor::empty(shape, dtype.value_or(inferred));
+  dispatchDtype(out.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    T* p = out.data<T>();
+    for (size_t i = 0; i < leaves.size(); ++i) {
+      const IValue& l = leaves[i];
+      if constexpr (std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>) {
+        p[i] = T(static_cast<typename T::value_type>(l.toScalarDouble()));
+      } else if (l.isDouble()) {
+        p[i] = ops::castTo<T>(l.toDouble());
+      } else if (l.isInt()) {
+        p[i] = ops::castTo<T>(l.toInt());
+      } else {
+        p[i] = ops::castTo<T>(l.toBool());
+      }
+    }
+  });
+  return out;
+}
+
+Tensor scalarTensor(const IValue& v, std::optional<ScalarType> dtype) {
+  Scalar s = toScalar(v);
+  ScalarType def = s.isFloatingPoint() ? ops::kDefaultFloat
+                   : s.isIntegral() ? ScalarType::Long : ScalarType::Bool;
+  return ops::full({}, s, dtype.value_or(def));
+}
+
+// Python number of a one-element tensor (Tensor.item(), aten::ScalarImplicit).
+IValue itemOf(const Tensor& t) {
+  if (t.numel() != 1)
+    throw Error(fmt::format("a Tensor with {} elements cannot be converted to Scalar", t.numel()));
+  if (isFloatingType(t.dtype())) return IValue(t.itemDouble());
+  if (t.dtype() == ScalarType::Bool) return IValue(t.itemBool());
+  return IValue(t.itemInt());
+}
+
+Tensor padMode(const Tensor& x, const IntList& pad, const std::string& mode, std::optional<double> value) {
+  if (mode == "constant") return ops::constantPadNd(x, pad, Scalar(value.value_or(0.0)));
+  if (value && *value != 0.0)
+    throw Error(fmt::format("Padding mode \"{}\" doesn't take in value argument", mode));
+  if (mode == "reflect") return ops::reflectionPad(x, pad);
+  if (mode == "replicate") return ops::replicationPad(x, pad);
+  throw Error(fmt::format("Unrecognised padding mode {}", mode));
+}
+
+}  // namespace
+
+void registerShapeKernels(KernelRegistry& r) {
+  // ---- views ----
+  defFamily(r, "aten::view", [](const IValue* a) { return ops::view(a[0].toTensor(), toIntList(a[1])); },
+            false);
+  defFamily(r, "aten::view_as", [](const IValue* a) {
+    return ops::view(a[0].toTensor(), a[1].toTensor().sizes());
+  }, false);
+  defFamily(r, "aten::reshape",
+            [](const IValue* a) { return ops::reshape(a[0].toTensor(), toIntList(a[1])); }, false);
+  defFamily(r, "aten::reshape_as", [](const IValue* a) {
+    return ops::reshape(a[0].toTensor(), a[1].toTensor().sizes());
+  }, false);
+  defFamily(r, "aten::flatten.using_ints", [](const IValue* a) {
+    return ops::flatten(a[0].toTensor(), a[1].toInt(), a[2].toInt());
+  }, false);
+  defFamily(r, "aten::unflatten.int", [](const IValue* a) {
+    return ops::unflatten(a[0].toTensor(), a[1].toInt(), toIntList(a[2]));
+  }, false);
+  defFamily(r, "aten::permute",
+            [](const IValue* a) { return ops::permute(a[0].toTensor(), toIntList(a[1])); }, false);
+  defFamily(r, "aten::transpose.int", [](const IValue* a) {
+    return ops::transpose(a[0].toTensor(), a[1].toInt(), a[2].toInt());
+  }, false);
+  defFamily(r, "aten::swapaxes", [](const IValue* a) {
+    return ops::transpose(a[0].toTensor(), a[1].toInt(), a[2].toInt());
+  }, false);
+  defFamily(r, "aten::movedim.int", [](const IValue* a) {
+    return movedim(a[0].toTensor(), {a[1].toInt()}, {a[2].toInt()});
+  }, false);
+  defFamily(r, "aten::movedim.intlist", [](const IValue* a) {
+    return movedim(a[0].toTensor(), toIntList(a[1]), toIntList(a[2]));
+  }, false);
+  defFamily(r, "aten::t", [](const IValue* a) { return ops::t(a[0].toTensor()); }, false);
+  defFamily(r, "aten::expand",
+            [](const IValue* a) { return ops::expand(a[0].toTensor(), toIntList(a[1])); }, false);
+  defFamily(r, "aten::expand_as",
+            [](const IValue* a) { return ops::expandAs(a[0].toTensor(), a[1].toTensor()); }, false);
+  defFamily(r, "aten::squeeze", [](const IValue* a) { return ops::squeeze(a[0].toTensor()); }, false);
+  defFamily(r, "aten::squeeze.dim",
+            [](const IValue* a) { return ops::squeeze(a[0].toTensor(), a[1].toInt()); }, false);
+  defFamily(r, "aten::unsqueeze",
+            [](const IValue* a) { return ops::unsqueeze(a[0].toTensor(), a[1].toInt()); }, false);
+  defFamily(r, "aten::select.int", [](const IValue* a) {
+    return ops::select(a[0].toTensor(), a[1].toInt(), a[2].toInt());
+  }, false);
+  defFamily(r, "aten::slice.Tensor", [](const IValue* a) {
+    return ops::slice(a[0].toTensor(), a[1].toInt(), toOptInt(a[2]), toOptInt(a[3]), a[4].toInt());
+  }, false);
+  defFamily(r, "aten::narrow", [](const IValue* a) {
+    return ops::narrow(a[0].toTensor(), a[1].toInt(), a[2].toInt(), a[3].toInt());
+  }, false);
+  defFamily(r, "aten::narrow.Tensor", [](const IValue* a) {
+    return ops::narrow(a[0].toTensor(), a[1].toInt(), a[2].toTensor().itemInt(), a[3].toInt());
+  }, false);
+  defFamily(r, "aten::unfold", [](const IValue* a) {
+    return unfold(a[0].toTensor(), a[1].toInt(), a[2].toInt(), a[3].toInt());
+  }, false);
+  for (const char* name : {"aten::detach", "aten::alias", "aten::lift_fresh", "aten::data"})
+    defFamily(r, name, [](const IValue* a) { return a[0].toTensor().alias(); }, false);
+  defN<1>(r, "prim::data", [](const IValue* a) { return a[0].toTensor().alias(); });
+
+  // In-place metadata forms.
+  defN<1>(r, "aten::squeeze_", [](const IValue* a) {
+    return setMetadata(a[0], ops::squeeze(a[0].toTensor()));
+  });
+  defN<2>(r, "aten::squeeze_.dim", [](const IValue* a) {
+    return setMetadata(a[0], ops::squeeze(a[0].toTensor(), a[1].toInt()));
+  });
+  defN<2>(r, "aten::unsqueeze_", [](const IValue* a) {
+    return setMetadata(a[0], ops::unsqueeze(a[0].toTensor(), a[1].toInt()));
+  });
+  defN<3>(r, "aten::transpose_", [](const IValue* a) {
+    return setMetadata(a[0], ops::transpose(a[0].toTensor(), a[1].toInt(), a[2].toInt()));
+  });
+  defN<1>(r, "aten::t_", [](const IValue* a) { return setMetadata(a[0], ops::t(a[0].toTensor())); });
+  defN<1>(r, "aten::detach_", [](const IValue* a) { return a[0]; });
+  defN<2>(r, "aten::requires_grad_", [](const IValue* a) { return a[0]; });
+
+  // ---- splits (lists of views) ----
+  defN<3>(r, "aten::chunk", [](const IValue* a) {
+    return tensorList(ops::chunk(a[0].toTensor(), a[1].toInt(), a[2].toInt()));
+  });
+  defN<3>(r, "aten::unsafe_chunk", [](const IValue* a) {
+    return tensorList(ops::chunk(a[0].toTensor(), a[1].toInt(), a[2].toInt()));
+  });
+  for (const char* name : {"aten::split.Tensor", "aten::unsafe_split.Tensor"})
+    defN<3>(r, name, [](const IValue* a) {
+      return tensorList(ops::split(a[0].toTensor(), a[1].toInt(), a[2].toInt()));
+    });
+  for (const char* name : {"aten::split", "aten::split.sizes", "aten::split_with_sizes",
+                           "aten::unsafe_split_with_sizes"})
+    defN<3>(r, name, [](const IValue* a) {
+      return tensorList(ops::splitWithSizes(a[0].toTensor(), toIntList(a[1]), a[2].toInt()));
+    });
+  defN<2>(r, "aten::unbind.int",
+          [](const IValue* a) { return tensorList(ops::unbind(a[0].toTensor(), a[1].toInt())); });
+  defN<1>(r, "aten::broadcast_tensors", [](const IValue* a) {
+    auto ts = a[0].toTensorVector();
+    IntList shape;
+    for (const auto& t : ts) shape = ops::broadcastShapes(shape, t.sizes());
+    std::vector<Tensor> out;
+    for (const auto& t : ts) out.push_back(ops::broadcastTo(t, shape));
+    return tensorList(std::move(out));
+  });
+
+  // ---- copies and indexing ----
+  defFamily(r, "aten::cat",
+            [](const IValue* a) { return ops::cat(a[0].toTensorVector(), a[1].toInt()); });
+  defFamily(r, "aten::concat",
+            [](const IValue* a) { return ops::cat(a[0].toTensorVector(), a[1].toInt()); });
+  defFamily(r, "aten::stack",
+            [](const IValue* a) { return ops::stack(a[0].toTensorVector(), a[1].toInt()); });
+  defFamily(r, "aten::index_select", [](const IValue* a) {
+    return ops::indexSelect(a[0].toTensor(), a[1].toInt(), a[2].toTensor());
+  });
+  defFamily(r, "aten::gather", [](const IValue* a) {
+    return ops::gather(a[0].toTensor(), a[1].toInt(), a[2].toTensor());
+  });
+  defFamily(r, "aten::nonzero", [](const IValue* a) { return ops::nonzero(a[0].toTensor()); });
+  defFamily(r, "aten::index.Tensor",
+            [](const IValue* a) { return ops::index(a[0].toTensor(), toOptTensorList(a[1])); });
+  defFamily(r, "aten::index.Tensor_hacked_twin",
+            [](const IValue* a) { return ops::index(a[0].toTensor(), toOptTensorList(a[1])); });
+  for (const char* name : {"aten::index_put_", "aten::index_put_.hacked_twin"})
+    defN<4>(r, name, [](const IValue* a) {
+      Tensor self = a[0].toTensor();
+      ops::indexPut_(self, toOptTensorList(a[1]), a[2].toTensor(), a[3].toBool());
+      return self;
+    });
+  for (const char* name : {"aten::index_put", "aten::index_put.hacked_twin"})
+    defN<4>(r, name, [](const IValue* a) {
+      return ops::indexPut(a[0].toTensor(), toOptTensorList(a[1]), a[2].toTensor(), a[3].toBool());
+    });
+  defFamily(r, "aten::repeat",
+            [](const IValue* a) { return ops::repeat(a[0].toTensor(), toIntList(a[1])); });
+  defFamily(r, "aten::flip", [](const IValue* a) { return ops::flip(a[0].toTensor(), toIntList(a[1])); });
+  defFamily(r, "aten::roll", [](const IValue* a) {
+    return ops::roll(a[0].toTensor(), toIntList(a[1]), toIntList(a[2]));
+  });
+  defFamily(r, "aten::constant_pad_nd", [](const IValue* a) {
+    return ops::constantPadNd(a[0].toTensor(), toIntList(a[1]), toScalar(a[2]));
+  });
+  defFamily(r, "aten::pad", [](const IValue* a) {
+    return padMode(a[0].toTensor(), toIntList(a[1]), a[2].toStringRef(), toOptDouble(a[3]));
+  });
+  for (const char* name : {"aten::reflection_pad1d", "aten::reflection_pad2d", "aten::reflection_pad3d"})
+    defFamily(r, name, [](const IValue* a) { return ops::reflectionPad(a[0].toTensor(), toIntList(a[1])); });
+  for (const char* name : {"aten::replication_pad1d", "aten::replication_pad2d", "aten::replication_pad3d"})
+    defFamily(r, name, [](const IValue* a) { return ops::replicationPad(a[0].toTensor(), toIntList(a[1])); });
+  defFamily(r, "aten::tril", [](const IValue* a) { return ops::tril(a[0].toTensor(), a[1].toInt()); });
+  defFamily(r, "aten::triu", [](const IValue* a) { return ops::triu(a[0].toTensor(), a[1].toInt()); });
+  defFamily(r, "aten::pixel_shuffle",
+            [](const IValue* a) { return ops::pixelShuffle(a[0].toTensor(), a[1].toInt()); });
+  defFamily(r, "aten::pixel_unshuffle",
+            [](const IValue* a) { return ops::pixelUnshuffle(a[0].toTensor(), a[1].toInt()); });
+  defFamily(r, "aten::one_hot", [](const IValue* a) { return ops::oneHot(a[0].toTensor(), a[1].toInt()); });
+
+  // ---- conversions ----
+  defFamily(r, "aten::clone", [](const IValue* a) { return ops::clone(a[0].toTensor()); });
+  defFamily(r, "aten::contiguous", [](const IValue* a) { return ops::contiguous(a[0].toTensor()); },
+            false);
+  defN<5>(r, "aten::to.dtype", [](const IValue* a) {
+    return ops::toDtype(a[0].toTensor(), toDtype(a[1]), a[3].toBool());
+  });
+  defN<6>(r, "aten::to.device", [](const IValue* a) {
+    checkCpu(a[1]);
+    return ops::toDtype(a[0].toTensor(), toDtype(a[2]), a[4].toBool());
+  });
+  defN<8>(r, "aten::to.dtype_layout", [](const IValue* a) {
+    checkCpu(a[2]);
+    Tensor x = a[0].toTensor();
+    return ops::toDtype(x, toOptDtype(a[1]).value_or(x.dtype()), a[6].toBool());
+  });
+  defN<5>(r, "aten::to.other", [](const IValue* a) {
+    return ops::toDtype(a[0].toTensor(), a[1].toTensor().dtype(), a[3].toBool());
+  });
+  defN<5>(r, "aten::to.prim_Device", [](const IValue* a) {
+    checkCpu(a[1]);
+    Tensor x = a[0].toTensor();
+    return ops::toDtype(x, toOptDtype(a[2]).value_or(x.dtype()), a[4].toBool());
+  });
+  defN<4>(r, "aten::to.prim_dtype", [](const IValue* a) {
+    Tensor x = a[0].toTensor();
+    return ops::toDtype(x, toOptDtype(a[1]).value_or(x.dtype()), a[3].toBool());
+  });
+  defN<3>(r, "aten::to.prim_other", [](const IValue* a) {
+    Tensor x = a[0].toTensor();
+    return a[2].toBool() ? ops::clone(x) : x;
+  });
+  defFamily(r, "aten::type_as", [](const IValue* a) {
+    return ops::toDtype(a[0].toTensor(), a[1].toTensor().dtype());
+  });
+  defN<3>(r, "aten::copy_", [](const IValue* a) {
+    Tensor self = a[0].toTensor();
+    ops::copy_(self, a[1].toTensor());
+    return self;
+  });
+  defN<2>(r, "aten::copy_.Tensor", [](const IValue* a) {
+    Tensor self = a[0].toTensor();
+    ops::copy_(self, a[1].toTensor());
+    return self;
+  });
+  for (const char* name : {"aten::copy_.int", "aten::copy_.float"})
+    defN<2>(r, name, [](const IValue* a) {
+      Tensor self = a[0].toTensor();
+      ops::fill_(self, toScalar(a[1]));
+      return self;
+    });
+  defN<2>(r, "aten::fill_.Scalar", [](const IValue* a) {
+    Tensor self = a[0].toTensor();
+    ops::fill_(self, toScalar(a[1]));
+    return self;
+  });
+  defN<2>(r, "aten::fill_.Tensor", [](const IValue* a) {
+    Tensor self = a[0].toTensor();
+    ops::fill_(self, a[1].toTensor());
+    return self;
+  });
+  defN<1>(r, "aten::zero_", [](const IValue* a) {
+    Tensor self = a[0].toTensor();
+    ops::zero_(self);
+    return self;
+  });
+
+  // ---- factories (layout/device/pin_memory accepted; CPU only) ----
+  defFamily(r, "aten::zeros", [](const IValue* a) {
+    checkCpu(a[3]);
+    return ops::zeros(toIntList(a[0]), toOptDtype(a[1]).value_or(ops::kDefaultFloat));
+  });
+  defFamily(r, "aten::ones", [](const IValue* a) {
+    checkCpu(a[3]);
+    return ops::ones(toIntList(a[0]), toOptDtype(a[1]).value_or(ops::kDefaultFloat));
+  });
+  defFamily(r, "aten::empty.memory_format", [](const IValue* a) {
+    checkCpu(a[3]);
+    return ops::empty(toIntList(a[0]), toOptDtype(a[1]).value_or(ops::kDefaultFloat));
+  });
+  defFamily(r, "aten::full", [](const IValue* a) {
+    checkCpu(a[4]);
+    return ops::full(toIntList(a[0]), toScalar(a[1]), toOptDtype(a[2]));
+  });
+  defFamily(r, "aten::zeros_like",
+            [](const IValue* a) { return ops::zerosLike(a[0].toTensor(), toOptDtype(a[1])); });
+  defFamily(r, "aten::ones_like",
+            [](const IValue* a) { return ops::onesLike(a[0].toTensor(), toOptDtype(a[1])); });
+  defFamily(r, "aten::empty_like",
+            [](const IValue* a) { return ops::zerosLike(a[0].toTensor(), toOptDtype(a[1])); });
+  defFamily(r, "aten::full_like", [](const IValue* a) {
+    return ops::fullLike(a[0].toTensor(), toScalar(a[1]), toOptDtype(a[2]));
+  });
+  defFamily(r, "aten::new_zeros", [](const IValue* a) {
+    Tensor x = a[0].toTensor();
+    return ops::zeros(toIntList(a[1]), toOptDtype(a[2]).value_or(x.dtype()));
+  });
+  defFamily(r, "aten::new_ones", [](const IValue* a) {
+    Tensor x = a[0].toTensor();
+    return ops::ones(toIntList(a[1]), toOptDtype(a[2]).value_or(x.dtype()));
+  });
+  defFamily(r, "aten::new_empty", [](const IValue* a) {
+    Tensor x = a[0].toTensor();
+    return ops::empty(toIntList(a[1]), toOptDtype(a[2]).value_or(x.dtype()));
+  });
+  defFamily(r, "aten::new_full", [](const IValue* a) {
+    Tensor x = a[0].toTensor();
+    return ops::full(toIntList(a[1]), toScalar(a[2]), toOptDtype(a[3]).value_or(x.dtype()));
+  });
+  defFamily(r, "aten::arange", [](const IValue* a) {
+    checkCpu(a[3]);
+    return ops::arange(toScalar(a[0]), toOptDtype(a[1]));
+  });
+  defFamily(r, "aten::arange.start", [](const IValue* a) {
+    checkCpu(a[4]);
+    return ops::arange(toScalar(a[0]), toScalar(a[1]), 1, toOptDtype(a[2]));
+  });
+  defFamily(r, "aten::arange.start_step", [](const IValue* a) {
+    checkCpu(a[5]);
+    return ops::arange(toScalar(a[0]), toScalar(a[1]), toScalar(a[2]), toOptDtype(a[3]));
+  });
+  defFamily(r, "aten::linspace", [](const IValue* a) {
+    return ops::linspace(toScalar(a[0]), toScalar(a[1]), a[2].toInt(), toOptDtype(a[3]));
+  });
+  defFamily(r, "aten::eye", [](const IValue* a) {
+    return ops::eye(a[0].toInt(), -1, toOptDtype(a[1]).value_or(ops::kDefaultFloat));
+  });
+  defFamily(r, "aten::eye.m", [](const IValue* a) {
+    return ops::eye(a[0].toInt(), a[1].toInt(), toOptDtype(a[2]).value_or(ops::kDefaultFloat));
+  });
+  defN<4>(r, "aten::tensor", [](const IValue* a) {
+    checkCpu(a[2]);
+    return tensorFromList(a[0], toOptDtype(a[1]));
+  });
+  for (const char* name : {"aten::tensor.float", "aten::tensor.int", "aten::tensor.bool"})
+    defN<4>(r, name, [](const IValue* a) {
+      checkCpu(a[2]);
+      return scalarTensor(a[0], toOptDtype(a[1]));
+    });
+  defN<3>(r, "aten::as_tensor.list", [](const IValue* a) {
+    checkCpu(a[2]);
+    return tensorFromList(a[0], toOptDtype(a[1]));
+  });
+  for (const char* name : {"aten::as_tensor.float", "aten::as_tensor.int", "aten::as_tensor.bool"})
+    defN<3>(r, name, [](const IValue* a) {
+      checkCpu(a[2]);
+      return scalarTensor(a[0], toOptDtype(a[1]));
+    });
+  defN<3>(r, "aten::as_tensor", [](const IValue* a) {
+    checkCpu(a[2]);
+    Tensor x = a[0].toTensor();
+    auto dt = toOptDtype(a[1]);
+    return dt ? ops::toDtype(x, *dt) : x;
+  });
+  defN<1>(r, "prim::NumToTensor.Scalar", [](const IValue* a) {
+    // Python floats become Double tensors here (not the default dtype), as PyTorch's does.
+    if (a[0].isDouble()) return Tensor::scalar(a[0].toDouble(), ScalarType::Double);
+    if (a[0].isBool()) return Tensor::scalarBool(a[0].toBool());
+    return Tensor::scalar(a[0].toInt(), ScalarType::Long);
+  });
+  defN<1>(r, "prim::NumToTensor.bool", [](const IValue* a) { return Tensor::scalarBool(a[0].toBool()); });
+  defN<1>(r, "aten::_shape_as_tensor",
+          [](const IValue* a) { return Tensor::fromVector(a[0].toTensor().sizes(), {a[0].toTensor().dim()}); });
+  defN<2>(r, "aten::_dim_arange", [](const IValue* a) {
+    return ops::arange(Scalar(a[0].toTensor().size(a[1].toInt())), ScalarType::Long);
+  });
+
+  // ---- metadata ----
+  defN<1>(r, "aten::size", [](const IValue* a) { return intList(a[0].toTensor().sizes()); });
+  defN<2>(r, "aten::size.int", [](const IValue* a) { return IValue(a[0].toTensor().size(a[1].toInt())); });
+  defN<1>(r, "aten::stride", [](const IValue* a) { return intList(a[0].toTensor().strides()); });
+  defN<2>(r, "aten::stride.int",
+          [](const IValue* a) { return IValue(a[0].toTensor().stride(a[1].toInt())); });
+  defN<1>(r, "aten::dim", [](const IValue* a) { return IValue(a[0].toTensor().dim()); });
+  defN<1>(r, "aten::numel", [](const IValue* a) { return IValue(a[0].toTensor().numel()); });
+  defN<1>(r, "aten::len.Tensor", [](const IValue* a) {
+    Tensor t = a[0].toTensor();
+    if (t.dim() == 0) throw Error("len() of a 0-d tensor");
+    return IValue(t.size(0));
+  });
+  defN<1>(r, "aten::is_floating_point",
+          [](const IValue* a) { return IValue(isFloatingType(a[0].toTensor().dtype())); });
+  defN<1>(r, "aten::is_contiguous", [](const IValue* a) { return IValue(a[0].toTensor().isContiguous()); });
+  defN<1>(r, "aten::Int.Tensor", [](const IValue* a) { return IValue(a[0].toTensor().itemInt()); });
+  defN<1>(r, "aten::Float.Tensor", [](const IValue* a) { return IValue(a[0].toTensor().itemDouble()); });
+  defN<1>(r, "aten::Bool.Tensor", [](const IValue* a) { return IValue(a[0].toTensor().itemBool()); });
+  defN<1>(r, "aten::ScalarImplicit", [](const IValue* a) { return itemOf(a[0].toTensor()); });
+  defN<1>(r, "aten::item", [](const IValue* a) { return itemOf(a[0].toTensor()); });
+  defN<1>(r, "prim::dtype",
+          [](const IValue* a) { return IValue(static_cast<int64_t>(a[0].toTensor().dtype())); });
+  defN<1>(r, "prim::device", [](const IValue* a) { return IValue(a[0].toTensor().device()); });
+  defN<1>(r, "prim::layout", [](const IValue*) { return IValue(int64_t{0}); });
+  defN<1>(r, "prim::is_cuda", [](const IValue*) { return IValue(false); });
+  defN<1>(r, "prim::is_cpu", [](const IValue*) { return IValue(true); });
+  for (const char* name : {"prim::is_nested", "prim::is_sparse", "prim::is_sparse_csr", "prim::is_mkldnn",
+                           "prim::is_xpu", "prim::is_mps", "prim::is_meta", "prim::is_vulkan",
+                           "prim::is_ipu", "prim::is_ort"})
+    defN<1>(r, name, [](const IValue*) { return IValue(false); });
+  defN<1>(r, "prim::is_quantized", [](const IValue* a) { return IValue(a[0].toTensor().isQuantized()); });
+  defN<1>(r, "prim::requires_grad",
+          [](const IValue* a) { return IValue(a[0].toTensor().requiresGrad()); });
+}
+
+}  // namespace torchless

@@ -1,0 +1,15 @@
+# The interpreter oracle: gen_graph_cases.py writes PyTorch's graphs, inputs and outputs into
+# the build dir, then runtime_graph_oracle runs GraphOracle against them (FIXTURES_SETUP /
+# FIXTURES_REQUIRED). The discovered GraphOracle.AllCases runs too and skips while the files
+# are missing.
+if(TARGET runtime_test)
+  find_package(nlohmann_json REQUIRED)
+  target_link_libraries(runtime_test PRIVATE nlohmann_json::nlohmann_json)
+  add_test(NAME runtime_gen_graph_cases
+           COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/runtime/gen_graph_cases.py
+                   ${PROJECT_BINARY_DIR}/runtime_graph_cases)
+  set_tests_properties(runtime_gen_graph_cases PROPERTIES FIXTURES_SETUP runtime_graph_cases TIMEOUT 600
+                       ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1;OMP_NUM_THREADS=1")
+  add_test(NAME runtime_graph_oracle COMMAND runtime_test --gtest_filter=GraphOracle.*)
+  set_tests_properties(runtime_graph_oracle PROPERTIES FIXTURES_REQUIRED runtime_graph_cases TIMEOUT 600)
+endif()
