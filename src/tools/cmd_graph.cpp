@@ -1,12 +1,19 @@
 // `torchless graph FILE`: the IR in PyTorch's print format (../shared/docs/cli.md).
 //
 // For now FILE is a text file holding a graph as PyTorch prints it (`str(fn.graph)`, a .ir
-// file): it is parsed, verified, optionally run through passes, and printed. Archives (.pt)
-// with --method / --inline / --frozen come with the archive loader.
+// file): it is parsed, verified, optionally run through passes (`--pass NAME`, repeatable, in
+// order; the graph is verified after each), and printed. TORCHLESS_LOG=pass1,pass2 prints the
+// graph after those passes on stderr; `--stop-after N` runs only the first N passes (to
+// bisect which pass broke a graph). FILE may also be a model archive (.pt): it is loaded
+// (code/ compiled) and the graph of --method (default forward) is printed, with calls
+// inlined for --inline; --frozen comes with freezing.
+#include "api/module.h"
 #include "core/error.h"
 #include "ir/ir.h"
 #include "ir/ir_parser.h"
 #include "ir/verifier.h"
+#include "passes/pass_manager.h"
+#include "passes/passes.h"
 #include "tools/commands.h"
 
 #include <fstream>
@@ -25,13 +32,9 @@ struct GraphOptions {
   bool frozen = false;
   std::vector<std::string> passes;
   bool listPasses = false;
+  bool fixedPoint = false;
+  int64_t stopAfter = -1;
 };
-
-/// The passes `--pass` accepts, by name. Empty until passes/ exists.
-const std::vector<std::pair<std::string, std::string>>& knownPasses() {
-  static const std::vector<std::pair<std::string, std::string>> passes;
-  return passes;
-}
 
 std::string readText(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -41,35 +44,66 @@ std::string readText(const std::string& path) {
   return ss.str();
 }
 
+/// The graph of method `o.method` of an archive's root module (a copy: passes may change
+/// it), with calls inlined for --inline.
+std::shared_ptr<Graph> archiveGraph(const GraphOptions& o) {
+  if (o.frozen)
+    throw Error("--frozen is not implemented yet (freezing a module is a later issue)", o.file);
+  Module m = load(o.file);
+  const GraphFunction* fn = m.findMethod(o.method);
+  if (!fn) {
+    std::vector<std::string> names = m.methodNames();
+    throw Error(fmt::format("module '{}' has no method '{}' (methods: {})", m.object()->type->name(),
+                            o.method, fmt::join(names, ", ")),
+                o.file);
+  }
+  std::shared_ptr<Graph> g = fn->graph()->copy();
+  if (o.inlineCalls) passes::inlineCalls(*g);
+  return g;
+}
+
 void runGraph(const GraphOptions& o) {
+  passes::registerPasses();
+  const auto& registry = passes::PassRegistry::global();
   if (o.listPasses) {
-    if (knownPasses().empty()) std::cout << "(no passes are registered yet)\n";
-    for (const auto& [name, doc] : knownPasses()) std::cout << name << "\t" << doc << "\n";
+    for (const passes::Pass* p : registry.all())
+      std::cout << p->name() << "\t" << p->description() << "\n";
     return;
   }
   if (o.file.empty()) throw CLI::RequiredError("FILE");
   for (const auto& p : o.passes) {
-    bool known = false;
-    for (const auto& k : knownPasses()) known |= k.first == p;
-    if (!known)
+    if (!registry.find(p))
       throw Error(fmt::format("unknown pass '{}' (torchless graph --list-passes lists them)", p));
   }
   std::string text = readText(o.file);
-  if (text.size() >= 4 && text.compare(0, 4, "PK\x03\x04") == 0)
-    throw Error(
-        "reading model archives in `graph` is not implemented yet; give a file holding "
-        "graph text (what PyTorch prints for fn.graph)",
-        o.file);
-  if (o.inlineCalls || o.frozen || o.method != "forward")
-    throw Error("--method, --inline and --frozen apply to model archives, not to graph text",
-                o.file);
-  auto g = std::make_shared<Graph>();
-  parseIR(text, g.get(), ParseIROptions{o.file, nullptr});
-  try {
-    verify(*g);
-  } catch (Error& e) {
-    e.withPlace(o.file);
-    throw;
+  std::shared_ptr<Graph> g;
+  if (text.size() >= 4 && text.compare(0, 4, "PK\x03\x04") == 0) {
+    g = archiveGraph(o);
+  } else {
+    if (o.inlineCalls || o.frozen || o.method != "forward")
+      throw Error("--method, --inline and --frozen apply to model archives, not to graph text",
+                  o.file);
+    g = std::make_shared<Graph>();
+    parseIR(text, g.get(), ParseIROptions{o.file, nullptr});
+    try {
+      verify(*g);
+    } catch (Error& e) {
+      e.withPlace(o.file);
+      throw;
+    }
+  }
+  if (!o.passes.empty()) {
+    passes::PassManagerOptions pmo = passes::PassManagerOptions::fromEnvironment();
+    pmo.verify = true;
+    pmo.fixedPoint = o.fixedPoint;
+    if (o.stopAfter >= 0) pmo.stopAfter = static_cast<size_t>(o.stopAfter);
+    passes::PassManager pm(o.passes, pmo, registry);
+    try {
+      pm.run(*g);
+    } catch (Error& e) {
+      e.withPlace(o.file);
+      throw;
+    }
   }
   std::cout << *g;
 }
@@ -79,13 +113,17 @@ void runGraph(const GraphOptions& o) {
 void registerGraphCommand(CLI::App& app) {
   auto opts = std::make_shared<GraphOptions>();
   auto* cmd = app.add_subcommand("graph", "Print the IR in PyTorch's graph format");
-  cmd->add_option("FILE", opts->file, "A file holding graph text (.ir); archives come later");
+  cmd->add_option("FILE", opts->file, "A model archive (.pt) or a file holding graph text (.ir)");
   cmd->add_option("--method", opts->method, "Method of an archive to print (default: forward)");
   cmd->add_flag("--inline", opts->inlineCalls, "Inline calls before printing (archives)");
   cmd->add_flag("--frozen", opts->frozen, "Freeze the module before printing (archives)");
   cmd->add_option("--pass", opts->passes, "Run a pass before printing (repeatable)")
       ->allow_extra_args(false);
   cmd->add_flag("--list-passes", opts->listPasses, "List the passes --pass accepts");
+  cmd->add_flag("--fixed-point", opts->fixedPoint,
+                "Repeat the --pass list until no pass changes the graph");
+  cmd->add_option("--stop-after", opts->stopAfter,
+                  "Run only the first N passes (to bisect which pass breaks a graph)");
   cmd->callback([opts]() { runGraph(*opts); });
 }
 

@@ -1,5 +1,12 @@
-// `torchless info MODEL.pt`: what is inside an archive, read without compiling its code/.
+// `torchless info MODEL.pt`: what is inside an archive. The records are read without compiling
+// code/; then the archive is loaded (code/ compiled) for the methods, parameters vs buffers and
+// the operators used. When the code does not compile, the first part is still printed, with
+// the compile error.
+#include "api/module.h"
 #include "core/error.h"
+#include "ir/operator_matching.h"
+#include "ir/operator_registry.h"
+#include "runtime/kernel.h"
 #include "serialize/archive_reader.h"
 #include "tools/commands.h"
 
@@ -54,6 +61,62 @@ void countClasses(const IValue& v, std::map<std::string, ClassStats>& out,
   }
 }
 
+/// Counts the op-table entries called by `block`'s nodes, recursively.
+struct OpUse {
+  size_t count = 0;
+  bool hasKernel = true;
+};
+void countOperators(const Block* block, std::map<std::string, OpUse>& out) {
+  const auto& ops = OperatorRegistry::global();
+  for (const Node* n : block->nodes()) {
+    if (const OpInfo* op = matchOperator(n, ops)) {
+      auto& u = out[op->key];
+      u.count++;
+      u.hasKernel = u.hasKernel && KernelRegistry::global().hasKernel(*n, op);
+    }
+    for (const Block* b : n->blocks()) countOperators(b, out);
+  }
+}
+
+uint64_t tensorBytes(const std::vector<std::pair<std::string, Tensor>>& ts) {
+  uint64_t n = 0;
+  for (const auto& [name, t] : ts) n += t.nbytes();
+  return n;
+}
+
+/// The part of `info` that needs code/ compiled.
+void printCompiled(const std::string& path) {
+  Module m;
+  try {
+    m = load(path);
+  } catch (const Error& e) {
+    std::cout << "code: does not compile, so methods, parameters vs buffers and operators are "
+                 "unknown:\n  "
+              << e.firstLine() << "\n";
+    for (const auto& c : e.context()) std::cout << "  " << c << "\n";
+    return;
+  }
+  const auto& cls = m.object()->type;
+  std::cout << fmt::format("code: compiles ({} functions)\n", m.unit()->functions().size());
+  std::cout << fmt::format("methods of {}:\n", cls->name());
+  for (const auto& name : m.methodNames())
+    std::cout << "  " << m.findMethod(name)->schema().str() << "\n";
+  auto params = m.namedParameters();
+  auto buffers = m.namedBuffers();
+  std::cout << fmt::format("parameters: {} tensors, {} ({} bytes)\n", params.size(),
+                           humanBytes(tensorBytes(params)), tensorBytes(params));
+  std::cout << fmt::format("buffers: {} tensors, {} ({} bytes)\n", buffers.size(),
+                           humanBytes(tensorBytes(buffers)), tensorBytes(buffers));
+  std::map<std::string, OpUse> ops;
+  for (const auto& fn : m.unit()->functions()) countOperators(fn->graph()->block(), ops);
+  size_t missing = 0;
+  for (const auto& [k, u] : ops) missing += u.hasKernel ? 0 : 1;
+  std::cout << fmt::format("operators used: {} distinct{}\n", ops.size(),
+                           missing ? fmt::format(", {} without a kernel", missing) : "");
+  for (const auto& [k, u] : ops)
+    std::cout << fmt::format("  {:>5}  {}{}\n", u.count, k, u.hasKernel ? "" : "  [no kernel]");
+}
+
 void printInfo(const std::string& path) {
   auto t0 = std::chrono::steady_clock::now();
   ArchiveData d = loadArchiveData(path);
@@ -92,8 +155,8 @@ void printInfo(const std::string& path) {
       "parameters and buffers: {} tensors, {} ({} bytes) in {} storages{}\n", tensors.size(),
       humanBytes(tensorBytes), tensorBytes, storages.size(),
       dtypes.empty() ? "" : fmt::format(", dtypes {}", fmt::join(dtypes, ", ")));
-  std::cout << "  (every tensor attribute of a module object; parameters and buffers are told "
-               "apart once code/ is compiled)\n";
+  std::cout << "  (every tensor attribute of a module object; see below for parameters and "
+               "buffers apart)\n";
 
   size_t constTensors = 0;
   for (const auto& c : d.constants->elements) constTensors += c.isTensor() ? 1 : 0;
@@ -122,6 +185,7 @@ void printInfo(const std::string& path) {
     std::cout << fmt::format("  {:>12}  {:<8} {}\n", r.size, r.method == 0 ? "stored" : "deflated",
                              r.name);
   std::cout << fmt::format("load time: {:.1f} ms\n", ms);
+  printCompiled(path);
 }
 
 }  // namespace

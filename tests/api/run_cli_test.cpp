@@ -1,0 +1,185 @@
+// `torchless run` (and `code`, `graph`, `info`) end to end on examples/tiny_cnn.pt, whose
+// forward is `forward(self, x: Tensor, scale: Optional[float]=None) -> Tensor`; the contract
+// is ../shared/docs/cli.md: outputs flattened and named out0.npy ..., one line per output,
+// exit 1 with the first stderr line naming the parameter for wrong inputs, exit 2 for usage
+// errors, and no half-written output files.
+#include "oracle_util.h"
+
+#include "core/npy.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+namespace torchless {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::allClose;
+using testing::runCli;
+
+const std::string kExamples = std::string(TORCHLESS_SOURCE_DIR) + "/examples";
+const std::string kModel = kExamples + "/tiny_cnn.pt";
+const std::string kInput = kExamples + "/input.npy";
+
+/// A fresh empty directory for one test's outputs.
+fs::path freshDir(const std::string& name) {
+  fs::path d = fs::temp_directory_path() / fmt::format("torchless_api_{}_{}", name, ::getpid());
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+std::vector<std::string> listDir(const fs::path& d) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(d)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// The README's example: PyTorch's output for examples/input.npy is examples/expected.npy.
+TEST(RunCli, TinyCnnMatchesPyTorch) {
+  fs::path d = freshDir("tiny");
+  auto r = runCli({"run", kModel, kInput, "--output-dir", d.string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "out0.npy: float32 [1, 4]\n");
+  EXPECT_EQ(listDir(d), std::vector<std::string>{"out0.npy"});
+  EXPECT_TRUE(allClose(loadNpy((d / "out0.npy").string()), loadNpy(kExamples + "/expected.npy"),
+                       1e-4, 1e-4));
+  fs::remove_all(d);
+}
+
+TEST(RunCli, OptionalFloatLiteralAndNone) {
+  fs::path d1 = freshDir("none"), d2 = freshDir("scale");
+  auto a = runCli({"run", kModel, kInput, "none", "--output-dir", d1.string()});
+  ASSERT_EQ(a.status, 0) << a.err;
+  auto b = runCli({"run", kModel, kInput, "1.0", "--output-dir", d2.string()});
+  ASSERT_EQ(b.status, 0) << b.err;
+  // scale=1.0 multiplies the logits by 1: the same softmax as scale=None.
+  EXPECT_TRUE(allClose(loadNpy((d1 / "out0.npy").string()), loadNpy((d2 / "out0.npy").string()),
+                       0, 0));
+  fs::remove_all(d1);
+  fs::remove_all(d2);
+}
+
+TEST(RunCli, WrongKindNamesTheParameter) {
+  fs::path d = freshDir("kind");
+  auto r = runCli({"run", kModel, kInput, "hello", "--output-dir", d.string()});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.firstErrLine().find("'scale'"), std::string::npos) << r.err;
+  EXPECT_TRUE(listDir(d).empty());
+  fs::remove_all(d);
+}
+
+TEST(RunCli, MissingInputNamesTheParameter) {
+  fs::path d = freshDir("missing");
+  auto r = runCli({"run", kModel, "--output-dir", d.string()});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.firstErrLine().find("'x'"), std::string::npos) << r.err;
+  EXPECT_TRUE(listDir(d).empty());
+  fs::remove_all(d);
+}
+
+TEST(RunCli, TooManyInputs) {
+  fs::path d = freshDir("many");
+  auto r = runCli({"run", kModel, kInput, "1.0", "2", "--output-dir", d.string()});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.firstErrLine().find("too many inputs"), std::string::npos) << r.err;
+  EXPECT_TRUE(listDir(d).empty());
+  fs::remove_all(d);
+}
+
+TEST(RunCli, TensorWhereAFloatIsDeclared) {
+  fs::path d = freshDir("tensor_for_float");
+  auto r = runCli({"run", kModel, kInput, kInput, "--output-dir", d.string()});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.firstErrLine().find("'scale'"), std::string::npos) << r.err;
+  EXPECT_TRUE(listDir(d).empty());
+  fs::remove_all(d);
+}
+
+// A shape the model rejects fails while running: exit 1, nothing written (not even a .tmp).
+TEST(RunCli, RuntimeFailureLeavesNoFiles) {
+  fs::path d = freshDir("runtime");
+  fs::path bad = d / "bad_input";
+  fs::create_directories(bad);
+  {
+    Tensor t = Tensor::fromVector(std::vector<float>(6, 1.0f), {1, 6});
+    saveNpy((bad / "x.npy").string(), t);
+  }
+  fs::path outDir = d / "out";
+  auto r = runCli({"run", kModel, (bad / "x.npy").string(), "--output-dir", outDir.string()});
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_FALSE(r.err.empty());
+  EXPECT_TRUE(!fs::exists(outDir) || listDir(outDir).empty());
+  fs::remove_all(d);
+}
+
+TEST(RunCli, MissingModelFileIsAUserError) {
+  auto r = runCli({"run", kExamples + "/no_such_model.pt", kInput});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.firstErrLine().find("no_such_model.pt"), std::string::npos) << r.err;
+}
+
+TEST(RunCli, UsageErrorsExit2) {
+  EXPECT_EQ(runCli({"run"}).status, 2);
+  EXPECT_EQ(runCli({"run", kModel, "--no-such-flag"}).status, 2);
+  EXPECT_EQ(runCli({"run", kModel, "--threads", "0"}).status, 2);
+}
+
+TEST(RunCli, UnknownMethodNamesIt) {
+  auto r = runCli({"run", kModel, kInput, "--method", "nope"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.firstErrLine().find("'nope'"), std::string::npos) << r.err;
+}
+
+TEST(CodeCli, PrintsTheRootClassFile) {
+  auto r = runCli({"code", kModel});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("class TinyCNN(Module):\n", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("  def forward(self: __torch__.TinyCNN,\n"), std::string::npos);
+}
+
+TEST(CodeCli, PrintsOneMethodDedented) {
+  auto r = runCli({"code", kModel, "--method", "forward"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("def forward(self: __torch__.TinyCNN,\n", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("\n  return torch.softmax(y2, 1)\n"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("class "), std::string::npos);
+  auto bad = runCli({"code", kModel, "--method", "nope"});
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_NE(bad.firstErrLine().find("'nope'"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.firstErrLine().find("forward"), std::string::npos) << bad.err;
+}
+
+TEST(GraphCli, PrintsTheForwardGraphOfAnArchive) {
+  auto r = runCli({"graph", kModel});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("graph(%self", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("prim::CallMethod[name=\"forward\"]"), std::string::npos) << r.out;
+  auto inl = runCli({"graph", kModel, "--inline"});
+  ASSERT_EQ(inl.status, 0) << inl.err;
+  EXPECT_EQ(inl.out.find("prim::CallMethod"), std::string::npos) << inl.out;
+  EXPECT_NE(inl.out.find("aten::conv2d"), std::string::npos) << inl.out;
+  auto bad = runCli({"graph", kModel, "--method", "nope"});
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_NE(bad.firstErrLine().find("'nope'"), std::string::npos) << bad.err;
+}
+
+TEST(InfoCli, ListsMethodsParametersBuffersAndOperators) {
+  auto r = runCli({"info", kModel});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("code: compiles"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  forward(__torch__.TinyCNN self, Tensor x, float? scale=None) -> Tensor\n"),
+            std::string::npos)
+      << r.out;
+  // conv (weight, bias), bn (weight, bias), fc (weight, bias); bn's running stats are buffers.
+  EXPECT_NE(r.out.find("parameters: 6 tensors"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("buffers: 3 tensors"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("aten::softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor"),
+            std::string::npos)
+      << r.out;
+}
+
+}  // namespace
+}  // namespace torchless
