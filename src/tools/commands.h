@@ -9,7 +9,9 @@ namespace torchless::cli {
 void registerOpsCommand(CLI::App& app);
 void registerInfoCommand(CLI::App& app);
 void registerGraphCommand(CLI::App& app);
+void registerCodeCommand(CLI::App& app);
 void registerRunCommand(CLI::App& app);
 void registerBenchCommand(CLI::App& app);
+void registerExportCommand(CLI::App& app);
 
 }  // namespace torchless::cli

@@ -17,8 +17,10 @@ int main(int argc, char** argv) {
   torchless::cli::registerOpsCommand(app);
   torchless::cli::registerInfoCommand(app);
   torchless::cli::registerGraphCommand(app);
+  torchless::cli::registerCodeCommand(app);
   torchless::cli::registerRunCommand(app);
   torchless::cli::registerBenchCommand(app);
+  torchless::cli::registerExportCommand(app);
 
   try {
     app.parse(argc, argv);

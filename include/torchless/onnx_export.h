@@ -1,0 +1,107 @@
+#pragma once
+// ONNX export of torchless graphs, and the extension point for operators torchless lacks.
+//
+//   #include <torchless/onnx_export.h>
+//
+//   torchless::onnx::ExportOptions o;
+//   o.opset = 17;
+//   o.inputNames = {"x"};
+//   o.dynamicAxes["x"] = {0};                      // batch size free
+//   ::onnx::ModelProto m = torchless::onnx::exportGraph(*graph, {IValue(x)}, o);
+//   torchless::onnx::saveModel(m, "model.onnx");   // checked, written atomically
+//
+// Registering a converter for an operator we lack (as torch.onnx's
+// register_custom_op_symbolic). The key is the operator's exact schema string, as
+// `torchless ops` prints it; the converter maps the node's outputs from its inputs. Call it
+// once at start-up, before the first export; registering a schema twice throws
+// torchless::Error.
+//
+//   // aten::celu(x, alpha) -> Celu (https://onnx.ai/onnx/operators/onnx__Celu.html)
+//   torchless::onnx::registerConverter(
+//       "aten::celu(Tensor self, Scalar alpha=1.) -> Tensor",
+//       [](torchless::onnx::OnnxCtx& ctx, const torchless::Node& n, torchless::onnx::OnnxArgs& args) {
+//         std::string x = args[0].unwrapToTensor();          // an ONNX value name
+//         double alpha = args[1].unwrapToDouble(1.0);        // a constant, default when None
+//         ctx.setOutput(n, 0, ctx.op("Celu", {x}, {torchless::onnx::attrF("alpha", alpha)}));
+//       });
+//
+// Inside a converter: args[i].isIValue() tells a constant (or a value folded from known
+// shapes) from a run-time tensor; unwrapToInt / unwrapToIntList / unwrapToScalar /
+// unwrapToTensor / unwrapToWeights unwrap with errors naming the schema and argument;
+// ctx.op / ctx.opN add ONNX nodes; ctx.constInt64s adds shape constants; ctx.dtypeOf /
+// ctx.sizesOf give what the example run observed; ctx.opset() selects opset-dependent forms.
+
+#include "convert/onnx/onnx_ctx.h"  // IWYU pragma: export
+#include "core/ivalue.h"
+#include "ir/ir.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace torchless::onnx {
+
+/// Opsets the exporter writes.
+constexpr int kMinOpset = 13;
+constexpr int kMaxOpset = 18;
+constexpr int kDefaultOpset = 17;
+
+struct ExportOptions {
+  /// ONNX opset of the default domain, kMinOpset..kMaxOpset.
+  int opset = kDefaultOpset;
+  /// Names of the model's tensor inputs / outputs, in order; missing ones are derived from
+  /// the graph's value names ("input_0", "output_0" when unnamed).
+  std::vector<std::string> inputNames;
+  std::vector<std::string> outputNames;
+  /// Axes free in size, by input or output name ("x" -> {0}); written as dim_params.
+  std::map<std::string, std::vector<int64_t>> dynamicAxes;
+  /// Graph inputs (by index) that are parameters: exported as initializers with this name.
+  std::map<size_t, std::string> constantInputs;
+  /// Run the ONNX checker and strict shape inference on the result (checkModel).
+  bool check = true;
+  std::string producerName = "torchless";
+};
+
+/// What an export produced, for reports and tests.
+struct ExportReport {
+  /// ONNX nodes per op type (main graph and subgraphs).
+  std::map<std::string, int> opCounts;
+  size_t numInitializers = 0;
+  /// True when checkModel ran (false with check off, or for an opset newer than the
+  /// installed ONNX library knows: see checkerMaxOpset).
+  bool checked = false;
+  /// Why the example run failed, when it did (then sizes come from IR types only).
+  std::string runError;
+};
+
+/// Exports `graph` (inlined; parameters as constants or named in options.constantInputs),
+/// specialized to `inputs` (one example per graph input). Throws torchless::UnsupportedError
+/// listing every operator without a converter, torchless::Error for anything else (the node's
+/// place first).
+::onnx::ModelProto exportGraph(const Graph& graph, const std::vector<IValue>& inputs,
+                               const ExportOptions& options = {}, ExportReport* report = nullptr);
+
+/// The ONNX checker (onnx::checker::check_model) and shape inference with type checks and
+/// errors on (what onnx.checker.check_model(full_check=True) does). Throws torchless::Error,
+/// also for an opset newer than checkerMaxOpset().
+void checkModel(const ::onnx::ModelProto& model);
+
+/// The newest default-domain opset the installed ONNX library (checker, shape inference)
+/// knows: 17 for Debian's libonnx 1.12. exportGraph skips checking newer opsets.
+int checkerMaxOpset();
+
+/// Writes `model` to `path` through a temporary file renamed at the end (nothing is left on
+/// failure). Models past 2 GB keep their initializers in `path` + ".data" (external data).
+void saveModel(const ::onnx::ModelProto& model, const std::string& path);
+
+/// ONNX nodes per op type in `model` (subgraphs included).
+std::map<std::string, int> countOps(const ::onnx::ModelProto& model);
+
+/// Registers a converter for an operator with the exact schema string `schema` (see the
+/// example at the top of this file). Throws torchless::Error when the op table does not know
+/// the schema or it has a converter already.
+void registerConverter(std::string_view schema, OnnxConverter converter);
+
+}  // namespace torchless::onnx

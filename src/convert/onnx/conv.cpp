@@ -1,0 +1,110 @@
+// ONNX converters: convolutions (src/ops/conv.cpp's family): _convolution, conv1d/2d/3d and
+// conv_transpose1d/2d/3d -> Conv / ConvTranspose
+// (https://onnx.ai/onnx/operators/onnx__Conv.html, onnx__ConvTranspose.html).
+#include "convert/onnx/onnx_ctx.h"
+
+namespace torchless::onnx {
+
+namespace {
+
+std::vector<int64_t> expand(std::vector<int64_t> v, size_t n) {
+  if (v.size() == 1 && n > 1) v.assign(n, v[0]);
+  return v;
+}
+
+struct ConvParams {
+  std::vector<int64_t> stride, padding, dilation, outputPadding;
+  bool transposed = false;
+  int64_t groups = 1;
+  std::string paddingMode;  // "same" / "valid" for the string-padding overloads
+};
+
+void emitConv(OnnxCtx& ctx, const Node& n, OnnxArgs& args, ConvParams p) {
+  std::string x = args[0].unwrapToTensor();
+  std::string w = args[1].unwrapToTensor();
+  auto wSizes = ctx.expectSizes(n, args[1].value());
+  const size_t spatial = wSizes.size() - 2;
+  std::vector<int64_t> kernel(wSizes.begin() + 2, wSizes.end());
+  p.stride = expand(p.stride, spatial);
+  p.dilation = expand(p.dilation, spatial);
+  std::vector<int64_t> pads;
+  if (p.paddingMode == "same") {
+    std::vector<int64_t> begin, end;
+    for (size_t i = 0; i < spatial; ++i) {
+      int64_t total = p.dilation[i] * (kernel[i] - 1);
+      begin.push_back(total / 2);
+      end.push_back(total - total / 2);
+    }
+    pads = begin;
+    pads.insert(pads.end(), end.begin(), end.end());
+  } else if (p.paddingMode == "valid") {
+    pads.assign(2 * spatial, 0);
+  } else {
+    p.padding = expand(p.padding, spatial);
+    pads = p.padding;
+    pads.insert(pads.end(), p.padding.begin(), p.padding.end());
+  }
+  std::vector<OnnxAttr> attrs = {attrIs("kernel_shape", kernel), attrIs("strides", p.stride),
+                                 attrIs("pads", pads), attrIs("dilations", p.dilation),
+                                 attrI("group", p.groups)};
+  std::vector<std::string> in = {x, w};
+  if (auto b = args[2].unwrapToOptionalTensor()) in.push_back(*b);
+  if (p.transposed) {
+    auto op = expand(p.outputPadding.empty() ? std::vector<int64_t>{0} : p.outputPadding, spatial);
+    bool any = false;
+    for (int64_t v : op) any |= v != 0;
+    if (any) attrs.push_back(attrIs("output_padding", op));
+    ctx.setOutput(n, 0, ctx.op("ConvTranspose", in, attrs));
+  } else {
+    ctx.setOutput(n, 0, ctx.op("Conv", in, attrs));
+  }
+}
+
+// _convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
+// groups, ...)
+void convertConvolution(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  ConvParams p;
+  p.stride = args[3].unwrapToIntList();
+  p.padding = args[4].unwrapToIntList();
+  p.dilation = args[5].unwrapToIntList();
+  p.transposed = args[6].unwrapToBool();
+  p.outputPadding = args[7].unwrapToIntList();
+  p.groups = args[8].unwrapToInt();
+  emitConv(ctx, n, args, p);
+}
+
+// conv{1,2,3}d(input, weight, bias, stride, padding, dilation, groups); padding may be a str.
+void convertConvNd(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  ConvParams p;
+  p.stride = args[3].unwrapToIntList();
+  if (args[4].unwrapToIValue().isString()) p.paddingMode = args[4].unwrapToString();
+  else p.padding = args[4].unwrapToIntList();
+  p.dilation = args[5].unwrapToIntList();
+  p.groups = args[6].unwrapToInt();
+  emitConv(ctx, n, args, p);
+}
+
+// conv_transpose{1,2,3}d(input, weight, bias, stride, padding, output_padding, groups, dilation)
+void convertConvTransposeNd(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  ConvParams p;
+  p.transposed = true;
+  p.stride = args[3].unwrapToIntList();
+  p.padding = args[4].unwrapToIntList();
+  p.outputPadding = args[5].unwrapToIntList();
+  p.groups = args[6].unwrapToInt();
+  p.dilation = args[7].unwrapToIntList();
+  emitConv(ctx, n, args, p);
+}
+
+}  // namespace
+
+void registerConvConverters(OnnxConverterRegistry& r) {
+  r.addOverloads({"aten::_convolution", "aten::_convolution.deprecated"}, convertConvolution);
+  r.addOverloads({"aten::conv1d", "aten::conv2d", "aten::conv3d", "aten::conv1d.padding",
+                  "aten::conv2d.padding", "aten::conv3d.padding"},
+                 convertConvNd);
+  r.addOverloads({"aten::conv_transpose1d", "aten::conv_transpose2d.input", "aten::conv_transpose3d.input"},
+                 convertConvTransposeNd);
+}
+
+}  // namespace torchless::onnx

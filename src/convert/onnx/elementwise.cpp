@@ -1,0 +1,265 @@
+// ONNX converters: elementwise arithmetic, comparisons, unary math and activations
+// (src/ops/elementwise.cpp's family). Each names the ONNX operator it emits; the specs are at
+// https://onnx.ai/onnx/operators/onnx__<Op>.html.
+#include "convert/onnx/onnx_ctx.h"
+
+#include <cmath>
+
+namespace torchless::onnx {
+
+namespace {
+
+// The dtype an elementwise result has: observed, else the first tensor input's, else Float.
+ScalarType resultDtype(const OnnxCtx& ctx, const Node& n) {
+  if (auto d = ctx.dtypeOf(n.output())) return *d;
+  for (const Value* v : n.inputs())
+    if (v->type() && v->type()->kind() == TypeKind::TensorType)
+      if (auto d = ctx.dtypeOf(v)) return *d;
+  return ScalarType::Float;
+}
+
+// The dtype two operands of a comparison are compared in (PyTorch promotes; a Python scalar
+// takes the tensor's type).
+ScalarType compareDtype(const OnnxCtx& ctx, const OnnxArgs& args) {
+  auto a = ctx.dtypeOf(args[0].value());
+  bool bScalar = args[1].isIValue() && !args[1].unwrapToIValue().isTensor();
+  if (bScalar) {
+    IValue s = args[1].unwrapToScalar();
+    if (a && isIntegralType(*a, true) && s.isDouble()) return ScalarType::Float;
+    return a.value_or(ScalarType::Float);
+  }
+  auto b = ctx.dtypeOf(args[1].value());
+  if (a && b) return promoteTypes(*a, *b);
+  return a ? *a : b.value_or(ScalarType::Float);
+}
+
+// Unary ops mapping one to one: Neg, Sqrt, Tanh, Sigmoid, Exp, Log, Sin, ... (x -> Op(x)).
+OnnxConverter unary(std::string opType) {
+  return [opType](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    std::string x = args[0].unwrapToTensor();
+    // Integer inputs of float functions compute in float (torch.sqrt(int) is float).
+    ScalarType out = resultDtype(ctx, n);
+    x = ctx.castTo(x, ctx.dtypeOf(args[0].value()), out);
+    ctx.setOutput(n, 0, ctx.op(opType, {x}));
+  };
+}
+
+// add / sub (Tensor and Scalar overloads, alpha): Add / Sub, with Mul by alpha when alpha != 1.
+// `reversed` is rsub (other - alpha * self).
+OnnxConverter addSub(std::string opType, bool reversed = false) {
+  return [opType, reversed](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    ScalarType dt = resultDtype(ctx, n);
+    std::string a = tensorOrScalar(ctx, args[0], dt);
+    std::string b = tensorOrScalar(ctx, args[1], dt);
+    if (args.size() > 2) {
+      IValue alpha = args[2].unwrapToScalar();
+      if (alpha.toScalarDouble() != 1.0) {
+        std::string& scaled = reversed ? a : b;
+        scaled = ctx.op("Mul", {scaled, ctx.constScalar(alpha.toScalarDouble(), dt)});
+      }
+    }
+    ctx.setOutput(n, 0, reversed ? ctx.op(opType, {b, a}) : ctx.op(opType, {a, b}));
+  };
+}
+
+// mul / div / pow / max.other / min.other: Mul / Div / Pow / Max / Min in the result dtype.
+OnnxConverter binary(std::string opType) {
+  return [opType](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    ScalarType dt = resultDtype(ctx, n);
+    ctx.setOutput(n, 0, ctx.op(opType, {tensorOrScalar(ctx, args[0], dt), tensorOrScalar(ctx, args[1], dt)}));
+  };
+}
+
+// eq / ne / gt / lt / ge / le -> Equal / Not(Equal) / Greater / Less / GreaterOrEqual / LessOrEqual.
+OnnxConverter compare(std::string opType, bool negate = false) {
+  return [opType, negate](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    ScalarType dt = compareDtype(ctx, args);
+    std::string y = ctx.op(opType, {tensorOrScalar(ctx, args[0], dt), tensorOrScalar(ctx, args[1], dt)});
+    if (negate) y = ctx.op("Not", {y});
+    ctx.setOutput(n, 0, y);
+  };
+}
+
+// Clip(x, min, max) with optional bounds (clamp, clamp_min, clamp_max, relu6, hardtanh).
+std::string clip(OnnxCtx& ctx, const Node& n, const std::string& x, ScalarType dt,
+                 std::optional<double> lo, std::optional<double> hi) {
+  return ctx.op("Clip", {x, lo ? ctx.constScalar(*lo, dt) : std::string(), hi ? ctx.constScalar(*hi, dt) : std::string()});
+}
+
+void convertClamp(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  ScalarType dt = resultDtype(ctx, n);
+  std::string x = ctx.castTo(args[0].unwrapToTensor(), ctx.dtypeOf(args[0].value()), dt);
+  bool scalarBounds = (args[1].isNone() || (args[1].isIValue() && !args[1].unwrapToIValue().isTensor())) &&
+                      (args[2].isNone() || (args[2].isIValue() && !args[2].unwrapToIValue().isTensor()));
+  if (scalarBounds) {
+    std::optional<double> lo, hi;
+    if (!args[1].isNone()) lo = args[1].unwrapToDouble();
+    if (!args[2].isNone()) hi = args[2].unwrapToDouble();
+    ctx.setOutput(n, 0, clip(ctx, n, x, dt, lo, hi));
+    return;
+  }
+  // Tensor bounds: Max / Min (Clip takes only scalars).
+  if (!args[1].isNone()) x = ctx.op("Max", {x, tensorOrScalar(ctx, args[1], dt)});
+  if (!args[2].isNone()) x = ctx.op("Min", {x, tensorOrScalar(ctx, args[2], dt)});
+  ctx.setOutput(n, 0, x);
+}
+
+OnnxConverter clampOneSide(bool isMin) {
+  return [isMin](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    ScalarType dt = resultDtype(ctx, n);
+    std::string x = ctx.castTo(args[0].unwrapToTensor(), ctx.dtypeOf(args[0].value()), dt);
+    ctx.setOutput(n, 0, ctx.op(isMin ? "Max" : "Min", {x, tensorOrScalar(ctx, args[1], dt)}));
+  };
+}
+
+}  // namespace
+
+void registerElementwiseConverters(OnnxConverterRegistry& r) {
+  // Binary arithmetic: Add, Sub, Mul, Div, Pow.
+  r.addOverloads({"aten::add.Tensor", "aten::add.Scalar", "aten::add_.Tensor", "aten::add_.Scalar"}, addSub("Add"));
+  r.addOverloads({"aten::sub.Tensor", "aten::sub.Scalar", "aten::sub_.Tensor", "aten::sub_.Scalar"}, addSub("Sub"));
+  r.addOverloads({"aten::rsub.Tensor", "aten::rsub.Scalar"}, addSub("Sub", /*reversed=*/true));
+  r.addOverloads({"aten::mul.Tensor", "aten::mul.Scalar", "aten::mul_.Tensor", "aten::mul_.Scalar"}, binary("Mul"));
+  // div: true division; integer inputs divide in float (the observed result dtype).
+  r.addOverloads({"aten::div.Tensor", "aten::div.Scalar", "aten::div_.Tensor", "aten::div_.Scalar"}, binary("Div"));
+  r.addOverloads({"aten::pow.Tensor_Tensor", "aten::pow.Tensor_Scalar", "aten::pow.Scalar",
+                  "aten::pow_.Tensor", "aten::pow_.Scalar"},
+                 binary("Pow"));
+  r.addOverloads({"aten::max.other", "aten::maximum"}, binary("Max"));
+  r.addOverloads({"aten::min.other", "aten::minimum"}, binary("Min"));
+
+  // Comparisons -> bool tensors.
+  r.addOverloads({"aten::eq.Tensor", "aten::eq.Scalar"}, compare("Equal"));
+  r.addOverloads({"aten::ne.Tensor", "aten::ne.Scalar"}, compare("Equal", /*negate=*/true));
+  r.addOverloads({"aten::gt.Tensor", "aten::gt.Scalar"}, compare("Greater"));
+  r.addOverloads({"aten::lt.Tensor", "aten::lt.Scalar"}, compare("Less"));
+  r.addOverloads({"aten::ge.Tensor", "aten::ge.Scalar"}, compare("GreaterOrEqual"));
+  r.addOverloads({"aten::le.Tensor", "aten::le.Scalar"}, compare("LessOrEqual"));
+
+  // Unary math, one ONNX op each.
+  const std::pair<const char*, const char*> unaryOps[] = {
+      {"neg", "Neg"},     {"sqrt", "Sqrt"},   {"tanh", "Tanh"},       {"sigmoid", "Sigmoid"},
+      {"exp", "Exp"},     {"log", "Log"},     {"sin", "Sin"},         {"cos", "Cos"},
+      {"tan", "Tan"},     {"asin", "Asin"},   {"acos", "Acos"},       {"atan", "Atan"},
+      {"abs", "Abs"},     {"floor", "Floor"}, {"ceil", "Ceil"},       {"reciprocal", "Reciprocal"},
+      {"erf", "Erf"},     {"sign", "Sign"},   {"relu", "Relu"},
+      {"round", "Round"}, {"logical_not", "Not"},
+  };
+  for (const auto& [name, op] : unaryOps) {
+    std::string a = std::string("aten::") + name, b = a + "_";
+    r.addOverloads({a, b}, unary(op));
+  }
+  // hardswish -> HardSwish from opset 14; x * HardSigmoid(x, 1/6, 1/2) before.
+  r.addOverloads({"aten::hardswish", "aten::hardswish_"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    std::string x = args[0].unwrapToTensor();
+    if (ctx.opset() >= 14) return ctx.setOutput(n, 0, ctx.op("HardSwish", {x}));
+    std::string hs = ctx.op("HardSigmoid", {x}, {attrF("alpha", 1.0 / 6.0), attrF("beta", 0.5)});
+    ctx.setOutput(n, 0, ctx.op("Mul", {x, hs}));
+  });
+  // rsqrt -> Reciprocal(Sqrt(x)).
+  r.addOverloads({"aten::rsqrt", "aten::rsqrt_"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    ctx.setOutput(n, 0, ctx.op("Reciprocal", {ctx.op("Sqrt", {args[0].unwrapToTensor()})}));
+  });
+
+  // Clamps -> Clip (scalar bounds) or Max/Min (tensor bounds).
+  r.addOverloads({"aten::clamp", "aten::clamp_", "aten::clamp.Tensor", "aten::clamp_.Tensor"}, convertClamp);
+  r.addOverloads({"aten::clamp_min", "aten::clamp_min_", "aten::clamp_min.Tensor", "aten::clamp_min_.Tensor"},
+                 clampOneSide(true));
+  r.addOverloads({"aten::clamp_max", "aten::clamp_max_", "aten::clamp_max.Tensor", "aten::clamp_max_.Tensor"},
+                 clampOneSide(false));
+
+  // Activations.
+  r.addOverloads({"aten::relu6", "aten::relu6_"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    ctx.setOutput(n, 0, clip(ctx, n, args[0].unwrapToTensor(), resultDtype(ctx, n), 0.0, 6.0));
+  });
+  r.addOverloads({"aten::hardtanh", "aten::hardtanh_"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    ctx.setOutput(n, 0, clip(ctx, n, args[0].unwrapToTensor(), resultDtype(ctx, n),
+                             args[1].unwrapToDouble(-1.0), args[2].unwrapToDouble(1.0)));
+  });
+  // hardsigmoid: relu6(x + 3) / 6 = HardSigmoid(alpha=1/6, beta=0.5).
+  r.addOverloads({"aten::hardsigmoid", "aten::hardsigmoid_"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    ctx.setOutput(n, 0, ctx.op("HardSigmoid", {args[0].unwrapToTensor()},
+                               {attrF("alpha", 1.0 / 6.0), attrF("beta", 0.5)}));
+  });
+  // silu: x * Sigmoid(x).
+  r.addOverloads({"aten::silu", "aten::silu_"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    std::string x = args[0].unwrapToTensor();
+    ctx.setOutput(n, 0, ctx.op("Mul", {x, ctx.op("Sigmoid", {x})}));
+  });
+  // gelu: exact 0.5 x (1 + Erf(x / sqrt 2)); "tanh": 0.5 x (1 + Tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+  r.addOverloads({"aten::gelu"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    std::string x = args[0].unwrapToTensor();
+    ScalarType dt = resultDtype(ctx, n);
+    std::string approximate = args[1].unwrapToString();
+    std::string inner;
+    if (approximate == "tanh") {
+      std::string x3 = ctx.op("Mul", {ctx.op("Mul", {x, x}), x});
+      std::string s = ctx.op("Add", {x, ctx.op("Mul", {x3, ctx.constScalar(0.044715, dt)})});
+      inner = ctx.op("Tanh", {ctx.op("Mul", {s, ctx.constScalar(std::sqrt(2.0 / M_PI), dt)})});
+    } else {
+      if (approximate != "none") args[1].fail("'none' or 'tanh'", "'" + approximate + "'");
+      inner = ctx.op("Erf", {ctx.op("Div", {x, ctx.constScalar(std::sqrt(2.0), dt)})});
+    }
+    std::string y = ctx.op("Mul", {ctx.op("Mul", {x, ctx.constScalar(0.5, dt)}),
+                                   ctx.op("Add", {inner, ctx.constScalar(1.0, dt)})});
+    ctx.setOutput(n, 0, y);
+  });
+  // elu -> Elu(alpha); scale and input_scale other than 1 are selu-like: scaled around Elu.
+  r.addOverloads({"aten::elu", "aten::elu_"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    ScalarType dt = resultDtype(ctx, n);
+    std::string x = args[0].unwrapToTensor();
+    double alpha = args[1].unwrapToDouble(), scale = args[2].unwrapToDouble(), inScale = args[3].unwrapToDouble();
+    if (inScale != 1.0) x = ctx.op("Mul", {x, ctx.constScalar(inScale, dt)});
+    std::string y = ctx.op("Elu", {x}, {attrF("alpha", alpha)});
+    if (scale != 1.0) y = ctx.op("Mul", {y, ctx.constScalar(scale, dt)});
+    ctx.setOutput(n, 0, y);
+  });
+  r.addOverloads({"aten::leaky_relu", "aten::leaky_relu_"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    ctx.setOutput(n, 0, ctx.op("LeakyRelu", {args[0].unwrapToTensor()}, {attrF("alpha", args[1].unwrapToDouble(0.01))}));
+  });
+  // prelu -> PRelu; the per-channel slope [C] is reshaped to [C, 1, ...] to broadcast on NC...
+  r.addOverloads({"aten::prelu"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    std::string x = args[0].unwrapToTensor();
+    std::string w = args[1].unwrapToTensor();
+    auto rank = ctx.rankOf(args[0].value());
+    auto wSizes = ctx.sizesOf(args[1].value());
+    if (rank && *rank > 2 && wSizes && wSizes->size() == 1 && (*wSizes)[0] > 1) {
+      std::vector<int64_t> axes;
+      for (int64_t i = 1; i < *rank - 1; ++i) axes.push_back(i);
+      w = unsqueeze(ctx, w, axes);
+    }
+    ctx.setOutput(n, 0, ctx.op("PRelu", {x, w}));
+  });
+  // threshold: Where(x > threshold, x, value).
+  r.addOverloads({"aten::threshold", "aten::threshold_"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    ScalarType dt = resultDtype(ctx, n);
+    std::string x = args[0].unwrapToTensor();
+    std::string gt = ctx.op("Greater", {x, ctx.constScalar(args[1].unwrapToDouble(), dt)});
+    ctx.setOutput(n, 0, ctx.op("Where", {gt, x, ctx.constScalar(args[2].unwrapToDouble(), dt)}));
+  });
+  // glu: a, b = Split(x, 2, dim); a * Sigmoid(b).
+  r.addOverloads({"aten::glu"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    std::string x = args[0].unwrapToTensor();
+    auto sizes = ctx.expectSizes(n, args[0].value());
+    int64_t dim = wrapDim(args[1].unwrapToInt(), static_cast<int64_t>(sizes.size()));
+    int64_t half = sizes[dim] / 2;
+    auto parts = ctx.opN("Split", {x, ctx.constInt64s({half, half})}, 2, {attrI("axis", dim)});
+    ctx.setOutput(n, 0, ctx.op("Mul", {parts[0], ctx.op("Sigmoid", {parts[1]})}));
+  });
+  // where(cond, a, b) -> Where; masked_fill(x, mask, v) -> Where(mask, v, x).
+  r.addOverloads({"aten::where.self", "aten::where.ScalarSelf", "aten::where.ScalarOther", "aten::where.Scalar"},
+                 [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+                   ScalarType dt = resultDtype(ctx, n);
+                   std::string c = ctx.castTo(args[0].unwrapToTensor(), ctx.dtypeOf(args[0].value()), ScalarType::Bool);
+                   ctx.setOutput(n, 0, ctx.op("Where", {c, tensorOrScalar(ctx, args[1], dt), tensorOrScalar(ctx, args[2], dt)}));
+                 });
+  r.addOverloads({"aten::masked_fill.Scalar", "aten::masked_fill.Tensor", "aten::masked_fill_.Scalar",
+                  "aten::masked_fill_.Tensor"},
+                 [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+                   ScalarType dt = resultDtype(ctx, n);
+                   std::string m = ctx.castTo(args[1].unwrapToTensor(), ctx.dtypeOf(args[1].value()), ScalarType::Bool);
+                   ctx.setOutput(n, 0, ctx.op("Where", {m, tensorOrScalar(ctx, args[2], dt), args[0].unwrapToTensor()}));
+                 });
+}
+
+}  // namespace torchless::onnx

@@ -1,0 +1,483 @@
+// The ONNX export driver: prepare, pre-flight, convert node by node (prim::If / prim::Loop to
+// ONNX If / Loop), name inputs and outputs, check, write.
+#include "convert/onnx/prepare.h"
+#include "convert/preflight.h"
+#include "core/error.h"
+#include "ir/operator_matching.h"
+#include "runtime/kernel.h"
+
+#include "torchless/onnx_export.h"
+
+#include <onnx/checker.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+namespace torchless::onnx {
+
+namespace {
+
+bool isStructural(Symbol k) { return k == prim::Constant || k == prim::If || k == prim::Loop; }
+
+bool hasTensorOutput(const Node& n) {
+  for (const Value* v : n.outputs())
+    if (!v->type() || v->type()->kind() == TypeKind::TensorType || v->type()->kind() == TypeKind::ListType ||
+        v->type()->kind() == TypeKind::TupleType || v->type()->kind() == TypeKind::OptionalType)
+      return true;
+  return false;
+}
+
+void setValueInfo(::onnx::ValueInfoProto* vi, const std::string& name, std::optional<ScalarType> dtype,
+                  const std::optional<std::vector<int64_t>>& sizes, const std::vector<bool>& dynamicDims,
+                  const std::string& dimPrefix) {
+  vi->set_name(name);
+  auto* tt = vi->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(onnxDataType(dtype.value_or(ScalarType::Float)));
+  if (!sizes) return;
+  auto* shape = tt->mutable_shape();
+  for (size_t d = 0; d < sizes->size(); ++d) {
+    auto* dim = shape->add_dim();
+    if (d < dynamicDims.size() && dynamicDims[d]) dim->set_dim_param(fmt::format("{}_dim{}", dimPrefix, d));
+    else dim->set_dim_value((*sizes)[d]);
+  }
+}
+
+std::string sanitize(std::string s) {
+  for (char& c : s)
+    if (!(isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.')) c = '_';
+  return s;
+}
+
+class Exporter {
+ public:
+  Exporter(OnnxCtx& ctx, const OnnxConverterRegistry& registry) : ctx_(ctx), registry_(registry) {}
+
+  void convertBlock(const Block* b) {
+    for (const Node* n : b->nodes()) convertNode(*n);
+  }
+
+ private:
+  void convertNode(const Node& n) {
+    ctx_.setCurrentNode(&n);
+    if (n.kind() == prim::Constant) {
+      auto v = toIValue(n.output());
+      TL_INTERNAL_ASSERT(v.has_value(), "constant without value");
+      ctx_.setStatic(n.output(), *v);
+      return;
+    }
+    try {
+      if (n.kind() == prim::If) return convertIf(n);
+      if (n.kind() == prim::Loop) return convertLoop(n);
+      const OpInfo* op = matchOperator(&n, OperatorRegistry::global());
+      const OnnxConverter* fn = registry_.findFor(n, op);
+      // Constant inputs: compute the outputs now with the runtime's kernel when there is no
+      // converter or nothing here is a tensor (list indexing, int arithmetic in blocks).
+      if ((!fn || !hasTensorOutput(n)) && tryEvaluate(n, op)) return;
+      if (!fn)
+        throw Error(fmt::format("{} has no ONNX converter and its inputs are not known at export time",
+                                op ? op->key : n.kind().toQualString()),
+                    convert::nodePlace(n));
+      OnnxArgs args(ctx_, n, op);
+      (*fn)(ctx_, n, args);
+      for (size_t i = 0; i < n.outputs().size(); ++i)
+        if (!ctx_.isConverted(n.output(i)) && n.output(i)->hasUses())
+          throw Error(fmt::format("the ONNX converter of {} left output {} unmapped",
+                                  op ? op->key : n.kind().toQualString(), i),
+                      convert::nodePlace(n));
+    } catch (Error& e) {
+      e.withPlace(convert::nodePlace(n));
+      throw;
+    }
+  }
+
+  bool tryEvaluate(const Node& n, const OpInfo* op) {
+    if (!n.blocks().empty() || n.hasSideEffects()) return false;
+    if (op && (op->nondeterministic || op->hasSideEffects || op->mutates)) return false;
+    for (const Value* v : n.inputs())
+      if (!ctx_.isStatic(v)) return false;
+    const KernelRegistry& kernels = KernelRegistry::global();
+    if (!kernels.hasKernel(n, op)) return false;
+    Operation f = kernels.operationFor(n, op);
+    Stack stack;
+    for (const Value* v : n.inputs()) stack.push_back(ctx_.staticValue(v));
+    f(stack);
+    TL_INTERNAL_ASSERT(stack.size() >= n.outputs().size(), "kernel left too few outputs");
+    const size_t base = stack.size() - n.outputs().size();
+    for (size_t i = 0; i < n.outputs().size(); ++i) ctx_.setStatic(n.output(i), stack[base + i]);
+    return true;
+  }
+
+  // A subgraph output must be produced inside it: outer values go through Identity.
+  std::string subgraphOutput(::onnx::GraphProto& g, const Value* v) {
+    std::string name = ctx_.toTensor(v);
+    for (const auto& node : g.node())
+      for (const auto& o : node.output())
+        if (o == name) return name;
+    return ctx_.op("Identity", {name});
+  }
+
+  ::onnx::GraphProto convertSubBlock(const Block* b, const std::string& name,
+                                     const std::vector<std::string>& inputNames,
+                                     const std::vector<const Value*>& extraOutputsFirst) {
+    ::onnx::GraphProto g;
+    g.set_name(ctx_.freshName(name));
+    ctx_.withGraph(&g, [&] {
+      for (const auto& in : inputNames) g.add_input()->set_name(in);
+      convertBlock(b);
+      ctx_.setCurrentNode(b->owningNode());
+      for (const Value* v : extraOutputsFirst) g.add_output()->set_name(subgraphOutput(g, v));
+      for (const Value* v : b->outputs()) g.add_output()->set_name(subgraphOutput(g, v));
+    });
+    return g;
+  }
+
+  // prim::If -> If (https://onnx.ai/onnx/operators/onnx__If.html).
+  void convertIf(const Node& n) {
+    std::string cond = ctx_.toTensor(n.input(0));
+    if (ctx_.dtypeOf(n.input(0)) != ScalarType::Bool)
+      cond = ctx_.op("Cast", {cond}, {attrI("to", onnxDataType(ScalarType::Bool))});
+    auto thenG = convertSubBlock(n.blocks()[0], "then_branch", {}, {});
+    auto elseG = convertSubBlock(n.blocks()[1], "else_branch", {}, {});
+    ctx_.setCurrentNode(&n);
+    auto outs = ctx_.opN("If", {cond}, n.outputs().size(),
+                         {attrG("then_branch", thenG), attrG("else_branch", elseG)});
+    for (size_t i = 0; i < outs.size(); ++i) ctx_.setOutput(n, i, outs[i]);
+  }
+
+  // prim::Loop(max_trip_count, initial_condition, carried...) -> Loop
+  // (https://onnx.ai/onnx/operators/onnx__Loop.html); the body gets ONNX's extra cond input.
+  void convertLoop(const Node& n) {
+    const Block* body = n.blocks()[0];
+    std::vector<std::string> inputs;
+    std::string trip = ctx_.toTensor(n.input(0));
+    std::string cond = ctx_.toTensor(n.input(1));
+    inputs.push_back(trip);
+    inputs.push_back(cond);
+    for (size_t i = 2; i < n.inputs().size(); ++i) inputs.push_back(ctx_.toTensor(n.input(i)));
+    std::vector<std::string> bodyInputs;
+    bodyInputs.push_back(ctx_.freshName("iter"));
+    ctx_.setTensor(body->inputs()[0], bodyInputs.back());
+    bodyInputs.push_back(ctx_.freshName("cond_in"));
+    for (size_t i = 1; i < body->inputs().size(); ++i) {
+      bodyInputs.push_back(ctx_.freshName("carried"));
+      ctx_.setTensor(body->inputs()[i], bodyInputs.back());
+      if (auto d = ctx_.dtypeOf(n.input(i + 1))) {
+        ValueFacts f;
+        f.dtype = *d;
+        ctx_.setFacts(body->inputs()[i], f);
+      }
+    }
+    ::onnx::GraphProto g;
+    g.set_name(ctx_.freshName("loop_body"));
+    ctx_.withGraph(&g, [&] {
+      for (const auto& in : bodyInputs) g.add_input()->set_name(in);
+      convertBlock(body);
+      ctx_.setCurrentNode(&n);
+      std::string c = ctx_.toTensor(body->outputs()[0]);
+      if (ctx_.dtypeOf(body->outputs()[0]) != ScalarType::Bool)
+        c = ctx_.op("Cast", {c}, {attrI("to", onnxDataType(ScalarType::Bool))});
+      bool produced = false;
+      for (const auto& node : g.node())
+        for (const auto& o : node.output()) produced |= o == c;
+      g.add_output()->set_name(produced ? c : ctx_.op("Identity", {c}));
+      for (size_t i = 1; i < body->outputs().size(); ++i)
+        g.add_output()->set_name(subgraphOutput(g, body->outputs()[i]));
+    });
+    ctx_.setCurrentNode(&n);
+    auto outs = ctx_.opN("Loop", inputs, n.outputs().size(), {attrG("body", g)});
+    for (size_t i = 0; i < outs.size(); ++i) ctx_.setOutput(n, i, outs[i]);
+  }
+
+  OnnxCtx& ctx_;
+  const OnnxConverterRegistry& registry_;
+};
+
+void countIn(const ::onnx::GraphProto& g, std::map<std::string, int>& out) {
+  for (const auto& n : g.node()) {
+    ++out[n.op_type()];
+    for (const auto& a : n.attribute())
+      if (a.has_g()) countIn(a.g(), out);
+  }
+}
+
+}  // namespace
+
+std::map<std::string, int> countOps(const ::onnx::ModelProto& model) {
+  std::map<std::string, int> out;
+  countIn(model.graph(), out);
+  return out;
+}
+
+void registerConverter(std::string_view schema, OnnxConverter converter) {
+  onnxConverters().add(schema, std::move(converter));
+}
+
+::onnx::ModelProto exportGraph(const Graph& graph, const std::vector<IValue>& inputs,
+                               const ExportOptions& options, ExportReport* report) {
+  TL_CHECK(options.opset >= kMinOpset && options.opset <= kMaxOpset,
+           "opset {} is not supported: torchless writes opsets {} to {}", options.opset, kMinOpset,
+           kMaxOpset);
+  const OnnxConverterRegistry& registry = onnxConverters();
+
+  // Input names by original input index, to map dynamic axes.
+  std::vector<std::string> inputNames;
+  {
+    size_t k = 0;
+    for (size_t i = 0; i < graph.inputs().size(); ++i) {
+      if (options.constantInputs.count(i) || i >= inputs.size() || !inputs[i].isTensor()) continue;
+      std::string name = k < options.inputNames.size() ? options.inputNames[k]
+                         : graph.inputs()[i]->hasDebugName()
+                             ? sanitize(graph.inputs()[i]->debugNameBase())
+                             : fmt::format("input_{}", k);
+      inputNames.push_back(name);
+      ++k;
+    }
+    TL_CHECK(options.inputNames.size() <= k, "{} input names given but the graph has {} tensor inputs",
+             options.inputNames.size(), k);
+  }
+  PrepareOptions po;
+  po.constantInputs = options.constantInputs;
+  {
+    size_t k = 0;
+    for (size_t i = 0; i < graph.inputs().size(); ++i) {
+      if (options.constantInputs.count(i) || i >= inputs.size() || !inputs[i].isTensor()) continue;
+      if (auto d = options.dynamicAxes.find(inputNames[k]); d != options.dynamicAxes.end())
+        po.dynamicAxes[i] = d->second;
+      ++k;
+    }
+  }
+  for (const auto& [name, axes] : options.dynamicAxes) {
+    bool known = std::find(inputNames.begin(), inputNames.end(), name) != inputNames.end() ||
+                 std::find(options.outputNames.begin(), options.outputNames.end(), name) !=
+                     options.outputNames.end();
+    TL_CHECK(known, "--dynamic-axes names '{}', which is neither an input nor an output name", name);
+  }
+  PreparedGraph prepared = prepareForExport(graph, inputs, po);
+  const Graph& g = *prepared.graph;
+
+  // Pre-flight: every unsupported operator at once, before converting anything.
+  convert::checkSupported(g, "ONNX export", [&](const Node& n, const OpInfo* op) {
+    // Nodes without a converter pass when they compute no tensor: with constant inputs
+    // (checked while converting) the runtime's kernel evaluates them.
+    return isStructural(n.kind()) || registry.findFor(n, op) != nullptr ||
+           (!hasTensorOutput(n) && KernelRegistry::global().hasKernel(n, op));
+  });
+
+  ::onnx::ModelProto model;
+  model.set_ir_version(8);
+  model.set_producer_name(options.producerName);
+  model.set_producer_version("0.1.0");
+  auto* opsetImport = model.add_opset_import();
+  opsetImport->set_domain("");
+  opsetImport->set_version(options.opset);
+  ::onnx::GraphProto* gp = model.mutable_graph();
+  gp->set_name("torchless_graph");
+
+  OnnxCtx ctx(gp, options.opset);
+  for (const auto& [v, f] : prepared.facts) ctx.setFacts(v, f);
+  for (const auto& [v, name] : prepared.weightNames) ctx.setWeightName(v, name);
+  for (const Value* v : prepared.dynamic) ctx.markDynamic(v);
+
+  for (size_t k = 0; k < g.inputs().size(); ++k) {
+    const Value* in = g.inputs()[k];
+    std::string name = ctx.freshName(inputNames.at(k));
+    ValueFacts f;
+    if (auto it = prepared.facts.find(in); it != prepared.facts.end()) f = it->second;
+    setValueInfo(gp->add_input(), name, ctx.dtypeOf(in), ctx.sizesOf(in), f.dynamicDims, name);
+    ctx.setTensor(in, name);
+  }
+
+  Exporter exporter(ctx, registry);
+  exporter.convertBlock(g.block());
+
+  // Outputs: tuples and lists flattened, named, typed.
+  std::vector<const Value*> outs;
+  std::vector<std::string> outNames;
+  std::function<void(const Value*)> flatten = [&](const Value* v) {
+    if (ctx.hasTensorList(v) && !ctx.hasTensor(v)) {
+      Symbol k = v->node()->kind();
+      if (k == prim::TupleConstruct || k == prim::ListConstruct) {
+        for (const Value* in : v->node()->inputs()) flatten(in);
+        return;
+      }
+      for (const auto& t : ctx.tensorList(v)) {
+        outs.push_back(nullptr);
+        outNames.push_back(t);
+      }
+      return;
+    }
+    outs.push_back(v);
+    outNames.push_back(ctx.toTensor(v));
+  };
+  for (const Value* v : g.outputs()) flatten(v);
+  TL_CHECK(options.outputNames.size() <= outNames.size(),
+           "{} output names given but the graph has {} outputs", options.outputNames.size(),
+           outNames.size());
+  ctx.setCurrentNode(nullptr);
+  std::set<std::string> graphInputs;
+  for (const auto& in : gp->input()) graphInputs.insert(in.name());
+  std::set<std::string> taken;
+  for (size_t i = 0; i < outNames.size(); ++i) {
+    std::string want = i < options.outputNames.size() ? options.outputNames[i]
+                       : outs[i] && outs[i]->hasDebugName() && !graphInputs.count(outNames[i])
+                           ? sanitize(outs[i]->debugNameBase())
+                           : fmt::format("output_{}", i);
+    std::string name = outNames[i];
+    // Rename the producing node's output when it is ours alone; else add an Identity.
+    ::onnx::NodeProto* producer = nullptr;
+    int producerIndex = -1;
+    for (auto& node : *gp->mutable_node())
+      for (int j = 0; j < node.output_size(); ++j)
+        if (node.output(j) == name) producer = &node, producerIndex = j;
+    std::string finalName;
+    if (producer && !taken.count(name)) {
+      finalName = ctx.freshName(want);
+      producer->set_output(producerIndex, finalName);
+      std::function<void(::onnx::GraphProto&)> rename = [&](::onnx::GraphProto& gg) {
+        for (auto& node : *gg.mutable_node()) {
+          for (int j = 0; j < node.input_size(); ++j)
+            if (node.input(j) == name) node.set_input(j, finalName);
+          for (auto& a : *node.mutable_attribute())
+            if (a.has_g()) rename(*a.mutable_g());
+        }
+        for (auto& o : *gg.mutable_output())
+          if (o.name() == name) o.set_name(finalName);
+      };
+      rename(*gp);
+      for (size_t j = i + 1; j < outNames.size(); ++j)
+        if (outNames[j] == name) outNames[j] = finalName;
+    } else {
+      finalName = ctx.freshName(want);
+      auto* node = gp->add_node();
+      node->set_op_type("Identity");
+      node->set_name(finalName + "/Identity");
+      node->add_input(name);
+      node->add_output(finalName);
+    }
+    taken.insert(finalName);
+    ValueFacts f;
+    std::optional<ScalarType> dtype;
+    std::optional<std::vector<int64_t>> sizes;
+    if (outs[i]) {
+      if (auto it = prepared.facts.find(outs[i]); it != prepared.facts.end()) f = it->second;
+      dtype = ctx.dtypeOf(outs[i]);
+      sizes = ctx.sizesOf(outs[i]);
+    }
+    if (auto d = options.dynamicAxes.find(finalName); d != options.dynamicAxes.end() && sizes) {
+      f.dynamicDims.resize(sizes->size(), false);
+      for (int64_t a : d->second) f.dynamicDims.at(wrapDim(a, static_cast<int64_t>(sizes->size()))) = true;
+    }
+    if (!dtype) {
+      // Unknown (e.g. an output of a list): leave the type to shape inference.
+      auto* vi = gp->add_output();
+      vi->set_name(finalName);
+      vi->mutable_type()->mutable_tensor_type()->set_elem_type(onnxDataType(ScalarType::Float));
+      continue;
+    }
+    setValueInfo(gp->add_output(), finalName, dtype, sizes, f.dynamicDims, finalName);
+  }
+
+  // Debian's libonnx 1.12 knows opsets up to 17: newer models are written unchecked (ONNX
+  // Runtime, which the oracle tests run, validates them).
+  bool checkable = options.opset <= checkerMaxOpset();
+  if (options.check && checkable) checkModel(model);
+  if (report) {
+    report->checked = options.check && checkable;
+    report->opCounts = countOps(model);
+    report->numInitializers = static_cast<size_t>(gp->initializer_size());
+    report->runError = prepared.runError;
+  }
+  return model;
+}
+
+int checkerMaxOpset() {
+  const auto& m = ::onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  auto it = m.find("");
+  return it == m.end() ? 0 : it->second.second;
+}
+
+void checkModel(const ::onnx::ModelProto& model) {
+  for (const auto& o : model.opset_import())
+    if (o.domain().empty() && o.version() > checkerMaxOpset())
+      throw Error(fmt::format("the installed ONNX library checks opsets up to {}; opset {} cannot be checked",
+                              checkerMaxOpset(), o.version()));
+  try {
+    ::onnx::checker::check_model(model);
+    ::onnx::ModelProto copy = model;
+    ::onnx::ShapeInferenceOptions options(/*check_type=*/true, /*strict_mode=*/1, /*data_prop=*/false);
+    ::onnx::shape_inference::InferShapes(copy, ::onnx::OpSchemaRegistry::Instance(), options);
+  } catch (const std::exception& e) {
+    std::string what = e.what();
+    auto nl = what.find('\n');
+    throw Error(fmt::format("the ONNX checker rejects the exported model: {}",
+                            nl == std::string::npos ? what : what.substr(0, nl)),
+                "", nl == std::string::npos ? "" : what.substr(nl + 1));
+  }
+}
+
+void saveModel(const ::onnx::ModelProto& model, const std::string& path) {
+  namespace fs = std::filesystem;
+  const std::string tmp = fmt::format("{}.tmp{}", path, getpid());
+  const std::string dataPath = path + ".data";
+  const std::string dataTmp = fmt::format("{}.tmp{}", dataPath, getpid());
+  auto cleanup = [&] {
+    std::error_code ec;
+    fs::remove(tmp, ec);
+    fs::remove(dataTmp, ec);
+  };
+  try {
+    const ::onnx::ModelProto* out = &model;
+    ::onnx::ModelProto external;
+    constexpr size_t kProtobufLimit = size_t(2) << 30;  // protobuf cannot write 2 GB messages
+    bool useExternal = model.ByteSizeLong() >= kProtobufLimit - (size_t(64) << 20);
+    if (useExternal) {
+      // Initializers of 1 KB and more go to PATH.data (onnx's external data format).
+      external = model;
+      std::ofstream data(dataTmp, std::ios::binary);
+      TL_CHECK(data.good(), "cannot write {}", dataTmp);
+      size_t offset = 0;
+      const std::string location = fs::path(dataPath).filename().string();
+      for (auto& t : *external.mutable_graph()->mutable_initializer()) {
+        if (t.raw_data().size() < 1024) continue;
+        size_t pad = (4096 - offset % 4096) % 4096;
+        data << std::string(pad, '\0');
+        offset += pad;
+        data.write(t.raw_data().data(), static_cast<std::streamsize>(t.raw_data().size()));
+        auto add = [&](const std::string& k, const std::string& v) {
+          auto* e = t.add_external_data();
+          e->set_key(k);
+          e->set_value(v);
+        };
+        add("location", location);
+        add("offset", std::to_string(offset));
+        add("length", std::to_string(t.raw_data().size()));
+        offset += t.raw_data().size();
+        t.clear_raw_data();
+        t.set_data_location(::onnx::TensorProto::EXTERNAL);
+      }
+      data.close();
+      TL_CHECK(data.good(), "cannot write {}", dataTmp);
+      out = &external;
+    }
+    {
+      std::ofstream f(tmp, std::ios::binary);
+      TL_CHECK(f.good(), "cannot write {}", tmp);
+      TL_CHECK(out->SerializeToOstream(&f), "cannot serialize the ONNX model");
+      f.close();
+      TL_CHECK(f.good(), "cannot write {}", tmp);
+    }
+    if (useExternal) fs::rename(dataTmp, dataPath);
+    fs::rename(tmp, path);
+  } catch (const Error& e) {
+    cleanup();
+    throw Error(e.message(), path, e.details());
+  } catch (const std::exception& e) {
+    cleanup();
+    throw Error(e.what(), path);
+  }
+}
+
+}  // namespace torchless::onnx

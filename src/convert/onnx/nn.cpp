@@ -1,0 +1,90 @@
+// ONNX converters: softmax, dropout, embedding, padding, upsampling (src/ops/nn.cpp's family).
+#include "convert/onnx/onnx_ctx.h"
+
+namespace torchless::onnx {
+
+namespace {
+
+// softmax / log_softmax(self, dim, dtype) -> Softmax / LogSoftmax(axis) (opset 13 semantics:
+// along one axis, https://onnx.ai/onnx/operators/onnx__Softmax.html).
+OnnxConverter softmax(std::string opType) {
+  return [opType](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    std::string x = args[0].unwrapToTensor();
+    if (!args[2].isNone())
+      if (auto t = scalarTypeFromInt(args[2].unwrapToInt())) x = ctx.castTo(x, ctx.dtypeOf(args[0].value()), *t);
+    int64_t rank = ctx.expectRank(n, args[0].value());
+    ctx.setOutput(n, 0, ctx.op(opType, {x}, {attrI("axis", wrapDim(args[1].unwrapToInt(), rank))}));
+  };
+}
+
+// dropout family in inference: the input itself. train=True cannot be exported.
+void convertDropout(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  if (args[2].unwrapToBool() && args[1].unwrapToDouble() > 0)
+    args[2].fail("False (export runs in inference mode; call eval() first)", "True");
+  ctx.setOutput(n, 0, args[0].unwrapToTensor());
+}
+
+// embedding(weight, indices, ...) -> Gather(weight, indices).
+void convertEmbedding(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  std::string idx = ctx.castTo(args[1].unwrapToTensor(), ctx.dtypeOf(args[1].value()), ScalarType::Long);
+  ctx.setOutput(n, 0, ctx.op("Gather", {args[0].unwrapToTensor(), idx}, {attrI("axis", 0)}));
+}
+
+// constant_pad_nd(self, pad, value) -> Pad(constant). torch's pad lists (begin, end) pairs
+// from the last dim backwards; ONNX wants all begins, then all ends, from the first dim.
+void convertConstantPad(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  auto pad = args[1].unwrapToIntList();
+  int64_t rank = ctx.expectRank(n, args[0].value());
+  std::vector<int64_t> pads(2 * rank, 0);
+  for (size_t i = 0; i + 1 < pad.size(); i += 2) {
+    int64_t dim = rank - 1 - static_cast<int64_t>(i / 2);
+    pads[dim] = pad[i];
+    pads[rank + dim] = pad[i + 1];
+  }
+  ScalarType dt = dtypeOr(ctx, args[0].value());
+  double value = args[2].unwrapToDouble(0.0);
+  ctx.setOutput(n, 0, ctx.op("Pad", {args[0].unwrapToTensor(), ctx.constInt64s(pads), ctx.constScalar(value, dt)},
+                             {attrS("mode", "constant")}));
+}
+
+// upsample_nearest2d / upsample_bilinear2d (and .vec) -> Resize with sizes
+// (https://onnx.ai/onnx/operators/onnx__Resize.html): nearest uses asymmetric coordinates
+// and floor rounding, as PyTorch's "nearest"; bilinear uses align_corners or
+// pytorch_half_pixel.
+OnnxConverter upsample(bool linear) {
+  return [linear](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    std::string x = args[0].unwrapToTensor();
+    auto sizes = ctx.expectSizes(n, args[0].value());
+    std::vector<int64_t> outSizes = ctx.expectSizes(n, n.output());
+    bool vec = args.op() && args.op()->schema.overloadName() == "vec";
+    bool alignCorners = linear && args[vec ? 2 : 2].unwrapToBool();
+    (void)sizes;
+    std::vector<OnnxAttr> attrs;
+    if (linear) {
+      attrs.push_back(attrS("mode", "linear"));
+      attrs.push_back(attrS("coordinate_transformation_mode", alignCorners ? "align_corners" : "pytorch_half_pixel"));
+    } else {
+      attrs.push_back(attrS("mode", "nearest"));
+      attrs.push_back(attrS("coordinate_transformation_mode", "asymmetric"));
+      attrs.push_back(attrS("nearest_mode", "floor"));
+    }
+    ctx.setOutput(n, 0, ctx.op("Resize", {x, "", "", ctx.constInt64s(outSizes)}, attrs));
+  };
+}
+
+}  // namespace
+
+void registerNnConverters(OnnxConverterRegistry& r) {
+  r.addOverloads({"aten::softmax.int"}, softmax("Softmax"));
+  r.addOverloads({"aten::log_softmax.int"}, softmax("LogSoftmax"));
+  r.addOverloads({"aten::dropout", "aten::dropout_", "aten::feature_dropout", "aten::feature_dropout_",
+                  "aten::alpha_dropout", "aten::alpha_dropout_", "aten::feature_alpha_dropout",
+                  "aten::feature_alpha_dropout_"},
+                 convertDropout);
+  r.addOverloads({"aten::embedding"}, convertEmbedding);
+  r.addOverloads({"aten::constant_pad_nd"}, convertConstantPad);
+  r.addOverloads({"aten::upsample_nearest2d", "aten::upsample_nearest2d.vec"}, upsample(false));
+  r.addOverloads({"aten::upsample_bilinear2d", "aten::upsample_bilinear2d.vec"}, upsample(true));
+}
+
+}  // namespace torchless::onnx

@@ -1,0 +1,93 @@
+// ONNX converters: pooling (src/ops/pool.cpp's family) -> MaxPool, AveragePool,
+// GlobalAveragePool (https://onnx.ai/onnx/operators/onnx__MaxPool.html, ...).
+#include "convert/onnx/onnx_ctx.h"
+
+namespace torchless::onnx {
+
+namespace {
+
+std::vector<int64_t> expand(std::vector<int64_t> v, size_t n) {
+  if (v.size() == 1 && n > 1) v.assign(n, v[0]);
+  return v;
+}
+
+// max_pool{1,2,3}d(self, kernel, stride=[] (= kernel), padding, dilation, ceil_mode).
+// With ceil_mode PyTorch drops a last window that would start in the right padding; ONNX's
+// ceil_mode does not, so with known sizes we give the exact output size by padding the end
+// (padding never wins a max) and leave ceil_mode off.
+void convertMaxPool(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  auto kernel = args[1].unwrapToIntList();
+  const size_t k = kernel.size();
+  auto stride = args[2].unwrapToIntList();
+  if (stride.empty()) stride = kernel;
+  stride = expand(stride, k);
+  auto padding = expand(args[3].unwrapToIntList(), k);
+  auto dilation = expand(args[4].unwrapToIntList(), k);
+  bool ceil = args[5].unwrapToBool();
+  std::vector<int64_t> pads(padding);
+  pads.insert(pads.end(), padding.begin(), padding.end());
+  auto sizes = ctx.sizesOf(args[0].value());
+  bool exact = ceil && sizes && !ctx.isDynamic(args[0].value());
+  if (exact) {
+    const size_t first = sizes->size() - k;
+    for (size_t i = 0; i < k; ++i) {
+      int64_t in = (*sizes)[first + i], span = dilation[i] * (kernel[i] - 1) + 1;
+      int64_t out = (in + 2 * padding[i] - span + stride[i] - 1) / stride[i] + 1;
+      if ((out - 1) * stride[i] >= in + padding[i]) --out;
+      int64_t needEnd = (out - 1) * stride[i] + span - in - padding[i];
+      pads[k + i] = std::max(padding[i], needEnd);
+    }
+  }
+  ctx.setOutput(n, 0, ctx.op("MaxPool", {args[0].unwrapToTensor()},
+                             {attrIs("kernel_shape", kernel), attrIs("strides", stride), attrIs("pads", pads),
+                              attrIs("dilations", dilation), attrI("ceil_mode", ceil && !exact ? 1 : 0)}));
+}
+
+// avg_pool{1,2,3}d(self, kernel, stride, padding, ceil_mode, count_include_pad[, divisor]).
+void convertAvgPool(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  auto kernel = args[1].unwrapToIntList();
+  const size_t k = kernel.size();
+  auto stride = args[2].unwrapToIntList();
+  if (stride.empty()) stride = kernel;
+  stride = expand(stride, k);
+  auto padding = expand(args[3].unwrapToIntList(), k);
+  bool ceil = args[4].unwrapToBool();
+  bool countPad = args[5].unwrapToBool();
+  if (args.size() > 6 && !args[6].isNone()) args[6].fail("None (ONNX AveragePool has no divisor_override)", "a divisor");
+  std::vector<int64_t> pads(padding);
+  pads.insert(pads.end(), padding.begin(), padding.end());
+  ctx.setOutput(n, 0, ctx.op("AveragePool", {args[0].unwrapToTensor()},
+                             {attrIs("kernel_shape", kernel), attrIs("strides", stride), attrIs("pads", pads),
+                              attrI("ceil_mode", ceil ? 1 : 0), attrI("count_include_pad", countPad ? 1 : 0)}));
+}
+
+// adaptive_avg_pool{1,2,3}d: GlobalAveragePool for output 1; AveragePool when the input
+// divides evenly (kernel = stride = in / out); otherwise unsupported, as in torch.onnx.
+void convertAdaptiveAvgPool(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  auto out = args[1].unwrapToIntList();
+  std::string x = args[0].unwrapToTensor();
+  bool global = true;
+  for (int64_t o : out) global &= o == 1;
+  if (global) return ctx.setOutput(n, 0, ctx.op("GlobalAveragePool", {x}));
+  auto sizes = ctx.expectSizes(n, args[0].value());
+  std::vector<int64_t> kernel;
+  const size_t first = sizes.size() - out.size();
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (sizes[first + i] % out[i] != 0)
+      args[1].fail(fmt::format("an output size dividing the input size {}", sizes[first + i]),
+                   std::to_string(out[i]));
+    kernel.push_back(sizes[first + i] / out[i]);
+  }
+  ctx.setOutput(n, 0, ctx.op("AveragePool", {x}, {attrIs("kernel_shape", kernel), attrIs("strides", kernel)}));
+}
+
+}  // namespace
+
+void registerPoolConverters(OnnxConverterRegistry& r) {
+  r.addOverloads({"aten::max_pool1d", "aten::max_pool2d", "aten::max_pool3d"}, convertMaxPool);
+  r.addOverloads({"aten::avg_pool1d", "aten::avg_pool2d", "aten::avg_pool3d"}, convertAvgPool);
+  r.addOverloads({"aten::adaptive_avg_pool1d", "aten::adaptive_avg_pool2d", "aten::adaptive_avg_pool3d"},
+                 convertAdaptiveAvgPool);
+}
+
+}  // namespace torchless::onnx

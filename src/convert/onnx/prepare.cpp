@@ -1,0 +1,328 @@
+// Graph preparation for export; see prepare.h for the steps.
+#include "convert/onnx/prepare.h"
+
+#include "convert/conversion_ctx.h"
+#include "core/error.h"
+#include "ir/operator_matching.h"
+#include "runtime/interpreter.h"
+#include "runtime/kernel.h"
+
+#include <cstring>
+#include <functional>
+
+namespace torchless::onnx {
+
+namespace {
+
+bool isRecordable(const TypePtr& t) {
+  if (!t) return false;
+  switch (t->kind()) {
+    case TypeKind::TensorType:
+    case TypeKind::IntType:
+    case TypeKind::FloatType:
+    case TypeKind::BoolType:
+    case TypeKind::NumberType:
+      return true;
+    case TypeKind::ListType: {
+      auto k = t->expect<ListType>().getElementType()->kind();
+      return k == TypeKind::IntType || k == TypeKind::FloatType || k == TypeKind::BoolType;
+    }
+    default:
+      return false;
+  }
+}
+
+bool isFoldableType(const TypePtr& t) { return isRecordable(t) && t->kind() != TypeKind::TensorType; }
+
+// Ops whose result depends on a tensor's shape, dtype or device but not on its data.
+bool readsOnlyMetadata(Symbol k) {
+  static const std::unordered_set<Symbol> kinds = {
+      Symbol::aten("size"),  Symbol::aten("dim"),     Symbol::aten("numel"), prim::shape,
+      prim::dtype,           prim::device,            prim::layout,          prim::is_cuda,
+      prim::requires_grad,   Symbol::aten("len"),     Symbol::aten("__is__"),
+      Symbol::aten("__isnot__"), Symbol::aten("is_floating_point"),
+  };
+  return kinds.count(k) > 0;
+}
+
+// A tensor like `t` grown by one along each of `axes` (elements repeat cyclically).
+Tensor growAlong(const Tensor& t, const std::vector<int64_t>& axes) {
+  Tensor src = t.contiguous();
+  std::vector<int64_t> sizes = src.sizes();
+  for (int64_t a : axes) {
+    int64_t d = a < 0 ? a + src.dim() : a;
+    TL_CHECK(d >= 0 && d < src.dim(), "dynamic axis {} is out of range for an input of rank {}", a,
+             src.dim());
+    sizes[d] += 1;
+  }
+  Tensor out = Tensor::empty(sizes, src.dtype());
+  const size_t item = src.itemsize();
+  const auto* in = static_cast<const char*>(src.rawData());
+  auto* o = static_cast<char*>(out.rawData());
+  const int64_t n = out.numel();
+  const int64_t rank = src.dim();
+  std::vector<int64_t> idx(rank, 0);
+  for (int64_t flat = 0; flat < n; ++flat) {
+    int64_t srcFlat = 0;
+    for (int64_t d = 0; d < rank; ++d) srcFlat = srcFlat * src.sizes()[d] + idx[d] % src.sizes()[d];
+    std::memcpy(o + flat * item, in + srcFlat * item, item);
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (++idx[d] < sizes[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return out;
+}
+
+// Runs `graph` on `inputs`, returning the value of each of `values` (top-level values).
+std::vector<IValue> observe(const std::shared_ptr<Graph>& graph, const std::vector<Value*>& values,
+                            std::vector<IValue> inputs) {
+  const size_t numOutputs = graph->outputs().size();
+  for (Value* v : values) graph->registerOutput(v);
+  std::vector<IValue> result;
+  try {
+    Code code(graph, "export example run");
+    Stack stack = std::move(inputs);
+    code.run(stack);
+    result.assign(stack.end() - static_cast<std::ptrdiff_t>(values.size()), stack.end());
+  } catch (...) {
+    while (graph->outputs().size() > numOutputs) graph->eraseOutput(graph->outputs().size() - 1);
+    throw;
+  }
+  while (graph->outputs().size() > numOutputs) graph->eraseOutput(graph->outputs().size() - 1);
+  return result;
+}
+
+// Replaces prim::If nodes with a constant condition by the nodes of the branch taken.
+void inlineConstantIfs(Block* block) {
+  for (auto it = block->nodes().begin(); it != block->nodes().end(); ++it) {
+    Node* n = *it;
+    for (Block* b : n->blocks()) inlineConstantIfs(b);
+    if (n->kind() != prim::If) continue;
+    auto cond = toIValue(n->input(0));
+    if (!cond || !cond->isBool()) continue;
+    Block* taken = n->blocks()[cond->toBool() ? 0 : 1];
+    // Move the branch's nodes before the If, then route its outputs.
+    std::vector<Node*> inner;
+    for (Node* m : taken->nodes()) inner.push_back(m);
+    for (Node* m : inner) m->moveBefore(n);
+    for (size_t i = 0; i < n->outputs().size(); ++i)
+      n->output(i)->replaceAllUsesWith(taken->outputs()[i]);
+    it.destroyCurrent();
+  }
+}
+
+// In-place ops become functional: uses of the written input after the op use its output.
+void makeFunctional(Block* block) {
+  for (Node* n : block->nodes()) {
+    for (Block* b : n->blocks()) makeFunctional(b);
+    if (n->inputs().empty() || n->outputs().size() != 1) continue;
+    const OpInfo* op = matchOperator(n, OperatorRegistry::global());
+    if (!op || !op->mutates || op->schema.arguments().empty()) continue;
+    const auto& a0 = op->schema.arguments()[0].aliasInfo();
+    if (!a0 || !a0->isWrite()) continue;
+    if (n->input(0)->type()->kind() != TypeKind::TensorType) continue;
+    n->input(0)->replaceAllUsesAfterNodeWith(n, n->output());
+  }
+}
+
+}  // namespace
+
+void removeDeadNodes(Block* block) {
+  // Walk backwards so a chain of dead nodes goes in one sweep.
+  for (auto it = block->nodes().reverse().begin(); it != block->nodes().reverse().end(); ++it) {
+    Node* n = *it;
+    for (Block* b : n->blocks()) removeDeadNodes(b);
+    if (n->hasUses() || n->hasSideEffects()) continue;
+    if (n->kind() == prim::Loop || n->kind() == prim::If) {
+      // Control flow may hold side effects in its blocks.
+      bool effects = false;
+      std::function<void(const Block*)> scan = [&](const Block* b) {
+        for (const Node* m : b->nodes()) {
+          if (m->hasSideEffects()) effects = true;
+          for (const Block* s : m->blocks()) scan(s);
+        }
+      };
+      for (const Block* b : n->blocks()) scan(b);
+      if (effects) continue;
+    } else if (const OpInfo* op = matchOperator(n, OperatorRegistry::global());
+               op && (op->hasSideEffects || op->mutates)) {
+      continue;
+    }
+    it.destroyCurrent();
+  }
+}
+
+PreparedGraph prepareForExport(const Graph& source, const std::vector<IValue>& inputs,
+                               const PrepareOptions& options) {
+  PreparedGraph out;
+  out.graph = source.copy();
+  Graph& g = *out.graph;
+  TL_CHECK(inputs.size() == g.inputs().size(),
+           "the graph takes {} inputs but {} example inputs were given", g.inputs().size(),
+           inputs.size());
+
+  // 1. constants for parameters and non-tensor inputs.
+  std::vector<IValue> runInputs;
+  std::map<size_t, std::vector<int64_t>> dynamicByRunInput;
+  {
+    WithInsertPoint guard(g.nodes().empty() ? g.returnNode() : g.nodes().front());
+    size_t k = 0;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      Value* in = g.inputs()[k];
+      const IValue& x = inputs[i];
+      if (x.isObject())
+        throw Error(fmt::format("graph input %{} is a module object; freeze the module (parameters "
+                                "and attributes as constants) before export",
+                                in->debugName()));
+      auto named = options.constantInputs.find(i);
+      if (named == options.constantInputs.end() && x.isTensor()) {
+        out.inputOrigin.push_back(i);
+        if (auto d = options.dynamicAxes.find(i); d != options.dynamicAxes.end())
+          dynamicByRunInput[runInputs.size()] = d->second;
+        runInputs.push_back(x);
+        ++k;
+        continue;
+      }
+      TL_CHECK(!options.dynamicAxes.count(i), "input {} has dynamic axes but is folded to a constant", i);
+      IValue constant = x;
+      if (x.isTensor() && x.toTensor().requiresGrad()) {
+        // Parameters of a loaded module require grad; the constant shares their storage.
+        Tensor t = x.toTensor().alias();
+        t.setRequiresGrad(false);
+        constant = IValue(t);
+      }
+      Value* c = g.insertConstant(constant);
+      if (named != options.constantInputs.end()) out.weightNames[c] = named->second;
+      else if (x.isTensor() && in->hasDebugName()) out.weightNames[c] = in->debugNameBase();
+      in->replaceAllUsesWith(c);
+      g.eraseInput(k);
+    }
+  }
+
+  // 2-3. constant branches, functional form.
+  inlineConstantIfs(g.block());
+  makeFunctional(g.block());
+  removeDeadNodes(g.block());
+
+  // 4. specialize by running on the examples.
+  std::vector<Value*> recorded;
+  for (Node* n : g.nodes()) {
+    if (n->kind() == prim::Constant) continue;
+    for (Value* v : n->outputs())
+      if (isRecordable(v->type())) recorded.push_back(v);
+  }
+  std::vector<IValue> seen;
+  try {
+    initKernels();
+    seen = observe(out.graph, recorded, runInputs);
+    out.specialized = true;
+  } catch (const Error& e) {
+    out.runError = e.firstLine();
+  }
+  if (!out.specialized) {
+    removeDeadNodes(g.block());
+    return out;
+  }
+  std::vector<IValue> grown;
+  if (!dynamicByRunInput.empty()) {
+    std::vector<IValue> bigger = runInputs;
+    for (const auto& [i, axes] : dynamicByRunInput) bigger[i] = growAlong(runInputs[i].toTensor(), axes);
+    grown = observe(out.graph, recorded, bigger);
+  }
+  for (size_t i = 0; i < g.inputs().size(); ++i) {
+    ValueFacts f;
+    const Tensor& t = runInputs[i].toTensor();
+    f.dtype = t.dtype();
+    f.sizes = t.sizes();
+    f.dynamicDims.assign(t.dim(), false);
+    if (auto d = dynamicByRunInput.find(i); d != dynamicByRunInput.end())
+      for (int64_t a : d->second) f.dynamicDims[a < 0 ? a + t.dim() : a] = true;
+    out.facts[g.inputs()[i]] = f;
+    if (dynamicByRunInput.count(i)) out.dynamic.insert(g.inputs()[i]);
+  }
+  std::unordered_map<const Value*, IValue> known;
+  for (size_t i = 0; i < recorded.size(); ++i) {
+    const Value* v = recorded[i];
+    const IValue& x = seen[i];
+    if (x.isTensor()) {
+      const Tensor t = x.toTensor();
+      ValueFacts f;
+      f.dtype = t.dtype();
+      f.sizes = t.sizes();
+      f.dynamicDims.assign(t.dim(), false);
+      if (!grown.empty() && grown[i].isTensor()) {
+        const Tensor u = grown[i].toTensor();
+        if (u.dim() == t.dim())
+          for (int64_t d = 0; d < t.dim(); ++d) f.dynamicDims[d] = u.sizes()[d] != t.sizes()[d];
+        else
+          out.dynamic.insert(v);
+      }
+      for (bool b : f.dynamicDims)
+        if (b) out.dynamic.insert(v);
+      out.facts[v] = f;
+      if (t.numel() <= options.foldTensorLimit) known[v] = IValue(t.clone());
+    } else {
+      if (!grown.empty() && !grown[i].equals(x)) out.dynamic.insert(v);
+      known[v] = x;
+    }
+  }
+
+  // 5. fold what is known and depends on neither tensor data nor a dynamic axis.
+  std::unordered_set<const Value*> dataDependent;
+  for (const Value* v : g.inputs()) dataDependent.insert(v);
+  for (auto it = g.nodes().begin(); it != g.nodes().end(); ++it) {
+    Node* n = *it;
+    if (n->kind() == prim::Constant) continue;
+    bool dataIn = false, allConst = true;
+    for (const Value* v : n->inputs()) {
+      if (dataDependent.count(v)) dataIn = true;
+      if (v->node()->kind() != prim::Constant) allConst = false;
+    }
+    const OpInfo* op = matchOperator(n, OperatorRegistry::global());
+    bool pure = !n->hasSideEffects() && n->blocks().empty() &&
+                !(op && (op->nondeterministic || op->mutates || op->hasSideEffects));
+    bool dataOut = dataIn && !readsOnlyMetadata(n->kind());
+    bool foldable = pure && !dataOut;
+    for (const Value* v : n->outputs()) {
+      if (!known.count(v) || out.dynamic.count(v)) foldable = false;
+      if (isFoldableType(v->type())) continue;
+      if (v->type() && v->type()->kind() == TypeKind::TensorType && allConst) continue;
+      foldable = false;
+    }
+    for (const Value* v : n->outputs()) {
+      if (dataOut) dataDependent.insert(v);
+      // A value computed from a dynamic one is dynamic too.
+      for (const Value* in : n->inputs())
+        if (out.dynamic.count(in)) out.dynamic.insert(v);
+    }
+    if (!foldable || n->outputs().empty()) continue;
+    WithInsertPoint guard(n);
+    for (Value* v : n->outputs()) {
+      Value* c = g.insertConstant(known.at(v), n->sourceRange(), n->scope());
+      if (v->type()->kind() == TypeKind::TensorType) out.facts[c] = out.facts[v];
+      v->replaceAllUsesWith(c);
+    }
+  }
+  // Folding may have made conditions constant (`if x.dim() != 4: raise ...`).
+  inlineConstantIfs(g.block());
+  removeDeadNodes(g.block());
+  // Forget destroyed values (their addresses may be reused).
+  std::unordered_set<const Value*> live(g.inputs().begin(), g.inputs().end());
+  std::function<void(const Block*)> collectLive = [&](const Block* b) {
+    for (const Node* n : b->nodes()) {
+      live.insert(n->outputs().begin(), n->outputs().end());
+      for (const Block* s : n->blocks()) {
+        live.insert(s->inputs().begin(), s->inputs().end());
+        collectLive(s);
+      }
+    }
+  };
+  collectLive(g.block());
+  std::erase_if(out.facts, [&](const auto& kv) { return !live.count(kv.first); });
+  std::erase_if(out.weightNames, [&](const auto& kv) { return !live.count(kv.first); });
+  std::erase_if(out.dynamic, [&](const Value* v) { return !live.count(v); });
+  return out;
+}
+
+}  // namespace torchless::onnx

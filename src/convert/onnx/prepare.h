@@ -1,0 +1,66 @@
+#pragma once
+// Graph preparation for export: from a graph as the frontend, the tracer or the importer made
+// it to one the ONNX converters can take.
+//
+// Input: an inlined graph whose parameters are either constants already (frozen) or extra
+// graph inputs named in `constantInputs`, and example inputs for every graph input.
+// Steps, in order:
+//   1. parameter inputs and non-tensor inputs become constants (tensors keep their parameter
+//      names for the initializers); a module object input (`self`) is an error: freeze first;
+//   2. prim::If with a constant condition is replaced by the branch it takes (drops
+//      training-only branches: `if self.training:` of frozen models);
+//   3. in-place ops become functional: later uses of the written input use the op's output;
+//   4. the graph runs once on the example inputs in the interpreter, which specializes it:
+//      every top-level tensor gets its dtype and sizes, every int/float/bool/int[] is known;
+//      with dynamic axes a second run on inputs grown along those axes tells which values
+//      follow them (those stay computed in the ONNX graph: Shape, Gather, ...);
+//   5. values that are known and do not follow a dynamic axis are folded to constants
+//      (aten::size, shape arithmetic, prim::NumToTensor of traced graphs), then dead code goes.
+// Value-dependent prim::If / prim::Loop stay; the converter turns them into ONNX If / Loop.
+
+#include "convert/onnx/onnx_ctx.h"
+#include "core/ivalue.h"
+#include "ir/ir.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+namespace torchless::onnx {
+
+struct PrepareOptions {
+  /// Graph inputs (by index) that are parameters: they become constants named so.
+  std::map<size_t, std::string> constantInputs;
+  /// Dynamic axes by graph input index.
+  std::map<size_t, std::vector<int64_t>> dynamicAxes;
+  /// Fold tensors computed from constants when they have at most this many elements.
+  int64_t foldTensorLimit = 64;
+};
+
+struct PreparedGraph {
+  std::shared_ptr<Graph> graph;
+  /// For each input of `graph`, the index of the original input it came from.
+  std::vector<size_t> inputOrigin;
+  /// Parameter names of constants (values of `graph`).
+  std::unordered_map<const Value*, std::string> weightNames;
+  /// Facts of top-level tensor values of `graph`.
+  std::unordered_map<const Value*, ValueFacts> facts;
+  /// Values that follow a dynamic axis (never folded).
+  std::unordered_set<const Value*> dynamic;
+  /// False when the example run failed (then only IR types are known); `runError` says why.
+  bool specialized = false;
+  std::string runError;
+};
+
+/// Prepares a copy of `graph` (which is not changed). `inputs` holds one example per graph
+/// input. Throws torchless::Error for a wrong input count or a module object input.
+PreparedGraph prepareForExport(const Graph& graph, const std::vector<IValue>& inputs,
+                               const PrepareOptions& options = {});
+
+/// Removes nodes whose outputs are unused and that have no side effects (nested blocks too).
+void removeDeadNodes(Block* block);
+
+}  // namespace torchless::onnx

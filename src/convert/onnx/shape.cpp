@@ -1,0 +1,360 @@
+// ONNX converters: shapes, views, indexing, lists and the shape arithmetic of traced graphs
+// (src/ops/shape.cpp's family). Values known at export time are folded before conversion (see
+// prepare.h); what reaches these converters is either a constant or follows a dynamic axis,
+// in which case ints are 0-d int64 tensors and int lists 1-d int64 tensors.
+#include "convert/onnx/onnx_ctx.h"
+
+#include <limits>
+
+namespace torchless::onnx {
+
+namespace {
+
+constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
+
+// An int[] argument as a 1-d int64 tensor (constant or computed).
+std::string intListTensor(OnnxCtx& ctx, const convert::ArgValue<std::string>& a) {
+  if (a.isIValue()) return ctx.constInt64s(a.unwrapToIntList());
+  return ctx.castTo(a.unwrapToTensor(), ctx.dtypeOf(a.value()), ScalarType::Long);
+}
+
+// An int argument as a 1-d int64 tensor of one element.
+std::string intAsList(OnnxCtx& ctx, const convert::ArgValue<std::string>& a) {
+  if (a.isIValue()) return ctx.constInt64s({a.unwrapToInt()});
+  std::string t = ctx.castTo(a.unwrapToTensor(), ctx.dtypeOf(a.value()), ScalarType::Long);
+  auto r = ctx.rankOf(a.value());
+  return r && *r == 1 ? t : unsqueeze(ctx, t, {0});
+}
+
+void identity(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  ctx.setOutput(n, 0, args[0].unwrapToTensor());
+}
+
+// view / reshape -> Reshape (https://onnx.ai/onnx/operators/onnx__Reshape.html).
+void convertReshape(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  ctx.setOutput(n, 0, ctx.op("Reshape", {args[0].unwrapToTensor(), intListTensor(ctx, args[1])}));
+}
+
+// flatten(start, end) -> Reshape with 0 (copy) before start and -1 for the merged dims.
+void convertFlatten(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  int64_t rank = ctx.expectRank(n, args[0].value());
+  std::string x = args[0].unwrapToTensor();
+  if (rank == 0) {
+    ctx.setOutput(n, 0, ctx.op("Reshape", {x, ctx.constInt64s({1})}));
+    return;
+  }
+  int64_t start = wrapDim(args[1].unwrapToInt(), rank), end = wrapDim(args[2].unwrapToInt(), rank);
+  if (start > end) args[1].fail("at most end_dim", std::to_string(start));
+  std::vector<int64_t> shape(start, 0);
+  shape.push_back(-1);
+  if (end < rank - 1) {
+    auto sizes = ctx.expectSizes(n, args[0].value());
+    for (int64_t d = end + 1; d < rank; ++d) shape.push_back(sizes[d]);
+  }
+  if (start == end) {
+    ctx.setOutput(n, 0, x);
+    return;
+  }
+  ctx.setOutput(n, 0, ctx.op("Reshape", {x, ctx.constInt64s(shape)}));
+}
+
+// transpose / t / permute -> Transpose(perm).
+void convertTranspose(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  int64_t rank = ctx.expectRank(n, args[0].value());
+  std::vector<int64_t> perm(rank);
+  for (int64_t i = 0; i < rank; ++i) perm[i] = i;
+  if (n.kind() == Symbol::aten("t")) {
+    if (rank < 2) return identity(ctx, n, args);
+    std::swap(perm[0], perm[1]);
+  } else if (n.kind() == Symbol::aten("permute")) {
+    auto dims = args[1].unwrapToIntList();
+    for (int64_t i = 0; i < rank; ++i) perm[i] = wrapDim(dims.at(i), rank);
+  } else {
+    if (rank == 0) return identity(ctx, n, args);
+    std::swap(perm[wrapDim(args[1].unwrapToInt(), rank)], perm[wrapDim(args[2].unwrapToInt(), rank)]);
+  }
+  ctx.setOutput(n, 0, ctx.op("Transpose", {args[0].unwrapToTensor()}, {attrIs("perm", perm)}));
+}
+
+// squeeze / squeeze.dim -> Squeeze (axes input from 13); squeezing a dim of size != 1 is a no-op.
+void convertSqueeze(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  std::string x = args[0].unwrapToTensor();
+  auto sizes = ctx.sizesOf(args[0].value());
+  if (args.size() == 1) {
+    if (!sizes) return ctx.setOutput(n, 0, squeeze(ctx, x, {}));
+    std::vector<int64_t> axes;
+    for (size_t d = 0; d < sizes->size(); ++d)
+      if ((*sizes)[d] == 1) axes.push_back(static_cast<int64_t>(d));
+    return ctx.setOutput(n, 0, axes.empty() ? x : squeeze(ctx, x, axes));
+  }
+  int64_t rank = ctx.expectRank(n, args[0].value());
+  if (rank == 0) return ctx.setOutput(n, 0, x);
+  int64_t dim = wrapDim(args[1].unwrapToInt(), rank);
+  if (sizes && (*sizes)[dim] != 1) return ctx.setOutput(n, 0, x);
+  ctx.setOutput(n, 0, squeeze(ctx, x, {dim}));
+}
+
+void convertUnsqueeze(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  int64_t rank = ctx.expectRank(n, args[0].value());
+  ctx.setOutput(n, 0, unsqueeze(ctx, args[0].unwrapToTensor(), {wrapDim(args[1].unwrapToInt(), rank + 1)}));
+}
+
+// expand(size) -> Expand; -1 keeps the input's dim, which is what 1 means to Expand.
+void convertExpand(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  std::string shape;
+  if (args[1].isIValue()) {
+    auto sizes = args[1].unwrapToIntList();
+    for (auto& s : sizes)
+      if (s == -1) s = 1;
+    shape = ctx.constInt64s(sizes);
+  } else {
+    shape = ctx.op("Abs", {intListTensor(ctx, args[1])});  // -1 -> 1
+  }
+  ctx.setOutput(n, 0, ctx.op("Expand", {args[0].unwrapToTensor(), shape}));
+}
+
+// to(dtype) / type_as / to(other) -> Cast (or nothing when the dtype does not change).
+void convertTo(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  std::optional<ScalarType> to;
+  const std::string& overload = args.op() ? args.op()->schema.overloadName() : std::string();
+  if (n.kind() == Symbol::aten("type_as") || overload == "other") {
+    to = ctx.dtypeOf(args[1].value());
+  } else if (overload == "dtype" || overload == "prim_dtype") {
+    if (!args[1].isNone()) to = scalarTypeFromInt(args[1].unwrapToInt());
+  } else if (overload == "device") {
+    if (!args[2].isNone()) to = scalarTypeFromInt(args[2].unwrapToInt());
+  }
+  if (!to) to = ctx.dtypeOf(n.output());
+  std::string x = args[0].unwrapToTensor();
+  ctx.setOutput(n, 0, to ? ctx.castTo(x, ctx.dtypeOf(args[0].value()), *to) : x);
+}
+
+// cat -> Concat; stack -> Unsqueeze each, Concat.
+void convertCat(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  auto xs = args[0].unwrapToTensorList();
+  const Value* list = args[0].value();
+  int64_t rank = -1;
+  if (list->node()->kind() == prim::ListConstruct)
+    for (const Value* v : list->node()->inputs())
+      if (auto r = ctx.rankOf(v); r && *r > 0) rank = *r;
+  if (rank < 0) rank = ctx.expectRank(n, n.output());
+  int64_t dim = args[1].unwrapToInt(0);
+  if (n.kind() == Symbol::aten("stack")) {
+    dim = wrapDim(dim, rank + 1);
+    for (auto& x : xs) x = unsqueeze(ctx, x, {dim});
+  } else {
+    dim = wrapDim(dim, rank);
+  }
+  ctx.setOutput(n, 0, xs.size() == 1 ? xs[0] : ctx.op("Concat", xs, {attrI("axis", dim)}));
+}
+
+// split / split_with_sizes / chunk -> Split with a sizes input (opset 13+): a tensor list.
+void convertSplit(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  auto sizes = ctx.expectSizes(n, args[0].value());
+  int64_t rank = static_cast<int64_t>(sizes.size());
+  int64_t dim = wrapDim(args[2].unwrapToInt(0), rank);
+  std::vector<int64_t> parts;
+  const std::string name(n.kind().toUnqualString());
+  if (name == "chunk") {
+    int64_t chunks = args[1].unwrapToInt();
+    int64_t each = (sizes[dim] + chunks - 1) / chunks;
+    for (int64_t left = sizes[dim]; left > 0; left -= each) parts.push_back(std::min(each, left));
+  } else if (args[1].unwrapToIValue().isInt()) {
+    int64_t each = args[1].unwrapToInt();
+    for (int64_t left = sizes[dim]; left > 0; left -= each) parts.push_back(std::min(each, left));
+    if (parts.empty()) parts.push_back(0);
+  } else {
+    parts = args[1].unwrapToIntList();
+  }
+  auto outs = ctx.opN("Split", {args[0].unwrapToTensor(), ctx.constInt64s(parts)}, parts.size(),
+                      {attrI("axis", dim)});
+  ctx.setTensorList(n.output(), outs);
+}
+
+// slice(dim, start, end, step) -> Slice; a slice over everything is nothing.
+void convertSlice(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  std::string x = args[0].unwrapToTensor();
+  int64_t rank = ctx.expectRank(n, args[0].value());
+  int64_t dim = wrapDim(args[1].unwrapToInt(0), rank);
+  int64_t step = args[4].unwrapToInt(1);
+  if (args[2].isIValue() && args[3].isIValue()) {
+    int64_t start = args[2].unwrapToInt(0), end = args[3].unwrapToInt(kInt64Max);
+    auto sizes = ctx.sizesOf(args[0].value());
+    bool all = start == 0 && step == 1 &&
+               (end == kInt64Max || (sizes && !ctx.isDynamic(args[0].value()) && end >= (*sizes)[dim]));
+    if (all) return ctx.setOutput(n, 0, x);
+  }
+  std::string starts = args[2].isNone() ? ctx.constInt64s({0}) : intAsList(ctx, args[2]);
+  std::string ends = args[3].isNone() ? ctx.constInt64s({kInt64Max}) : intAsList(ctx, args[3]);
+  ctx.setOutput(n, 0, ctx.op("Slice", {x, starts, ends, ctx.constInt64s({dim}), ctx.constInt64s({step})}));
+}
+
+// narrow(dim, start, length) -> Slice(start, start + length).
+void convertNarrow(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  int64_t rank = ctx.expectRank(n, args[0].value());
+  int64_t dim = wrapDim(args[1].unwrapToInt(), rank);
+  int64_t start = args[2].unwrapToInt(), length = args[3].unwrapToInt();
+  ctx.setOutput(n, 0, ctx.op("Slice", {args[0].unwrapToTensor(), ctx.constInt64s({start}),
+                                       ctx.constInt64s({start + length}), ctx.constInt64s({dim})}));
+}
+
+// select(dim, index) -> Gather with a 0-d index (drops the dim).
+void convertSelect(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  int64_t rank = ctx.expectRank(n, args[0].value());
+  int64_t dim = wrapDim(args[1].unwrapToInt(), rank);
+  std::string index = args[2].isIValue() ? ctx.constScalar(static_cast<double>(args[2].unwrapToInt()), ScalarType::Long)
+                                         : args[2].unwrapToTensor();
+  ctx.setOutput(n, 0, ctx.op("Gather", {args[0].unwrapToTensor(), index}, {attrI("axis", dim)}));
+}
+
+// index_select(dim, index) -> Gather.
+void convertIndexSelect(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  int64_t rank = ctx.expectRank(n, args[0].value());
+  int64_t dim = wrapDim(args[1].unwrapToInt(), rank);
+  std::string index = ctx.castTo(args[2].unwrapToTensor(), ctx.dtypeOf(args[2].value()), ScalarType::Long);
+  ctx.setOutput(n, 0, ctx.op("Gather", {args[0].unwrapToTensor(), index}, {attrI("axis", dim)}));
+}
+
+// size(dim) along a dynamic axis -> Gather(Shape(x), dim); size() -> Shape.
+void convertSize(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  std::string shape = ctx.op("Shape", {args[0].unwrapToTensor()});
+  if (args.size() == 1) return ctx.setOutput(n, 0, shape);
+  int64_t rank = ctx.expectRank(n, args[0].value());
+  std::string dim = ctx.constScalar(static_cast<double>(wrapDim(args[1].unwrapToInt(), rank)), ScalarType::Long);
+  ctx.setOutput(n, 0, ctx.op("Gather", {shape, dim}, {attrI("axis", 0)}));
+}
+
+// Dynamic int arithmetic (0-d int64 tensors): add/sub/mul/floordiv -> Add/Sub/Mul/Div.
+OnnxConverter intArith(std::string opType) {
+  return [opType](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    ctx.setOutput(n, 0, ctx.op(opType, {tensorOrScalar(ctx, args[0], ScalarType::Long),
+                                        tensorOrScalar(ctx, args[1], ScalarType::Long)}));
+  };
+}
+
+// prim::NumToTensor, aten::Int, aten::ScalarImplicit: the same 0-d tensor in ONNX.
+void convertNumberIdentity(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  std::string x = args[0].unwrapToTensor();
+  if (n.kind() == Symbol::aten("Int")) x = ctx.castTo(x, ctx.dtypeOf(args[0].value()), ScalarType::Long);
+  if (n.kind() == Symbol::aten("Float")) x = ctx.castTo(x, ctx.dtypeOf(args[0].value()), ScalarType::Float);
+  if (n.kind() == Symbol::aten("Bool")) x = ctx.castTo(x, ctx.dtypeOf(args[0].value()), ScalarType::Bool);
+  ctx.setOutput(n, 0, x);
+}
+
+bool isTensorish(const TypePtr& t) {
+  if (!t) return false;
+  if (t->kind() == TypeKind::TensorType) return true;
+  if (const auto* o = t->cast<OptionalType>()) return o->getElementType()->kind() == TypeKind::TensorType;
+  return false;
+}
+
+// prim::ListConstruct / prim::TupleConstruct: tensors -> a tensor list; all-constant -> a
+// static list; dynamic ints -> Concat of Unsqueeze (a 1-d int64 shape tensor).
+void convertListConstruct(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  bool tensors = false, allStatic = true;
+  for (size_t i = 0; i < args.size(); ++i) {
+    tensors |= isTensorish(args[i].value()->type()) ||
+               (args[i].isIValue() && args[i].unwrapToIValue().isTensor());
+    allStatic &= args[i].isIValue();
+  }
+  if (tensors || (n.kind() == prim::TupleConstruct && !allStatic)) {
+    std::vector<std::string> xs;
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (args[i].isTensorList())
+        for (const auto& t : args[i].unwrapToTensorList()) xs.push_back(t);
+      else
+        xs.push_back(args[i].unwrapToTensor());
+    }
+    ctx.setTensorList(n.output(), xs);
+    return;
+  }
+  if (allStatic) {
+    std::vector<IValue> xs;
+    for (size_t i = 0; i < args.size(); ++i) xs.push_back(args[i].unwrapToIValue());
+    if (n.kind() == prim::TupleConstruct) {
+      ctx.setStatic(n.output(), IValue(TupleImpl::create(std::move(xs))));
+    } else {
+      TypePtr elem = n.output()->type() && n.output()->type()->cast<ListType>()
+                         ? n.output()->type()->expect<ListType>().getElementType()
+                         : IntType::get();
+      ctx.setStatic(n.output(), IValue(ListImpl::create(elem, std::move(xs))));
+    }
+    return;
+  }
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < args.size(); ++i) parts.push_back(intAsList(ctx, args[i]));
+  ctx.setOutput(n, 0, parts.size() == 1 ? parts[0] : ctx.op("Concat", parts, {attrI("axis", 0)}));
+}
+
+// prim::ListUnpack / prim::TupleUnpack: element i of a tensor list or a static list.
+void convertUnpack(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  if (args[0].isTensorList()) {
+    auto xs = args[0].unwrapToTensorList();
+    if (xs.size() != n.outputs().size())
+      args[0].fail(fmt::format("a list of {} tensors", n.outputs().size()), fmt::format("{}", xs.size()));
+    for (size_t i = 0; i < xs.size(); ++i) ctx.setOutput(n, i, xs[i]);
+    return;
+  }
+  const IValue& v = args[0].unwrapToIValue();
+  std::vector<IValue> xs = v.isTuple() ? v.toTuple()->elements : v.toList()->list;
+  for (size_t i = 0; i < xs.size() && i < n.outputs().size(); ++i) ctx.setStatic(n.output(i), xs[i]);
+}
+
+// aten::__getitem__ / aten::select.t of a tensor list with a constant index.
+void convertListGetItem(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  auto xs = args[0].unwrapToTensorList();
+  int64_t i = args[1].unwrapToInt();
+  if (i < 0) i += static_cast<int64_t>(xs.size());
+  if (i < 0 || i >= static_cast<int64_t>(xs.size())) args[1].fail("an index into the list", std::to_string(i));
+  ctx.setOutput(n, 0, xs[i]);
+}
+
+// prim::unchecked_cast / prim::unchecked_unwrap_optional: the value itself, in whatever form.
+void convertPassThrough(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  const Value* in = args[0].value();
+  if (ctx.isStatic(in)) ctx.setStatic(n.output(), ctx.staticValue(in));
+  if (ctx.hasTensorList(in)) ctx.setTensorList(n.output(), ctx.tensorList(in));
+  if (ctx.hasTensor(in)) ctx.setOutput(n, 0, ctx.toTensor(in));
+}
+
+}  // namespace
+
+void registerShapeConverters(OnnxConverterRegistry& r) {
+  r.addOverloads({"aten::view", "aten::reshape"}, convertReshape);
+  r.addOverloads({"aten::flatten.using_ints"}, convertFlatten);
+  r.addOverloads({"aten::t", "aten::transpose.int", "aten::permute"}, convertTranspose);
+  r.addOverloads({"aten::squeeze", "aten::squeeze.dim"}, convertSqueeze);
+  r.addOverloads({"aten::unsqueeze"}, convertUnsqueeze);
+  r.addOverloads({"aten::expand"}, convertExpand);
+  r.addOverloads({"aten::expand_as"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    ctx.setOutput(n, 0, ctx.op("Expand", {args[0].unwrapToTensor(), ctx.op("Shape", {args[1].unwrapToTensor()})}));
+  });
+  // No-ops in a value graph: contiguous, detach, clone, alias.
+  r.addOverloads({"aten::contiguous", "aten::detach", "aten::clone", "aten::alias"}, identity);
+  r.addOverloads({"aten::to.dtype", "aten::to.other", "aten::to.prim_dtype", "aten::to.prim_other",
+                  "aten::to.device", "aten::type_as"},
+                 convertTo);
+  r.addOverloads({"aten::cat", "aten::concat", "aten::stack"}, convertCat);
+  r.addOverloads({"aten::split.Tensor", "aten::split", "aten::split.sizes", "aten::split_with_sizes", "aten::chunk"},
+                 convertSplit);
+  r.addOverloads({"aten::slice.Tensor"}, convertSlice);
+  r.addOverloads({"aten::narrow"}, convertNarrow);
+  r.addOverloads({"aten::select.int"}, convertSelect);
+  r.addOverloads({"aten::index_select"}, convertIndexSelect);
+  r.addOverloads({"aten::size.int", "aten::size"}, convertSize);
+  r.addOverloads({"aten::add.int"}, intArith("Add"));
+  r.addOverloads({"aten::sub.int"}, intArith("Sub"));
+  r.addOverloads({"aten::mul.int"}, intArith("Mul"));
+  r.addOverloads({"aten::floordiv.int"}, intArith("Div"));
+  r.addOverloads({"aten::Int.Tensor", "aten::Float.Tensor", "aten::Bool.Tensor", "aten::ScalarImplicit"}, convertNumberIdentity);
+  r.addNode(prim::NumToTensor, convertNumberIdentity);
+  r.addNode(prim::ListConstruct, convertListConstruct);
+  r.addOverloads({"prim::unchecked_cast"}, convertPassThrough);
+  r.addNode(prim::unchecked_unwrap_optional, convertPassThrough);
+  r.addNode(prim::TupleConstruct, convertListConstruct);
+  r.addNode(prim::ListUnpack, convertUnpack);
+  r.addNode(prim::TupleUnpack, convertUnpack);
+  r.addOverloads({"aten::__getitem__.t", "aten::select.t"}, convertListGetItem);
+}
+
+}  // namespace torchless::onnx

@@ -1,0 +1,198 @@
+// `torchless export MODEL.pt [INPUT ...] -o MODEL.onnx [--opset N] [--input-names a,b]
+//  [--output-names y] [--dynamic-axes NAME:AXIS[,AXIS...] ...]`
+//
+// Loads the module (torchless::load), takes forward's graph, inlines it (passes/inline.cpp),
+// freezes it (every prim::GetAttr chain from self: tensors become parameter inputs exported
+// as initializers named after the parameter, "layer1.0.conv1.weight"; bools, ints, floats,
+// strings and None become constants), then exports (convert/onnx: prepare, pre-flight,
+// convert, check) and writes the file atomically.
+//
+// MODEL may also be a graph in PyTorch's text format (a file ending in .ir or .graph, as
+// `torchless graph` prints): the graph is exported as is, INPUT giving its inputs.
+#include "api/cli_io.h"
+#include "api/module.h"
+#include "core/error.h"
+#include "core/npy.h"
+#include "ir/ir_parser.h"
+#include "passes/passes.h"
+#include "tools/commands.h"
+#include "torchless/onnx_export.h"
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <unordered_map>
+
+namespace torchless::cli {
+namespace {
+
+struct ExportCliOptions {
+  std::string model;
+  std::vector<std::string> inputs;
+  std::string output;
+  int opset = onnx::kDefaultOpset;
+  std::string inputNames, outputNames;
+  std::vector<std::string> dynamicAxes;
+};
+
+std::vector<std::string> splitComma(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+// "x:0,2" -> {"x", {0, 2}}.
+std::pair<std::string, std::vector<int64_t>> parseDynamicAxes(const std::string& spec) {
+  auto colon = spec.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == spec.size())
+    throw Error(fmt::format("--dynamic-axes expects NAME:AXIS[,AXIS...], got '{}'", spec));
+  std::vector<int64_t> axes;
+  for (const auto& a : splitComma(spec.substr(colon + 1))) {
+    try {
+      size_t used = 0;
+      axes.push_back(std::stoll(a, &used));
+      if (used != a.size()) throw std::invalid_argument(a);
+    } catch (const std::exception&) {
+      throw Error(fmt::format("--dynamic-axes: '{}' is not an axis number in '{}'", a, spec));
+    }
+  }
+  return {spec.substr(0, colon), axes};
+}
+
+// Freezes a method graph: GetAttr chains from self (input 0) become parameter inputs
+// (tensors, named by path) or constants; self goes. Returns the parameter names and values,
+// in the order of the new inputs (after the method's own inputs).
+std::vector<std::pair<std::string, Tensor>> freezeGraph(Graph& g, const ObjectPtr& self) {
+  std::vector<std::pair<std::string, Tensor>> params;
+  std::unordered_map<const Value*, IValue> objects{{g.inputs()[0], IValue(self)}};
+  std::unordered_map<const Value*, std::string> paths{{g.inputs()[0], ""}};
+  std::unordered_map<std::string, Value*> byPath;
+  std::vector<Node*> getAttrs;
+  std::function<void(Block*)> collect = [&](Block* b) {
+    for (Node* n : b->nodes()) {
+      if (n->kind() == prim::GetAttr) getAttrs.push_back(n);
+      for (Block* sub : n->blocks()) collect(sub);
+    }
+  };
+  collect(g.block());
+  for (Node* n : getAttrs) {
+    auto it = objects.find(n->input(0));
+    if (it == objects.end() || !it->second.isObject()) continue;
+    const std::string& name = n->s(attr::name);
+    IValue value = it->second.toObject()->getAttr(name);
+    std::string path = paths.at(n->input(0));
+    path = path.empty() ? name : path + "." + name;
+    if (value.isObject()) {
+      objects[n->output()] = value;
+      paths[n->output()] = path;
+      continue;
+    }
+    Value* replacement = nullptr;
+    if (value.isTensor()) {
+      auto found = byPath.find(path);
+      if (found == byPath.end()) {
+        Value* in = g.addInput();
+        in->setType(n->output()->type());
+        params.emplace_back(path, value.toTensor());
+        found = byPath.emplace(path, in).first;
+      }
+      replacement = found->second;
+    } else {
+      WithInsertPoint guard(n);
+      replacement = g.insertConstant(value, n->sourceRange(), n->scope());
+    }
+    n->output()->replaceAllUsesWith(replacement);
+  }
+  for (auto it = getAttrs.rbegin(); it != getAttrs.rend(); ++it)
+    if (!(*it)->hasUses()) (*it)->destroy();
+  if (g.inputs()[0]->hasUses())
+    throw Error("forward uses the module object itself (not only its attributes); it cannot be frozen for export");
+  g.eraseInput(0);
+  return params;
+}
+
+void exportCommand(const ExportCliOptions& o) {
+  onnx::ExportOptions options;
+  options.opset = o.opset;
+  options.inputNames = splitComma(o.inputNames);
+  options.outputNames = splitComma(o.outputNames);
+  for (const auto& spec : o.dynamicAxes) {
+    auto [name, axes] = parseDynamicAxes(spec);
+    options.dynamicAxes[name] = axes;
+  }
+  auto loadTensor = [](const std::string& p) { return loadNpy(p); };
+  std::shared_ptr<Graph> graph;
+  std::vector<IValue> inputs;
+  const bool irText = o.model.ends_with(".ir") || o.model.ends_with(".graph");
+  if (irText) {
+    std::ifstream f(o.model, std::ios::binary);
+    if (!f) throw Error("cannot read the graph file", o.model);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    graph = std::make_shared<Graph>();
+    ParseIROptions po;
+    po.filename = o.model;
+    parseIR(ss.str(), graph.get(), po);
+    std::vector<ParamSpec> params;
+    for (const Value* v : graph->inputs()) params.push_back({v->debugName(), v->type(), std::nullopt});
+    inputs = parseInputs(o.inputs, params, loadTensor);
+  } else {
+    Module m = load(o.model);
+    const GraphFunction* forward = m.findMethod("forward");
+    if (!forward) throw Error("the module has no forward method", o.model);
+    inputs = parseInputs(o.inputs, m.methodParams("forward"), loadTensor);
+    graph = forward->graph()->copy();
+    passes::inlineCalls(*graph);
+    auto params = freezeGraph(*graph, m.object());
+    const size_t first = inputs.size();
+    for (size_t j = 0; j < params.size(); ++j) {
+      options.constantInputs[first + j] = params[j].first;
+      inputs.emplace_back(params[j].second);
+    }
+    passes::eliminateDeadCode(*graph);
+  }
+  onnx::ExportReport report;
+  ::onnx::ModelProto model;
+  try {
+    model = onnx::exportGraph(*graph, inputs, options, &report);
+  } catch (Error& e) {
+    e.addContext(fmt::format("while exporting {} to ONNX", o.model));
+    throw;
+  }
+  onnx::saveModel(model, o.output);
+  size_t nodes = 0;
+  for (const auto& [op, count] : report.opCounts) nodes += static_cast<size_t>(count);
+  std::cout << fmt::format("{}: opset {}, {} nodes, {} initializers{}\n", o.output, o.opset, nodes,
+                           report.numInitializers,
+                           report.checked ? ", checked"
+                                          : fmt::format(" (not checked: the ONNX library checks opsets up to {})",
+                                                        onnx::checkerMaxOpset()));
+  if (!report.runError.empty())
+    std::cerr << "warning: the example run failed (" << report.runError
+              << "); sizes came from the graph's types only\n";
+}
+
+}  // namespace
+
+void registerExportCommand(CLI::App& app) {
+  auto opts = std::make_shared<ExportCliOptions>();
+  auto* cmd = app.add_subcommand("export", "Export a TorchScript archive (or an IR graph) to ONNX");
+  cmd->add_option("model", opts->model, "the .pt archive, or a graph in PyTorch's text format (.ir, .graph)")
+      ->required();
+  cmd->add_option("inputs", opts->inputs, "example inputs, one per argument, as for `run`");
+  cmd->add_option("-o,--output", opts->output, "the .onnx file to write")->required();
+  cmd->add_option("--opset", opts->opset, "ONNX opset (13 to 18, default 17)")
+      ->check(CLI::Range(onnx::kMinOpset, onnx::kMaxOpset));
+  cmd->add_option("--input-names", opts->inputNames, "names of the tensor inputs, comma-separated");
+  cmd->add_option("--output-names", opts->outputNames, "names of the outputs, comma-separated");
+  cmd->add_option("--dynamic-axes", opts->dynamicAxes,
+                  "NAME:AXIS[,AXIS...]: axes of an input or output free in size (repeat per name)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->callback([opts]() { exportCommand(*opts); });
+}
+
+}  // namespace torchless::cli

@@ -1,0 +1,14 @@
+# The ONNX export oracle: gen_export_cases.py writes PyTorch's graphs, parameters, inputs and
+# outputs into the build dir; convert_export_oracle runs the ExportOracle suite under that
+# fixture (Note [Fixture tests] in tests/CMakeLists.txt), with ONNX Runtime through node.
+if(TARGET convert_test)
+  target_link_libraries(convert_test PRIVATE nlohmann_json::nlohmann_json)
+  add_test(NAME convert_gen_export_cases
+           COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/convert/gen_export_cases.py
+                   ${PROJECT_BINARY_DIR}/convert_export_cases)
+  set_tests_properties(convert_gen_export_cases PROPERTIES FIXTURES_SETUP convert_export_cases
+                       TIMEOUT 300 ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1;OMP_NUM_THREADS=1")
+  add_test(NAME convert_export_oracle COMMAND convert_test --gtest_filter=Cases/ExportOracle.*:CliExportOracle.*)
+  set_tests_properties(convert_export_oracle PROPERTIES FIXTURES_REQUIRED convert_export_cases
+                       TIMEOUT 300 ENVIRONMENT "TORCHLESS_BIN=$<TARGET_FILE:torchless>")
+endif()
