@@ -22,6 +22,7 @@ struct RunOptions {
   std::string outputDir = ".";
   std::string method = "forward";
   int threads = 0;
+  bool print = false;
 };
 
 // Writes text to path through a temporary file renamed at the end.
@@ -56,6 +57,7 @@ void runCommand(const RunOptions& o) {
     if (out.text) writeTextAtomically(path, *out.text);
     else saveNpy(path, out.tensor->contiguous());
     std::cout << describeOutput(out) << "\n";
+    if (o.print) std::cout << (out.text ? *out.text : out.tensor->toString()) << "\n";
   }
 }
 
@@ -72,6 +74,7 @@ void registerRunCommand(CLI::App& app) {
   cmd->add_option("--method", opts->method, "method to run (default forward)");
   cmd->add_option("--threads", opts->threads, "threads for kernels (default: all cores)")
       ->check(CLI::PositiveNumber);
+  cmd->add_flag("--print", opts->print, "also print each output as PyTorch prints it");
   cmd->callback([opts]() { runCommand(*opts); });
 }
 
