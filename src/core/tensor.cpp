@@ -1,6 +1,7 @@
 #include "core/tensor.h"
 
 #include "core/error.h"
+#include "core/scalar.h"
 
 #include <algorithm>
 #include <functional>
@@ -213,34 +214,22 @@ Tensor Tensor::alias() const {
 }
 
 namespace {
+// castTo (core/scalar.h) for real types; complex values keep or drop their imaginary part.
 template <typename To, typename From>
 To castValue(From v) {
   constexpr bool fromComplex = std::is_same_v<From, std::complex<float>> ||
                                std::is_same_v<From, std::complex<double>>;
   constexpr bool toComplex =
       std::is_same_v<To, std::complex<float>> || std::is_same_v<To, std::complex<double>>;
-  if constexpr (std::is_same_v<To, bool>) {
-    if constexpr (fromComplex) return v != From{};
-    else return static_cast<double>(v) != 0.0;
-  } else if constexpr (toComplex) {
+  if constexpr (toComplex) {
     if constexpr (fromComplex) return To(static_cast<typename To::value_type>(v.real()),
                                          static_cast<typename To::value_type>(v.imag()));
-    else return To(static_cast<typename To::value_type>(static_cast<double>(v)));
+    else return To(castTo<typename To::value_type>(v));
   } else if constexpr (fromComplex) {
-    return static_cast<To>(static_cast<double>(v.real()));
-  } else if constexpr (std::is_same_v<To, Half> || std::is_same_v<To, BFloat16>) {
-    return To(static_cast<float>(v));
-  } else if constexpr (std::is_same_v<From, Half> || std::is_same_v<From, BFloat16>) {
-    return static_cast<To>(static_cast<float>(v));
-  } else if constexpr (std::is_integral_v<To> && std::is_floating_point_v<From>) {
-    // C++ float->int casts out of range are UB; PyTorch's result there is unspecified too.
-    if (!(v == v)) return To{};
-    double d = static_cast<double>(v);
-    if (d >= static_cast<double>(std::numeric_limits<To>::max())) return std::numeric_limits<To>::max();
-    if (d <= static_cast<double>(std::numeric_limits<To>::lowest())) return std::numeric_limits<To>::lowest();
-    return static_cast<To>(v);
+    if constexpr (std::is_same_v<To, bool>) return v != From{};
+    else return castTo<To>(static_cast<double>(v.real()));
   } else {
-    return static_cast<To>(v);
+    return castTo<To>(v);
   }
 }
 }  // namespace
