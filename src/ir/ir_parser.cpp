@@ -6,7 +6,7 @@
 //                {'with' opname '=' graph}
 //   param     := var [':' type]
 //   stmt      := [out {',' out}] '=' opname ['[' attr {',' attr} ']'] '(' [var {',' var}] ')'
-//                [comment] block*
+//                [', scope: ' names] [comment] block*
 //              | opname ... (no outputs, no '=')
 //   out       := var [':' type]
 //   block     := ident '(' [param {',' param}] ')' ':' stmt* '->' '(' [var {',' var}] ')'
@@ -349,6 +349,7 @@ class IRParser {
     }
     for (size_t i = 0; i < outs.size(); ++i) defineValue(outs[i].name, n->output(i));
     b->appendNode(n);
+    parseScope(n);
     parseLocationComment(n);
     // Fusion-group style names (`prim::FusionGroup_0`) may get a subgraph from a `with` clause.
     size_t us = opname.rfind('_');
@@ -385,6 +386,29 @@ class IRParser {
     parseStatements(b, /*topLevel=*/false);
     pos_ += 2;  // "->"
     for (Value* v : parseVarList()) b->registerOutput(v);
+  }
+
+  /// `, scope: __module.layer1/__module.layer1.0` after a node (traced graphs print it):
+  /// the node's scope, one Scope per `/`-separated name.
+  void parseScope(Node* n) {
+    skipInlineSpace();
+    if (text_.compare(pos_, 8, ", scope:") != 0) return;
+    pos_ += 8;
+    skipInlineSpace();
+    size_t end = pos_;
+    while (end < text_.size() && text_[end] != '#' && text_[end] != '\n') ++end;
+    std::string_view names = text_.substr(pos_, end - pos_);
+    while (!names.empty() && (names.back() == ' ' || names.back() == '\r')) names.remove_suffix(1);
+    pos_ = end;
+    ScopePtr scope = std::make_shared<Scope>();
+    while (!names.empty()) {
+      size_t slash = names.find('/');
+      std::string_view part = names.substr(0, slash);
+      if (!part.empty()) scope = scope->push(Symbol::scope(part));
+      if (slash == std::string_view::npos) break;
+      names.remove_prefix(slash + 1);
+    }
+    n->setScope(scope);
   }
 
   /// `# file:line:col` right after a node, on its line.

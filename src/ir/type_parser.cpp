@@ -298,8 +298,35 @@ class TypeGrammar {
     size_t start = pos_;
     if (peek() == '(') return parseTuple();
     std::string name = parseTypeName();
+    if ((name == "Future" || name == "RRef") && peek() == '[') {
+      // The IR printer's spelling (operator<<): Future[int], RRef[Tensor].
+      ++pos_;
+      TypePtr elem = parseNested();
+      expect(']');
+      return name == "Future" ? FutureType::create(std::move(elem)) : RRefType::create(std::move(elem));
+    }
     if (name == "Future" || name == "RRef" || name == "Await") return parseSingleElement(name);
     if (name == "Dict" || name == "Union") return parseDictOrUnion(name);
+    if (name == "NamedTuple" && peek() == '(') {
+      // `NamedTuple(x : int, y : float)`: the IR printer drops the tuple's qualified name, so
+      // the type comes back named "NamedTuple" with its fields.
+      ++pos_;
+      std::vector<std::string> fields;
+      std::vector<TypePtr> types;
+      skipSpace();
+      if (!accept(')')) {
+        do {
+          skipSpace();
+          fields.push_back(parseTypeName());
+          skipSpace();
+          expect(':');
+          types.push_back(parseNested());
+          skipSpace();
+        } while (accept(','));
+        expect(')');
+      }
+      return TupleType::createNamed("NamedTuple", std::move(fields), std::move(types));
+    }
     if (name == "Optional") {  // not printed by PyTorch, but cheap to accept
       expect('(');
       TypePtr elem = parseNested();

@@ -257,3 +257,21 @@ TEST(Verifier, CatchesBrokenGraphs) {
 
 }  // namespace
 }  // namespace torchless
+
+namespace {
+// Traced graphs print each node's module scope: `, scope: __module.layer1/__module.layer1.0`.
+TEST(IRParserScopes, ReadsTracedScopes) {
+  auto g = std::make_shared<torchless::Graph>();
+  torchless::parseIR(R"IR(
+graph(%x : Tensor):
+  %y : Tensor = aten::relu(%x), scope: __module.layer1/__module.layer1.0 # m.py:3:4
+  %z : Tensor = aten::relu(%y), scope: __module.fc
+  return (%z)
+)IR", g.get());
+  const torchless::Node* relu = g->outputs()[0]->node()->input(0)->node();
+  EXPECT_EQ(relu->scopeName(), "__module.layer1/__module.layer1.0");
+  ASSERT_TRUE(relu->sourceRange());
+  EXPECT_EQ(relu->sourceRange()->str(), "m.py:3:4");
+  EXPECT_EQ(g->outputs()[0]->node()->scopeName(), "__module.fc");
+}
+}  // namespace

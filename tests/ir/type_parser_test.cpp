@@ -220,3 +220,15 @@ TEST(TypeParser, Errors) {
 }
 
 }  // namespace
+
+namespace {
+// Spellings the IR printer (operator<< on types) writes for named tuples and futures.
+TEST(TypeParserIRSpellings, NamedTupleAndBracketFuture) {
+  size_t pos = 0;
+  auto nt = torchless::parseIRType("NamedTuple(x : int, y : Tensor)", pos);
+  EXPECT_EQ(nt->reprStr(), "NamedTuple(x : int, y : Tensor)");
+  pos = 0;
+  auto nested = torchless::parseIRType("(int, Future[int])", pos);
+  EXPECT_EQ(nested->str(), "(int, Future(int))");
+}
+}  // namespace
