@@ -227,6 +227,16 @@ Value* Emitter::emitAnnotate(const SourceRange& loc, const TypePtr& type, const 
   if (!v->type()->isSubtypeOf(*type))
     throwErrorAt(loc, "Expected an expression of type " + type->reprStr() +
                           " but got an expression of type " + v->type()->reprStr());
+  // As PyTorch does: None annotated as Optional[T] (or a Union holding None) is a None
+  // constant typed Optional[T], so that T is remembered (a schema `t? -> t` binds t from it,
+  // a variable assigned from it keeps the type).
+  if (v->type()->kind() == TypeKind::NoneType &&
+      (type->kind() == TypeKind::OptionalType || type->kind() == TypeKind::UnionType)) {
+    if (!v->hasUses() && v->node()->kind() == prim::Constant) v->node()->destroy();
+    Node* none = graph_->createNone();
+    none->output()->setType(type);
+    return insert(none, loc)->output();
+  }
   return v;
 }
 
@@ -309,6 +319,25 @@ SugaredValuePtr Emitter::emitSugaredExpr(const Expr& e, size_t nBinders, const T
           throwErrorAt(loc, "fork is not supported by torchless: it needs a nested function");
       }
       SugaredValuePtr callee = emitSugaredExpr(a.callee(), 1);
+      if (auto classNew = std::dynamic_pointer_cast<ClassNewValue>(callee)) {
+        // `X.__new__(X)`: the argument is the class itself, not a value (PyTorch's emitApply
+        // checks it the same way); the object's __init__ is called separately.
+        auto inputs = a.inputs();
+        if (inputs.size() != 1 || !a.attributes().empty())
+          throwErrorAt(loc, "Only one argument to __new__ allowed");
+        auto arg = emitSugaredExpr(inputs[0], 1);
+        auto classArg = std::dynamic_pointer_cast<ClassValue>(arg);
+        if (!classArg)
+          throwErrorAt(inputs[0].range(),
+                       "Expected class value as argument to __new__, got " + arg->kind() +
+                           " instead");
+        if (!classArg->type_->isSubtypeOf(*classNew->type_) ||
+            !classNew->type_->isSubtypeOf(*classArg->type_))
+          throwErrorAt(inputs[0].range(),
+                       "Argument to __new__() must match the class you are calling __new__() "
+                       "on. Got: " + classArg->type_->reprStr());
+        return classNew->call(loc, *this, {}, {}, nBinders);
+      }
       auto args = emitArgs(a.inputs());
       auto kwargs = emitKwargs(a.attributes());
       return callee->call(loc, *this, args, kwargs, nBinders);
@@ -885,6 +914,23 @@ IValue Emitter::evalDefault(const Expr& e, const TypePtr& type) {
       if (const auto* l = base->cast<ListType>())
         return IValue(ListImpl::create(l->getElementType(), std::move(elems)));
       return IValue(TupleImpl::create(std::move(elems)));
+    }
+    case TreeKind::Select: {
+      // `CONSTANTS.cN`: PyTorch's importer takes tensor defaults from the constants table.
+      Select s(e.tree());
+      const std::string& field = s.selector().name();
+      if (s.value().kind() == TreeKind::Var && Var(s.value().tree()).name().name() == "CONSTANTS" &&
+          field.size() >= 2 && field[0] == 'c' &&
+          field.find_first_not_of("0123456789", 1) == std::string::npos) {
+        if (!env_.constants)
+          throwErrorAt(e.range(), "CONSTANTS is only available when loading archives");
+        size_t idx = std::stoul(field.substr(1));
+        if (idx >= env_.constants->size())
+          throwErrorAt(e.range(),
+                       "constant index " + field + " is out of range of the constants table");
+        return (*env_.constants)[idx];
+      }
+      break;
     }
     case TreeKind::Var: {
       const std::string& n = Var(e.tree()).name().name();

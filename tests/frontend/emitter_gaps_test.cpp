@@ -1,0 +1,161 @@
+// Constructs of PyTorch's printed code that real archives use and the emitter once lacked:
+// each compiles as PyTorch compiles it (graphs checked against torch 1.13.1's).
+#include "frontend/script_importer.h"
+
+#include "core/error.h"
+#include "core/tensor.h"
+#include "ir/verifier.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+namespace torchless::frontend {
+namespace {
+
+/// An importer over one file `__torch__` (code/__torch__.py) with a constants table.
+struct Fixture {
+  std::string text;
+  std::vector<IValue> constants;
+  std::shared_ptr<CompilationUnit> unit = std::make_shared<CompilationUnit>();
+  std::unique_ptr<ScriptImporter> importer;
+
+  explicit Fixture(std::string t, std::vector<IValue> c = {})
+      : text(std::move(t)), constants(std::move(c)) {
+    importer = std::make_unique<ScriptImporter>(
+        unit,
+        [this](const std::string& q) -> std::optional<SourceFile> {
+          if (q != "__torch__") return std::nullopt;
+          return SourceFile{"code/__torch__.py", text};
+        },
+        &constants);
+  }
+
+  GraphFunction& function(const std::string& name) {
+    GraphFunction* fn = importer->resolveFunction("__torch__." + name);
+    EXPECT_NE(fn, nullptr) << name;
+    verify(*fn->graph());
+    return *fn;
+  }
+};
+
+std::vector<const Node*> nodesOfKind(const Graph& g, Symbol kind) {
+  std::vector<const Node*> out;
+  for (const Node* n : g.nodes())
+    if (n->kind() == kind) out.push_back(n);
+  return out;
+}
+
+// reddit_bytelstm_v1 (sparse.py): `t? -> t` binds t from the element type of an annotated
+// None. PyTorch: `%1 : int? = prim::Constant()`, `%2 : int = prim::unchecked_unwrap_optional(%1)`.
+TEST(frontend_emitter_gaps, UncheckedUnwrapOfAnnotatedNone) {
+  Fixture f(
+      "def f(x: int) -> int:\n"
+      "  if torch.__isnot__(None, None):\n"
+      "    y = ops.prim.unchecked_unwrap_optional(annotate(Optional[int], None))\n"
+      "  else:\n"
+      "    y = x\n"
+      "  return y\n"
+      "def g() -> Optional[int]:\n"
+      "  return annotate(Optional[int], None)\n");
+  GraphFunction& fn = f.function("f");
+  const Node* unwrap = nullptr;
+  for (const Node* n : fn.graph()->nodes())
+    for (const Block* b : n->blocks())
+      for (const Node* m : b->nodes())
+        if (m->kind() == prim::unchecked_unwrap_optional) unwrap = m;
+  ASSERT_NE(unwrap, nullptr) << fn.graph()->toString(false);
+  EXPECT_EQ(unwrap->output()->type()->reprStr(), "int");
+  const Node* none = unwrap->input(0)->node();
+  EXPECT_EQ(none->kind(), prim::Constant);
+  EXPECT_FALSE(none->hasAttribute(attr::value));
+  EXPECT_EQ(unwrap->input(0)->type()->reprStr(), "int?");
+  // Returned as is, the annotated None keeps its Optional type (the schema's return type).
+  GraphFunction& g = f.function("g");
+  EXPECT_EQ(g.graph()->outputs()[0]->type()->reprStr(), "int?");
+}
+
+// A plain None still cannot bind t, as in PyTorch.
+TEST(frontend_emitter_gaps, UncheckedUnwrapOfPlainNoneIsRejected) {
+  Fixture f("def f() -> int:\n  return ops.prim.unchecked_unwrap_optional(None)\n");
+  try {
+    f.importer->resolveFunction("__torch__.f");
+    ADD_FAILURE() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("could not be inferred"), std::string::npos) << e.what();
+  }
+}
+
+// silero_vad_v4: `h: Tensor=CONSTANTS.c0` takes the default from the constants table.
+TEST(frontend_emitter_gaps, ConstantsTableDefault) {
+  Tensor c0 = Tensor::empty({2, 3}, ScalarType::Float);
+  Fixture f(
+      "def f(x: Tensor, h: Tensor=CONSTANTS.c0) -> Tensor:\n"
+      "  return torch.add(x, h)\n"
+      "def g(x: Tensor) -> Tensor:\n"
+      "  return __torch__.f(x)\n",
+      {IValue(c0)});
+  GraphFunction& fn = f.function("f");
+  const auto& h = fn.schema().arguments().at(1);
+  ASSERT_TRUE(h.defaultValue().has_value());
+  ASSERT_TRUE(h.defaultValue()->isTensor());
+  EXPECT_EQ(h.defaultValue()->toTensor().data<float>(), c0.data<float>());
+  // A call leaving it out passes the tensor as a constant.
+  GraphFunction& g = f.function("g");
+  auto calls = nodesOfKind(*g.graph(), prim::CallFunction);
+  ASSERT_EQ(calls.size(), 1u) << g.graph()->toString(false);
+  const Node* dflt = calls[0]->input(2)->node();
+  EXPECT_EQ(dflt->kind(), prim::Constant);
+  EXPECT_TRUE(dflt->hasAttribute(attr::value));
+}
+
+TEST(frontend_emitter_gaps, ConstantsTableDefaultOutOfRange) {
+  Fixture f("def f(x: Tensor, h: Tensor=CONSTANTS.c3) -> Tensor:\n  return x\n");
+  try {
+    f.importer->resolveFunction("__torch__.f");
+    ADD_FAILURE() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("out of range of the constants table"), std::string::npos)
+        << e.what();
+  }
+}
+
+// tchrs_foo7_classes / script_class: `X.__new__(X)` is prim::CreateObject of X; `__init__` is
+// an ordinary prim::CallMethod.
+TEST(frontend_emitter_gaps, ClassNew) {
+  Fixture f(
+      "class C:\n"
+      "  a : Tensor\n"
+      "  def __init__(self: __torch__.C, a: Tensor) -> NoneType:\n"
+      "    self.a = a\n"
+      "    return None\n"
+      "class D:\n"
+      "  b : int\n"
+      "def make(x: Tensor) -> __torch__.C:\n"
+      "  _0 = __torch__.C.__new__(__torch__.C)\n"
+      "  _1 = (_0).__init__(x, )\n"
+      "  return _0\n"
+      "def bad() -> __torch__.C:\n"
+      "  return __torch__.C.__new__(__torch__.D)\n");
+  GraphFunction& fn = f.function("make");
+  const Graph& g = *fn.graph();
+  auto creates = nodesOfKind(g, prim::CreateObject);
+  ASSERT_EQ(creates.size(), 1u) << g.toString(false);
+  EXPECT_EQ(creates[0]->output()->type()->reprStr(), "__torch__.C");
+  auto inits = nodesOfKind(g, prim::CallMethod);
+  ASSERT_EQ(inits.size(), 1u) << g.toString(false);
+  EXPECT_EQ(inits[0]->s(attr::name), "__init__");
+  EXPECT_EQ(inits[0]->input(0), creates[0]->output());
+  EXPECT_EQ(g.outputs()[0], creates[0]->output());
+  try {
+    f.importer->resolveFunction("__torch__.bad");
+    ADD_FAILURE() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("Argument to __new__() must match the class"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace torchless::frontend
