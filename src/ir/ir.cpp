@@ -507,8 +507,11 @@ void Node::cloneMetadataFrom(const Node& from) {
 }
 
 bool Node::mustBeNone() const {
+  // PyTorch's mustBeNone: a value-less constant typed NoneType, or typed Optional[T] (as
+  // `annotate(Optional[T], None)` makes it).
   return kind_ == prim::Constant && attributes_.empty() && outputs_.size() == 1 &&
-         outputs_[0]->type() && outputs_[0]->type()->kind() == TypeKind::NoneType;
+         outputs_[0]->type() && canHoldNone(*outputs_[0]->type()) &&
+         outputs_[0]->type()->kind() != TypeKind::AnyType;
 }
 
 bool Node::hasSideEffects() const {
@@ -904,7 +907,8 @@ std::optional<IValue> toIValue(const Value* v) {
   const Node* n = v->node();
   if (n->kind() != prim::Constant || !v->type()) return std::nullopt;
   if (!n->hasAttribute(attr::value)) {
-    if (v->type()->kind() == TypeKind::NoneType) return IValue();
+    // None, typed NoneType or Optional[T] (`annotate(Optional[T], None)`).
+    if (canHoldNone(*v->type()) && v->type()->kind() != TypeKind::AnyType) return IValue();
     return std::nullopt;
   }
   const TypePtr& type = v->type();

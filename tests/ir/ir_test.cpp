@@ -310,3 +310,16 @@ TEST(Node, HasSideEffects) {
 
 }  // namespace
 }  // namespace torchless
+
+namespace {
+// `annotate(Optional[int], None)` is a value-less constant typed int?: it is None.
+TEST(IRConstants, OptionalTypedNoneIsNone) {
+  auto g = std::make_shared<torchless::Graph>();
+  torchless::Node* n = g->insertNode(g->create(torchless::prim::Constant));
+  n->output()->setType(torchless::OptionalType::create(torchless::IntType::get()));
+  EXPECT_TRUE(n->mustBeNone());
+  auto v = torchless::toIValue(n->output());
+  ASSERT_TRUE(v.has_value());
+  EXPECT_TRUE(v->isNone());
+}
+}  // namespace
