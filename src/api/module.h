@@ -67,3 +67,13 @@ class Module {
 Module load(const std::string& path, const LoadOptions& options = {});
 
 }  // namespace torchless
+
+namespace torchless {
+
+/// Writes `module` as a TorchScript archive that torch.jit.load accepts: its classes and
+/// methods printed from our IR (serialize/python_print.h), its object tree in data.pkl, the
+/// tensors it holds as aligned records. The file appears only when complete; throws
+/// torchless::Error (nothing written) for what an archive cannot hold.
+void save(const Module& module, const std::string& path);
+
+}  // namespace torchless

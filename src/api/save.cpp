@@ -1,0 +1,27 @@
+// torchless::save: Module -> printed code + pickled objects -> archive (api/module.h).
+#include "api/module.h"
+#include "core/error.h"
+#include "serialize/archive_writer.h"
+#include "serialize/python_print.h"
+
+namespace torchless {
+
+void save(const Module& module, const std::string& path) {
+  TL_CHECK(module.defined(), "cannot save an empty module");
+  PythonPrinter printer;
+  printer.addClass(module.object()->type);
+  PrintedCode code = printer.finish();
+  ArchiveContents contents;
+  contents.version = code.minVersion;
+  contents.root = IValue(module.object());
+  contents.constants = std::move(code.constants);
+  contents.codeSources = std::move(code.sources);
+  try {
+    writeArchive(path, contents);
+  } catch (Error& e) {
+    e.withPlace(path);
+    throw;
+  }
+}
+
+}  // namespace torchless
