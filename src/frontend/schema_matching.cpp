@@ -381,6 +381,11 @@ Node* emitBuiltinNode(const SourceRange& loc, Graph& graph, Symbol name,
                       const std::vector<NamedValue>& args, const std::vector<NamedValue>& kwargs,
                       const std::optional<NamedValue>& self) {
   initOperatorRegistry();
+  // Builtin functions PyTorch defines in TorchScript source rather than as operators
+  // (torch/csrc/jit/frontend/builtin_functions.cpp); each is one call of an operator, which
+  // we emit directly. `ops.prim.shape(x)` is `x.size()`.
+  if (name.toQualString() == "prim::shape" && args.size() == 1 && kwargs.empty() && !self)
+    return emitBuiltinNode(loc, graph, Symbol::aten("size"), args, kwargs, self);
   const auto& variants = OperatorRegistry::global().lookup(name.toQualString());
   if (variants.empty()) {
     throwErrorAt(loc, "Unknown builtin op: " + name.toQualString() +

@@ -159,3 +159,19 @@ TEST(frontend_emitter_gaps, ClassNew) {
 
 }  // namespace
 }  // namespace torchless::frontend
+
+namespace torchless::frontend {
+namespace {
+// reddit_bytelstm_v1 calls `ops.prim.shape(x)`: a builtin function in PyTorch (compiled from
+// TorchScript source), which is `x.size()`; PyTorch's graph holds aten::size.
+TEST(frontend_emitter_gaps, PrimShapeIsSize) {
+  Fixture f(
+      "def f(x: Tensor) -> List[int]:\n"
+      "  return ops.prim.shape(x)\n");
+  GraphFunction& fn = f.function("f");
+  auto sizes = nodesOfKind(*fn.graph(), Symbol::aten("size"));
+  ASSERT_EQ(sizes.size(), 1u) << fn.graph()->toString(false);
+  EXPECT_EQ(sizes[0]->output()->type()->str(), "int[]");
+}
+}  // namespace
+}  // namespace torchless::frontend
