@@ -324,6 +324,15 @@ void registerShapeKernels(KernelRegistry& r) {
   defFamily(r, "aten::clone", [](const IValue* a) { return ops::clone(a[0].toTensor()); });
   defFamily(r, "aten::contiguous", [](const IValue* a) { return ops::contiguous(a[0].toTensor()); },
             false);
+  // aten::_cast_Long & co. (legacy archives): self.to(dtype), self itself when it already has it.
+  defN<2>(r, "aten::_cast_Byte", [](const IValue* a) { return ops::toDtype(a[0].toTensor(), ScalarType::Byte); });
+  defN<2>(r, "aten::_cast_Char", [](const IValue* a) { return ops::toDtype(a[0].toTensor(), ScalarType::Char); });
+  defN<2>(r, "aten::_cast_Double", [](const IValue* a) { return ops::toDtype(a[0].toTensor(), ScalarType::Double); });
+  defN<2>(r, "aten::_cast_Float", [](const IValue* a) { return ops::toDtype(a[0].toTensor(), ScalarType::Float); });
+  defN<2>(r, "aten::_cast_Half", [](const IValue* a) { return ops::toDtype(a[0].toTensor(), ScalarType::Half); });
+  defN<2>(r, "aten::_cast_Int", [](const IValue* a) { return ops::toDtype(a[0].toTensor(), ScalarType::Int); });
+  defN<2>(r, "aten::_cast_Long", [](const IValue* a) { return ops::toDtype(a[0].toTensor(), ScalarType::Long); });
+  defN<2>(r, "aten::_cast_Short", [](const IValue* a) { return ops::toDtype(a[0].toTensor(), ScalarType::Short); });
   defN<5>(r, "aten::to.dtype", [](const IValue* a) {
     return ops::toDtype(a[0].toTensor(), toDtype(a[1]), a[3].toBool());
   });

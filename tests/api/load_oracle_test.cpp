@@ -107,8 +107,8 @@ const std::map<std::string, Expectation>& wildExpectations() {
       {"reddit_bytelstm_v1",
        {"unsupported operator aten::lstm.data",
         "2019 archive: code compiles (ops.prim.shape is emitted as aten::size, as PyTorch's "
-        "builtin function does); the packed-sequence LSTM (aten::lstm.data) and "
-        "aten::_cast_Long have no kernels yet"}},
+        "builtin function does); the packed-sequence LSTM (aten::lstm.data) has no kernel "
+        "yet"}},
       {"silero_vad_v4", {}},
       {"kws_crnn_streaming",
        {TB "rnn.CellParamsBase' is not supported yet",

@@ -140,3 +140,23 @@ graph(%l : int[], %d : Dict(str, int)):
 }
 
 }  // namespace
+
+namespace {
+// aten::_cast_Long & co. (2019 archives): PyTorch returns self when the dtype already matches
+// (`torch._cast_Float(x) is x` for a float x) and converts otherwise.
+TEST(KernelBinding, LegacyCasts) {
+  const char* text = R"IR(
+graph(%x : Tensor):
+  %f : bool = prim::Constant[value=0]()
+  %l : Tensor = aten::_cast_Long(%x, %f)
+  %s : Tensor = aten::_cast_Float(%x, %f)
+  return (%l, %s)
+)IR";
+  Tensor x = Tensor::fromVector(std::vector<float>{1.7f, -2.5f}, {2});
+  auto out = run(text, {IValue(x)});
+  EXPECT_EQ(out[0].toTensor().dtype(), ScalarType::Long);
+  EXPECT_EQ(out[0].toTensor().intAt(0), 1);
+  EXPECT_EQ(out[0].toTensor().intAt(1), -2);
+  EXPECT_TRUE(out[1].toTensor().is(x) || out[1].toTensor().storage().isAlias(x.storage()));
+}
+}  // namespace
