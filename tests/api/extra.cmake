@@ -20,8 +20,30 @@ if(TARGET api_test)
     FIXTURES_SETUP api_models TIMEOUT 900
     ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1;OMP_NUM_THREADS=1")
 
-  add_test(NAME api.oracle COMMAND api_test --gtest_filter=*Oracle.*:*Oracle/*)
+  add_test(NAME api.oracle COMMAND api_test --gtest_filter=*Oracle.*:*Oracle/*:-*CorpusGraphs*)
   set_tests_properties(api.oracle PROPERTIES
     FIXTURES_REQUIRED api_models TIMEOUT 900
     ENVIRONMENT "TORCHLESS_BIN=${PROJECT_BINARY_DIR}/bin/torchless")
+endif()
+
+# Issue 4's acceptance test: our inlined graphs against PyTorch's, per method of real archives.
+#
+#   api.gen_corpus_graphs  (fixture) saves torchvision / torch.nn models and counts the node
+#                          kinds of PyTorch's inlined graphs (gen_inlined_graphs.py)
+#   api.corpus_graphs      the CorpusGraphs*Oracle suites of api_test over them (they skip
+#                          without TORCHLESS_CORPUS_GRAPHS, i.e. under api.oracle)
+set(_api_corpus_graphs ${PROJECT_BINARY_DIR}/api_corpus_graphs)
+if(TARGET api_test)
+  add_test(NAME api.gen_corpus_graphs
+    COMMAND ${TORCHLESS_ORACLE_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/gen_inlined_graphs.py
+            ${_api_corpus_graphs})
+  set_tests_properties(api.gen_corpus_graphs PROPERTIES
+    FIXTURES_SETUP api_corpus_graphs TIMEOUT 900
+    ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1;OMP_NUM_THREADS=1")
+
+  add_test(NAME api.corpus_graphs
+    COMMAND api_test --gtest_filter=CorpusGraphs*Oracle.*:*/CorpusGraphsOracle.*)
+  set_tests_properties(api.corpus_graphs PROPERTIES
+    FIXTURES_REQUIRED api_corpus_graphs TIMEOUT 900
+    ENVIRONMENT "TORCHLESS_CORPUS_GRAPHS=${_api_corpus_graphs}")
 endif()
