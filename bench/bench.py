@@ -7,7 +7,9 @@ For each model it writes build/bench/<model>.pt (random weights), <model>.onnx a
 then measures the median latency at batch 1 with 1 and 2 threads of:
   - PyTorch: torch.jit.load, then torch.jit.freeze and torch.jit.optimize_for_inference;
   - ONNX Runtime (npm onnxruntime-node, CPU, intra-op threads = N) on torch.onnx.export's file;
-  - torchless: `torchless bench MODEL.pt input.npy --threads N --json`.
+  - torchless: `torchless bench MODEL.pt input.npy --threads N --json`, on the saved archive and on
+    the same model after torch.jit.freeze (the archive torch.jit.save writes of the frozen module,
+    which is what PyTorch's column runs before optimize_for_inference).
 and writes bench/RESULTS.md with the machine, the command and the ratios (torchless / other;
 below 1 means torchless is faster). A model torchless cannot run yet is listed with its error.
 """
@@ -26,6 +28,7 @@ import torch
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "build", "bench")
 TORCHLESS = os.path.join(ROOT, "build", "bin", "torchless")
+ARGS_TORCHLESS = [TORCHLESS]  # --torchless overrides
 ORT_RUNNER = os.path.join(ROOT, "bench", "ort_bench.js")
 
 
@@ -85,7 +88,7 @@ def bench_ort(onnx_path, npy_path, threads, runs, warmup):
 
 
 def bench_torchless(path, npy_path, threads, runs, warmup):
-    r = subprocess.run([TORCHLESS, "bench", path, npy_path, "--threads", str(threads), "--runs", str(runs),
+    r = subprocess.run([ARGS_TORCHLESS[0], "bench", path, npy_path, "--threads", str(threads), "--runs", str(runs),
                         "--warmup", str(warmup), "--json"], capture_output=True, text=True)
     if r.returncode != 0:
         return None, (r.stderr.strip().splitlines() or ["failed"])[0]
@@ -109,7 +112,9 @@ def main():
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--models", default="resnet50,mobilenet_v2,efficientnet_b0,bert_like")
     ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--torchless", default=TORCHLESS, help="the torchless binary to measure")
     args = ap.parse_args()
+    ARGS_TORCHLESS[0] = args.torchless
     os.makedirs(OUT, exist_ok=True)
     rows = []
     for name in args.models.split(","):
@@ -120,6 +125,8 @@ def main():
         with torch.no_grad():
             scripted = torch.jit.script(model) if name == "bert_like" else torch.jit.trace(model, x)
         scripted.save(pt_path)
+        frozen_path = os.path.join(OUT, name + "_frozen.pt")
+        torch.jit.freeze(torch.jit.load(pt_path).eval()).save(frozen_path)
         np.save(npy_path, x.numpy())
         try:
             torch.onnx.export(model, (x,), onnx_path, opset_version=14, input_names=["input"])
@@ -130,7 +137,9 @@ def main():
             pt = bench_pytorch(pt_path, x, threads, args.runs, args.warmup)
             ort, ort_err = bench_ort(onnx_path, npy_path, threads, args.runs, args.warmup) if onnx_path else (None, "export failed")
             tl, tl_err = bench_torchless(pt_path, npy_path, threads, args.runs, args.warmup)
-            rows.append(dict(model=name, threads=threads, pytorch=pt, ort=ort, ort_err=ort_err, torchless=tl, tl_err=tl_err))
+            tlf, tlf_err = bench_torchless(frozen_path, npy_path, threads, args.runs, args.warmup)
+            rows.append(dict(model=name, threads=threads, pytorch=pt, ort=ort, ort_err=ort_err, torchless=tl, tl_err=tl_err,
+                             torchless_frozen=tlf, tlf_err=tlf_err))
             print(rows[-1], flush=True)
     write_results(rows, args)
 
@@ -151,21 +160,27 @@ def write_results(rows, args):
         f"measured {time.strftime('%Y-%m-%d')}.",
         "",
         f"Command: `/usr/bin/python3 bench/bench.py --runs {args.runs} --warmup {args.warmup} "
-        f"--models {args.models} --threads {args.threads}`",
+        f"--models {args.models} --threads {args.threads}"
+        + ("" if args.torchless == TORCHLESS else f" --torchless {os.path.relpath(args.torchless, ROOT)}") + "`",
         "",
         "Median latency at batch 1 in milliseconds. Ratios are torchless / other: below 1 means "
         "torchless is faster. PyTorch runs the frozen, optimize_for_inference'd module; ONNX Runtime "
-        "runs torch.onnx.export's file (opset 14).",
+        "runs torch.onnx.export's file (opset 14). torchless runs the saved archive and, in the "
+        "frozen column, the torch.jit.freeze'd archive (ratios use the frozen column).",
         "",
-        "| model | threads | PyTorch ms | ONNX Runtime ms | torchless ms | vs PyTorch | vs ORT |",
-        "|---|---|---|---|---|---|---|",
+        "| model | threads | PyTorch ms | ONNX Runtime ms | torchless ms | torchless frozen ms | vs PyTorch | vs ORT |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     notes = []
     for r in rows:
+        best = r["torchless_frozen"] if r["torchless_frozen"] is not None else r["torchless"]
         lines.append(f"| {r['model']} | {r['threads']} | {fmt(r['pytorch'])} | {fmt(r['ort'])} | "
-                     f"{fmt(r['torchless'])} | {ratio(r['torchless'], r['pytorch'])} | {ratio(r['torchless'], r['ort'])} |")
+                     f"{fmt(r['torchless'])} | {fmt(r['torchless_frozen'])} | {ratio(best, r['pytorch'])} | "
+                     f"{ratio(best, r['ort'])} |")
         if r["tl_err"]:
             notes.append(f"- {r['model']} ({r['threads']} threads): torchless failed: `{r['tl_err']}`")
+        if r["tlf_err"]:
+            notes.append(f"- {r['model']} ({r['threads']} threads): torchless (frozen archive) failed: `{r['tlf_err']}`")
         if r["ort_err"]:
             notes.append(f"- {r['model']} ({r['threads']} threads): ONNX Runtime failed: `{r['ort_err']}`")
     if notes:

@@ -20,9 +20,17 @@ struct StorageImpl {
 class Storage {
  public:
   Storage() = default;
-  /// Allocates `nbytes` zero-filled, 64-byte aligned bytes. Throws torchless::Error when the
+  /// Allocates `nbytes` uninitialized, 64-byte aligned bytes (as PyTorch's empty: callers
+  /// write every byte or use allocateZeroed). Blocks of 64 KiB and more come from a cache of
+  /// freed blocks (Note [Caching allocator] in storage.cpp). Throws torchless::Error when the
   /// allocation fails.
   static Storage allocate(size_t nbytes);
+  /// allocate() followed by zero-filling the bytes.
+  static Storage allocateZeroed(size_t nbytes);
+  /// Returns the idle cached blocks to the system; returns how many bytes that freed.
+  static size_t releaseCachedBlocks();
+  /// Bytes held idle by the allocation cache.
+  static size_t cachedBytes();
   /// Wraps `nbytes` at `data` without copying; `owner` keeps that memory alive.
   static Storage wrap(void* data, size_t nbytes, std::shared_ptr<void> owner);
 

@@ -2,7 +2,7 @@
 // Tensor: a strided view of a Storage (c10::TensorImpl's model). Copying a Tensor shares it;
 // views share the Storage with their own sizes, strides and storage offset (in elements).
 //
-//   Tensor t = Tensor::empty({2, 3}, ScalarType::Float);   // contiguous, zero-filled
+//   Tensor t = Tensor::empty({2, 3}, ScalarType::Float);   // contiguous, uninitialized
 //   Tensor v = t.asStrided({3, 2}, {1, 3}, 0);             // transposed view, same bytes
 //   Tensor c = v.contiguous();                             // new storage, row-major
 
@@ -52,7 +52,7 @@ class Tensor {
   Tensor() = default;
   explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
 
-  /// New contiguous, zero-filled tensor. Throws torchless::Error on negative sizes or a byte
+  /// New contiguous tensor with uninitialized elements (as torch.empty; ops::zeros fills). Throws torchless::Error on negative sizes or a byte
   /// count that overflows.
   static Tensor empty(const IntList& sizes, ScalarType dtype, Device device = Device());
   /// A tensor over an existing storage (views, archive records). Checks that every element

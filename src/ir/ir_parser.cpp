@@ -873,8 +873,8 @@ class IRParser {
       dispatchDtype(dtype, [&](auto tag) {
         using T = decltype(tag);
         T* p = t.data<T>();
-        for (size_t i = 0; i < values.size() && i < static_cast<size_t>(t.numel()); ++i)
-          p[i] = static_cast<T>(values[i]);
+        for (size_t i = 0; i < static_cast<size_t>(t.numel()); ++i)  // empty() does not zero-fill
+          p[i] = i < values.size() ? static_cast<T>(values[i]) : T();
       });
       return t;
     } catch (const Error& e) {

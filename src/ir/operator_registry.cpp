@@ -105,6 +105,7 @@ OperatorRegistry& OperatorRegistry::global() {
     registerQuantizedSchemas(registry);
     registerTorchvisionSchemas(registry);
     registerOtherSchemas(registry);
+    registerTorchlessSchemas(registry);
   });
   return registry;
 }

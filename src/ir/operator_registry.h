@@ -112,6 +112,8 @@ void registerQuantizedSchemas(OperatorRegistry& registry);
 void registerTorchvisionSchemas(OperatorRegistry& registry);
 /// Every other namespace PyTorch registers (c10d::, profiler::, static_runtime:: ...).
 void registerOtherSchemas(OperatorRegistry& registry);
+/// torchless:: operators that runtime-only passes create (torchless_schemas.cpp).
+void registerTorchlessSchemas(OperatorRegistry& registry);
 
 /// Fills OperatorRegistry::global() once (later calls do nothing). Throws torchless::Error
 /// when a schema is duplicated or does not parse.

@@ -5,6 +5,12 @@
 #include "ops/elementwise.h"
 #include "ops/parallel.h"
 #include "ops/shape.h"
+#include "ops/tensor_iterator.h"
+
+#include <atomic>
+#include <cstring>
+#include <mutex>
+#include <unordered_map>
 
 namespace torchless::ops {
 namespace {
@@ -169,24 +175,131 @@ Tensor runReference(const Tensor& in, const Tensor& w, const std::optional<Tenso
   return out;
 }
 
-bool runDnnl(const Tensor& inIn, const Tensor& wIn, const std::optional<Tensor>& bias,
-             const ConvParams& p, const Tensor& out) {
+// Note [oneDNN convolution cache]
+// Creating a oneDNN primitive (and the reorders around it) costs about as much as running a
+// small convolution, so each distinct convolution (shapes, parameters, post-ops, thread count)
+// is created once and kept in a process-wide cache (ConvPrim, at most kMaxPrims entries; the
+// cache is emptied when full). oneDNN chooses the weight layout (format_tag::any).
+//
+// Reordered weights are cached only when the caller says the weight is constant
+// (convolutionFused(..., constantWeight = true), which the fuse_conv_activation pass sets
+// for a prim::Constant weight that no node can mutate). They are keyed by the weight's storage
+// identity, data pointer and strides, and the cache entry holds the storage, so the address
+// cannot be reused by another tensor while it is cached. A weight that is not constant (a
+// module attribute, an argument) is reordered on every call, so a mutated weight is never
+// served stale. At most kMaxWeightBytes of reordered weights are kept; beyond that weights are
+// reordered per call.
+//
+// Activations are plain strided tensors: contiguous NCHW, or channels-last (NHWC memory) where
+// the fusion pass asked for it between fused convolutions (convolutionFused's
+// channelsLastOutput); both are handed to oneDNN as they are, and oneDNN's own layout, when it
+// differs, costs a reorder into a scratch buffer from our caching allocator (core/storage.h).
+constexpr size_t kMaxPrims = 1024;
+constexpr size_t kMaxWeightBytes = size_t{1} << 30;
+
+struct CachedWeight {
+  Storage keepAlive;       // the original weight's storage (identity stays valid)
+  Storage buffer;          // the reordered bytes
+  dnnl::memory mem;
+};
+
+std::atomic<size_t> gWeightBytes{0};
+
+struct ConvPrim {
+  ~ConvPrim() {
+    for (const auto& [id, cw] : weights) gWeightBytes -= cw->buffer.nbytes();
+  }
+  dnnl::primitive prim;
+  dnnl::memory::desc srcUser, wUser, dstUser, srcPd, wPd, dstPd, biasMd;
+  dnnl::reorder srcReorder, wReorder, dstReorder;  // empty when the layouts agree
+  dnnl::reorder residualReorder;                   // plain -> dstPd, for the sum post-op
+  bool srcReorderNeeded = false, wReorderNeeded = false, dstReorderNeeded = false;
+  std::mutex mu;  // guards weights
+  std::vector<std::pair<std::vector<int64_t>, std::shared_ptr<CachedWeight>>> weights;
+};
+
+struct VecHash {
+  size_t operator()(const std::vector<int64_t>& v) const {
+    size_t h = 1469598103934665603ull;
+    for (int64_t x : v) h = (h ^ static_cast<size_t>(x)) * 1099511628211ull;
+    return h;
+  }
+};
+
+std::mutex gPrimMu;
+std::unordered_map<std::vector<int64_t>, std::shared_ptr<ConvPrim>, VecHash> gPrims;
+
+int64_t floatBits(float f) {
+  int32_t b;
+  std::memcpy(&b, &f, sizeof b);
+  return b;
+}
+
+dnnl::algorithm eltwiseAlg(ConvActivation a) {
+  using dnnl::algorithm;
+  switch (a) {
+    case ConvActivation::Relu: return algorithm::eltwise_relu;
+    case ConvActivation::Clamp: return algorithm::eltwise_clip_v2;
+    case ConvActivation::Sigmoid: return algorithm::eltwise_logistic;
+    case ConvActivation::Silu: return algorithm::eltwise_swish;
+    case ConvActivation::Hardswish: return algorithm::eltwise_hardswish;
+    case ConvActivation::GeluErf: return algorithm::eltwise_gelu_erf;
+    case ConvActivation::GeluTanh: return algorithm::eltwise_gelu_tanh;
+    case ConvActivation::None: break;
+  }
+  return algorithm::undef;
+}
+
+// Dense [N, C, H, W] with NHWC strides (torch.channels_last); C, H and W above 1 so that the
+// layout is unambiguous.
+bool isChannelsLast(const Tensor& t) {
+  if (t.dim() != 4) return false;
+  const IntList& z = t.sizes();
+  const IntList& s = t.strides();
+  if (z[1] <= 1 || z[2] <= 1 || z[3] <= 1) return false;
+  return s[1] == 1 && s[3] == z[1] && s[2] == z[3] * z[1] && (z[0] == 1 || s[0] == z[2] * z[3] * z[1]);
+}
+
+Tensor emptyChannelsLast(const IntList& sizes, ScalarType dt) {
+  Tensor base = Tensor::empty({sizes[0], sizes[2], sizes[3], sizes[1]}, dt);
+  return permute(base, {0, 3, 1, 2});
+}
+
+// out = residual (same shape); a memcpy when both have the same dense layout.
+void copyResidual(const Tensor& out, const Tensor& residual) {
+  if (residual.strides() == out.strides() && (residual.isContiguous() || isChannelsLast(residual))) {
+    std::memcpy(out.rawData(), residual.rawData(), static_cast<size_t>(out.numel()) * out.itemsize());
+    return;
+  }
+  copyInto(out, residual);
+}
+
+// The epilogue of a fused convolution: y = act(conv + residual).
+struct Epilogue {
+  ConvActivation act = ConvActivation::None;
+  float alpha = 0, beta = 0;
+  bool sum = false;  // dst holds the residual before the convolution runs
+};
+
+std::shared_ptr<ConvPrim> makePrim(const Tensor& in, const Tensor& w, bool hasBias, const ConvParams& p,
+                                   const IntList& outSizes, const IntList& outStrides, const Epilogue& ep) {
   using namespace dnnl;
   using dims = memory::dims;
-  Tensor in = inIn.contiguous(), w = wIn.contiguous();
   const int64_t k = p.k, g = p.groups;
   dims strides(p.stride.begin(), p.stride.end()), dil, padL(p.padding.begin(), p.padding.end()), padR;
   for (int64_t i = 0; i < k; ++i) {
     dil.push_back(p.dilation[i] - 1);
-    const int64_t isz = in.sizes()[2 + i], ksz = w.sizes()[2 + i], osz = out.sizes()[2 + i];
+    const int64_t isz = in.sizes()[2 + i], ksz = w.sizes()[2 + i], osz = outSizes[2 + i];
     const int64_t eff = (ksz - 1) * p.dilation[i] + 1;
     const int64_t r = p.transposed ? (isz - 1) * p.stride[i] + eff - p.padding[i] - osz
                                    : (osz - 1) * p.stride[i] + eff - isz - p.padding[i];
-    if (r < 0) return false;
-    padR.push_back(r);
+    // A strided convolution whose last window ends before the input does (1x1, stride 2 on an
+    // even size) has r = -1: no right padding, oneDNN's floor division gives the same size.
+    if (r < 0 && p.transposed) return nullptr;
+    padR.push_back(std::max<int64_t>(r, 0));
   }
-  const dims srcDims(in.sizes().begin(), in.sizes().end()), dstDims(out.sizes().begin(), out.sizes().end());
-  const int64_t C = in.sizes()[1], OC = out.sizes()[1];
+  const dims srcDims(in.sizes().begin(), in.sizes().end()), dstDims(outSizes.begin(), outSizes.end());
+  const int64_t C = in.sizes()[1], OC = outSizes[1];
   dims wDims, wStrides;
   const IntList ks(w.sizes().begin() + 2, w.sizes().end());
   int64_t K = 1;
@@ -215,61 +328,188 @@ bool runDnnl(const Tensor& inIn, const Tensor& wIn, const std::optional<Tensor>&
     wStrides.insert(wStrides.end(), kStrides.begin(), kStrides.end());
   }
   const auto f32 = memory::data_type::f32;
+  auto prim = std::make_shared<ConvPrim>();
+  const IntList& srcSt = in.strides();
+  const IntList& dstSt = outStrides;
+  prim->srcUser = memory::desc(srcDims, f32, dims(srcSt.begin(), srcSt.end()));
+  prim->dstUser = memory::desc(dstDims, f32, dims(dstSt.begin(), dstSt.end()));
+  prim->wUser = memory::desc(wDims, f32, wStrides);
   memory::desc srcAny(srcDims, f32, memory::format_tag::any), dstAny(dstDims, f32, memory::format_tag::any),
       wAny(wDims, f32, memory::format_tag::any);
-  const bool hasBias = bias && bias->defined();
-  memory::desc biasMd = hasBias ? memory::desc({OC}, f32, memory::format_tag::a) : memory::desc();
+  prim->biasMd = hasBias ? memory::desc({OC}, f32, memory::format_tag::a) : memory::desc();
   auto& eng = dnnl_utils::engine();
-  auto& strm = dnnl_utils::stream();
-  const memory::desc srcUser(srcDims, f32, dims(in.strides().begin(), in.strides().end()));
-  const memory::desc dstUser(dstDims, f32, dims(out.strides().begin(), out.strides().end()));
-  const memory::desc wUser(wDims, f32, wStrides);
-  memory srcMem(srcUser, eng, in.rawData()), dstMem(dstUser, eng, out.rawData()), wMem(wUser, eng, w.rawData());
-  Tensor b = hasBias ? bias->contiguous() : Tensor();
-  memory biasMem = hasBias ? memory(biasMd, eng, b.rawData()) : memory();
-
-  auto run = [&](auto pd, auto prim) {
-    memory src = srcMem, wt = wMem, dst = dstMem;
-    if (pd.src_desc() != srcUser) {
-      src = memory(pd.src_desc(), eng);
-      reorder(srcMem, src).execute(strm, srcMem, src);
+  primitive_attr attr;
+  if (ep.sum || ep.act != ConvActivation::None) {
+    post_ops po;
+    if (ep.sum) po.append_sum(1.f);
+    if (ep.act != ConvActivation::None) {
+      const bool swish = ep.act == ConvActivation::Silu;
+      po.append_eltwise(1.f, eltwiseAlg(ep.act), swish ? 1.f : ep.alpha, ep.beta);
     }
-    if (pd.weights_desc() != wUser) {
-      wt = memory(pd.weights_desc(), eng);
-      reorder(wMem, wt).execute(strm, wMem, wt);
-    }
-    if (pd.dst_desc() != dstUser) dst = memory(pd.dst_desc(), eng);
-    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wt}, {DNNL_ARG_DST, dst}};
-    if (hasBias) args[DNNL_ARG_BIAS] = biasMem;
-    prim.execute(strm, args);
-    if (pd.dst_desc() != dstUser) reorder(dst, dstMem).execute(strm, dst, dstMem);
-    strm.wait();
-  };
+    attr.set_post_ops(po);
+  }
   try {
     if (!p.transposed) {
       auto d = hasBias ? convolution_forward::desc(prop_kind::forward_inference, algorithm::convolution_direct,
-                                                   srcAny, wAny, biasMd, dstAny, strides, dil, padL, padR)
+                                                   srcAny, wAny, prim->biasMd, dstAny, strides, dil, padL, padR)
                        : convolution_forward::desc(prop_kind::forward_inference, algorithm::convolution_direct,
                                                    srcAny, wAny, dstAny, strides, dil, padL, padR);
-      convolution_forward::primitive_desc pd(d, eng);
-      run(pd, convolution_forward(pd));
+      convolution_forward::primitive_desc pd(d, attr, eng);
+      prim->srcPd = pd.src_desc();
+      prim->wPd = pd.weights_desc();
+      prim->dstPd = pd.dst_desc();
+      prim->prim = convolution_forward(pd);
     } else {
       auto d = hasBias ? deconvolution_forward::desc(prop_kind::forward_inference, algorithm::deconvolution_direct,
-                                                     srcAny, wAny, biasMd, dstAny, strides, dil, padL, padR)
+                                                     srcAny, wAny, prim->biasMd, dstAny, strides, dil, padL, padR)
                        : deconvolution_forward::desc(prop_kind::forward_inference, algorithm::deconvolution_direct,
                                                      srcAny, wAny, dstAny, strides, dil, padL, padR);
-      deconvolution_forward::primitive_desc pd(d, eng);
-      run(pd, deconvolution_forward(pd));
+      deconvolution_forward::primitive_desc pd(d, attr, eng);
+      prim->srcPd = pd.src_desc();
+      prim->wPd = pd.weights_desc();
+      prim->dstPd = pd.dst_desc();
+      prim->prim = deconvolution_forward(pd);
+    }
+    if (prim->srcPd != prim->srcUser) {
+      prim->srcReorderNeeded = true;
+      prim->srcReorder = reorder(reorder::primitive_desc(eng, prim->srcUser, eng, prim->srcPd));
+    }
+    if (prim->wPd != prim->wUser) {
+      prim->wReorderNeeded = true;
+      prim->wReorder = reorder(reorder::primitive_desc(eng, prim->wUser, eng, prim->wPd));
+    }
+    if (prim->dstPd != prim->dstUser) {
+      prim->dstReorderNeeded = true;
+      prim->dstReorder = reorder(reorder::primitive_desc(eng, prim->dstPd, eng, prim->dstUser));
+      if (ep.sum) prim->residualReorder = reorder(reorder::primitive_desc(eng, prim->dstUser, eng, prim->dstPd));
     }
   } catch (const dnnl::error&) {
-    return false;  // shapes oneDNN does not take: the reference loop runs instead
+    return nullptr;  // shapes oneDNN does not take: the reference loop runs instead
   }
+  return prim;
+}
+
+std::shared_ptr<ConvPrim> primFor(const Tensor& in, const Tensor& w, bool hasBias, const ConvParams& p,
+                                  const IntList& outSizes, const IntList& outStrides, const Epilogue& ep) {
+  std::vector<int64_t> key;
+  key.reserve(64);
+  key.push_back(in.dim());
+  key.insert(key.end(), in.sizes().begin(), in.sizes().end());
+  key.insert(key.end(), w.sizes().begin(), w.sizes().end());
+  key.insert(key.end(), p.stride.begin(), p.stride.end());
+  key.insert(key.end(), p.padding.begin(), p.padding.end());
+  key.insert(key.end(), p.dilation.begin(), p.dilation.end());
+  key.insert(key.end(), outSizes.begin(), outSizes.end());
+  key.insert(key.end(), in.strides().begin(), in.strides().end());
+  key.insert(key.end(), outStrides.begin(), outStrides.end());
+  key.insert(key.end(), {p.transposed ? 1 : 0, p.groups, hasBias ? 1 : 0, static_cast<int64_t>(ep.act),
+                         floatBits(ep.alpha), floatBits(ep.beta), ep.sum ? 1 : 0, getNumThreads()});
+  {
+    std::lock_guard<std::mutex> lock(gPrimMu);
+    auto it = gPrims.find(key);
+    if (it != gPrims.end()) return it->second;
+  }
+  auto prim = makePrim(in, w, hasBias, p, outSizes, outStrides, ep);
+  if (!prim) return nullptr;
+  std::lock_guard<std::mutex> lock(gPrimMu);
+  if (gPrims.size() >= kMaxPrims) gPrims.clear();
+  return gPrims.emplace(std::move(key), prim).first->second;
+}
+
+// The weights in the primitive's layout: from the cache for a constant weight, else reordered
+// into `scratch` now (or the weight's own bytes when the layouts agree).
+dnnl::memory weightsFor(ConvPrim& prim, const Tensor& wIn, bool constantWeight, Storage& scratch) {
+  using namespace dnnl;
+  auto& eng = dnnl_utils::engine();
+  if (!prim.wReorderNeeded) {
+    Tensor w = wIn.contiguous();
+    scratch = w.storage();  // keeps a contiguous copy alive until the primitive ran
+    return memory(prim.wUser, eng, w.rawData());
+  }
+  std::vector<int64_t> id;
+  if (constantWeight) {
+    id = {static_cast<int64_t>(reinterpret_cast<uintptr_t>(wIn.storage().unsafeGetImpl())),
+          static_cast<int64_t>(reinterpret_cast<uintptr_t>(wIn.rawData()))};
+    id.insert(id.end(), wIn.strides().begin(), wIn.strides().end());
+    std::lock_guard<std::mutex> lock(prim.mu);
+    for (const auto& [k, cw] : prim.weights)
+      if (k == id) return cw->mem;
+  }
+  Tensor w = wIn.contiguous();
+  memory user(prim.wUser, eng, w.rawData());
+  Storage buf = Storage::allocate(prim.wPd.get_size());
+  memory mem(prim.wPd, eng, buf.data());
+  prim.wReorder.execute(dnnl_utils::stream(), user, mem);
+  dnnl_utils::stream().wait();
+  if (constantWeight && gWeightBytes.load() + buf.nbytes() <= kMaxWeightBytes) {
+    auto cw = std::make_shared<CachedWeight>();
+    cw->keepAlive = wIn.storage();
+    cw->buffer = buf;
+    cw->mem = mem;
+    gWeightBytes += buf.nbytes();
+    std::lock_guard<std::mutex> lock(prim.mu);
+    prim.weights.emplace_back(std::move(id), std::move(cw));
+    return mem;
+  }
+  scratch = buf;
+  return mem;
+}
+
+// Runs the convolution into `out` (float, contiguous or channels-last). With ep.sum, `out`
+// already holds the residual. False when oneDNN does not take these shapes.
+bool runDnnl(const Tensor& inIn, const Tensor& w, const std::optional<Tensor>& bias, const ConvParams& p,
+             const Tensor& out, const Epilogue& ep = {}, bool constantWeight = false) {
+  using namespace dnnl;
+  const bool hasBias = bias && bias->defined();
+  // A channels-last input (what a fused convolution hands to the next one) is taken as it is.
+  Tensor in = inIn.isContiguous() || isChannelsLast(inIn) ? inIn : inIn.contiguous();
+  auto primPtr = primFor(in, w, hasBias, p, out.sizes(), out.strides(), ep);
+  if (!primPtr) return false;
+  ConvPrim& prim = *primPtr;
+  auto& eng = dnnl_utils::engine();
+  auto& strm = dnnl_utils::stream();
+  Tensor b = hasBias ? bias->contiguous() : Tensor();
+  memory srcMem(prim.srcUser, eng, in.rawData()), dstMem(prim.dstUser, eng, out.rawData());
+  Storage wScratch, srcScratch, dstScratch;
+  memory wt = weightsFor(prim, w, constantWeight, wScratch);
+  memory src = srcMem, dst = dstMem;
+  if (prim.srcReorderNeeded) {
+    srcScratch = Storage::allocate(prim.srcPd.get_size());
+    src = memory(prim.srcPd, eng, srcScratch.data());
+    prim.srcReorder.execute(strm, srcMem, src);
+  }
+  if (prim.dstReorderNeeded) {
+    dstScratch = Storage::allocate(prim.dstPd.get_size());
+    dst = memory(prim.dstPd, eng, dstScratch.data());
+    if (ep.sum) prim.residualReorder.execute(strm, dstMem, dst);
+  }
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wt}, {DNNL_ARG_DST, dst}};
+  if (hasBias) args[DNNL_ARG_BIAS] = memory(prim.biasMd, eng, b.rawData());
+  prim.prim.execute(strm, args);
+  if (prim.dstReorderNeeded) prim.dstReorder.execute(strm, dst, dstMem);
+  strm.wait();
   return true;
+}
+
+Tensor applyConvActivation(const Tensor& x, ConvActivation act, float alpha, float beta) {
+  switch (act) {
+    case ConvActivation::None: return x;
+    case ConvActivation::Relu: return relu(x);
+    case ConvActivation::Clamp: return clamp(x, std::optional<Scalar>(alpha), std::optional<Scalar>(beta));
+    case ConvActivation::Sigmoid: return sigmoid(x);
+    case ConvActivation::Silu: return silu(x);
+    case ConvActivation::Hardswish: return hardswish(x);
+    case ConvActivation::GeluErf: return gelu(x, "none");
+    case ConvActivation::GeluTanh: return gelu(x, "tanh");
+  }
+  return x;
 }
 
 Tensor convImpl(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
                 const IntList& stride, const IntList& padding, const IntList& dilation, bool transposed,
-                const IntList& outputPadding, int64_t groups, bool allowDnnl) {
+                const IntList& outputPadding, int64_t groups, bool allowDnnl, const Epilogue* fused = nullptr,
+                const std::optional<Tensor>& residual = std::nullopt, bool constantWeight = false,
+                bool channelsLastOut = false) {
   const int64_t wd = weight.dim();
   TL_CHECK(wd >= 3 && wd <= 5, "Expected 3D, 4D or 5D weight for convolution, but got weight of size {}",
            sizesToString(weight.sizes()));
@@ -291,7 +531,24 @@ Tensor convImpl(const Tensor& input, const Tensor& weight, const std::optional<T
   checkShapes(in, weight, bias, p);
   const IntList outShape = outputShape(in, weight, p);
   Tensor out;
-  if (allowDnnl && in.dtype() == ScalarType::Float && in.numel() > 0 && checkedNumel(outShape) > 0) {
+  const bool dnnlOk = allowDnnl && in.dtype() == ScalarType::Float && in.numel() > 0 && checkedNumel(outShape) > 0;
+  if (fused) {
+    // One oneDNN primitive with post-ops when it can; otherwise the same ops one by one.
+    const bool residualOk = !residual || (residual->dtype() == ScalarType::Float && residual->sizes() == outShape);
+    if (dnnlOk && !unbatched && residualOk && (!bias || !bias->defined() || bias->dtype() == ScalarType::Float)) {
+      const bool cl = channelsLastOut && outShape.size() == 4 && outShape[1] > 1 && outShape[2] > 1 &&
+                      outShape[3] > 1;
+      out = cl ? emptyChannelsLast(outShape, in.dtype()) : Tensor::empty(outShape, in.dtype());
+      Epilogue ep = *fused;
+      ep.sum = residual.has_value();
+      if (ep.sum) copyResidual(out, *residual);
+      if (runDnnl(in, weight, bias, p, out, ep, constantWeight)) return out;
+    }
+    out = convImpl(input, weight, bias, stride, padding, dilation, transposed, outputPadding, groups, allowDnnl);
+    if (residual) out = add(out, *residual);
+    return applyConvActivation(out, fused->act, fused->alpha, fused->beta);
+  }
+  if (dnnlOk) {
     out = Tensor::empty(outShape, in.dtype());
     if (!runDnnl(in, weight, bias, p, out)) out = runReference(in, weight, bias, p, outShape);
   } else {
@@ -306,6 +563,34 @@ Tensor convolution(const Tensor& input, const Tensor& weight, const std::optiona
                    const IntList& stride, const IntList& padding, const IntList& dilation, bool transposed,
                    const IntList& outputPadding, int64_t groups) {
   return convImpl(input, weight, bias, stride, padding, dilation, transposed, outputPadding, groups, true);
+}
+
+ConvActivation convActivationFromString(const std::string& name) {
+  static const std::pair<const char*, ConvActivation> names[] = {
+      {"none", ConvActivation::None},       {"relu", ConvActivation::Relu},
+      {"clamp", ConvActivation::Clamp},     {"sigmoid", ConvActivation::Sigmoid},
+      {"silu", ConvActivation::Silu},       {"hardswish", ConvActivation::Hardswish},
+      {"gelu", ConvActivation::GeluErf},    {"gelu_tanh", ConvActivation::GeluTanh}};
+  for (const auto& [n, a] : names)
+    if (name == n) return a;
+  throw Error(fmt::format("unknown fused convolution activation '{}'", name));
+}
+
+Tensor convolutionFused(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                        const IntList& stride, const IntList& padding, const IntList& dilation, int64_t groups,
+                        const std::optional<Tensor>& residual, ConvActivation act, double alpha, double beta,
+                        bool constantWeight, bool channelsLastOutput) {
+  Epilogue ep;
+  ep.act = act;
+  ep.alpha = static_cast<float>(alpha);
+  ep.beta = static_cast<float>(beta);
+  return convImpl(input, weight, bias, stride, padding, dilation, false, {0}, groups, true, &ep, residual,
+                  constantWeight, channelsLastOutput);
+}
+
+size_t convolutionCacheSize() {
+  std::lock_guard<std::mutex> lock(gPrimMu);
+  return gPrims.size();
 }
 
 Tensor convolutionReference(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,

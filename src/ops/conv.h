@@ -8,6 +8,7 @@
 #include "core/tensor.h"
 
 #include <optional>
+#include <string>
 
 namespace torchless::ops {
 
@@ -29,6 +30,31 @@ Tensor convTransposeNd(const Tensor& input, const Tensor& weight, const std::opt
                        const IntList& stride = {1}, const IntList& padding = {0},
                        const IntList& outputPadding = {0}, int64_t groups = 1,
                        const IntList& dilation = {1});
+/// The activation a fused convolution applies to its result (oneDNN eltwise post-ops).
+enum class ConvActivation { None, Relu, Clamp, Sigmoid, Silu, Hardswish, GeluErf, GeluTanh };
+/// "none", "relu", "clamp", "sigmoid", "silu", "hardswish", "gelu" (erf), "gelu_tanh";
+/// throws torchless::Error for any other name.
+ConvActivation convActivationFromString(const std::string& name);
+
+/// act(convNd(input, weight, bias, ...) + residual) in one oneDNN primitive (sum and eltwise
+/// post-ops) for float32; any other case (dtype, a residual whose shape or dtype differs from
+/// the output's, unbatched input, shapes oneDNN refuses) runs convNd, add and the activation
+/// one after another with PyTorch's semantics. Clamp takes min = alpha, max = beta (infinite
+/// for a missing bound). oneDNN's activations may differ from the separate ops in the last
+/// bits (its exp/erf), and its clamp does not propagate NaN.
+/// constantWeight: the caller guarantees the weight's elements never change while it is alive;
+/// its reordered form is then cached (Note [oneDNN convolution cache] in conv.cpp).
+/// channelsLastOutput: return a 4-D float result with channels-last strides (NHWC memory, as
+/// torch.channels_last) when oneDNN runs it, so that a following convolution needs no layout
+/// reorder; only for results no one else observes (the fusion pass decides). Inputs may be
+/// contiguous or channels-last.
+Tensor convolutionFused(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                        const IntList& stride, const IntList& padding, const IntList& dilation, int64_t groups,
+                        const std::optional<Tensor>& residual, ConvActivation act, double alpha = 0,
+                        double beta = 0, bool constantWeight = false, bool channelsLastOutput = false);
+/// Number of cached oneDNN convolution primitives (for tests).
+size_t convolutionCacheSize();
+
 /// The reference (non-oneDNN) path, any real dtype; used for tests of the oneDNN path.
 Tensor convolutionReference(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
                             const IntList& stride, const IntList& padding, const IntList& dilation,

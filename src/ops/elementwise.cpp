@@ -1,8 +1,10 @@
 #include "ops/elementwise.h"
 
+#include "ops/fast_elementwise.h"
 #include "ops/tensor_iterator.h"
 
 #include <cmath>
+#include <limits>
 
 namespace torchless::ops {
 
@@ -96,6 +98,29 @@ bool anyZero(const Tensor& t) {
     });
   });
   return found;
+}
+
+// Note [Elementwise fast paths]
+// Float32 operands that are contiguous (and, for binary ops, of one shape) skip TensorIter
+// and run the plain loops of ops/fast_elementwise.h, which give the same bits as the generic
+// kernels. Everything else (other dtypes, strided or broadcast operands, empty tensors) takes
+// the generic path.
+bool fastF32(const Tensor& x) {
+  return x.dtype() == ScalarType::Float && x.numel() > 0 && x.isContiguous();
+}
+bool fastF32Pair(const Tensor& a, const Tensor& b) {
+  return fastF32(a) && fastF32(b) && a.sizes() == b.sizes();
+}
+template <typename F>
+Tensor fastUnary(const Tensor& x, const F& f) {
+  Tensor out = Tensor::empty(x.sizes(), ScalarType::Float);
+  f(x.data<float>(), out.data<float>(), x.numel());
+  return out;
+}
+// An in-place op may write self directly when `other` (read at the same index) is self's
+// own elements or does not share self's storage.
+bool safeInPlace(const Tensor& self, const Tensor& other) {
+  return !other.storage().isAlias(self.storage()) || other.rawData() == self.rawData();
 }
 
 }  // namespace
@@ -222,6 +247,7 @@ Tensor atan(const Tensor& x) { return unaryFloat(x, "atan_vml_cpu", [](auto v) {
 Tensor tanh(const Tensor& x) { return unaryFloat(x, "tanh_vml_cpu", [](auto v) { return std::tanh(v); }); }
 Tensor erf(const Tensor& x) { return unaryFloat(x, "erf_vml_cpu", [](auto v) { return std::erf(v); }); }
 Tensor sigmoid(const Tensor& x) {
+  if (fastF32(x)) return fastUnary(x, fast::sigmoid);
   return unaryFloat(x, "sigmoid_cpu", [](auto v) {
     using A = decltype(v);
     return A(1) / (A(1) + std::exp(-v));
@@ -276,6 +302,7 @@ Tensor isnan(const Tensor& x) {
 
 Tensor relu(const Tensor& x) {
   TL_CHECK(x.dtype() != ScalarType::Bool, "Boolean inputs not supported for relu");
+  if (fastF32(x)) return fastUnary(x, fast::relu);
   return unarySame(x, "clamp_min_cpu", false, [](auto v) {
     using A = decltype(v);
     return maxProp(v, A(0));
@@ -302,6 +329,7 @@ Tensor gelu(const Tensor& x, const std::string& approximate) {
 }
 
 Tensor silu(const Tensor& x) {
+  if (fastF32(x)) return fastUnary(x, fast::silu);
   return unaryFloatOnly(x, "silu_cpu", [](auto v) {
     using A = decltype(v);
     return v / (A(1) + std::exp(-v));
@@ -309,6 +337,7 @@ Tensor silu(const Tensor& x) {
 }
 
 Tensor hardswish(const Tensor& x) {
+  if (fastF32(x)) return fastUnary(x, fast::hardswish);
   return unaryFloatOnly(x, "hardswish_cpu", [](auto v) {
     using A = decltype(v);
     return v * std::min(std::max(v + A(3), A(0)), A(6)) / A(6);
@@ -327,6 +356,11 @@ Tensor hardtanh(const Tensor& x, const Scalar& minVal, const Scalar& maxVal) {
   const double lo = minVal.toDouble(), hi = maxVal.toDouble();
   TL_CHECK(!(x.dtype() == ScalarType::Byte && (lo < 0 || hi < 0)),
            "cannot do hardtanh on an unsigned type with negative limits");
+  if (fastF32(x)) {
+    const float l = castTo<float>(lo), h = castTo<float>(hi);
+    if (l <= h)  // min(max(v, l), h) equals the kernel below then (NaN bounds fail l <= h)
+      return fastUnary(x, [&](const float* i, float* o, int64_t n) { fast::clamp(i, o, n, l, h); });
+  }
   return unarySame(x, "hardtanh_cpu", false, [=](auto v) {
     using A = decltype(v);
     if constexpr (kIsFloat<A>) {
@@ -616,13 +650,27 @@ BinOp divOp(const std::optional<std::string>& mode) {
 
 }  // namespace
 
-Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha) { return binary(BinOp::Add, T_(a), T_(b), alpha); }
+Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha) {
+  if (fastF32Pair(a, b) && !alpha.isBoolean()) {
+    Tensor out = Tensor::empty(a.sizes(), ScalarType::Float);
+    fast::add(a.data<float>(), b.data<float>(), out.data<float>(), a.numel(), alpha.to<float>());
+    return out;
+  }
+  return binary(BinOp::Add, T_(a), T_(b), alpha);
+}
 Tensor add(const Tensor& a, const Scalar& b, const Scalar& alpha) { return binary(BinOp::Add, T_(a), wrapScalar(b), alpha); }
 Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha) { return binary(BinOp::Sub, T_(a), T_(b), alpha); }
 Tensor sub(const Tensor& a, const Scalar& b, const Scalar& alpha) { return binary(BinOp::Sub, T_(a), wrapScalar(b), alpha); }
 Tensor rsub(const Tensor& a, const Tensor& b, const Scalar& alpha) { return binary(BinOp::Sub, T_(b), T_(a), alpha); }
 Tensor rsub(const Tensor& a, const Scalar& b, const Scalar& alpha) { return binary(BinOp::Sub, wrapScalar(b), T_(a), alpha); }
-Tensor mul(const Tensor& a, const Tensor& b) { return binary(BinOp::Mul, T_(a), T_(b)); }
+Tensor mul(const Tensor& a, const Tensor& b) {
+  if (fastF32Pair(a, b)) {
+    Tensor out = Tensor::empty(a.sizes(), ScalarType::Float);
+    fast::mul(a.data<float>(), b.data<float>(), out.data<float>(), a.numel());
+    return out;
+  }
+  return binary(BinOp::Mul, T_(a), T_(b));
+}
 Tensor mul(const Tensor& a, const Scalar& b) { return binary(BinOp::Mul, T_(a), wrapScalar(b)); }
 Tensor div(const Tensor& a, const Tensor& b, const std::optional<std::string>& m) { return binary(divOp(m), T_(a), T_(b)); }
 Tensor div(const Tensor& a, const Scalar& b, const std::optional<std::string>& m) { return binary(divOp(m), T_(a), wrapScalar(b)); }
@@ -695,6 +743,11 @@ Tensor clamp(const Tensor& x, const std::optional<Scalar>& min, const std::optio
   ScalarType ct = min && max ? resultTypeOf({&ox, &omin, &omax})
                              : resultTypeOf({&ox, min ? &omin : &omax});
   TL_CHECK(!isComplexType(ct), "clamp is not supported for complex types");
+  if (ct == ScalarType::Float && fastF32(x)) {
+    const float lo = min ? min->to<float>() : -std::numeric_limits<float>::infinity();
+    const float hi = max ? max->to<float>() : std::numeric_limits<float>::infinity();
+    return fastUnary(x, [&](const float* i, float* o, int64_t n) { fast::clamp(i, o, n, lo, hi); });
+  }
   Tensor in = castIfNeeded(x, ct);
   Tensor out = Tensor::empty(x.sizes(), ct);
   TensorIter it({out, in});
@@ -804,6 +857,81 @@ Tensor addcdiv(const Tensor& self, const Tensor& t1, const Tensor& t2, const Sca
            "Integer division with addcdiv is no longer supported, and in a future release "
            "addcdiv will perform a true division of tensor1 and tensor2.");
   return add(self, div(t1, t2), value);
+}
+
+// ---------------------------------------------------------------------------------------
+// In place (Note [Elementwise fast paths]): contiguous Float self is written directly;
+// otherwise the functional result is copied into self (assignResult).
+// ---------------------------------------------------------------------------------------
+
+Tensor& relu_(Tensor& self) {
+  if (fastF32(self)) {
+    fast::relu(self.data<float>(), self.data<float>(), self.numel());
+    return self;
+  }
+  return assignResult(self, relu(self));
+}
+
+Tensor& hardtanh_(Tensor& self, const Scalar& minVal, const Scalar& maxVal) {
+  if (fastF32(self)) {
+    const float l = castTo<float>(minVal.toDouble()), h = castTo<float>(maxVal.toDouble());
+    if (l <= h) {
+      fast::clamp(self.data<float>(), self.data<float>(), self.numel(), l, h);
+      return self;
+    }
+  }
+  return assignResult(self, hardtanh(self, minVal, maxVal));
+}
+
+Tensor& clamp_(Tensor& self, const std::optional<Scalar>& min, const std::optional<Scalar>& max) {
+  const bool floatBounds = (!min || !min->isBoolean()) && (!max || !max->isBoolean());
+  if ((min || max) && floatBounds && fastF32(self)) {
+    const float lo = min ? min->to<float>() : -std::numeric_limits<float>::infinity();
+    const float hi = max ? max->to<float>() : std::numeric_limits<float>::infinity();
+    fast::clamp(self.data<float>(), self.data<float>(), self.numel(), lo, hi);
+    return self;
+  }
+  return assignResult(self, clamp(self, min, max));
+}
+
+Tensor& sigmoid_(Tensor& self) {
+  if (fastF32(self)) {
+    fast::sigmoid(self.data<float>(), self.data<float>(), self.numel());
+    return self;
+  }
+  return assignResult(self, sigmoid(self));
+}
+
+Tensor& silu_(Tensor& self) {
+  if (fastF32(self)) {
+    fast::silu(self.data<float>(), self.data<float>(), self.numel());
+    return self;
+  }
+  return assignResult(self, silu(self));
+}
+
+Tensor& hardswish_(Tensor& self) {
+  if (fastF32(self)) {
+    fast::hardswish(self.data<float>(), self.data<float>(), self.numel());
+    return self;
+  }
+  return assignResult(self, hardswish(self));
+}
+
+Tensor& add_(Tensor& self, const Tensor& other, const Scalar& alpha) {
+  if (fastF32Pair(self, other) && !alpha.isBoolean() && safeInPlace(self, other)) {
+    fast::add(self.data<float>(), other.data<float>(), self.data<float>(), self.numel(), alpha.to<float>());
+    return self;
+  }
+  return assignResult(self, add(self, other, alpha));
+}
+
+Tensor& mul_(Tensor& self, const Tensor& other) {
+  if (fastF32Pair(self, other) && safeInPlace(self, other)) {
+    fast::mul(self.data<float>(), other.data<float>(), self.data<float>(), self.numel());
+    return self;
+  }
+  return assignResult(self, mul(self, other));
 }
 
 }  // namespace torchless::ops

@@ -166,4 +166,19 @@ Tensor lerp(const Tensor& start, const Tensor& end, const Tensor& weight);
 Tensor addcmul(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value = 1);
 Tensor addcdiv(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value = 1);
 
+// ---- in place ----
+// x.relu_() etc.: the result is written into self and self is returned. A contiguous Float
+// self is updated directly without a temporary; otherwise the functional op's result is
+// copied into self (dtype and shape checked as assignResult does).
+
+Tensor& relu_(Tensor& self);
+Tensor& hardtanh_(Tensor& self, const Scalar& minVal = -1.0, const Scalar& maxVal = 1.0);
+Tensor& clamp_(Tensor& self, const std::optional<Scalar>& min, const std::optional<Scalar>& max);
+Tensor& sigmoid_(Tensor& self);
+Tensor& silu_(Tensor& self);
+Tensor& hardswish_(Tensor& self);
+/// self += alpha * other (other broadcast to self's shape).
+Tensor& add_(Tensor& self, const Tensor& other, const Scalar& alpha = 1);
+Tensor& mul_(Tensor& self, const Tensor& other);
+
 }  // namespace torchless::ops

@@ -916,7 +916,7 @@ Tensor oneHot(const Tensor& x, int64_t numClasses) {
   }
   IntList shape = x.sizes();
   shape.push_back(numClasses);
-  Tensor out = Tensor::empty(shape, ScalarType::Long);
+  Tensor out = zeros(shape, ScalarType::Long);
   int64_t* o = out.data<int64_t>();
   for (int64_t i = 0; i < n; ++i) o[i * numClasses + p[i]] = 1;
   return out;
@@ -927,7 +927,11 @@ Tensor oneHot(const Tensor& x, int64_t numClasses) {
 // ---------------------------------------------------------------------------------------
 
 Tensor empty(const IntList& sizes, ScalarType dtype) { return Tensor::empty(sizes, dtype); }
-Tensor zeros(const IntList& sizes, ScalarType dtype) { return Tensor::empty(sizes, dtype); }
+Tensor zeros(const IntList& sizes, ScalarType dtype) {
+  Tensor out = Tensor::empty(sizes, dtype);  // Tensor::empty does not zero-fill
+  if (out.numel() > 0) std::memset(out.rawData(), 0, static_cast<size_t>(out.numel()) * out.itemsize());
+  return out;
+}
 Tensor ones(const IntList& sizes, ScalarType dtype) { return full(sizes, 1, dtype); }
 
 Tensor full(const IntList& sizes, const Scalar& value, std::optional<ScalarType> dtype) {

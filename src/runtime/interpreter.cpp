@@ -3,6 +3,7 @@
 #include "core/error.h"
 #include "ir/operator_matching.h"
 
+#include <atomic>
 #include <sstream>
 #include <unordered_map>
 
@@ -457,11 +458,18 @@ std::string Code::dump() const {
   return out.str();
 }
 
+namespace {
+std::atomic<ExecutionGraphRewrite> gExecutionRewrite{nullptr};
+}  // namespace
+
+void setExecutionGraphRewrite(ExecutionGraphRewrite rewrite) { gExecutionRewrite = rewrite; }
+
 const Code& codeFor(const GraphFunction& fn) {
   return *fn
               .executionState([](const GraphFunction& f) {
                 auto s = std::make_shared<ExecutionState>();
-                s->code = std::make_unique<Code>(f.graph(), f.qualname());
+                const ExecutionGraphRewrite rewrite = gExecutionRewrite.load();
+                s->code = std::make_unique<Code>(rewrite ? rewrite(f.graph()) : f.graph(), f.qualname());
                 return s;
               })
               .code;

@@ -56,8 +56,15 @@ class Code {
   std::unique_ptr<Impl> impl_;
 };
 
-/// The compiled Code of a function, built on first use and cached in the function.
+/// The compiled Code of a function, built on first use and cached in the function (from the
+/// graph the execution-graph rewrite returns, when one is set).
 const Code& codeFor(const GraphFunction& fn);
+
+/// A rewrite of a function's graph for execution only: returns `graph` itself or a rewritten
+/// copy (never edits `graph`, which may be saved or exported). Set once at start-up
+/// (passes::installExecutionRewrites); null = none.
+using ExecutionGraphRewrite = std::shared_ptr<Graph> (*)(const std::shared_ptr<Graph>& graph);
+void setExecutionGraphRewrite(ExecutionGraphRewrite rewrite);
 
 /// Calls `fn` with `args` (self first for methods); returns its single output, or a tuple
 /// when the graph has several.

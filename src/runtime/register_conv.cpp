@@ -79,6 +79,15 @@ void registerConvKernels(KernelRegistry& r) {
     return convPaddingMode(a[0].toTensor(), w, toOptTensor(a[2]), toIntList(a[3], nd), a[4].toStringRef(),
                            toIntList(a[5], nd), a[6].toInt(), nd);
   });
+  // Created only by the fuse_conv_activation pass on graphs compiled for execution.
+  defN<13>(r, "torchless::conv_fused", [](const IValue* a) {
+    Tensor w = a[1].toTensor();
+    const size_t nd = static_cast<size_t>(std::max<int64_t>(w.dim() - 2, 1));
+    return ops::convolutionFused(a[0].toTensor(), w, toOptTensor(a[2]), toIntList(a[3], nd), toIntList(a[4], nd),
+                                 toIntList(a[5], nd), a[6].toInt(), toOptTensor(a[7]),
+                                 ops::convActivationFromString(a[8].toStringRef()), a[9].toDouble(),
+                                 a[10].toDouble(), a[11].toBool(), a[12].toBool());
+  });
 }
 
 }  // namespace torchless

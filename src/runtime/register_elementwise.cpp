@@ -48,6 +48,31 @@ std::optional<std::string> toOptStr(const IValue& v) {
 }  // namespace
 
 void registerElementwiseKernels(KernelRegistry& r) {
+  // In-place activations and adds of convnets write into self without a temporary
+  // (ops/elementwise.h "in place"). Registered first: defFamily below derives in-place
+  // variants only for entries that have no kernel yet.
+  auto inplace = [&r](const char* key, auto fn) {
+    const OpInfo* op = OperatorRegistry::global().findOverload(key);
+    if (!op) throw Error(fmt::format("kernel for unknown operator '{}'", key));
+    const size_t n = op->schema.arguments().size();
+    r.registerKernel(op->key, [fn, n](Stack& s) {
+      IValue* args = s.data() + (s.size() - n);
+      Tensor self = args[0].toTensor();
+      fn(self, args);
+      IValue out = args[0];
+      drop(s, n);
+      s.emplace_back(std::move(out));
+    });
+  };
+  inplace("aten::relu_", [](Tensor& t, const IValue*) { ops::relu_(t); });
+  inplace("aten::hardtanh_", [](Tensor& t, const IValue* a) { ops::hardtanh_(t, toScalar(a[1]), toScalar(a[2])); });
+  inplace("aten::clamp_", [](Tensor& t, const IValue* a) { ops::clamp_(t, toOptScalar(a[1]), toOptScalar(a[2])); });
+  inplace("aten::sigmoid_", [](Tensor& t, const IValue*) { ops::sigmoid_(t); });
+  inplace("aten::silu_", [](Tensor& t, const IValue*) { ops::silu_(t); });
+  inplace("aten::hardswish_", [](Tensor& t, const IValue*) { ops::hardswish_(t); });
+  inplace("aten::add_.Tensor", [](Tensor& t, const IValue* a) { ops::add_(t, a[1].toTensor(), toScalar(a[2])); });
+  inplace("aten::mul_.Tensor", [](Tensor& t, const IValue* a) { ops::mul_(t, a[1].toTensor()); });
+
   // ---- unary math ----
   const std::pair<const char*, UnaryFn> unaries[] = {
       {"aten::abs", ops::abs},         {"aten::neg", ops::neg},

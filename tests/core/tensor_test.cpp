@@ -3,6 +3,7 @@
 #include "core/error.h"
 #include "core/tensor.h"
 
+#include <cstring>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -18,14 +19,31 @@ Tensor arangeFloat(int64_t n, float scale = 1.f) {
   return Tensor::fromVector(v, {n});
 }
 
-TEST(Tensor, EmptyIsContiguousAndZeroed) {
+TEST(Tensor, EmptyIsContiguousAndAligned) {
   Tensor t = Tensor::empty({2, 3}, ScalarType::Float);
   EXPECT_EQ(t.sizes(), (IntList{2, 3}));
   EXPECT_EQ(t.strides(), (IntList{3, 1}));
   EXPECT_TRUE(t.isContiguous());
   EXPECT_EQ(t.numel(), 6);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(t.rawData()) % kStorageAlignment, 0u);
-  for (int64_t i = 0; i < 6; ++i) EXPECT_EQ(t.doubleAt(i), 0.0);
+  // Like torch.empty, the elements are uninitialized (Storage::allocateZeroed zero-fills).
+}
+
+TEST(Tensor, AllocateZeroedZeroesAndCacheReusesBlocks) {
+  const size_t n = size_t{1} << 20;  // above the caching threshold
+  void* first;
+  {
+    Storage s = Storage::allocate(n);
+    first = s.data();
+    std::memset(s.data(), 0xAB, n);
+  }
+  EXPECT_GE(Storage::cachedBytes(), n);
+  Storage z = Storage::allocateZeroed(n);
+  EXPECT_EQ(static_cast<void*>(z.data()), first);  // the freed block came back, zero-filled
+  for (size_t i = 0; i < n; i += 4093) EXPECT_EQ(static_cast<int>(z.data()[i]), 0) << i;
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(z.data()) % kStorageAlignment, 0u);
+  Storage::releaseCachedBlocks();
+  EXPECT_EQ(Storage::cachedBytes(), 0u);
 }
 
 TEST(Tensor, ViewsShareStorage) {
@@ -134,6 +152,7 @@ TEST(Tensor, PrintsAsPyTorch) {
   };
   Tensor b = Tensor::empty({2}, ScalarType::Bool);
   b.data<bool>()[0] = true;
+  b.data<bool>()[1] = false;
   cases.push_back({"bool", b, "tensor([ True, False])"});
   for (const auto& c : cases) EXPECT_EQ(c.tensor.toString(), c.expected) << c.name;
 }

@@ -109,6 +109,30 @@ TEST(frontend_emitter_gaps, ConstantsTableDefault) {
   EXPECT_TRUE(dflt->hasAttribute(attr::value));
 }
 
+// Frozen archives: two weights of one shape (printed alike as `<Tensor>`) must stay two
+// constants; constant pooling merged them once (resnet50's downsample conv took the weight of
+// the conv before it).
+TEST(frontend_emitter_gaps, SameShapeTensorConstantsAreNotPooled) {
+  Tensor a = Tensor::empty({4, 4}, ScalarType::Float), b = Tensor::empty({4, 4}, ScalarType::Float);
+  for (int64_t i = 0; i < 16; ++i) {
+    a.data<float>()[i] = static_cast<float>(i);
+    b.data<float>()[i] = static_cast<float>(-i);
+  }
+  Fixture f(
+      "def f(x: Tensor) -> Tensor:\n"
+      "  return torch.add(torch.mul(x, CONSTANTS.c0), CONSTANTS.c1)\n",
+      {IValue(a), IValue(b)});
+  GraphFunction& fn = f.function("f");
+  size_t tensors = 0;
+  for (const Node* n : nodesOfKind(*fn.graph(), prim::Constant))
+    if (auto v = toIValue(n->output()); v && v->isTensor()) ++tensors;
+  ASSERT_EQ(tensors, 2u) << fn.graph()->toString(false);
+  const Node* mul = nodesOfKind(*fn.graph(), Symbol::aten("mul")).at(0);
+  const Node* add = nodesOfKind(*fn.graph(), Symbol::aten("add")).at(0);
+  EXPECT_EQ(toIValue(mul->input(1))->toTensor().rawData(), a.rawData());
+  EXPECT_EQ(toIValue(add->input(1))->toTensor().rawData(), b.rawData());
+}
+
 TEST(frontend_emitter_gaps, ConstantsTableDefaultOutOfRange) {
   Fixture f("def f(x: Tensor, h: Tensor=CONSTANTS.c3) -> Tensor:\n  return x\n");
   try {
