@@ -12,6 +12,7 @@
 // torchless::ModelError (the model raised), torchless::UnsupportedError (operators without a
 // kernel, all listed).
 
+#include "api/freeze.h"   // IWYU pragma: export
 #include "api/module.h"   // IWYU pragma: export
 #include "core/error.h"   // IWYU pragma: export
 #include "core/ivalue.h"  // IWYU pragma: export

@@ -57,6 +57,12 @@ void registerPasses(PassRegistry& r) {
   add("unroll_loops", kUnrollLoopsDescription, &unrollLoops);
   add("peephole", kPeepholeDescription, &peephole);
   add("lower_tuples", kLowerTuplesDescription, &lowerTuples);
+  add("fuse_conv_activation", kFuseConvActivationDescription, &fuseConvActivation);
+  add("freeze", kFreezeDescription, &freeze);
+  add("remove_dropout", kRemoveDropoutDescription, &removeDropout);
+  add("fold_conv_bn", kFoldConvBnDescription, &foldConvBn);
+  add("fold_conv_add_mul", kFoldConvAddMulDescription, &foldConvAddMul);
+  add("fold_linear_bn", kFoldLinearBnDescription, &foldLinearBn);
 }
 
 void registerPasses() {
@@ -74,6 +80,18 @@ const std::vector<std::string>& defaultPipeline() {
                                                     "common_subexpression_elimination",
                                                     "eliminate_dead_code"};
   return pipeline;
+}
+
+// Note [TORCHLESS_JIT]
+// TORCHLESS_JIT=0 (or "false", "off") turns off every optional optimization: torchless::freeze
+// and optimizeForInference then only do what freezing needs (attributes to constants,
+// constant propagation inside the freeze pass) and skip remove_dropout and the folds;
+// runtime-level fusions ask the same function. Read here, once per call (cheap: getenv).
+bool jitOptimizationsEnabled() {
+  const char* v = std::getenv("TORCHLESS_JIT");
+  if (!v) return true;
+  std::string s(v);
+  return !(s == "0" || s == "false" || s == "off" || s == "OFF" || s == "False");
 }
 
 // ---- manager --------------------------------------------------------------------------------

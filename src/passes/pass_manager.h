@@ -68,6 +68,11 @@ class PassManager {
   bool stopped_ = false;
 };
 
+/// False when TORCHLESS_JIT is "0", "false" or "off": optional optimizations (the freeze
+/// pipeline's folds and dropout removal, runtime fusions) are skipped; passes needed for
+/// correctness still run. See Note [TORCHLESS_JIT] in pass_manager.cpp.
+bool jitOptimizationsEnabled();
+
 /// The pipeline `torchless` uses to optimize a graph before running it (safe to run to a
 /// fixed point; unroll_loops is not in it).
 const std::vector<std::string>& defaultPipeline();

@@ -4,6 +4,10 @@
 
 #include "ir/ir.h"
 
+#include <optional>
+#include <set>
+#include <string>
+
 namespace torchless::passes {
 
 /// eliminate_dead_code.cpp. `block` limits the sweep to one block and the blocks inside it
@@ -22,6 +26,88 @@ bool unrollLoops(Graph& graph);
 bool peephole(Graph& graph);
 /// lower_tuples.cpp.
 bool lowerTuples(Graph& graph);
+/// fuse_conv_activation.cpp (execution only: it creates torchless:: ops; Note [Execution
+/// rewrites]). Does nothing when TORCHLESS_JIT=0.
+bool fuseConvActivation(Graph& graph);
+/// Makes the interpreter compile every function from a copy of its graph rewritten by
+/// fuseConvActivation (runtime/interpreter.h setExecutionGraphRewrite). Idempotent; called when
+/// an archive is loaded.
+void installExecutionRewrites();
+
+/// remove_dropout.cpp.
+bool removeDropout(Graph& graph);
+/// fold_conv_bn.cpp.
+bool foldConvBn(Graph& graph);
+/// fold_conv_add_mul.cpp.
+bool foldConvAddMul(Graph& graph);
+/// fold_linear_bn.cpp.
+bool foldLinearBn(Graph& graph);
+
+// ---- freeze.cpp ----
+
+/// What freezing a graph needs besides the graph and the module object.
+struct FreezeGraphOptions {
+  /// Attribute paths ("count", "sub.n") that some other preserved method writes: kept.
+  std::set<std::string> mutatedAttributes;
+  /// Attribute paths the caller keeps (PyTorch's preserved_attrs): kept with everything
+  /// under them.
+  std::set<std::string> preservedAttributes;
+  /// Erase graph input 0 (self) when nothing uses it any more (a standalone function; module
+  /// methods keep self, as PyTorch's frozen methods do).
+  bool dropSelf = false;
+};
+
+/// What freezing left of the module.
+struct FreezeGraphResult {
+  /// Names of self's attributes the frozen graph still reads or writes (GetAttr/SetAttr on
+  /// graph input 0).
+  std::set<std::string> keptAttributes;
+};
+
+/// Replaces `self.training` (and `self.sub.training`, module objects only) by its value from
+/// `self` and runs constant propagation, so that training-only branches (and the buffers
+/// they update, num_batches_tracked) are gone before mutatedAttributes looks. Does nothing
+/// when the graph writes some `training`.
+bool foldTrainingAttributes(Graph& graph, const ObjectPtr& self);
+
+/// Attribute paths rooted at graph input 0 that `graph` (inlined) may write: SetAttr
+/// targets, tensors/lists/dicts written through an alias, objects used as values. Throws
+/// torchless::Error when self itself is used as a value.
+std::set<std::string> mutatedAttributes(Graph& graph);
+
+/// Freezes `graph` (a method of `self`'s class, self = input 0) in place: see freeze.cpp.
+/// Throws torchless::Error when the graph reads an attribute the object lacks or uses self
+/// as a value.
+bool freezeGraph(Graph& graph, const ObjectPtr& self, const FreezeGraphOptions& options = {},
+                 FreezeGraphResult* result = nullptr);
+
+/// Binds the module object the `freeze` pass reads, on this thread, while alive (scopes
+/// nest). The registered pass takes only a Graph; this is how it finds the module.
+class FreezeModuleScope {
+ public:
+  FreezeModuleScope(ObjectPtr self, FreezeGraphOptions options = {});
+  ~FreezeModuleScope();
+  FreezeModuleScope(const FreezeModuleScope&) = delete;
+  FreezeModuleScope& operator=(const FreezeModuleScope&) = delete;
+
+  /// The innermost scope of this thread, or nullptr.
+  static const FreezeModuleScope* current();
+  const ObjectPtr& self() const { return self_; }
+  const FreezeGraphOptions& options() const { return options_; }
+  /// The result of the last `freeze` run under this scope.
+  const FreezeGraphResult& lastResult() const { return lastResult_; }
+
+ private:
+  friend bool freeze(Graph& graph);
+  ObjectPtr self_;
+  FreezeGraphOptions options_;
+  const FreezeModuleScope* previous_;
+  mutable FreezeGraphResult lastResult_;
+};
+
+/// The registered `freeze` pass: freezeGraph with the current FreezeModuleScope's object and
+/// options; throws torchless::Error when no scope is bound.
+bool freeze(Graph& graph);
 
 // Descriptions (the one paragraph each pass file starts with), for the registry.
 extern const char* const kEliminateDeadCodeDescription;
@@ -31,5 +117,11 @@ extern const char* const kInlineDescription;
 extern const char* const kUnrollLoopsDescription;
 extern const char* const kPeepholeDescription;
 extern const char* const kLowerTuplesDescription;
+extern const char* const kFuseConvActivationDescription;
+extern const char* const kFreezeDescription;
+extern const char* const kRemoveDropoutDescription;
+extern const char* const kFoldConvBnDescription;
+extern const char* const kFoldConvAddMulDescription;
+extern const char* const kFoldLinearBnDescription;
 
 }  // namespace torchless::passes

@@ -6,7 +6,8 @@
 // graph after those passes on stderr; `--stop-after N` runs only the first N passes (to
 // bisect which pass broke a graph). FILE may also be a model archive (.pt): it is loaded
 // (code/ compiled) and the graph of --method (default forward) is printed, with calls
-// inlined for --inline; --frozen comes with freezing.
+// inlined for --inline, frozen (torchless::freeze, api/freeze.h) for --frozen.
+#include "api/freeze.h"
 #include "api/module.h"
 #include "core/error.h"
 #include "ir/ir.h"
@@ -19,6 +20,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 namespace torchless::cli {
@@ -45,17 +47,29 @@ std::string readText(const std::string& path) {
 }
 
 /// The graph of method `o.method` of an archive's root module (a copy: passes may change
-/// it), with calls inlined for --inline.
-std::shared_ptr<Graph> archiveGraph(const GraphOptions& o) {
-  if (o.frozen)
-    throw Error("--frozen is not implemented yet (freezing a module is a later issue)", o.file);
+/// it), with calls inlined for --inline. `loaded` receives the module (`--pass freeze` reads
+/// its attributes).
+std::shared_ptr<Graph> archiveGraph(const GraphOptions& o, Module& loaded) {
   Module m = load(o.file);
+  loaded = m;
   const GraphFunction* fn = m.findMethod(o.method);
   if (!fn) {
     std::vector<std::string> names = m.methodNames();
     throw Error(fmt::format("module '{}' has no method '{}' (methods: {})", m.object()->type->name(),
                             o.method, fmt::join(names, ", ")),
                 o.file);
+  }
+  if (o.frozen) {
+    // --frozen: the method as torchless::freeze leaves it (api/freeze.h; inlined).
+    FreezeOptions fo;
+    if (o.method != "forward") fo.preservedAttrs.push_back(o.method);
+    try {
+      Module f = freeze(m, fo);
+      return f.findMethod(o.method)->graph()->copy();
+    } catch (Error& e) {
+      e.withPlace(o.file);
+      throw;
+    }
   }
   std::shared_ptr<Graph> g = fn->graph()->copy();
   if (o.inlineCalls) passes::inlineCalls(*g);
@@ -77,8 +91,9 @@ void runGraph(const GraphOptions& o) {
   }
   std::string text = readText(o.file);
   std::shared_ptr<Graph> g;
+  Module loaded;
   if (text.size() >= 4 && text.compare(0, 4, "PK\x03\x04") == 0) {
-    g = archiveGraph(o);
+    g = archiveGraph(o, loaded);
   } else {
     if (o.inlineCalls || o.frozen || o.method != "forward")
       throw Error("--method, --inline and --frozen apply to model archives, not to graph text",
@@ -98,6 +113,9 @@ void runGraph(const GraphOptions& o) {
     pmo.fixedPoint = o.fixedPoint;
     if (o.stopAfter >= 0) pmo.stopAfter = static_cast<size_t>(o.stopAfter);
     passes::PassManager pm(o.passes, pmo, registry);
+    // `--pass freeze` on an archive folds the loaded module's attributes (passes/freeze.cpp).
+    std::optional<passes::FreezeModuleScope> freezeScope;
+    if (loaded.defined() && !o.frozen) freezeScope.emplace(loaded.object());
     try {
       pm.run(*g);
     } catch (Error& e) {

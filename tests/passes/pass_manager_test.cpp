@@ -30,7 +30,9 @@ TEST(PassRegistry, HasEveryPassWithADescription) {
   }
   EXPECT_EQ(names,
             (std::vector<std::string>{"common_subexpression_elimination", "constant_propagation",
-                                      "eliminate_dead_code", "inline", "lower_tuples", "peephole",
+                                      "eliminate_dead_code", "fold_conv_add_mul", "fold_conv_bn",
+                                      "fold_linear_bn", "freeze", "fuse_conv_activation",
+                                      "inline", "lower_tuples", "peephole", "remove_dropout",
                                       "unroll_loops"}));
   for (const std::string& n : defaultPipeline()) EXPECT_NE(PassRegistry::global().find(n), nullptr);
 }

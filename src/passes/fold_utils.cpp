@@ -1,0 +1,133 @@
+// Shared pieces of the frozen-graph folds (fold_utils.h).
+#include "passes/fold_utils.h"
+
+#include "passes/node_facts.h"
+
+#include <cmath>
+
+namespace torchless::passes::fold {
+
+bool isConv(const Node* n) {
+  if (n->outputs().size() != 1) return false;
+  if (n->kind() == Symbol::aten("conv1d") || n->kind() == Symbol::aten("conv2d") ||
+      n->kind() == Symbol::aten("conv3d"))
+    return n->inputs().size() == 7;
+  if (n->kind() == Symbol::aten("_convolution") && n->inputs().size() >= 9) {
+    std::optional<bool> transposed = constantBool(n->input(6));
+    return transposed && !*transposed;
+  }
+  return false;
+}
+
+bool nonConstantParameters(const Node* n) {
+  auto constant = [](const Value* v) {
+    const Node* d = v->node();
+    if (d->kind() == prim::Constant) return true;
+    // A list of constants (stride, padding) that constant propagation left as a
+    // ListConstruct because the graph mutates something: its values are known all the same.
+    if (d->kind() != prim::ListConstruct) return false;
+    for (const Value* e : d->inputs())
+      if (e->node()->kind() != prim::Constant) return false;
+    return true;
+  };
+  for (size_t i = 1; i < n->inputs().size(); ++i)
+    if (!constant(n->input(i))) return true;
+  return false;
+}
+
+std::optional<Tensor> constantTensor(const Value* v) {
+  if (v->node()->kind() != prim::Constant) return std::nullopt;
+  std::optional<IValue> iv = toIValue(v);
+  if (!iv || !iv->isTensor() || !iv->toTensor().defined()) return std::nullopt;
+  return iv->toTensor();
+}
+
+bool isNone(const Value* v) { return mustBeNone(v); }
+
+bool isFoldableFloat(const Tensor& t) {
+  return t.defined() && !t.isQuantized() &&
+         (t.dtype() == ScalarType::Float || t.dtype() == ScalarType::Double);
+}
+
+Tensor asDouble(const Tensor& t) { return t.to(ScalarType::Double).contiguous(); }
+
+Value* insertTensorConstant(Graph& g, Node* before, const Tensor& t, const std::string& name) {
+  WithInsertPoint guard(before);
+  Value* c = g.insertConstant(IValue(t), before->sourceRange(), before->scope());
+  if (!name.empty() && Value::isValidName(name)) c->setDebugName(name);
+  return c;
+}
+
+int64_t innerSize(const Tensor& t) {
+  int64_t inner = 1;
+  for (int64_t d = 1; d < t.dim(); ++d) inner *= t.size(d);
+  return inner;
+}
+
+namespace {
+
+template <typename T>
+ScalarType dtypeOf();
+template <>
+ScalarType dtypeOf<float>() { return ScalarType::Float; }
+template <>
+ScalarType dtypeOf<double>() { return ScalarType::Double; }
+
+template <typename T>
+FoldedWeights compute(const Tensor& w, const Tensor& b, const Tensor& rm, const Tensor& rv,
+                      double eps, const Tensor& bnW, const Tensor& bnB, bool linearOrder,
+                      ScalarType biasType) {
+  const ScalarType dt = dtypeOf<T>();
+  Tensor wc = w.to(dt).contiguous(), bc = b.to(dt).contiguous(), rmc = rm.to(dt).contiguous(),
+         rvc = rv.to(dt).contiguous(), bwc = bnW.to(dt).contiguous(),
+         bbc = bnB.to(dt).contiguous();
+  const int64_t channels = w.size(0), inner = innerSize(w);
+  Tensor nw = Tensor::empty(w.sizes(), dt), nb = Tensor::empty({channels}, dt);
+  const T* pw = wc.data<T>();
+  const T *pb = bc.data<T>(), *prm = rmc.data<T>(), *prv = rvc.data<T>(), *pbw = bwc.data<T>(),
+          *pbb = bbc.data<T>();
+  T* ow = nw.data<T>();
+  T* ob = nb.data<T>();
+  const T e = static_cast<T>(eps);
+  for (int64_t c = 0; c < channels; ++c) {
+    const T rsq = T(1) / std::sqrt(prv[c] + e);
+    const T scale = pbw[c] * rsq;
+    for (int64_t k = 0; k < inner; ++k) ow[c * inner + k] = pw[c * inner + k] * scale;
+    ob[c] = linearOrder ? (pb[c] - prm[c]) * scale + pbb[c]
+                        : (pb[c] - prm[c]) * rsq * pbw[c] + pbb[c];
+  }
+  return {nw.to(w.dtype()), nb.to(biasType)};
+}
+
+}  // namespace
+
+std::optional<FoldedWeights> foldBatchNorm(const Tensor& w, const std::optional<Tensor>& b,
+                                           const Tensor& rm, const Tensor& rv, double eps,
+                                           const std::optional<Tensor>& bnW,
+                                           const std::optional<Tensor>& bnB, bool linearOrder) {
+  if (!isFoldableFloat(w) || !isFoldableFloat(rm) || !isFoldableFloat(rv)) return std::nullopt;
+  if (w.dim() < 1) return std::nullopt;
+  const int64_t channels = w.size(0);
+  auto fits = [&](const std::optional<Tensor>& t) {
+    return !t || (isFoldableFloat(*t) && t->dim() == 1 && t->numel() == channels);
+  };
+  if (!fits(rm) || !fits(rv) || !fits(b) || !fits(bnW) || !fits(bnB)) return std::nullopt;
+  bool dbl = w.dtype() == ScalarType::Double || rm.dtype() == ScalarType::Double ||
+             rv.dtype() == ScalarType::Double ||
+             (bnW && bnW->dtype() == ScalarType::Double) ||
+             (bnB && bnB->dtype() == ScalarType::Double) || (b && b->dtype() == ScalarType::Double);
+  // Defaults as PyTorch: bias zeros_like(running_mean), bn weight ones, bn bias zeros.
+  auto filled = [&](double v) {
+    Tensor t = Tensor::empty({channels}, ScalarType::Double);
+    for (int64_t i = 0; i < channels; ++i) t.data<double>()[i] = v;
+    return t.to(rm.dtype());
+  };
+  Tensor bias = b ? *b : filled(0.0);
+  Tensor weightBn = bnW ? *bnW : filled(1.0);
+  Tensor biasBn = bnB ? *bnB : filled(0.0);
+  ScalarType biasType = bias.dtype();
+  if (dbl) return compute<double>(w, bias, rm, rv, eps, weightBn, biasBn, linearOrder, biasType);
+  return compute<float>(w, bias, rm, rv, eps, weightBn, biasBn, linearOrder, biasType);
+}
+
+}  // namespace torchless::passes::fold

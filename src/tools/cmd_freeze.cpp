@@ -1,0 +1,111 @@
+// `torchless freeze MODEL.pt -o OUT.pt [--optimize] [--method NAME ...] [--preserve ATTR ...]`
+//
+// Loads the module, freezes it as torch.jit.freeze does (api/freeze.h: calls inlined,
+// attributes folded into constants, training branches and eval dropouts removed, conv/linear
+// + batch_norm and conv + add/mul folded), with --optimize as
+// torch.jit.optimize_for_inference (plus peephole and CSE), and saves the frozen module
+// (torchless::save: written to a temporary name, renamed at the end; torch.jit.load reads
+// it). --method keeps more methods besides forward; --preserve keeps attributes unfolded
+// (both are PyTorch's preserved_attrs). TORCHLESS_JIT=0 skips the optional folds;
+// TORCHLESS_LOG=freeze,fold_conv_bn prints the graph after those passes.
+#include "api/freeze.h"
+#include "api/module.h"
+#include "core/error.h"
+#include "tools/commands.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+
+#include <unistd.h>
+
+namespace torchless::cli {
+namespace {
+
+/// Writes `m` to a temporary name beside `path`, loads it back (what torchless writes, it must
+/// read: a module whose archive would not load is an error, not an output), then renames it
+/// into place. On any failure nothing is left at `path` or beside it.
+void saveLoadable(const Module& m, const std::string& path, const char* what) {
+  if (std::filesystem::is_directory(path))
+    throw Error("cannot write the output: it is a directory", path);
+  const std::string tmp = path + ".tmp" + std::to_string(::getpid()) + ".pt";
+  try {
+    save(m, tmp);
+  } catch (const Error& e) {
+    std::remove(tmp.c_str());
+    throw Error(e.message(), path, e.details());
+  }
+  try {
+    (void)load(tmp);
+  } catch (const Error& e) {
+    std::remove(tmp.c_str());
+    throw Error(fmt::format("the {} module's archive does not load back in torchless ({}); "
+                            "nothing was written, please report this",
+                            what, e.firstLine()),
+                path, e.what());
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    std::remove(tmp.c_str());
+    throw Error(fmt::format("cannot rename into place: {}", std::strerror(err)), path);
+  }
+}
+
+struct FreezeCliOptions {
+  std::string model;
+  std::string output;
+  bool optimize = false;
+  std::vector<std::string> methods;
+  std::vector<std::string> preserve;
+};
+
+void runFreeze(const FreezeCliOptions& o) {
+  Module m = load(o.model);
+  FreezeOptions fo;
+  fo.preservedAttrs = o.methods;
+  for (const std::string& a : o.preserve) {
+    if (m.findMethod(a))
+      throw Error(fmt::format("--preserve '{}' names a method; use --method for methods", a));
+    fo.preservedAttrs.push_back(a);
+  }
+  for (const std::string& name : o.methods) {
+    if (!m.findMethod(name)) {
+      std::vector<std::string> names = m.methodNames();
+      throw Error(fmt::format("module '{}' has no method '{}' (methods: {})",
+                              m.object()->type->name(), name, fmt::join(names, ", ")),
+                  o.model);
+    }
+  }
+  Module frozen;
+  try {
+    frozen = o.optimize ? optimizeForInference(m, fo) : freeze(m, fo);
+  } catch (Error& e) {
+    e.withPlace(o.model);
+    throw;
+  }
+  saveLoadable(frozen, o.output, "frozen");
+  std::cout << "wrote " << o.output << " (" << frozen.object()->type->name() << ": "
+            << fmt::format("{}", fmt::join(frozen.methodNames(), ", ")) << ")\n";
+}
+
+}  // namespace
+
+void registerFreezeCommand(CLI::App& app) {
+  auto opts = std::make_shared<FreezeCliOptions>();
+  auto* cmd = app.add_subcommand(
+      "freeze", "Freeze a module (torch.jit.freeze): parameters become constants, folds run");
+  cmd->add_option("MODEL", opts->model, "A model archive (.pt)")->required();
+  cmd->add_option("-o,--output", opts->output, "The frozen archive to write")->required();
+  cmd->add_flag("--optimize", opts->optimize,
+                "Also optimize for inference (torch.jit.optimize_for_inference)");
+  cmd->add_option("--method", opts->methods, "Keep this method besides forward (repeatable)")
+      ->allow_extra_args(false);
+  cmd->add_option("--preserve", opts->preserve,
+                  "Keep this attribute (dotted path) unfolded (repeatable)")
+      ->allow_extra_args(false);
+  cmd->callback([opts]() { runFreeze(*opts); });
+}
+
+}  // namespace torchless::cli
