@@ -1,0 +1,159 @@
+// `torchless trace MODEL.pt [INPUT ...] -o OUT.pt [--check-input A,B,...]... [--method NAME]`:
+// torch.jit.trace for an archive (api/trace.h). Runs the method on the inputs (cli.md's INPUT
+// words), records the straight-line graph specialized to them, checks it against each
+// --check-input set, and writes a module whose forward is the traced graph.
+//
+// Each --check-input is one set of inputs for the method, its words separated by commas
+// (`--check-input a.npy,b.npy`); an @list:/@dict: word must come last in its set and takes the
+// rest of it. TracerWarnings go to stderr, one line each, as Python prints them. A failed check
+// (TracingCheckError) or any error exits 1 with the report on stderr (the trace's warnings
+// after it) and writes nothing.
+#include "api/cli_io.h"
+#include "api/module.h"
+#include "api/trace.h"
+#include "core/error.h"
+#include "core/npy.h"
+#include "tools/commands.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+
+#include <unistd.h>
+
+namespace torchless::cli {
+namespace {
+
+/// Writes `m` to a temporary name beside `path`, loads it back (what torchless writes, it must
+/// read: a module whose archive would not load is an error, not an output), then renames it
+/// into place. On any failure nothing is left at `path` or beside it.
+void saveLoadable(const Module& m, const std::string& path, const char* what) {
+  if (std::filesystem::is_directory(path))
+    throw Error("cannot write the output: it is a directory", path);
+  const std::string tmp = path + ".tmp" + std::to_string(::getpid()) + ".pt";
+  try {
+    save(m, tmp);
+  } catch (const Error& e) {
+    std::remove(tmp.c_str());
+    throw Error(e.message(), path, e.details());
+  }
+  try {
+    (void)load(tmp);
+  } catch (const Error& e) {
+    std::remove(tmp.c_str());
+    throw Error(fmt::format("the {} module's archive does not load back in torchless ({}); "
+                            "nothing was written, please report this",
+                            what, e.firstLine()),
+                path, e.what());
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    std::remove(tmp.c_str());
+    throw Error(fmt::format("cannot rename into place: {}", std::strerror(err)), path);
+  }
+}
+
+struct TraceCmdOptions {
+  std::string model;
+  std::vector<std::string> inputs;
+  std::string output;
+  std::vector<std::string> checkInputs;
+  std::string method = "forward";
+};
+
+/// "a.npy,3,@list:b.npy,c.npy" -> {"a.npy", "3", "@list:b.npy,c.npy"}.
+std::vector<std::string> splitCheckSet(const std::string& s) {
+  std::vector<std::string> words;
+  size_t start = 0;
+  while (start <= s.size()) {
+    if (s.compare(start, 6, "@list:") == 0 || s.compare(start, 6, "@dict:") == 0) {
+      words.push_back(s.substr(start));
+      break;
+    }
+    size_t comma = s.find(',', start);
+    if (comma == std::string::npos) comma = s.size();
+    words.push_back(s.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return words;
+}
+
+/// The arguments the words give (defaults of the missing trailing parameters left out: the
+/// traced graph takes only what was given, as torch.jit.trace's example inputs).
+std::vector<IValue> givenArgs(const std::vector<std::string>& words, const std::vector<ParamSpec>& params) {
+  std::vector<IValue> args = parseInputs(words, params, [](const std::string& p) { return loadNpy(p); });
+  size_t used = 0, given = 0;
+  for (const auto& p : params) {
+    if (used >= words.size()) break;
+    const auto* tuple = p.type->cast<TupleType>();
+    used += tuple ? tuple->elements().size() : 1;
+    ++given;
+  }
+  args.resize(given);
+  return args;
+}
+
+void traceCommand(const TraceCmdOptions& o) {
+  Module m = load(o.model);
+  if (!m.findMethod(o.method))
+    throw Error(fmt::format("module '{}' has no method '{}' (methods: {})", m.object()->type->name(),
+                            o.method, fmt::join(m.methodNames(), ", ")),
+                o.model);
+  const std::vector<ParamSpec> params = m.methodParams(o.method);
+  TraceOptions options;
+  options.method = o.method;
+  std::vector<IValue> args = givenArgs(o.inputs, params);
+  for (size_t i = 0; i < o.checkInputs.size(); ++i) {
+    try {
+      options.checkInputs.push_back(givenArgs(splitCheckSet(o.checkInputs[i]), params));
+    } catch (Error& e) {
+      e.addContext(fmt::format("in --check-input {} ('{}')", i + 1, o.checkInputs[i]));
+      throw;
+    }
+  }
+  TraceResult r;
+  try {
+    r = trace(m, std::move(args), options);
+  } catch (const TracingCheckError& e) {
+    // The first stderr line stays the error (cli.md); the trace's warnings follow the report.
+    std::string details = e.details();
+    for (const auto& w : e.warnings()) details += "\n" + w.str();
+    throw TracingCheckError(details, e.warnings());
+  } catch (Error& e) {
+    e.addContext(fmt::format("while tracing {} of {}", o.method, o.model));
+    throw;
+  }
+  for (const auto& w : r.warnings) std::cerr << w.str() << "\n";
+  saveLoadable(r.module, o.output, "traced");
+  size_t nodes = 0;
+  for (const Node* n : r.graph->nodes())
+    if (n->kind() != prim::Constant) ++nodes;
+  std::cout << fmt::format("{}: traced {} ({} nodes, {} warning{}{})\n", o.output, o.method, nodes,
+                           r.warnings.size(), r.warnings.size() == 1 ? "" : "s",
+                           o.checkInputs.empty()
+                               ? ""
+                               : fmt::format(", {} check input set{} passed", o.checkInputs.size(),
+                                             o.checkInputs.size() == 1 ? "" : "s"));
+}
+
+}  // namespace
+
+void registerTraceCommand(CLI::App& app) {
+  auto opts = std::make_shared<TraceCmdOptions>();
+  auto* cmd = app.add_subcommand("trace", "Trace a method on example inputs into a straight-line module");
+  cmd->add_option("model", opts->model, "the .pt archive")->required();
+  cmd->add_option("inputs", opts->inputs,
+                  "example inputs, one per argument: x.npy, @list:a.npy,b.npy, @dict:k=a.npy");
+  cmd->add_option("-o,--output", opts->output, "the traced archive to write")->required();
+  cmd->add_option("--check-input", opts->checkInputs,
+                  "another input set, words separated by commas (repeatable): re-trace and "
+                  "compare graphs and outputs")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->add_option("--method", opts->method, "method to trace (default forward)");
+  cmd->callback([opts]() { traceCommand(*opts); });
+}
+
+}  // namespace torchless::cli
