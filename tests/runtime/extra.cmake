@@ -13,3 +13,17 @@ if(TARGET runtime_test)
   add_test(NAME runtime_graph_oracle COMMAND runtime_test --gtest_filter=GraphOracle.*)
   set_tests_properties(runtime_graph_oracle PROPERTIES FIXTURES_REQUIRED runtime_graph_cases TIMEOUT 600)
 endif()
+
+# Kernel oracle for scatter / index / search / unique / einsum / embedding_bag / torchvision ops
+# and packed-sequence RNNs: gen_kernel_cases.py writes cases in the same format, GraphOracle
+# runs them from the directory TORCHLESS_GRAPH_CASES_DIR names.
+if(TARGET runtime_test)
+  add_test(NAME runtime_gen_kernel_cases
+           COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/runtime/gen_kernel_cases.py
+                   ${PROJECT_BINARY_DIR}/runtime_kernel_cases)
+  set_tests_properties(runtime_gen_kernel_cases PROPERTIES FIXTURES_SETUP runtime_kernel_cases TIMEOUT 600
+                       ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1;OMP_NUM_THREADS=1")
+  add_test(NAME runtime_kernel_oracle COMMAND runtime_test --gtest_filter=GraphOracle.*)
+  set_tests_properties(runtime_kernel_oracle PROPERTIES FIXTURES_REQUIRED runtime_kernel_cases TIMEOUT 600
+                       ENVIRONMENT "TORCHLESS_GRAPH_CASES_DIR=${PROJECT_BINARY_DIR}/runtime_kernel_cases")
+endif()

@@ -24,7 +24,11 @@ namespace {
 using json = nlohmann::json;
 namespace fs = std::filesystem;
 
-fs::path casesDir() { return fs::path(TORCHLESS_BINARY_DIR) / "runtime_graph_cases"; }
+// TORCHLESS_GRAPH_CASES_DIR points at another generator's cases (runtime_kernel_oracle).
+fs::path casesDir() {
+  if (const char* d = std::getenv("TORCHLESS_GRAPH_CASES_DIR")) return fs::path(d);
+  return fs::path(TORCHLESS_BINARY_DIR) / "runtime_graph_cases";
+}
 
 double jsonFloat(const json& v) {
   if (v.is_string()) return std::stod(v.get<std::string>());
