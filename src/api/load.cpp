@@ -5,7 +5,7 @@
 //   2. unpickle constants.pkl, then data.pkl; every `__torch__.*` class they name is defined on
 //      demand by the ScriptImporter from code/, with all its methods compiled, so objects get
 //      their real types and slots (a class without code is an error, not a placeholder);
-//   3. run the pending `__setstate__` methods in the order the reader recorded them (inner
+//   3. run the pending `__setstate__` methods (TorchBind objects: torchbind::setState) in the order the reader recorded them (inner
 //      objects first), then check that they left no non-Optional attribute None;
 //   4. the root object and the unit are the Module.
 // Code that does not compile fails the load with the emitter's error (file:line:col) and the
@@ -14,8 +14,10 @@
 
 #include "core/error.h"
 #include "frontend/script_importer.h"
+#include "passes/passes.h"
 #include "runtime/interpreter.h"
 #include "runtime/kernel.h"
+#include "runtime/torchbind.h"
 #include "serialize/archive_reader.h"
 
 #include <unordered_set>
@@ -71,13 +73,22 @@ void checkSetStateResult(const Object& obj, const std::string& archive) {
 
 Module load(const std::string& path, const LoadOptions& options) {
   initKernels();
-  ArchiveReader ar(path);  // CRCs are checked by the zip reader itself
+  passes::installExecutionRewrites();  // conv fusion on the graphs run (never the saved ones)
+  ZipReaderOptions zipOptions;
+  zipOptions.checkCrc = options.checkCrc;
+  ArchiveReader ar(path, zipOptions);
 
   auto unit = std::make_shared<CompilationUnit>();
   std::vector<IValue> constants;
   frontend::ScriptImporter importer(
       unit,
       [&ar](const std::string& qualifier) -> std::optional<frontend::SourceFile> {
+        // TorchBind namespaces: PyTorch writes an empty file; the classes are ours
+        // (Note [TorchBind objects] in runtime/torchbind.h).
+        if (qualifier.rfind(torchbind::kPrefix.substr(0, torchbind::kPrefix.size() - 1), 0) == 0) {
+          if (std::optional<std::string> tb = torchbind::namespaceSource(qualifier))
+            return frontend::SourceFile{"<TorchBind classes " + qualifier + ">", std::move(*tb)};
+        }
         std::optional<std::string> text = ar.codeSource(qualifier);
         if (!text) return std::nullopt;
         return frontend::SourceFile{ArchiveReader::codeRecordName(qualifier), std::move(*text)};
@@ -125,6 +136,16 @@ Module load(const std::string& path, const LoadOptions& options) {
 
   for (const auto& p : pending) {
     const std::string& cls = p.object->type->name();
+    if (torchbind::isKnownClass(cls)) {  // a TorchBind object: its __setstate__ is native
+      try {
+        torchbind::setState(*p.object, p.state);
+      } catch (Error& e) {
+        if (e.place().empty()) e.withPlace(ar.path());
+        e.addContext(fmt::format("while rebuilding {} to load archive {}", cls, ar.path()));
+        throw;
+      }
+      continue;
+    }
     if (!p.object->type->findMethod("__setstate__"))
       throw Error(fmt::format("object of class '{}' was saved through __getstate__, but the class "
                               "has no __setstate__ method",

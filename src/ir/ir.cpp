@@ -884,6 +884,17 @@ Value* Graph::insertConstant(const IValue& val, SourceLocationPtr loc, ScopePtr 
       n->ival_(attr::value, val);
       out->setType(val.type());
       break;
+    case IValue::Tag::Object:
+      // TorchBind objects (xnnpack contexts, packed params) are constants in PyTorch's graphs
+      // (CONSTANTS.cN of mobile and quantized archives); other objects are not.
+      if (val.toObject()->type->name().rfind("__torch__.torch.classes.", 0) != 0) {
+        n->destroy();
+        throw Error(fmt::format("cannot insert an object of class '{}' as a constant",
+                                val.toObject()->type->name()));
+      }
+      n->ival_(attr::value, val);
+      out->setType(val.type());
+      break;
     default:
       n->destroy();
       throw Error(fmt::format("unsupported constant kind: {}", val.tagName()));

@@ -64,6 +64,8 @@ void initKernels() {
     registerNormKernels(r);
     registerNnKernels(r);
     registerRnnKernels(r);
+    registerIndexingExtraKernels(r);
+    registerPrepackedKernels(r);
   });
 }
 

@@ -83,6 +83,11 @@ void registerPoolKernels(KernelRegistry& r);
 void registerNormKernels(KernelRegistry& r);
 void registerNnKernels(KernelRegistry& r);
 void registerRnnKernels(KernelRegistry& r);
+// register_indexing_extra.cpp: scatter, index_add, searchsorted, unique, einsum, embedding_bag,
+// torchvision::nms / roi_align.
+void registerIndexingExtraKernels(KernelRegistry& r);
+// register_prepacked.cpp: xnnpack contexts and quantized packed params (runtime/torchbind.h).
+void registerPrepackedKernels(KernelRegistry& r);
 
 // ---- stack helpers ----
 inline IValue pop(Stack& s) {

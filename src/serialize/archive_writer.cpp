@@ -17,8 +17,10 @@ void writeArchive(const std::string& path, const ArchiveContents& c) {
 
   // Pickle first: a value the format cannot hold fails before anything is written.
   Pickler constants;
+  constants.setGetStateHook(c.getState);
   constants.pickle(IValue(TupleImpl::create(c.constants)));
   Pickler data;
+  data.setGetStateHook(c.getState);
   data.pickle(c.root);
 
   ZipWriter zip(path, folder);

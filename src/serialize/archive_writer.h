@@ -5,6 +5,7 @@
 // record, aligned as PyTorch aligns them. The file appears only when complete.
 
 #include "core/ivalue.h"
+#include "serialize/pickler.h"
 
 #include <cstdint>
 #include <map>
@@ -29,6 +30,9 @@ struct ArchiveContents {
   std::map<std::string, std::string> codeSources;
   /// extra/<name> records (torch.jit.save's _extra_files).
   std::vector<std::pair<std::string, std::string>> extraFiles;
+  /// States of objects pickled through __getstate__ (TorchBind objects, classes with a
+  /// __getstate__ method); see Pickler::setGetStateHook. May be empty.
+  GetStateHook getState;
 };
 
 /// Writes `contents` to `path` (through a temporary file renamed at the end). Throws

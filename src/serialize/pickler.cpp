@@ -111,11 +111,12 @@ void Pickler::tuple(const std::vector<IValue>& elems) {
 }
 
 void Pickler::tensor(const Tensor& t) {
-  if (t.isQuantized()) throw Error("writing quantized tensors is not supported yet");
   if (!t.device().isCpu()) throw Error("only CPU tensors can be written");
   auto memo = objectMemo_.find(t.impl().get());
   if (memo != objectMemo_.end()) return get(memo->second);
-  global("torch._utils", "_rebuild_tensor_v2");
+  // Quantized tensors: torch._utils._rebuild_qtensor with the quantizer's parameters after the
+  // strides (torch/csrc/jit/serialization/pickler.cpp, pushLiteralTensor).
+  global("torch._utils", t.isQuantized() ? "_rebuild_qtensor" : "_rebuild_tensor_v2");
   out_.push_back(kMark);
   // Persistent id: ("storage", <dtype>Storage, key, location, numel). The storage is written
   // once; later tensors on it refer to the memoized result.
@@ -145,6 +146,29 @@ void Pickler::tensor(const Tensor& t) {
   out_.push_back(kMark);
   for (int64_t s : t.strides()) integer(s);
   out_.push_back(kTuple);
+  if (t.isQuantized()) {
+    const QuantizerInfo& q = *t.quantizer();
+    using S = QuantizerInfo::Scheme;
+    out_.push_back(kMark);
+    switch (q.scheme) {
+      case S::PerTensorAffine: global("torch", "per_tensor_affine"); break;
+      case S::PerTensorSymmetric: global("torch", "per_tensor_symmetric"); break;
+      case S::PerChannelAffine: global("torch", "per_channel_affine"); break;
+      case S::PerChannelSymmetric: global("torch", "per_channel_symmetric"); break;
+      case S::PerChannelAffineFloatQParams: global("torch", "per_channel_affine_float_qparams"); break;
+    }
+    if (q.scheme == S::PerTensorAffine || q.scheme == S::PerTensorSymmetric) {
+      floating(q.scale);
+      integer(q.zeroPoint);
+    } else {
+      if (!q.scales || !q.zeroPoints)
+        throw Error("a per-channel quantized tensor without scales or zero points");
+      tensor(Tensor(q.scales));
+      tensor(Tensor(q.zeroPoints));
+      integer(q.axis);
+    }
+    out_.push_back(kTuple);
+  }
   out_.push_back(t.requiresGrad() ? kNewTrue : kNewFalse);
   global("collections", "OrderedDict");
   out_.push_back(kEmptyTuple);
@@ -204,14 +228,22 @@ void Pickler::dict(const DictImpl& d) {
   });
 }
 
-void Pickler::object(const Object& o) {
+void Pickler::object(const ObjectPtr& obj) {
+  const Object& o = *obj;
   const std::string& q = o.type->name();
-  if (o.type->findMethod("__getstate__"))
+  std::optional<IValue> state;
+  if (getState_) state = getState_(obj);
+  if (!state && o.type->findMethod("__getstate__"))
     throw Error(fmt::format("writing objects with __getstate__ ({}) is not supported yet", q));
   auto dot = q.rfind('.');
   global(dot == std::string::npos ? "" : q.substr(0, dot), dot == std::string::npos ? q : q.substr(dot + 1));
   out_.push_back(kEmptyTuple);
   out_.push_back(kNewobj);
+  if (state) {
+    value(*state);
+    out_.push_back(kBuild);
+    return;
+  }
   out_.push_back(kEmptyDict);
   const auto& attrs = o.type->attributes();
   if (!attrs.empty()) {
@@ -237,7 +269,7 @@ void Pickler::value(const IValue& v) {
     case IValue::Tag::Tuple: tuple(v.toTuple()->elements); break;
     case IValue::Tag::List: list(*v.toList()); break;
     case IValue::Tag::Dict: dict(*v.toDict()); break;
-    case IValue::Tag::Object: object(*v.toObject()); break;
+    case IValue::Tag::Object: object(v.toObject()); break;
     case IValue::Tag::Device:
       global("torch", "device");
       string(v.toDevice().str());

@@ -9,6 +9,8 @@
 #include "core/ivalue.h"
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -22,12 +24,19 @@ struct PickledStorage {
   size_t nbytes = 0;
 };
 
+/// The state to pickle for an object instead of its attribute dict (PyTorch calls the class's
+/// __getstate__ and writes GLOBAL, NEWOBJ, <state>, BUILD), or nullopt for a plain object.
+using GetStateHook = std::function<std::optional<IValue>(const ObjectPtr& object)>;
+
 /// Pickles one value. Storages are numbered from `firstKey` in the order met.
 class Pickler {
  public:
   explicit Pickler(size_t firstKey = 0) : nextKey_(firstKey) {}
+  /// Objects for which `hook` gives a state are written through it (TorchBind objects, classes
+  /// with __getstate__); without a hook, an object whose class has __getstate__ is an error.
+  void setGetStateHook(GetStateHook hook) { getState_ = std::move(hook); }
   /// Appends PROTO 2, the value, STOP. Throws torchless::Error for values an archive cannot
-  /// hold (capsules, quantized tensors for now, objects whose class has __getstate__).
+  /// hold (capsules, objects whose class has __getstate__ when no hook gives their state).
   void pickle(const IValue& value);
   const std::string& bytes() const { return out_; }
   /// Storages in key order.
@@ -42,7 +51,7 @@ class Pickler {
   void tensor(const Tensor& t);
   void list(const ListImpl& l);
   void dict(const DictImpl& d);
-  void object(const Object& o);
+  void object(const ObjectPtr& obj);
   void tuple(const std::vector<IValue>& elems);
   void memoize();
   void get(uint32_t id);
@@ -57,6 +66,7 @@ class Pickler {
   std::vector<PickledStorage> storages_;
   size_t nextKey_;
   int depth_ = 0;
+  GetStateHook getState_;
 };
 
 }  // namespace torchless

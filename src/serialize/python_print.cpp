@@ -177,7 +177,12 @@ class FunctionPrinter {
     if (v->node()->kind() == prim::Constant) {
       auto c = toIValue(v);
       TL_INTERNAL_ASSERT(c.has_value(), "constant without value");
-      if (c->isNone()) return "None";
+      // A None typed Optional[T] (annotate(Optional[T], None) in the source) keeps its
+      // annotation, as PyTorch prints it: `ops.prim.unchecked_unwrap_optional(None)` has no T.
+      if (c->isNone())
+        return v->type()->kind() == TypeKind::OptionalType
+                   ? fmt::format("annotate({}, None)", annotation(v->type()))
+                   : "None";
       return literal(*c, v->type());
     }
     auto it = names_.find(v);
@@ -487,6 +492,9 @@ void PythonPrinter::noteType(const TypePtr& t) {
 void PythonPrinter::addClass(const std::shared_ptr<const ClassType>& cls) {
   if (seen_.count(cls->name())) return;
   seen_[cls->name()] = true;
+  // TorchBind classes (`__torch__.torch.classes.*`) are C++ classes in PyTorch: torch.jit.load
+  // resolves them itself and an archive carries no code for them.
+  if (cls->name().rfind("__torch__.torch.classes.", 0) == 0) return;
   classes_.push_back(cls);
   for (const auto& a : cls->attributes()) noteType(a.type);
 }

@@ -3,15 +3,16 @@
 #include "core/error.h"
 
 #include <zip.h>
+#include <zlib.h>
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <algorithm>
 #include <limits>
 #include <unordered_set>
 
@@ -97,12 +98,27 @@ std::unique_ptr<ZipReader> ZipReader::open(const std::string& path, ZipReaderOpt
     ::close(fd);
     throw Error("file is empty (expected a TorchScript zip archive)", path);
   }
-  void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-  int e = errno;
+  std::byte head[8] = {};
+  ssize_t got = ::pread(fd, head, sizeof head, 0);
   ::close(fd);
-  if (p == MAP_FAILED) throw Error(fmt::format("cannot map file: {}", std::strerror(e)), path);
-  std::shared_ptr<void> owner(p, [size](void* q) { ::munmap(q, size); });
-  return openBuffer(std::move(owner), p, size, path, options);
+  if (got < 0) throw Error(fmt::format("cannot read file: {}", std::strerror(errno)), path);
+
+  std::unique_ptr<ZipReader> r(new ZipReader());
+  r->size_ = size;
+  r->displayName_ = path;
+  r->options_ = options;
+  if (auto other = sniffOtherFormat(head, static_cast<size_t>(got))) r->fail(*other);
+  zip_error_t err;
+  zip_error_init(&err);
+  zip_source_t* src = zip_source_file_create(path.c_str(), 0, -1, &err);
+  if (!src) {
+    std::string msg = zipErrorText(&err);
+    zip_error_fini(&err);
+    r->fail(msg);
+  }
+  zip_error_fini(&err);
+  r->init(src);
+  return r;
 }
 
 std::unique_ptr<ZipReader> ZipReader::openBuffer(std::shared_ptr<void> owner, const void* data,
@@ -114,7 +130,18 @@ std::unique_ptr<ZipReader> ZipReader::openBuffer(std::shared_ptr<void> owner, co
   r->size_ = size;
   r->displayName_ = std::move(displayName);
   r->options_ = options;
-  r->init();
+  if (size == 0) r->fail("file is empty (expected a TorchScript zip archive)");
+  if (auto other = sniffOtherFormat(r->data_, size)) r->fail(*other);
+  zip_error_t err;
+  zip_error_init(&err);
+  zip_source_t* src = zip_source_buffer_create(r->data_, size, 0, &err);
+  if (!src) {
+    std::string msg = zipErrorText(&err);
+    zip_error_fini(&err);
+    r->fail(msg);
+  }
+  zip_error_fini(&err);
+  r->init(src);
   return r;
 }
 
@@ -128,18 +155,9 @@ std::string ZipReader::recordPlace(std::string_view name) const {
   return fmt::format("{}: record '{}'", displayName_, name);
 }
 
-void ZipReader::init() {
-  if (size_ == 0) fail("file is empty (expected a TorchScript zip archive)");
-  if (auto other = sniffOtherFormat(data_, size_)) fail(*other);
-
+void ZipReader::init(zip_source_t* src) {
   zip_error_t err;
   zip_error_init(&err);
-  zip_source_t* src = zip_source_buffer_create(data_, size_, 0, &err);
-  if (!src) {
-    std::string msg = zipErrorText(&err);
-    zip_error_fini(&err);
-    fail(msg);
-  }
   zip_ = zip_open_from_source(src, ZIP_RDONLY, &err);
   if (!zip_) {
     zip_source_free(src);
@@ -228,6 +246,10 @@ RecordData ZipReader::readRecord(std::string_view name) const {
   auto* buf = static_cast<std::byte*>(out.owner.get());
   out.data = buf;
 
+  if (!options_.checkCrc) {
+    readUnchecked(*info, buf, place);
+    return out;
+  }
   zip_file_t* f = zip_fopen_index(zip_, info->index, 0);
   if (!f) throw Error(fmt::format("cannot open: {}", zipErrorText(zip_get_error(zip_))), place);
   auto failRead = [&](const std::string& what) {
@@ -257,6 +279,72 @@ RecordData ZipReader::readRecord(std::string_view name) const {
     throw Error(msg, place);
   }
   return out;
+}
+
+void ZipReader::readUnchecked(const ZipRecordInfo& info, std::byte* out,
+                              const std::string& place) const {
+  // ZIP_FL_COMPRESSED: libzip hands over the raw bytes and checks no CRC; we inflate.
+  zip_file_t* f = zip_fopen_index(zip_, info.index, ZIP_FL_COMPRESSED);
+  if (!f) throw Error(fmt::format("cannot open: {}", zipErrorText(zip_get_error(zip_))), place);
+  auto fail = [&](const std::string& what) {
+    zip_fclose(f);
+    throw Error(what, place);
+  };
+  auto readAll = [&](std::byte* dst, size_t n) {
+    size_t done = 0;
+    while (done < n) {
+      zip_int64_t got = zip_fread(f, dst + done, n - done);
+      if (got < 0) fail(zipErrorText(zip_file_get_error(f)));
+      if (got == 0) fail(fmt::format("truncated: got {} of {} declared bytes", done, n));
+      done += static_cast<size_t>(got);
+    }
+  };
+  const size_t size = static_cast<size_t>(info.size);
+  if (info.method == ZIP_CM_STORE) {
+    readAll(out, size);
+  } else {
+    std::vector<std::byte> packed(static_cast<size_t>(info.compressedSize));
+    readAll(packed.data(), packed.size());
+    z_stream zs{};
+    if (inflateInit2(&zs, -MAX_WBITS) != Z_OK) fail("cannot start inflating");
+    size_t inGiven = 0, outGiven = 0;
+    bool overflow = false;  // output full: inflating into a 1-byte probe
+    unsigned char probe = 0;
+    int rc = Z_OK;
+    do {
+      if (zs.avail_in == 0 && inGiven < packed.size()) {
+        const size_t chunk = std::min<size_t>(packed.size() - inGiven, UINT32_MAX);
+        zs.next_in = reinterpret_cast<Bytef*>(packed.data() + inGiven);
+        zs.avail_in = static_cast<uInt>(chunk);
+        inGiven += chunk;
+      }
+      if (zs.avail_out == 0) {
+        if (outGiven < size) {
+          const size_t chunk = std::min<size_t>(size - outGiven, UINT32_MAX);
+          zs.next_out = reinterpret_cast<Bytef*>(out + outGiven);
+          zs.avail_out = static_cast<uInt>(chunk);
+          outGiven += chunk;
+        } else {
+          overflow = true;
+          zs.next_out = &probe;
+          zs.avail_out = 1;
+        }
+      }
+      rc = inflate(&zs, Z_NO_FLUSH);
+      if (overflow && zs.avail_out == 0) {
+        inflateEnd(&zs);
+        fail(fmt::format("record holds more than its declared {} bytes", size));
+      }
+    } while (rc == Z_OK);
+    const size_t produced = overflow ? size : outGiven - zs.avail_out;
+    std::string zmsg = zs.msg ? zs.msg : "corrupt deflate data";
+    inflateEnd(&zs);
+    if (rc == Z_DATA_ERROR || rc == Z_NEED_DICT || rc == Z_MEM_ERROR)
+      fail(fmt::format("cannot inflate: {}", zmsg));
+    if (produced < size) fail(fmt::format("truncated: got {} of {} declared bytes", produced, size));
+    if (rc != Z_STREAM_END) fail("cannot inflate: the deflate stream does not end");
+  }
+  zip_fclose(f);
 }
 
 std::string ZipReader::readRecordString(std::string_view name) const {

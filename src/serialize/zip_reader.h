@@ -1,7 +1,14 @@
 #pragma once
 // ZipReader: the zip container of a TorchScript archive (../shared/docs/torchscript-archive.md
-// section 1), read through libzip straight from memory (the file is mmapped; nothing is
-// extracted to disk).
+// section 1), read through libzip: from the file with plain reads (open()), or from memory
+// (openBuffer()). Nothing is extracted to disk.
+//
+// Note [Reading records once]
+// A record is read straight into the 64-byte aligned buffer that its tensors then wrap (no
+// second copy). The file is not mmapped: mapped pages that were read count in the process's
+// resident size next to the buffers, so loading a 330 MB model would peak at twice its size;
+// with reads, the peak stays near the size of the tensors (see the memory test in
+// tests/serialize/extra.cmake).
 //
 // What it checks, beyond what libzip does:
 //   - PyTorch's prefix rule: the first entry's name up to its first '/' is the archive folder;
@@ -9,7 +16,8 @@
 //   - entry names: no `..` component, no absolute path, no backslash, no NUL, no duplicates;
 //   - sizes: a stored entry's sizes must agree, and no entry may declare an uncompressed size
 //     that is absurd for the file's size (a zip bomb) or above ZipReaderOptions::maxRecordBytes;
-//   - CRC-32 of every record read (PyTorch skips this check; we always do it).
+//   - CRC-32 of every record read (PyTorch skips this check; we do it unless
+//     ZipReaderOptions::checkCrc is false).
 // Every failure is a torchless::Error whose place names the file and, when there is one, the
 // record: "model.pt: record 'data/3': CRC-32 mismatch".
 
@@ -23,6 +31,7 @@
 #include <vector>
 
 struct zip;
+struct zip_source;
 
 namespace torchless {
 
@@ -54,12 +63,16 @@ struct ZipReaderOptions {
   /// An uncompressed size above fileSize * maxExpansion (+ 1 MiB) is rejected as a zip bomb.
   /// Deflate cannot expand more than ~1032:1.
   uint64_t maxExpansion = 1100;
+  /// Verify each record's CRC-32 when it is read (PyTorch never does). When false, a record
+  /// whose bytes do not match its CRC loads as it is.
+  bool checkCrc = true;
 };
 
 /// Read-only view of a TorchScript zip archive. Not thread-safe.
 class ZipReader {
  public:
-  /// Opens `path` (mmapped). `displayName` (default: `path`) names the file in errors.
+  /// Opens `path` (read with plain file reads, see Note [Reading records once]); the path
+  /// names the file in errors.
   /// Throws torchless::Error for an unreadable file, an empty file, something that is not a
   /// zip, or a zip that breaks the rules above.
   static std::unique_ptr<ZipReader> open(const std::string& path, ZipReaderOptions options = {});
@@ -94,7 +107,10 @@ class ZipReader {
 
  private:
   ZipReader() = default;
-  void init();
+  /// Opens the zip over `src` (file or buffer; freed on failure) and checks every entry.
+  void init(struct zip_source* src);
+  /// Reads a record without libzip's CRC check (checkCrc == false): raw bytes, inflated here.
+  void readUnchecked(const ZipRecordInfo& info, std::byte* out, const std::string& place) const;
   [[noreturn]] void fail(const std::string& message) const;
 
   std::shared_ptr<void> owner_;

@@ -54,7 +54,7 @@ if(_fz_ok)
       COMMAND ${CMAKE_COMMAND} -E make_directory ${_fz_dir}
       COMMAND ${TORCHLESS_FUZZ_CXX} -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined
               -fno-sanitize-recover=undefined -I${PROJECT_SOURCE_DIR}/src ${_fz_lib}
-              ${CMAKE_CURRENT_LIST_DIR}/fuzz/fuzz_${fz}.cpp -lfmt -lzip -o ${_out}
+              ${CMAKE_CURRENT_LIST_DIR}/fuzz/fuzz_${fz}.cpp -lfmt -lzip -lz -o ${_out}
       DEPENDS ${_fz_lib} ${CMAKE_CURRENT_LIST_DIR}/fuzz/fuzz_${fz}.cpp
       COMMENT "Building libFuzzer target fuzz_${fz}" VERBATIM)
     list(APPEND _fz_outputs ${_out})
@@ -79,4 +79,33 @@ if(_fz_ok)
 else()
   message(FATAL_ERROR "the serialize fuzz tests need clang++ and libFuzzer (libclang-rt-14-dev); "
                       "scripts/setup.sh installs them")
+endif()
+
+# ---- TorchBind objects: mobile-optimized and quantized archives (gen_torchbind.py) -------------
+# torchbind_test.cpp loads and runs models, so the serialize tests link the whole API.
+set(_ser_torchbind ${PROJECT_BINARY_DIR}/serialize_torchbind)
+if(TARGET serialize_test)
+  target_link_libraries(serialize_test PRIVATE torchless_api)
+endif()
+add_test(NAME serialize_gen_torchbind
+  COMMAND ${TORCHLESS_ORACLE_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/gen_torchbind.py ${_ser_torchbind})
+set_tests_properties(serialize_gen_torchbind PROPERTIES
+  FIXTURES_SETUP serialize_torchbind TIMEOUT 600 ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1")
+if(TARGET serialize_test)
+  add_test(NAME serialize_torchbind_oracle COMMAND serialize_test --gtest_filter=TorchBindOracle.*)
+  set_tests_properties(serialize_torchbind_oracle PROPERTIES FIXTURES_REQUIRED serialize_torchbind
+    TIMEOUT 300)
+endif()
+
+# ---- memory: peak RSS of loading a 330 MB archive (gen_big_model.py, load_memory_test.cpp) -----
+set(_ser_big ${PROJECT_BINARY_DIR}/serialize_big)
+add_test(NAME serialize_gen_big_model
+  COMMAND ${TORCHLESS_ORACLE_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/gen_big_model.py ${_ser_big})
+set_tests_properties(serialize_gen_big_model PROPERTIES
+  FIXTURES_SETUP serialize_big_model TIMEOUT 900 ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1")
+if(TARGET serialize_test)
+  add_test(NAME serialize_load_memory
+    COMMAND serialize_test --gtest_filter=LoadMemoryOracle.PeakRss*)
+  set_tests_properties(serialize_load_memory PROPERTIES FIXTURES_REQUIRED serialize_big_model
+    TIMEOUT 600)
 endif()

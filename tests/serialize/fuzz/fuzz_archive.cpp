@@ -1,5 +1,5 @@
 // libFuzzer target: a whole archive from arbitrary bytes (zip container, version, both pickles,
-// storages). Only torchless::Error may escape; anything else is a bug.
+// storages), with and without CRC checks. Only torchless::Error may escape; anything else is a bug.
 #include "core/error.h"
 #include "serialize/archive_reader.h"
 
@@ -9,7 +9,10 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
-    torchless::ArchiveReader ar(nullptr, data, size, "fuzz.pt");
+    // Odd sizes read without CRC checks (LoadOptions::checkCrc = false: our own inflate path).
+    torchless::ZipReaderOptions options;
+    options.checkCrc = (size & 1) == 0;
+    torchless::ArchiveReader ar(nullptr, data, size, "fuzz.pt", options);
     ar.readConstants();
     auto r = ar.readData();
     (void)torchless::moduleTensors(r.value);
