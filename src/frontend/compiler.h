@@ -40,6 +40,13 @@ struct CompileEnv {
   /// called before its own class was compiled); may compile it on demand. Optional: without
   /// it, only methods already added to the ClassType are found.
   std::function<Function*(const ClassType& cls, const std::string& name)> resolveMethod;
+  /// Compiling the `__init__` of a class from a user's source (Note [User sources] in
+  /// script_importer.h): `self.x = v` on an attribute the class lacks declares it with v's
+  /// type. A script class honours `self.x : T = v` (PyTorch compiles its __init__); a module
+  /// ignores such annotations and skips empty list/dict values, as PyTorch's type inference
+  /// from the Python values does. `self.x = torch.nn.Parameter(t)` declares a parameter,
+  /// `self.register_buffer("x", t)` a buffer; `super().__init__()` is skipped.
+  bool declareAttributes = false;
 };
 
 /// Compiles one `def` into a function named `qualname`. For a method, `selfType` is the class

@@ -9,6 +9,7 @@
 #include "ir/operator_registry.h"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 #include <sstream>
 #include <unordered_map>
@@ -127,11 +128,14 @@ struct ControlFlowLoadStores {
   }
 };
 
-void inlineLoopCondition(Node* n) {
+void inlineLoopCondition(Node* n, const std::set<Node*>& flagIfs, std::set<Node*>& headerFlagIfs) {
   Block* body = n->blocks()[0];
   Block* preHeader = n->blocks()[1];
   Block* header = n->addBlock();
   header->cloneFrom(preHeader, [](Value* v) { return v; });
+  for (auto a = preHeader->nodes().begin(), b = header->nodes().begin();
+       a != preHeader->nodes().end() && b != header->nodes().end(); ++a, ++b)
+    if (flagIfs.count(*a)) headerFlagIfs.insert(*b);
   for (auto it = header->nodes().begin(); it != header->nodes().end();) {
     Node* m = *it++;
     m->moveBefore(n);
@@ -146,11 +150,65 @@ void inlineLoopCondition(Node* n) {
   n->eraseBlock(1);
 }
 
-void inlineLoopConditions(Block* b) {
+void inlineLoopConditions(Block* b, const std::set<Node*>& flagIfs,
+                          std::set<Node*>& headerFlagIfs) {
   for (Node* n : b->nodes()) {
-    for (Block* sub : n->blocks()) inlineLoopConditions(sub);
-    if (n->kind() == prim::Loop) inlineLoopCondition(n);
+    for (Block* sub : n->blocks()) inlineLoopConditions(sub, flagIfs, headerFlagIfs);
+    if (n->kind() == prim::Loop) inlineLoopCondition(n, flagIfs, headerFlagIfs);
   }
+}
+
+/// Replaces prim::If `n` by the nodes of its taken block when its condition is a constant.
+void foldConstantIf(Node* n) {
+  auto c = toIValue(n->input(0));
+  if (!c || !c->isBool()) return;
+  Block* taken = n->blocks()[c->toBool() ? 0 : 1];
+  for (auto it = taken->nodes().begin(); it != taken->nodes().end();) {
+    Node* m = *it++;
+    m->moveBefore(n);
+  }
+  for (size_t i = 0; i < n->outputs().size(); ++i)
+    n->output(i)->replaceAllUsesWith(taken->outputs()[i]);
+  n->destroy();
+}
+
+/// `%a.., %f = prim::If(%c) {-> (.., True)} {-> (.., False)}` directly followed by
+/// `%b.. = prim::If(%f) {T} {F}`: the second if's T goes to the end of the first's block that
+/// outputs True, F to the other, and its outputs become outputs of the first.
+bool mergeIntoPrecedingIf(Node* n2) {
+  Node* n1 = n2->prev();
+  Value* flag = n2->input(0);
+  if (n1 == nullptr || n1->kind() != prim::If || flag->node() != n1) return false;
+  size_t k = 0;
+  while (n1->output(k) != flag) ++k;
+  std::vector<bool> which;
+  for (Block* b : n1->blocks()) {
+    auto c = toIValue(b->outputs()[k]);
+    if (!c || !c->isBool()) return false;
+    which.push_back(c->toBool());
+  }
+  for (size_t bi = 0; bi < 2; ++bi) {
+    Block* dst = n1->blocks()[bi];
+    Block* src = n2->blocks()[which[bi] ? 0 : 1];
+    std::unordered_map<Value*, Value*> env;
+    for (size_t i = 0; i < n1->outputs().size(); ++i) env[n1->output(i)] = dst->outputs()[i];
+    auto map = [&](Value* v) {
+      auto it = env.find(v);
+      return it == env.end() ? v : it->second;
+    };
+    for (Node* m : src->nodes()) {
+      Node* copy = n1->owningGraph()->createClone(m, map);
+      copy->insertBefore(dst->returnNode());
+      for (size_t i = 0; i < m->outputs().size(); ++i) env[m->output(i)] = copy->output(i);
+    }
+    for (Value* out : src->outputs()) dst->registerOutput(map(out));
+  }
+  for (Value* out : n2->outputs()) {
+    Value* merged = n1->addOutput()->copyMetadata(out);
+    out->replaceAllUsesWith(merged);
+  }
+  n2->destroy();
+  return true;
 }
 
 struct EraseLoadStores {
@@ -185,6 +243,62 @@ struct EraseLoadStores {
     env = frame->next;
   }
 };
+
+// ---- CanonicalizeModifiedLoops (torch/csrc/jit/frontend/canonicalize_modified_loop.cpp) ------
+
+/// A `for` loop whose condition changes in its body (a break or a return inside) becomes a
+/// while loop with its own counter, as PyTorch writes it:
+///   %y = prim::Loop(%n, %true, %x)  block0(%i, %x.1): ... -> (%c, %x.2)
+/// ==>
+///   %go = aten::gt(%n, 0)
+///   %y, %k = prim::Loop(%max, %go, %x, 0)  block0(%_, %x.1, %i): ...
+///       %i.1 = aten::add(%i, 1); %lt = aten::lt(%i.1, %n); %c.1 = aten::__and__(%lt, %c)
+///       -> (%c.1, %x.2, %i.1)
+void canonicalizeModifiedLoops(Block* b) {
+  for (Node* n : b->nodes()) {
+    for (Block* sub : n->blocks()) canonicalizeModifiedLoops(sub);
+    if (n->kind() != prim::Loop) continue;
+    Block* body = n->blocks()[0];
+    Value* maxTrip = n->input(0);
+    auto trip = toIValue(maxTrip);
+    auto condIn = toIValue(n->input(1));
+    auto condNext = toIValue(body->outputs()[0]);
+    bool alwaysTrue = condIn && condIn->toBool() && condNext && condNext->toBool();
+    bool tripSpecified = !trip || trip->toInt() != std::numeric_limits<int64_t>::max() ||
+                         body->inputs()[0]->hasUses();
+    if (alwaysTrue || !tripSpecified) continue;
+    Graph& g = *n->owningGraph();
+    auto create = [&](const char* op, Value* a, Value* c, const TypePtr& t) {
+      Node* m = g.create(Symbol::aten(op), {a, c}, 1);
+      m->output()->setType(t);
+      m->setSourceRange(n->sourceRange());
+      return g.insertNode(m)->output();
+    };
+    Value* zero;
+    Value* one;
+    {
+      WithInsertPoint guard(n);
+      zero = g.insertConstant(IValue(int64_t(0)));
+      one = g.insertConstant(IValue(int64_t(1)));
+      Value* cond = create("gt", maxTrip, zero, BoolType::get());
+      n->replaceInput(0, g.insertConstant(IValue(std::numeric_limits<int64_t>::max())));
+      if (!condIn || !condIn->toBool()) cond = create("__and__", cond, n->input(1), BoolType::get());
+      n->replaceInput(1, cond);
+    }
+    n->addOutput()->setType(IntType::get());
+    n->addInput(zero);
+    Value* iter = body->addInput()->setType(IntType::get());
+    body->inputs()[0]->replaceAllUsesWith(iter);
+    body->inputs()[0]->setDebugName("");
+    WithInsertPoint guard(body);
+    Value* next = create("add", iter, one, IntType::get());
+    body->registerOutput(next);
+    Value* lt = create("lt", next, maxTrip, BoolType::get());
+    Value* cont = create("__and__", lt, body->outputs()[0], BoolType::get());
+    body->eraseOutput(0);
+    body->insertOutput(0, cont);
+  }
+}
 
 // ---- cleanups ------------------------------------------------------------------------------
 
@@ -301,6 +415,10 @@ std::string constantKey(const Node* n) {
   std::ostringstream s;
   n->printAttributes(s);
   s << " : " << n->output()->type()->reprStr();
+  // Tensors print as `<Tensor>` past a few elements: only the same tensor pools (two
+  // CONSTANTS.cN weights of one shape must stay two constants).
+  if (auto v = toIValue(n->output()); v && v->isTensor() && v->toTensor().defined())
+    s << " @" << static_cast<const void*>(v->toTensor().impl().get());
   return s.str();
 }
 
@@ -455,10 +573,14 @@ void canonicalizeOutputs(Block* b) {
 
 }  // namespace
 
-void convertToSSA(Graph& graph) {
+void convertToSSA(Graph& graph, const std::set<Node*>& flagIfs) {
   ControlFlowLoadStores().addBlock(graph.block());
-  inlineLoopConditions(graph.block());
+  std::set<Node*> headerFlagIfs;
+  inlineLoopConditions(graph.block(), flagIfs, headerFlagIfs);
   EraseLoadStores().run(graph.block());
+  for (Node* n : headerFlagIfs) foldConstantIf(n);
+  for (Node* n : flagIfs) mergeIntoPrecedingIf(n);
+  canonicalizeModifiedLoops(graph.block());
   lowerSimpleTuples(graph.block());
   foldConstants(graph.block());
   eliminateDeadCode(graph.block());

@@ -218,6 +218,13 @@ CondValue Emitter::emitCondExpr(const Expr& e) {
   }
   CondValue out;
   out.value = emitToBool(e.range(), emitExpr(e));
+  // As PyTorch's emitCondExpr: `torch.jit.is_scripting()` is statically true,
+  // `torch._C._has_torch_function...` statically false, and a constant condition is known
+  // (the untaken branch is not emitted). `self.training` stays a run-time attribute.
+  Symbol kind = out.value->node()->kind();
+  if (kind == Symbol::aten("is_scripting")) out.staticIf = true;
+  else if (kind == Symbol::aten("has_torch_function")) out.staticIf = false;
+  if (auto c = toIValue(out.value); c && c->isBool()) out.staticIf = c->toBool();
   return out;
 }
 
@@ -418,13 +425,19 @@ SugaredValuePtr Emitter::emitSugaredExpr(const Expr& e, size_t nBinders, const T
     case TreeKind::Is:
     case TreeKind::IsNot:
       return std::make_shared<SimpleValue>(emitCondExpr(e).value);
-    case TreeKind::Neg: {
-      Value* v = emitExpr(UnaryOp(e.tree()).operand());
-      return std::make_shared<SimpleValue>(builtin(loc, "aten::neg", {v}));
-    }
+    case TreeKind::Neg:
     case TreeKind::BitNot: {
+      // As PyTorch's emitUnaryOp: minus on a constant number is folded at compile time
+      // (`-inf`, `-(2)`); anything else is the builtin call (bitwise_not takes tensors only).
       Value* v = emitExpr(UnaryOp(e.tree()).operand());
-      return std::make_shared<SimpleValue>(builtin(loc, "aten::bitwise_not", {v}));
+      bool neg = e.kind() == TreeKind::Neg;
+      if (auto c = toIValue(v)) {
+        std::optional<IValue> folded;
+        if (neg && c->isDouble()) folded = IValue(-c->toDouble());
+        else if (neg && c->isInt()) folded = IValue(-c->toInt());
+        if (folded) return std::make_shared<SimpleValue>(constant(*folded, loc));
+      }
+      return std::make_shared<SimpleValue>(builtin(loc, neg ? "aten::neg" : "aten::bitwise_not", {v}));
     }
     case TreeKind::Pos:
       return std::make_shared<SimpleValue>(emitExpr(UnaryOp(e.tree()).operand()));
@@ -553,8 +566,18 @@ namespace {
 Symbol comprehensionScope() { return Symbol::prim("ComprehensionScope"); }
 }  // namespace
 
+namespace {
+/// PyTorch's Python frontend (torch/jit/frontend.py, build_ListComp / build_DictComp) takes
+/// one generator without conditions; archives never hold others.
+void checkComprehension(const SourceRange& loc, const List<Comprehension>& gens) {
+  if (gens.size() != 1) throwErrorAt(loc, "Only a single generator is currently supported");
+  if (gens[0].ifs().size() != 0) throwErrorAt(loc, "Comprehension ifs are not supported yet");
+}
+}  // namespace
+
 Value* Emitter::emitListComprehension(const ListComp& lc, const TypePtr& typeHint) {
   const SourceRange& loc = lc.range();
+  checkComprehension(loc, lc.generators());
   Node* listNode = insert(graph_->create(prim::ListConstruct, 1), loc);
   Value* list = listNode->output()->setType(ListType::ofTensors());
   bool typeSet = false;
@@ -606,6 +629,7 @@ Value* Emitter::emitListComprehension(const ListComp& lc, const TypePtr& typeHin
 
 Value* Emitter::emitDictComprehension(const DictComp& dc, const TypePtr& typeHint) {
   const SourceRange& loc = dc.range();
+  checkComprehension(loc, dc.generators());
   Node* dictNode = insert(graph_->create(prim::DictConstruct, 1), loc);
   Value* dict = dictNode->output()->setType(DictType::create(StringType::get(), TensorType::get()));
   bool typeSet = false;
@@ -631,10 +655,7 @@ Value* Emitter::emitDictComprehension(const DictComp& dc, const TypePtr& typeHin
     }
     Comprehension g = gens[i];
     auto iterable = emitSugaredExpr(g.iter(), 1)->iter(g.iter().range(), *this);
-    emitLoop(loc, iterable, g.target(), [&] {
-      if (!g.ifs().empty()) throwErrorAt(g.range(), "conditions in dict comprehensions are not supported");
-      emitGen(i + 1);
-    });
+    emitLoop(loc, iterable, g.target(), [&] { emitGen(i + 1); });
   };
   emitGen(0);
   popFrame();

@@ -18,7 +18,20 @@
 // `if` one of whose branches always returns takes the statements that follow it into the
 // other branch, so every function keeps one return at the end (PyTorch's exit transform
 // gives the same shape). `continue` and `break` in a loop body work the same way within the
-// body, `break` also clearing the loop's "$continue" flag that the loop condition reads.
+// body, `break` also clearing the loop's continue flag ("$continue<depth>") that the loop
+// condition reads. A `return` inside a loop stores "$return", sets "$did_return" and clears
+// the loop's flag (a break); the loop carries both (initialised to prim::Uninitialized and
+// false before it), and the statement after the loop is `if $did_return: return $return`
+// with the rest of the block in its other branch, so an inner loop's return leaves the outer
+// loops too. This is the semantics of PyTorch's exit transform (exit_transforms.cpp) with
+// fewer flags. convertToSSA then does what PyTorch's passes do to such loops: a `for` loop
+// whose condition changes becomes a while loop with its own counter (CanonicalizeModifiedLoops),
+// and the loop condition is evaluated in the branch that goes on. For returns in loops the
+// node kinds then match PyTorch's graph (emitter cases return_in_loop, return_in_while); for
+// `continue`, PyTorch's graph has one more prim::If (it selects between the values of the
+// continuing and the ending paths) and two prim::Uninitialized, which ours does without.
+// A function without a return annotation whose loops return is compiled twice: a probe
+// compile finds the return type the carried value needs before the loop.
 
 #include "frontend/compiler.h"
 #include "frontend/schema_matching.h"
@@ -57,6 +70,11 @@ struct CondValue {
   RefinementSet refinements;
   std::optional<bool> staticIf;
 };
+
+/// Note [Early exits]: the variables holding the function's return value and, in loops,
+/// whether a return was hit.
+inline constexpr const char* kReturnVar = "$return";
+inline constexpr const char* kDidReturnVar = "$did_return";
 
 /// Names are meaningful unless empty, starting with '$', or '_' followed by digits.
 bool meaningfulName(const std::string& name);
@@ -116,6 +134,14 @@ class Emitter {
                        const TypePtr& annotated = nullptr);
   void emitSubscriptAssign(const SourceRange& loc, const Subscript& lhs, Value* rhs);
   void insertRefinements(const SourceRange& loc, const std::vector<Refinement>& refinements);
+  /// CompileEnv::declareAttributes: the `__init__` statements that declare attributes
+  /// (`self.w = torch.nn.Parameter(t)`, `self.register_buffer("b", t)`) or are skipped
+  /// (`super().__init__()`); returns false for any other statement.
+  bool emitInitializerStatement(const Stmt& stmt);
+  /// Adds attribute `name` to the class being initialised (a no-op when it exists with a
+  /// compatible type).
+  void declareAttribute(const SourceRange& loc, const std::string& name, const TypePtr& type,
+                        bool isParameter, bool isBuffer);
 
   // ---- expressions (emit_expr.cpp) ------------------------------------------------------
   Value* emitExpr(const Expr& e, const TypePtr& typeHint = nullptr);
@@ -158,6 +184,15 @@ class Emitter {
   std::vector<bool> loopHasBreak_;
   TypePtr declaredReturn_;
   TypePtr mergedReturn_;
+  /// The return type a probe compile found for a function without a return annotation
+  /// whose loops return (types the value loops carry).
+  TypePtr inferredReturn_;
+  /// The variable of the loop-continue flag of the loop at `depth` (0: outermost).
+  static std::string continueFlag(int depth);
+  /// The loop-condition ifs on continue flags, for convertToSSA.
+  std::set<Node*> flagIfs_;
+  /// The name of a method's first parameter (`self`), "" for free functions.
+  std::string selfName_;
 
  private:
   CompileEnv env_;
@@ -169,7 +204,12 @@ class Emitter {
 /// Rewrites loads and stores into SSA form (Note [Variables as loads and stores]) and runs
 /// the cleanups PyTorch's compiler runs after it: simple tuple lowering, constant pooling and
 /// output canonicalisation.
-void convertToSSA(Graph& graph);
+/// `flagIfs` are the `if <continue flag>: <while condition> else: False` nodes of loops with
+/// break or return (Note [Early exits]): the copy evaluated before the loop, where the flag is
+/// the constant True, is folded, and the one at the end of the body is merged into the
+/// directly preceding prim::If that computed the flag from constants (PyTorch's exit
+/// transform evaluates the condition in the branch that goes on).
+void convertToSSA(Graph& graph, const std::set<Node*>& flagIfs = {});
 
 /// True when every path through `stmts` ends in a return.
 bool alwaysReturns(const std::vector<Stmt>& stmts);

@@ -5,6 +5,7 @@
 
 #include "ir/operator_registry.h"
 
+#include <cctype>
 #include <limits>
 
 namespace torchless::frontend {
@@ -105,7 +106,7 @@ TypePtr Emitter::findVarType(const std::string& name, size_t fromFrame) const {
 void Emitter::setValue(const SourceRange& loc, const std::string& name, Value* v,
                        const TypePtr& annotated) {
   // Reassigning a variable of an enclosing block must keep its type.
-  if (frames_.size() > 1 && !frame().types.count(name)) {
+  if (frames_.size() > 1 && !frame().types.count(name) && name != kReturnVar) {
     if (TypePtr parent = findVarType(name, frames_.size() - 1)) {
       if (annotated)
         throwErrorAt(loc, "Attempting to declare and annotate the type of variable '" + name +
@@ -295,21 +296,37 @@ void Emitter::emitStatements(const std::vector<Stmt>& stmts, size_t begin) {
         if (takesRest) return;
         break;
       }
-      case TreeKind::While: {
-        While s(stmt.tree());
-        emitLoopCommon(s.range(), nullptr, std::nullopt, toVector(s.body()), s.cond());
-        break;
+      case TreeKind::While:
+      case TreeKind::For: {
+        std::vector<Stmt> body;
+        if (stmt.kind() == TreeKind::While) {
+          While s(stmt.tree());
+          body = toVector(s.body());
+          emitLoopCommon(s.range(), nullptr, std::nullopt, body, s.cond());
+        } else {
+          body = toVector(For(stmt.tree()).body());
+          emitFor(For(stmt.tree()));
+        }
+        if (!containsExit(body, TreeKind::Return)) break;
+        // Note [Early exits]: `if $did_return: return $return`, the rest of this block in
+        // the other branch.
+        SourceRange loc = stmt.range();
+        Stmt ret(Return::create(loc, Maybe<Expr>::create(loc, Var::create(loc, Ident::create(loc, kReturnVar)).tree())).tree());
+        std::vector<Stmt> rest(stmts.begin() + static_cast<long>(i) + 1, stmts.end());
+        CondValue cond;
+        cond.value = getVar(loc, kDidReturnVar);
+        emitIfElseBlocks(loc, cond, {ret}, rest);
+        return;
       }
-      case TreeKind::For:
-        emitFor(For(stmt.tree()));
-        break;
       case TreeKind::Assign:
+        if (env_.declareAttributes && emitInitializerStatement(stmt)) break;
         emitAssignment(Assign(stmt.tree()));
         break;
       case TreeKind::AugAssign:
         emitAugAssign(AugAssign(stmt.tree()));
         break;
       case TreeKind::ExprStmt: {
+        if (env_.declareAttributes && emitInitializerStatement(stmt)) break;
         ExprStmt s(stmt.tree());
         emitSugaredExpr(s.expr(), 0);
         break;
@@ -318,8 +335,8 @@ void Emitter::emitStatements(const std::vector<Stmt>& stmts, size_t begin) {
         break;
       case TreeKind::Return: {
         Return r(stmt.tree());
-        if (loopDepth_ > 0)
-          throwErrorAt(r.range(), "return statements inside loops are not supported yet");
+        bool synthetic = r.value().present() && r.value().get().kind() == TreeKind::Var &&
+                         Var(r.value().get().tree()).name().name() == kReturnVar;
         Value* v;
         if (r.value().present()) {
           v = emitExpr(r.value().get(), declaredReturn_);
@@ -334,7 +351,7 @@ void Emitter::emitStatements(const std::vector<Stmt>& stmts, size_t begin) {
             throwErrorAt(r.range(), "Return value was annotated as having type " +
                                         declaredReturn_->reprStr() +
                                         " but is actually of type " + v->type()->reprStr());
-        } else {
+        } else if (!synthetic) {
           TypePtr merged = mergedReturn_ ? mergedReturn_ : v->type();
           auto u = unifyTypes(merged, v->type());
           if (!u)
@@ -344,7 +361,14 @@ void Emitter::emitStatements(const std::vector<Stmt>& stmts, size_t begin) {
                                         v->type()->reprStr());
           mergedReturn_ = *u;
         }
-        setValue(r.range(), "$return", v);
+        setValue(r.range(), kReturnVar, v);
+        if (loopDepth_ > 0) {
+          // Note [Early exits]: a return inside a loop leaves it as a break does; the
+          // statement after the loop returns the value.
+          setValue(r.range(), kDidReturnVar, constant(IValue(true), r.range()));
+          setValue(r.range(), continueFlag(loopDepth_ - 1), constant(IValue(false), r.range()));
+          return;
+        }
         returnBlocks_.insert(block);
         return;
       }
@@ -406,7 +430,7 @@ void Emitter::emitStatements(const std::vector<Stmt>& stmts, size_t begin) {
           throwErrorAt(stmt.range(), std::string(stmt.kind() == TreeKind::Break ? "break" : "continue") +
                                          " outside of a loop");
         if (stmt.kind() == TreeKind::Break)
-          setValue(stmt.range(), "$continue", constant(IValue(false), stmt.range()));
+          setValue(stmt.range(), continueFlag(loopDepth_ - 1), constant(IValue(false), stmt.range()));
         return;  // Note [Early exits]: the rest of the body was moved into the other branch
       }
       case TreeKind::Delete: {
@@ -477,16 +501,27 @@ void Emitter::emitStatements(const std::vector<Stmt>& stmts, size_t begin) {
 void Emitter::emitLoopCommon(const SourceRange& loc, const SugaredValuePtr& iterable,
                              const std::optional<Expr>& target, const std::vector<Stmt>& body,
                              const std::optional<Expr>& cond) {
-  bool hasBreak = containsExit(body, TreeKind::Break);
-  if (containsExit(body, TreeKind::Return))
-    throwErrorAt(loc, "return statements inside loops are not supported yet");
+  bool hasReturn = containsExit(body, TreeKind::Return);
+  bool hasBreak = containsExit(body, TreeKind::Break) || hasReturn;
+  if (hasReturn) {
+    // The loop carries the return value and whether it returned (Note [Early exits]).
+    if (!findVarType(kReturnVar)) {
+      TypePtr t = declaredReturn_ ? declaredReturn_ : inferredReturn_;
+      if (!t) t = AnyType::get();  // the probe compile (compileFunction) finds the type
+      Value* u = insert(graph_->createUninitialized(t), loc)->output();
+      setValue(loc, kReturnVar, u);
+    }
+    setValue(loc, kDidReturnVar, constant(IValue(false), loc));
+  }
   emitLoop(loc, iterable, target, [&] { emitStatements(body, 0); }, cond, hasBreak);
 }
+
+std::string Emitter::continueFlag(int depth) { return "$continue" + std::to_string(depth); }
 
 void Emitter::emitLoop(const SourceRange& loc, const SugaredValuePtr& iterable,
                        const std::optional<Expr>& target, const std::function<void()>& body,
                        const std::optional<Expr>& cond, bool hasBreak) {
-  if (hasBreak) setValue(loc, "$continue", constant(IValue(true), loc));
+  if (hasBreak) setValue(loc, continueFlag(loopDepth_), constant(IValue(true), loc));
   Value* maxTrip;
   if (iterable) {
     maxTrip = iterable->len(loc, *this);
@@ -502,8 +537,9 @@ void Emitter::emitLoop(const SourceRange& loc, const SugaredValuePtr& iterable,
     if (cond || hasBreak) {
       WithInsertPoint guard(condBlock);
       if (hasBreak && cond) {
-        Value* flag = getVar(loc, "$continue");
+        Value* flag = getVar(loc, continueFlag(loopDepth_));
         Node* ifn = insert(graph_->create(prim::If, {flag}, 0), loc);
+        flagIfs_.insert(ifn);
         Block* t = ifn->addBlock();
         Block* f = ifn->addBlock();
         {
@@ -516,7 +552,7 @@ void Emitter::emitLoop(const SourceRange& loc, const SugaredValuePtr& iterable,
         }
         out = ifn->addOutput()->setType(BoolType::get());
       } else if (hasBreak) {
-        out = getVar(loc, "$continue");
+        out = getVar(loc, continueFlag(loopDepth_));
       } else {
         out = emitToBool(cond->range(), emitExpr(*cond));
       }
@@ -534,6 +570,10 @@ void Emitter::emitLoop(const SourceRange& loc, const SugaredValuePtr& iterable,
   {
     pushFrame(bodyBlock);
     WithInsertPoint guard(bodyBlock);
+    if (hasBreak) {
+      // The body runs only while the flag holds: not carried from the last iteration.
+      setValue(loc, continueFlag(loopDepth_ - 1), constant(IValue(true), loc));
+    }
     if (iterable && target) {
       SugaredValuePtr elem = iterable->getitem(loc, *this, tripCount);
       emitExprsAssign(*target, elem, target->range());
@@ -554,6 +594,9 @@ void Emitter::emitFor(const For& stmt) {
     if (containsExit(body, TreeKind::Break) || containsExit(body, TreeKind::Continue))
       throwErrorAt(stmt.range(), "break and continue are not supported in unrolled loops "
                                  "(over tuples and module lists)");
+    if (containsExit(body, TreeKind::Return))
+      throwErrorAt(stmt.range(), "return statements are not supported yet in unrolled loops "
+                                 "(over tuples and module lists)");
     auto elems = iterable->asTuple(stmt.iter().range(), *this, std::nullopt);
     for (const auto& elem : elems) {
       emitExprsAssign(stmt.target(), elem, stmt.target().range());
@@ -562,6 +605,118 @@ void Emitter::emitFor(const For& stmt) {
     return;
   }
   emitLoopCommon(stmt.range(), iterable, stmt.target(), body, std::nullopt);
+}
+
+// ---- attributes declared by __init__ -------------------------------------------------------
+
+void Emitter::declareAttribute(const SourceRange& loc, const std::string& name,
+                               const TypePtr& type, bool isParameter, bool isBuffer) {
+  auto* cls = const_cast<ClassType*>(selfType_->cast<ClassType>());
+  TL_INTERNAL_ASSERT(cls, "declaring an attribute outside a class");
+  if (const ClassType::Attribute* a = cls->findAttribute(name)) {
+    if (!type->isSubtypeOf(*a->type))
+      throwErrorAt(loc, "Wrong type for attribute assignment. Expected " + a->type->reprStr() +
+                            " but got " + type->reprStr());
+    return;
+  }
+  try {
+    cls->addAttribute(name, type, isParameter, isBuffer);
+  } catch (const Error& e) {
+    throwErrorAt(loc, e.message());
+  }
+}
+
+namespace {
+/// `self.name` for the Var `self`: the name, else "".
+std::string selfAttributeName(const Expr& e, const std::string& self) {
+  if (e.kind() != TreeKind::Select) return "";
+  Select s(e.tree());
+  if (s.value().kind() != TreeKind::Var || Var(s.value().tree()).name().name() != self) return "";
+  return s.selector().name();
+}
+}  // namespace
+
+bool Emitter::emitInitializerStatement(const Stmt& stmt) {
+  const std::string& self = selfName_;
+  if (stmt.kind() == TreeKind::ExprStmt) {
+    Expr e = ExprStmt(stmt.tree()).expr();
+    if (e.kind() != TreeKind::Apply) return false;
+    Apply call(e.tree());
+    std::string_view callee = call.callee().range().text();
+    // super().__init__() / super(M, self).__init__(): nn.Module's own initializer.
+    if (callee.rfind("super(", 0) == 0 && callee.size() > 9 &&
+        callee.substr(callee.size() - 9) == ".__init__")
+      return true;
+    // self.register_buffer("name", tensor)
+    if (callee == self + ".register_buffer") {
+      auto args = call.inputs();
+      if (args.size() != 2 || args[0].kind() != TreeKind::StringLiteral ||
+          call.attributes().size() != 0)
+        throwErrorAt(e.range(), "register_buffer takes a string literal name and a tensor");
+      std::string name = StringLiteral(args[0].tree()).text();
+      Value* v = emitExpr(args[1]);
+      if (!v->type()->isSubtypeOf(*TensorType::get()) &&
+          v->type()->kind() != TypeKind::NoneType)
+        throwErrorAt(args[1].range(), "a buffer must be a Tensor, not " + v->type()->reprStr());
+      declareAttribute(e.range(), name, v->type()->kind() == TypeKind::NoneType
+                                            ? OptionalType::create(TensorType::get())
+                                            : TypePtr(TensorType::get()),
+                       false, true);
+      insert(graph_->createSetAttr(graph_->inputs()[0], name, v), e.range());
+      return true;
+    }
+    return false;
+  }
+  // self.name = torch.nn.Parameter(tensor[, requires_grad])
+  Assign a(stmt.tree());
+  if (a.lhsList().size() != 1 || !a.rhs().present()) return false;
+  std::string name = selfAttributeName(a.lhs(), self);
+  if (name.empty()) return false;
+  Expr rhs = a.rhs().get();
+  if (rhs.kind() == TreeKind::Apply) {
+    Apply call(rhs.tree());
+    std::string_view callee = call.callee().range().text();
+    if (callee == "torch.nn.Parameter" || callee == "nn.Parameter" || callee == "Parameter" ||
+        callee == "torch.nn.parameter.Parameter") {
+      // self.name = torch.nn.Parameter(tensor[, requires_grad])
+      if (call.inputs().empty()) throwErrorAt(call.range(), "torch.nn.Parameter needs a tensor");
+      Value* v = emitExpr(call.inputs()[0]);
+      if (!v->type()->isSubtypeOf(*TensorType::get()))
+        throwErrorAt(call.inputs()[0].range(),
+                     "a parameter must be a Tensor, not " + v->type()->reprStr());
+      declareAttribute(a.lhs().range(), name, TensorType::get(), true, false);
+      insert(graph_->createSetAttr(graph_->inputs()[0], name, v), stmt.range());
+      return true;
+    }
+    size_t dot = callee.rfind('.');
+    bool nnClass = (callee.rfind("torch.nn.", 0) == 0 || callee.rfind("nn.", 0) == 0) &&
+                   dot != std::string_view::npos && dot + 1 < callee.size() &&
+                   std::isupper(static_cast<unsigned char>(callee[dot + 1]));
+    if (nnClass)
+      throwErrorAt(call.range(), "a submodule (" + std::string(callee) +
+                                     ") cannot be built in a script file's __init__: its "
+                                     "constructor is Python code; script the model in PyTorch "
+                                     "and load the archive instead");
+  }
+  const auto* cls = selfType_->cast<ClassType>();
+  if (const ClassType::Attribute* existing = cls->findAttribute(name)) {
+    // Declared in the class body (or earlier): the value takes the attribute's type.
+    Value* v = emitExpr(rhs, existing->type);
+    emitExprsAssign(a.lhs(), std::make_shared<SimpleValue>(v), rhs.range());
+    return true;
+  }
+  if (!cls->isModule()) return false;  // a script class honours `self.x : T = v`
+  // A module's attribute types come from the values, as PyTorch's infer_type does for the
+  // Python object: an annotation in __init__ is ignored (PyTorch warns), and an empty list or
+  // dict gives no type, hence no attribute (a later use is an error, as in PyTorch).
+  bool empty =
+      (rhs.kind() == TreeKind::ListLiteral && ListLiteral(rhs.tree()).inputs().size() == 0) ||
+      (rhs.kind() == TreeKind::DictLiteral && DictLiteral(rhs.tree()).keyInputs().size() == 0);
+  if (empty) return true;
+  if (!a.type().present()) return false;
+  Value* v = emitExpr(rhs);
+  emitExprsAssign(a.lhs(), std::make_shared<SimpleValue>(v), rhs.range());
+  return true;
 }
 
 // ---- assignment ----------------------------------------------------------------------------
@@ -617,6 +772,12 @@ void Emitter::emitExprsAssign(const Expr& lhs, const SugaredValuePtr& rhs, const
       if (!cls) throwErrorAt(lhs.range(), "Tried to set an attribute on a non-object value of type " +
                                               obj->type()->reprStr());
       const ClassType::Attribute* a = cls->findAttribute(field);
+      if (!a && env_.declareAttributes && selfType_ && *obj->type() == *selfType_) {
+        Value* v = rhs->asValue(loc, *this);
+        declareAttribute(lhs.range(), field, annotated ? annotated : unshapedType(v->type()),
+                         false, false);
+        a = cls->findAttribute(field);
+      }
       if (!a)
         throwErrorAt(lhs.range(), "Tried to set nonexistent attribute: " + field +
                                       ". Did you forget to initialize it in __init__()?");
@@ -784,11 +945,37 @@ TypePtr Emitter::emitBody(const Def& def, const TypePtr& declaredReturn) {
   return result->type();
 }
 
-std::unique_ptr<GraphFunction> compileFunction(const Def& def, const std::string& qualname,
-                                               const TypePtr& selfType, const CompileEnv& env) {
-  initOperatorRegistry();
-  auto graph = std::make_shared<Graph>();
-  Emitter e(env, selfType, graph);
+namespace {
+
+/// True when a loop of `stmts` (outside nested defs) holds a return.
+bool returnsInsideLoop(const std::vector<Stmt>& stmts) {
+  for (const Stmt& s : stmts) {
+    switch (s.kind()) {
+      case TreeKind::For:
+        if (containsExit(toVector(For(s.tree()).body()), TreeKind::Return)) return true;
+        break;
+      case TreeKind::While:
+        if (containsExit(toVector(While(s.tree()).body()), TreeKind::Return)) return true;
+        break;
+      case TreeKind::If: {
+        If i(s.tree());
+        if (returnsInsideLoop(toVector(i.trueBranch())) ||
+            returnsInsideLoop(toVector(i.falseBranch())))
+          return true;
+        break;
+      }
+      case TreeKind::With:
+        if (returnsInsideLoop(toVector(With(s.tree()).body()))) return true;
+        break;
+      default:
+        break;
+    }
+  }
+  return false;
+}
+
+/// Binds the parameters of `def` as graph inputs of `e`; returns the schema's arguments.
+std::vector<Argument> bindParameters(Emitter& e, const Def& def, const TypePtr& selfType) {
   std::vector<Argument> args;
   size_t i = 0;
   for (Param p : def.decl().params()) {
@@ -796,27 +983,47 @@ std::unique_ptr<GraphFunction> compileFunction(const Def& def, const std::string
     TypePtr type;
     if (i == 0 && selfType) {
       type = selfType;
+      e.selfName_ = name;
     } else {
       type = p.type().present() ? e.parseType(p.type().get()) : TensorType::get();
     }
     std::optional<IValue> defaultValue;
     if (p.defaultValue().present()) defaultValue = e.evalDefault(p.defaultValue().get(), type);
-    Value* input = graph->addInput()->setType(type);
+    Value* input = e.graph().addInput()->setType(type);
     if (meaningfulName(name)) input->setDebugName(name);
     args.emplace_back(name, type, std::nullopt, defaultValue, p.kwargOnly());
     e.setValue(p.range(), name, input);
     ++i;
   }
+  return args;
+}
+
+}  // namespace
+
+std::unique_ptr<GraphFunction> compileFunction(const Def& def, const std::string& qualname,
+                                               const TypePtr& selfType, const CompileEnv& env) {
+  initOperatorRegistry();
+  auto graph = std::make_shared<Graph>();
+  Emitter e(env, selfType, graph);
+  std::vector<Argument> args = bindParameters(e, def, selfType);
   TypePtr declared;
   if (def.decl().returnType().present()) declared = e.parseType(def.decl().returnType().get());
   TypePtr ret;
   try {
+    if (!declared && returnsInsideLoop(toVector(def.statements()))) {
+      // The value a loop carries for `return` needs its type before the loop: a probe
+      // compile (its graph thrown away) unifies the types of the return statements.
+      Emitter probe(env, selfType, std::make_shared<Graph>());
+      bindParameters(probe, def, selfType);
+      probe.emitBody(def, nullptr);
+      e.inferredReturn_ = probe.mergedReturn_;
+    }
     ret = e.emitBody(def, declared);
   } catch (Error& err) {
     err.addContext("while compiling " + qualname);
     throw;
   }
-  convertToSSA(*graph);
+  convertToSSA(*graph, e.flagIfs_);
   FunctionSchema schema(def.name().name(), "", std::move(args), {Argument("", ret)});
   return std::make_unique<GraphFunction>(qualname, graph, std::move(schema));
 }

@@ -404,12 +404,19 @@ Node* emitBuiltinNode(const SourceRange& loc, Graph& graph, Symbol name,
     for (const Argument& a : s->arguments()) n += a.type()->kind() == TypeKind::NumberType;
     return n;
   };
+  // Overloads taking `Any` (aten::dequantize.any, registered with the prim ops after the
+  // native ones in PyTorch) come last too: torch.dequantize(x) is aten::dequantize.self.
+  auto anyArgs = [](const FunctionSchema* s) {
+    for (const Argument& a : s->arguments())
+      if (a.type()->kind() == TypeKind::AnyType) return true;
+    return false;
+  };
+  auto rank = [&](const FunctionSchema* s) {
+    bool generic = s->arguments().size() >= 1 && scalarArgs(s) == int(s->arguments().size());
+    return (generic ? 1 : 0) + (anyArgs(s) ? 2 : 0);
+  };
   std::stable_sort(schemas.begin(), schemas.end(),
-                   [&](const FunctionSchema* a, const FunctionSchema* b) {
-                     bool ga = a->arguments().size() >= 1 && scalarArgs(a) == int(a->arguments().size());
-                     bool gb = b->arguments().size() >= 1 && scalarArgs(b) == int(b->arguments().size());
-                     return !ga && gb;
-                   });
+                   [&](const FunctionSchema* a, const FunctionSchema* b) { return rank(a) < rank(b); });
   auto [index, matched] = matchSchemas(schemas, loc, graph, args, kwargs, self);
   (void)index;
   Node* n = graph.create(name, matched.inputs, 0);

@@ -53,8 +53,15 @@ ScriptImporter::ScriptImporter(std::shared_ptr<CompilationUnit> unit, SourceProv
 CompileEnv ScriptImporter::env() {
   CompileEnv env;
   env.unit = unit_.get();
-  env.resolveType = [this](const std::string& q) { return resolveType(q); };
-  env.resolveFunction = [this](const std::string& q) { return resolveFunction(q); };
+  // Note [User sources]: bare names resolve in the user's file.
+  auto qualify = [this](const std::string& q) {
+    if (q.find('.') != std::string::npos || userQualifiers_.size() != 1) return q;
+    return *userQualifiers_.begin() + "." + q;
+  };
+  env.resolveType = [this, qualify](const std::string& q) { return resolveType(qualify(q)); };
+  env.resolveFunction = [this, qualify](const std::string& q) {
+    return resolveFunction(qualify(q));
+  };
   env.constants = constants_;
   env.resolveMethod = [this](const ClassType& cls, const std::string& name) -> Function* {
     return resolveMethod(cls, name);
@@ -106,6 +113,37 @@ void ScriptImporter::importAll(const std::string& qualifier) {
   for (const auto& n : names) definePending(n);
 }
 
+void ScriptImporter::setUserSource(const std::string& qualifier) {
+  userQualifiers_.insert(qualifier);
+}
+
+bool ScriptImporter::isUserSource(const std::string& qualname) const {
+  return userQualifiers_.count(qualifierOf(qualname)) > 0;
+}
+
+GraphFunction* ScriptImporter::userInit(const std::string& qualname) const {
+  auto it = userInits_.find(qualname);
+  return it == userInits_.end() ? nullptr : it->second;
+}
+
+std::vector<std::string> ScriptImporter::definedNames(const std::string& qualifier,
+                                                      bool modules) {
+  parseQualifier(qualifier);
+  std::vector<std::string> out;
+  for (const std::string& q : order_[qualifier]) {
+    auto it = classDefs_.find(q);
+    bool isClass = it != classDefs_.end();
+    if (!modules) {
+      if (!isClass) out.push_back(q);
+      continue;
+    }
+    if (!isClass || it->second.bases().size() != 1) continue;
+    std::string_view base = it->second.bases()[0].range().text();
+    if (base == "torch.nn.Module" || base == "nn.Module" || base == "Module") out.push_back(q);
+  }
+  return out;
+}
+
 // ---- files --------------------------------------------------------------------------------
 
 void ScriptImporter::parseQualifier(const std::string& qualifier) {
@@ -126,6 +164,7 @@ void ScriptImporter::parseQualifier(const std::string& qualifier) {
               unit_->findFunction(qualname))
             throwErrorAt(s.range(), fmt::format("'{}' is defined twice", qualname));
           pending_[qualname] = Pending{s.tree(), qualifier};
+          order_[qualifier].push_back(qualname);
           if (s.kind() == TreeKind::ClassDef) classDefs_.emplace(qualname, ClassDef(s.tree()));
           break;
         }
@@ -138,6 +177,7 @@ void ScriptImporter::parseQualifier(const std::string& qualifier) {
           [[fallthrough]];
         }
         default:
+          if (userQualifiers_.count(qualifier)) break;  // Python-only code of a user's file
           throwErrorAt(s.range(),
                        "unexpected statement at the top level of TorchScript code (only classes, "
                        "functions, imports and `op_version_set = N` are allowed)");
@@ -176,12 +216,16 @@ void ScriptImporter::definePending(const std::string& qualname) {
 
 void ScriptImporter::defineClass(const std::string& qualname, const ClassDef& def,
                                  const std::string& qualifier) {
-  (void)qualifier;
   auto bases = def.bases();
   if (bases.empty()) return defineModuleOrClass(qualname, def, false);
   if (bases.size() > 1)
     throwErrorAt(bases[1].range(), fmt::format("class '{}' has more than one base class", qualname));
   std::string base = varName(bases[0]);
+  if (userQualifiers_.count(qualifier)) {
+    std::string_view text = bases[0].range().text();
+    if (text == "torch.nn.Module" || text == "nn.Module") base = "Module";
+    if (text == "object") return defineModuleOrClass(qualname, def, false);
+  }
   if (base == "Module") return defineModuleOrClass(qualname, def, true);
   if (base == "NamedTuple") return defineNamedTuple(qualname, def);
   if (base == "Enum") return defineEnum(qualname, def);
@@ -291,8 +335,34 @@ void ScriptImporter::defineModuleOrClass(const std::string& qualname, const Clas
     type->addConstant(name, std::make_shared<IValue>(literalValue(a.rhs().get(), t)));
   }
 
+  if (!isUserSource(qualname)) {
+    cls.attributesDone = true;
+    for (const auto& name : cls.order) compileMethod(cls, name);
+    return;
+  }
+  // Note [User sources]
+  if (isModule && !type->findAttribute("training")) type->addAttribute("training", BoolType::get());
   cls.attributesDone = true;
-  for (const auto& name : cls.order) compileMethod(cls, name);
+  auto init = cls.defs.find("__init__");
+  if (init != cls.defs.end()) {
+    if (isModule) {
+      Def d = init->second;
+      cls.defs.erase(init);
+      cls.order.erase(std::find(cls.order.begin(), cls.order.end(), "__init__"));
+      userInits_[qualname] = unit_->addFunction(compile(d, qualname + ".__init__", type, true));
+    } else {
+      cls.inProgress.insert("__init__");
+      std::unique_ptr<GraphFunction> fn =
+          compile(init->second, qualname + ".__init__", type, true);
+      type->addMethod(unit_->addFunction(std::move(fn)));
+      cls.inProgress.erase("__init__");
+    }
+  }
+  for (const auto& name : cls.order) {
+    if (isModule && name != "forward" && !cls.defs.at(name).hasDecorator("torch.jit.export"))
+      continue;  // compiled when called
+    compileMethod(cls, name);
+  }
 }
 
 void ScriptImporter::compileMethod(ClassState& cls, const std::string& name) {
@@ -306,9 +376,12 @@ void ScriptImporter::compileMethod(ClassState& cls, const std::string& name) {
 }
 
 std::unique_ptr<GraphFunction> ScriptImporter::compile(const Def& def, const std::string& qualname,
-                                                       const TypePtr& selfType) {
+                                                       const TypePtr& selfType,
+                                                       bool declareAttributes) {
   try {
-    return compileFunction(def, qualname, selfType, env());
+    CompileEnv e = env();
+    e.declareAttributes = declareAttributes;
+    return compileFunction(def, qualname, selfType, e);
   } catch (Error& e) {
     // The emitter names the function for errors in bodies; add it where it did not.
     std::string line = "while compiling " + qualname;

@@ -25,6 +25,21 @@
 // already being compiled is not found, so recursion is rejected by the emitter). Names the emitter meets (`__torch__.X`, `__torch__.f`, `CONSTANTS.cN`)
 // come back here through the CompileEnv.
 //
+// Note [User sources]
+// A user's .py (torchless script) is read with the same rules plus what Python-side scripting
+// gives: names used bare (`helper(x)`, `Point(1, 2)`) resolve in the file itself; top-level
+// statements other than classes, functions and imports are Python-only and ignored; a class
+// deriving from `torch.nn.Module` / `nn.Module` is a module and gets `training : bool`; its
+// `__init__(self)` is compiled apart (CompileEnv::declareAttributes: `self.x = v` declares
+// attribute x with v's type, as PyTorch infers a module's attribute types from the values:
+// annotations in __init__ are ignored and empty lists/dicts give no attribute; types declared
+// in the class body (`x : List[int]`) hold; `torch.nn.Parameter(t)` declares a parameter,
+// `self.register_buffer(...)` a buffer) for the caller to run on a fresh object; of its
+// methods, `forward` and those
+// marked `@torch.jit.export` are compiled, others when called, as torch.jit.script does. A
+// script class (no base, or `object`) gets its attributes from `__init__` the same way and
+// keeps it as its constructor.
+//
 // Errors carry the file, line and column of the offending source, plus context lines
 // "while compiling __torch__.M.forward" and "while loading code/__torch__/m.py".
 
@@ -86,6 +101,17 @@ class ScriptImporter {
   /// Defines every class and function of the file of `qualifier` (e.g. a user's .py).
   void importAll(const std::string& qualifier);
 
+  /// Marks the file of `qualifier` as a user's source rather than an archive's code/
+  /// (Note [User sources]). Call before anything of it is resolved.
+  void setUserSource(const std::string& qualifier);
+  /// The compiled `__init__` of a module class of a user's source (self is its only input),
+  /// or nullptr when the class has none. Not a method of the class: PyTorch's scripted
+  /// modules have no `__init__` either.
+  GraphFunction* userInit(const std::string& qualname) const;
+  /// The qualified names of the module classes and functions the file of `qualifier`
+  /// defines, in source order (for messages and defaults).
+  std::vector<std::string> definedNames(const std::string& qualifier, bool modules) ;
+
   /// The environment given to the emitter (backed by this importer).
   CompileEnv env();
 
@@ -121,7 +147,8 @@ class ScriptImporter {
   void compileMethod(ClassState& cls, const std::string& name);
   /// compileFunction with the context line "while compiling <qualname>".
   std::unique_ptr<GraphFunction> compile(const Def& def, const std::string& qualname,
-                                         const TypePtr& selfType);
+                                         const TypePtr& selfType, bool declareAttributes = false);
+  bool isUserSource(const std::string& qualname) const;
 
   /// The type an annotation expression denotes, resolving `__torch__` names through this.
   TypePtr typeOf(const Expr& annotation);
@@ -139,6 +166,9 @@ class ScriptImporter {
   std::map<std::string, ClassDef> classDefs_;            // qualname -> class statement
   std::map<std::string, std::string> qualifierFiles_;    // qualifier -> file name
   std::set<std::string> defining_;                       // qualnames being defined
+  std::set<std::string> userQualifiers_;                 // files that are a user's source
+  std::map<std::string, GraphFunction*> userInits_;      // module class -> its __init__
+  std::map<std::string, std::vector<std::string>> order_;  // qualifier -> names in order
   std::map<std::string, std::unique_ptr<ClassState>> classes_;
 };
 

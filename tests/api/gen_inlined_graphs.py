@@ -3,7 +3,9 @@
 
 usage: gen_inlined_graphs.py OUT_DIR
 
-For each model below: OUT_DIR/<name>.pt (torch.jit.save), then the archive is loaded back
+For each model below (torchvision classifiers traced and scripted, segmentation, DCGAN, RNN
+language models, transformer encoders; random weights, small inputs, the large parameters
+emptied after tracing/scripting): OUT_DIR/<name>.pt (torch.jit.save), then the archive is loaded back
 with torch.jit.load and, for every method of the root module, the node kinds of two inlined
 graphs are counted (nested blocks included, prim::Constant excluded) into OUT_DIR/<name>.json:
 
@@ -39,8 +41,89 @@ sys.path.insert(0, os.path.join(HERE, "..", "frontend"))
 from gen_corpus import LSTMLanguageModel  # noqa: E402
 
 
+class DCGANGenerator(nn.Module):
+    def __init__(self, nz=16, ngf=8, nc=3):
+        super().__init__()
+        layers = []
+        chans = [nz, ngf * 8, ngf * 4, ngf * 2, ngf]
+        for i in range(4):
+            layers += [nn.ConvTranspose2d(chans[i], chans[i + 1], 4, 1 if i == 0 else 2,
+                                          0 if i == 0 else 1, bias=False),
+                       nn.BatchNorm2d(chans[i + 1]), nn.ReLU(True)]
+        layers += [nn.ConvTranspose2d(ngf, nc, 4, 2, 1, bias=False), nn.Tanh()]
+        self.main = nn.Sequential(*layers)
+
+    def forward(self, x):
+        return self.main(x)
+
+
+class DCGANDiscriminator(nn.Module):
+    def __init__(self, ndf=8, nc=3):
+        super().__init__()
+        self.main = nn.Sequential(
+            nn.Conv2d(nc, ndf, 4, 2, 1, bias=False), nn.LeakyReLU(0.2, inplace=True),
+            nn.Conv2d(ndf, ndf * 2, 4, 2, 1, bias=False), nn.BatchNorm2d(ndf * 2),
+            nn.LeakyReLU(0.2, inplace=True),
+            nn.Conv2d(ndf * 2, 1, 4, 1, 0, bias=False), nn.Sigmoid())
+
+    def forward(self, x):
+        return self.main(x).view(-1, 1).squeeze(1)
+
+
+class GRULanguageModel(nn.Module):
+    def __init__(self, ntoken=50, ninp=16, nhid=24, nlayers=2):
+        super().__init__()
+        self.drop = nn.Dropout(0.2)
+        self.encoder = nn.Embedding(ntoken, ninp)
+        self.rnn = nn.GRU(ninp, nhid, nlayers, dropout=0.2)
+        self.decoder = nn.Linear(nhid, ntoken)
+
+    def forward(self, input: torch.Tensor):
+        emb = self.drop(self.encoder(input))
+        output, hidden = self.rnn(emb)
+        decoded = self.decoder(self.drop(output))
+        return torch.log_softmax(decoded.view(-1, 50), dim=1)
+
+
+class BertLike(nn.Module):
+    def __init__(self, vocab=100, d=32, heads=4, layers=2, maxlen=16):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, d)
+        self.pos = nn.Embedding(maxlen, d)
+        self.norm = nn.LayerNorm(d)
+        layer = nn.TransformerEncoderLayer(d, heads, 4 * d, batch_first=True, activation="gelu")
+        self.encoder = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+        self.pooler = nn.Linear(d, d)
+
+    def forward(self, ids):
+        positions = torch.arange(ids.size(1), device=ids.device).unsqueeze(0)
+        x = self.norm(self.tok(ids) + self.pos(positions))
+        x = self.encoder(x)
+        return x, torch.tanh(self.pooler(x[:, 0]))
+
+
+# torchvision classifiers: (name, constructor kwargs, traced input side). Random weights,
+# 10 classes (smaller archives); init_weights=False skips scipy's slow truncated normal.
+CLASSIFIERS = [
+    ("alexnet", {}, 64),
+    ("vgg11", {}, 32),
+    ("squeezenet1_0", {}, 64),
+    ("densenet121", {}, 32),
+    ("inception_v3", {"init_weights": False, "aux_logits": False}, 80),
+    ("googlenet", {"init_weights": False, "aux_logits": False}, 32),
+    ("shufflenet_v2_x1_0", {}, 32),
+    ("mnasnet0_5", {}, 32),
+    ("efficientnet_b0", {}, 32),
+    ("regnet_y_400mf", {}, 32),
+    ("convnext_tiny", {}, 32),
+    ("resnext50_32x4d", {}, 32),
+    ("wide_resnet50_2", {}, 32),
+    ("mobilenet_v3_small", {}, 32),
+]
+
+
 def build():
-    """Returns {name: scripted or traced module} (a subset of gen_corpus.py's list)."""
+    """Returns {name: scripted or traced module}."""
     torch.manual_seed(0)
     tv = torchvision.models
     models = {}
@@ -53,7 +136,28 @@ def build():
     layer = nn.TransformerEncoderLayer(d_model=32, nhead=4, dim_feedforward=64, batch_first=True)
     models["transformer_encoder_scripted"] = torch.jit.script(nn.TransformerEncoder(layer, 2))
     models["lstm_lm_scripted"] = torch.jit.script(LSTMLanguageModel())
+    with torch.no_grad():
+        for name, kwargs, side in CLASSIFIERS:
+            model = getattr(tv, name)(weights=None, num_classes=10, **kwargs).eval()
+            models[name + "_traced"] = torch.jit.trace(model, torch.randn(1, 3, side, side))
+            models[name + "_scripted"] = torch.jit.script(model)
+        gen, disc = DCGANGenerator().eval(), DCGANDiscriminator().eval()
+        models["dcgan_generator_traced"] = torch.jit.trace(gen, torch.randn(1, 16, 1, 1))
+        models["dcgan_generator_scripted"] = torch.jit.script(gen)
+        models["dcgan_discriminator_traced"] = torch.jit.trace(disc, torch.randn(2, 3, 32, 32))
+        models["dcgan_discriminator_scripted"] = torch.jit.script(disc)
+        models["gru_lm_scripted"] = torch.jit.script(GRULanguageModel().eval())
+        models["bert_like_scripted"] = torch.jit.script(BertLike().eval())
     return models
+
+
+def drop_weights(module):
+    """Empties every parameter of more than 4096 elements in place (only graphs are compared
+    here): the archives shrink from about 3 GB to a few MB, and torch.jit.load and
+    torchless::load read them all the same."""
+    for _, p in module.named_parameters():
+        if p.numel() > 4096:
+            p.data = p.data.new_zeros(0)
 
 
 def count_kinds(block, counts):
@@ -102,6 +206,7 @@ def main(argv):
     counts = {}
     for name, model in build().items():
         path = os.path.join(tmp, name + ".pt")
+        drop_weights(model)
         torch.jit.save(model, path)
         counts[name] = {"inlined": method_counts(torch.jit.load(path), False)}
         names.append(name)

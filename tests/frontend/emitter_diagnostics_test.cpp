@@ -108,6 +108,25 @@ TEST(frontend_emitter_diagnostics, UnsupportedConstruct) {
             "does not compile");
 }
 
+// PyTorch 1.13's Python frontend rejects these (torch/jit/frontend.py, build_ListComp and
+// build_DictComp) with the same messages.
+TEST(frontend_emitter_diagnostics, ComprehensionIfs) {
+  EXPECT_EQ(firstLine("def f(xs: List[int]) -> List[int]:\n  return [x for x in xs if x > 0]\n"),
+            "m.py:2:10: Comprehension ifs are not supported yet");
+  EXPECT_EQ(firstLine("def f(xs: List[str]) -> Dict[str, int]:\n"
+                      "  return {k: 1 for k in xs if k != 'a'}\n"),
+            "m.py:2:10: Comprehension ifs are not supported yet");
+  EXPECT_EQ(firstLine("def f(xs: List[int]) -> List[int]:\n  return [x for x in xs for y in xs]\n"),
+            "m.py:2:10: Only a single generator is currently supported");
+}
+
+TEST(frontend_emitter_diagnostics, ReturnInUnrolledLoop) {
+  EXPECT_EQ(firstLine("def f(t: Tuple[int, int]) -> int:\n  for v in t:\n    if v > 1:\n"
+                      "      return v\n  return 0\n"),
+            "m.py:2:3: return statements are not supported yet in unrolled loops (over tuples "
+            "and module lists)");
+}
+
 TEST(frontend_emitter_diagnostics, MissingAttribute) {
   auto cls = ClassType::create("__torch__.M", true);
   cls->addAttribute("training", BoolType::get());

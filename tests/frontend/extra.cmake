@@ -29,3 +29,12 @@ add_test(NAME frontend_corpus
 set_tests_properties(frontend_corpus PROPERTIES
   FIXTURES_REQUIRED frontend_corpus
   ENVIRONMENT "TORCHLESS_FRONTEND_CORPUS=${_fe_corpus}")
+
+# `torchless script` against PyTorch scripting the same sources (tests/frontend/script_cases/):
+# archives torch.jit.load accepts with PyTorch's outputs, and the compile errors' messages.
+add_test(NAME frontend.script_cli
+         COMMAND ${TORCHLESS_TORCH_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/frontend/check_script_cli.py
+                 $<TARGET_FILE:torchless> ${PROJECT_BINARY_DIR}/frontend_script_cli)
+set_tests_properties(frontend.script_cli PROPERTIES
+  TIMEOUT 300
+  ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1;OMP_NUM_THREADS=1")

@@ -387,6 +387,38 @@ def fn(x: Tensor, xs: List[int]) -> Tensor:
     v, i = torch.max(x, 1)
     return v + i + max(xs)
 """, mode="kinds")
+# Issue 4's language gaps.
+case("neg_literals", """
+def fn(x: Tensor, n: int) -> Tensor:
+    y = x.masked_fill(x > 0, -math.inf) + (-1.0)
+    return y * -n + -(2)
+""")
+case("static_if_scripting", """
+def fn(x: Tensor) -> Tensor:
+    if torch.jit.is_scripting():
+        y = x + 1
+    else:
+        y = x - 1
+    if True:
+        y = y * 2
+    return y
+""")
+case("return_in_loop", """
+def fn(xs: List[int], t: int) -> int:
+    for i in range(len(xs)):
+        if xs[i] == t:
+            return i
+    return -1
+""", mode="kinds", source_mode="kinds")
+case("return_in_while", """
+def fn(n: int) -> int:
+    i = 0
+    while i < n:
+        i += 3
+        if i > 10:
+            return i * 2
+    return i
+""", mode="kinds", source_mode="kinds")
 
 # ---- modules
 MODULE_CASES = {}
