@@ -13,5 +13,8 @@ void registerCodeCommand(CLI::App& app);
 void registerRunCommand(CLI::App& app);
 void registerBenchCommand(CLI::App& app);
 void registerExportCommand(CLI::App& app);
+void registerFreezeCommand(CLI::App& app);
+void registerScriptCommand(CLI::App& app);
+void registerTraceCommand(CLI::App& app);
 
 }  // namespace torchless::cli

@@ -21,6 +21,9 @@ int main(int argc, char** argv) {
   torchless::cli::registerRunCommand(app);
   torchless::cli::registerBenchCommand(app);
   torchless::cli::registerExportCommand(app);
+  torchless::cli::registerFreezeCommand(app);
+  torchless::cli::registerScriptCommand(app);
+  torchless::cli::registerTraceCommand(app);
 
   try {
     app.parse(argc, argv);

@@ -20,7 +20,7 @@ if(TARGET api_test)
     FIXTURES_SETUP api_models TIMEOUT 900
     ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1;OMP_NUM_THREADS=1")
 
-  add_test(NAME api.oracle COMMAND api_test --gtest_filter=*Oracle.*:*Oracle/*:-*CorpusGraphs*)
+  add_test(NAME api.oracle COMMAND api_test --gtest_filter=*Oracle.*:*Oracle/*:-*CorpusGraphs*:TraceOracle.*)
   set_tests_properties(api.oracle PROPERTIES
     FIXTURES_REQUIRED api_models TIMEOUT 900
     ENVIRONMENT "TORCHLESS_BIN=${PROJECT_BINARY_DIR}/bin/torchless")
@@ -46,4 +46,27 @@ if(TARGET api_test)
   set_tests_properties(api.corpus_graphs PROPERTIES
     FIXTURES_REQUIRED api_corpus_graphs TIMEOUT 900
     ENVIRONMENT "TORCHLESS_CORPUS_GRAPHS=${_api_corpus_graphs}")
+endif()
+
+# Issue 8: tracing without Python (api/trace.h), against the TorchScript documentation's
+# examples made by real PyTorch.
+#
+#   api.gen_trace_models  (fixture) gen_trace_models.py: scripted/traced archives, inputs,
+#                         PyTorch's outputs, its TracerWarnings and TracingCheckError texts, and
+#                         the node kinds of torch.jit.trace(resnet18)
+#   api.trace             the TraceOracle suite of api_test over them (api.oracle's filter
+#                         leaves it out; without TORCHLESS_TRACE_MODELS its cases skip)
+set(_api_trace_models ${PROJECT_BINARY_DIR}/api_trace_models)
+if(TARGET api_test)
+  add_test(NAME api.gen_trace_models
+    COMMAND ${TORCHLESS_ORACLE_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/gen_trace_models.py
+            ${_api_trace_models})
+  set_tests_properties(api.gen_trace_models PROPERTIES
+    FIXTURES_SETUP api_trace_models TIMEOUT 900
+    ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1;OMP_NUM_THREADS=1")
+
+  add_test(NAME api.trace COMMAND api_test --gtest_filter=TraceOracle.*)
+  set_tests_properties(api.trace PROPERTIES
+    FIXTURES_REQUIRED api_trace_models TIMEOUT 900
+    ENVIRONMENT "TORCHLESS_TRACE_MODELS=${_api_trace_models};TORCHLESS_BIN=${PROJECT_BINARY_DIR}/bin/torchless;PYTHONDONTWRITEBYTECODE=1;OMP_NUM_THREADS=1")
 endif()
