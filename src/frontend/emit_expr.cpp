@@ -205,8 +205,14 @@ CondValue Emitter::emitCondExpr(const Expr& e) {
         out.value = sv->asValue(e.range(), *this);
         if (auto c = toIValue(out.value)) out.staticIf = c->toBool();
         Expr target = a.inputs()[0];
-        if (!out.staticIf && target.kind() == TreeKind::Var) {
-          TypePtr t = parseType(a.inputs()[1]);
+        // Refines only for one named type (not a tuple of types, not the builtin list/tuple).
+        Expr typeExpr = a.inputs()[1];
+        const bool plainType =
+            typeExpr.kind() != TreeKind::TupleLiteral &&
+            !(typeExpr.kind() == TreeKind::Var && (Var(typeExpr.tree()).name().name() == "list" ||
+                                                   Var(typeExpr.tree()).name().name() == "tuple"));
+        if (!out.staticIf && plainType && target.kind() == TreeKind::Var) {
+          TypePtr t = parseType(typeExpr);
           out.refinements.whenTrue.push_back({Var(target.tree()).name().name(), t});
         }
         return out;
@@ -289,10 +295,20 @@ SugaredValuePtr Emitter::emitSugaredExpr(const Expr& e, size_t nBinders, const T
           Value* v = emitExpr(inputs[0]);
           std::vector<TypePtr> types;
           Expr texpr = inputs[1];
+          // The builtins `list` and `tuple` name any list / tuple (PyTorch's AnyListType,
+          // AnyTupleType), as in torchvision's `isinstance(boxes, (list, tuple))`.
+          auto isinstanceType = [this](const Expr& t) -> TypePtr {
+            if (t.kind() == TreeKind::Var) {
+              const std::string& name = Var(t.tree()).name().name();
+              if (name == "list") return AnyListType::get();
+              if (name == "tuple") return AnyTupleType::get();
+            }
+            return parseType(t);
+          };
           if (texpr.kind() == TreeKind::TupleLiteral) {
-            for (Expr t : SequenceLiteral(texpr.tree()).inputs()) types.push_back(parseType(t));
+            for (Expr t : SequenceLiteral(texpr.tree()).inputs()) types.push_back(isinstanceType(t));
           } else {
-            types.push_back(parseType(texpr));
+            types.push_back(isinstanceType(texpr));
           }
           bool always = false, never = true;
           for (const auto& t : types) {

@@ -160,9 +160,25 @@ Operation createObject(const Node& n) {
   return [mutableCls](Stack& s) { s.emplace_back(Object::create(mutableCls)); };
 }
 
+// prim::isinstance[types=[...]](Any v) -> bool: true when v's run-time type is a subtype of one
+// of the types (PyTorch's isinstance op; `list` / `tuple` are AnyListType / AnyTupleType, which
+// every list / tuple type is a subtype of).
+Operation isinstance(const Node& n) {
+  std::vector<TypePtr> types = n.tys(attr::types);
+  return [types](Stack& s) {
+    IValue v = pop(s);
+    TypePtr t = v.type();
+    bool result = false;
+    for (const auto& candidate : types)
+      if (t->isSubtypeOf(*candidate)) { result = true; break; }
+    s.emplace_back(result);
+  };
+}
+
 }  // namespace
 
 void registerPrimKernels(KernelRegistry& r) {
+  r.registerNodeKernel(prim::isinstance, isinstance);
   r.registerNodeKernel(prim::ListConstruct, listConstruct);
   r.registerNodeKernel(prim::ListUnpack, listUnpack);
   r.registerNodeKernel(prim::TupleConstruct, tupleConstruct);

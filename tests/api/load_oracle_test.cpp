@@ -247,11 +247,7 @@ const std::map<std::string, Expectation>& generatedExpectations() {
       {"corpus_packed_rnn_relu_scripted", {}},
       {"corpus_packed_rnn_tanh_scripted", {}},
       {"corpus_regnet_y_400mf_scripted", {}},
-      {"corpus_roi_align_box_list_scripted",
-       {"cannot parse type annotation 'List'",
-        "torchvision.ops.roi_align's check_roi_boxes_shape calls isinstance(boxes, (list, tuple)): "
-        "the frontend does not take the builtin types list/tuple as isinstance targets yet "
-        "(torchvision::roi_align itself runs: corpus_detector_nms_roi_align_scripted)"}},
+      {"corpus_roi_align_box_list_scripted", {}},
       {"corpus_scatter_einsum_scripted", {}},
       {"corpus_shufflenet_v2_x0_5_scripted", {}},
       {"corpus_shufflenet_v2_x0_5_traced", {}},

@@ -26,7 +26,7 @@ PRELUDE = """\
 import math
 import torch
 from torch import Tensor
-from typing import Any, Dict, List, NamedTuple, Optional, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple, Union
 from torch.jit import annotate
 """
 
@@ -320,6 +320,12 @@ def fn(x: Optional[Tensor]) -> Tensor:
     if isinstance(x, Tensor):
         return x
     return torch.zeros(1)
+""", mode="kinds")
+case("isinstance_builtin_list_tuple", """
+def fn(boxes: Union[Tensor, List[Tensor]]) -> int:
+    if isinstance(boxes, (list, tuple)):
+        return 1
+    return 3
 """, mode="kinds")
 case("unchecked_annotate", """
 def fn(x: Optional[int]) -> int:
