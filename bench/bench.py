@@ -7,9 +7,9 @@ For each model it writes build/bench/<model>.pt (random weights), <model>.onnx a
 then measures the median latency at batch 1 with 1 and 2 threads of:
   - PyTorch: torch.jit.load, then torch.jit.freeze and torch.jit.optimize_for_inference;
   - ONNX Runtime (npm onnxruntime-node, CPU, intra-op threads = N) on torch.onnx.export's file;
-  - torchless: `torchless bench MODEL.pt input.npy --threads N --json`, on the saved archive and on
-    the same model after torch.jit.freeze (the archive torch.jit.save writes of the frozen module,
-    which is what PyTorch's column runs before optimize_for_inference).
+  - torchless: `torchless bench MODEL.pt input.npy --threads N --json`, on the saved archive, on
+    the archive `torchless freeze MODEL.pt -o F.pt --optimize` writes (the whole pipeline without
+    Python; the ratios use this column), and on the archive of torch.jit.freeze's module.
 and writes bench/RESULTS.md with the machine, the command and the ratios (torchless / other;
 below 1 means torchless is faster). A model torchless cannot run yet is listed with its error.
 """
@@ -127,6 +127,10 @@ def main():
         scripted.save(pt_path)
         frozen_path = os.path.join(OUT, name + "_frozen.pt")
         torch.jit.freeze(torch.jit.load(pt_path).eval()).save(frozen_path)
+        own_frozen_path = os.path.join(OUT, name + "_torchless_frozen.pt")
+        r = subprocess.run([ARGS_TORCHLESS[0], "freeze", pt_path, "-o", own_frozen_path, "--optimize"],
+                           capture_output=True, text=True)
+        own_frozen_err = None if r.returncode == 0 else (r.stderr.strip().splitlines() or ["failed"])[0]
         np.save(npy_path, x.numpy())
         try:
             torch.onnx.export(model, (x,), onnx_path, opset_version=14, input_names=["input"])
@@ -138,8 +142,12 @@ def main():
             ort, ort_err = bench_ort(onnx_path, npy_path, threads, args.runs, args.warmup) if onnx_path else (None, "export failed")
             tl, tl_err = bench_torchless(pt_path, npy_path, threads, args.runs, args.warmup)
             tlf, tlf_err = bench_torchless(frozen_path, npy_path, threads, args.runs, args.warmup)
+            if own_frozen_err is None:
+                tlo, tlo_err = bench_torchless(own_frozen_path, npy_path, threads, args.runs, args.warmup)
+            else:
+                tlo, tlo_err = None, "torchless freeze: " + own_frozen_err
             rows.append(dict(model=name, threads=threads, pytorch=pt, ort=ort, ort_err=ort_err, torchless=tl, tl_err=tl_err,
-                             torchless_frozen=tlf, tlf_err=tlf_err))
+                             torchless_frozen=tlf, tlf_err=tlf_err, torchless_own=tlo, tlo_err=tlo_err))
             print(rows[-1], flush=True)
     write_results(rows, args)
 
@@ -165,22 +173,25 @@ def write_results(rows, args):
         "",
         "Median latency at batch 1 in milliseconds. Ratios are torchless / other: below 1 means "
         "torchless is faster. PyTorch runs the frozen, optimize_for_inference'd module; ONNX Runtime "
-        "runs torch.onnx.export's file (opset 14). torchless runs the saved archive and, in the "
-        "frozen column, the torch.jit.freeze'd archive (ratios use the frozen column).",
+        "runs torch.onnx.export's file (opset 14). torchless runs the saved archive as loaded, the "
+        "archive `torchless freeze --optimize` wrote from it (no Python anywhere; the ratios use this "
+        "column), and the archive of torch.jit.freeze's module.",
         "",
-        "| model | threads | PyTorch ms | ONNX Runtime ms | torchless ms | torchless frozen ms | vs PyTorch | vs ORT |",
-        "|---|---|---|---|---|---|---|---|",
+        "| model | threads | PyTorch ms | ONNX Runtime ms | torchless ms (as loaded) | torchless ms (torchless freeze) | torchless ms (torch.jit.freeze) | vs PyTorch | vs ORT |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     notes = []
     for r in rows:
-        best = r["torchless_frozen"] if r["torchless_frozen"] is not None else r["torchless"]
+        best = r["torchless_own"] if r["torchless_own"] is not None else r["torchless"]
         lines.append(f"| {r['model']} | {r['threads']} | {fmt(r['pytorch'])} | {fmt(r['ort'])} | "
-                     f"{fmt(r['torchless'])} | {fmt(r['torchless_frozen'])} | {ratio(best, r['pytorch'])} | "
-                     f"{ratio(best, r['ort'])} |")
+                     f"{fmt(r['torchless'])} | {fmt(r['torchless_own'])} | {fmt(r['torchless_frozen'])} | "
+                     f"{ratio(best, r['pytorch'])} | {ratio(best, r['ort'])} |")
         if r["tl_err"]:
             notes.append(f"- {r['model']} ({r['threads']} threads): torchless failed: `{r['tl_err']}`")
         if r["tlf_err"]:
             notes.append(f"- {r['model']} ({r['threads']} threads): torchless (frozen archive) failed: `{r['tlf_err']}`")
+        if r["tlo_err"]:
+            notes.append(f"- {r['model']} ({r['threads']} threads): torchless (torchless freeze) failed: `{r['tlo_err']}`")
         if r["ort_err"]:
             notes.append(f"- {r['model']} ({r['threads']} threads): ONNX Runtime failed: `{r['ort_err']}`")
     if notes:
