@@ -3,12 +3,12 @@
 //
 //   #include <torchless/onnx_export.h>
 //
-//   torchless::onnx::ExportOptions o;
+//   torchless::onnx_export::ExportOptions o;
 //   o.opset = 17;
 //   o.inputNames = {"x"};
 //   o.dynamicAxes["x"] = {0};                      // batch size free
-//   ::onnx::ModelProto m = torchless::onnx::exportGraph(*graph, {IValue(x)}, o);
-//   torchless::onnx::saveModel(m, "model.onnx");   // checked, written atomically
+//   ::onnx::ModelProto m = torchless::onnx_export::exportGraph(*graph, {IValue(x)}, o);
+//   torchless::onnx_export::saveModel(m, "model.onnx");   // checked, written atomically
 //
 // Registering a converter for an operator we lack (as torch.onnx's
 // register_custom_op_symbolic). The key is the operator's exact schema string, as
@@ -17,12 +17,12 @@
 // torchless::Error.
 //
 //   // aten::celu(x, alpha) -> Celu (https://onnx.ai/onnx/operators/onnx__Celu.html)
-//   torchless::onnx::registerConverter(
+//   torchless::onnx_export::registerConverter(
 //       "aten::celu(Tensor self, Scalar alpha=1.) -> Tensor",
-//       [](torchless::onnx::OnnxCtx& ctx, const torchless::Node& n, torchless::onnx::OnnxArgs& args) {
+//       [](torchless::onnx_export::OnnxCtx& ctx, const torchless::Node& n, torchless::onnx_export::OnnxArgs& args) {
 //         std::string x = args[0].unwrapToTensor();          // an ONNX value name
 //         double alpha = args[1].unwrapToDouble(1.0);        // a constant, default when None
-//         ctx.setOutput(n, 0, ctx.op("Celu", {x}, {torchless::onnx::attrF("alpha", alpha)}));
+//         ctx.setOutput(n, 0, ctx.op("Celu", {x}, {torchless::onnx_export::attrF("alpha", alpha)}));
 //       });
 //
 // Inside a converter: args[i].isIValue() tells a constant (or a value folded from known
@@ -41,7 +41,7 @@
 #include <string_view>
 #include <vector>
 
-namespace torchless::onnx {
+namespace torchless::onnx_export {
 
 /// Opsets the exporter writes.
 constexpr int kMinOpset = 13;
@@ -92,9 +92,24 @@ void checkModel(const ::onnx::ModelProto& model);
 /// knows: 17 for Debian's libonnx 1.12. exportGraph skips checking newer opsets.
 int checkerMaxOpset();
 
+/// Protobuf cannot write messages of 2 GB: models from just under that size are written with
+/// external data (see SaveOptions).
+constexpr size_t kDefaultExternalDataThreshold = (size_t(2) << 30) - (size_t(64) << 20);
+
+struct SaveOptions {
+  /// A model whose serialized size reaches this many bytes keeps its large initializers in
+  /// PATH + ".data" (ONNX's external data format: location, offset, length; offsets aligned to
+  /// 4 KiB). 0 always writes external data (the tests lower it to exercise the path).
+  size_t externalDataThreshold = kDefaultExternalDataThreshold;
+  /// With external data, initializers of at least this many bytes go to the data file.
+  size_t externalTensorMinBytes = 1024;
+};
+
 /// Writes `model` to `path` through a temporary file renamed at the end (nothing is left on
-/// failure). Models past 2 GB keep their initializers in `path` + ".data" (external data).
-void saveModel(const ::onnx::ModelProto& model, const std::string& path);
+/// failure); with external data (options.externalDataThreshold) also PATH.data, the same way.
+/// Returns true when external data was written. Throws torchless::Error (placed at `path`)
+/// when a file cannot be written.
+bool saveModel(const ::onnx::ModelProto& model, const std::string& path, const SaveOptions& options = {});
 
 /// ONNX nodes per op type in `model` (subgraphs included).
 std::map<std::string, int> countOps(const ::onnx::ModelProto& model);
@@ -104,4 +119,4 @@ std::map<std::string, int> countOps(const ::onnx::ModelProto& model);
 /// the schema or it has a converter already.
 void registerConverter(std::string_view schema, OnnxConverter converter);
 
-}  // namespace torchless::onnx
+}  // namespace torchless::onnx_export

@@ -244,6 +244,14 @@ class ArgValue {
   /// The tensors of a Tensor[] (a static list is materialized element by element).
   std::vector<T> unwrapToTensorList() const {
     if (isTensorList()) return ctx_->tensorList(value());
+    if (isIValue() && ctx_->staticValue(value()).isList()) {
+      const Node* def = value()->node();
+      if (def->kind() == prim::ListConstruct) {
+        std::vector<T> out;
+        for (const Value* in : def->inputs()) out.push_back(ctx_->toTensor(in));
+        return out;
+      }
+    }
     fail("a Tensor[]", isIValue() ? detail::describeIValue(ctx_->staticValue(value()))
                                   : "a value computed at run time");
   }

@@ -1,5 +1,5 @@
 // `torchless export MODEL.pt [INPUT ...] -o MODEL.onnx [--opset N] [--input-names a,b]
-//  [--output-names y] [--dynamic-axes NAME:AXIS[,AXIS...] ...]`
+//  [--output-names y] [--dynamic-axes NAME:AXIS[,AXIS...] ...] [--external-data-threshold BYTES]`
 //
 // Loads the module (torchless::load), takes forward's graph, inlines it (passes/inline.cpp),
 // freezes it (every prim::GetAttr chain from self: tensors become parameter inputs exported
@@ -30,9 +30,11 @@ struct ExportCliOptions {
   std::string model;
   std::vector<std::string> inputs;
   std::string output;
-  int opset = onnx::kDefaultOpset;
+  int opset = onnx_export::kDefaultOpset;
   std::string inputNames, outputNames;
   std::vector<std::string> dynamicAxes;
+  size_t externalDataThreshold = onnx_export::kDefaultExternalDataThreshold;
+  bool noCheck = false;
 };
 
 std::vector<std::string> splitComma(const std::string& s) {
@@ -91,15 +93,40 @@ std::vector<std::pair<std::string, Tensor>> freezeGraph(Graph& g, const ObjectPt
       continue;
     }
     Value* replacement = nullptr;
-    if (value.isTensor()) {
-      auto found = byPath.find(path);
+    auto paramInput = [&](const std::string& p, const Tensor& t, TypePtr type) {
+      auto found = byPath.find(p);
       if (found == byPath.end()) {
         Value* in = g.addInput();
-        in->setType(n->output()->type());
-        params.emplace_back(path, value.toTensor());
-        found = byPath.emplace(path, in).first;
+        in->setType(std::move(type));
+        params.emplace_back(p, t);
+        found = byPath.emplace(p, in).first;
       }
-      replacement = found->second;
+      return found->second;
+    };
+    bool tensorList = value.isList() && !value.toList()->list.empty();
+    if (tensorList)
+      for (const auto& e : value.toList()->list) tensorList &= e.isTensor();
+    if (value.isTensor()) {
+      replacement = paramInput(path, value.toTensor(), n->output()->type());
+    } else if (tensorList) {
+      // A list of parameters (nn.LSTM's _flat_weights): one parameter input each, named after
+      // the module's _flat_weights_names when it has them ("rnn.weight_ih_l0"), and a list.
+      const auto& items = value.toList()->list;
+      std::vector<std::string> names;
+      const ObjectPtr& owner = it->second.toObject();
+      if (name == "_flat_weights" && owner->type->findAttributeSlot("_flat_weights_names")) {
+        IValue ns = owner->getAttr("_flat_weights_names");
+        if (ns.isList())
+          for (const auto& e : ns.toList()->list)
+            if (e.isString()) names.push_back(e.toStringRef());
+      }
+      const std::string prefix = paths.at(n->input(0)).empty() ? "" : paths.at(n->input(0)) + ".";
+      std::vector<Value*> ins;
+      for (size_t i = 0; i < items.size(); ++i)
+        ins.push_back(paramInput(names.size() == items.size() ? prefix + names[i] : fmt::format("{}.{}", path, i),
+                                 items[i].toTensor(), TensorType::get()));
+      WithInsertPoint guard(n);
+      replacement = g.insertNode(g.createList(TensorType::get(), ins))->output();
     } else {
       WithInsertPoint guard(n);
       replacement = g.insertConstant(value, n->sourceRange(), n->scope());
@@ -115,8 +142,9 @@ std::vector<std::pair<std::string, Tensor>> freezeGraph(Graph& g, const ObjectPt
 }
 
 void exportCommand(const ExportCliOptions& o) {
-  onnx::ExportOptions options;
+  onnx_export::ExportOptions options;
   options.opset = o.opset;
+  options.check = !o.noCheck;
   options.inputNames = splitComma(o.inputNames);
   options.outputNames = splitComma(o.outputNames);
   for (const auto& spec : o.dynamicAxes) {
@@ -154,22 +182,25 @@ void exportCommand(const ExportCliOptions& o) {
     }
     passes::eliminateDeadCode(*graph);
   }
-  onnx::ExportReport report;
+  onnx_export::ExportReport report;
   ::onnx::ModelProto model;
   try {
-    model = onnx::exportGraph(*graph, inputs, options, &report);
+    model = onnx_export::exportGraph(*graph, inputs, options, &report);
   } catch (Error& e) {
     e.addContext(fmt::format("while exporting {} to ONNX", o.model));
     throw;
   }
-  onnx::saveModel(model, o.output);
+  onnx_export::SaveOptions save;
+  save.externalDataThreshold = o.externalDataThreshold;
+  const bool external = onnx_export::saveModel(model, o.output, save);
   size_t nodes = 0;
   for (const auto& [op, count] : report.opCounts) nodes += static_cast<size_t>(count);
-  std::cout << fmt::format("{}: opset {}, {} nodes, {} initializers{}\n", o.output, o.opset, nodes,
-                           report.numInitializers,
+  std::cout << fmt::format("{}: opset {}, {} nodes, {} initializers{}{}\n", o.output, o.opset, nodes,
+                           report.numInitializers, external ? fmt::format(" (data in {}.data)", o.output) : "",
                            report.checked ? ", checked"
+                           : o.noCheck    ? " (not checked: --no-check)"
                                           : fmt::format(" (not checked: the ONNX library checks opsets up to {})",
-                                                        onnx::checkerMaxOpset()));
+                                                        onnx_export::checkerMaxOpset()));
   if (!report.runError.empty())
     std::cerr << "warning: the example run failed (" << report.runError
               << "); sizes came from the graph's types only\n";
@@ -185,13 +216,19 @@ void registerExportCommand(CLI::App& app) {
   cmd->add_option("inputs", opts->inputs, "example inputs, one per argument, as for `run`");
   cmd->add_option("-o,--output", opts->output, "the .onnx file to write")->required();
   cmd->add_option("--opset", opts->opset, "ONNX opset (13 to 18, default 17)")
-      ->check(CLI::Range(onnx::kMinOpset, onnx::kMaxOpset));
+      ->check(CLI::Range(onnx_export::kMinOpset, onnx_export::kMaxOpset));
   cmd->add_option("--input-names", opts->inputNames, "names of the tensor inputs, comma-separated");
   cmd->add_option("--output-names", opts->outputNames, "names of the outputs, comma-separated");
   cmd->add_option("--dynamic-axes", opts->dynamicAxes,
                   "NAME:AXIS[,AXIS...]: axes of an input or output free in size (repeat per name)")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->add_option("--external-data-threshold", opts->externalDataThreshold,
+                  "write initializers of 1 KiB and more to OUTPUT.data when the model reaches this many "
+                  "bytes (default: just under protobuf's 2 GB limit; 0: always)");
+  cmd->add_flag("--no-check", opts->noCheck,
+               "write the model without running the ONNX checker and shape inference (to inspect a "
+               "model the checker rejects)");
   cmd->callback([opts]() { exportCommand(*opts); });
 }
 

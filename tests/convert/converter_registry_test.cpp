@@ -14,7 +14,7 @@
 #include <iostream>
 
 using namespace torchless;
-namespace tlo = torchless::onnx;  // ::onnx is the protobuf namespace
+namespace tlo = torchless::onnx_export;
 using namespace torchless::convert;
 
 namespace {
@@ -314,3 +314,79 @@ graph(%x : Tensor):
 }
 
 }  // namespace
+
+namespace {
+
+// The message of the Error `fn` throws ("" when it throws none).
+template <typename F>
+std::string errorOf(F fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(OnnxExport, DictsAndAppendedListsBecomePlainValues) {
+  // torchvision's IntermediateLayerGetter / segmentation heads (a dict filled with _set_item)
+  // and densenet's blocks (a list grown with append, read by cat).
+  auto g = parse(R"IR(
+graph(%x : Tensor):
+  %one : int = prim::Constant[value=1]()
+  %k : str = prim::Constant[value="out"]()
+  %d : Dict(str, Tensor) = aten::dict()
+  %r : Tensor = aten::relu(%x)
+   = aten::_set_item(%d, %k, %r)
+  %y : Tensor = aten::__getitem__(%d, %k)
+  %l : Tensor[] = prim::ListConstruct(%x)
+  %l2 : Tensor[] = aten::append(%l, %y)
+  %c : Tensor = aten::cat(%l, %one)
+  return (%c, %d)
+)IR");
+  Tensor x = Tensor::fromVector(std::vector<float>{1, -2, 3, -4}, {2, 2});
+  tlo::ExportReport r;
+  ::onnx::ModelProto m = tlo::exportGraph(*g, {IValue(x)}, {}, &r);
+  EXPECT_EQ(r.opCounts["Concat"], 1);
+  EXPECT_EQ(r.opCounts["Relu"], 1);
+  ASSERT_EQ(m.graph().output_size(), 2);  // the cat, then the dict's value
+  EXPECT_EQ(m.graph().output(0).type().tensor_type().shape().dim(1).dim_value(), 4);
+}
+
+TEST(OnnxExport, ConvertersNameWhatTheyCannotExport) {
+  // pixel_shuffle on a 3-d input: DepthToSpace is 4-d only.
+  auto ps = parse(R"IR(
+graph(%x : Tensor):
+  %two : int = prim::Constant[value=2]()
+  %y : Tensor = aten::pixel_shuffle(%x, %two)
+  return (%y)
+)IR");
+  Tensor x3 = Tensor::fromVector(std::vector<float>(16, 1.0f), {4, 2, 2});
+  std::string msg = errorOf([&] { tlo::exportGraph(*ps, {IValue(x3)}); });
+  EXPECT_NE(msg.find("must be a 4-d tensor (DepthToSpace is 4-d), got rank 3"), std::string::npos) << msg;
+  // adaptive_avg_pool3d to a size that does not divide the input: no ONNX form here.
+  auto ap = parse(R"IR(
+graph(%x : Tensor):
+  %two : int = prim::Constant[value=2]()
+  %s : int[] = prim::ListConstruct(%two, %two, %two)
+  %y : Tensor = aten::adaptive_avg_pool3d(%x, %s)
+  return (%y)
+)IR");
+  Tensor x5 = Tensor::fromVector(std::vector<float>(27, 1.0f), {1, 1, 3, 3, 3});
+  msg = errorOf([&] { tlo::exportGraph(*ap, {IValue(x5)}); });
+  EXPECT_NE(msg.find("must be an output size dividing the input size 3"), std::string::npos) << msg;
+  // A 2-d one that does not divide is exported (MatMul with averaging matrices).
+  auto ap2 = parse(R"IR(
+graph(%x : Tensor):
+  %two : int = prim::Constant[value=2]()
+  %s : int[] = prim::ListConstruct(%two, %two)
+  %y : Tensor = aten::adaptive_avg_pool2d(%x, %s)
+  return (%y)
+)IR");
+  Tensor x4 = Tensor::fromVector(std::vector<float>(9, 1.0f), {1, 1, 3, 3});
+  tlo::ExportReport r;
+  tlo::exportGraph(*ap2, {IValue(x4)}, {}, &r);
+  EXPECT_EQ(r.opCounts["MatMul"], 2);
+}

@@ -7,8 +7,9 @@ if(TARGET convert_test)
            COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/convert/gen_export_cases.py
                    ${PROJECT_BINARY_DIR}/convert_export_cases)
   set_tests_properties(convert_gen_export_cases PROPERTIES FIXTURES_SETUP convert_export_cases
-                       TIMEOUT 300 ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1;OMP_NUM_THREADS=1")
-  add_test(NAME convert_export_oracle COMMAND convert_test --gtest_filter=Cases/ExportOracle.*:CliExportOracle.*)
+                       TIMEOUT 1200 ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1;OMP_NUM_THREADS=1")
+  add_test(NAME convert_export_oracle
+           COMMAND convert_test --gtest_filter=Cases/ExportOracle.*:CliExportOracle.*:ExternalDataOracle.*)
   set_tests_properties(convert_export_oracle PROPERTIES FIXTURES_REQUIRED convert_export_cases
-                       TIMEOUT 300 ENVIRONMENT "TORCHLESS_BIN=$<TARGET_FILE:torchless>")
+                       TIMEOUT 1200 ENVIRONMENT "TORCHLESS_BIN=$<TARGET_FILE:torchless>")
 endif()

@@ -3,7 +3,7 @@
 // (https://onnx.ai/onnx/operators/onnx__Conv.html, onnx__ConvTranspose.html).
 #include "convert/onnx/onnx_ctx.h"
 
-namespace torchless::onnx {
+namespace torchless::onnx_export {
 
 namespace {
 
@@ -107,4 +107,4 @@ void registerConvConverters(OnnxConverterRegistry& r) {
                  convertConvTransposeNd);
 }
 
-}  // namespace torchless::onnx
+}  // namespace torchless::onnx_export

@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-namespace torchless::onnx {
+namespace torchless::onnx_export {
 
 namespace {
 
@@ -262,4 +262,4 @@ void registerElementwiseConverters(OnnxConverterRegistry& r) {
                  });
 }
 
-}  // namespace torchless::onnx
+}  // namespace torchless::onnx_export

@@ -16,7 +16,7 @@
 #include <fstream>
 #include <unistd.h>
 
-namespace torchless::onnx {
+namespace torchless::onnx_export {
 
 namespace {
 
@@ -173,7 +173,21 @@ class Exporter {
     ::onnx::GraphProto g;
     g.set_name(ctx_.freshName("loop_body"));
     ctx_.withGraph(&g, [&] {
-      for (const auto& in : bodyInputs) g.add_input()->set_name(in);
+      // Typed body inputs (ONNX Runtime wants them): the iteration number and the condition
+      // are scalars, the carried values have their initial values' dtypes (shapes may change).
+      for (size_t i = 0; i < bodyInputs.size(); ++i) {
+        auto* vi = g.add_input();
+        vi->set_name(bodyInputs[i]);
+        auto* tt = vi->mutable_type()->mutable_tensor_type();
+        if (i < 2) {
+          tt->set_elem_type(onnxDataType(i == 0 ? ScalarType::Long : ScalarType::Bool));
+          tt->mutable_shape();
+        } else if (auto d = ctx_.dtypeOf(n.input(i))) {
+          tt->set_elem_type(onnxDataType(*d));
+        } else {
+          vi->clear_type();
+        }
+      }
       convertBlock(body);
       ctx_.setCurrentNode(&n);
       std::string c = ctx_.toTensor(body->outputs()[0]);
@@ -296,13 +310,26 @@ void registerConverter(std::string_view schema, OnnxConverter converter) {
   // Outputs: tuples and lists flattened, named, typed.
   std::vector<const Value*> outs;
   std::vector<std::string> outNames;
+  // Outputs flatten as cli.md's: tuples and lists in order, dict values in insertion order
+  // (the keys are not outputs), None dropped (googlenet's and inception's scripted
+  // `Outputs(x, None)`).
   std::function<void(const Value*)> flatten = [&](const Value* v) {
-    if (ctx.hasTensorList(v) && !ctx.hasTensor(v)) {
-      Symbol k = v->node()->kind();
-      if (k == prim::TupleConstruct || k == prim::ListConstruct) {
-        for (const Value* in : v->node()->inputs()) flatten(in);
-        return;
-      }
+    if (ctx.hasTensor(v)) {
+      outs.push_back(v);
+      outNames.push_back(ctx.toTensor(v));
+      return;
+    }
+    if (ctx.isStatic(v) && ctx.staticValue(v).isNone()) return;
+    Symbol k = v->node()->kind();
+    if (k == prim::TupleConstruct || k == prim::ListConstruct) {
+      for (const Value* in : v->node()->inputs()) flatten(in);
+      return;
+    }
+    if (k == prim::DictConstruct) {
+      for (size_t i = 1; i < v->node()->inputs().size(); i += 2) flatten(v->node()->input(i));
+      return;
+    }
+    if (ctx.hasTensorList(v)) {
       for (const auto& t : ctx.tensorList(v)) {
         outs.push_back(nullptr);
         outNames.push_back(t);
@@ -418,7 +445,7 @@ void checkModel(const ::onnx::ModelProto& model) {
   }
 }
 
-void saveModel(const ::onnx::ModelProto& model, const std::string& path) {
+bool saveModel(const ::onnx::ModelProto& model, const std::string& path, const SaveOptions& options) {
   namespace fs = std::filesystem;
   const std::string tmp = fmt::format("{}.tmp{}", path, getpid());
   const std::string dataPath = path + ".data";
@@ -431,17 +458,16 @@ void saveModel(const ::onnx::ModelProto& model, const std::string& path) {
   try {
     const ::onnx::ModelProto* out = &model;
     ::onnx::ModelProto external;
-    constexpr size_t kProtobufLimit = size_t(2) << 30;  // protobuf cannot write 2 GB messages
-    bool useExternal = model.ByteSizeLong() >= kProtobufLimit - (size_t(64) << 20);
+    bool useExternal = model.ByteSizeLong() >= options.externalDataThreshold;
     if (useExternal) {
-      // Initializers of 1 KB and more go to PATH.data (onnx's external data format).
+      // Large initializers go to PATH.data (onnx's external data format).
       external = model;
       std::ofstream data(dataTmp, std::ios::binary);
       TL_CHECK(data.good(), "cannot write {}", dataTmp);
       size_t offset = 0;
       const std::string location = fs::path(dataPath).filename().string();
       for (auto& t : *external.mutable_graph()->mutable_initializer()) {
-        if (t.raw_data().size() < 1024) continue;
+        if (t.raw_data().size() < options.externalTensorMinBytes) continue;
         size_t pad = (4096 - offset % 4096) % 4096;
         data << std::string(pad, '\0');
         offset += pad;
@@ -471,6 +497,7 @@ void saveModel(const ::onnx::ModelProto& model, const std::string& path) {
     }
     if (useExternal) fs::rename(dataTmp, dataPath);
     fs::rename(tmp, path);
+    return useExternal;
   } catch (const Error& e) {
     cleanup();
     throw Error(e.message(), path, e.details());
@@ -480,4 +507,4 @@ void saveModel(const ::onnx::ModelProto& model, const std::string& path) {
   }
 }
 
-}  // namespace torchless::onnx
+}  // namespace torchless::onnx_export

@@ -1,7 +1,9 @@
 // ONNX converters: matrix products (src/ops/linalg.cpp's family).
 #include "convert/onnx/onnx_ctx.h"
 
-namespace torchless::onnx {
+#include <cstring>
+
+namespace torchless::onnx_export {
 
 namespace {
 
@@ -17,20 +19,36 @@ void convertAddmm(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
                              {attrF("alpha", alpha), attrF("beta", beta)}));
 }
 
-// linear(x, W, b): Gemm(x, W, b, transB=1) for 2-d x; MatMul(x, Transpose(W)) + b otherwise
+// linear(x, W, b): Gemm(x, W, b, transB=1) for 2-d x; MatMul(x, W^T) + b otherwise
 // (as torch.onnx exports it).
 void convertLinear(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   std::string x = args[0].unwrapToTensor();
-  std::string w = args[1].unwrapToTensor();
   auto bias = args[2].unwrapToOptionalTensor();
   auto rank = ctx.rankOf(args[0].value());
   if (rank && *rank == 2) {
-    std::vector<std::string> in = {x, w};
+    std::vector<std::string> in = {x, args[1].unwrapToTensor()};
     if (bias) in.push_back(*bias);
     ctx.setOutput(n, 0, ctx.op("Gemm", in, {attrF("alpha", 1.0), attrF("beta", 1.0), attrI("transB", 1)}));
     return;
   }
-  std::string y = ctx.op("MatMul", {x, ctx.op("Transpose", {w}, {attrIs("perm", {1, 0})})});
+  // A constant weight is transposed here, once, into its own initializer (as torch.onnx's
+  // constant folding does); a computed one through a Transpose node.
+  std::string wt;
+  if (args[1].isIValue() && args[1].unwrapToIValue().isTensor() && args[1].unwrapToIValue().toTensor().dim() == 2) {
+    convert::Weights wts = args[1].unwrapToWeights();
+    Tensor src = wts.tensor.contiguous();
+    const int64_t rows = src.sizes()[0], cols = src.sizes()[1];
+    const size_t item = src.itemsize();
+    Tensor t = Tensor::empty({cols, rows}, src.dtype());
+    const auto* in = static_cast<const char*>(src.rawData());
+    auto* out = static_cast<char*>(t.rawData());
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c) std::memcpy(out + (c * rows + r) * item, in + (r * cols + c) * item, item);
+    wt = ctx.initializer(t, wts.name.empty() ? std::string() : wts.name + ".T");
+  } else {
+    wt = ctx.op("Transpose", {args[1].unwrapToTensor()}, {attrIs("perm", {1, 0})});
+  }
+  std::string y = ctx.op("MatMul", {x, wt});
   if (bias) y = ctx.op("Add", {y, *bias});
   ctx.setOutput(n, 0, y);
 }
@@ -43,4 +61,4 @@ void registerLinalgConverters(OnnxConverterRegistry& r) {
   r.addOverloads({"aten::linear"}, convertLinear);
 }
 
-}  // namespace torchless::onnx
+}  // namespace torchless::onnx_export

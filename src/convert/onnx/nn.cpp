@@ -1,7 +1,7 @@
 // ONNX converters: softmax, dropout, embedding, padding, upsampling (src/ops/nn.cpp's family).
 #include "convert/onnx/onnx_ctx.h"
 
-namespace torchless::onnx {
+namespace torchless::onnx_export {
 
 namespace {
 
@@ -72,9 +72,21 @@ OnnxConverter upsample(bool linear) {
   };
 }
 
+// pixel_shuffle(x, r) -> DepthToSpace(blocksize=r, mode=CRD): channel c*r*r + i*r + j goes to
+// (c, h*r + i, w*r + j), PyTorch's order (https://onnx.ai/onnx/operators/onnx__DepthToSpace.html).
+void convertPixelShuffle(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  int64_t rank = ctx.expectRank(n, args[0].value());
+  if (rank != 4) args[0].fail("a 4-d tensor (DepthToSpace is 4-d)", fmt::format("rank {}", rank));
+  ctx.setOutput(n, 0, ctx.op("DepthToSpace", {args[0].unwrapToTensor()},
+                             {attrI("blocksize", args[1].unwrapToInt()), attrS("mode", "CRD")}));
+}
+
 }  // namespace
 
 void registerNnConverters(OnnxConverterRegistry& r) {
+  r.addOverloads({"aten::pixel_shuffle"}, convertPixelShuffle);
+  // warnings.warn in scripted code (googlenet, inception_v3 when scripted): nothing to compute.
+  r.addOverloads({"aten::warn"}, [](OnnxCtx&, const Node&, OnnxArgs&) {});
   r.addOverloads({"aten::softmax.int"}, softmax("Softmax"));
   r.addOverloads({"aten::log_softmax.int"}, softmax("LogSoftmax"));
   r.addOverloads({"aten::dropout", "aten::dropout_", "aten::feature_dropout", "aten::feature_dropout_",
@@ -87,4 +99,4 @@ void registerNnConverters(OnnxConverterRegistry& r) {
   r.addOverloads({"aten::upsample_bilinear2d", "aten::upsample_bilinear2d.vec"}, upsample(true));
 }
 
-}  // namespace torchless::onnx
+}  // namespace torchless::onnx_export

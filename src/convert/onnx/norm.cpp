@@ -1,7 +1,7 @@
 // ONNX converters: normalization (src/ops/norm.cpp's family).
 #include "convert/onnx/onnx_ctx.h"
 
-namespace torchless::onnx {
+namespace torchless::onnx_export {
 
 namespace {
 
@@ -93,4 +93,4 @@ void registerNormConverters(OnnxConverterRegistry& r) {
   r.addOverloads({"aten::group_norm"}, convertGroupNorm);
 }
 
-}  // namespace torchless::onnx
+}  // namespace torchless::onnx_export

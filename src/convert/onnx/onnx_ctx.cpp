@@ -6,7 +6,7 @@
 #include <cstring>
 #include <mutex>
 
-namespace torchless::onnx {
+namespace torchless::onnx_export {
 
 int32_t onnxDataType(ScalarType t) {
   using TP = ::onnx::TensorProto;
@@ -85,6 +85,9 @@ std::vector<std::string> OnnxCtx::opN(const std::string& opType,
           } else if constexpr (std::is_same_v<V, std::vector<float>>) {
             p->set_type(::onnx::AttributeProto::FLOATS);
             for (float x : v) p->add_floats(x);
+          } else if constexpr (std::is_same_v<V, std::vector<std::string>>) {
+            p->set_type(::onnx::AttributeProto::STRINGS);
+            for (const auto& x : v) p->add_strings(x);
           } else if constexpr (std::is_same_v<V, ::onnx::GraphProto>) {
             p->set_type(::onnx::AttributeProto::GRAPH);
             *p->mutable_g() = v;
@@ -267,8 +270,9 @@ OnnxConverterRegistry& onnxConverters() {
     registerPoolConverters(registry);
     registerNormConverters(registry);
     registerNnConverters(registry);
+    registerRnnConverters(registry);
   });
   return registry;
 }
 
-}  // namespace torchless::onnx
+}  // namespace torchless::onnx_export

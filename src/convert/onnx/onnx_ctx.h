@@ -26,7 +26,7 @@
 #include <variant>
 #include <vector>
 
-namespace torchless::onnx {
+namespace torchless::onnx_export {
 
 /// What the preparation knows about one IR value (see prepare.h).
 struct ValueFacts {
@@ -41,7 +41,7 @@ struct ValueFacts {
 struct OnnxAttr {
   std::string name;
   std::variant<int64_t, float, std::string, std::vector<int64_t>, std::vector<float>,
-               ::onnx::GraphProto, ::onnx::TensorProto>
+               std::vector<std::string>, ::onnx::GraphProto, ::onnx::TensorProto>
       value;
 };
 /// Shorthands: attrI("axis", 1), attrIs("perm", {0, 2, 1}), attrF("alpha", 0.1f) ...
@@ -152,6 +152,7 @@ void registerConvConverters(OnnxConverterRegistry& r);
 void registerPoolConverters(OnnxConverterRegistry& r);
 void registerNormConverters(OnnxConverterRegistry& r);
 void registerNnConverters(OnnxConverterRegistry& r);
+void registerRnnConverters(OnnxConverterRegistry& r);
 
 // ---- helpers shared by converter files ----------------------------------------------------
 
@@ -169,4 +170,4 @@ std::string reduce(OnnxCtx& ctx, const std::string& kind, const std::string& x,
 /// An input of n that is a Tensor or a Scalar, as an ONNX value of dtype `to`.
 std::string tensorOrScalar(OnnxCtx& ctx, const convert::ArgValue<std::string>& a, ScalarType to);
 
-}  // namespace torchless::onnx
+}  // namespace torchless::onnx_export

@@ -2,7 +2,7 @@
 // GlobalAveragePool (https://onnx.ai/onnx/operators/onnx__MaxPool.html, ...).
 #include "convert/onnx/onnx_ctx.h"
 
-namespace torchless::onnx {
+namespace torchless::onnx_export {
 
 namespace {
 
@@ -61,8 +61,23 @@ void convertAvgPool(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
                               attrI("ceil_mode", ceil ? 1 : 0), attrI("count_include_pad", countPad ? 1 : 0)}));
 }
 
+// The [in, out] matrix of adaptive average pooling along one axis: column o averages input
+// cells floor(o * in / out) .. ceil((o + 1) * in / out) - 1, as PyTorch's kernel.
+Tensor adaptiveMatrix(int64_t in, int64_t out) {
+  Tensor m = Tensor::empty({in, out}, ScalarType::Float);
+  float* p = m.data<float>();
+  for (int64_t i = 0; i < in * out; ++i) p[i] = 0.0f;  // Storage::allocate does not zero-fill
+  for (int64_t o = 0; o < out; ++o) {
+    int64_t start = (o * in) / out, end = ((o + 1) * in + out - 1) / out;
+    for (int64_t i = start; i < end; ++i) p[i * out + o] = 1.0f / static_cast<float>(end - start);
+  }
+  return m;
+}
+
 // adaptive_avg_pool{1,2,3}d: GlobalAveragePool for output 1; AveragePool when the input
-// divides evenly (kernel = stride = in / out); otherwise unsupported, as in torch.onnx.
+// divides evenly (kernel = stride = in / out). Otherwise (1-d and 2-d, known sizes; torch.onnx
+// cannot export these) pooling is linear along each axis: MatMul with an [in, out] averaging
+// matrix over the last axis, then (2-d) over the one before it through a transpose.
 void convertAdaptiveAvgPool(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   auto out = args[1].unwrapToIntList();
   std::string x = args[0].unwrapToTensor();
@@ -71,14 +86,29 @@ void convertAdaptiveAvgPool(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   if (global) return ctx.setOutput(n, 0, ctx.op("GlobalAveragePool", {x}));
   auto sizes = ctx.expectSizes(n, args[0].value());
   std::vector<int64_t> kernel;
+  bool divides = true;
   const size_t first = sizes.size() - out.size();
   for (size_t i = 0; i < out.size(); ++i) {
-    if (sizes[first + i] % out[i] != 0)
-      args[1].fail(fmt::format("an output size dividing the input size {}", sizes[first + i]),
-                   std::to_string(out[i]));
-    kernel.push_back(sizes[first + i] / out[i]);
+    divides &= sizes[first + i] % out[i] == 0;
+    kernel.push_back(sizes[first + i] / std::max<int64_t>(out[i], 1));
   }
-  ctx.setOutput(n, 0, ctx.op("AveragePool", {x}, {attrIs("kernel_shape", kernel), attrIs("strides", kernel)}));
+  if (divides)
+    return ctx.setOutput(n, 0, ctx.op("AveragePool", {x}, {attrIs("kernel_shape", kernel), attrIs("strides", kernel)}));
+  if (out.size() > 2 || ctx.isDynamic(args[0].value()) || dtypeOr(ctx, args[0].value()) != ScalarType::Float)
+    args[1].fail(fmt::format("an output size dividing the input size {} (3-d, dynamic or non-float input)",
+                             sizes[first]),
+                 std::to_string(out[0]));
+  const int64_t rank = static_cast<int64_t>(sizes.size());
+  std::string y = ctx.op("MatMul", {x, ctx.initializer(adaptiveMatrix(sizes[rank - 1], out.back()))});
+  if (out.size() == 2) {
+    std::vector<int64_t> perm(rank);
+    for (int64_t i = 0; i < rank; ++i) perm[i] = i;
+    std::swap(perm[rank - 1], perm[rank - 2]);
+    y = ctx.op("Transpose", {y}, {attrIs("perm", perm)});
+    y = ctx.op("MatMul", {y, ctx.initializer(adaptiveMatrix(sizes[rank - 2], out[0]))});
+    y = ctx.op("Transpose", {y}, {attrIs("perm", perm)});
+  }
+  ctx.setOutput(n, 0, y);
 }
 
 }  // namespace
@@ -90,4 +120,4 @@ void registerPoolConverters(OnnxConverterRegistry& r) {
                  convertAdaptiveAvgPool);
 }
 
-}  // namespace torchless::onnx
+}  // namespace torchless::onnx_export

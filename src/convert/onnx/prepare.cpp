@@ -10,7 +10,7 @@
 #include <cstring>
 #include <functional>
 
-namespace torchless::onnx {
+namespace torchless::onnx_export {
 
 namespace {
 
@@ -22,6 +22,8 @@ bool isRecordable(const TypePtr& t) {
     case TypeKind::FloatType:
     case TypeKind::BoolType:
     case TypeKind::NumberType:
+    case TypeKind::DeviceObjType:  // x.device, for torch.zeros(..., device=x.device)
+    case TypeKind::StringType:     // dict keys looked up (IntermediateLayerGetter.return_layers)
       return true;
     case TypeKind::ListType: {
       auto k = t->expect<ListType>().getElementType()->kind();
@@ -40,7 +42,10 @@ bool readsOnlyMetadata(Symbol k) {
       Symbol::aten("size"),  Symbol::aten("dim"),     Symbol::aten("numel"), prim::shape,
       prim::dtype,           prim::device,            prim::layout,          prim::is_cuda,
       prim::requires_grad,   Symbol::aten("len"),     Symbol::aten("__is__"),
-      Symbol::aten("__isnot__"), Symbol::aten("is_floating_point"),
+      Symbol::aten("__isnot__"), Symbol::aten("is_floating_point"), Symbol::aten("zeros_like"),
+      Symbol::aten("ones_like"), Symbol::prim("is_nested"), Symbol::prim("is_sparse"),
+      Symbol::prim("is_quantized"), Symbol::prim("is_mkldnn"), Symbol::prim("is_meta"),
+      Symbol::aten("is_complex"),
   };
   return kinds.count(k) > 0;
 }
@@ -112,6 +117,16 @@ void inlineConstantIfs(Block* block) {
   }
 }
 
+// prim::If nodes in `block` and its nested blocks.
+size_t countIfs(const Block* block) {
+  size_t n = 0;
+  for (const Node* m : block->nodes()) {
+    n += m->kind() == prim::If;
+    for (const Block* b : m->blocks()) n += countIfs(b);
+  }
+  return n;
+}
+
 // In-place ops become functional: uses of the written input after the op use its output.
 void makeFunctional(Block* block) {
   for (Node* n : block->nodes()) {
@@ -123,6 +138,114 @@ void makeFunctional(Block* block) {
     if (!a0 || !a0->isWrite()) continue;
     if (n->input(0)->type()->kind() != TypeKind::TensorType) continue;
     n->input(0)->replaceAllUsesAfterNodeWith(n, n->output());
+  }
+}
+
+// Lists built at the top level by prim::ListConstruct and grown only by aten::append there
+// (densenet's `features.append(new_features)`) become one prim::ListConstruct per reader,
+// holding what the list holds at that point. Lists used in nested blocks or changed any other
+// way stay.
+void lowerListAppends(Graph& g) {
+  const Symbol append = Symbol::aten("append");
+  std::vector<Node*> lists;
+  for (Node* n : g.nodes())
+    if (n->kind() == prim::ListConstruct && n->output()->type() && n->output()->type()->kind() == TypeKind::ListType)
+      lists.push_back(n);
+  for (Node* l : lists) {
+    Value* lv = l->output();
+    bool appended = false, ok = true;
+    for (const Use& u : lv->uses()) {
+      const Node* user = u.user;
+      ok &= user->owningBlock() == g.block() && user->kind() != prim::Return;
+      if (user->kind() == append) {
+        appended = true;
+        ok &= u.offset == 0;
+        continue;
+      }
+      if (const OpInfo* op = matchOperator(user, OperatorRegistry::global()); !op || op->mutates) ok = false;
+    }
+    if (!ok || !appended) continue;
+    std::vector<Value*> items(l->inputs().begin(), l->inputs().end());
+    std::vector<Node*> users;
+    for (Node* n : g.nodes())
+      for (const Value* in : n->inputs())
+        if (in == lv) {
+          users.push_back(n);
+          break;
+        }
+    TypePtr elem = lv->type()->expect<ListType>().getElementType();
+    for (Node* n : users) {
+      if (n->kind() == append) {
+        items.push_back(n->input(1));
+        n->destroy();
+        continue;
+      }
+      WithInsertPoint guard(n);
+      Node* snapshot = g.insertNode(g.createList(elem, items));
+      n->replaceInputWith(lv, snapshot->output());
+    }
+    if (!lv->hasUses()) l->destroy();
+  }
+}
+
+// Dicts built at the top level with constant keys (aten::dict(), then aten::_set_item, as
+// torchvision's IntermediateLayerGetter and segmentation heads do) become plain values: each
+// __getitem__ takes the value last set under its key, and a returned dict becomes a
+// prim::DictConstruct of its entries in insertion order. Dicts used any other way stay.
+void lowerDicts(Graph& g) {
+  const Symbol dictK = Symbol::aten("dict"), setItem = Symbol::aten("_set_item"),
+               getItem = Symbol::aten("__getitem__");
+  std::vector<Node*> dicts;
+  for (Node* n : g.nodes())
+    if (n->kind() == dictK && n->inputs().empty() && n->output()->type() &&
+        n->output()->type()->kind() == TypeKind::DictType)
+      dicts.push_back(n);
+  for (Node* d : dicts) {
+    Value* dv = d->output();
+    bool ok = true;
+    for (const Use& u : dv->uses()) {
+      const Node* user = u.user;
+      ok &= user->owningBlock() == g.block();
+      if (user->kind() == setItem || user->kind() == getItem) {
+        auto key = toIValue(user->input(1));
+        ok &= u.offset == 0 && key && key->isString();
+      } else {
+        ok &= user->kind() == prim::Return;
+      }
+    }
+    if (!ok) continue;
+    std::vector<std::pair<std::string, Value*>> entries;
+    std::vector<Node*> users;
+    for (Node* n : g.nodes())
+      if (n->inputs().size() >= 1 && n->input(0) == dv && (n->kind() == setItem || n->kind() == getItem))
+        users.push_back(n);
+    for (Node* n : users) {
+      const std::string key = toIValue(n->input(1))->toStringRef();
+      auto it = std::find_if(entries.begin(), entries.end(), [&](const auto& e) { return e.first == key; });
+      if (n->kind() == setItem) {
+        if (it == entries.end()) entries.emplace_back(key, n->input(2));
+        else it->second = n->input(2);
+        n->destroy();
+      } else {
+        if (it == entries.end())
+          throw Error(fmt::format("the model reads key '{}' of a dict that has no such key", key),
+                      convert::nodePlace(*n));
+        n->output()->replaceAllUsesWith(it->second);
+        n->destroy();
+      }
+    }
+    if (dv->hasUses()) {
+      const auto& dt = dv->type()->expect<DictType>();
+      WithInsertPoint guard(g.returnNode());
+      std::vector<Value*> keys, values;
+      for (const auto& [k, v] : entries) {
+        keys.push_back(g.insertConstant(IValue(k)));
+        values.push_back(v);
+      }
+      Node* c = g.insertNode(g.createDict(dt.getKeyType(), dt.getValueType(), keys, values));
+      dv->replaceAllUsesWith(c->output());
+    }
+    d->destroy();
   }
 }
 
@@ -204,7 +327,15 @@ PreparedGraph prepareForExport(const Graph& source, const std::vector<IValue>& i
   inlineConstantIfs(g.block());
   makeFunctional(g.block());
   removeDeadNodes(g.block());
+  lowerListAppends(g);
 
+  // 4-5, repeated while they inline branches: the nodes of an inlined branch were not
+  // top-level values when the graph ran, so one more run observes and folds them (an early
+  // `return` nests the rest of a function in an If; torchvision's stochastic_depth).
+  for (int round = 0;; ++round) {
+  out.facts.clear();
+  out.dynamic.clear();
+  out.specialized = false;
   // 4. specialize by running on the examples.
   std::vector<Value*> recorded;
   for (Node* n : g.nodes()) {
@@ -262,7 +393,7 @@ PreparedGraph prepareForExport(const Graph& source, const std::vector<IValue>& i
         if (b) out.dynamic.insert(v);
       out.facts[v] = f;
       if (t.numel() <= options.foldTensorLimit) known[v] = IValue(t.clone());
-    } else {
+    } else if (x.tag() != IValue::Tag::Uninitialized) {
       if (!grown.empty() && !grown[i].equals(x)) out.dynamic.insert(v);
       known[v] = x;
     }
@@ -282,7 +413,9 @@ PreparedGraph prepareForExport(const Graph& source, const std::vector<IValue>& i
     const OpInfo* op = matchOperator(n, OperatorRegistry::global());
     bool pure = !n->hasSideEffects() && n->blocks().empty() &&
                 !(op && (op->nondeterministic || op->mutates || op->hasSideEffects));
-    bool dataOut = dataIn && !readsOnlyMetadata(n->kind());
+    // Blocks (prim::Loop, prim::If) read outer values that are not among the node's inputs:
+    // their outputs count as data-dependent.
+    bool dataOut = (dataIn || !n->blocks().empty()) && !readsOnlyMetadata(n->kind());
     bool foldable = pure && !dataOut;
     for (const Value* v : n->outputs()) {
       if (!known.count(v) || out.dynamic.count(v)) foldable = false;
@@ -305,7 +438,12 @@ PreparedGraph prepareForExport(const Graph& source, const std::vector<IValue>& i
     }
   }
   // Folding may have made conditions constant (`if x.dim() != 4: raise ...`).
+  const size_t ifsBefore = countIfs(g.block());
   inlineConstantIfs(g.block());
+  removeDeadNodes(g.block());
+  if (countIfs(g.block()) == ifsBefore || round == 31) break;
+  }
+  lowerDicts(g);
   removeDeadNodes(g.block());
   // Forget destroyed values (their addresses may be reused).
   std::unordered_set<const Value*> live(g.inputs().begin(), g.inputs().end());
@@ -325,4 +463,4 @@ PreparedGraph prepareForExport(const Graph& source, const std::vector<IValue>& i
   return out;
 }
 
-}  // namespace torchless::onnx
+}  // namespace torchless::onnx_export

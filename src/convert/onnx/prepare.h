@@ -10,12 +10,17 @@
 //   2. prim::If with a constant condition is replaced by the branch it takes (drops
 //      training-only branches: `if self.training:` of frozen models);
 //   3. in-place ops become functional: later uses of the written input use the op's output;
+//      lists grown by aten::append at the top level become one prim::ListConstruct per reader;
 //   4. the graph runs once on the example inputs in the interpreter, which specializes it:
 //      every top-level tensor gets its dtype and sizes, every int/float/bool/int[] is known;
 //      with dynamic axes a second run on inputs grown along those axes tells which values
 //      follow them (those stay computed in the ONNX graph: Shape, Gather, ...);
 //   5. values that are known and do not follow a dynamic axis are folded to constants
-//      (aten::size, shape arithmetic, prim::NumToTensor of traced graphs), then dead code goes.
+//      (aten::size, shape arithmetic, prim::NumToTensor of traced graphs, dict keys, devices),
+//      then dead code goes; steps 4-5 repeat while folding makes prim::If conditions constant
+//      (the nodes of an inlined branch are observed on the next run);
+//   6. dicts filled by aten::_set_item with constant keys become plain values (a returned dict
+//      a prim::DictConstruct).
 // Value-dependent prim::If / prim::Loop stay; the converter turns them into ONNX If / Loop.
 
 #include "convert/onnx/onnx_ctx.h"
@@ -29,7 +34,7 @@
 #include <unordered_set>
 #include <vector>
 
-namespace torchless::onnx {
+namespace torchless::onnx_export {
 
 struct PrepareOptions {
   /// Graph inputs (by index) that are parameters: they become constants named so.
@@ -63,4 +68,4 @@ PreparedGraph prepareForExport(const Graph& graph, const std::vector<IValue>& in
 /// Removes nodes whose outputs are unused and that have no side effects (nested blocks too).
 void removeDeadNodes(Block* block);
 
-}  // namespace torchless::onnx
+}  // namespace torchless::onnx_export

@@ -2,7 +2,7 @@
 // for ReduceSum and from opset 18 for the others (see reduce() in onnx_ctx.cpp).
 #include "convert/onnx/onnx_ctx.h"
 
-namespace torchless::onnx {
+namespace torchless::onnx_export {
 
 namespace {
 
@@ -81,4 +81,4 @@ void registerReductionConverters(OnnxConverterRegistry& r) {
   r.addOverloads({"aten::argmin"}, argReduce("Min"));
 }
 
-}  // namespace torchless::onnx
+}  // namespace torchless::onnx_export

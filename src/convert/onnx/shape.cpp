@@ -6,7 +6,7 @@
 
 #include <limits>
 
-namespace torchless::onnx {
+namespace torchless::onnx_export {
 
 namespace {
 
@@ -241,6 +241,43 @@ void convertNumberIdentity(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   ctx.setOutput(n, 0, x);
 }
 
+// A constant tensor of `sizes` filled with `value` (computed here: Storage::allocate does not
+// zero-fill).
+Tensor filled(const std::vector<int64_t>& sizes, double value, ScalarType dt) {
+  Tensor t = Tensor::empty(sizes, ScalarType::Double);
+  double* p = t.data<double>();
+  for (int64_t i = 0; i < t.numel(); ++i) p[i] = value;
+  return t.to(dt);
+}
+
+// zeros / ones / full(size, [fill,] dtype, ...): a constant for known sizes; else
+// ConstantOfShape(size) (https://onnx.ai/onnx/operators/onnx__ConstantOfShape.html).
+OnnxConverter fillNew(std::optional<double> fixed) {
+  return [fixed](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    const size_t dtypeIndex = fixed ? 1 : 2;
+    double value = fixed ? *fixed : args[1].unwrapToDouble();
+    ScalarType dt = args[dtypeIndex].isNone() ? dtypeOr(ctx, n.output())
+                                              : scalarTypeFromInt(args[dtypeIndex].unwrapToInt()).value_or(ScalarType::Float);
+    if (args[0].isIValue()) return ctx.setStatic(n.output(), IValue(filled(args[0].unwrapToIntList(), value, dt)));
+    ::onnx::TensorProto v = toTensorProto(filled({1}, value, dt), "value");
+    ctx.setOutput(n, 0, ctx.op("ConstantOfShape", {intListTensor(ctx, args[0])}, {attrT("value", v)}));
+  };
+}
+
+// zeros_like / ones_like / full_like(self, [fill,] dtype, ...): ConstantOfShape(Shape(self)).
+OnnxConverter fillLike(std::optional<double> fixed) {
+  return [fixed](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    const size_t dtypeIndex = fixed ? 1 : 2;
+    double value = fixed ? *fixed : args[1].unwrapToDouble();
+    ScalarType dt = args[dtypeIndex].isNone() ? dtypeOr(ctx, args[0].value())
+                                              : scalarTypeFromInt(args[dtypeIndex].unwrapToInt()).value_or(ScalarType::Float);
+    if (auto sizes = ctx.sizesOf(args[0].value()); sizes && !ctx.isDynamic(args[0].value()))
+      return ctx.setStatic(n.output(), IValue(filled(*sizes, value, dt)));
+    ::onnx::TensorProto v = toTensorProto(filled({1}, value, dt), "value");
+    ctx.setOutput(n, 0, ctx.op("ConstantOfShape", {ctx.op("Shape", {args[0].unwrapToTensor()})}, {attrT("value", v)}));
+  };
+}
+
 bool isTensorish(const TypePtr& t) {
   if (!t) return false;
   if (t->kind() == TypeKind::TensorType) return true;
@@ -257,9 +294,23 @@ void convertListConstruct(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
                (args[i].isIValue() && args[i].unwrapToIValue().isTensor());
     allStatic &= args[i].isIValue();
   }
+  // All constant (ints, or parameters as nn.LSTM's weights): a static list, materialized
+  // element by element only where a converter asks for tensors (unwrapToTensorList).
+  if (allStatic && n.kind() == prim::ListConstruct) {
+    std::vector<IValue> xs;
+    for (size_t i = 0; i < args.size(); ++i) xs.push_back(args[i].unwrapToIValue());
+    TypePtr elem = n.output()->type() && n.output()->type()->cast<ListType>()
+                       ? n.output()->type()->expect<ListType>().getElementType()
+                       : IntType::get();
+    ctx.setStatic(n.output(), IValue(ListImpl::create(elem, std::move(xs))));
+    return;
+  }
   if (tensors || (n.kind() == prim::TupleConstruct && !allStatic)) {
     std::vector<std::string> xs;
     for (size_t i = 0; i < args.size(); ++i) {
+      // None in a returned tuple (googlenet's scripted GoogLeNetOutputs(x, None, None)): the
+      // outputs are flattened from the node's inputs, None dropped.
+      if (args[i].isNone() && n.kind() == prim::TupleConstruct) continue;
       if (args[i].isTensorList())
         for (const auto& t : args[i].unwrapToTensorList()) xs.push_back(t);
       else
@@ -288,6 +339,19 @@ void convertListConstruct(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
 
 // prim::ListUnpack / prim::TupleUnpack: element i of a tensor list or a static list.
 void convertUnpack(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  // Unpacking a tuple or list built in this graph: each output takes its element's own form
+  // (tensor, constant, None, list), whatever the container's.
+  if (const Node* def = args[0].value()->node();
+      (def->kind() == prim::TupleConstruct || def->kind() == prim::ListConstruct) &&
+      def->inputs().size() == n.outputs().size()) {
+    for (size_t i = 0; i < n.outputs().size(); ++i) {
+      const Value* e = def->input(i);
+      if (ctx.hasTensor(e)) ctx.setOutput(n, i, ctx.toTensor(e));
+      else if (ctx.hasTensorList(e)) ctx.setTensorList(n.output(i), ctx.tensorList(e));
+      if (ctx.isStatic(e)) ctx.setStatic(n.output(i), ctx.staticValue(e));
+    }
+    return;
+  }
   if (args[0].isTensorList()) {
     auto xs = args[0].unwrapToTensorList();
     if (xs.size() != n.outputs().size())
@@ -346,15 +410,50 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
   r.addOverloads({"aten::sub.int"}, intArith("Sub"));
   r.addOverloads({"aten::mul.int"}, intArith("Mul"));
   r.addOverloads({"aten::floordiv.int"}, intArith("Div"));
-  r.addOverloads({"aten::Int.Tensor", "aten::Float.Tensor", "aten::Bool.Tensor", "aten::ScalarImplicit"}, convertNumberIdentity);
+  r.addOverloads({"aten::Int.Tensor", "aten::Float.Tensor", "aten::Bool.Tensor", "aten::ScalarImplicit",
+                  "aten::Int.float", "aten::Int.Scalar", "aten::Int.bool", "aten::Float.int", "aten::Float.Scalar",
+                  "aten::Float.bool", "aten::Bool.int", "aten::Bool.float"},
+                 convertNumberIdentity);
+  r.addOverloads({"aten::zeros"}, fillNew(0.0));
+  r.addOverloads({"aten::ones"}, fillNew(1.0));
+  r.addOverloads({"aten::full"}, fillNew(std::nullopt));
+  r.addOverloads({"aten::zeros_like"}, fillLike(0.0));
+  r.addOverloads({"aten::ones_like"}, fillLike(1.0));
+  r.addOverloads({"aten::full_like"}, fillLike(std::nullopt));
   r.addNode(prim::NumToTensor, convertNumberIdentity);
   r.addNode(prim::ListConstruct, convertListConstruct);
   r.addOverloads({"prim::unchecked_cast"}, convertPassThrough);
   r.addNode(prim::unchecked_unwrap_optional, convertPassThrough);
   r.addNode(prim::TupleConstruct, convertListConstruct);
+  // prim::DictConstruct(k0, v0, k1, v1, ...): its tensor values, in order (model outputs).
+  r.addNode(prim::DictConstruct, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    std::vector<std::string> xs;
+    for (size_t i = 1; i < args.size(); i += 2)
+      if (!args[i].isNone()) xs.push_back(args[i].unwrapToTensor());
+    ctx.setTensorList(n.output(), xs);
+  });
   r.addNode(prim::ListUnpack, convertUnpack);
+  // prim::Uninitialized: the placeholder output of a branch that raises or returns early; never
+  // read on the path taken.
+  r.addNode(prim::Uninitialized, [](OnnxCtx& ctx, const Node& n, OnnxArgs&) { ctx.setStatic(n.output(), IValue()); });
+  // prim::TupleIndex(tuple, i): element i of a tensor list or a static tuple.
+  r.addNode(prim::TupleIndex, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    int64_t i = args[1].unwrapToInt();
+    if (args[0].isTensorList()) {
+      auto xs = args[0].unwrapToTensorList();
+      if (i < 0) i += static_cast<int64_t>(xs.size());
+      if (i < 0 || i >= static_cast<int64_t>(xs.size())) args[1].fail("an index into the tuple", std::to_string(i));
+      return ctx.setOutput(n, 0, xs[i]);
+    }
+    const IValue& t = args[0].unwrapToIValue();
+    if (!t.isTuple()) args[0].fail("a tuple", convert::detail::describeIValue(t));
+    const auto& es = t.toTuple()->elements;
+    if (i < 0) i += static_cast<int64_t>(es.size());
+    if (i < 0 || i >= static_cast<int64_t>(es.size())) args[1].fail("an index into the tuple", std::to_string(i));
+    ctx.setStatic(n.output(), es[i]);
+  });
   r.addNode(prim::TupleUnpack, convertUnpack);
   r.addOverloads({"aten::__getitem__.t", "aten::select.t"}, convertListGetItem);
 }
 
-}  // namespace torchless::onnx
+}  // namespace torchless::onnx_export

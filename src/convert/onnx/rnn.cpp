@@ -1,0 +1,176 @@
+// ONNX converters: recurrent layers with PyTorch's flat weights (src/runtime/register_rnn.cpp's
+// family): aten::lstm / gru / rnn_tanh / rnn_relu -> one ONNX LSTM / GRU / RNN per layer
+// (https://onnx.ai/onnx/operators/onnx__LSTM.html, onnx__GRU.html, onnx__RNN.html).
+//
+// PyTorch's params list, per layer and direction (forward, then reverse): w_ih [G*H, in],
+// w_hh [G*H, H], then b_ih, b_hh [G*H] when has_biases. ONNX wants per layer W [dirs, G*H, in],
+// R [dirs, G*H, H], B [dirs, 2*G*H] (input biases, then recurrent ones) with its own gate
+// order: LSTM i,o,f,c for torch's i,f,g,o; GRU z,r,h for torch's r,z,n (and
+// linear_before_reset=1, as torch applies r after the recurrent product); RNN one gate. The
+// weights are constants, so they are reordered and stacked here, once, into initializers.
+#include "convert/onnx/onnx_ctx.h"
+
+#include <cstring>
+
+namespace torchless::onnx_export {
+
+namespace {
+
+enum class Cell { LSTM, GRU, RNN_TANH, RNN_RELU };
+
+// Gate blocks of `t` (rows, or elements for 1-d) in ONNX's order, as a contiguous tensor.
+Tensor reorderGates(const Tensor& t, const std::vector<int>& order) {
+  Tensor src = t.contiguous();
+  const int64_t gates = static_cast<int64_t>(order.size());
+  const size_t blockBytes = src.nbytes() / static_cast<size_t>(gates);
+  Tensor out = Tensor::empty(src.sizes(), src.dtype());
+  const auto* in = static_cast<const char*>(src.rawData());
+  auto* o = static_cast<char*>(out.rawData());
+  for (int64_t g = 0; g < gates; ++g) std::memcpy(o + g * blockBytes, in + order[g] * blockBytes, blockBytes);
+  return out;
+}
+
+// Stacks same-shaped tensors along a new first dim.
+Tensor stack(const std::vector<Tensor>& ts) {
+  std::vector<int64_t> sizes = ts.at(0).sizes();
+  sizes.insert(sizes.begin(), static_cast<int64_t>(ts.size()));
+  Tensor out = Tensor::empty(sizes, ts[0].dtype());
+  auto* o = static_cast<char*>(out.rawData());
+  for (const auto& t : ts) {
+    Tensor c = t.contiguous();
+    std::memcpy(o, c.rawData(), c.nbytes());
+    o += c.nbytes();
+  }
+  return out;
+}
+
+// Concatenates 1-d tensors.
+Tensor concat1d(const std::vector<Tensor>& ts) {
+  int64_t n = 0;
+  for (const auto& t : ts) n += t.numel();
+  Tensor out = Tensor::empty({n}, ts.at(0).dtype());
+  auto* o = static_cast<char*>(out.rawData());
+  for (const auto& t : ts) {
+    Tensor c = t.contiguous();
+    std::memcpy(o, c.rawData(), c.nbytes());
+    o += c.nbytes();
+  }
+  return out;
+}
+
+Tensor zeros(int64_t n, ScalarType dt) {
+  Tensor t = Tensor::empty({n}, dt);
+  std::memset(t.rawData(), 0, t.nbytes());  // Storage::allocate does not zero-fill
+  return t;
+}
+
+OnnxConverter recurrent(Cell cell) {
+  return [cell](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    const bool lstm = cell == Cell::LSTM;
+    // Inputs: input, hx (Tensor[] for lstm), params, has_biases, num_layers, dropout, train,
+    // bidirectional, batch_first.
+    const bool hasBiases = args[3].unwrapToBool();
+    const int64_t layers = args[4].unwrapToInt();
+    if (args[6].unwrapToBool() && args[5].unwrapToDouble() > 0)
+      args[6].fail("False (export runs in inference mode; call eval() first)", "True");
+    const bool bidirectional = args[7].unwrapToBool();
+    const bool batchFirst = args[8].unwrapToBool();
+    const int64_t dirs = bidirectional ? 2 : 1;
+    const IValue& paramList = args[2].unwrapToIValue();
+    if (!paramList.isList()) args[2].fail("a constant Tensor[] (the module's weights)", "something else");
+    std::vector<Tensor> params;
+    for (const auto& p : paramList.toList()->list) {
+      if (!p.isTensor()) args[2].fail("a constant Tensor[]", convert::detail::describeIValue(paramList));
+      params.push_back(p.toTensor());
+    }
+    const size_t perDir = hasBiases ? 4 : 2;
+    if (params.size() != perDir * static_cast<size_t>(layers * dirs))
+      args[2].fail(fmt::format("{} tensors ({} layers, {} directions)", perDir * layers * dirs, layers, dirs),
+                   fmt::format("{} tensors (projections, proj_size, are not supported)", params.size()));
+    const int64_t gateCount = lstm ? 4 : cell == Cell::GRU ? 3 : 1;
+    const int64_t hidden = params[1].sizes().at(1);
+    std::vector<int> order = lstm ? std::vector<int>{0, 3, 1, 2}
+                             : cell == Cell::GRU ? std::vector<int>{1, 0, 2}
+                                                 : std::vector<int>{0};
+    const std::string opType = lstm ? "LSTM" : cell == Cell::GRU ? "GRU" : "RNN";
+    const ScalarType dt = params[0].dtype();
+
+    std::string x = args[0].unwrapToTensor();
+    if (batchFirst) x = ctx.op("Transpose", {x}, {attrIs("perm", {1, 0, 2})});
+    // Initial states [layers * dirs, batch, H].
+    std::string h0, c0;
+    if (lstm) {
+      auto hx = args[1].unwrapToTensorList();
+      if (hx.size() != 2) args[1].fail("(h_0, c_0)", fmt::format("{} tensors", hx.size()));
+      h0 = hx[0];
+      c0 = hx[1];
+    } else {
+      h0 = args[1].unwrapToTensor();
+    }
+    auto layerSlice = [&](const std::string& s, int64_t l) {
+      if (layers == 1) return s;
+      return ctx.op("Slice", {s, ctx.constInt64s({l * dirs}), ctx.constInt64s({(l + 1) * dirs}), ctx.constInt64s({0})});
+    };
+    std::vector<std::string> hn, cn;
+    for (int64_t l = 0; l < layers; ++l) {
+      std::vector<Tensor> W, R, B;
+      for (int64_t d = 0; d < dirs; ++d) {
+        const size_t base = static_cast<size_t>((l * dirs + d)) * perDir;
+        W.push_back(reorderGates(params[base], order));
+        R.push_back(reorderGates(params[base + 1], order));
+        if (hasBiases)
+          B.push_back(concat1d({reorderGates(params[base + 2], order), reorderGates(params[base + 3], order)}));
+        else
+          B.push_back(zeros(2 * gateCount * hidden, dt));
+      }
+      // Initializers named after the module: "rnn.W_l0" from "rnn.weight_ih_l0".
+      std::string prefix;
+      if (const Node* list = args[2].value()->node(); list->kind() == prim::ListConstruct && !list->inputs().empty()) {
+        std::string first = ctx.weightName(list->input(0));
+        if (auto dot = first.rfind('.'); dot != std::string::npos) prefix = first.substr(0, dot + 1);
+      }
+      std::vector<std::string> in = {x, ctx.initializer(stack(W), fmt::format("{}W_l{}", prefix, l)),
+                                     ctx.initializer(stack(R), fmt::format("{}R_l{}", prefix, l)),
+                                     ctx.initializer(stack(B), fmt::format("{}B_l{}", prefix, l)), "",
+                                     layerSlice(h0, l)};
+      if (lstm) in.push_back(layerSlice(c0, l));
+      std::vector<OnnxAttr> attrs = {attrI("hidden_size", hidden),
+                                     attrS("direction", bidirectional ? "bidirectional" : "forward")};
+      if (cell == Cell::GRU) attrs.push_back(attrI("linear_before_reset", 1));
+      if (cell == Cell::RNN_TANH || cell == Cell::RNN_RELU) {
+        std::string act = cell == Cell::RNN_TANH ? "Tanh" : "Relu";
+        attrs.push_back({"activations", std::vector<std::string>(static_cast<size_t>(dirs), act)});
+      }
+      auto outs = ctx.opN(opType, in, lstm ? 3 : 2, attrs);
+      // Y [seq, dirs, batch, H] -> [seq, batch, dirs * H].
+      std::string y = outs[0];
+      if (dirs == 1) {
+        y = squeeze(ctx, y, {1});
+      } else {
+        y = ctx.op("Transpose", {y}, {attrIs("perm", {0, 2, 1, 3})});
+        y = ctx.op("Reshape", {y, ctx.constInt64s({0, 0, -1})});
+      }
+      x = y;
+      hn.push_back(outs[1]);
+      if (lstm) cn.push_back(outs[2]);
+    }
+    if (batchFirst) x = ctx.op("Transpose", {x}, {attrIs("perm", {1, 0, 2})});
+    ctx.setOutput(n, 0, x);
+    auto joined = [&](const std::vector<std::string>& xs) {
+      return xs.size() == 1 ? xs[0] : ctx.op("Concat", xs, {attrI("axis", 0)});
+    };
+    ctx.setOutput(n, 1, joined(hn));
+    if (lstm) ctx.setOutput(n, 2, joined(cn));
+  };
+}
+
+}  // namespace
+
+void registerRnnConverters(OnnxConverterRegistry& r) {
+  r.addOverloads({"aten::lstm.input"}, recurrent(Cell::LSTM));
+  r.addOverloads({"aten::gru.input"}, recurrent(Cell::GRU));
+  r.addOverloads({"aten::rnn_tanh.input"}, recurrent(Cell::RNN_TANH));
+  r.addOverloads({"aten::rnn_relu.input"}, recurrent(Cell::RNN_RELU));
+}
+
+}  // namespace torchless::onnx_export
