@@ -27,6 +27,7 @@
 #include "runtime/interpreter.h"
 #include "runtime/kernel.h"
 #include "tools/commands.h"
+#include "tools/save_checked.h"
 
 #include <fstream>
 #include <iostream>
@@ -155,7 +156,7 @@ void runScript(const ScriptOptions& o) {
       throw Error(fmt::format("module '{}' has no forward method", name), o.file);
     root = initializedModule(cls, importer.userInit(qualname), o.file);
   }
-  save(Module(root, unit), o.output);
+  saveLoadable(Module(root, unit), o.output, "scripted");
   std::cout << fmt::format("{}: {} ({} methods)\n", o.output, root->type->name(),
                            root->type->methods().size());
 }

@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "core/npy.h"
 #include "tools/commands.h"
+#include "tools/save_checked.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -25,35 +26,6 @@
 
 namespace torchless::cli {
 namespace {
-
-/// Writes `m` to a temporary name beside `path`, loads it back (what torchless writes, it must
-/// read: a module whose archive would not load is an error, not an output), then renames it
-/// into place. On any failure nothing is left at `path` or beside it.
-void saveLoadable(const Module& m, const std::string& path, const char* what) {
-  if (std::filesystem::is_directory(path))
-    throw Error("cannot write the output: it is a directory", path);
-  const std::string tmp = path + ".tmp" + std::to_string(::getpid()) + ".pt";
-  try {
-    save(m, tmp);
-  } catch (const Error& e) {
-    std::remove(tmp.c_str());
-    throw Error(e.message(), path, e.details());
-  }
-  try {
-    (void)load(tmp);
-  } catch (const Error& e) {
-    std::remove(tmp.c_str());
-    throw Error(fmt::format("the {} module's archive does not load back in torchless ({}); "
-                            "nothing was written, please report this",
-                            what, e.firstLine()),
-                path, e.what());
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    std::remove(tmp.c_str());
-    throw Error(fmt::format("cannot rename into place: {}", std::strerror(err)), path);
-  }
-}
 
 struct TraceCmdOptions {
   std::string model;
