@@ -165,6 +165,7 @@ class FunctionPrinter {
       }
       case IValue::Tag::Enum: {
         const auto& e = *v.toEnum();
+        noteType_(e.type);
         return e.type->name() + "." + e.name;
       }
       default:
@@ -475,6 +476,61 @@ void PythonPrinter::noteType(const TypePtr& t) {
   if (const auto* c = t->cast<ClassType>()) {
     addClass(t->castPtr<ClassType>());
     (void)c;
+    return;
+  }
+  if (const auto* e = t->cast<EnumType>()) {
+    // `class Color(Enum):` with one `NAME = value` line per member, as PyTorch prints enums.
+    if (!seen_.count(e->name())) {
+      seen_[e->name()] = true;
+      std::string s = fmt::format("class {}(Enum):\n", e->name().substr(e->name().rfind('.') + 1));
+      for (size_t i = 0; i < e->names().size(); ++i) {
+        const IValue& v = *e->values()[i];
+        std::string text = v.isInt()      ? std::to_string(v.toInt())
+                           : v.isDouble() ? printFloat(v.toDouble())
+                           : v.isString() ? printString(v.toStringRef())
+                                          : throw Error(fmt::format(
+                                                "enum {} member {} has a value of type {}, which "
+                                                "an archive cannot hold",
+                                                e->name(), e->names()[i], v.type()->str()));
+        s += fmt::format("  {} = {}\n", e->names()[i], text);
+      }
+      out_.sources[qualifierOf(e->name())] += s;
+    }
+    return;
+  }
+  if (const auto* it = t->cast<InterfaceType>()) {
+    // `class I(Interface):` / `(ModuleInterface)` with each method's signature and `pass`, as
+    // PyTorch prints interfaces. The classes implementing it are printed from the objects
+    // that hold them (save() adds them).
+    if (!seen_.count(it->name())) {
+      seen_[it->name()] = true;
+      std::string s = fmt::format("class {}({}):\n", it->name().substr(it->name().rfind('.') + 1),
+                                  it->isModule() ? "ModuleInterface" : "Interface");
+      for (const auto& [name, schema] : it->methods) {
+        std::string sig = fmt::format("  def {}(", name);
+        const auto& args = schema->arguments();
+        for (size_t i = 0; i < args.size(); ++i) {
+          noteType(args[i].type());
+          sig += i == 0 ? std::string("self")
+                        : fmt::format(", {}: {}", args[i].name(), annotation(args[i].type()));
+        }
+        std::string ret;
+        if (schema->returns().size() == 1) {
+          noteType(schema->returns()[0].type());
+          ret = annotation(schema->returns()[0].type());
+        } else {
+          ret = "Tuple[";
+          for (size_t i = 0; i < schema->returns().size(); ++i) {
+            noteType(schema->returns()[i].type());
+            ret += (i ? ", " : "") + annotation(schema->returns()[i].type());
+          }
+          ret += "]";
+        }
+        s += sig + ") -> " + ret + ":\n    pass\n";
+      }
+      if (it->methods.empty()) s += "  pass\n";
+      out_.sources[qualifierOf(it->name())] += s;
+    }
     return;
   }
   if (const auto* tt = t->cast<TupleType>()) {

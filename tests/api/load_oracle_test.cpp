@@ -325,6 +325,34 @@ TEST_P(GeneratedOracle, MatchesPyTorch) {
   compareNamed(m.namedBuffers(), meta.at("buffers"), "buffers");
 }
 
+// torchless::save of each archive as loaded (before anything runs), loaded again: the same
+// outputs as PyTorch's (issue 5: load(save(m)) behaves as m).
+TEST_P(GeneratedOracle, SavedArchiveRunsTheSame) {
+  const std::string name = GetParam();
+  if (!generatedExpectations().at(name).failure.empty()) GTEST_SKIP() << "expected failure";
+  // setstate's __setstate__ doubles a tensor on every load, so one save/load cycle changes its
+  // output in PyTorch too (torch.jit.save + torch.jit.load of the loaded module gives -3.7483
+  // where the original gives -1.8579, and so do we).
+  if (name == "setstate") GTEST_SKIP() << "a save/load cycle changes its output in PyTorch too";
+  const fs::path dir = modelsDir() / name;
+  auto meta = nlohmann::json::parse(readFile(dir / "meta.json"));
+  std::vector<std::string> words;
+  for (const auto& w : meta.at("args")) words.push_back(resolveWord(w.get<std::string>(), dir));
+  const std::string method = meta.at("method").get<std::string>();
+  const fs::path savedDir = fs::path(TORCHLESS_BINARY_DIR) / "api_saved";
+  fs::create_directories(savedDir);
+  const std::string saved = (savedDir / (name + ".pt")).string();
+  save(load((dir / "model.pt").string()), saved);
+  Module again = load(saved);
+  std::vector<IValue> args = parseInputs(words, again.methodParams(method),
+                                         [](const std::string& p) { return loadNpy(p); });
+  std::vector<FlatOutput> outs = flattenOutputs(again.runMethod(method, std::move(args)));
+  std::vector<std::string> expectedOuts;
+  for (const auto& o : meta.at("outputs")) expectedOuts.push_back(o.get<std::string>());
+  compareOutputs(outs, dir, expectedOuts, meta.at("rtol").get<double>(),
+                 meta.at("atol").get<double>());
+}
+
 std::vector<std::string> generatedNames() {
   std::vector<std::string> names;
   for (const auto& [n, e] : generatedExpectations()) names.push_back(n);

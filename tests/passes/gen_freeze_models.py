@@ -84,8 +84,8 @@ class AddOne(nn.Module):
 
 
 class WithInterface(nn.Module):
-    """An interface-typed submodule: torchless does not save interfaces yet, so freezing it
-    must fail with an error rather than write an archive that does not load (CLI test)."""
+    """An interface-typed submodule: the frozen archive must define the interface and the
+    class of the object behind it (CLI test)."""
 
     impl: AddOneInterface
 
@@ -169,6 +169,10 @@ def main():
     with open(os.path.join(out, "mutating_torch_frozen_code.txt"), "w") as f:
         f.write(ref.code)
     torch.jit.script(WithInterface().eval()).save(os.path.join(out, "with_interface.pt"))
+    xi = torch.randn(2, 3)
+    save(out, "with_interface_in.npy", xi.numpy())
+    save(out, "with_interface_frozen.npy",
+         run(torch.jit.freeze(torch.jit.load(os.path.join(out, "with_interface.pt")).eval()), xi))
     with open(os.path.join(out, "done"), "w") as f:
         f.write("ok\n")
 
