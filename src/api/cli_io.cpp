@@ -66,6 +66,9 @@ IValue convert(const ParamSpec& p, const TypePtr& type, const std::string& w,
   }
   switch (t.kind()) {
     case TypeKind::TensorType:
+      if (w.rfind("@list:", 0) == 0 || w.rfind("@dict:", 0) == 0)
+        bad(p, fmt::format("expected a .npy file, got the {} '{}'",
+                           w[1] == 'l' ? "list" : "dict", w));
       if (!endsWith(w, ".npy")) bad(p, fmt::format("expected a .npy file, got '{}'", w));
       return IValue(load(w));
     case TypeKind::IntType:

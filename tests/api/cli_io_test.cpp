@@ -60,6 +60,8 @@ TEST(CliInputs, TuplesListsDicts) {
 TEST(CliInputs, ErrorsNameTheParameter) {
   EXPECT_EQ(errorOf({"2.5"}, {param("n", "int")}), "argument 'n' (int): expected an int, got '2.5'");
   EXPECT_EQ(errorOf({"x"}, {param("t", "Tensor")}), "argument 't' (Tensor): expected a .npy file, got 'x'");
+  EXPECT_EQ(errorOf({"@list:a.npy,b.npy"}, {param("t", "Tensor")}),
+            "argument 't' (Tensor): expected a .npy file, got the list '@list:a.npy,b.npy'");
   EXPECT_EQ(errorOf({}, {param("t", "Tensor")}),
             "missing input for argument 't' (Tensor): 0 inputs given, the method takes 1");
   EXPECT_EQ(errorOf({"a.npy", "b.npy"}, {param("t", "Tensor")}),
