@@ -310,6 +310,17 @@ SugaredValuePtr MethodValue::call(const SourceRange& loc, Emitter& e,
     throwErrorAt(loc, "Tried to access nonexistent attribute or method '" + name_ + "' of type '" +
                           className(self_->type()) + "'.");
   Graph& g = e.graph();
+  // The receiver is a method's first parameter whatever its name (`def forward(s, x)` is valid
+  // Python and TorchScript): match against a copy whose first parameter is called self.
+  std::optional<FunctionSchema> renamed;
+  if (!schema->arguments().empty() && schema->arguments()[0].name() != "self") {
+    std::vector<Argument> formals = schema->arguments();
+    const Argument& a = formals[0];
+    formals[0] = Argument("self", a.realType(), a.N(), a.defaultValue(), a.kwargOnly(), a.aliasInfo());
+    renamed.emplace(schema->name(), schema->overloadName(), std::move(formals), schema->returns(),
+                    schema->isVararg(), schema->isVarret());
+    schema = &*renamed;
+  }
   auto [index, matched] =
       matchSchemas({schema}, loc, g, args, kwargs, NamedValue{loc, "self", self_});
   (void)index;

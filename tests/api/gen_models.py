@@ -143,6 +143,16 @@ class TwoMethods(nn.Module):
         return self.forward(x) * k
 
 
+class SelfRenamed(nn.Module):
+    """Methods whose receiver is not called self (valid Python and TorchScript)."""
+
+    def other(s, x: torch.Tensor) -> torch.Tensor:
+        return x * 2
+
+    def forward(s, x):
+        return s.other(x) + 1
+
+
 def helper(x: torch.Tensor, k: int) -> torch.Tensor:
     return x + k
 
@@ -511,6 +521,7 @@ def main():
     write_case(root, "two_methods_scaled", tm, [r(2, 3), 2.5], method="scaled")
     write_case(root, "free_function_buffer", torch.jit.script(WithHelper()), [r(4)])
     write_case(root, "enum", torch.jit.script(WithEnum()), [r(3), True])
+    write_case(root, "self_renamed", torch.jit.script(SelfRenamed()), [r(3)])
     write_case(root, "interface", torch.jit.script(WithInterface()), [r(3)])
     write_case(root, "setstate", torch.jit.script(WithState()), [r(3)])
     write_case(root, "lstm_scripted", torch.jit.script(Lstm().eval()), [r(2, 5, 4)])

@@ -218,6 +218,7 @@ const std::map<std::string, Expectation>& generatedExpectations() {
       {"two_methods_scaled", {}},
       {"free_function_buffer", {}},
       {"enum", {}},
+      {"self_renamed", {}},
       {"interface", {}},
       {"setstate", {}},
       {"lstm_scripted", {}},
