@@ -82,7 +82,7 @@ void registerBenchCommand(CLI::App& app) {
   cmd->add_option("inputs", opts->inputs, "method arguments, as for run");
   cmd->add_option("--method", opts->method, "method to run (default forward)");
   cmd->add_option("--threads", opts->threads, "threads for kernels (default: all cores)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, 4096));
   cmd->add_option("--runs", opts->runs, "timed calls (default 20)")->check(CLI::PositiveNumber);
   cmd->add_option("--warmup", opts->warmup, "untimed calls first (default 3)")->check(CLI::NonNegativeNumber);
   cmd->add_flag("--json", opts->json, "one JSON object instead of text");

@@ -73,7 +73,7 @@ void registerRunCommand(CLI::App& app) {
   cmd->add_option("--output-dir", opts->outputDir, "where out0.npy ... go (default .)");
   cmd->add_option("--method", opts->method, "method to run (default forward)");
   cmd->add_option("--threads", opts->threads, "threads for kernels (default: all cores)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, 4096));
   cmd->add_flag("--print", opts->print, "also print each output as PyTorch prints it");
   cmd->callback([opts]() { runCommand(*opts); });
 }

@@ -16,5 +16,6 @@ void registerExportCommand(CLI::App& app);
 void registerFreezeCommand(CLI::App& app);
 void registerScriptCommand(CLI::App& app);
 void registerTraceCommand(CLI::App& app);
+void registerCompileCommand(CLI::App& app);
 
 }  // namespace torchless::cli

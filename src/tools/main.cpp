@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   torchless::cli::registerFreezeCommand(app);
   torchless::cli::registerScriptCommand(app);
   torchless::cli::registerTraceCommand(app);
+  torchless::cli::registerCompileCommand(app);
 
   try {
     app.parse(argc, argv);

@@ -183,3 +183,24 @@ TEST(InfoCli, ListsMethodsParametersBuffersAndOperators) {
 
 }  // namespace
 }  // namespace torchless
+
+namespace torchless {
+namespace {
+
+TEST(RunCli, ThreadsMustBePositive) {
+  auto r = testing::runCli({"run", std::string(TORCHLESS_SOURCE_DIR) + "/examples/tiny_cnn.pt",
+                            std::string(TORCHLESS_SOURCE_DIR) + "/examples/input.npy", "--threads", "0"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--threads: Value 0 not in range 1 to 4096"), std::string::npos) << r.err;
+}
+
+TEST(CompileCli, NotImplementedYetIsAClearError) {
+  auto r = testing::runCli({"compile", std::string(TORCHLESS_SOURCE_DIR) + "/examples/tiny_cnn.pt",
+                            "-o", std::string(TORCHLESS_BINARY_DIR) + "/never_written.pt"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("tiny_cnn.pt: torchless compile is not implemented yet"), std::string::npos)
+      << r.err;
+}
+
+}  // namespace
+}  // namespace torchless
