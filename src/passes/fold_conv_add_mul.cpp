@@ -150,23 +150,10 @@ bool foldOne(Node* n) {
   return true;
 }
 
-bool run(Block* block) {
-  bool changed = false;
-  for (auto it = block->nodes().begin(); it != block->nodes().end();) {
-    Node* n = *it;
-    ++it;
-    for (Block* b : n->blocks()) changed |= run(b);
-    changed |= foldOne(n);
-  }
-  return changed;
-}
-
 }  // namespace
 
 bool foldConvAddMul(Graph& graph) {
-  bool changed = run(graph.block());
-  if (changed) eliminateDeadCode(graph);
-  return changed;
+  return fold::foldNodes(graph, foldOne);
 }
 
 }  // namespace torchless::passes

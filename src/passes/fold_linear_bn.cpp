@@ -71,23 +71,12 @@ bool foldOne(Node* bn) {
   return true;
 }
 
-bool run(Block* block) {
-  bool changed = false;
-  for (auto it = block->nodes().begin(); it != block->nodes().end();) {
-    Node* n = *it;
-    ++it;
-    for (Block* b : n->blocks()) changed |= run(b);
-    if (n->kind() == Symbol::aten("batch_norm")) changed |= foldOne(n);
-  }
-  return changed;
-}
-
 }  // namespace
 
 bool foldLinearBn(Graph& graph) {
-  bool changed = run(graph.block());
-  if (changed) eliminateDeadCode(graph);
-  return changed;
+  return fold::foldNodes(graph, [](Node* n) {
+    return n->kind() == Symbol::aten("batch_norm") && foldOne(n);
+  });
 }
 
 }  // namespace torchless::passes

@@ -2,6 +2,7 @@
 #include "passes/fold_utils.h"
 
 #include "passes/node_facts.h"
+#include "passes/passes.h"
 
 #include <cmath>
 
@@ -128,6 +129,25 @@ std::optional<FoldedWeights> foldBatchNorm(const Tensor& w, const std::optional<
   ScalarType biasType = bias.dtype();
   if (dbl) return compute<double>(w, bias, rm, rv, eps, weightBn, biasBn, linearOrder, biasType);
   return compute<float>(w, bias, rm, rv, eps, weightBn, biasBn, linearOrder, biasType);
+}
+
+namespace {
+bool foldBlock(Block* block, const std::function<bool(Node*)>& fold) {
+  bool changed = false;
+  for (auto it = block->nodes().begin(); it != block->nodes().end();) {
+    Node* n = *it;
+    ++it;  // n may be destroyed
+    for (Block* b : n->blocks()) changed |= foldBlock(b, fold);
+    changed |= fold(n);
+  }
+  return changed;
+}
+}  // namespace
+
+bool foldNodes(Graph& graph, const std::function<bool(Node*)>& fold) {
+  const bool changed = foldBlock(graph.block(), fold);
+  if (changed) eliminateDeadCode(graph);
+  return changed;
 }
 
 }  // namespace torchless::passes::fold

@@ -6,6 +6,7 @@
 // order PyTorch's formulas use, so folded weights equal PyTorch's to rounding.
 #include "ir/ir.h"
 
+#include <functional>
 #include <optional>
 
 namespace torchless::passes::fold {
@@ -43,6 +44,11 @@ std::optional<FoldedWeights> foldBatchNorm(const Tensor& w, const std::optional<
                                            const Tensor& rm, const Tensor& rv, double eps,
                                            const std::optional<Tensor>& bnW,
                                            const std::optional<Tensor>& bnB, bool linearOrder);
+
+/// Calls `fold(n)` on every node of `graph`, blocks nested in a node before the node itself
+/// (`fold` may destroy the node it is given, nothing else), then eliminates dead code when a
+/// fold changed something. Returns whether anything changed. The walk of every fold pass.
+bool foldNodes(Graph& graph, const std::function<bool(Node*)>& fold);
 
 /// The product of the sizes after dim 0 (elements per output channel of a weight).
 int64_t innerSize(const Tensor& t);
