@@ -37,10 +37,6 @@ std::optional<Tensor> optionalTensor(const Value* v, bool& ok) {
   return t;
 }
 
-std::string fusedName(const Value* v, const std::string& suffix) {
-  return v->hasDebugName() ? v->debugName() + suffix : std::string();
-}
-
 bool foldOne(Node* bn) {
   Node* conv = bn->input(0)->node();
   if (!fold::isConv(conv) || bn->inputs().size() != 9) return false;
@@ -61,13 +57,7 @@ bool foldOne(Node* bn) {
   std::optional<fold::FoldedWeights> f = fold::foldBatchNorm(
       *w, b, *mean, *var, eps->toScalarDouble(), gamma, beta, /*linearOrder=*/false);
   if (!f) return false;
-  Graph& g = *bn->owningGraph();
-  Value* nw = fold::insertTensorConstant(g, conv, f->weight, fusedName(conv->input(1), "_fused_bn"));
-  Value* nb = fold::insertTensorConstant(g, conv, f->bias, fusedName(conv->input(2), "_fused_bn"));
-  conv->replaceInput(1, nw);
-  conv->replaceInput(2, nb);
-  bn->output()->replaceAllUsesWith(conv->output());
-  bn->destroy();
+  fold::replaceWithFolded(conv, bn, *f);
   return true;
 }
 

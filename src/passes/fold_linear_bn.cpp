@@ -58,16 +58,7 @@ bool foldOne(Node* bn) {
   std::optional<fold::FoldedWeights> f = fold::foldBatchNorm(
       *w, b, *mean, *var, eps->toScalarDouble(), gamma, beta, /*linearOrder=*/true);
   if (!f) return false;
-  Graph& g = *bn->owningGraph();
-  auto name = [](const Value* v) {
-    return v->hasDebugName() ? v->debugName() + "_fused_bn" : std::string();
-  };
-  Value* nw = fold::insertTensorConstant(g, linear, f->weight, name(linear->input(1)));
-  Value* nb = fold::insertTensorConstant(g, linear, f->bias, name(linear->input(2)));
-  linear->replaceInput(1, nw);
-  linear->replaceInput(2, nb);
-  bn->output()->replaceAllUsesWith(linear->output());
-  bn->destroy();
+  fold::replaceWithFolded(linear, bn, *f);
   return true;
 }
 

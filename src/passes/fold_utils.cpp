@@ -131,6 +131,19 @@ std::optional<FoldedWeights> foldBatchNorm(const Tensor& w, const std::optional<
   return compute<float>(w, bias, rm, rv, eps, weightBn, biasBn, linearOrder, biasType);
 }
 
+void replaceWithFolded(Node* op, Node* bn, const FoldedWeights& f) {
+  Graph& g = *bn->owningGraph();
+  auto name = [](const Value* v) {
+    return v->hasDebugName() ? v->debugName() + "_fused_bn" : std::string();
+  };
+  Value* nw = insertTensorConstant(g, op, f.weight, name(op->input(1)));
+  Value* nb = insertTensorConstant(g, op, f.bias, name(op->input(2)));
+  op->replaceInput(1, nw);
+  op->replaceInput(2, nb);
+  bn->output()->replaceAllUsesWith(op->output());
+  bn->destroy();
+}
+
 namespace {
 bool foldBlock(Block* block, const std::function<bool(Node*)>& fold) {
   bool changed = false;

@@ -45,6 +45,10 @@ std::optional<FoldedWeights> foldBatchNorm(const Tensor& w, const std::optional<
                                            const std::optional<Tensor>& bnW,
                                            const std::optional<Tensor>& bnB, bool linearOrder);
 
+/// Makes `op` (a conv or linear whose output feeds `bn` only) use `f`'s weight and bias as new
+/// constants named after the old ones + "_fused_bn", gives `bn`'s uses to `op` and destroys `bn`.
+void replaceWithFolded(Node* op, Node* bn, const FoldedWeights& f);
+
 /// Calls `fold(n)` on every node of `graph`, blocks nested in a node before the node itself
 /// (`fold` may destroy the node it is given, nothing else), then eliminates dead code when a
 /// fold changed something. Returns whether anything changed. The walk of every fold pass.

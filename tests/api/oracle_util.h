@@ -94,6 +94,16 @@ struct CliResult {
   std::string firstErrLine() const { return err.substr(0, err.find('\n')); }
 };
 
+/// A fresh empty directory under the system temp dir for one test's outputs
+/// (`torchless_<prefix>_<name>_<pid>`).
+inline std::filesystem::path freshDir(const std::string& prefix, const std::string& name) {
+  std::filesystem::path d = std::filesystem::temp_directory_path() /
+                            ("torchless_" + prefix + "_" + name + "_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(d);
+  std::filesystem::create_directories(d);
+  return d;
+}
+
 inline std::string shellQuote(const std::string& s) {
   std::string q = "'";
   for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);

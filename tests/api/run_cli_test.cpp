@@ -22,13 +22,7 @@ const std::string kExamples = std::string(TORCHLESS_SOURCE_DIR) + "/examples";
 const std::string kModel = kExamples + "/tiny_cnn.pt";
 const std::string kInput = kExamples + "/input.npy";
 
-/// A fresh empty directory for one test's outputs.
-fs::path freshDir(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / fmt::format("torchless_api_{}_{}", name, ::getpid());
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+fs::path freshDir(const std::string& name) { return testing::freshDir("api", name); }
 
 std::vector<std::string> listDir(const fs::path& d) {
   std::vector<std::string> names;

@@ -35,12 +35,7 @@ const std::string kExamples = std::string(TORCHLESS_SOURCE_DIR) + "/examples";
 const std::string kTinyCnn = kExamples + "/tiny_cnn.pt";
 const std::string kTinyInput = kExamples + "/input.npy";
 
-fs::path freshDir(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / fmt::format("torchless_trace_{}_{}", name, ::getpid());
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+fs::path freshDir(const std::string& name) { return testing::freshDir("trace", name); }
 
 std::map<std::string, int64_t> kindCounts(const Graph& g) {
   std::map<std::string, int64_t> counts;
