@@ -12,6 +12,7 @@
 // context "while compiling <method>", "while loading <code file>", "while loading <archive>".
 #include "api/module.h"
 
+#include "convert/engine/partition.h"
 #include "core/error.h"
 #include "frontend/script_importer.h"
 #include "passes/passes.h"
@@ -74,6 +75,7 @@ void checkSetStateResult(const Object& obj, const std::string& archive) {
 Module load(const std::string& path, const LoadOptions& options) {
   initKernels();
   passes::installExecutionRewrites();  // conv fusion on the graphs run (never the saved ones)
+  engine::registerEngineKernel();      // torchless::execute_engine (compiled archives, engines)
   ZipReaderOptions zipOptions;
   zipOptions.checkCrc = options.checkCrc;
   ArchiveReader ar(path, zipOptions);

@@ -1,9 +1,34 @@
 #include "api/module.h"
 
+#include "api/pipeline.h"
 #include "core/error.h"
+#include "passes/pass_manager.h"
 #include "runtime/interpreter.h"
 
+#include <mutex>
+#include <unordered_map>
+
 namespace torchless {
+
+/// Execution plans by method, shared by copies of a Module (Note [Execution pipeline]).
+struct ModuleExecutionCache {
+  std::mutex mu;
+  std::unordered_map<const GraphFunction*, std::shared_ptr<ExecutionPlan>> plans;
+};
+
+Module::Module(ObjectPtr object, std::shared_ptr<CompilationUnit> unit)
+    : object_(std::move(object)), unit_(std::move(unit)), exec_(std::make_shared<ModuleExecutionCache>()) {}
+
+std::shared_ptr<const ExecutionPlan> Module::executionPlan(const std::string& name) const {
+  const GraphFunction* fn = findMethod(name);
+  if (!fn || !exec_) return buildExecutionPlan(*this, name);
+  std::lock_guard<std::mutex> lock(exec_->mu);
+  auto it = exec_->plans.find(fn);
+  if (it != exec_->plans.end()) return it->second;
+  auto plan = buildExecutionPlan(*this, name);
+  exec_->plans.emplace(fn, plan);
+  return plan;
+}
 
 const GraphFunction* Module::findMethod(const std::string& name) const {
   if (!object_) return nullptr;
@@ -39,6 +64,10 @@ IValue Module::runMethod(const std::string& name, std::vector<IValue> inputs) co
     if (!args[i].defaultValue())
       throw Error(fmt::format("{}() missing value for argument '{}'", name, args[i].name()));
     inputs.push_back(*args[i].defaultValue());
+  }
+  if (exec_ && passes::jitOptimizationsEnabled()) {
+    std::shared_ptr<const ExecutionPlan> plan = executionPlan(name);
+    if (plan->code) return runExecutionPlan(*plan, std::move(inputs));
   }
   inputs.insert(inputs.begin(), IValue(object_));
   return runFunction(*fn, std::move(inputs));

@@ -19,6 +19,9 @@
 
 namespace torchless {
 
+struct ExecutionPlan;
+struct ModuleExecutionCache;
+
 /// How to load an archive.
 struct LoadOptions {
   /// Tensors saved on other devices are loaded here (map_location); only CPU runs.
@@ -33,15 +36,18 @@ struct LoadOptions {
 class Module {
  public:
   Module() = default;
-  Module(ObjectPtr object, std::shared_ptr<CompilationUnit> unit)
-      : object_(std::move(object)), unit_(std::move(unit)) {}
+  Module(ObjectPtr object, std::shared_ptr<CompilationUnit> unit);
 
   /// Calls `forward`. Throws torchless::Error for bad arguments, ModelError for the model's
   /// own exceptions, UnsupportedError listing operators without kernels.
   IValue forward(std::vector<IValue> inputs) const { return runMethod("forward", std::move(inputs)); }
   /// Calls method `name` with `inputs` (self excluded). Missing trailing arguments take
   /// their schema defaults; throws torchless::Error naming the method when there is none.
+  /// Runs through the execution pipeline (api/pipeline.h: frozen, partitioned into engines)
+  /// unless TORCHLESS_JIT=0; the plan is built on the first call and shared by copies.
   IValue runMethod(const std::string& name, std::vector<IValue> inputs) const;
+  /// The execution plan of method `name` (built now if it was not). Throws as runMethod.
+  std::shared_ptr<const ExecutionPlan> executionPlan(const std::string& name) const;
   /// The method's function (self is its first graph input); nullptr when there is none.
   const GraphFunction* findMethod(const std::string& name) const;
   /// Method names of the root class, in definition order.
@@ -61,6 +67,7 @@ class Module {
  private:
   ObjectPtr object_;
   std::shared_ptr<CompilationUnit> unit_;
+  std::shared_ptr<ModuleExecutionCache> exec_;
 };
 
 /// Loads a TorchScript archive written by torch.jit.save (PyTorch 1.x or 2.x): records,

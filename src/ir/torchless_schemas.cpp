@@ -11,6 +11,9 @@ const char* const kTorchlessSchemas[] = {
     "torchless::conv_fused(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, "
     "int[] dilation, int groups, Tensor? residual, str activation, float alpha, float beta, "
     "bool constant_weight, bool channels_last) -> Tensor",
+    // Runs a compiled engine (convert/engine/partition.h), as Torch-TensorRT's
+    // tensorrt::execute_engine: the archives `torchless compile` writes call it.
+    "torchless::execute_engine(Tensor[] inputs, __torch__.torch.classes.torchless.Engine engine) -> Tensor[]",
 };
 }  // namespace
 

@@ -83,6 +83,12 @@ const std::vector<ClassDef>& classDefs() {
   def bias(self: {Q}) -> Optional[Tensor]:
     return self.bias_
 )"},
+      // A compiled engine (convert/engine/engine_record.h): its record, written by torchless
+      // compile. State: (version, network, graph, weights, profiles) as the slots.
+      {"__torch__.torch.classes.torchless.Engine",
+       {{"version", Kind::Int}, {"network", Kind::Str}, {"graph", Kind::Str}, {"weights", Kind::TensorList},
+        {"profiles", Kind::Str}},
+       ""},
       {"__torch__.torch.classes.rnn.CellParamsBase",
        {{"type_", Kind::Str}, {"tensors_", Kind::TensorList}, {"doubles_", Kind::FloatList},
         {"longs_", Kind::IntList}, {"packed_", Kind::PackedList}},

@@ -27,6 +27,8 @@
 //   quantized.Conv3dPackedParamsBase dilation_, groups_, transpose_    (state: v1, v2 or v3 of
 //                                    conv_serialization.h; written as v2, as 1.13 does)
 //   quantized.LinearPackedParamsBase weight_, bias_                    (state: (weight, bias))
+//   torchless.Engine                 version, network, graph, weights, profiles (our compiled
+//                                    engines, convert/engine/engine_record.h; state: the same 5)
 //   rnn.CellParamsBase               type_, tensors_, doubles_, longs_, packed_
 //                                    (state: (str, Tensor[], float[], int[], packed params[]))
 

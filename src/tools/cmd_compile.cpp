@@ -1,31 +1,159 @@
-// `torchless compile MODEL.pt [INPUT ...] -o OUT.pt [--precision fp32|bf16]` (cli.md): an engine
-// embedded in an archive. Not implemented yet: the command exists so that scripts written
-// against cli.md get a clear "not implemented" error (exit 1) instead of a usage error.
+// `torchless compile MODEL.pt [INPUT ...] -o OUT.pt [--input SPEC ...] [--precision fp32|bf16]
+//  [--min-block-size N] [--torch-executed-op SCHEMA ...] [--require-full-compilation]
+//  [--check-method-support]` (cli.md): forward frozen and partitioned into engines
+// (api/compile.h), written as an archive whose forward calls them, with a report.
+//
+// --input SPEC, one per tensor parameter in order:
+//   "[(1,3,224,224);(4,3,224,224);(8,3,224,224)]@fp32"   Torch-TensorRT's min;opt;max profile
+//   1x3x224x224                                           a fixed shape (min = opt = max)
+// Without --input, example INPUTs give the shapes with the batch dimension (0) free.
+// Example inputs (or, without them, random float32 inputs of each profile's opt shape, seed 0)
+// run once before writing, so the report shows each engine's memory plan.
+#include "api/cli_io.h"
+#include "api/compile.h"
+#include "api/freeze.h"
+#include "convert/engine/engine_record.h"
 #include "core/error.h"
+#include "core/npy.h"
 #include "tools/commands.h"
+#include "tools/save_checked.h"
 
+#include <iostream>
+#include <limits>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
 namespace torchless::cli {
 
+namespace {
+
+struct CompileOptions {
+  std::string model, output, precision = "fp32";
+  std::vector<std::string> inputs, specs, torchExecutedOps;
+  size_t minBlockSize = 3;
+  bool requireFull = false, checkSupport = false;
+};
+
+// "[(..);(..);(..)]@fp32" or "1x3x224x224".
+engine::InputProfile parseSpec(const std::string& spec) {
+  std::string s = spec;
+  if (auto at = s.rfind('@'); at != std::string::npos) {
+    const std::string dtype = s.substr(at + 1);
+    if (dtype != "fp32" && dtype != "float32" && dtype != "float")
+      throw Error(fmt::format("--input '{}': dtype '{}' is not supported (fp32)", spec, dtype));
+    s = s.substr(0, at);
+  }
+  if (!s.empty() && s.front() == '[') return engine::parseProfile(s);
+  IntList dims;
+  size_t pos = 0;
+  while (pos <= s.size()) {
+    size_t end = s.find('x', pos);
+    std::string d = s.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+    try {
+      size_t used = 0;
+      long long v = std::stoll(d, &used);
+      if (used != d.size() || v <= 0) throw std::invalid_argument(d);
+      dims.push_back(v);
+    } catch (const std::exception&) {
+      throw Error(fmt::format("--input '{}': '{}' is not a positive size (expected 1x3x224x224 or "
+                              "\"[(1,3,224,224);(4,3,224,224);(8,3,224,224)]@fp32\")",
+                              spec, d));
+    }
+    if (end == std::string::npos) break;
+    pos = end + 1;
+  }
+  return engine::InputProfile{dims, dims, dims};
+}
+
+Tensor randomTensor(const IntList& sizes, std::mt19937& gen) {
+  std::normal_distribution<float> d(0.f, 1.f);
+  Tensor t = Tensor::empty(sizes, ScalarType::Float);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = d(gen);
+  return t;
+}
+
+void compileCommand(const CompileOptions& o) {
+  Module m = load(o.model);
+  std::vector<ParamSpec> params = m.methodParams("forward");
+  CompileSpec spec;
+  spec.minBlockSize = o.minBlockSize;
+  spec.torchExecutedOps = o.torchExecutedOps;
+  spec.requireFullCompilation = o.requireFull;
+  spec.precision = o.precision;
+  for (const auto& s : o.specs) spec.inputs.push_back(parseSpec(s));
+  if (!o.inputs.empty())
+    spec.exampleInputs = parseInputs(o.inputs, params, [](const std::string& p) { return loadNpy(p); });
+  if (spec.inputs.empty()) {
+    // Shapes from the examples, batch dimension free.
+    for (const IValue& v : spec.exampleInputs) {
+      if (!v.isTensor() || v.toTensor().dim() == 0) {
+        spec.inputs.emplace_back();
+        continue;
+      }
+      IntList sz = v.toTensor().sizes();
+      engine::InputProfile p{sz, sz, sz};
+      p.min[0] = 1;
+      p.max[0] = std::numeric_limits<int32_t>::max();
+      spec.inputs.push_back(p);
+    }
+  } else if (spec.exampleInputs.empty()) {
+    std::mt19937 gen(0);
+    for (const auto& p : spec.inputs) spec.exampleInputs.emplace_back(randomTensor(p.opt, gen));
+  }
+  if (o.checkSupport) {
+    FreezeOptions fo;
+    Module frozen = optimizeForInference(m, fo);
+    engine::PartitionOptions po;
+    po.torchExecutedOps = o.torchExecutedOps;
+    auto unsupported = engine::findEngineUnsupported(*frozen.findMethod("forward")->graph(), po);
+    if (unsupported.empty()) {
+      std::cout << "every node of forward has an engine converter\n";
+      return;
+    }
+    std::string details;
+    for (const auto& u : unsupported) details += "  " + u.str() + "\n";
+    details.pop_back();
+    throw UnsupportedError(fmt::format("{} node{} of forward cannot run in an engine (listed below)",
+                                       unsupported.size(), unsupported.size() == 1 ? "" : "s"),
+                           o.model, details);
+  }
+  CompileResult c = compile(m, spec);
+  std::cout << c.report.str();
+  for (size_t i = 0; i < c.report.segments.size(); ++i) {
+    const auto& s = c.report.segments[i];
+    if (!s.engine) continue;
+    std::cout << fmt::format("engine [{}]: {} layers, memory plan {} bytes\n", i, s.built->network().layers().size(),
+                             s.built->arenaBytes());
+    std::cout << s.built->network().str();
+  }
+  saveLoadable(c.module, o.output, "compiled");
+  std::cout << fmt::format("wrote {} ({} engine{})\n", o.output, c.report.numEngines(),
+                           c.report.numEngines() == 1 ? "" : "s");
+}
+
+}  // namespace
+
 void registerCompileCommand(CLI::App& app) {
-  struct Options {
-    std::string model, output, precision = "fp32";
-    std::vector<std::string> inputs;
-  };
-  auto o = std::make_shared<Options>();
-  auto* cmd = app.add_subcommand("compile", "Build the fused CPU engine into an archive (not implemented yet)");
+  auto o = std::make_shared<CompileOptions>();
+  auto* cmd = app.add_subcommand("compile", "Compile forward into fused CPU engines, written into an archive");
   cmd->add_option("MODEL", o->model, "TorchScript archive (.pt)")->required();
   cmd->add_option("INPUT", o->inputs, "example inputs, as for run");
-  cmd->add_option("-o,--output", o->output, "the archive to write")->required();
+  cmd->add_option("-o,--output", o->output, "the archive to write");
+  cmd->add_option("--input", o->specs,
+                  "shape profile per tensor input: 1x3x224x224 or \"[(1,3,224,224);(4,3,224,224);(8,3,224,224)]@fp32\"");
   cmd->add_option("--precision", o->precision, "fp32 or bf16")->check(CLI::IsMember({"fp32", "bf16"}));
-  cmd->callback([o] {
-    throw Error(
-        "torchless compile is not implemented yet (the engine of design.md); `torchless freeze "
-        "MODEL.pt -o OUT.pt --optimize` followed by `torchless run` gives the fused CPU path today",
-        o->model);
+  cmd->add_option("--min-block-size", o->minBlockSize, "fewest nodes in an engine (default 3)")
+      ->check(CLI::Range(1, 1000000));
+  cmd->add_option("--torch-executed-op", o->torchExecutedOps, "an op kept in the interpreter (repeatable)");
+  cmd->add_flag("--require-full-compilation", o->requireFull, "fail unless all of forward runs in engines");
+  cmd->add_flag("--check-method-support", o->checkSupport,
+                "list the nodes no engine converter takes, with their places; exit 0 when there are none");
+  cmd->callback([o, cmd] {
+    if (!o->checkSupport && o->output.empty()) throw CLI::RequiredError("--output");
+    (void)cmd;
+    compileCommand(*o);
   });
 }
 

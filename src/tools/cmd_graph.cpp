@@ -8,6 +8,7 @@
 // (code/ compiled) and the graph of --method (default forward) is printed, with calls
 // inlined for --inline, frozen (torchless::freeze, api/freeze.h) for --frozen.
 #include "api/freeze.h"
+#include "api/pipeline.h"
 #include "api/module.h"
 #include "core/error.h"
 #include "ir/ir.h"
@@ -32,6 +33,7 @@ struct GraphOptions {
   std::string method = "forward";
   bool inlineCalls = false;
   bool frozen = false;
+  std::string pipeline;  // "" or "execution"
   std::vector<std::string> passes;
   bool listPasses = false;
   bool fixedPoint = false;
@@ -58,6 +60,14 @@ std::shared_ptr<Graph> archiveGraph(const GraphOptions& o, Module& loaded) {
     throw Error(fmt::format("module '{}' has no method '{}' (methods: {})", m.object()->type->name(),
                             o.method, fmt::join(names, ", ")),
                 o.file);
+  }
+  if (o.pipeline == "execution") {
+    // --pipeline execution: the graph Module::runMethod runs (api/pipeline.h), with its
+    // engine segments, then the partition report on stderr.
+    std::shared_ptr<const ExecutionPlan> plan = m.executionPlan(o.method);
+    if (!plan->notFrozen.empty()) std::cerr << "runs as loaded: " << plan->notFrozen << "\n";
+    else std::cerr << plan->report.str();
+    return plan->graph->copy();
   }
   if (o.frozen) {
     // --frozen: the method as torchless::freeze leaves it (api/freeze.h; inlined).
@@ -95,8 +105,8 @@ void runGraph(const GraphOptions& o) {
   if (text.size() >= 4 && text.compare(0, 4, "PK\x03\x04") == 0) {
     g = archiveGraph(o, loaded);
   } else {
-    if (o.inlineCalls || o.frozen || o.method != "forward")
-      throw Error("--method, --inline and --frozen apply to model archives, not to graph text",
+    if (o.inlineCalls || o.frozen || o.method != "forward" || !o.pipeline.empty())
+      throw Error("--method, --inline, --frozen and --pipeline apply to model archives, not to graph text",
                   o.file);
     g = std::make_shared<Graph>();
     parseIR(text, g.get(), ParseIROptions{o.file, nullptr});
@@ -135,6 +145,10 @@ void registerGraphCommand(CLI::App& app) {
   cmd->add_option("--method", opts->method, "Method of an archive to print (default: forward)");
   cmd->add_flag("--inline", opts->inlineCalls, "Inline calls before printing (archives)");
   cmd->add_flag("--frozen", opts->frozen, "Freeze the module before printing (archives)");
+  cmd->add_option("--pipeline", opts->pipeline,
+                  "'execution': print the graph that runs (frozen, engine segments as "
+                  "torchless::execute_engine) and the partition report")
+      ->check(CLI::IsMember({"execution"}));
   cmd->add_option("--pass", opts->passes, "Run a pass before printing (repeatable)")
       ->allow_extra_args(false);
   cmd->add_flag("--list-passes", opts->listPasses, "List the passes --pass accepts");

@@ -1,5 +1,6 @@
 // `torchless ops`: every registered operator schema, one a line, sorted. `--kernels` keeps
 // only the schemas the interpreter has a kernel for; `--coverage` prints how many do.
+#include "convert/engine/engine_ctx.h"
 #include "ir/operator_registry.h"
 #include "runtime/kernel.h"
 #include "tools/commands.h"
@@ -41,9 +42,25 @@ void registerOpsCommand(CLI::App& app) {
         out += '\n';
       }
     }
-    if (*coverage)
+    if (*coverage) {
       out = fmt::format("{} of {} schemas have kernels ({:.1f}%)\n", withKernel, n,
                         n ? 100.0 * static_cast<double>(withKernel) / static_cast<double>(n) : 0.0);
+      // The engine column: native converters (oneDNN layers and the layers they fuse) and
+      // plugin/shape converters (the op's kernel inside an engine). Torch-TensorRT's TorchScript
+      // frontend has about 160 converter schemas, all native TensorRT layers.
+      engine::EngineConverterRegistry native("engine");
+      engine::registerEngineNativeConverters(native);
+      size_t engineAll = 0, engineNative = 0;
+      const auto& all = engine::engineConverters();
+      for (const OpInfo* op : OperatorRegistry::global().all()) {
+        if (!filter->empty() && op->key.find(*filter) == std::string::npos) continue;
+        engineAll += all.find(std::string_view(op->key)) ? 1 : 0;
+        engineNative += native.find(std::string_view(op->key)) ? 1 : 0;
+      }
+      out += fmt::format("{} of {} schemas have engine converters: {} native (oneDNN layers), {} plugin "
+                         "(the kernel inside an engine); Torch-TensorRT's TorchScript frontend: about 160\n",
+                         engineAll, n, engineNative, engineAll - engineNative);
+    }
     else if (*count)
       out = std::to_string(n) + "\n";
     std::cout << out;

@@ -20,8 +20,15 @@ if(TARGET api_test)
     FIXTURES_SETUP api_models TIMEOUT 900
     ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1;OMP_NUM_THREADS=1")
 
-  add_test(NAME api.oracle COMMAND api_test --gtest_filter=*Oracle.*:*Oracle/*:-*CorpusGraphs*:TraceOracle.*)
+  add_test(NAME api.oracle COMMAND api_test --gtest_filter=*Oracle.*:*Oracle/*:-*CorpusGraphs*:TraceOracle.*:*CompileOracle*:EngineRecordOracle.*)
   set_tests_properties(api.oracle PROPERTIES
+    FIXTURES_REQUIRED api_models TIMEOUT 900
+    ENVIRONMENT "TORCHLESS_BIN=${PROJECT_BINARY_DIR}/bin/torchless")
+
+  # Issue 12: every generated model compiled into engines, saved, loaded and run
+  # (compile_oracle_test.cpp); a separate test so that it runs beside api.oracle.
+  add_test(NAME api.compile COMMAND api_test --gtest_filter=*CompileOracle*:EngineRecordOracle.*)
+  set_tests_properties(api.compile PROPERTIES
     FIXTURES_REQUIRED api_models TIMEOUT 900
     ENVIRONMENT "TORCHLESS_BIN=${PROJECT_BINARY_DIR}/bin/torchless")
 endif()

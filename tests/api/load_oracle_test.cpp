@@ -308,6 +308,26 @@ TEST_P(GeneratedOracle, MatchesPyTorch) {
   compareOutputs(outs, dir, expectedOuts, meta.at("rtol").get<double>(),
                  meta.at("atol").get<double>());
 
+  // The same model through the interpreter only (TORCHLESS_JIT=0: no freezing, no engines):
+  // both execution paths give PyTorch's numbers.
+  {
+    SCOPED_TRACE("TORCHLESS_JIT=0");
+    ::setenv("TORCHLESS_JIT", "0", 1);
+    Module plain = load(model);
+    std::vector<IValue> args = parseInputs(words, plain.methodParams(method),
+                                           [](const std::string& p) { return loadNpy(p); });
+    std::vector<FlatOutput> plainOuts;
+    try {
+      plainOuts = flattenOutputs(plain.runMethod(method, std::move(args)));
+    } catch (...) {
+      ::unsetenv("TORCHLESS_JIT");
+      throw;
+    }
+    ::unsetenv("TORCHLESS_JIT");
+    compareOutputs(plainOuts, dir, expectedOuts, meta.at("rtol").get<double>(),
+                   meta.at("atol").get<double>());
+  }
+
   // named_parameters() / named_buffers(): same names, same order, same values.
   auto compareNamed = [&](const std::vector<std::pair<std::string, Tensor>>& ours,
                           const nlohmann::json& theirs, const char* what) {

@@ -1,0 +1,296 @@
+// Engine: plans per input signature and runs them (Note [Engine plans] in engine.h).
+#include "convert/engine/engine.h"
+
+#include "convert/engine/layer_exec.h"
+#include "core/error.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+
+namespace torchless::engine {
+
+std::string InputProfile::str() const {
+  auto tuple = [](const IntList& v) {
+    std::string s = "(";
+    for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
+    return s + ")";
+  };
+  if (empty()) return "[any]";
+  return "[" + tuple(min) + ";" + tuple(opt) + ";" + tuple(max) + "]";
+}
+
+// One input signature's prepared layers and memory (Note [Engine plans]).
+struct Plan {
+  std::vector<IValue> key;
+  bool busy = false;
+  bool prepared = false;
+  uint64_t lastUse = 0;
+  std::vector<IValue> slots;                        // one per network value
+  std::vector<bool> persistent;                     // slot keeps its value across calls
+  std::vector<std::unique_ptr<LayerExec>> execs;    // one per layer; null: nothing to run
+  Storage arena;
+  size_t arenaBytes = 0;
+};
+
+namespace {
+
+// The signature of a call: each input's dtype and sizes (tensors), or value (others).
+std::vector<IValue> signatureOf(const std::vector<IValue>& inputs) {
+  std::vector<IValue> key;
+  key.reserve(inputs.size() * 6);
+  for (const IValue& v : inputs) {
+    if (v.isTensor()) {
+      const Tensor& t = v.toTensor();
+      key.emplace_back(static_cast<int64_t>(t.dtype()));
+      key.emplace_back(static_cast<int64_t>(t.dim()));
+      for (int64_t s : t.sizes()) key.emplace_back(s);
+      key.emplace_back(t.isContiguous());
+    } else {
+      key.push_back(v);
+    }
+  }
+  return key;
+}
+
+bool sameKey(const std::vector<IValue>& a, const std::vector<IValue>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const IValue &x = a[i], &y = b[i];
+    if (x.tag() != y.tag()) return false;
+    if (x.isInt() && x.toInt() != y.toInt()) return false;
+    if (x.isBool() && x.toBool() != y.toBool()) return false;
+    if (x.isDouble() && x.toDouble() != y.toDouble()) return false;
+    if (!x.isInt() && !x.isBool() && !x.isDouble() && !x.isNone()) return false;  // lists: no reuse
+  }
+  return true;
+}
+
+// The memory plan: native layers' outputs that nothing returns get arena offsets, reused by
+// liveness. A value read by a plugin may be aliased by that plugin's outputs (views), so a
+// buffer lives until the last reader of anything that may alias it.
+void planMemory(const NetworkDefinition& net, Plan& plan) {
+  const auto& layers = net.layers();
+  const size_t nv = net.values().size();
+  std::vector<std::vector<ValueId>> roots(nv);
+  std::vector<int> def(nv, -1);
+  for (size_t li = 0; li < layers.size(); ++li) {
+    const Layer& l = layers[li];
+    for (ValueId o : l.outputs) {
+      def[static_cast<size_t>(o)] = static_cast<int>(li);
+      if (plan.execs[li] && plan.execs[li]->ownsOutput()) {
+        roots[static_cast<size_t>(o)] = {o};
+      } else {
+        for (ValueId in : l.inputs)
+          for (ValueId r : roots[static_cast<size_t>(in)]) roots[static_cast<size_t>(o)].push_back(r);
+      }
+    }
+  }
+  std::vector<int> lastUse(nv, -1);
+  std::vector<bool> escapes(nv, false);
+  for (size_t li = 0; li < layers.size(); ++li)
+    for (ValueId in : layers[li].inputs)
+      for (ValueId r : roots[static_cast<size_t>(in)])
+        lastUse[static_cast<size_t>(r)] = std::max(lastUse[static_cast<size_t>(r)], static_cast<int>(li));
+  for (ValueId o : net.outputs())
+    for (ValueId r : roots[static_cast<size_t>(o)]) escapes[static_cast<size_t>(r)] = true;
+
+  struct Buf {
+    ValueId v;
+    int begin, end;
+    size_t bytes, offset = 0;
+  };
+  std::vector<Buf> bufs;
+  for (size_t li = 0; li < layers.size(); ++li) {
+    if (!plan.execs[li] || !plan.execs[li]->ownsOutput()) continue;
+    ValueId o = layers[li].outputs[0];
+    const IValue& s = plan.slots[static_cast<size_t>(o)];
+    if (escapes[static_cast<size_t>(o)] || !s.isTensor()) continue;
+    const size_t bytes = plan.execs[li]->outputBytes();
+    if (bytes == 0) continue;
+    int end = std::max(lastUse[static_cast<size_t>(o)], static_cast<int>(li));
+    bufs.push_back({o, static_cast<int>(li), end, (bytes + 63) / 64 * 64});
+  }
+  // Greedy: largest first, lowest offset that overlaps no live buffer placed before.
+  std::vector<size_t> order(bufs.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return bufs[a].bytes > bufs[b].bytes; });
+  std::vector<size_t> placed;
+  size_t total = 0;
+  for (size_t i : order) {
+    Buf& b = bufs[i];
+    std::vector<std::pair<size_t, size_t>> busy;
+    for (size_t j : placed) {
+      const Buf& p = bufs[j];
+      if (p.end < b.begin || b.end < p.begin) continue;
+      busy.emplace_back(p.offset, p.offset + p.bytes);
+    }
+    std::sort(busy.begin(), busy.end());
+    size_t off = 0;
+    for (const auto& [lo, hi] : busy) {
+      if (off + b.bytes <= lo) break;
+      off = std::max(off, hi);
+    }
+    b.offset = off;
+    total = std::max(total, off + b.bytes);
+    placed.push_back(i);
+  }
+  if (total == 0) return;
+  plan.arena = Storage::allocate(total);
+  plan.arenaBytes = total;
+  for (const Buf& b : bufs)
+    plan.execs[static_cast<size_t>(b.begin)]->useOutputBuffer(plan.arena, b.offset);
+}
+
+}  // namespace
+
+Engine::Engine(NetworkDefinition network, EngineOptions options, bool fused)
+    : network_(std::move(network)), options_(std::move(options)) {
+  if (!fused) fuseNetwork(network_);
+  for (Layer& l : network_.layers())
+    if (l.kind == LayerKind::Convolution || l.kind == LayerKind::MatMul) l.packed = makePackedWeightCache();
+}
+
+Engine::~Engine() = default;
+
+size_t Engine::arenaBytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  size_t m = 0;
+  for (const auto& p : plans_) m = std::max(m, p->arenaBytes);
+  return m;
+}
+
+size_t Engine::numPlans() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return plans_.size();
+}
+
+void Engine::checkProfiles(const std::vector<IValue>& inputs) const {
+  const auto& ins = network_.inputs();
+  if (inputs.size() != ins.size())
+    throw Error(fmt::format("the engine takes {} inputs, got {}", ins.size(), inputs.size()));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const NetworkValue& nv = network_.values()[static_cast<size_t>(ins[i])];
+    const IValue& v = inputs[i];
+    if (nv.kind == ValueKind::Tensor && !v.isTensor())
+      throw Error(fmt::format("engine input {} (%{}): expected a Tensor, got {}", i, nv.name, v.tagName()));
+    if (!v.isTensor() || i >= options_.profiles.size() || options_.profiles[i].empty()) continue;
+    const InputProfile& p = options_.profiles[i];
+    const Tensor& t = v.toTensor();
+    bool ok = t.dim() == static_cast<int64_t>(p.min.size());
+    for (size_t d = 0; ok && d < p.min.size(); ++d) ok = p.min[d] <= t.sizes()[d] && t.sizes()[d] <= p.max[d];
+    if (!ok)
+      throw Error(fmt::format("engine input {} (%{}): size {} is outside the profile {}", i, nv.name,
+                              sizesToString(t.sizes()), p.str()));
+  }
+}
+
+std::shared_ptr<Plan> Engine::acquirePlan(const std::vector<IValue>& inputs) const {
+  std::vector<IValue> key = signatureOf(inputs);
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& p : plans_) {
+    if (p->busy || !sameKey(p->key, key)) continue;
+    p->busy = true;
+    p->lastUse = ++clock_;
+    return p;
+  }
+  if (plans_.size() >= kMaxPlans) {
+    auto lru = std::min_element(plans_.begin(), plans_.end(), [](const auto& a, const auto& b) {
+      return (a->busy ? UINT64_MAX : a->lastUse) < (b->busy ? UINT64_MAX : b->lastUse);
+    });
+    if (!(*lru)->busy) plans_.erase(lru);
+  }
+  auto p = std::make_shared<Plan>();
+  p->key = std::move(key);
+  p->busy = true;
+  p->lastUse = ++clock_;
+  plans_.push_back(p);
+  return p;
+}
+
+void Engine::releasePlan(std::shared_ptr<Plan> plan) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  plan->busy = false;
+}
+
+std::vector<IValue> Engine::run(const std::vector<IValue>& inputs) const {
+  checkProfiles(inputs);
+  std::shared_ptr<Plan> plan = acquirePlan(inputs);
+  struct Release {
+    const Engine* e;
+    std::shared_ptr<Plan>& p;
+    ~Release() {
+      // Drop this call's tensors (inputs, plugin outputs) so nothing outlives the call.
+      for (size_t i = 0; i < p->slots.size(); ++i)
+        if (!p->persistent[i]) p->slots[i] = IValue();
+      e->releasePlan(p);
+    }
+  } release{this, plan};
+
+  const auto& layers = network_.layers();
+  const auto& ins = network_.inputs();
+  if (!plan->prepared) {
+    plan->slots.assign(network_.values().size(), IValue());
+    plan->persistent.assign(network_.values().size(), false);
+    plan->execs.clear();
+    plan->execs.resize(layers.size());
+    for (size_t i = 0; i < ins.size(); ++i) plan->slots[static_cast<size_t>(ins[i])] = inputs[i];
+    for (size_t li = 0; li < layers.size(); ++li) {
+      const Layer& l = layers[li];
+      try {
+        if (l.kind == LayerKind::Constant) {
+          plan->slots[static_cast<size_t>(l.outputs[0])] = l.constant;
+          plan->persistent[static_cast<size_t>(l.outputs[0])] = true;
+          continue;
+        }
+        std::unique_ptr<LayerExec> e = makeLayerExec(l, plan->slots);
+        e->run(plan->slots);
+        if (l.kind == LayerKind::Shape) {  // evaluated once per signature
+          for (ValueId o : l.outputs) plan->persistent[static_cast<size_t>(o)] = true;
+          continue;
+        }
+        plan->execs[li] = std::move(e);
+      } catch (Error& err) {
+        err.withPlace(l.place);
+        err.addContext(fmt::format("in engine layer '{}' ({})", l.name, toString(l.kind)));
+        throw;
+      }
+    }
+    planMemory(network_, *plan);
+    plan->prepared = true;
+  } else {
+    for (size_t i = 0; i < ins.size(); ++i) plan->slots[static_cast<size_t>(ins[i])] = inputs[i];
+    for (size_t li = 0; li < layers.size(); ++li) {
+      LayerExec* e = plan->execs[li].get();
+      if (!e) continue;
+      try {
+        e->run(plan->slots);
+      } catch (Error& err) {
+        const Layer& l = layers[li];
+        err.withPlace(l.place);
+        err.addContext(fmt::format("in engine layer '{}' ({})", l.name, toString(l.kind)));
+        throw;
+      }
+    }
+  }
+  std::vector<IValue> outs;
+  outs.reserve(network_.outputs().size());
+  for (ValueId o : network_.outputs()) {
+    IValue v = plan->slots[static_cast<size_t>(o)];
+    if (v.isTensor()) {
+      const Tensor& t = v.toTensor();
+      // The one reorder of the engine: channels-last intermediates leave contiguous; nothing
+      // returned may point into the arena or at a constant.
+      const bool inArena = plan->arena.nbytes() > 0 && t.storage().unsafeGetImpl() == plan->arena.unsafeGetImpl();
+      const bool isConstant = plan->persistent[static_cast<size_t>(o)];
+      if (inArena || isConstant) v = IValue(t.clone());
+      else if (!t.isContiguous()) v = IValue(t.contiguous());
+    }
+    outs.push_back(std::move(v));
+  }
+  return outs;
+}
+
+}  // namespace torchless::engine

@@ -1,0 +1,279 @@
+// EngineCtx, the segment-to-network driver (with its evaluator for static values), and the
+// plugin/shape converters.
+#include "convert/engine/engine_ctx.h"
+
+#include "core/error.h"
+#include "ir/operator_matching.h"
+#include "runtime/kernel.h"
+
+#include <fmt/format.h>
+
+#include <mutex>
+#include <unordered_set>
+
+namespace torchless::engine {
+
+// ---- EngineCtx ------------------------------------------------------------------------------
+
+Layer EngineCtx::layer(const Node& n, LayerKind kind) {
+  Layer l;
+  l.kind = kind;
+  l.name = convert::nodeNameHint(n);
+  if (l.name.empty()) l.name = fmt::format("{}_{}", n.kind().toUnqualString(), unnamed_++);
+  l.place = convert::nodePlace(n);
+  return l;
+}
+
+ValueId EngineCtx::newValue(const Value* v, ValueKind kind) {
+  ValueId id = net_.addValue(v->debugName(), kind);
+  setTensor(v, id);
+  return id;
+}
+
+Layer& EngineCtx::addLayer(Layer l, const Node& n, ValueKind outKind) {
+  if (l.outputs.empty())
+    for (const Value* o : n.outputs()) l.outputs.push_back(newValue(o, outKind));
+  return net_.addLayer(std::move(l));
+}
+
+ValueId EngineCtx::materialize(const Value* v, const IValue& value) {
+  if (!value.isTensor())
+    throw Error(fmt::format("the engine needs %{} as a tensor, but it is the constant {}", v->debugName(),
+                            convert::detail::describeIValue(value)));
+  Layer l;
+  l.kind = LayerKind::Constant;
+  l.name = weightName(v).empty() ? "constant_" + v->debugName() : weightName(v);
+  l.constant = value;
+  ValueId id = net_.addValue(v->debugName(), ValueKind::Tensor);
+  l.outputs = {id};
+  net_.addLayer(std::move(l));
+  return id;
+}
+
+namespace {
+
+// Ops that read only the sizes of their tensor inputs: their results are shape values.
+bool readsOnlySizes(const Node& n) {
+  static const std::unordered_set<Symbol> kinds = {
+      Symbol::fromQualString("aten::size"), Symbol::fromQualString("aten::dim"),
+      Symbol::fromQualString("aten::numel"), Symbol::fromQualString("aten::sym_size"),
+      Symbol::fromQualString("aten::sym_numel"), Symbol::fromQualString("prim::dtype"),
+      Symbol::fromQualString("prim::device"), Symbol::fromQualString("prim::shape")};
+  return kinds.count(n.kind()) > 0;
+}
+
+bool containsTensor(const TypePtr& t) {
+  if (t->kind() == TypeKind::TensorType) return true;
+  for (const TypePtr& c : t->containedTypes())
+    if (containsTensor(c)) return true;
+  return false;
+}
+
+}  // namespace
+
+void EngineCtx::addPlugin(const Node& n, EngineArgs& args) {
+  (void)args;
+  Layer l = layer(n, LayerKind::Plugin);
+  l.node = &n;
+  bool shapeOnly = true;
+  for (const Value* v : n.inputs()) {
+    if (isStatic(v)) {
+      l.args.emplace_back(staticValue(v));
+      continue;
+    }
+    if (!hasTensor(v))
+      throw Error(fmt::format("input %{} of {} was not converted", v->debugName(), n.kind().toQualString()),
+                  convert::nodePlace(n));
+    const ValueId id = toTensor(v);
+    l.args.emplace_back(std::nullopt);
+    l.inputs.push_back(id);
+    const bool sizeRead = readsOnlySizes(n) && v->type()->kind() == TypeKind::TensorType;
+    if (!isShapeValue(id) && !sizeRead) shapeOnly = false;
+  }
+  for (const Value* o : n.outputs())
+    if (containsTensor(o->type())) shapeOnly = false;
+  if (shapeOnly) l.kind = LayerKind::Shape;
+  addLayer(std::move(l), n, shapeOnly ? ValueKind::Shape : ValueKind::Tensor);
+}
+
+// ---- the driver ---------------------------------------------------------------------------
+
+namespace {
+
+bool isPure(const Node& n, const OpInfo* op) {
+  if (!n.blocks().empty() || n.hasSideEffects()) return false;
+  return !(op && (op->nondeterministic || op->hasSideEffects || op->mutates));
+}
+
+// All inputs static: compute the outputs now with the runtime's kernel (the evaluators of
+// Torch-TensorRT, for constants, int/list arithmetic and everything else known here).
+bool tryEvaluate(EngineCtx& ctx, const Node& n, const OpInfo* op) {
+  if (!isPure(n, op)) return false;
+  for (const Value* v : n.inputs())
+    if (!ctx.isStatic(v)) return false;
+  const KernelRegistry& kernels = KernelRegistry::global();
+  if (!kernels.hasKernel(n, op)) return false;
+  Operation f = kernels.operationFor(n, op);
+  Stack stack;
+  for (const Value* v : n.inputs()) stack.push_back(ctx.staticValue(v));
+  f(stack);
+  TL_INTERNAL_ASSERT(stack.size() >= n.outputs().size(), "kernel left too few outputs");
+  const size_t base = stack.size() - n.outputs().size();
+  for (size_t i = 0; i < n.outputs().size(); ++i) ctx.setStatic(n.output(i), stack[base + i]);
+  return true;
+}
+
+}  // namespace
+
+NetworkDefinition convertToNetwork(std::shared_ptr<Graph> graph) {
+  NetworkDefinition net;
+  net.sourceGraph = graph;
+  EngineCtx ctx(net);
+  for (const Value* v : graph->inputs()) {
+    const bool tensor = v->type()->kind() == TypeKind::TensorType;
+    net.markInput(ctx.newValue(v, tensor ? ValueKind::Tensor : ValueKind::Shape));
+  }
+  const EngineConverterRegistry& registry = engineConverters();
+  for (const Node* n : graph->block()->nodes()) {
+    if (n->kind() == prim::Constant) {
+      auto v = toIValue(n->output());
+      TL_INTERNAL_ASSERT(v.has_value(), "constant without value");
+      ctx.setStatic(n->output(), *v);
+      continue;
+    }
+    try {
+      const OpInfo* op = matchOperator(n, OperatorRegistry::global());
+      const EngineConverter* fn = registry.findFor(*n, op);
+      if (tryEvaluate(ctx, *n, op)) continue;
+      if (!fn)
+        throw UnsupportedError(fmt::format("{} has no engine converter",
+                                           op ? op->key : n->kind().toQualString()));
+      EngineArgs args(ctx, *n, op);
+      (*fn)(ctx, *n, args);
+      for (size_t i = 0; i < n->outputs().size(); ++i)
+        if (!ctx.isConverted(n->output(i)))
+          throw Error(fmt::format("the engine converter of {} left output {} unmapped",
+                                  op ? op->key : n->kind().toQualString(), i));
+    } catch (Error& e) {
+      e.withPlace(convert::nodePlace(*n));
+      throw;
+    }
+  }
+  for (const Value* v : graph->outputs()) {
+    if (ctx.isStatic(v) && !ctx.staticValue(v).isTensor()) {
+      Layer l;
+      l.kind = LayerKind::Constant;
+      l.name = "constant_" + v->debugName();
+      l.constant = ctx.staticValue(v);
+      ValueId id = net.addValue(v->debugName(), ValueKind::Shape);
+      l.outputs = {id};
+      net.addLayer(std::move(l));
+      net.markOutput(id);
+      continue;
+    }
+    net.markOutput(ctx.toTensor(v));
+  }
+  return net;
+}
+
+bool isConvertible(const Node& node, const OpInfo* op) {
+  if (node.kind() == prim::Constant) return true;
+  if (!node.blocks().empty()) return false;
+  return engineConverters().findFor(node, op) != nullptr;
+}
+
+// ---- registration -------------------------------------------------------------------------
+
+const EngineConverterRegistry& engineConverters() {
+  static EngineConverterRegistry* registry = [] {
+    initKernels();
+    auto* r = new EngineConverterRegistry("engine");
+    registerEngineConverters(*r);
+    return r;
+  }();
+  return *registry;
+}
+
+void registerEngineConverters(EngineConverterRegistry& r) {
+  registerEngineNativeConverters(r);
+  registerEnginePlugins(r);
+}
+
+namespace {
+
+void convertPlugin(EngineCtx& ctx, const Node& n, EngineArgs& args) { ctx.addPlugin(n, args); }
+
+// Ops whose output sizes depend on the values of their inputs, not only on their sizes: a plan
+// made for one input signature would not fit the next call.
+bool dataDependentShape(const OpInfo& op) {
+  static const std::unordered_set<std::string> names = {
+      "aten::nonzero", "aten::nonzero_numpy", "aten::argwhere", "aten::masked_select",
+      "aten::unique", "aten::_unique", "aten::_unique2", "aten::unique_dim", "aten::unique_consecutive",
+      "aten::unique_dim_consecutive", "aten::repeat_interleave", "aten::bincount", "aten::index",
+      "aten::where", "torchvision::nms", "aten::tensor_split", "aten::_nested_tensor_from_mask",
+      "aten::to_padded_tensor"};
+  const std::string name = op.schema.name();
+  if (names.count(name) == 0) return false;
+  // where(cond, a, b) is elementwise; only the one-argument form is nonzero().
+  if (name == "aten::where") return op.schema.arguments().size() == 1;
+  if (name == "aten::repeat_interleave" || name == "aten::tensor_split")
+    for (const auto& a : op.schema.arguments())
+      if (a.name() == "repeats" || a.name() == "tensor_indices_or_sections")
+        return a.type()->kind() == TypeKind::TensorType;
+  return true;
+}
+
+// A written argument that is not a tensor (list.append, dict setitem): containers shared
+// with the interpreter must not be mutated from inside an engine.
+bool mutatesContainer(const OpInfo& op) {
+  for (const auto& a : op.schema.arguments())
+    if (a.aliasInfo() && a.aliasInfo()->isWrite() && a.type()->kind() != TypeKind::TensorType) return true;
+  return false;
+}
+
+// Objects, futures, generators ...: values an engine cannot key a plan on or hold.
+bool opaqueType(const TypePtr& t) {
+  switch (t->kind()) {
+    case TypeKind::AnyType: case TypeKind::StorageType: case TypeKind::FutureType: case TypeKind::AwaitType:
+    case TypeKind::RRefType: case TypeKind::GeneratorType: case TypeKind::StreamObjType:
+    case TypeKind::FunctionType: case TypeKind::ClassType: case TypeKind::PyObjectType:
+    case TypeKind::CapsuleType: case TypeKind::InterfaceType: case TypeKind::AnyClassType:
+    case TypeKind::QuantizerType:
+      return true;
+    default:
+      break;
+  }
+  for (const TypePtr& c : t->containedTypes())
+    if (opaqueType(c)) return true;
+  return false;
+}
+
+bool opaqueTypes(const OpInfo& op) {
+  for (const auto& a : op.schema.arguments())
+    if (opaqueType(a.type())) return true;
+  for (const auto& a : op.schema.returns())
+    if (opaqueType(a.type())) return true;
+  return false;
+}
+
+}  // namespace
+
+void registerEnginePlugins(EngineConverterRegistry& r) {
+  static const std::unordered_set<std::string> kExcluded = {
+      "prim::Print", "prim::RaiseException", "aten::warn", "prim::Uninitialized", "prim::Enter",
+      "prim::Exit", "prim::AutogradZero", "prim::TypeCheck", "prim::BailOut", "prim::rpc_async",
+      "torchless::conv_fused", "aten::manual_seed", "aten::seed", "aten::initial_seed"};
+  for (const OpInfo* op : OperatorRegistry::global().all()) {
+    if (!op->kernel || r.find(std::string_view(op->key))) continue;
+    if (op->hasSideEffects || op->nondeterministic || mutatesContainer(*op) || dataDependentShape(*op)) continue;
+    if (kExcluded.count(op->schema.name()) || opaqueTypes(*op)) continue;
+    if (op->schema.name().rfind("quantized::", 0) == 0 || op->schema.name().rfind("prepacked::", 0) == 0) continue;
+    r.add(std::string_view(op->key), convertPlugin);
+  }
+  for (Symbol k : {prim::ListConstruct, prim::ListUnpack, prim::TupleConstruct, prim::TupleUnpack,
+                   Symbol::fromQualString("prim::TupleIndex"), Symbol::fromQualString("prim::ConstantChunk"),
+                   Symbol::fromQualString("prim::NumToTensor"), Symbol::fromQualString("prim::unchecked_cast")})
+    if (!r.findNode(k)) r.addNode(k, convertPlugin);
+}
+
+}  // namespace torchless::engine

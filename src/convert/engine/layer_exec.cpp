@@ -1,0 +1,484 @@
+// Layer executors: oneDNN convolution and matmul primitives with fused post-ops, and the
+// node's own kernel for plugin and shape layers (Note [Engine plans] in engine.h).
+#include "convert/engine/layer_exec.h"
+
+#include "core/error.h"
+#include "ir/operator_matching.h"
+#include "ops/conv.h"
+#include "ops/dnnl_utils.h"
+#include "ops/elementwise.h"
+#include "ops/linalg.h"
+#include "ops/shape.h"
+#include "ops/tensor_iterator.h"
+#include "runtime/kernel.h"
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <mutex>
+#include <unordered_map>
+
+namespace torchless::engine {
+
+struct PackedWeightCache {
+  std::mutex mu;
+  std::vector<std::pair<dnnl::memory::desc, std::pair<Storage, dnnl::memory>>> entries;
+};
+
+namespace {
+
+using dnnl::memory;
+using dims = memory::dims;
+
+dims toDims(const IntList& v) { return dims(v.begin(), v.end()); }
+
+std::optional<dnnl::algorithm> dnnlActivation(Activation a) {
+  using dnnl::algorithm;
+  switch (a) {
+    case Activation::Relu: return algorithm::eltwise_relu;
+    case Activation::LeakyRelu: return algorithm::eltwise_relu;
+    case Activation::Clamp: return algorithm::eltwise_clip_v2;
+    case Activation::Sigmoid: return algorithm::eltwise_logistic;
+    case Activation::Silu: return algorithm::eltwise_swish;
+    case Activation::Hardswish: return algorithm::eltwise_hardswish;
+    case Activation::GeluErf: return algorithm::eltwise_gelu_erf;
+    case Activation::GeluTanh: return algorithm::eltwise_gelu_tanh;
+    case Activation::Tanh: return algorithm::eltwise_tanh;
+    case Activation::Elu: return algorithm::eltwise_elu;
+    default: return std::nullopt;
+  }
+}
+
+// The activation with our own kernels (the reference path and non-float dtypes).
+Tensor applyActivation(const Tensor& x, const ActivationSpec& a) {
+  switch (a.kind) {
+    case Activation::None: return x;
+    case Activation::Relu: return ops::relu(x);
+    case Activation::Clamp:
+      return ops::clamp(x, std::isinf(a.alpha) ? std::nullopt : std::optional<Scalar>(static_cast<double>(a.alpha)),
+                        std::isinf(a.beta) ? std::nullopt : std::optional<Scalar>(static_cast<double>(a.beta)));
+    case Activation::Sigmoid: return ops::sigmoid(x);
+    case Activation::Silu: return ops::silu(x);
+    case Activation::Hardswish: return ops::hardswish(x);
+    case Activation::GeluErf: return ops::gelu(x, "none");
+    case Activation::GeluTanh: return ops::gelu(x, "tanh");
+    case Activation::Tanh: return ops::tanh(x);
+    case Activation::LeakyRelu: return ops::leakyRelu(x, static_cast<double>(a.alpha));
+    case Activation::Elu: return ops::elu(x, static_cast<double>(a.alpha));
+    case Activation::Mish: return ops::mish(x);
+    case Activation::Hardsigmoid: return ops::hardsigmoid(x);
+  }
+  return x;
+}
+
+dnnl::primitive_attr postOpsAttr(bool sum, const ActivationSpec& act, double scale = 1.0) {
+  dnnl::primitive_attr attr;
+  dnnl::post_ops po;
+  if (sum) po.append_sum(1.f);
+  if (act.kind != Activation::None) {
+    auto alg = dnnlActivation(act.kind);
+    TL_INTERNAL_ASSERT(alg.has_value(), "activation {} cannot be a post-op", toString(act.kind));
+    float alpha = act.alpha, beta = act.beta;
+    if (act.kind == Activation::Silu) alpha = 1.f;
+    if (act.kind == Activation::Relu || act.kind == Activation::Hardswish) alpha = beta = 0.f;
+    po.append_eltwise(1.f, *alg, alpha, beta);
+  }
+  attr.set_post_ops(po);
+  if (scale != 1.0) attr.set_output_scales(0, {static_cast<float>(scale)});
+  return attr;
+}
+
+/// Weights in `md` (a primitive's chosen layout) from the plain tensor `w` viewed as `userMd`,
+/// reordered once per engine and layout.
+memory packedWeights(const Layer& layer, const memory::desc& userMd, const memory::desc& md, const Tensor& w) {
+  auto& eng = ops::dnnl_utils::engine();
+  PackedWeightCache& cache = *layer.packed;
+  std::lock_guard<std::mutex> lock(cache.mu);
+  for (auto& [k, v] : cache.entries)
+    if (k == md) return v.second;
+  Storage buf = Storage::allocate(md.get_size());
+  memory dst(md, eng, buf.data());
+  memory src(userMd, eng, w.rawData());
+  dnnl::reorder(src, dst).execute(ops::dnnl_utils::stream(), src, dst);
+  ops::dnnl_utils::stream().wait();
+  cache.entries.emplace_back(md, std::make_pair(buf, dst));
+  return dst;
+}
+
+// Dense channels-last strides for [N, C, *spatial] (NHWC for 4-d), as torch.channels_last.
+IntList channelsLastStrides(const IntList& sizes) {
+  const size_t r = sizes.size();
+  IntList st(r);
+  int64_t s = 1;
+  st[1] = s;
+  s *= sizes[1];
+  for (size_t i = r - 1; i >= 2; --i) {
+    st[i] = s;
+    s *= sizes[i];
+  }
+  st[0] = s;
+  return st;
+}
+
+bool isDense(const Tensor& t) {
+  // Every element at a distinct offset within numel elements (contiguous or a permutation).
+  int64_t maxOff = 0;
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    if (t.sizes()[d] == 0) return true;
+    maxOff += (t.sizes()[d] - 1) * t.strides()[d];
+  }
+  return maxOff + 1 == t.numel();
+}
+
+// ---- Convolution ---------------------------------------------------------------------------
+
+class ConvExec : public LayerExec {
+ public:
+  ConvExec(const Layer& l, const Tensor& x) : l_(l) { prepare(x); }
+
+  void run(std::vector<IValue>& slots) override {
+    const Tensor& x = slots[static_cast<size_t>(l_.inputs[0])].toTensor();
+    if (x.sizes() != inSizes_ || x.strides() != inStrides_ || x.dtype() != inDtype_) prepare(x);
+    Tensor res = l_.hasResidual ? slots[static_cast<size_t>(l_.inputs[1])].toTensor() : Tensor();
+    const Tensor* residual = l_.hasResidual ? &res : nullptr;
+    Tensor out;
+    if (!dnnl_ || (residual && (residual->sizes() != outSizes_ || residual->dtype() != ScalarType::Float))) {
+      out = reference(x, residual);  // also a residual that broadcasts: PyTorch's add decides
+    } else {
+      out = arenaOut_.defined() ? arenaOut_ : Tensor::fromStorage(Storage::allocate(outBytes_), 0, outSizes_, outStrides_, ScalarType::Float);
+      if (residual) {
+        if (residual->strides() == outStrides_ && residual->dtype() == ScalarType::Float)
+          std::memcpy(out.rawData(), residual->rawData(), outBytes_);
+        else
+          ops::copyInto(out, *residual);
+      }
+      auto& strm = ops::dnnl_utils::stream();
+      srcUser_.set_data_handle(x.rawData());
+      if (srcReorder_) srcReorder_.execute(strm, srcUser_, src_);
+      dst_.set_data_handle(out.rawData());
+      prim_.execute(strm, args_);
+      strm.wait();
+    }
+    slots[static_cast<size_t>(l_.outputs[0])] = IValue(std::move(out));
+  }
+
+  bool ownsOutput() const override { return dnnl_; }
+  size_t outputBytes() const override { return dnnl_ ? outBytes_ : 0; }
+  void useOutputBuffer(const Storage& arena, size_t offset) override {
+    arenaOut_ = Tensor::fromStorage(arena, static_cast<int64_t>(offset / sizeof(float)), outSizes_, outStrides_,
+                                    ScalarType::Float);
+  }
+
+ private:
+  Tensor reference(const Tensor& x, const Tensor* residual) const {
+    Tensor y = ops::convolution(x, l_.weight, l_.bias, l_.stride, l_.padding, l_.dilation, l_.transposed,
+                                l_.outputPadding, l_.groups);
+    if (residual) y = ops::add(y, *residual);
+    return applyActivation(y, l_.activation);
+  }
+
+  void prepare(const Tensor& x) {
+    inSizes_ = x.sizes();
+    inStrides_ = x.strides();
+    inDtype_ = x.dtype();
+    arenaOut_ = Tensor();
+    dnnl_ = false;
+    const int64_t k = l_.weight.dim() - 2;
+    if (x.dtype() != ScalarType::Float || l_.weight.dtype() != ScalarType::Float || x.dim() != k + 2 ||
+        x.numel() == 0 || !isDense(x) || (l_.activation.kind != Activation::None && !dnnlActivation(l_.activation.kind)))
+      return;
+    // Output sizes as PyTorch computes them.
+    auto ex = [&](const IntList& v, int64_t d) {
+      return v.size() == 1 ? IntList(static_cast<size_t>(k), v[0]) : v.empty() ? IntList(static_cast<size_t>(k), d) : v;
+    };
+    const IntList stride = ex(l_.stride, 1);
+    const IntList padding = ex(l_.padding, 0), dilation = ex(l_.dilation, 1), outPad = ex(l_.outputPadding, 0);
+    if (static_cast<int64_t>(stride.size()) != k || static_cast<int64_t>(padding.size()) != k ||
+        static_cast<int64_t>(dilation.size()) != k)
+      return;
+    const int64_t g = l_.groups, C = x.sizes()[1];
+    const IntList& ws = l_.weight.sizes();
+    const int64_t OC = l_.transposed ? ws[1] * g : ws[0];
+    if ((l_.transposed ? ws[0] : ws[1] * g) != C) return;  // the reference path reports it
+    outSizes_ = {x.sizes()[0], OC};
+    dims padR, dil;
+    for (int64_t i = 0; i < k; ++i) {
+      const int64_t isz = x.sizes()[2 + i], ksz = ws[2 + i];
+      const int64_t eff = (ksz - 1) * dilation[i] + 1;
+      int64_t o = l_.transposed ? (isz - 1) * stride[i] - 2 * padding[i] + eff + outPad[i]
+                                : (isz + 2 * padding[i] - eff) / stride[i] + 1;
+      if (o <= 0) return;
+      outSizes_.push_back(o);
+      const int64_t r = l_.transposed ? (isz - 1) * stride[i] + eff - padding[i] - o
+                                      : (o - 1) * stride[i] + eff - isz - padding[i];
+      if (r < 0 && l_.transposed) return;
+      padR.push_back(std::max<int64_t>(r, 0));
+      dil.push_back(dilation[i] - 1);
+    }
+    const bool cl = OC > 1;
+    outStrides_ = cl ? channelsLastStrides(outSizes_) : contiguousStrides(outSizes_);
+    outBytes_ = static_cast<size_t>(checkedNumel(outSizes_)) * sizeof(float);
+
+    // Weights as oneDNN wants them: [g, OC/g, C/g, k...] (or [OC, C, k...]).
+    const IntList ks(ws.begin() + 2, ws.end());
+    int64_t K = 1;
+    for (int64_t v : ks) K *= v;
+    const IntList kStrides = contiguousStrides(ks);
+    dims wDims, wStrides;
+    if (!l_.transposed) {
+      IntList full = g > 1 ? IntList{g, OC / g, C / g} : IntList{OC, C};
+      full.insert(full.end(), ks.begin(), ks.end());
+      wDims = toDims(full);
+      wStrides = toDims(contiguousStrides(full));
+    } else {
+      const int64_t Cg = C / g, OCg = OC / g;
+      if (g > 1) {
+        wDims = {g, OCg, Cg};
+        wStrides = {Cg * OCg * K, K, OCg * K};
+      } else {
+        wDims = {OC, C};
+        wStrides = {K, OC * K};
+      }
+      wDims.insert(wDims.end(), ks.begin(), ks.end());
+      wStrides.insert(wStrides.end(), kStrides.begin(), kStrides.end());
+    }
+    const auto f32 = memory::data_type::f32;
+    auto& eng = ops::dnnl_utils::engine();
+    memory::desc srcUser(toDims(x.sizes()), f32, toDims(x.strides()));
+    // A channels-last input (what the convolution before wrote) is taken as it is; a plain one
+    // lets the primitive choose (the engine's input reorder).
+    const bool inCl = x.dim() >= 3 && x.strides()[1] == 1 && x.sizes()[1] > 1;
+    memory::desc srcMd = inCl ? srcUser : memory::desc(toDims(x.sizes()), f32, memory::format_tag::any);
+    memory::desc wUser(wDims, f32, wStrides), wAny(wDims, f32, memory::format_tag::any);
+    memory::desc dstMd(toDims(outSizes_), f32, toDims(outStrides_));
+    memory::desc biasMd = l_.bias ? memory::desc({OC}, f32, memory::format_tag::a) : memory::desc();
+    dnnl::primitive_attr attr = postOpsAttr(l_.hasResidual, l_.activation);
+    const dims strides = toDims(stride), padL = toDims(padding);
+    memory::desc srcPd, wPd;
+    try {
+      if (!l_.transposed) {
+        auto d = l_.bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                                           dnnl::algorithm::convolution_direct, srcMd, wAny, biasMd,
+                                                           dstMd, strides, dil, padL, padR)
+                         : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                                           dnnl::algorithm::convolution_direct, srcMd, wAny, dstMd,
+                                                           strides, dil, padL, padR);
+        dnnl::convolution_forward::primitive_desc pd(d, attr, eng);
+        srcPd = pd.src_desc();
+        wPd = pd.weights_desc();
+        prim_ = dnnl::convolution_forward(pd);
+      } else {
+        auto d = l_.bias ? dnnl::deconvolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                                             dnnl::algorithm::deconvolution_direct, srcMd, wAny,
+                                                             biasMd, dstMd, strides, dil, padL, padR)
+                         : dnnl::deconvolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                                             dnnl::algorithm::deconvolution_direct, srcMd, wAny,
+                                                             dstMd, strides, dil, padL, padR);
+        dnnl::deconvolution_forward::primitive_desc pd(d, attr, eng);
+        srcPd = pd.src_desc();
+        wPd = pd.weights_desc();
+        prim_ = dnnl::deconvolution_forward(pd);
+      }
+    } catch (const dnnl::error&) {
+      return;  // shapes oneDNN does not take: the reference path
+    }
+    Tensor wc = l_.weight.contiguous();
+    memory wMem = packedWeights(l_, wUser, wPd, wc);
+    srcUser_ = memory(srcUser, eng, nullptr);
+    if (srcPd != srcUser) {
+      srcBuf_ = Storage::allocate(srcPd.get_size());
+      src_ = memory(srcPd, eng, srcBuf_.data());
+      srcReorder_ = dnnl::reorder(srcUser_, src_);
+    } else {
+      src_ = srcUser_;
+      srcReorder_ = dnnl::reorder();
+    }
+    dst_ = memory(dstMd, eng, nullptr);
+    args_ = {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, wMem}, {DNNL_ARG_DST, dst_}};
+    if (l_.bias) {
+      bias_ = l_.bias->contiguous();
+      args_[DNNL_ARG_BIAS] = memory(biasMd, eng, bias_.rawData());
+    }
+    dnnl_ = true;
+  }
+
+  const Layer& l_;
+  IntList inSizes_, inStrides_;
+  ScalarType inDtype_ = ScalarType::Float;
+  bool dnnl_ = false;
+  IntList outSizes_, outStrides_;
+  size_t outBytes_ = 0;
+  dnnl::primitive prim_;
+  memory srcUser_, src_, dst_;
+  Storage srcBuf_;
+  dnnl::reorder srcReorder_;
+  Tensor bias_, arenaOut_;
+  std::unordered_map<int, memory> args_;
+};
+
+// ---- MatMul ----------------------------------------------------------------------------------
+
+class MatMulExec : public LayerExec {
+ public:
+  MatMulExec(const Layer& l, const Tensor& a) : l_(l) { prepare(a); }
+
+  void run(std::vector<IValue>& slots) override {
+    const Tensor& a = slots[static_cast<size_t>(l_.inputs[0])].toTensor();
+    const size_t resIdx = l_.weight.defined() ? 1 : 2;
+    Tensor res = l_.hasResidual ? slots[static_cast<size_t>(l_.inputs[resIdx])].toTensor() : Tensor();
+    const Tensor* residual = l_.hasResidual ? &res : nullptr;
+    Tensor out;
+    if (l_.weight.defined() && (a.sizes() != inSizes_ || a.strides() != inStrides_ || a.dtype() != inDtype_))
+      prepare(a);
+    if (!dnnl_ || (residual && (residual->sizes() != outSizes_ || residual->dtype() != ScalarType::Float))) {
+      out = reference(slots, a, residual);
+    } else {
+      out = arenaOut_.defined() ? arenaOut_ : Tensor::empty(outSizes_, ScalarType::Float);
+      if (residual) {
+        if (residual->isContiguous() && residual->dtype() == ScalarType::Float)
+          std::memcpy(out.rawData(), residual->rawData(), outBytes_);
+        else
+          ops::copyInto(out, *residual);
+      }
+      auto& strm = ops::dnnl_utils::stream();
+      src_.set_data_handle(a.rawData());
+      dst_.set_data_handle(out.rawData());
+      prim_.execute(strm, args_);
+      strm.wait();
+    }
+    slots[static_cast<size_t>(l_.outputs[0])] = IValue(std::move(out));
+  }
+
+  bool ownsOutput() const override { return dnnl_; }
+  size_t outputBytes() const override { return dnnl_ ? outBytes_ : 0; }
+  void useOutputBuffer(const Storage& arena, size_t offset) override {
+    arenaOut_ = Tensor::fromStorage(arena, static_cast<int64_t>(offset / sizeof(float)), outSizes_,
+                                    contiguousStrides(outSizes_), ScalarType::Float);
+  }
+
+ private:
+  Tensor reference(const std::vector<IValue>& slots, const Tensor& a, const Tensor* residual) const {
+    Tensor y;
+    if (l_.weight.defined()) {
+      y = ops::linear(a, l_.weight, l_.bias);
+    } else {
+      y = ops::matmul(a, slots[static_cast<size_t>(l_.inputs[1])].toTensor());
+      if (l_.bias) y = ops::add(y, *l_.bias);
+    }
+    if (l_.alpha != 1.0) TL_INTERNAL_ASSERT(false, "matmul alpha is folded by the converter");
+    if (residual) y = ops::add(y, *residual);
+    return applyActivation(y, l_.activation);
+  }
+
+  // Linear form: a [*, K] as [M, K] (contiguous rows), weight [N, K] packed once.
+  void prepare(const Tensor& a) {
+    inSizes_ = a.sizes();
+    inStrides_ = a.strides();
+    inDtype_ = a.dtype();
+    arenaOut_ = Tensor();
+    dnnl_ = false;
+    if (!l_.weight.defined() || a.dtype() != ScalarType::Float || l_.weight.dtype() != ScalarType::Float ||
+        a.dim() < 1 || !a.isContiguous() || a.numel() == 0 ||
+        (l_.activation.kind != Activation::None && !dnnlActivation(l_.activation.kind)))
+      return;
+    const int64_t K = a.sizes().back(), N = l_.weight.sizes()[0];
+    if (l_.weight.dim() != 2 || l_.weight.sizes()[1] != K) return;
+    const int64_t M = a.numel() / K;
+    outSizes_ = a.sizes();
+    outSizes_.back() = N;
+    outBytes_ = static_cast<size_t>(M * N) * sizeof(float);
+    const auto f32 = memory::data_type::f32;
+    auto& eng = ops::dnnl_utils::engine();
+    memory::desc srcMd({M, K}, f32, {K, 1});
+    memory::desc wUser({K, N}, f32, {1, K});
+    memory::desc wAny({K, N}, f32, memory::format_tag::any);
+    memory::desc dstMd({M, N}, f32, {N, 1});
+    memory::desc biasMd = l_.bias ? memory::desc({1, N}, f32, {N, 1}) : memory::desc();
+    dnnl::primitive_attr attr = postOpsAttr(l_.hasResidual, l_.activation, l_.alpha);
+    memory::desc wPd;
+    try {
+      auto d = l_.bias ? dnnl::matmul::desc(srcMd, wAny, biasMd, dstMd) : dnnl::matmul::desc(srcMd, wAny, dstMd);
+      dnnl::matmul::primitive_desc pd(d, attr, eng);
+      wPd = pd.weights_desc();
+      prim_ = dnnl::matmul(pd);
+    } catch (const dnnl::error&) {
+      return;
+    }
+    Tensor wc = l_.weight.contiguous();
+    memory wMem = packedWeights(l_, wUser, wPd, wc);
+    src_ = memory(srcMd, eng, nullptr);
+    dst_ = memory(dstMd, eng, nullptr);
+    args_ = {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, wMem}, {DNNL_ARG_DST, dst_}};
+    if (l_.bias) {
+      bias_ = l_.bias->contiguous();
+      args_[DNNL_ARG_BIAS] = memory(biasMd, eng, bias_.rawData());
+    }
+    dnnl_ = true;
+  }
+
+  const Layer& l_;
+  IntList inSizes_, inStrides_;
+  ScalarType inDtype_ = ScalarType::Float;
+  bool dnnl_ = false;
+  IntList outSizes_;
+  size_t outBytes_ = 0;
+  dnnl::primitive prim_;
+  memory src_, dst_;
+  Tensor bias_, arenaOut_;
+  std::unordered_map<int, memory> args_;
+};
+
+// ---- Plugin / Shape: the node's kernel ---------------------------------------------------
+
+class KernelExec : public LayerExec {
+ public:
+  explicit KernelExec(const Layer& l) : l_(l) {
+    TL_INTERNAL_ASSERT(l.node != nullptr, "plugin layer '{}' has no node", l.name);
+    const OpInfo* op = matchOperator(l.node, OperatorRegistry::global());
+    op_ = KernelRegistry::global().operationFor(*l.node, op);
+    if (!op_)
+      throw UnsupportedError(fmt::format("unsupported operator {} in engine layer '{}'",
+                                         op ? op->key : l.node->kind().toQualString(), l.name),
+                             l.place);
+    stack_.reserve(l.args.size() + l.outputs.size());
+  }
+
+  void run(std::vector<IValue>& slots) override {
+    stack_.clear();
+    size_t j = 0;
+    for (const auto& a : l_.args) {
+      if (a) stack_.push_back(*a);
+      else stack_.push_back(slots[static_cast<size_t>(l_.inputs[j++])]);
+    }
+    op_(stack_);
+    const size_t n = l_.node->outputs().size();
+    TL_INTERNAL_ASSERT(stack_.size() >= n, "kernel of '{}' left too few outputs", l_.name);
+    const size_t base = stack_.size() - n;
+    for (size_t i = 0; i < l_.outputs.size() && i < n; ++i)
+      slots[static_cast<size_t>(l_.outputs[i])] = std::move(stack_[base + i]);
+    stack_.clear();
+  }
+
+ private:
+  const Layer& l_;
+  Operation op_;
+  Stack stack_;
+};
+
+}  // namespace
+
+std::shared_ptr<PackedWeightCache> makePackedWeightCache() { return std::make_shared<PackedWeightCache>(); }
+
+std::unique_ptr<LayerExec> makeLayerExec(const Layer& layer, const std::vector<IValue>& slots) {
+  switch (layer.kind) {
+    case LayerKind::Convolution:
+      return std::make_unique<ConvExec>(layer, slots[static_cast<size_t>(layer.inputs[0])].toTensor());
+    case LayerKind::MatMul:
+      return std::make_unique<MatMulExec>(layer, slots[static_cast<size_t>(layer.inputs[0])].toTensor());
+    default:
+      return std::make_unique<KernelExec>(layer);
+  }
+}
+
+}  // namespace torchless::engine

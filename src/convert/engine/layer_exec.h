@@ -1,0 +1,38 @@
+#pragma once
+// What a layer becomes for one input signature (Note [Engine plans] in engine.h): oneDNN
+// primitives with their memory objects for native layers, the node's kernel for plugin and
+// shape layers.
+
+#include "convert/engine/network.h"
+#include "core/ivalue.h"
+#include "core/storage.h"
+
+#include <memory>
+#include <vector>
+
+namespace torchless::engine {
+
+/// One prepared layer. run() reads its inputs from `slots` (one IValue per network value) and
+/// writes its outputs there; after the first run it allocates nothing but what a plugin's
+/// kernel allocates, or the layer's output when no arena buffer was given.
+class LayerExec {
+ public:
+  virtual ~LayerExec() = default;
+  virtual void run(std::vector<IValue>& slots) = 0;
+  /// True when the output is a fresh tensor this layer writes (arena-plannable).
+  virtual bool ownsOutput() const { return false; }
+  /// Bytes of the output's storage (valid after the first run) when ownsOutput().
+  virtual size_t outputBytes() const { return 0; }
+  /// From now on, write the output into `arena` at byte `offset` (same sizes and strides as
+  /// the first run's output).
+  virtual void useOutputBuffer(const Storage& arena, size_t offset) { (void)arena, (void)offset; }
+};
+
+/// An empty cache of reordered weights for one Convolution or MatMul layer.
+std::shared_ptr<PackedWeightCache> makePackedWeightCache();
+
+/// Prepares `layer` against the values its inputs have now in `slots`. Throws
+/// torchless::Error when a plugin's node has no kernel.
+std::unique_ptr<LayerExec> makeLayerExec(const Layer& layer, const std::vector<IValue>& slots);
+
+}  // namespace torchless::engine

@@ -1,0 +1,402 @@
+// Partitioning: runs of convertible nodes become engines (see partition.h).
+#include "convert/engine/partition.h"
+
+#include "convert/conversion_ctx.h"
+#include "convert/engine/engine_ctx.h"
+#include "convert/engine/engine_record.h"
+#include "core/error.h"
+#include "ir/operator_matching.h"
+#include "runtime/kernel.h"
+
+#include <fmt/format.h>
+
+#include <mutex>
+#include <unordered_set>
+
+namespace torchless::engine {
+
+Symbol executeEngineSymbol() {
+  static const Symbol s = Symbol::fromQualString("torchless::execute_engine");
+  return s;
+}
+
+Symbol engineAttribute() {
+  static const Symbol s = Symbol::fromQualString("attr::engine");
+  return s;
+}
+
+std::shared_ptr<Engine> engineOf(const Node& node) {
+  if (node.kind() != executeEngineSymbol() || !node.hasAttribute(engineAttribute())) return nullptr;
+  const IValue& v = node.ival(engineAttribute());
+  if (!v.isCapsule()) return nullptr;
+  return std::static_pointer_cast<Engine>(v.toCapsule());
+}
+
+namespace {
+
+// The engine of a `torchless.Engine` object (a compiled archive's), rebuilt from its record
+// once per object. The cache keeps the objects it has seen alive (engines are few: one per
+// compiled segment of a loaded archive).
+std::shared_ptr<Engine> engineFor(const ObjectPtr& obj) {
+  static std::mutex mu;
+  static std::unordered_map<const Object*, std::pair<ObjectPtr, std::shared_ptr<Engine>>> cache;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = cache.find(obj.get());
+  if (it != cache.end()) return it->second.second;
+  EngineRecord r;
+  try {
+    r.version = obj->slots.at(0).toInt();
+    r.network = obj->slots.at(1).toStringRef();
+    r.graph = obj->slots.at(2).toStringRef();
+    for (const IValue& w : obj->slots.at(3).toList()->list) r.weights.push_back(w.toTensor());
+    const std::string profiles = obj->slots.at(4).toStringRef();
+    for (size_t pos = 0; pos < profiles.size();) {
+      size_t end = profiles.find('|', pos);
+      r.profiles.push_back(profiles.substr(pos, end == std::string::npos ? std::string::npos : end - pos));
+      if (end == std::string::npos) break;
+      pos = end + 1;
+    }
+  } catch (const std::exception& e) {
+    throw Error(fmt::format("the engine object does not hold an engine record ({})", e.what()));
+  }
+  std::string warning;
+  std::shared_ptr<Engine> e = deserializeEngine(r, &warning);
+  if (!warning.empty()) fmt::print(stderr, "warning: {}\n", warning);
+  cache.emplace(obj.get(), std::make_pair(obj, e));
+  return e;
+}
+
+}  // namespace
+
+void registerEngineKernel() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    initKernels();
+    // The compiled-archive form: execute_engine(Tensor[] inputs, Engine engine) -> Tensor[].
+    KernelRegistry::global().registerKernelCreator(
+        "torchless::execute_engine(Tensor[] inputs, __torch__.torch.classes.torchless.Engine engine) -> Tensor[]",
+        [](const Node& n) -> Operation {
+          std::shared_ptr<Engine> fixed;
+          if (n.input(1)->node()->kind() == prim::Constant)
+            if (auto v = toIValue(n.input(1)); v && v->isObject()) fixed = engineFor(v->toObject());
+          return [fixed](Stack& stack) {
+            IValue obj = pop(stack);
+            IValue list = pop(stack);
+            std::shared_ptr<Engine> e = fixed ? fixed : engineFor(obj.toObject());
+            std::vector<IValue> outs = e->run(list.toList()->list);
+            push(stack, IValue(ListImpl::create(TensorType::get(), std::move(outs))));
+          };
+        });
+    KernelRegistry::global().registerNodeKernel(executeEngineSymbol(), [](const Node& n) -> Operation {
+      std::shared_ptr<Engine> e = engineOf(n);
+      TL_INTERNAL_ASSERT(e != nullptr, "torchless::execute_engine node without an engine");
+      const size_t nin = n.inputs().size();
+      return [e, nin](Stack& stack) {
+        std::vector<IValue> in(std::make_move_iterator(stack.end() - static_cast<std::ptrdiff_t>(nin)),
+                               std::make_move_iterator(stack.end()));
+        drop(stack, nin);
+        for (IValue& o : e->run(in)) stack.push_back(std::move(o));
+      };
+    });
+  });
+}
+
+size_t PartitionReport::numEngines() const {
+  size_t n = 0;
+  for (const auto& s : segments) n += s.engine;
+  return n;
+}
+
+size_t PartitionReport::numInterpreterSegments() const { return segments.size() - numEngines(); }
+
+std::string PartitionReport::str() const {
+  std::string s = fmt::format("segments: {} engine, {} interpreter\n", numEngines(), numInterpreterSegments());
+  for (size_t i = 0; i < segments.size(); ++i) {
+    const SegmentReport& g = segments[i];
+    if (g.engine)
+      s += fmt::format("  [{}] engine: {} nodes -> {} ({} layers fused away), {} inputs, {} outputs, at {}\n", i,
+                       g.numNodes, g.layers, g.fusedAway, g.numInputs, g.numOutputs, g.place);
+    else
+      s += fmt::format("  [{}] interpreter: {} node{} at {}: {}\n", i, g.numNodes, g.numNodes == 1 ? "" : "s",
+                       g.place, g.reason);
+  }
+  if (!unsupported.empty()) {
+    s += fmt::format("unsupported by the engine ({}):\n", unsupported.size());
+    for (const auto& u : unsupported) s += "  " + u.str() + "\n";
+  }
+  return s;
+}
+
+namespace {
+
+std::string placeOf(const Node& n) { return convert::nodePlace(n); }
+
+bool allowedBoundaryType(const TypePtr& t, bool tensorsOnly) {
+  if (tensorsOnly) return t->kind() == TypeKind::TensorType;
+  switch (t->kind()) {
+    case TypeKind::TensorType: case TypeKind::IntType: case TypeKind::FloatType: case TypeKind::BoolType:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool isContainer(const TypePtr& t) {
+  return t->kind() == TypeKind::ListType || t->kind() == TypeKind::DictType;
+}
+
+class Partitioner {
+ public:
+  Partitioner(Graph& graph, const PartitionOptions& o) : graph_(graph), o_(o) {}
+
+  PartitionReport run() {
+    partitionBlock(graph_.block());
+    return std::move(report_);
+  }
+
+  // Why the engine does not take `n` ("" when it does).
+  std::string whyNot(const Node& n, const OpInfo* op) const {
+    if (!n.blocks().empty()) return fmt::format("{} (control flow) runs in the interpreter", n.kind().toQualString());
+    if (forcedOut_.count(&n)) return "its non-tensor result is read outside the engine";
+    if (executedInTorch(n, op)) return "listed in torch_executed_ops";
+    if (!isConvertible(n, op)) return "no engine converter";
+    return "";
+  }
+
+  std::vector<convert::UnsupportedOp> unsupported(const Block* b) const {
+    std::vector<convert::UnsupportedOp> out;
+    collect(b, out);
+    return out;
+  }
+
+ private:
+  void collect(const Block* b, std::vector<convert::UnsupportedOp>& out) const {
+    for (const Node* n : b->nodes()) {
+      for (const Block* sub : n->blocks()) collect(sub, out);
+      if (n->kind() == prim::Constant) continue;
+      const OpInfo* op = matchOperator(n, OperatorRegistry::global());
+      std::string why = whyNot(*n, op);
+      if (why.empty()) continue;
+      out.push_back({op ? op->key : n->kind().toQualString() + (n->blocks().empty() ? "" : " (control flow)"),
+                     placeOf(*n)});
+    }
+  }
+
+  bool executedInTorch(const Node& n, const OpInfo* op) const {
+    for (const auto& s : o_.torchExecutedOps) {
+      if (op && (s == op->key || s == op->overloadKey || s == op->schema.name())) return true;
+      if (s == n.kind().toQualString()) return true;
+    }
+    return false;
+  }
+
+  bool supported(const Node& n) const {
+    const OpInfo* op = matchOperator(&n, OperatorRegistry::global());
+    return whyNot(n, op).empty();
+  }
+
+  static bool usedOutside(const Value* v, const std::unordered_set<const Node*>& run) {
+    for (const Use& u : v->uses())
+      if (!run.count(u.user)) return true;
+    return false;
+  }
+
+  // Runs of a block (nested blocks already partitioned). Nodes whose container result escapes
+  // are forced out and the runs recomputed.
+  std::vector<std::vector<Node*>> runsOf(Block* b) {
+    while (true) {
+      std::vector<std::vector<Node*>> runs;
+      std::vector<Node*> cur;
+      std::unordered_set<const Node*> inCur;
+      auto close = [&] {
+        if (!cur.empty()) runs.push_back(cur);
+        cur.clear();
+        inCur.clear();
+      };
+      auto inputsOk = [&](const Node* n) {
+        for (const Value* v : n->inputs()) {
+          if (inCur.count(v->node()) || v->node()->kind() == prim::Constant) continue;
+          if (!allowedBoundaryType(v->type(), o_.tensorBoundaries)) return false;
+        }
+        return true;
+      };
+      for (Node* n : b->nodes()) {
+        if (n->kind() == prim::Constant) continue;
+        if (!supported(*n)) {
+          close();
+          continue;
+        }
+        if (!inputsOk(n)) {
+          close();
+          if (!inputsOk(n)) continue;  // reads a list/object from the interpreter: stays there
+        }
+        cur.push_back(n);
+        inCur.insert(n);
+      }
+      close();
+      bool again = false;
+      for (const auto& r : runs) {
+        std::unordered_set<const Node*> set(r.begin(), r.end());
+        for (const Node* n : r)
+          for (const Value* o : n->outputs())
+            if ((isContainer(o->type()) || (o_.tensorBoundaries && o->type()->kind() != TypeKind::TensorType)) &&
+                usedOutside(o, set)) {
+              forcedOut_.insert(n);
+              again = true;
+            }
+      }
+      if (!again) return runs;
+    }
+  }
+
+  void partitionBlock(Block* b) {
+    for (Node* n : b->nodes())
+      for (Block* sub : n->blocks()) partitionBlock(sub);
+    std::vector<std::vector<Node*>> runs = runsOf(b);
+    std::unordered_set<const Node*> inRuns;
+    for (const auto& r : runs) inRuns.insert(r.begin(), r.end());
+    // Segments in block order: interpreter stretches between the runs, and the runs.
+    constexpr size_t kNoRun = static_cast<size_t>(-1);
+    std::vector<std::pair<SegmentReport, size_t>> order;  // (interpreter report, or run index)
+    std::vector<Node*> interp;
+    size_t next = 0;
+    auto flushInterp = [&] {
+      if (interp.empty()) return;
+      SegmentReport s;
+      s.numNodes = interp.size();
+      s.place = placeOf(*interp.front());
+      const OpInfo* op = matchOperator(interp.front(), OperatorRegistry::global());
+      std::string why = whyNot(*interp.front(), op);
+      if (why.empty()) why = "reads a value the engine cannot take as an input";
+      s.reason = fmt::format("{} ({})", why, op ? op->key : interp.front()->kind().toQualString());
+      order.push_back({std::move(s), kNoRun});
+      interp.clear();
+    };
+    for (Node* n : b->nodes()) {
+      if (n->kind() == prim::Constant) continue;
+      if (inRuns.count(n)) {
+        flushInterp();
+        if (next < runs.size() && runs[next].front() == n) order.push_back({SegmentReport(), next++});
+        continue;
+      }
+      interp.push_back(n);
+    }
+    flushInterp();
+    for (auto& [s, r] : order) report_.segments.push_back(r == kNoRun ? std::move(s) : convertRun(runs[r]));
+  }
+
+  SegmentReport convertRun(const std::vector<Node*>& run) {
+    SegmentReport s;
+    s.numNodes = run.size();
+    s.place = placeOf(*run.front());
+    if (run.size() < o_.minBlockSize) {
+      s.reason = fmt::format("{} node{}, fewer than min_block_size {}", run.size(), run.size() == 1 ? "" : "s",
+                             o_.minBlockSize);
+      return s;
+    }
+    std::unordered_set<const Node*> set(run.begin(), run.end());
+    auto sub = std::make_shared<Graph>();
+    std::unordered_map<const Value*, Value*> map;
+    std::vector<Value*> inputs, outputs;
+    std::unordered_map<size_t, size_t> profileOf;  // engine input -> graph input
+    for (Node* n : run) {
+      for (Value* v : n->inputs()) {
+        if (map.count(v)) continue;
+        if (v->node()->kind() == prim::Constant) {
+          Node* c = sub->insertNode(sub->createClone(v->node(), [](Value*) -> Value* { return nullptr; }));
+          map[v] = c->output();
+          continue;
+        }
+        Value* in = sub->addInput()->copyMetadata(v);
+        map[v] = in;
+        const auto& gin = graph_.inputs();
+        for (size_t gi = 0; gi < gin.size(); ++gi)
+          if (gin[gi] == v && o_.inputProfiles.count(gi)) profileOf[inputs.size()] = gi;
+        inputs.push_back(v);
+      }
+      Node* c = sub->insertNode(sub->createClone(n, [&](Value* x) { return map.at(x); }));
+      for (size_t i = 0; i < n->outputs().size(); ++i) map[n->output(i)] = c->output(i);
+    }
+    for (Node* n : run)
+      for (Value* o : n->outputs())
+        if (usedOutside(o, set)) {
+          sub->registerOutput(map.at(o));
+          outputs.push_back(o);
+        }
+    s.numInputs = inputs.size();
+    s.numOutputs = outputs.size();
+    std::shared_ptr<Engine> engine;
+    try {
+      NetworkDefinition net = convertToNetwork(sub);
+      EngineOptions eo;
+      eo.profiles.resize(inputs.size());
+      for (const auto& [ei, gi] : profileOf) eo.profiles[ei] = o_.inputProfiles.at(gi);
+      const size_t before = net.layers().size();
+      engine = std::make_shared<Engine>(std::move(net), std::move(eo));
+      s.fusedAway = before - engine->network().layers().size();
+    } catch (const Error& e) {
+      std::string msg = e.what();
+      s.reason = "conversion failed: " + msg.substr(0, msg.find('\n'));
+      return s;
+    }
+    s.engine = true;
+    s.layers = engine->network().summary();
+    s.built = engine;
+    Node* e = graph_.create(executeEngineSymbol(), inputs, outputs.size());
+    e->ival_(engineAttribute(), IValue::capsule(engine));
+    if (run.front()->sourceRange()) e->setSourceRange(run.front()->sourceRange());
+    e->setScope(run.front()->scope());
+    e->insertAfter(run.back());
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      e->output(i)->copyMetadata(outputs[i]);
+      std::vector<Use> uses = outputs[i]->uses();
+      for (const Use& u : uses)
+        if (!set.count(u.user)) u.user->replaceInput(u.offset, e->output(i));
+    }
+    for (auto it = run.rbegin(); it != run.rend(); ++it) (*it)->destroy();
+    return s;
+  }
+
+  Graph& graph_;
+  const PartitionOptions& o_;
+  PartitionReport report_;
+  std::unordered_set<const Node*> forcedOut_;
+};
+
+}  // namespace
+
+std::vector<convert::UnsupportedOp> findEngineUnsupported(const Graph& graph, const PartitionOptions& options) {
+  Partitioner p(const_cast<Graph&>(graph), options);
+  return p.unsupported(graph.block());
+}
+
+PartitionReport partitionGraph(Graph& graph, const PartitionOptions& options) {
+  registerEngineKernel();
+  std::vector<convert::UnsupportedOp> unsupported;
+  {
+    Partitioner pre(graph, options);
+    unsupported = pre.unsupported(graph.block());
+    if (options.requireFullCompilation && !unsupported.empty()) {
+      std::string details;
+      for (const auto& u : unsupported) details += "  " + u.str() + "\n";
+      details.pop_back();
+      throw UnsupportedError(fmt::format("require_full_compilation: {} node{} cannot run in the engine; first: {}",
+                                         unsupported.size(), unsupported.size() == 1 ? "" : "s",
+                                         unsupported.front().str()),
+                             "", details);
+    }
+  }
+  Partitioner p(graph, options);
+  PartitionReport report = p.run();
+  report.unsupported = std::move(unsupported);
+  if (options.requireFullCompilation && report.numInterpreterSegments() > 0) {
+    std::string details;
+    for (const auto& s : report.segments)
+      if (!s.engine) details += fmt::format("  {} nodes at {}: {}\n", s.numNodes, s.place, s.reason);
+    if (!details.empty()) details.pop_back();
+    throw UnsupportedError("require_full_compilation: part of the graph stays in the interpreter", "", details);
+  }
+  return report;
+}
+
+}  // namespace torchless::engine

@@ -1,0 +1,262 @@
+// The engine backend (convert/engine/): graphs in PyTorch's text format, partitioned into
+// engines, run through the engine and through the interpreter, compared. Weights are graph
+// inputs in the text and become constants before partitioning (what freezing does).
+// Tolerance: 1e-5 relative/absolute (oneDNN's blocked accumulation order and its eltwise
+// approximations vs our kernels).
+#include "convert/engine/engine_ctx.h"
+#include "convert/engine/partition.h"
+#include "core/error.h"
+#include "ir/ir_parser.h"
+#include "ops/elementwise.h"
+#include "runtime/interpreter.h"
+#include "runtime/kernel.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+using namespace torchless;
+using namespace torchless::engine;
+
+namespace {
+
+Tensor randn(const IntList& sizes, uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::normal_distribution<float> d(0.f, 1.f);
+  Tensor t = Tensor::empty(sizes, ScalarType::Float);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = d(gen);
+  return t;
+}
+
+Tensor positive(const IntList& sizes, uint32_t seed) {
+  Tensor t = randn(sizes, seed);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = std::fabs(t.data<float>()[i]) + 0.5f;
+  return t;
+}
+
+// Parses `text`; the graph inputs named in `constants` become tensor constants.
+std::shared_ptr<Graph> graphWith(const char* text, const std::map<std::string, Tensor>& constants) {
+  auto g = std::make_shared<Graph>();
+  std::unordered_map<std::string, Value*> vmap;
+  parseIR(text, g.get(), vmap);
+  for (size_t i = g->inputs().size(); i-- > 0;) {
+    Value* in = g->inputs()[i];
+    auto it = constants.find(in->debugNameBase());
+    if (it == constants.end()) continue;
+    WithInsertPoint guard(g->block()->nodes().front());
+    Value* c = g->insertConstant(IValue(it->second));
+    in->replaceAllUsesWith(c);
+    g->eraseInput(i);
+  }
+  return g;
+}
+
+std::vector<IValue> runGraph(const std::shared_ptr<Graph>& g, std::vector<IValue> inputs) {
+  initKernels();
+  Code code(g, "test");
+  Stack stack = std::move(inputs);
+  code.run(stack);
+  return stack;
+}
+
+void expectClose(const IValue& a, const IValue& b, double tol = 1e-5) {
+  ASSERT_TRUE(a.isTensor() && b.isTensor());
+  const Tensor x = a.toTensor().contiguous(), y = b.toTensor().contiguous();
+  ASSERT_EQ(x.sizes(), y.sizes());
+  for (int64_t i = 0; i < x.numel(); ++i)
+    ASSERT_NEAR(x.doubleAt(i), y.doubleAt(i), tol + tol * std::fabs(y.doubleAt(i))) << "element " << i;
+}
+
+// conv -> batch_norm -> relu_ -> conv -> add_(residual) -> relu_: one engine, one
+// Convolution layer per conv with bn, residual and activations fused.
+const char* kResidualBlock = R"IR(
+graph(%x : Tensor, %w1 : Tensor, %g : Tensor, %b : Tensor, %m : Tensor, %v : Tensor, %w2 : Tensor, %b2 : Tensor):
+  %none : NoneType = prim::Constant()
+  %one : int = prim::Constant[value=1]()
+  %s : int[] = prim::Constant[value=[1, 1]]()
+  %d : int[] = prim::Constant[value=[1, 1]]()
+  %f : bool = prim::Constant[value=0]()
+  %eps : float = prim::Constant[value=1.0000000000000001e-05]()
+  %mom : float = prim::Constant[value=0.10000000000000001]()
+  %t : bool = prim::Constant[value=1]()
+  %y1 : Tensor = aten::conv2d(%x, %w1, %none, %s, %s, %d, %one)
+  %y2 : Tensor = aten::batch_norm(%y1, %g, %b, %m, %v, %f, %mom, %eps, %t)
+  %y3 : Tensor = aten::relu_(%y2)
+  %y4 : Tensor = aten::conv2d(%y3, %w2, %b2, %s, %s, %d, %one)
+  %y5 : Tensor = aten::add_(%y4, %x, %one)
+  %y6 : Tensor = aten::relu_(%y5)
+  return (%y6)
+)IR";
+
+std::map<std::string, Tensor> residualWeights() {
+  return {{"w1", randn({8, 8, 3, 3}, 1)}, {"g", positive({8}, 2)}, {"b", randn({8}, 3)},
+          {"m", randn({8}, 4)},           {"v", positive({8}, 5)}, {"w2", randn({8, 8, 3, 3}, 6)},
+          {"b2", randn({8}, 7)}};
+}
+
+TEST(Engine, ResidualBlockFusesIntoTwoConvolutionsAndMatchesTheInterpreter) {
+  auto reference = graphWith(kResidualBlock, residualWeights());
+  auto compiled = reference->copy();
+  PartitionReport report = partitionGraph(*compiled);
+  ASSERT_EQ(report.numEngines(), 1u) << report.str();
+  EXPECT_EQ(report.numInterpreterSegments(), 0u) << report.str();
+  const SegmentReport* seg = &report.segments[0];
+  EXPECT_EQ(seg->layers, "Convolution 2") << *compiled;
+  EXPECT_EQ(seg->fusedAway, 4u);  // batch_norm, relu_, add_, relu_
+  Tensor x = randn({2, 8, 10, 10}, 9);
+  auto want = runGraph(reference, {IValue(x.clone())});
+  // Twice: the first call plans, the second runs the plan (arena, cached primitives).
+  for (int call = 0; call < 2; ++call) {
+    auto got = runGraph(compiled, {IValue(x.clone())});
+    expectClose(got[0], want[0], 1e-4);
+  }
+  EXPECT_GT(seg->built->arenaBytes(), 0u);
+  EXPECT_EQ(seg->built->numPlans(), 1u);
+}
+
+TEST(Engine, DynamicBatchMakesOnePlanPerSignature) {
+  auto reference = graphWith(kResidualBlock, residualWeights());
+  auto compiled = reference->copy();
+  PartitionReport report = partitionGraph(*compiled);
+  for (int64_t n : {1, 3, 1, 5}) {
+    Tensor x = randn({n, 8, 6, 7}, static_cast<uint32_t>(n));
+    expectClose(runGraph(compiled, {IValue(x.clone())})[0], runGraph(reference, {IValue(x.clone())})[0], 1e-4);
+  }
+  EXPECT_EQ(report.segments[0].built->numPlans(), 3u);
+}
+
+TEST(Engine, ProfileRejectsAShapeOutsideItsRangeNamingTheInput) {
+  auto g = graphWith(kResidualBlock, residualWeights());
+  PartitionOptions o;
+  o.inputProfiles[0] = InputProfile{{1, 8, 4, 4}, {2, 8, 8, 8}, {4, 8, 16, 16}};
+  partitionGraph(*g, o);
+  EXPECT_NO_THROW(runGraph(g, {IValue(randn({4, 8, 16, 16}, 1))}));
+  EXPECT_NO_THROW(runGraph(g, {IValue(randn({1, 8, 4, 4}, 1))}));
+  try {
+    runGraph(g, {IValue(randn({5, 8, 8, 8}, 1))});
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("size [5, 8, 8, 8] is outside the profile "
+                                         "[(1,8,4,4);(2,8,8,8);(4,8,16,16)]"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// Linear layers: addmm (traced nn.Linear), linear + gelu, matmul with a constant; a view with
+// the batch size read at run time (a shape value) in between.
+const char* kMlp = R"IR(
+graph(%x : Tensor, %w1t : Tensor, %b1 : Tensor, %w2 : Tensor, %b2 : Tensor, %w3 : Tensor):
+  %one : int = prim::Constant[value=1]()
+  %zero : int = prim::Constant[value=0]()
+  %m1 : int = prim::Constant[value=-1]()
+  %none : str = prim::Constant[value="none"]()
+  %h1 : Tensor = aten::addmm(%b1, %x, %w1t, %one, %one)
+  %h2 : Tensor = aten::relu(%h1)
+  %h3 : Tensor = aten::linear(%h2, %w2, %b2)
+  %h4 : Tensor = aten::gelu(%h3, %none)
+  %n : int = aten::size(%x, %zero)
+  %sz : int[] = prim::ListConstruct(%n, %m1)
+  %h5 : Tensor = aten::view(%h4, %sz)
+  %h6 : Tensor = aten::matmul(%h5, %w3)
+  return (%h6)
+)IR";
+
+TEST(Engine, LinearLayersWithShapeValuesMatchTheInterpreter) {
+  std::map<std::string, Tensor> w = {{"w1t", randn({16, 32}, 1)}, {"b1", randn({32}, 2)}, {"w2", randn({24, 32}, 3)},
+                                     {"b2", randn({24}, 4)},       {"w3", randn({24, 5}, 5)}};
+  auto reference = graphWith(kMlp, w);
+  auto compiled = reference->copy();
+  PartitionReport report = partitionGraph(*compiled);
+  ASSERT_EQ(report.numEngines(), 1u) << report.str();
+  EXPECT_EQ(report.segments[0].layers, "MatMul 3, Plugin 1, Shape 2") << report.str();
+  for (int64_t n : {3, 7}) {
+    Tensor x = randn({n, 16}, static_cast<uint32_t>(n));
+    expectClose(runGraph(compiled, {IValue(x)})[0], runGraph(reference, {IValue(x)})[0], 1e-4);
+  }
+}
+
+// Control flow stays in the interpreter; the bodies are partitioned in turn.
+const char* kControlFlow = R"IR(
+graph(%x : Tensor, %c : bool, %w : Tensor):
+  %one : int = prim::Constant[value=1]()
+  %nob : NoneType = prim::Constant()
+  %a : Tensor = aten::linear(%x, %w, %nob)
+  %b : Tensor = aten::relu(%a)
+  %c2 : Tensor = aten::sigmoid(%b)
+  %r : Tensor = prim::If(%c)
+    block0():
+      %t1 : Tensor = aten::linear(%c2, %w, %nob)
+      %t2 : Tensor = aten::tanh(%t1)
+      %t3 : Tensor = aten::mul(%t2, %t2)
+      -> (%t3)
+    block1():
+      -> (%c2)
+  %out : Tensor = aten::add(%r, %x, %one)
+  return (%out)
+)IR";
+
+TEST(Engine, ControlFlowFallsBackToTheInterpreterWithItsBodiesCompiled) {
+  auto reference = graphWith(kControlFlow, {{"w", randn({6, 6}, 1)}});
+  auto compiled = reference->copy();
+  PartitionReport report = partitionGraph(*compiled);
+  EXPECT_EQ(report.numEngines(), 2u) << report.str();  // the then-block and the top run
+  bool sawIf = false;
+  for (const auto& s : report.segments)
+    if (!s.engine) sawIf |= s.reason.find("prim::If (control flow)") != std::string::npos;
+  EXPECT_TRUE(sawIf) << report.str();
+  for (bool c : {true, false}) {
+    Tensor x = randn({4, 6}, 3);
+    expectClose(runGraph(compiled, {IValue(x), IValue(c)})[0], runGraph(reference, {IValue(x), IValue(c)})[0], 1e-4);
+  }
+}
+
+TEST(Engine, MinBlockSizeAndTorchExecutedOpsKeepNodesInTheInterpreter) {
+  auto g = graphWith(kControlFlow, {{"w", randn({6, 6}, 1)}});
+  PartitionOptions o;
+  o.minBlockSize = 4;
+  PartitionReport r = partitionGraph(*g, o);
+  EXPECT_EQ(r.numEngines(), 0u) << r.str();
+  EXPECT_NE(r.str().find("fewer than min_block_size 4"), std::string::npos) << r.str();
+
+  auto g2 = graphWith(kControlFlow, {{"w", randn({6, 6}, 1)}});
+  PartitionOptions o2;
+  o2.torchExecutedOps = {"aten::relu"};
+  PartitionReport r2 = partitionGraph(*g2, o2);
+  EXPECT_NE(r2.str().find("listed in torch_executed_ops"), std::string::npos) << r2.str();
+  Tensor x = randn({4, 6}, 3);
+  auto ref = graphWith(kControlFlow, {{"w", randn({6, 6}, 1)}});
+  expectClose(runGraph(g2, {IValue(x), IValue(true)})[0], runGraph(ref, {IValue(x), IValue(true)})[0], 1e-4);
+}
+
+TEST(Engine, RequireFullCompilationListsEveryNodeLeftOutWithItsPlace) {
+  auto g = graphWith(kControlFlow, {{"w", randn({6, 6}, 1)}});
+  PartitionOptions o;
+  o.requireFullCompilation = true;
+  try {
+    partitionGraph(*g, o);
+    FAIL() << "expected an UnsupportedError";
+  } catch (const UnsupportedError& e) {
+    EXPECT_NE(std::string(e.what()).find("prim::If (control flow)"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Engine, EveryConverterKeysAnOpTableSchemaAndNativeOnesExist) {
+  const EngineConverterRegistry& r = engineConverters();
+  for (const char* s : {"aten::_convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, "
+                        "int[] dilation, bool transposed, int[] output_padding, int groups, bool benchmark, bool "
+                        "deterministic, bool cudnn_enabled, bool allow_tf32) -> Tensor",
+                        "aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor",
+                        "aten::relu_(Tensor(a!) self) -> Tensor(a!)"})
+    EXPECT_NE(r.find(std::string_view(s)), nullptr) << s;
+  // Data-dependent output sizes and side effects stay in the interpreter.
+  EXPECT_EQ(r.find(std::string_view("aten::nonzero(Tensor self) -> Tensor")), nullptr);
+  EXPECT_GT(r.numSchemas(), 500u);
+  // A second registration of a schema stops start-up.
+  EngineConverterRegistry again("engine");
+  registerEngineNativeConverters(again);
+  EXPECT_THROW(registerEngineNativeConverters(again), Error);
+}
+
+}  // namespace
