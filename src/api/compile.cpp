@@ -68,17 +68,15 @@ bool cpuHasBf16() {
 CompileResult compile(const Module& module, const CompileSpec& spec) {
   if (spec.precision != "fp32" && spec.precision != "bf16")
     throw Error(fmt::format("unknown precision '{}' (fp32 or bf16)", spec.precision));
-  if (spec.precision == "bf16") {
-    if (!cpuHasBf16())
-      throw Error("--precision bf16 needs a CPU with AVX512-BF16 or AMX (this one has neither: /proc/cpuinfo "
-                  "lists no avx512_bf16 or amx_bf16); use --precision fp32");
-    throw Error("--precision bf16 engines are not implemented yet; use --precision fp32");
-  }
+  if (spec.precision == "bf16" && !cpuHasBf16())
+    throw Error("--precision bf16 needs a CPU with AVX512-BF16 or AMX (this one has neither: /proc/cpuinfo "
+                "lists no avx512_bf16 or amx_bf16); use --precision fp32");
   PipelineOptions po;
   po.partition.minBlockSize = spec.minBlockSize;
   po.partition.torchExecutedOps = spec.torchExecutedOps;
   po.partition.requireFullCompilation = spec.requireFullCompilation;
   po.partition.tensorBoundaries = true;
+  po.partition.bf16 = spec.precision == "bf16";
   for (size_t i = 0; i < spec.inputs.size(); ++i)
     if (!spec.inputs[i].empty()) po.partition.inputProfiles[i] = spec.inputs[i];
   std::shared_ptr<ExecutionPlan> plan = buildExecutionPlan(module, "forward", po);
@@ -86,7 +84,16 @@ CompileResult compile(const Module& module, const CompileSpec& spec) {
     throw Error("compile needs a module it can freeze: " + plan->notFrozen +
                 " (torch.jit.freeze refuses it too; compile keeps no module state)");
   IValue exampleOutput;
-  if (!spec.exampleInputs.empty()) exampleOutput = runExecutionPlan(*plan, spec.exampleInputs);
+  if (!spec.exampleInputs.empty()) {
+    std::vector<IValue> inputs = spec.exampleInputs;
+    const auto& args = module.findMethod("forward")->schema().arguments();  // self first
+    for (size_t i = inputs.size() + 1; i < args.size(); ++i) {
+      if (!args[i].defaultValue())
+        throw Error(fmt::format("forward() missing value for argument '{}'", args[i].name()));
+      inputs.push_back(*args[i].defaultValue());
+    }
+    exampleOutput = runExecutionPlan(*plan, std::move(inputs));
+  }
   const ObjectPtr& obj = plan->self;
   std::shared_ptr<Graph> g = plan->graph->copy();
   int counter = 0;

@@ -142,11 +142,13 @@ void registerCompileCommand(CLI::App& app) {
   cmd->add_option("INPUT", o->inputs, "example inputs, as for run");
   cmd->add_option("-o,--output", o->output, "the archive to write");
   cmd->add_option("--input", o->specs,
-                  "shape profile per tensor input: 1x3x224x224 or \"[(1,3,224,224);(4,3,224,224);(8,3,224,224)]@fp32\"");
+                  "shape profile per tensor input: 1x3x224x224 or \"[(1,3,224,224);(4,3,224,224);(8,3,224,224)]@fp32\"")
+      ->allow_extra_args(false);  // one per --input: CLI11 would split "[...]" at its commas
   cmd->add_option("--precision", o->precision, "fp32 or bf16")->check(CLI::IsMember({"fp32", "bf16"}));
   cmd->add_option("--min-block-size", o->minBlockSize, "fewest nodes in an engine (default 3)")
       ->check(CLI::Range(1, 1000000));
-  cmd->add_option("--torch-executed-op", o->torchExecutedOps, "an op kept in the interpreter (repeatable)");
+  cmd->add_option("--torch-executed-op", o->torchExecutedOps, "an op kept in the interpreter (repeatable)")
+      ->allow_extra_args(false);
   cmd->add_flag("--require-full-compilation", o->requireFull, "fail unless all of forward runs in engines");
   cmd->add_flag("--check-method-support", o->checkSupport,
                 "list the nodes no engine converter takes, with their places; exit 0 when there are none");

@@ -55,17 +55,31 @@ std::vector<IValue> signatureOf(const std::vector<IValue>& inputs) {
   return key;
 }
 
-bool sameKey(const std::vector<IValue>& a, const std::vector<IValue>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    const IValue &x = a[i], &y = b[i];
-    if (x.tag() != y.tag()) return false;
-    if (x.isInt() && x.toInt() != y.toInt()) return false;
-    if (x.isBool() && x.toBool() != y.toBool()) return false;
-    if (x.isDouble() && x.toDouble() != y.toDouble()) return false;
-    if (!x.isInt() && !x.isBool() && !x.isDouble() && !x.isNone()) return false;  // lists: no reuse
+// True when `inputs` have the signature `key` (signatureOf), without building theirs.
+bool sameSignature(const std::vector<IValue>& key, const std::vector<IValue>& inputs) {
+  size_t k = 0;
+  for (const IValue& v : inputs) {
+    if (v.isTensor()) {
+      const Tensor& t = v.toTensor();
+      if (k + 3 + static_cast<size_t>(t.dim()) > key.size()) return false;
+      if (!key[k].isInt() || key[k].toInt() != static_cast<int64_t>(t.dtype())) return false;
+      if (!key[k + 1].isInt() || key[k + 1].toInt() != t.dim()) return false;
+      k += 2;
+      for (int64_t s : t.sizes())
+        if (key[k++].toInt() != s) return false;
+      if (!key[k].isBool() || key[k].toBool() != t.isContiguous()) return false;
+      ++k;
+      continue;
+    }
+    if (k >= key.size()) return false;
+    const IValue& x = key[k++];
+    if (x.tag() != v.tag()) return false;
+    if (v.isInt() && x.toInt() != v.toInt()) return false;
+    if (v.isBool() && x.toBool() != v.toBool()) return false;
+    if (v.isDouble() && x.toDouble() != v.toDouble()) return false;
+    if (!v.isInt() && !v.isBool() && !v.isDouble() && !v.isNone()) return false;  // lists: no reuse
   }
-  return true;
+  return k == key.size();
 }
 
 // The memory plan: native layers' outputs that nothing returns get arena offsets, reused by
@@ -150,7 +164,10 @@ Engine::Engine(NetworkDefinition network, EngineOptions options, bool fused)
     : network_(std::move(network)), options_(std::move(options)) {
   if (!fused) fuseNetwork(network_);
   for (Layer& l : network_.layers())
-    if (l.kind == LayerKind::Convolution || l.kind == LayerKind::MatMul) l.packed = makePackedWeightCache();
+    if (l.kind == LayerKind::Convolution || l.kind == LayerKind::MatMul) {
+      l.packed = makePackedWeightCache();
+      if (options_.bf16) l.bf16 = true;
+    }
 }
 
 Engine::~Engine() = default;
@@ -188,10 +205,9 @@ void Engine::checkProfiles(const std::vector<IValue>& inputs) const {
 }
 
 std::shared_ptr<Plan> Engine::acquirePlan(const std::vector<IValue>& inputs) const {
-  std::vector<IValue> key = signatureOf(inputs);
   std::lock_guard<std::mutex> lock(mu_);
   for (auto& p : plans_) {
-    if (p->busy || !sameKey(p->key, key)) continue;
+    if (p->busy || !sameSignature(p->key, inputs)) continue;
     p->busy = true;
     p->lastUse = ++clock_;
     return p;
@@ -203,7 +219,7 @@ std::shared_ptr<Plan> Engine::acquirePlan(const std::vector<IValue>& inputs) con
     if (!(*lru)->busy) plans_.erase(lru);
   }
   auto p = std::make_shared<Plan>();
-  p->key = std::move(key);
+  p->key = signatureOf(inputs);
   p->busy = true;
   p->lastUse = ++clock_;
   plans_.push_back(p);

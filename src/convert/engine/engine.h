@@ -41,6 +41,9 @@ struct InputProfile {
 struct EngineOptions {
   /// One profile per engine input (empty profiles accept any shape).
   std::vector<InputProfile> profiles;
+  /// Convolutions and matrix products in bfloat16 (CPUs with AVX512-BF16 or AMX); the
+  /// other layers and every result between layers stay float32.
+  bool bf16 = false;
 };
 
 struct Plan;

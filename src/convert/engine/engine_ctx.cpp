@@ -123,6 +123,27 @@ bool tryEvaluate(EngineCtx& ctx, const Node& n, const OpInfo* op) {
   return true;
 }
 
+// A shape check: a Shape layer (op "assert") over its condition; a static condition is
+// decided now (a check that always raises keeps the segment in the interpreter).
+void convertShapeCheck(EngineCtx& ctx, const Node& n) {
+  const Value* cond = n.input(0);
+  const bool raiseWhenTrue = n.blocks()[1]->nodes().begin() == n.blocks()[1]->nodes().end();
+  if (ctx.isStatic(cond)) {
+    if (ctx.staticValue(cond).toBool() == raiseWhenTrue)
+      throw UnsupportedError("a shape check that always raises", convert::nodePlace(n));
+    return;
+  }
+  const ValueId c = ctx.toTensor(cond);
+  if (!ctx.isShapeValue(c))
+    throw UnsupportedError("a check whose condition depends on tensor values", convert::nodePlace(n));
+  Layer l = ctx.layer(n, LayerKind::Shape);
+  l.op = raiseWhenTrue ? "assert_false" : "assert";
+  l.node = &n;
+  l.inputs = {c};
+  l.args = {std::nullopt};
+  ctx.network().addLayer(std::move(l));
+}
+
 }  // namespace
 
 NetworkDefinition convertToNetwork(std::shared_ptr<Graph> graph) {
@@ -142,6 +163,10 @@ NetworkDefinition convertToNetwork(std::shared_ptr<Graph> graph) {
       continue;
     }
     try {
+      if (isShapeCheck(*n)) {
+        convertShapeCheck(ctx, *n);
+        continue;
+      }
       const OpInfo* op = matchOperator(n, OperatorRegistry::global());
       const EngineConverter* fn = registry.findFor(*n, op);
       if (tryEvaluate(ctx, *n, op)) continue;
@@ -176,8 +201,25 @@ NetworkDefinition convertToNetwork(std::shared_ptr<Graph> graph) {
   return net;
 }
 
+bool isShapeCheck(const Node& node) {
+  if (node.kind() != prim::If || !node.outputs().empty() || node.blocks().size() != 2) return false;
+  auto empty = [](const Block* b) { return b->nodes().begin() == b->nodes().end(); };
+  auto raises = [](const Block* b) {
+    bool sawRaise = false;
+    for (const Node* n : b->nodes()) {
+      if (!n->blocks().empty()) return false;
+      if (n->kind() == Symbol::fromQualString("prim::RaiseException")) sawRaise = true;
+    }
+    return sawRaise;
+  };
+  const Block* t = node.blocks()[0];
+  const Block* f = node.blocks()[1];
+  return (empty(t) && raises(f)) || (empty(f) && raises(t));
+}
+
 bool isConvertible(const Node& node, const OpInfo* op) {
   if (node.kind() == prim::Constant) return true;
+  if (isShapeCheck(node)) return true;
   if (!node.blocks().empty()) return false;
   return engineConverters().findFor(node, op) != nullptr;
 }

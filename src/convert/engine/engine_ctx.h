@@ -81,7 +81,15 @@ class EngineCtx : public convert::ConversionCtx<ValueId> {
 /// (NetworkDefinition::sourceGraph). Throws torchless::Error naming the node that fails.
 NetworkDefinition convertToNetwork(std::shared_ptr<Graph> graph);
 
-/// True when the engine can take `node`: it has a converter, or it is a constant.
+/// True when the engine can take `node`: it has a converter, or it is a constant, or it is a
+/// shape check (isShapeCheck).
 bool isConvertible(const Node& node, const OpInfo* op);
+
+/// A prim::If with no outputs whose one block only raises (prim::RaiseException, with the
+/// nodes that build its message) and whose other block is empty: the checks PyTorch's
+/// functional code makes (`if input.dim() != 4: raise ValueError(...)`). When its condition
+/// is a shape value the engine evaluates it once per input signature (a Shape layer, op
+/// "assert"), and raises the message there.
+bool isShapeCheck(const Node& node);
 
 }  // namespace torchless::engine

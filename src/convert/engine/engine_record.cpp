@@ -193,6 +193,7 @@ NetworkDefinition networkFrom(const json& j, std::shared_ptr<Graph> graph, const
     l.alpha = jl.value("alpha", 1.0);
     l.op = jl.value("op", std::string());
     l.eps = jl.value("eps", 1e-5);
+    l.bf16 = jl.value("bf16", false);
     if (jl.contains("node")) {
       const size_t k = jl.at("node").get<size_t>();
       if (k >= nodes.size()) throw Error(fmt::format("layer '{}' names node {} of {}", l.name, k, nodes.size()));
@@ -254,6 +255,7 @@ EngineRecord serializeEngine(const Engine& engine) {
     jl["alpha"] = l.alpha;
     jl["op"] = l.op;
     jl["eps"] = l.eps;
+    jl["bf16"] = l.bf16;
     if (l.node) jl["node"] = nodeIndex.at(l.node);
     layers.push_back(std::move(jl));
   }

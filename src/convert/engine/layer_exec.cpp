@@ -249,8 +249,10 @@ class ConvExec : public LayerExec {
     // A channels-last input (what the convolution before wrote) is taken as it is; a plain one
     // lets the primitive choose (the engine's input reorder).
     const bool inCl = x.dim() >= 3 && x.strides()[1] == 1 && x.sizes()[1] > 1;
-    memory::desc srcMd = inCl ? srcUser : memory::desc(toDims(x.sizes()), f32, memory::format_tag::any);
-    memory::desc wUser(wDims, f32, wStrides), wAny(wDims, f32, memory::format_tag::any);
+    // bf16 (Layer::bf16): activations and weights in bfloat16 for the product, f32 results.
+    const auto mt = l_.bf16 ? memory::data_type::bf16 : f32;
+    memory::desc srcMd = inCl && !l_.bf16 ? srcUser : memory::desc(toDims(x.sizes()), mt, memory::format_tag::any);
+    memory::desc wUser(wDims, f32, wStrides), wAny(wDims, mt, memory::format_tag::any);
     memory::desc dstMd(toDims(outSizes_), f32, toDims(outStrides_));
     memory::desc biasMd = l_.bias ? memory::desc({OC}, f32, memory::format_tag::a) : memory::desc();
     dnnl::primitive_attr attr = postOpsAttr(l_.hasResidual, l_.activation);
@@ -342,7 +344,8 @@ class MatMulExec : public LayerExec {
           ops::copyInto(out, *residual);
       }
       auto& strm = ops::dnnl_utils::stream();
-      src_.set_data_handle(a.rawData());
+      srcUser_.set_data_handle(a.rawData());
+      if (l_.bf16) srcReorder_.execute(strm, srcUser_, src_);
       dst_.set_data_handle(out.rawData());
       prim_.execute(strm, args_);
       strm.wait();
@@ -390,9 +393,11 @@ class MatMulExec : public LayerExec {
     outBytes_ = static_cast<size_t>(M * N) * sizeof(float);
     const auto f32 = memory::data_type::f32;
     auto& eng = ops::dnnl_utils::engine();
-    memory::desc srcMd({M, K}, f32, {K, 1});
+    const auto mt = l_.bf16 ? memory::data_type::bf16 : f32;
+    memory::desc srcUser({M, K}, f32, {K, 1});
+    memory::desc srcMd({M, K}, mt, {K, 1});
     memory::desc wUser({K, N}, f32, {1, K});
-    memory::desc wAny({K, N}, f32, memory::format_tag::any);
+    memory::desc wAny({K, N}, mt, memory::format_tag::any);
     memory::desc dstMd({M, N}, f32, {N, 1});
     memory::desc biasMd = l_.bias ? memory::desc({1, N}, f32, {N, 1}) : memory::desc();
     dnnl::primitive_attr attr = postOpsAttr(l_.hasResidual, l_.activation, l_.alpha);
@@ -407,7 +412,15 @@ class MatMulExec : public LayerExec {
     }
     Tensor wc = l_.weight.contiguous();
     memory wMem = packedWeights(l_, wUser, wPd, wc);
-    src_ = memory(srcMd, eng, nullptr);
+    srcUser_ = memory(srcUser, eng, nullptr);
+    if (l_.bf16) {
+      srcBuf_ = Storage::allocate(srcMd.get_size());
+      src_ = memory(srcMd, eng, srcBuf_.data());
+      srcReorder_ = dnnl::reorder(srcUser_, src_);
+    } else {
+      src_ = srcUser_;
+      srcReorder_ = dnnl::reorder();
+    }
     dst_ = memory(dstMd, eng, nullptr);
     args_ = {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, wMem}, {DNNL_ARG_DST, dst_}};
     if (l_.bias) {
@@ -424,7 +437,9 @@ class MatMulExec : public LayerExec {
   IntList outSizes_;
   size_t outBytes_ = 0;
   dnnl::primitive prim_;
-  memory src_, dst_;
+  memory srcUser_, src_, dst_;
+  Storage srcBuf_;
+  dnnl::reorder srcReorder_;
   Tensor bias_, arenaOut_;
   std::unordered_map<int, memory> args_;
 };
@@ -466,6 +481,27 @@ class KernelExec : public LayerExec {
   Stack stack_;
 };
 
+// ---- Shape checks: a prim::If that raises, decided per input signature -------------------
+
+class AssertExec : public LayerExec {
+ public:
+  explicit AssertExec(const Layer& l) : l_(l) {}
+  void run(std::vector<IValue>& slots) override {
+    const bool cond = slots[static_cast<size_t>(l_.inputs[0])].toBool();
+    if (cond == (l_.op == "assert")) return;
+    // The message, when the raising block gives it as a constant.
+    std::string msg = "a shape check of the model failed";
+    for (const Block* b : l_.node->blocks())
+      for (const Node* n : b->nodes())
+        if (n->kind() == Symbol::fromQualString("prim::RaiseException"))
+          if (auto v = toIValue(n->input(0)); v && v->isString()) msg = v->toStringRef();
+    throw Error(msg, l_.place);
+  }
+
+ private:
+  const Layer& l_;
+};
+
 }  // namespace
 
 std::shared_ptr<PackedWeightCache> makePackedWeightCache() { return std::make_shared<PackedWeightCache>(); }
@@ -476,6 +512,9 @@ std::unique_ptr<LayerExec> makeLayerExec(const Layer& layer, const std::vector<I
       return std::make_unique<ConvExec>(layer, slots[static_cast<size_t>(layer.inputs[0])].toTensor());
     case LayerKind::MatMul:
       return std::make_unique<MatMulExec>(layer, slots[static_cast<size_t>(layer.inputs[0])].toTensor());
+    case LayerKind::Shape:
+      if (layer.op == "assert" || layer.op == "assert_false") return std::make_unique<AssertExec>(layer);
+      return std::make_unique<KernelExec>(layer);
     default:
       return std::make_unique<KernelExec>(layer);
   }

@@ -105,6 +105,8 @@ struct Layer {
   bool hasResidual = false;     // inputs[1] is added before the activation (a sum post-op)
   ActivationSpec activation;    // applied last
   std::vector<std::string> fused;  // names of the layers fused into this one (report)
+  /// Run the product in bfloat16 (weights and activations; f32 accumulation and results).
+  bool bf16 = false;
   /// Reordered weights, shared by all plans (set when the engine is built).
   std::shared_ptr<PackedWeightCache> packed;
 

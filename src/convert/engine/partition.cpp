@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include <functional>
 #include <mutex>
 #include <unordered_set>
 
@@ -92,10 +93,13 @@ void registerEngineKernel() {
       TL_INTERNAL_ASSERT(e != nullptr, "torchless::execute_engine node without an engine");
       const size_t nin = n.inputs().size();
       return [e, nin](Stack& stack) {
-        std::vector<IValue> in(std::make_move_iterator(stack.end() - static_cast<std::ptrdiff_t>(nin)),
-                               std::make_move_iterator(stack.end()));
+        // Reused per thread: the call allocates nothing here once warm.
+        thread_local std::vector<IValue> in;
+        in.assign(std::make_move_iterator(stack.end() - static_cast<std::ptrdiff_t>(nin)),
+                  std::make_move_iterator(stack.end()));
         drop(stack, nin);
         for (IValue& o : e->run(in)) stack.push_back(std::move(o));
+        in.clear();
       };
     });
   });
@@ -141,6 +145,38 @@ bool allowedBoundaryType(const TypePtr& t, bool tensorsOnly) {
   }
 }
 
+// A constant, or a list/tuple built only from constants (what constant propagation leaves
+// when the graph has in-place ops): copied into every engine that reads it, never an input.
+bool isConstantLike(const Node* n) {
+  if (n->kind() == prim::Constant) return true;
+  if (n->kind() != prim::ListConstruct && n->kind() != prim::TupleConstruct) return false;
+  for (const Value* v : n->inputs())
+    if (v->node()->kind() != prim::Constant) return false;
+  return true;
+}
+
+// The values `n` reads from outside itself: its inputs, then what the nodes of its blocks
+// read from outside `n` (a shape check's message constants).
+std::vector<Value*> freeInputs(const Node* n) {
+  std::vector<Value*> out(n->inputs().begin(), n->inputs().end());
+  std::function<void(const Block*)> walk = [&](const Block* b) {
+    for (const Node* m : b->nodes()) {
+      for (Value* v : m->inputs()) {
+        const Node* d = v->node();
+        bool inside = false;
+        for (const Block* db = d->owningBlock(); db; db = db->owningNode() ? db->owningNode()->owningBlock() : nullptr)
+          if (db->owningNode() == n) inside = true;
+        if (!inside && std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+      }
+      for (const Block* sb : m->blocks()) walk(sb);
+    }
+    for (Value* v : b->outputs())
+      if (std::find(out.begin(), out.end(), v) == out.end() && v->node()->owningBlock() != b) out.push_back(v);
+  };
+  for (const Block* b : n->blocks()) walk(b);
+  return out;
+}
+
 bool isContainer(const TypePtr& t) {
   return t->kind() == TypeKind::ListType || t->kind() == TypeKind::DictType;
 }
@@ -156,7 +192,9 @@ class Partitioner {
 
   // Why the engine does not take `n` ("" when it does).
   std::string whyNot(const Node& n, const OpInfo* op) const {
-    if (!n.blocks().empty()) return fmt::format("{} (control flow) runs in the interpreter", n.kind().toQualString());
+    if (isShapeCheck(n) && !fromShapes(n.input(0), 0)) return "a check on tensor values runs in the interpreter";
+    if (!n.blocks().empty() && !isShapeCheck(n))
+      return fmt::format("{} (control flow) runs in the interpreter", n.kind().toQualString());
     if (forcedOut_.count(&n)) return "its non-tensor result is read outside the engine";
     if (executedInTorch(n, op)) return "listed in torch_executed_ops";
     if (!isConvertible(n, op)) return "no engine converter";
@@ -172,7 +210,8 @@ class Partitioner {
  private:
   void collect(const Block* b, std::vector<convert::UnsupportedOp>& out) const {
     for (const Node* n : b->nodes()) {
-      for (const Block* sub : n->blocks()) collect(sub, out);
+      if (!isShapeCheck(*n))
+        for (const Block* sub : n->blocks()) collect(sub, out);
       if (n->kind() == prim::Constant) continue;
       const OpInfo* op = matchOperator(n, OperatorRegistry::global());
       std::string why = whyNot(*n, op);
@@ -180,6 +219,31 @@ class Partitioner {
       out.push_back({op ? op->key : n->kind().toQualString() + (n->blocks().empty() ? "" : " (control flow)"),
                      placeOf(*n)});
     }
+  }
+
+  // True when `v` follows from tensor sizes, constants and non-tensor inputs only (never from
+  // tensor values): a shape check on it can be decided once per input signature.
+  static bool fromShapes(const Value* v, int depth) {
+    if (depth > 64) return false;
+    const Node* d = v->node();
+    if (d->kind() == prim::Constant || d->kind() == prim::Param) return v->type()->kind() != TypeKind::TensorType;
+    static const std::unordered_set<std::string> metadata = {"aten::size", "aten::dim", "aten::numel",
+                                                             "aten::len", "prim::shape"};
+    const std::string k = d->kind().toQualString();
+    if (metadata.count(k) && d->inputs().size() >= 1 && d->input(0)->type()->kind() == TypeKind::TensorType) {
+      for (size_t i = 1; i < d->inputs().size(); ++i)
+        if (!fromShapes(d->input(i), depth + 1)) return false;
+      return true;
+    }
+    if (!d->blocks().empty() || d->kind() == Symbol::fromQualString("aten::Int") ||
+        d->kind() == Symbol::fromQualString("aten::item") || d->kind() == Symbol::fromQualString("aten::Bool") ||
+        d->kind() == Symbol::fromQualString("aten::Float") || d->kind() == Symbol::fromQualString("aten::is_nonzero"))
+      return false;
+    for (const Value* in : d->inputs()) {
+      if (in->type()->kind() == TypeKind::TensorType) return false;
+      if (!fromShapes(in, depth + 1)) return false;
+    }
+    return true;
   }
 
   bool executedInTorch(const Node& n, const OpInfo* op) const {
@@ -214,14 +278,14 @@ class Partitioner {
         inCur.clear();
       };
       auto inputsOk = [&](const Node* n) {
-        for (const Value* v : n->inputs()) {
-          if (inCur.count(v->node()) || v->node()->kind() == prim::Constant) continue;
+        for (const Value* v : freeInputs(n)) {
+          if (inCur.count(v->node()) || isConstantLike(v->node())) continue;
           if (!allowedBoundaryType(v->type(), o_.tensorBoundaries)) return false;
         }
         return true;
       };
       for (Node* n : b->nodes()) {
-        if (n->kind() == prim::Constant) continue;
+        if (isConstantLike(n)) continue;
         if (!supported(*n)) {
           close();
           continue;
@@ -250,8 +314,10 @@ class Partitioner {
   }
 
   void partitionBlock(Block* b) {
-    for (Node* n : b->nodes())
+    for (Node* n : b->nodes()) {
+      if (isShapeCheck(*n)) continue;  // taken whole, or left whole to the interpreter
       for (Block* sub : n->blocks()) partitionBlock(sub);
+    }
     std::vector<std::vector<Node*>> runs = runsOf(b);
     std::unordered_set<const Node*> inRuns;
     for (const auto& r : runs) inRuns.insert(r.begin(), r.end());
@@ -273,7 +339,7 @@ class Partitioner {
       interp.clear();
     };
     for (Node* n : b->nodes()) {
-      if (n->kind() == prim::Constant) continue;
+      if (isConstantLike(n)) continue;
       if (inRuns.count(n)) {
         flushInterp();
         if (next < runs.size() && runs[next].front() == n) order.push_back({SegmentReport(), next++});
@@ -294,16 +360,30 @@ class Partitioner {
                              o_.minBlockSize);
       return s;
     }
+    // A run that computes no tensor (sizes, int arithmetic) costs more as an engine call
+    // than in the interpreter.
+    bool tensorWork = false;
+    for (const Node* n : run)
+      for (const Value* o : n->outputs()) tensorWork |= o->type()->kind() == TypeKind::TensorType;
+    if (!tensorWork) {
+      s.reason = "computes no tensor (shape arithmetic only)";
+      return s;
+    }
     std::unordered_set<const Node*> set(run.begin(), run.end());
     auto sub = std::make_shared<Graph>();
     std::unordered_map<const Value*, Value*> map;
     std::vector<Value*> inputs, outputs;
     std::unordered_map<size_t, size_t> profileOf;  // engine input -> graph input
     for (Node* n : run) {
-      for (Value* v : n->inputs()) {
+      for (Value* v : freeInputs(n)) {
         if (map.count(v)) continue;
-        if (v->node()->kind() == prim::Constant) {
-          Node* c = sub->insertNode(sub->createClone(v->node(), [](Value*) -> Value* { return nullptr; }));
+        if (isConstantLike(v->node())) {
+          for (Value* cv : v->node()->inputs()) {  // the list's constant elements
+            if (map.count(cv)) continue;
+            Node* c = sub->insertNode(sub->createClone(cv->node(), [](Value*) -> Value* { return nullptr; }));
+            map[cv] = c->output();
+          }
+          Node* c = sub->insertNode(sub->createClone(v->node(), [&](Value* x) { return map.at(x); }));
           map[v] = c->output();
           continue;
         }
@@ -329,6 +409,7 @@ class Partitioner {
     try {
       NetworkDefinition net = convertToNetwork(sub);
       EngineOptions eo;
+      eo.bf16 = o_.bf16;
       eo.profiles.resize(inputs.size());
       for (const auto& [ei, gi] : profileOf) eo.profiles[ei] = o_.inputProfiles.at(gi);
       const size_t before = net.layers().size();

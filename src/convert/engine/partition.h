@@ -40,6 +40,8 @@ struct PartitionOptions {
   /// Only tensors cross engine boundaries (what a compiled archive's Tensor[] -> Tensor[]
   /// execute_engine can carry); otherwise ints, floats and bools may too.
   bool tensorBoundaries = false;
+  /// Engines run convolutions and matrix products in bfloat16 (EngineOptions::bf16).
+  bool bf16 = false;
   /// Shape profiles of graph inputs (by graph input index); engines reading them check them.
   std::unordered_map<size_t, InputProfile> inputProfiles;
 };
