@@ -39,15 +39,15 @@ const QuantizerInfo& perTensorOf(const Tensor& q, const char* op) {
 }
 
 /// Per-channel (scale, zero point) of channel c, or the per-tensor ones.
-std::vector<float> scalesOf(const QuantizerInfo& q, int64_t channels) {
-  std::vector<float> s(static_cast<size_t>(channels));
+std::vector<double> scalesOf(const QuantizerInfo& q, int64_t channels) {
+  std::vector<double> s(static_cast<size_t>(channels));
   if (!perChannel(q)) {
-    std::fill(s.begin(), s.end(), static_cast<float>(q.scale));
+    std::fill(s.begin(), s.end(), q.scale);
     return s;
   }
   Tensor t(q.scales);
   TL_CHECK(t.numel() == channels, "per-channel scales have {} entries, expected {}", t.numel(), channels);
-  for (int64_t c = 0; c < channels; ++c) s[static_cast<size_t>(c)] = static_cast<float>(t.doubleAt(c));
+  for (int64_t c = 0; c < channels; ++c) s[static_cast<size_t>(c)] = t.doubleAt(c);
   return s;
 }
 std::vector<int32_t> zeroPointsOf(const QuantizerInfo& q, int64_t channels) {
@@ -160,17 +160,22 @@ void gemmS16(const int16_t* A, const int16_t* W, int64_t M, int64_t N, int64_t K
               });
 }
 
-/// fbgemm's ReQuantizeOutput for one output channel.
+/// Requantization of int32 accumulators, per output channel, as PyTorch's x86 engine (onednn,
+/// through ideep) computes it with reciprocal scales in float: the bias goes into the
+/// accumulator domain as bias * (1/a_scale * 1/w_scale), the output scale is
+/// (1/y_scale) / (1/a_scale * 1/w_scale), and the zero point is added before rounding.
+/// (fbgemm's ReQuantizeOutput is the same up to float rounding: bias / (a_scale * w_scale),
+/// a_scale * w_scale / y_scale, zero point added after rounding; they differ at ties.)
 struct Requant {
-  std::vector<float> biasRaw;  // bias / (a_scale * w_scale), or 0
-  std::vector<float> mult;     // a_scale * w_scale / y_scale
+  std::vector<float> biasRaw;  // bias in accumulator units, or 0
+  std::vector<float> mult;     // output scale
   int64_t zp = 0;
   int64_t lo = 0, hi = 255;
   bool hasBias = false;
 
-  Requant(float aScale, const std::vector<float>& wScales, const std::optional<Tensor>& bias,
+  Requant(double aScale, const std::vector<double>& wScales, const std::optional<Tensor>& bias,
           double yScale, int64_t yZp, bool relu, int64_t channels) {
-    const float ys = static_cast<float>(yScale);
+    const float invA = static_cast<float>(1.0 / aScale), invY = static_cast<float>(1.0 / yScale);
     mult.resize(static_cast<size_t>(channels));
     biasRaw.assign(static_cast<size_t>(channels), 0.0f);
     Tensor b;
@@ -181,9 +186,10 @@ struct Requant {
       hasBias = true;
     }
     for (int64_t c = 0; c < channels; ++c) {
-      const float atws = aScale * wScales[static_cast<size_t>(c)];
-      mult[static_cast<size_t>(c)] = atws / ys;
-      if (hasBias) biasRaw[static_cast<size_t>(c)] = b.data<float>()[c] / atws;
+      const float invW = static_cast<float>(1.0 / wScales[static_cast<size_t>(c)]);
+      const float accScale = invA * invW;
+      mult[static_cast<size_t>(c)] = invY / accScale;
+      if (hasBias) biasRaw[static_cast<size_t>(c)] = b.data<float>()[c] * accScale;
     }
     zp = yZp;
     lo = relu ? yZp : 0;
@@ -191,8 +197,8 @@ struct Requant {
   uint8_t operator()(int32_t acc, int64_t c) const {
     float raw = static_cast<float>(acc);
     if (hasBias) raw += biasRaw[static_cast<size_t>(c)];
-    const long r = std::lrintf(raw * mult[static_cast<size_t>(c)]) + zp;
-    return static_cast<uint8_t>(std::clamp<int64_t>(r, lo, hi));
+    const float v = raw * mult[static_cast<size_t>(c)] + static_cast<float>(zp);
+    return static_cast<uint8_t>(std::clamp<int64_t>(static_cast<int64_t>(std::nearbyint(v)), lo, hi));
   }
 };
 
@@ -438,11 +444,11 @@ Tensor qconv(const Tensor& x, const Tensor& weight, const std::optional<Tensor>&
     throw Error(fmt::format("{}: per-channel weights must be quantized along axis {}, got axis {}",
                             op, transposed ? 1 : 0, wAxis));
   // Scales and zero points per output channel.
-  std::vector<float> wsc(static_cast<size_t>(OC));
+  std::vector<double> wsc(static_cast<size_t>(OC));
   std::vector<int32_t> wzp(static_cast<size_t>(OC));
   {
     const int64_t nch = perChannel(wq) ? weight.size(wAxis) : 1;
-    std::vector<float> s = scalesOf(wq, nch);
+    std::vector<double> s = scalesOf(wq, nch);
     std::vector<int32_t> z = zeroPointsOf(wq, nch);
     for (int64_t o = 0; o < OC; ++o) {
       const size_t src = static_cast<size_t>(perChannel(wq) ? (transposed ? o % OCg : o) : 0);
@@ -450,7 +456,7 @@ Tensor qconv(const Tensor& x, const Tensor& weight, const std::optional<Tensor>&
       wzp[static_cast<size_t>(o)] = z[src];
     }
   }
-  const Requant rq(static_cast<float>(xq.scale), wsc, bias, outScale, outZp, relu, OC);
+  const Requant rq(xq.scale, wsc, bias, outScale, outZp, relu, OC);
   const int32_t azp = static_cast<int32_t>(xq.zeroPoint);
   std::vector<int32_t> xi = intsOf(x);
   std::vector<int32_t> wi = intsOf(weight);
@@ -559,13 +565,13 @@ Tensor qlinear(const Tensor& x, const Tensor& weight, const std::optional<Tensor
   const QuantizerInfo& wq = *weight.quantizer();
   if (perChannel(wq) && wq.axis != 0)
     throw Error(fmt::format("{}: per-channel weights must be quantized along axis 0", op));
-  std::vector<float> wsc = scalesOf(wq, perChannel(wq) ? N : 1);
+  std::vector<double> wsc = scalesOf(wq, perChannel(wq) ? N : 1);
   std::vector<int32_t> wzp = zeroPointsOf(wq, perChannel(wq) ? N : 1);
   if (!perChannel(wq)) {
     wsc.assign(static_cast<size_t>(N), wsc[0]);
     wzp.assign(static_cast<size_t>(N), wzp[0]);
   }
-  const Requant rq(static_cast<float>(x.quantizer()->scale), wsc, bias, outScale, outZp, relu, N);
+  const Requant rq(x.quantizer()->scale, wsc, bias, outScale, outZp, relu, N);
   std::vector<int16_t> w16 = weightS16(weight, N, N, wzp);
   std::vector<int32_t> xi = intsOf(x);
   const int32_t azp = static_cast<int32_t>(x.quantizer()->zeroPoint);
@@ -642,7 +648,7 @@ Tensor qlinearDynamic(const Tensor& x, const Tensor& weight, const std::optional
   for (size_t i = 0; i < a16.size(); ++i)
     a16[i] = static_cast<int16_t>(quantizeOne(xp[i], inv, aZp, 0, 255) - aZp);
   const QuantizerInfo& wq = *weight.quantizer();
-  std::vector<float> wsc = scalesOf(wq, perChannel(wq) ? N : 1);
+  std::vector<double> wsc = scalesOf(wq, perChannel(wq) ? N : 1);
   std::vector<int32_t> wzp = zeroPointsOf(wq, perChannel(wq) ? N : 1);
   if (!perChannel(wq)) {
     wsc.assign(static_cast<size_t>(N), wsc[0]);
@@ -650,7 +656,8 @@ Tensor qlinearDynamic(const Tensor& x, const Tensor& weight, const std::optional
   }
   std::vector<int16_t> w16 = weightS16(weight, N, N, wzp);
   std::vector<float> mult(static_cast<size_t>(N));
-  for (int64_t n = 0; n < N; ++n) mult[static_cast<size_t>(n)] = aScale * wsc[static_cast<size_t>(n)];
+  for (int64_t n = 0; n < N; ++n)
+    mult[static_cast<size_t>(n)] = aScale * static_cast<float>(wsc[static_cast<size_t>(n)]);
   Tensor b;
   if (bias) {
     b = bias->contiguous();

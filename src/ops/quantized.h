@@ -10,10 +10,13 @@
 //               non-legacy: multiply by the float reciprocal, round half to even, then add zp);
 //   dequantize  x = float(scale) * float(q - zp)                            (fbgemm::Dequantize);
 //   conv/linear acc = sum (a - a_zp) * (w - w_zp) in int32 (exact: fbgemm's row/column offset
-//               correction; padding contributes a_zp, i.e. 0), then fbgemm's ReQuantizeOutput:
-//                 y = clamp(lrintf((float(acc) + bias / (a_scale * w_scale)) * M) + y_zp),
-//                 M = float(a_scale * w_scale) / float(y_scale), all in float, per output
-//               channel for per-channel weights; `_relu` clamps below at y_zp;
+//               correction; padding contributes a_zp, i.e. 0), then requantized in float as
+//               PyTorch's x86 engine (onednn through ideep, reciprocal scales) does:
+//                 s = float(1/a_scale) * float(1/w_scale),  M = float(1/y_scale) / s,
+//                 y = clamp(nearbyint((float(acc) + bias * s) * M + y_zp))
+//               per output channel for per-channel weights; `_relu` clamps below at y_zp.
+//               (fbgemm's ReQuantizeOutput differs only in float rounding and in adding y_zp
+//               after rounding: at ties.)
 //   add         fbgemm's vector path: dequantize as fma(scale, q, -(scale * zp)), add in float,
 //               quantize with the output's qparams;
 //   mul         c = (a - a_zp) * (b - b_zp) in int32, y = clamp(y_zp + lrintf(c * M)),
