@@ -476,6 +476,42 @@ Tensor qconv(const Tensor& x, const Tensor& weight, const std::optional<Tensor>&
       for (int64_t kk = 0; kk < K; ++kk)
         w16[static_cast<size_t>(o * K + kk)] =
             static_cast<int16_t>(wi[static_cast<size_t>(o * K + kk)] - wzp[static_cast<size_t>(o)]);
+    if (Cg <= 4) {
+      // Depthwise-like convs (few input channels per group): a direct loop per output channel,
+      // no im2col; the same exact int32 sums.
+      parallelFor(N * OC, 1, [&](int64_t b0, int64_t b1) {
+        for (int64_t b = b0; b < b1; ++b) {
+          const int64_t n = b / OC, oc = b % OC, g = oc / OCg;
+          const int16_t* wk = w16.data() + oc * K;
+          uint8_t* yo = yp + b * P;
+          for (int64_t od = 0; od < out[0]; ++od)
+            for (int64_t oh = 0; oh < out[1]; ++oh)
+              for (int64_t ow = 0; ow < out[2]; ++ow) {
+                int32_t acc = 0;
+                for (int64_t c = 0; c < Cg; ++c) {
+                  const int32_t* xc = xi.data() + (n * C + g * Cg + c) * inVol;
+                  const int16_t* wc = wk + c * kvol;
+                  for (int64_t kd = 0; kd < k[0]; ++kd) {
+                    const int64_t id = od * st[0] - pd[0] + kd * dl[0];
+                    if (id < 0 || id >= in[0]) continue;
+                    for (int64_t kh = 0; kh < k[1]; ++kh) {
+                      const int64_t ih = oh * st[1] - pd[1] + kh * dl[1];
+                      if (ih < 0 || ih >= in[1]) continue;
+                      const int32_t* row = xc + (id * in[1] + ih) * in[2];
+                      const int16_t* wr = wc + (kd * k[1] + kh) * k[2];
+                      for (int64_t kw = 0; kw < k[2]; ++kw) {
+                        const int64_t iw = ow * st[2] - pd[2] + kw * dl[2];
+                        if (iw >= 0 && iw < in[2]) acc += (row[iw] - azp) * wr[kw];
+                      }
+                    }
+                  }
+                }
+                yo[(od * out[1] + oh) * out[2] + ow] = rq(acc, oc);
+              }
+        }
+      });
+      return y;
+    }
     std::vector<int16_t> col(static_cast<size_t>(P * K));
     for (int64_t n = 0; n < N; ++n) {
       for (int64_t g = 0; g < groups; ++g) {
