@@ -1008,8 +1008,6 @@ Tensor qembeddingBag(const Tensor& weight, const Tensor& indices,
         o[b * D + d] += wgt * std::fma(scale, static_cast<float>(q), bias);
       }
     }
-    if (mode == 1 && e > s)
-      for (int64_t d = 0; d < D; ++d) o[b * D + d] /= static_cast<float>(e - s);
   }
   return out;
 }

@@ -128,7 +128,9 @@ Tensor onIntegers(const Tensor& q, Fn fn) {
 
 /// quantized::embedding_bag_byte_rowwise_offsets / embedding_bag_4bit_rowwise_offsets:
 /// weight rows hold the values then a float scale and bias (byte: uint8 values + float32
-/// scale, bias; 4bit: packed nibbles + fp16 scale, bias). mode 0 sum, 1 mean.
+/// scale, bias; 4bit: packed nibbles (low nibble first) + fp16 scale, bias). Bags are summed
+/// for mode 0 and for mode 1 alike, as the installed PyTorch 1.13 (no fbgemm) does; mode 2
+/// (max) throws.
 Tensor qembeddingBag(const Tensor& weight, const Tensor& indices,
                      const std::optional<Tensor>& offsets, int64_t bits, int64_t mode,
                      const std::optional<Tensor>& perSampleWeights, bool includeLastOffset);

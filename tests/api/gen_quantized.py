@@ -333,6 +333,28 @@ save("dynamic_gru", m, [torch.randn(2, 7, 10)], "float",
      "aten::quantized_gru (batch_first, int8 dynamic cells)", 1e-4, 1e-4)
 
 
+# ---- quantized embedding bags ------------------------------------------------------------------
+
+class EmbeddingBags(nn.Module):
+    def forward(self, byte_w, nibble_w, idx, off, psw):
+        a = torch.ops.quantized.embedding_bag_byte_rowwise_offsets(byte_w, idx, off, False, 0, False,
+                                                                   None, None, False)
+        b = torch.ops.quantized.embedding_bag_4bit_rowwise_offsets(nibble_w, idx, off, False, 1, False,
+                                                                   None, None, True)
+        c = torch.ops.quantized.embedding_bag_byte_rowwise_offsets(byte_w, idx, off, False, 0, False,
+                                                                   psw, None, False)
+        return a, b, c
+
+
+ew = torch.randn(10, 8)
+save("embedding_bag", EmbeddingBags(),
+     [torch.ops.quantized.embedding_bag_byte_prepack(ew), torch.ops.quantized.embedding_bag_4bit_prepack(ew),
+      torch.tensor([1, 3, 3, 7, 0, 9, 2]), torch.tensor([0, 2, 5]), torch.rand(7)],
+     "float", "quantized::embedding_bag_byte / 4bit_rowwise_offsets (sum; mode 1 with "
+     "include_last_offset, which PyTorch 1.13 without fbgemm sums too; per_sample_weights) over "
+     "PyTorch's packed rows", 1e-6, 1e-6)
+
+
 # ---- the d2go detector's quantized body on PyTorch's resized input ---------------------------
 # ../shared/wild/d2go_detector resizes its image with a float bilinear interpolate before the
 # quantized network; this case feeds the network (TracingAdapter.model: FBNet backbone, RPN,
