@@ -1,6 +1,7 @@
 #include "core/tensor.h"
 
 #include "core/error.h"
+#include "core/ivalue.h"
 #include "core/scalar.h"
 
 #include <algorithm>
@@ -413,9 +414,57 @@ void printRec(std::string& out, const Tensor& t, size_t dim, int64_t flat, const
 
 }  // namespace
 
+namespace {
+/// The real values of a quantized tensor ((q - zp) * scale per tensor or per channel), float32.
+Tensor dequantizedForPrint(const Tensor& q) {
+  const QuantizerInfo& info = *q.quantizer();
+  const ScalarType under = q.dtype() == ScalarType::QUInt8  ? ScalarType::Byte
+                           : q.dtype() == ScalarType::QInt8 ? ScalarType::Char
+                                                            : ScalarType::Int;
+  const Tensor ints =
+      Tensor::fromStorage(q.storage(), q.storageOffset(), q.sizes(), q.strides(), under);
+  Tensor out = Tensor::empty(q.sizes(), ScalarType::Float);
+  float* o = out.data<float>();
+  const bool perChannel = info.scales != nullptr;
+  const int64_t axis = perChannel ? info.axis : 0;
+  int64_t inner = 1;
+  if (perChannel)
+    for (int64_t d = axis + 1; d < q.dim(); ++d) inner *= q.size(d);
+  for (int64_t i = 0; i < q.numel(); ++i) {
+    double s = info.scale;
+    int64_t z = info.zeroPoint;
+    if (perChannel) {
+      const int64_t c = (i / inner) % q.size(axis);
+      s = Tensor(info.scales).doubleAt(c);
+      z = Tensor(info.zeroPoints).intAt(c);
+    }
+    o[i] = static_cast<float>(s) * static_cast<float>(ints.intAt(i) - z);
+  }
+  return out;
+}
+}  // namespace
+
 std::string Tensor::toString() const {
   if (!defined()) return "None";
   const ScalarType dt = dtype();
+  if (isQuantized() && dt != ScalarType::QUInt4x2 && dt != ScalarType::QUInt2x4) {
+    // PyTorch prints the real values, then size, dtype and the quantizer.
+    std::string body = dequantizedForPrint(*this).toString();
+    body.pop_back();  // ')'
+    const QuantizerInfo& info = *quantizer();
+    std::string size = dim() == 1 ? fmt::format("({},)", sizes()[0])
+                                  : fmt::format("({})", fmt::join(sizes(), ", "));
+    std::string q;
+    if (info.scales) {
+      q = fmt::format(",\n       quantization_scheme=torch.per_channel_affine,\n       scale={},\n"
+                      "       zero_point={}, axis={}",
+                      Tensor(info.scales).toString(), Tensor(info.zeroPoints).toString(), info.axis);
+    } else {
+      q = fmt::format(",\n       quantization_scheme=torch.per_tensor_affine, scale={}, zero_point={}",
+                      IValue(info.scale).repr(), info.zeroPoint);
+    }
+    return fmt::format("{}, size={}, dtype=torch.{}{})", body, size, dtypeName(dt), q);
+  }
   std::string suffix;
   if (dt != ScalarType::Float && dt != ScalarType::Long && dt != ScalarType::Bool)
     suffix += fmt::format(", dtype=torch.{}", dtypeName(dt));

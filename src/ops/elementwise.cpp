@@ -217,6 +217,16 @@ Tensor unaryRounding(const Tensor& x, const char* name, const F& f) {
 }  // namespace
 
 Tensor abs(const Tensor& x) {
+  if (isComplexType(x.dtype())) {  // |z| as the real dtype (torch.abs of a complex tensor)
+    const bool f = x.dtype() == ScalarType::ComplexFloat;
+    Tensor c = x.contiguous();
+    Tensor out = Tensor::empty(x.sizes(), f ? ScalarType::Float : ScalarType::Double);
+    for (int64_t i = 0; i < c.numel(); ++i) {
+      if (f) out.data<float>()[i] = std::abs(c.data<std::complex<float>>()[i]);
+      else out.data<double>()[i] = std::abs(c.data<std::complex<double>>()[i]);
+    }
+    return out;
+  }
   return unarySame(x, "abs_cpu", false, [](auto v) {
     using A = decltype(v);
     if constexpr (std::is_unsigned_v<A>) return v;

@@ -127,7 +127,10 @@ Tensor upsampleBilinear2d(const Tensor& x, const IntList& outputSize, bool align
   struct Tap { int64_t i0, i1; double l0, l1; };
   auto taps = [&](int64_t in, int64_t out, std::optional<double> sc) {
     std::vector<Tap> t;
-    const double scale = linearScale(in, out, alignCorners, sc);
+    double scale = linearScale(in, out, alignCorners, sc);
+    // PyTorch computes the align_corners ratio (in - 1) / (out - 1) in the input's float type
+    // (area_pixel_compute_scale<float>); the source indices and weights then follow in double.
+    if (alignCorners && x.dtype() == ScalarType::Float) scale = static_cast<float>(scale);
     for (int64_t o = 0; o < out; ++o) {
       double src = alignCorners ? scale * static_cast<double>(o) : scale * (static_cast<double>(o) + 0.5) - 0.5;
       if (!alignCorners && src < 0) src = 0;

@@ -28,6 +28,15 @@ void KernelRegistry::registerKernelCreator(std::string_view schema, OperationCre
   op.kernel = &entries_.back();
 }
 
+void KernelRegistry::wrapKernel(std::string_view schema,
+                                const std::function<OperationCreator(OperationCreator)>& wrap) {
+  OpInfo* op = OperatorRegistry::global().findMutable(schema);
+  if (!op) throw Error(fmt::format("kernel for unknown operator schema '{}'", schema));
+  if (!op->kernel) throw Error(fmt::format("operator '{}' has no kernel to wrap", schema));
+  entries_.push_back(KernelEntry{wrap(op->kernel->create)});
+  op->kernel = &entries_.back();
+}
+
 void KernelRegistry::registerNodeKernel(Symbol kind, OperationCreator create) {
   if (nodeKernels_.count(kind))
     throw Error(fmt::format("node kind {} has two kernels", kind.toQualString()));
@@ -66,6 +75,7 @@ void initKernels() {
     registerRnnKernels(r);
     registerIndexingExtraKernels(r);
     registerPrepackedKernels(r);
+    registerQuantizedKernels(r);
   });
 }
 

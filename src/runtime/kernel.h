@@ -47,6 +47,11 @@ class KernelRegistry {
   void registerKernel(std::string_view schema, Operation op);
   /// As registerKernel, for kernels that specialize on the node.
   void registerKernelCreator(std::string_view schema, OperationCreator create);
+  /// Replaces the kernel of `schema` by `wrap(old creator)`: how register_quantized.cpp sends
+  /// quantized tensors given to aten ops (relu, max_pool2d ...) to quantized kernels. Throws
+  /// torchless::Error when the schema is not in the table or has no kernel yet.
+  void wrapKernel(std::string_view schema,
+                  const std::function<OperationCreator(OperationCreator)>& wrap);
   /// A kernel for nodes of `kind` that have no schema (prim::ListConstruct ...).
   void registerNodeKernel(Symbol kind, OperationCreator create);
 
@@ -88,6 +93,9 @@ void registerRnnKernels(KernelRegistry& r);
 void registerIndexingExtraKernels(KernelRegistry& r);
 // register_prepacked.cpp: xnnpack contexts and quantized packed params (runtime/torchbind.h).
 void registerPrepackedKernels(KernelRegistry& r);
+// register_quantized.cpp: quantized tensors and kernels (ops/quantized.h); runs last, as it
+// routes quantized inputs of aten ops registered before it.
+void registerQuantizedKernels(KernelRegistry& r);
 
 // ---- stack helpers ----
 inline IValue pop(Stack& s) {

@@ -20,7 +20,7 @@ if(TARGET api_test)
     FIXTURES_SETUP api_models TIMEOUT 900
     ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1;OMP_NUM_THREADS=1")
 
-  add_test(NAME api.oracle COMMAND api_test --gtest_filter=*Oracle.*:*Oracle/*:-*CorpusGraphs*:TraceOracle.*:*CompileOracle*:EngineRecordOracle.*)
+  add_test(NAME api.oracle COMMAND api_test --gtest_filter=*Oracle.*:*Oracle/*:-*CorpusGraphs*:TraceOracle.*:*CompileOracle*:EngineRecordOracle.*:*QuantizedOracle*:QuantizedPrintOracle.*)
   set_tests_properties(api.oracle PROPERTIES
     FIXTURES_REQUIRED api_models TIMEOUT 900
     ENVIRONMENT "TORCHLESS_BIN=${PROJECT_BINARY_DIR}/bin/torchless")
@@ -76,4 +76,25 @@ if(TARGET api_test)
   set_tests_properties(api.trace PROPERTIES
     FIXTURES_REQUIRED api_trace_models TIMEOUT 900
     ENVIRONMENT "TORCHLESS_TRACE_MODELS=${_api_trace_models};TORCHLESS_BIN=${PROJECT_BINARY_DIR}/bin/torchless;PYTHONDONTWRITEBYTECODE=1;OMP_NUM_THREADS=1")
+endif()
+
+# Issue 15: quantized models against PyTorch's integers.
+#
+#   api.gen_quantized  (fixture) gen_quantized.py: eager static quantization, quantize_dynamic
+#                      and scripted tensor-op cases, each with inputs, PyTorch's outputs and
+#                      how to compare them (meta.json)
+#   api.quantized      the QuantizedOracle / QuantizedPrintOracle suites of api_test over them
+set(_api_quantized ${PROJECT_BINARY_DIR}/api_quantized)
+if(TARGET api_test)
+  add_test(NAME api.gen_quantized
+    COMMAND ${TORCHLESS_ORACLE_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/gen_quantized.py ${_api_quantized})
+  set_tests_properties(api.gen_quantized PROPERTIES
+    FIXTURES_SETUP api_quantized TIMEOUT 900
+    ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1;OMP_NUM_THREADS=1")
+
+  add_test(NAME api.quantized
+    COMMAND api_test --gtest_filter=*QuantizedOracle*:QuantizedPrintOracle.*)
+  set_tests_properties(api.quantized PROPERTIES
+    FIXTURES_REQUIRED api_quantized TIMEOUT 900
+    ENVIRONMENT "TORCHLESS_QUANT_MODELS=${_api_quantized}")
 endif()

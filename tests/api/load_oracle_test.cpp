@@ -31,10 +31,12 @@ using testing::allClose;
 using testing::readFile;
 using testing::resolveWord;
 
-/// What must happen for one archive. `failure` empty: it must load, run and match.
+/// What must happen for one archive. `failure` empty: it must load, run and match (or, with
+/// `differs`, run to the end with outputs that do not match yet, for the stated reason).
 struct Expectation {
   std::string failure;  // substring of the error (what()) expected now
   std::string reason;   // why it fails, for the reader
+  bool differs = false;  // runs, but its outputs differ from PyTorch's (reason says why)
 };
 
 /// Runs `fn`; checks the expectation. Returns true when it ran and comparisons should follow.
@@ -105,23 +107,17 @@ const std::map<std::string, Expectation>& wildExpectations() {
       {"tchrs_foo8_dict", {}},
       {"reddit_bytelstm_v1", {}},
       {"silero_vad_v4", {}},
-      {"kws_crnn_streaming",
-       {"unsupported operator aten::FloatImplicit",
-        "dynamic-quantized GRU: loads (rnn.CellParamsBase and packed params rebuilt); stops at "
-        "aten::FloatImplicit before its quantized GRU (aten::quantized_gru: a later issue)"}},
+      {"kws_crnn_streaming", {}},
       {"d2go_detector",
-       {"unsupported operator aten::quantize_per_tensor",
-        "quantized detector: loads (packed params rebuilt by the modules' __setstate__); "
-        "quantized kernels and torchvision::nms / roi_align are later issues"}},
-      {"int8_static_quant_cnn",
-       {"unsupported operator aten::quantize_per_tensor",
-        "static-quantized CNN: loads (packed params rebuilt); quantized kernels are a later "
-        "issue"}},
+       {"",
+        "runs; its quantized network is bit-exact given PyTorch's resized image (the d2go_body "
+        "case of api.quantized), but the float upsample_bilinear2d (align_corners) that resizes "
+        "the image still differs from PyTorch's float rounding by up to 3e-5, which moves a few "
+        "quantized integers and with them the scores (same 15 boxes, scores off by up to 0.08)",
+        true}},
+      {"int8_static_quant_cnn", {}},
       {"restart_resnet1d_ptl", {}},
-      {"vit4mnist_ptl",
-       {"unsupported operator quantized::linear_dynamic",
-        "dynamic-quantized linears: loads (LinearPackedParamsBase constants rebuilt); "
-        "quantized::linear_dynamic is a later issue"}},
+      {"vit4mnist_ptl", {}},
   };
   return table;
 }
@@ -183,7 +179,19 @@ TEST_P(WildOracle, RunsLikePyTorch) {
     }
     outs = testing::runFlat(model, meta.at("extra").at("method_called").get<std::string>(), words);
   });
-  if (wildExpectations().at(name).failure.empty() && !HasFailure())
+  const Expectation& ex = wildExpectations().at(name);
+  if (ex.differs) {
+    // Expected to run and not to match yet: flag it when it starts matching.
+    bool same = !HasFailure() && outs.size() == outFiles(dir).size();
+    for (size_t i = 0; same && i < outs.size(); ++i) {
+      if (!outs[i].tensor) continue;
+      Tensor e = loadNpy((dir / outFiles(dir)[i]).string());
+      same = bool(allClose(*outs[i].tensor, e, 1e-4, 1e-4));
+    }
+    EXPECT_FALSE(same) << name << " now matches PyTorch: drop `differs` (" << ex.reason << ")";
+    return;
+  }
+  if (ex.failure.empty() && !HasFailure())
     compareOutputs(outs, dir, outFiles(dir), 1e-4, 1e-4);
 }
 

@@ -1,0 +1,1015 @@
+#include "ops/quantized.h"
+
+#include "core/error.h"
+#include "ops/elementwise.h"
+#include "ops/linalg.h"
+#include "ops/parallel.h"
+#include "ops/pool.h"
+#include "ops/shape.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace torchless::ops {
+namespace {
+
+using Scheme = QuantizerInfo::Scheme;
+
+bool perChannel(const QuantizerInfo& q) {
+  return q.scheme == Scheme::PerChannelAffine || q.scheme == Scheme::PerChannelSymmetric ||
+         q.scheme == Scheme::PerChannelAffineFloatQParams;
+}
+
+const QuantizerInfo& quantizerOf(const Tensor& q, const char* op) {
+  if (!q.defined() || !q.isQuantized())
+    throw Error(fmt::format("{}: expected a quantized tensor, got {}", op,
+                            q.defined() ? dtypeName(q.dtype()) : "None"));
+  return *q.quantizer();
+}
+
+const QuantizerInfo& perTensorOf(const Tensor& q, const char* op) {
+  const QuantizerInfo& info = quantizerOf(q, op);
+  if (perChannel(info))
+    throw Error(fmt::format("{}: expected a per-tensor quantized tensor (torch.per_tensor_affine), "
+                            "got a per-channel one",
+                            op));
+  return info;
+}
+
+/// Per-channel (scale, zero point) of channel c, or the per-tensor ones.
+std::vector<double> scalesOf(const QuantizerInfo& q, int64_t channels) {
+  std::vector<double> s(static_cast<size_t>(channels));
+  if (!perChannel(q)) {
+    std::fill(s.begin(), s.end(), q.scale);
+    return s;
+  }
+  Tensor t(q.scales);
+  TL_CHECK(t.numel() == channels, "per-channel scales have {} entries, expected {}", t.numel(), channels);
+  for (int64_t c = 0; c < channels; ++c) s[static_cast<size_t>(c)] = t.doubleAt(c);
+  return s;
+}
+std::vector<int32_t> zeroPointsOf(const QuantizerInfo& q, int64_t channels) {
+  std::vector<int32_t> z(static_cast<size_t>(channels));
+  if (!perChannel(q)) {
+    std::fill(z.begin(), z.end(), static_cast<int32_t>(q.zeroPoint));
+    return z;
+  }
+  Tensor t(q.zeroPoints);
+  TL_CHECK(t.numel() == channels, "per-channel zero points have {} entries, expected {}", t.numel(), channels);
+  for (int64_t c = 0; c < channels; ++c) z[static_cast<size_t>(c)] = static_cast<int32_t>(t.intAt(c));
+  return z;
+}
+
+/// Calls fn(T{}) with the integer type of a quantized dtype.
+template <typename Fn>
+decltype(auto) dispatchQuant(ScalarType qdtype, Fn&& fn) {
+  switch (qdtype) {
+    case ScalarType::QUInt8: return fn(uint8_t{});
+    case ScalarType::QInt8: return fn(int8_t{});
+    case ScalarType::QInt32: return fn(int32_t{});
+    default:
+      throw Error(fmt::format("quantized dtype {} is not supported (quint8, qint8, qint32 are)",
+                              dtypeName(qdtype)));
+  }
+}
+
+/// fbgemm::Quantize<T, LEGACY=false>: x * (1 / scale) in float, round half to even, + zp,
+/// saturate. `inv` is 1.0f / float(scale).
+inline int64_t quantizeOne(float x, float inv, int64_t zp, int64_t lo, int64_t hi) {
+  const float t = x * inv;
+  if (std::isnan(t)) return std::clamp<int64_t>(std::numeric_limits<int32_t>::min() + zp, lo, hi);
+  const double r = static_cast<double>(std::nearbyint(t)) + static_cast<double>(zp);
+  return static_cast<int64_t>(std::clamp(r, static_cast<double>(lo), static_cast<double>(hi)));
+}
+
+Tensor contiguousFloat(const Tensor& x, const char* op) {
+  if (x.isQuantized()) throw Error(fmt::format("{}: input is already quantized", op));
+  if (x.dtype() != ScalarType::Float)
+    throw Error(fmt::format("{}: expected a float32 tensor, got {}", op, dtypeName(x.dtype())));
+  return x.contiguous();
+}
+
+/// The quantized tensor's integers widened to int32, contiguous.
+std::vector<int32_t> intsOf(const Tensor& q) {
+  Tensor c = q.contiguous();
+  const int64_t n = c.numel();
+  std::vector<int32_t> out(static_cast<size_t>(n));
+  dispatchQuant(q.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* p = static_cast<const T*>(c.rawData());
+    for (int64_t i = 0; i < n; ++i) out[static_cast<size_t>(i)] = p[i];
+  });
+  return out;
+}
+
+/// Writes integers (already saturated) into a new per-tensor quantized tensor.
+Tensor fromInts(const std::vector<int64_t>& v, const IntList& sizes, ScalarType qdtype, double scale,
+                int64_t zp) {
+  Tensor out = emptyQuantized(sizes, qdtype, scale, zp);
+  dispatchQuant(qdtype, [&](auto tag) {
+    using T = decltype(tag);
+    T* p = static_cast<T*>(out.rawData());
+    for (size_t i = 0; i < v.size(); ++i) p[i] = static_cast<T>(v[i]);
+  });
+  return out;
+}
+
+/// fbgemm's vector dequantize: fma(scale, q, -(scale * zp)) in float.
+Tensor dequantizeFma(const Tensor& q) {
+  const QuantizerInfo& info = perTensorOf(q, "dequantize");
+  const float s = static_cast<float>(info.scale);
+  const float premul = -(s * static_cast<float>(info.zeroPoint));
+  std::vector<int32_t> ints = intsOf(q);
+  Tensor out = Tensor::empty(q.sizes(), ScalarType::Float);
+  float* o = out.data<float>();
+  for (size_t i = 0; i < ints.size(); ++i) o[i] = std::fma(s, static_cast<float>(ints[i]), premul);
+  return out;
+}
+
+void checkZeroPoint(int64_t zp, ScalarType qdtype, const char* op) {
+  auto [lo, hi] = quantRange(qdtype);
+  if (zp < lo || zp > hi)
+    throw Error(fmt::format("{}: zero_point {} is out of range for {} [{}, {}]", op, zp,
+                            dtypeName(qdtype), lo, hi));
+}
+void checkScale(double scale, const char* op) {
+  if (!(scale > 0) || !std::isfinite(scale))
+    throw Error(fmt::format("{}: scale must be a positive finite number, got {}", op, scale));
+}
+
+// ---- int8 GEMM -------------------------------------------------------------------------------
+
+/// acc[m][n] = sum_k A[m][k] * W[n][k] over int16 operands (zero points already removed);
+/// emit(m, n, acc) for every pair. Rows of A are split across threads.
+template <typename Emit>
+void gemmS16(const int16_t* A, const int16_t* W, int64_t M, int64_t N, int64_t K, const Emit& emit) {
+  parallelFor(M, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, N * K / 64 + 1)),
+              [&](int64_t m0, int64_t m1) {
+                for (int64_t m = m0; m < m1; ++m) {
+                  const int16_t* a = A + m * K;
+                  for (int64_t n = 0; n < N; ++n) {
+                    const int16_t* w = W + n * K;
+                    int32_t s = 0;
+#pragma omp simd reduction(+ : s)
+                    for (int64_t k = 0; k < K; ++k) s += static_cast<int32_t>(a[k]) * w[k];
+                    emit(m, n, s);
+                  }
+                }
+              });
+}
+
+/// Requantization of int32 accumulators, per output channel, as PyTorch's x86 engine (onednn,
+/// through ideep) computes it with reciprocal scales in float: the bias goes into the
+/// accumulator domain as bias * (1/a_scale * 1/w_scale), the output scale is
+/// (1/y_scale) / (1/a_scale * 1/w_scale), and the zero point is added before rounding.
+/// (fbgemm's ReQuantizeOutput is the same up to float rounding: bias / (a_scale * w_scale),
+/// a_scale * w_scale / y_scale, zero point added after rounding; they differ at ties.)
+struct Requant {
+  std::vector<float> biasRaw;  // bias in accumulator units, or 0
+  std::vector<float> mult;     // output scale
+  int64_t zp = 0;
+  int64_t lo = 0, hi = 255;
+  bool hasBias = false;
+
+  Requant(double aScale, const std::vector<double>& wScales, const std::optional<Tensor>& bias,
+          double yScale, int64_t yZp, bool relu, int64_t channels) {
+    const float invA = static_cast<float>(1.0 / aScale), invY = static_cast<float>(1.0 / yScale);
+    mult.resize(static_cast<size_t>(channels));
+    biasRaw.assign(static_cast<size_t>(channels), 0.0f);
+    Tensor b;
+    if (bias) {
+      b = bias->contiguous();
+      TL_CHECK(b.dtype() == ScalarType::Float, "quantized bias must be float32, got {}", dtypeName(b.dtype()));
+      TL_CHECK(b.numel() == channels, "bias has {} values for {} output channels", b.numel(), channels);
+      hasBias = true;
+    }
+    for (int64_t c = 0; c < channels; ++c) {
+      const float invW = static_cast<float>(1.0 / wScales[static_cast<size_t>(c)]);
+      const float accScale = invA * invW;
+      mult[static_cast<size_t>(c)] = invY / accScale;
+      if (hasBias) biasRaw[static_cast<size_t>(c)] = b.data<float>()[c] * accScale;
+    }
+    zp = yZp;
+    lo = relu ? yZp : 0;
+  }
+  uint8_t operator()(int32_t acc, int64_t c) const {
+    float raw = static_cast<float>(acc);
+    if (hasBias) raw += biasRaw[static_cast<size_t>(c)];
+    const float v = raw * mult[static_cast<size_t>(c)] + static_cast<float>(zp);
+    return static_cast<uint8_t>(std::clamp<int64_t>(static_cast<int64_t>(std::nearbyint(v)), lo, hi));
+  }
+};
+
+/// Weight integers minus their zero points as int16 [OC][K] (K = the rest of the dims).
+std::vector<int16_t> weightS16(const Tensor& w, int64_t oc, int64_t axisChannels,
+                               const std::vector<int32_t>& wzp) {
+  std::vector<int32_t> ints = intsOf(w);
+  const int64_t K = static_cast<int64_t>(ints.size()) / oc;
+  std::vector<int16_t> out(ints.size());
+  for (int64_t o = 0; o < oc; ++o)
+    for (int64_t k = 0; k < K; ++k) {
+      const int64_t i = o * K + k;
+      const int32_t z = wzp[static_cast<size_t>(axisChannels == oc ? o : 0)];
+      out[static_cast<size_t>(i)] = static_cast<int16_t>(ints[static_cast<size_t>(i)] - z);
+    }
+  return out;
+}
+
+void checkWeight(const Tensor& w, const char* op) {
+  if (!w.isQuantized() || w.dtype() != ScalarType::QInt8)
+    throw Error(fmt::format("{}: weight must be a torch.qint8 tensor, got {}", op, dtypeName(w.dtype())));
+}
+void checkActivation(const Tensor& x, const char* op) {
+  if (!x.isQuantized() || x.dtype() != ScalarType::QUInt8)
+    throw Error(fmt::format("{}: input must be a torch.quint8 tensor (PyTorch's x86 engines take "
+                            "quint8 activations), got {}",
+                            op, x.defined() ? dtypeName(x.dtype()) : "None"));
+  perTensorOf(x, op);
+}
+
+}  // namespace
+
+std::pair<int64_t, int64_t> quantRange(ScalarType qdtype) {
+  switch (qdtype) {
+    case ScalarType::QUInt8: return {0, 255};
+    case ScalarType::QInt8: return {-128, 127};
+    case ScalarType::QInt32:
+      return {std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
+    default:
+      throw Error(fmt::format("quantized dtype {} is not supported (quint8, qint8, qint32 are)",
+                              dtypeName(qdtype)));
+  }
+}
+
+ScalarType underlyingType(ScalarType qdtype) {
+  switch (qdtype) {
+    case ScalarType::QUInt8: return ScalarType::Byte;
+    case ScalarType::QInt8: return ScalarType::Char;
+    case ScalarType::QInt32: return ScalarType::Int;
+    default:
+      throw Error(fmt::format("quantized dtype {} is not supported (quint8, qint8, qint32 are)",
+                              dtypeName(qdtype)));
+  }
+}
+
+Tensor emptyQuantized(const IntList& sizes, ScalarType qdtype, double scale, int64_t zeroPoint) {
+  Tensor t = Tensor::empty(sizes, qdtype);
+  auto info = std::make_shared<QuantizerInfo>();
+  info->scheme = Scheme::PerTensorAffine;
+  info->scale = scale;
+  info->zeroPoint = zeroPoint;
+  t.setQuantizer(std::move(info));
+  return t;
+}
+
+Tensor quantizePerTensor(const Tensor& x, double scale, int64_t zeroPoint, ScalarType qdtype) {
+  const char* op = "quantize_per_tensor";
+  auto [lo, hi] = quantRange(qdtype);
+  checkScale(scale, op);
+  checkZeroPoint(zeroPoint, qdtype, op);
+  Tensor c = contiguousFloat(x, op);
+  Tensor out = emptyQuantized(x.sizes(), qdtype, scale, zeroPoint);
+  const float inv = 1.0f / static_cast<float>(scale);
+  const float* src = c.data<float>();
+  const int64_t n = c.numel();
+  dispatchQuant(qdtype, [&, lo = lo, hi = hi](auto tag) {
+    using T = decltype(tag);
+    T* dst = static_cast<T*>(out.rawData());
+    parallelFor(n, 1 << 15, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) dst[i] = static_cast<T>(quantizeOne(src[i], inv, zeroPoint, lo, hi));
+    });
+  });
+  return out;
+}
+
+Tensor quantizePerChannel(const Tensor& x, const Tensor& scales, const Tensor& zeroPoints,
+                          int64_t axis, ScalarType qdtype) {
+  const char* op = "quantize_per_channel";
+  auto [lo, hi] = quantRange(qdtype);
+  Tensor c = contiguousFloat(x, op);
+  if (axis < 0 || axis >= x.dim())
+    throw Error(fmt::format("{}: axis {} is out of range for a {}-d tensor", op, axis, x.dim()));
+  const int64_t C = x.size(axis);
+  if (scales.dim() != 1 || scales.numel() != C || zeroPoints.dim() != 1 || zeroPoints.numel() != C)
+    throw Error(fmt::format("{}: scales and zero_points must be 1-d with {} entries (size of axis {})",
+                            op, C, axis));
+  auto info = std::make_shared<QuantizerInfo>();
+  info->scheme = Scheme::PerChannelAffine;
+  info->axis = axis;
+  Tensor s = scales.to(ScalarType::Double), z = zeroPoints.to(ScalarType::Long);
+  for (int64_t i = 0; i < C; ++i) {
+    checkScale(s.doubleAt(i), op);
+    checkZeroPoint(z.intAt(i), qdtype, op);
+  }
+  info->scales = s.impl();
+  info->zeroPoints = z.impl();
+  Tensor out = Tensor::empty(x.sizes(), qdtype);
+  out.setQuantizer(info);
+  int64_t inner = 1;
+  for (int64_t d = axis + 1; d < x.dim(); ++d) inner *= x.size(d);
+  const float* src = c.data<float>();
+  const int64_t n = c.numel();
+  std::vector<float> inv(static_cast<size_t>(C));
+  for (int64_t i = 0; i < C; ++i) inv[static_cast<size_t>(i)] = 1.0f / static_cast<float>(s.doubleAt(i));
+  std::vector<int64_t> zp(static_cast<size_t>(C));
+  for (int64_t i = 0; i < C; ++i) zp[static_cast<size_t>(i)] = z.intAt(i);
+  dispatchQuant(qdtype, [&, lo = lo, hi = hi](auto tag) {
+    using T = decltype(tag);
+    T* dst = static_cast<T*>(out.rawData());
+    for (int64_t i = 0; i < n; ++i) {
+      const size_t ch = static_cast<size_t>((i / inner) % C);
+      dst[i] = static_cast<T>(quantizeOne(src[i], inv[ch], zp[ch], lo, hi));
+    }
+  });
+  return out;
+}
+
+Tensor dequantize(const Tensor& q) {
+  if (!q.isQuantized()) return q;
+  const QuantizerInfo& info = *q.quantizer();
+  std::vector<int32_t> ints = intsOf(q);
+  Tensor out = Tensor::empty(q.sizes(), ScalarType::Float);
+  float* o = out.data<float>();
+  if (!perChannel(info)) {
+    const float s = static_cast<float>(info.scale);
+    const int32_t z = static_cast<int32_t>(info.zeroPoint);
+    for (size_t i = 0; i < ints.size(); ++i) o[i] = s * static_cast<float>(ints[i] - z);
+    return out;
+  }
+  const int64_t axis = info.axis;
+  TL_CHECK(axis >= 0 && axis < q.dim(), "per-channel axis {} out of range for {}-d", axis, q.dim());
+  const int64_t C = q.size(axis);
+  // Per channel PyTorch multiplies in double: float(scale[c] * (q - zp[c])).
+  Tensor sd = Tensor(info.scales).to(ScalarType::Double);
+  TL_CHECK(sd.numel() == C, "per-channel scales have {} entries, expected {}", sd.numel(), C);
+  std::vector<int32_t> z = zeroPointsOf(info, C);
+  int64_t inner = 1;
+  for (int64_t d = axis + 1; d < q.dim(); ++d) inner *= q.size(d);
+  for (size_t i = 0; i < ints.size(); ++i) {
+    const size_t c = static_cast<size_t>((static_cast<int64_t>(i) / inner) % C);
+    o[i] = static_cast<float>(sd.data<double>()[c] * static_cast<double>(ints[i] - z[c]));
+  }
+  return out;
+}
+
+Tensor intRepr(const Tensor& q) {
+  quantizerOf(q, "int_repr");
+  Tensor c = q.clone();
+  return Tensor::fromStorage(c.storage(), c.storageOffset(), c.sizes(), c.strides(),
+                             underlyingType(q.dtype()));
+}
+
+Tensor withQuantizerOf(const Tensor& ints, const Tensor& q) {
+  Tensor c = ints.contiguous();
+  TL_CHECK(c.dtype() == underlyingType(q.dtype()), "integers of dtype {} cannot hold {}",
+           dtypeName(c.dtype()), dtypeName(q.dtype()));
+  Tensor out = Tensor::fromStorage(c.storage(), c.storageOffset(), c.sizes(), c.strides(), q.dtype());
+  out.setQuantizer(q.quantizer());
+  return out;
+}
+
+double qScale(const Tensor& q) { return perTensorOf(q, "q_scale").scale; }
+int64_t qZeroPoint(const Tensor& q) { return perTensorOf(q, "q_zero_point").zeroPoint; }
+
+namespace {
+const QuantizerInfo& perChannelOf(const Tensor& q, const char* op) {
+  const QuantizerInfo& info = quantizerOf(q, op);
+  if (!perChannel(info))
+    throw Error(fmt::format("{}: expected a per-channel quantized tensor, got a per-tensor one", op));
+  return info;
+}
+}  // namespace
+
+Tensor qPerChannelScales(const Tensor& q) {
+  return Tensor(perChannelOf(q, "q_per_channel_scales").scales).to(ScalarType::Double);
+}
+Tensor qPerChannelZeroPoints(const Tensor& q) {
+  return Tensor(perChannelOf(q, "q_per_channel_zero_points").zeroPoints).to(ScalarType::Long);
+}
+int64_t qPerChannelAxis(const Tensor& q) { return perChannelOf(q, "q_per_channel_axis").axis; }
+
+// ---- conv / linear -----------------------------------------------------------------------------
+
+Tensor qconv(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias,
+             const IntList& stride, const IntList& padding, const IntList& dilation,
+             int64_t groups, bool transposed, const IntList& outputPadding, double outScale,
+             int64_t outZp, bool relu) {
+  const char* op = transposed ? "quantized::conv_transpose" : "quantized::conv";
+  checkActivation(x, op);
+  checkWeight(weight, op);
+  checkScale(outScale, op);
+  checkZeroPoint(outZp, ScalarType::QUInt8, op);
+  const int64_t S = static_cast<int64_t>(stride.size());
+  if (S < 1 || S > 3 || x.dim() != S + 2 || weight.dim() != S + 2 ||
+      static_cast<int64_t>(padding.size()) != S || static_cast<int64_t>(dilation.size()) != S)
+    throw Error(fmt::format("{}: expected a {}-d input and weight, got input {} and weight {}", op,
+                            S + 2, sizesToString(x.sizes()), sizesToString(weight.sizes())));
+  if (groups < 1) throw Error(fmt::format("{}: groups must be positive, got {}", op, groups));
+  const int64_t N = x.size(0), C = x.size(1);
+  // Pad the spatial dims to 3 (D, H, W) with size 1.
+  IntList in(3, 1), k(3, 1), st(3, 1), pd(3, 0), dl(3, 1), op3(3, 0);
+  for (int64_t i = 0; i < S; ++i) {
+    const size_t j = static_cast<size_t>(3 - S + i);
+    in[j] = x.size(2 + i);
+    k[j] = weight.size(2 + i);
+    st[j] = stride[static_cast<size_t>(i)];
+    pd[j] = padding[static_cast<size_t>(i)];
+    dl[j] = dilation[static_cast<size_t>(i)];
+    if (transposed && static_cast<int64_t>(outputPadding.size()) == S) op3[j] = outputPadding[static_cast<size_t>(i)];
+    if (st[j] < 1 || dl[j] < 1 || pd[j] < 0)
+      throw Error(fmt::format("{}: stride and dilation must be positive, padding non-negative", op));
+  }
+  const int64_t OC = transposed ? weight.size(1) * groups : weight.size(0);
+  const int64_t Cg = C / groups;
+  if (C % groups != 0 || (transposed ? weight.size(0) != C : weight.size(1) * groups != C) ||
+      OC % groups != 0)
+    throw Error(fmt::format("{}: input has {} channels but the weight {} with groups={} expects {}",
+                            op, C, sizesToString(weight.sizes()), groups,
+                            transposed ? weight.size(0) : weight.size(1) * groups));
+  const int64_t OCg = OC / groups;
+  IntList out(3);
+  for (size_t j = 0; j < 3; ++j) {
+    out[j] = transposed ? (in[j] - 1) * st[j] - 2 * pd[j] + dl[j] * (k[j] - 1) + op3[j] + 1
+                        : (in[j] + 2 * pd[j] - dl[j] * (k[j] - 1) - 1) / st[j] + 1;
+    if (out[j] <= 0)
+      throw Error(fmt::format("{}: input {} is too small for the kernel {}", op,
+                              sizesToString(x.sizes()), sizesToString(weight.sizes())));
+  }
+  const QuantizerInfo& xq = *x.quantizer();
+  const QuantizerInfo& wq = *weight.quantizer();
+  const int64_t wAxis = perChannel(wq) ? wq.axis : -1;
+  if (perChannel(wq) && wAxis != (transposed ? 1 : 0))
+    throw Error(fmt::format("{}: per-channel weights must be quantized along axis {}, got axis {}",
+                            op, transposed ? 1 : 0, wAxis));
+  // Scales and zero points per output channel.
+  std::vector<double> wsc(static_cast<size_t>(OC));
+  std::vector<int32_t> wzp(static_cast<size_t>(OC));
+  {
+    const int64_t nch = perChannel(wq) ? weight.size(wAxis) : 1;
+    std::vector<double> s = scalesOf(wq, nch);
+    std::vector<int32_t> z = zeroPointsOf(wq, nch);
+    for (int64_t o = 0; o < OC; ++o) {
+      const size_t src = static_cast<size_t>(perChannel(wq) ? (transposed ? o % OCg : o) : 0);
+      wsc[static_cast<size_t>(o)] = s[src];
+      wzp[static_cast<size_t>(o)] = z[src];
+    }
+  }
+  const Requant rq(xq.scale, wsc, bias, outScale, outZp, relu, OC);
+  const int32_t azp = static_cast<int32_t>(xq.zeroPoint);
+  std::vector<int32_t> xi = intsOf(x);
+  std::vector<int32_t> wi = intsOf(weight);
+  const int64_t kvol = k[0] * k[1] * k[2];
+  const int64_t K = Cg * kvol;
+  const int64_t inVol = in[0] * in[1] * in[2];
+  const int64_t P = out[0] * out[1] * out[2];
+  IntList outSizes{N, OC};
+  for (int64_t i = 0; i < S; ++i) outSizes.push_back(out[static_cast<size_t>(3 - S + i)]);
+  Tensor y = emptyQuantized(outSizes, ScalarType::QUInt8, outScale, outZp);
+  uint8_t* yp = static_cast<uint8_t*>(y.rawData());
+
+  if (!transposed) {
+    // Weight [OC][K] minus zero points; im2col per image and group: col [P][K].
+    std::vector<int16_t> w16(wi.size());
+    for (int64_t o = 0; o < OC; ++o)
+      for (int64_t kk = 0; kk < K; ++kk)
+        w16[static_cast<size_t>(o * K + kk)] =
+            static_cast<int16_t>(wi[static_cast<size_t>(o * K + kk)] - wzp[static_cast<size_t>(o)]);
+    if (Cg <= 4) {
+      // Depthwise-like convs (few input channels per group): a direct loop per output channel,
+      // no im2col; the same exact int32 sums.
+      parallelFor(N * OC, 1, [&](int64_t b0, int64_t b1) {
+        for (int64_t b = b0; b < b1; ++b) {
+          const int64_t n = b / OC, oc = b % OC, g = oc / OCg;
+          const int16_t* wk = w16.data() + oc * K;
+          uint8_t* yo = yp + b * P;
+          for (int64_t od = 0; od < out[0]; ++od)
+            for (int64_t oh = 0; oh < out[1]; ++oh)
+              for (int64_t ow = 0; ow < out[2]; ++ow) {
+                int32_t acc = 0;
+                for (int64_t c = 0; c < Cg; ++c) {
+                  const int32_t* xc = xi.data() + (n * C + g * Cg + c) * inVol;
+                  const int16_t* wc = wk + c * kvol;
+                  for (int64_t kd = 0; kd < k[0]; ++kd) {
+                    const int64_t id = od * st[0] - pd[0] + kd * dl[0];
+                    if (id < 0 || id >= in[0]) continue;
+                    for (int64_t kh = 0; kh < k[1]; ++kh) {
+                      const int64_t ih = oh * st[1] - pd[1] + kh * dl[1];
+                      if (ih < 0 || ih >= in[1]) continue;
+                      const int32_t* row = xc + (id * in[1] + ih) * in[2];
+                      const int16_t* wr = wc + (kd * k[1] + kh) * k[2];
+                      for (int64_t kw = 0; kw < k[2]; ++kw) {
+                        const int64_t iw = ow * st[2] - pd[2] + kw * dl[2];
+                        if (iw >= 0 && iw < in[2]) acc += (row[iw] - azp) * wr[kw];
+                      }
+                    }
+                  }
+                }
+                yo[(od * out[1] + oh) * out[2] + ow] = rq(acc, oc);
+              }
+        }
+      });
+      return y;
+    }
+    std::vector<int16_t> col(static_cast<size_t>(P * K));
+    for (int64_t n = 0; n < N; ++n) {
+      for (int64_t g = 0; g < groups; ++g) {
+        parallelFor(P, 64, [&](int64_t p0, int64_t p1) {
+          for (int64_t p = p0; p < p1; ++p) {
+            const int64_t od = p / (out[1] * out[2]), oh = (p / out[2]) % out[1], ow = p % out[2];
+            int16_t* cp = col.data() + p * K;
+            for (int64_t c = 0; c < Cg; ++c) {
+              const int32_t* xc = xi.data() + ((n * C) + g * Cg + c) * inVol;
+              for (int64_t kd = 0; kd < k[0]; ++kd) {
+                const int64_t id = od * st[0] - pd[0] + kd * dl[0];
+                for (int64_t kh = 0; kh < k[1]; ++kh) {
+                  const int64_t ih = oh * st[1] - pd[1] + kh * dl[1];
+                  for (int64_t kw = 0; kw < k[2]; ++kw) {
+                    const int64_t iw = ow * st[2] - pd[2] + kw * dl[2];
+                    const bool inside = id >= 0 && id < in[0] && ih >= 0 && ih < in[1] && iw >= 0 && iw < in[2];
+                    *cp++ = inside ? static_cast<int16_t>(xc[(id * in[1] + ih) * in[2] + iw] - azp) : 0;
+                  }
+                }
+              }
+            }
+          }
+        });
+        uint8_t* yg = yp + (n * OC + g * OCg) * P;
+        gemmS16(col.data(), w16.data() + g * OCg * K, P, OCg, K,
+                [&](int64_t p, int64_t o, int32_t acc) { yg[o * P + p] = rq(acc, g * OCg + o); });
+      }
+    }
+    return y;
+  }
+
+  // Transposed: scatter (a - a_zp) * (w - w_zp) into int32 accumulators. Weight [C][OCg][k].
+  std::vector<int32_t> acc(static_cast<size_t>(OC * P));
+  for (int64_t n = 0; n < N; ++n) {
+    std::fill(acc.begin(), acc.end(), 0);
+    parallelFor(OC, 1, [&](int64_t o0, int64_t o1) {
+      for (int64_t oc = o0; oc < o1; ++oc) {
+        const int64_t g = oc / OCg, ocg = oc % OCg;
+        int32_t* ao = acc.data() + oc * P;
+        for (int64_t c = 0; c < Cg; ++c) {
+          const int64_t ic = g * Cg + c;
+          const int32_t* xc = xi.data() + (n * C + ic) * inVol;
+          const int32_t* wk = wi.data() + (ic * OCg + ocg) * kvol;
+          for (int64_t id = 0; id < in[0]; ++id)
+            for (int64_t ih = 0; ih < in[1]; ++ih)
+              for (int64_t iw = 0; iw < in[2]; ++iw) {
+                const int32_t a = xc[(id * in[1] + ih) * in[2] + iw] - azp;
+                if (a == 0) continue;
+                for (int64_t kd = 0; kd < k[0]; ++kd) {
+                  const int64_t od = id * st[0] - pd[0] + kd * dl[0];
+                  if (od < 0 || od >= out[0]) continue;
+                  for (int64_t kh = 0; kh < k[1]; ++kh) {
+                    const int64_t oh = ih * st[1] - pd[1] + kh * dl[1];
+                    if (oh < 0 || oh >= out[1]) continue;
+                    for (int64_t kw = 0; kw < k[2]; ++kw) {
+                      const int64_t ow = iw * st[2] - pd[2] + kw * dl[2];
+                      if (ow < 0 || ow >= out[2]) continue;
+                      ao[(od * out[1] + oh) * out[2] + ow] +=
+                          a * (wk[(kd * k[1] + kh) * k[2] + kw] - wzp[static_cast<size_t>(oc)]);
+                    }
+                  }
+                }
+              }
+        }
+      }
+    });
+    for (int64_t oc = 0; oc < OC; ++oc)
+      for (int64_t p = 0; p < P; ++p)
+        yp[(n * OC + oc) * P + p] = rq(acc[static_cast<size_t>(oc * P + p)], oc);
+  }
+  return y;
+}
+
+Tensor qlinear(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias,
+               double outScale, int64_t outZp, bool relu) {
+  const char* op = "quantized::linear";
+  checkActivation(x, op);
+  checkWeight(weight, op);
+  checkScale(outScale, op);
+  checkZeroPoint(outZp, ScalarType::QUInt8, op);
+  if (weight.dim() != 2) throw Error(fmt::format("{}: weight must be 2-d, got {}-d", op, weight.dim()));
+  const int64_t N = weight.size(0), K = weight.size(1);
+  if (x.dim() < 1 || x.size(-1) != K)
+    throw Error(fmt::format("{}: input {} does not match the weight {} (in_features {})", op,
+                            sizesToString(x.sizes()), sizesToString(weight.sizes()), K));
+  const int64_t M = x.numel() / K;
+  const QuantizerInfo& wq = *weight.quantizer();
+  if (perChannel(wq) && wq.axis != 0)
+    throw Error(fmt::format("{}: per-channel weights must be quantized along axis 0", op));
+  std::vector<double> wsc = scalesOf(wq, perChannel(wq) ? N : 1);
+  std::vector<int32_t> wzp = zeroPointsOf(wq, perChannel(wq) ? N : 1);
+  if (!perChannel(wq)) {
+    wsc.assign(static_cast<size_t>(N), wsc[0]);
+    wzp.assign(static_cast<size_t>(N), wzp[0]);
+  }
+  const Requant rq(x.quantizer()->scale, wsc, bias, outScale, outZp, relu, N);
+  std::vector<int16_t> w16 = weightS16(weight, N, N, wzp);
+  std::vector<int32_t> xi = intsOf(x);
+  const int32_t azp = static_cast<int32_t>(x.quantizer()->zeroPoint);
+  std::vector<int16_t> a16(xi.size());
+  for (size_t i = 0; i < xi.size(); ++i) a16[i] = static_cast<int16_t>(xi[i] - azp);
+  IntList outSizes = x.sizes();
+  outSizes.back() = N;
+  Tensor y = emptyQuantized(outSizes, ScalarType::QUInt8, outScale, outZp);
+  uint8_t* yp = static_cast<uint8_t*>(y.rawData());
+  gemmS16(a16.data(), w16.data(), M, N, K,
+          [&](int64_t m, int64_t n, int32_t acc) { yp[m * N + n] = rq(acc, n); });
+  return y;
+}
+
+namespace {
+/// fbgemm's / PyTorch's ChooseQuantizationParams (preserve_sparsity and power-of-two off).
+std::pair<float, int32_t> chooseQParams(float mn, float mx, int32_t qmin, int32_t qmax, bool reduceRange) {
+  if (reduceRange) {
+    qmin = qmin / 2;
+    qmax = qmax / 2;
+  }
+  mn = std::min(mn, 0.0f);
+  mx = std::max(mx, 0.0f);
+  double scale = (static_cast<double>(mx) - mn) / (qmax - qmin);
+  if (static_cast<float>(scale) == 0.0f || std::isinf(1.0f / static_cast<float>(scale))) scale = 0.1;
+  constexpr float kSmallScale = 6.1e-5f;
+  if (scale < kSmallScale) {
+    const float orgScale = static_cast<float>(scale);
+    scale = kSmallScale;
+    if (mn == 0.0f) mx = kSmallScale * (qmax - qmin);
+    else if (mx == 0.0f) mn = -kSmallScale * (qmax - qmin);
+    else {
+      const float amplifier = kSmallScale / orgScale;
+      mn *= amplifier;
+      mx *= amplifier;
+    }
+  }
+  const double zFromMin = qmin - mn / scale;
+  const double zFromMax = qmax - mx / scale;
+  const double eMin = std::abs(qmin) + std::abs(mn / scale);
+  const double eMax = std::abs(qmax) + std::abs(mx / scale);
+  const double z0 = eMin < eMax ? zFromMin : zFromMax;
+  int32_t z;
+  if (z0 < qmin) z = qmin;
+  else if (z0 > qmax) z = qmax;
+  else z = static_cast<int32_t>(std::nearbyint(z0));
+  return {static_cast<float>(scale), z};
+}
+}  // namespace
+
+Tensor qlinearDynamic(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias,
+                      bool reduceRange, bool relu) {
+  const char* op = "quantized::linear_dynamic";
+  checkWeight(weight, op);
+  Tensor xc = contiguousFloat(x, op);
+  if (weight.dim() != 2) throw Error(fmt::format("{}: weight must be 2-d, got {}-d", op, weight.dim()));
+  const int64_t N = weight.size(0), K = weight.size(1);
+  if (x.dim() < 1 || x.size(-1) != K)
+    throw Error(fmt::format("{}: input {} does not match the weight {} (in_features {})", op,
+                            sizesToString(x.sizes()), sizesToString(weight.sizes()), K));
+  const int64_t M = x.numel() / K;
+  const float* xp = xc.data<float>();
+  float mn = 0, mx = 0;
+  if (xc.numel() > 0) {
+    mn = mx = xp[0];
+    for (int64_t i = 1; i < xc.numel(); ++i) {
+      mn = std::min(mn, xp[i]);
+      mx = std::max(mx, xp[i]);
+    }
+  }
+  auto [aScale, aZp] = chooseQParams(mn, mx, 0, 255, reduceRange);
+  const float inv = 1.0f / aScale;
+  std::vector<int16_t> a16(static_cast<size_t>(xc.numel()));
+  for (size_t i = 0; i < a16.size(); ++i)
+    a16[i] = static_cast<int16_t>(quantizeOne(xp[i], inv, aZp, 0, 255) - aZp);
+  const QuantizerInfo& wq = *weight.quantizer();
+  std::vector<double> wsc = scalesOf(wq, perChannel(wq) ? N : 1);
+  std::vector<int32_t> wzp = zeroPointsOf(wq, perChannel(wq) ? N : 1);
+  if (!perChannel(wq)) {
+    wsc.assign(static_cast<size_t>(N), wsc[0]);
+    wzp.assign(static_cast<size_t>(N), wzp[0]);
+  }
+  std::vector<int16_t> w16 = weightS16(weight, N, N, wzp);
+  std::vector<float> mult(static_cast<size_t>(N));
+  for (int64_t n = 0; n < N; ++n)
+    mult[static_cast<size_t>(n)] = aScale * static_cast<float>(wsc[static_cast<size_t>(n)]);
+  Tensor b;
+  if (bias) {
+    b = bias->contiguous();
+    TL_CHECK(b.dtype() == ScalarType::Float && b.numel() == N, "{}: bias must be float32 [{}]", op, N);
+  }
+  const float* bp = bias ? b.data<float>() : nullptr;
+  IntList outSizes = x.sizes();
+  outSizes.back() = N;
+  Tensor y = Tensor::empty(outSizes, ScalarType::Float);
+  float* yp = y.data<float>();
+  gemmS16(a16.data(), w16.data(), M, N, K, [&](int64_t m, int64_t n, int32_t acc) {
+    float v = static_cast<float>(acc) * mult[static_cast<size_t>(n)];
+    if (bp) v += bp[n];
+    if (relu) v = std::max(v, 0.0f);
+    yp[m * N + n] = v;
+  });
+  return y;
+}
+
+Tensor qlinearDynamicFp16(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias,
+                          bool relu) {
+  Tensor y = linear(x, weight, bias);
+  return relu ? ops::relu(y) : y;
+}
+
+// ---- elementwise -----------------------------------------------------------------------------
+
+Tensor qadd(const Tensor& a, const Tensor& b, double scale, int64_t zeroPoint, bool relu) {
+  const char* op = relu ? "quantized::add_relu" : "quantized::add";
+  perTensorOf(a, op);
+  perTensorOf(b, op);
+  if (a.dtype() != b.dtype())
+    throw Error(fmt::format("{}: both inputs must have the same dtype, got {} and {}", op,
+                            dtypeName(a.dtype()), dtypeName(b.dtype())));
+  checkScale(scale, op);
+  checkZeroPoint(zeroPoint, a.dtype(), op);
+  Tensor c = add(dequantizeFma(a), dequantizeFma(b));
+  if (relu) c = ops::relu(c);
+  return quantizePerTensor(c, scale, zeroPoint, a.dtype());
+}
+
+Tensor qmul(const Tensor& a, const Tensor& b, double scale, int64_t zeroPoint, bool relu) {
+  const char* op = relu ? "quantized::mul_relu" : "quantized::mul";
+  const QuantizerInfo& qa = perTensorOf(a, op);
+  const QuantizerInfo& qb = perTensorOf(b, op);
+  if (a.dtype() != b.dtype())
+    throw Error(fmt::format("{}: both inputs must have the same dtype", op));
+  checkScale(scale, op);
+  checkZeroPoint(zeroPoint, a.dtype(), op);
+  // Broadcast through float: integers minus zero points are exact in float.
+  Tensor ia = sub(intRepr(a).to(ScalarType::Float), Scalar(static_cast<double>(qa.zeroPoint)));
+  Tensor ib = sub(intRepr(b).to(ScalarType::Float), Scalar(static_cast<double>(qb.zeroPoint)));
+  Tensor prod = mul(ia.to(ScalarType::Long), ib.to(ScalarType::Long));
+  const float m = static_cast<float>(qa.scale) * static_cast<float>(qb.scale) * (1.0f / static_cast<float>(scale));
+  auto [lo, hi] = quantRange(a.dtype());
+  if (relu) lo = std::max(lo, zeroPoint);
+  std::vector<int64_t> v(static_cast<size_t>(prod.numel()));
+  const int64_t* pp = prod.data<int64_t>();
+  for (size_t i = 0; i < v.size(); ++i)
+    v[i] = std::clamp<int64_t>(zeroPoint + std::lrintf(static_cast<float>(static_cast<int32_t>(pp[i])) * m), lo, hi);
+  return fromInts(v, prod.sizes(), a.dtype(), scale, zeroPoint);
+}
+
+Tensor qaddScalar(const Tensor& a, double b, bool relu) {
+  // PyTorch's qadd_scalar: the result keeps a's scale; the zero point moves by -b / scale
+  // when that stays in range, else the values are requantized (through float here).
+  const QuantizerInfo& qa = perTensorOf(a, "quantized::add_scalar");
+  Tensor c = add(dequantize(a), Scalar(b));
+  if (relu) c = ops::relu(c);
+  return quantizePerTensor(c, qa.scale, qa.zeroPoint, a.dtype());
+}
+
+Tensor qmulScalar(const Tensor& a, double b) {
+  const QuantizerInfo& qa = perTensorOf(a, "quantized::mul_scalar");
+  Tensor c = mul(dequantize(a), Scalar(b));
+  return quantizePerTensor(c, qa.scale, qa.zeroPoint, a.dtype());
+}
+
+Tensor qcat(const std::vector<Tensor>& xs, int64_t dim, std::optional<double> scale,
+            std::optional<int64_t> zeroPoint, bool relu) {
+  const char* op = "quantized::cat";
+  if (xs.empty()) throw Error(fmt::format("{}: expected a non-empty list of tensors", op));
+  const QuantizerInfo& q0 = perTensorOf(xs[0], op);
+  const double s = scale.value_or(q0.scale);
+  const int64_t z = zeroPoint.value_or(q0.zeroPoint);
+  bool same = !relu;
+  for (const Tensor& t : xs) {
+    const QuantizerInfo& q = perTensorOf(t, op);
+    if (t.dtype() != xs[0].dtype()) throw Error(fmt::format("{}: all inputs must have the same dtype", op));
+    same = same && q.scale == s && q.zeroPoint == z;
+  }
+  if (same) {
+    std::vector<Tensor> ints;
+    for (const Tensor& t : xs) ints.push_back(intRepr(t));
+    Tensor r = cat(ints, dim);
+    Tensor out = emptyQuantized(r.sizes(), xs[0].dtype(), s, z);
+    std::memcpy(out.rawData(), r.contiguous().rawData(), r.nbytes());
+    return out;
+  }
+  std::vector<Tensor> fs;
+  for (const Tensor& t : xs) fs.push_back(dequantize(t));
+  Tensor c = cat(fs, dim);
+  if (relu) c = ops::relu(c);
+  return quantizePerTensor(c, s, z, xs[0].dtype());
+}
+
+Tensor qrelu(const Tensor& x) {
+  const QuantizerInfo& q = perTensorOf(x, "relu");
+  std::vector<int32_t> ints = intsOf(x);
+  std::vector<int64_t> v(ints.size());
+  for (size_t i = 0; i < ints.size(); ++i) v[i] = std::max<int64_t>(ints[i], q.zeroPoint);
+  return fromInts(v, x.sizes(), x.dtype(), q.scale, q.zeroPoint);
+}
+
+Tensor qhardswish(const Tensor& x, double scale, int64_t zeroPoint) {
+  return quantizePerTensor(hardswish(dequantizeFma(x)), scale, zeroPoint, x.dtype());
+}
+Tensor qsigmoid(const Tensor& x, double scale, int64_t zeroPoint) {
+  return quantizePerTensor(sigmoid(dequantizeFma(x)), scale, zeroPoint, x.dtype());
+}
+Tensor qtanh(const Tensor& x) {
+  // PyTorch's fixed output qparams for tanh: [-1, 1] over the dtype's range.
+  const bool u8 = x.dtype() == ScalarType::QUInt8;
+  return quantizePerTensor(tanh(dequantizeFma(x)), 2.0 / 256.0, u8 ? 128 : 0, x.dtype());
+}
+Tensor qleakyRelu(const Tensor& x, double slope, double scale, int64_t zeroPoint) {
+  return quantizePerTensor(leakyRelu(dequantizeFma(x), Scalar(slope)), scale, zeroPoint, x.dtype());
+}
+Tensor qclamp(const Tensor& x, std::optional<double> lo, std::optional<double> hi) {
+  const QuantizerInfo& q = perTensorOf(x, "clamp");
+  auto [qlo, qhi] = quantRange(x.dtype());
+  const float inv = 1.0f / static_cast<float>(q.scale);
+  const int64_t l = lo ? quantizeOne(static_cast<float>(*lo), inv, q.zeroPoint, qlo, qhi) : qlo;
+  const int64_t h = hi ? quantizeOne(static_cast<float>(*hi), inv, q.zeroPoint, qlo, qhi) : qhi;
+  std::vector<int32_t> ints = intsOf(x);
+  std::vector<int64_t> v(ints.size());
+  for (size_t i = 0; i < ints.size(); ++i) v[i] = std::min<int64_t>(std::max<int64_t>(ints[i], l), h);
+  return fromInts(v, x.sizes(), x.dtype(), q.scale, q.zeroPoint);
+}
+
+Tensor qbatchNorm(const Tensor& x, const std::optional<Tensor>& weight,
+                  const std::optional<Tensor>& bias, const Tensor& mean, const Tensor& var,
+                  double eps, double scale, int64_t zeroPoint, bool relu) {
+  const char* op = "quantized::batch_norm";
+  const QuantizerInfo& q = perTensorOf(x, op);
+  if (x.dim() < 2) throw Error(fmt::format("{}: input must have at least 2 dims", op));
+  const int64_t C = x.size(1);
+  Tensor mc = mean.to(ScalarType::Float), vc = var.to(ScalarType::Float);
+  Tensor wc = weight ? weight->to(ScalarType::Float) : Tensor();
+  Tensor bc = bias ? bias->to(ScalarType::Float) : Tensor();
+  TL_CHECK(mc.numel() == C && vc.numel() == C, "{}: mean and var must have {} values", op, C);
+  std::vector<float> alpha(static_cast<size_t>(C)), beta(static_cast<size_t>(C));
+  const float inScale = static_cast<float>(q.scale), outScale = static_cast<float>(scale);
+  for (int64_t c = 0; c < C; ++c) {
+    const float invSigma = 1.0f / std::sqrt(vc.data<float>()[c] + static_cast<float>(eps));
+    const float w = weight ? wc.data<float>()[c] : 1.0f;
+    const float b = bias ? bc.data<float>()[c] : 0.0f;
+    alpha[static_cast<size_t>(c)] = invSigma * w * (inScale / outScale);
+    beta[static_cast<size_t>(c)] =
+        (b - mc.data<float>()[c] * invSigma * w) * (1.0f / outScale) + static_cast<float>(zeroPoint);
+  }
+  auto [lo, hi] = quantRange(x.dtype());
+  if (relu) lo = std::max(lo, zeroPoint);
+  std::vector<int32_t> ints = intsOf(x);
+  int64_t inner = 1;
+  for (int64_t d = 2; d < x.dim(); ++d) inner *= x.size(d);
+  std::vector<int64_t> v(ints.size());
+  for (size_t i = 0; i < ints.size(); ++i) {
+    const size_t c = static_cast<size_t>((static_cast<int64_t>(i) / inner) % C);
+    const float xf = static_cast<float>(ints[i] - static_cast<int32_t>(q.zeroPoint));
+    v[i] = std::clamp<int64_t>(std::lrintf(std::fma(xf, alpha[c], beta[c])), lo, hi);
+  }
+  return fromInts(v, x.sizes(), x.dtype(), scale, zeroPoint);
+}
+
+// ---- pooling ---------------------------------------------------------------------------------
+
+Tensor qmaxPool(const Tensor& x, int64_t spatialDims, const IntList& kernel, const IntList& stride,
+                const IntList& padding, const IntList& dilation, bool ceilMode) {
+  perTensorOf(x, "max_pool");
+  return onIntegers(x, [&](const Tensor& f) {
+    return maxPool(f, spatialDims, kernel, stride, padding, dilation, ceilMode);
+  });
+}
+
+Tensor qavgPool(const Tensor& x, int64_t spatialDims, const IntList& kernel, const IntList& stride,
+                const IntList& padding, bool ceilMode, bool countIncludePad,
+                std::optional<int64_t> divisorOverride) {
+  const char* op = "avg_pool";
+  const QuantizerInfo& q = perTensorOf(x, op);
+  const int64_t S = spatialDims;
+  if (x.dim() != S + 1 && x.dim() != S + 2)
+    throw Error(fmt::format("{}: expected a {}-d or {}-d input, got {}-d", op, S + 1, S + 2, x.dim()));
+  auto at = [](const IntList& v, int64_t i, int64_t dflt) {
+    if (v.empty()) return dflt;
+    return v.size() == 1 ? v[0] : v[static_cast<size_t>(i)];
+  };
+  // Spatial dims padded to 3 (D, H, W) with size 1.
+  IntList in(3, 1), k(3, 1), st(3, 1), pd(3, 0), out(3, 1);
+  for (int64_t i = 0; i < S; ++i) {
+    const size_t j = static_cast<size_t>(3 - S + i);
+    in[j] = x.size(x.dim() - S + i);
+    k[j] = at(kernel, i, 1);
+    st[j] = stride.empty() ? k[j] : at(stride, i, k[j]);
+    pd[j] = at(padding, i, 0);
+    out[j] = poolingOutputSize(in[j], k[j], pd[j], st[j], 1, ceilMode);
+    if (out[j] <= 0) throw Error(fmt::format("{}: output size is too small", op));
+  }
+  const int64_t planes = x.numel() / (in[0] * in[1] * in[2]);
+  std::vector<int32_t> ints = intsOf(x);
+  auto [lo, hi] = quantRange(x.dtype());
+  const int32_t zp = static_cast<int32_t>(q.zeroPoint);
+  IntList outSizes(x.sizes().begin(), x.sizes().end() - S);
+  for (int64_t i = 0; i < S; ++i) outSizes.push_back(out[static_cast<size_t>(3 - S + i)]);
+  std::vector<int64_t> v(static_cast<size_t>(planes * out[0] * out[1] * out[2]));
+  size_t o = 0;
+  for (int64_t p = 0; p < planes; ++p) {
+    const int32_t* xp = ints.data() + p * in[0] * in[1] * in[2];
+    for (int64_t od = 0; od < out[0]; ++od)
+      for (int64_t oh = 0; oh < out[1]; ++oh)
+        for (int64_t ow = 0; ow < out[2]; ++ow) {
+          int64_t s[3] = {od * st[0] - pd[0], oh * st[1] - pd[1], ow * st[2] - pd[2]};
+          int64_t e[3];
+          int64_t poolSize = 1, size = 1;
+          for (size_t j = 0; j < 3; ++j) {
+            e[j] = std::min(s[j] + k[j], in[j] + pd[j]);
+            poolSize *= e[j] - s[j];
+            s[j] = std::max<int64_t>(s[j], 0);
+            e[j] = std::min(e[j], in[j]);
+            size *= std::max<int64_t>(e[j] - s[j], 0);
+          }
+          int64_t acc = 0;
+          for (int64_t d = s[0]; d < e[0]; ++d)
+            for (int64_t h = s[1]; h < e[1]; ++h)
+              for (int64_t w = s[2]; w < e[2]; ++w) acc += xp[(d * in[1] + h) * in[2] + w] - zp;
+          const int64_t div = divisorOverride ? *divisorOverride : countIncludePad ? poolSize : size;
+          if (div == 0) throw Error(fmt::format("{}: division by zero", op));
+          // PyTorch adds the zero point before rounding: nearbyint(acc / div + zp).
+          const float r = std::nearbyint(static_cast<float>(acc) / static_cast<float>(div) +
+                                         static_cast<float>(zp));
+          v[o++] = std::clamp<int64_t>(static_cast<int64_t>(r), lo, hi);
+        }
+  }
+  return fromInts(v, outSizes, x.dtype(), q.scale, q.zeroPoint);
+}
+
+Tensor qadaptiveAvgPool(const Tensor& x, int64_t spatialDims, const IntList& outputSize) {
+  const QuantizerInfo& q = perTensorOf(x, "adaptive_avg_pool");
+  // Window sums of the integers (exact in double), then the window size, as PyTorch's
+  // adaptive pool rounds sum / size to the nearest integer.
+  Tensor f = intRepr(x).to(ScalarType::Double);
+  Tensor means = adaptiveAvgPool(f, spatialDims, outputSize);
+  Tensor mc = means.contiguous();
+  auto [lo, hi] = quantRange(x.dtype());
+  std::vector<int64_t> v(static_cast<size_t>(mc.numel()));
+  for (size_t i = 0; i < v.size(); ++i)
+    v[i] = std::clamp<int64_t>(static_cast<int64_t>(std::nearbyint(static_cast<float>(mc.data<double>()[i]))), lo, hi);
+  return fromInts(v, mc.sizes(), x.dtype(), q.scale, q.zeroPoint);
+}
+
+Tensor qembeddingBag(const Tensor& weight, const Tensor& indices,
+                     const std::optional<Tensor>& offsets, int64_t bits, int64_t mode,
+                     const std::optional<Tensor>& perSampleWeights, bool includeLastOffset) {
+  const char* op = bits == 8 ? "quantized::embedding_bag_byte" : "quantized::embedding_bag_4bit";
+  if (weight.dim() != 2 || weight.dtype() != ScalarType::Byte)
+    throw Error(fmt::format("{}: weight must be a 2-d uint8 tensor of packed rows", op));
+  if (mode != 0 && mode != 1) throw Error(fmt::format("{}: only mode sum (0) and mean (1) are supported", op));
+  Tensor w = weight.contiguous();
+  const int64_t rows = w.size(0), rowBytes = w.size(1);
+  const int64_t tail = bits == 8 ? 8 : 4;  // float32 scale+bias, or fp16 scale+bias
+  const int64_t D = bits == 8 ? rowBytes - tail : (rowBytes - tail) * 2;
+  if (D <= 0) throw Error(fmt::format("{}: packed rows of {} bytes hold no values", op, rowBytes));
+  Tensor idx = indices.to(ScalarType::Long).contiguous();
+  const int64_t nIdx = idx.numel();
+  std::vector<int64_t> offs;
+  if (offsets) {
+    Tensor o = offsets->to(ScalarType::Long).contiguous();
+    for (int64_t i = 0; i < o.numel(); ++i) offs.push_back(o.data<int64_t>()[i]);
+  } else {
+    if (idx.dim() != 2) throw Error(fmt::format("{}: offsets are required for 1-d indices", op));
+    for (int64_t i = 0; i < idx.size(0); ++i) offs.push_back(i * idx.size(1));
+  }
+  if (!includeLastOffset || offs.empty()) offs.push_back(nIdx);
+  const int64_t bags = static_cast<int64_t>(offs.size()) - 1;
+  Tensor psw = perSampleWeights ? perSampleWeights->to(ScalarType::Float).contiguous() : Tensor();
+  Tensor out = zeros({bags, D}, ScalarType::Float);
+  float* o = out.data<float>();
+  const uint8_t* wp = w.data<uint8_t>();
+  const int64_t* ip = idx.data<int64_t>();
+  for (int64_t b = 0; b < bags; ++b) {
+    const int64_t s = offs[static_cast<size_t>(b)], e = std::min(offs[static_cast<size_t>(b) + 1], nIdx);
+    if (s < 0 || s > e) throw Error(fmt::format("{}: offsets must be non-decreasing and start at 0", op));
+    for (int64_t i = s; i < e; ++i) {
+      const int64_t r = ip[i];
+      if (r < 0 || r >= rows)
+        throw Error(fmt::format("{}: index {} is out of range for {} rows", op, r, rows));
+      const uint8_t* row = wp + r * rowBytes;
+      float scale, bias;
+      if (bits == 8) {
+        std::memcpy(&scale, row + D, 4);
+        std::memcpy(&bias, row + D + 4, 4);
+      } else {
+        Half hs, hb;
+        std::memcpy(&hs, row + rowBytes - 4, 2);
+        std::memcpy(&hb, row + rowBytes - 2, 2);
+        scale = static_cast<float>(hs);
+        bias = static_cast<float>(hb);
+      }
+      const float wgt = perSampleWeights ? psw.data<float>()[i] : 1.0f;
+      for (int64_t d = 0; d < D; ++d) {
+        const int q = bits == 8 ? row[d] : (row[d / 2] >> ((d % 2) * 4)) & 0xF;
+        o[b * D + d] += wgt * std::fma(scale, static_cast<float>(q), bias);
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace torchless::ops

@@ -1,0 +1,138 @@
+#pragma once
+// Quantized tensors and PyTorch's quantized CPU kernels (fbgemm's integers).
+//
+// Note [Quantized arithmetic]
+// A quantized tensor holds integers q (quint8 [0, 255], qint8 [-128, 127], qint32) and a
+// QuantizerInfo (core/tensor.h): real value = (q - zero_point) * scale, per tensor or per
+// channel along `axis`. The kernels here reproduce the integers PyTorch 1.13 computes on an
+// x86 CPU with fbgemm (the default quantized engine there), not just the real values:
+//   quantize    q = clamp(nearbyint(x * (1.0f / float(scale))) + zp)       (fbgemm::Quantize,
+//               non-legacy: multiply by the float reciprocal, round half to even, then add zp);
+//   dequantize  x = float(scale) * float(q - zp)                            (fbgemm::Dequantize);
+//   conv/linear acc = sum (a - a_zp) * (w - w_zp) in int32 (exact: fbgemm's row/column offset
+//               correction; padding contributes a_zp, i.e. 0), then requantized in float as
+//               PyTorch's x86 engine (onednn through ideep, reciprocal scales) does:
+//                 s = float(1/a_scale) * float(1/w_scale),  M = float(1/y_scale) / s,
+//                 y = clamp(nearbyint((float(acc) + bias * s) * M + y_zp))
+//               per output channel for per-channel weights; `_relu` clamps below at y_zp.
+//               (fbgemm's ReQuantizeOutput differs only in float rounding and in adding y_zp
+//               after rounding: at ties.)
+//   add         fbgemm's vector path: dequantize as fma(scale, q, -(scale * zp)), add in float,
+//               quantize with the output's qparams;
+//   mul         c = (a - a_zp) * (b - b_zp) in int32, y = clamp(y_zp + lrintf(c * M)),
+//               M = a_scale * b_scale * (1 / y_scale) in float;
+//   dynamic     linear_dynamic picks the input's qparams from its min/max as
+//               fbgemm::ChooseQuantizationParams does (quint8, [0, 127] with reduce_range),
+//               quantizes it (fbgemm's legacy rounding, nearbyint(zp + x / scale)), multiplies
+//               in int32 and returns float acc * a_scale * w_scale + bias.
+// Where PyTorch picks a vector or scalar path by the CPU's instruction set (add, batch_norm,
+// hardswish ...), the two can differ by one quantum at exact ties; the tests say where.
+
+#include "core/tensor.h"
+
+#include <optional>
+#include <vector>
+
+namespace torchless::ops {
+
+/// The integer range of a quantized dtype (quint8, qint8, qint32). Throws for other dtypes.
+std::pair<int64_t, int64_t> quantRange(ScalarType qdtype);
+/// The integer dtype holding a quantized dtype's values (quint8 -> uint8, qint8 -> int8,
+/// qint32 -> int32). Throws for other dtypes.
+ScalarType underlyingType(ScalarType qdtype);
+
+/// A new contiguous per-tensor affine quantized tensor (uninitialized integers).
+Tensor emptyQuantized(const IntList& sizes, ScalarType qdtype, double scale, int64_t zeroPoint);
+
+/// torch.quantize_per_tensor: float x -> qdtype. Throws when x is not float32, scale <= 0 or
+/// the zero point is outside the dtype's range.
+Tensor quantizePerTensor(const Tensor& x, double scale, int64_t zeroPoint, ScalarType qdtype);
+/// torch.quantize_per_channel: scales (float64 [C]) and zero_points (int64 [C]) along axis.
+Tensor quantizePerChannel(const Tensor& x, const Tensor& scales, const Tensor& zeroPoints,
+                          int64_t axis, ScalarType qdtype);
+/// Tensor.dequantize(): float32 values of a quantized tensor; a float tensor is returned as is.
+Tensor dequantize(const Tensor& q);
+/// Tensor.int_repr(): the integers (uint8 / int8 / int32), contiguous.
+Tensor intRepr(const Tensor& q);
+/// A quantized tensor over integers `ints` (uint8/int8/int32 matching qdtype) with q's
+/// quantizer (the inverse of intRepr; the data is shared when contiguous).
+Tensor withQuantizerOf(const Tensor& ints, const Tensor& q);
+
+/// q_scale / q_zero_point (per-tensor only; throws otherwise), per-channel scales (float64),
+/// zero points (int64) and axis (throws for per-tensor tensors).
+double qScale(const Tensor& q);
+int64_t qZeroPoint(const Tensor& q);
+Tensor qPerChannelScales(const Tensor& q);
+Tensor qPerChannelZeroPoints(const Tensor& q);
+int64_t qPerChannelAxis(const Tensor& q);
+
+/// quantized::conv{1,2,3}d / conv_transpose{1,2,3}d over a quint8 input [N, C, *spatial]
+/// with a qint8 weight ([OC, C/g, *k]; transposed: [C, OC/g, *k]) per tensor or per channel
+/// (axis 0; transposed: axis 1 is not supported by PyTorch either), float bias [OC].
+/// `spatial` lists have one entry per spatial dim. Returns quint8 with (outScale, outZp).
+Tensor qconv(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias,
+             const IntList& stride, const IntList& padding, const IntList& dilation,
+             int64_t groups, bool transposed, const IntList& outputPadding, double outScale,
+             int64_t outZp, bool relu);
+/// quantized::linear(_relu): quint8 x [*, K], qint8 weight [N, K], float bias [N].
+Tensor qlinear(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias,
+               double outScale, int64_t outZp, bool relu);
+/// quantized::linear_dynamic(_relu): float x [*, K], qint8 weight [N, K] -> float [*, N].
+Tensor qlinearDynamic(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias,
+                      bool reduceRange, bool relu);
+/// quantized::linear_dynamic_fp16: weight already rounded to fp16 (float tensor).
+Tensor qlinearDynamicFp16(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias,
+                          bool relu);
+
+/// quantized::add / add_relu / mul / mul_relu (tensors broadcast as in PyTorch).
+Tensor qadd(const Tensor& a, const Tensor& b, double scale, int64_t zeroPoint, bool relu);
+Tensor qmul(const Tensor& a, const Tensor& b, double scale, int64_t zeroPoint, bool relu);
+/// quantized::add.Scalar / mul.Scalar: PyTorch's scalar forms (output qparams derived).
+Tensor qaddScalar(const Tensor& a, double b, bool relu);
+Tensor qmulScalar(const Tensor& a, double b);
+/// quantized::cat(_relu): output qparams given, or the first input's when none.
+Tensor qcat(const std::vector<Tensor>& xs, int64_t dim, std::optional<double> scale,
+            std::optional<int64_t> zeroPoint, bool relu);
+
+/// Elementwise maps on quantized tensors that PyTorch computes through float:
+/// y = quantize(f(dequantize(x))) with the given output qparams.
+Tensor qrelu(const Tensor& x);
+Tensor qhardswish(const Tensor& x, double scale, int64_t zeroPoint);
+Tensor qsigmoid(const Tensor& x, double scale, int64_t zeroPoint);
+Tensor qtanh(const Tensor& x);
+Tensor qleakyRelu(const Tensor& x, double slope, double scale, int64_t zeroPoint);
+Tensor qclamp(const Tensor& x, std::optional<double> lo, std::optional<double> hi);
+/// quantized::batch_norm{,1d,2d,3d}(_relu) over [N, C, *].
+Tensor qbatchNorm(const Tensor& x, const std::optional<Tensor>& weight,
+                  const std::optional<Tensor>& bias, const Tensor& mean, const Tensor& var,
+                  double eps, double scale, int64_t zeroPoint, bool relu);
+
+/// Pooling on quantized tensors (same qparams out as in): max pool picks integers; average
+/// pools sum integers and requantize as PyTorch's qavg_pool / qadaptive_avg_pool do.
+Tensor qmaxPool(const Tensor& x, int64_t spatialDims, const IntList& kernel, const IntList& stride,
+                const IntList& padding, const IntList& dilation, bool ceilMode);
+Tensor qavgPool(const Tensor& x, int64_t spatialDims, const IntList& kernel, const IntList& stride,
+                const IntList& padding, bool ceilMode, bool countIncludePad,
+                std::optional<int64_t> divisorOverride);
+Tensor qadaptiveAvgPool(const Tensor& x, int64_t spatialDims, const IntList& outputSize);
+
+/// Applies a value-preserving float kernel (nearest upsampling, max of values, reshapes that
+/// copy) to the integers of q: the result has q's qparams. Integers up to 2^24 are exact.
+template <typename Fn>
+Tensor onIntegers(const Tensor& q, Fn fn) {
+  Tensor f = intRepr(q).to(ScalarType::Float);
+  Tensor r = fn(f);
+  Tensor ints = r.to(underlyingType(q.dtype()));
+  return withQuantizerOf(ints, q);
+}
+
+/// quantized::embedding_bag_byte_rowwise_offsets / embedding_bag_4bit_rowwise_offsets:
+/// weight rows hold the values then a float scale and bias (byte: uint8 values + float32
+/// scale, bias; 4bit: packed nibbles (low nibble first) + fp16 scale, bias). Bags are summed
+/// for mode 0 and for mode 1 alike, as the installed PyTorch 1.13 (no fbgemm) does; mode 2
+/// (max) throws.
+Tensor qembeddingBag(const Tensor& weight, const Tensor& indices,
+                     const std::optional<Tensor>& offsets, int64_t bits, int64_t mode,
+                     const std::optional<Tensor>& perSampleWeights, bool includeLastOffset);
+
+}  // namespace torchless::ops

@@ -1,0 +1,396 @@
+"""Quantized oracle cases made by real PyTorch (issue 15).
+
+Writes OUT/<case>/{model.pt, in0.npy, ..., out0.npy, ..., meta.json}. meta.json:
+  compare: "exact"   integer outputs (int_repr) must be equal;
+           "quantum" integer outputs may differ by 1 where PyTorch's own result depends on the
+                     CPU's instruction set (its vector path dequantizes with an fma, its
+                     activations use Sleef's exp); the case says which op;
+           "float"   float outputs within rtol/atol.
+  why: what the case checks.
+
+Models are made as users make them: eager static quantization (fuse, prepare, calibrate,
+convert) with the x86 default qconfig, quantize_dynamic for Linear / LSTM / GRU, and scripted
+functions for the tensor ops. They return int_repr() of quantized results so that the integers
+themselves are compared. PyTorch here runs its default quantized engine (onednn on Debian's
+1.13 build; its integers for conv and linear are fbgemm's requantization).
+"""
+import json
+import os
+import sys
+
+import numpy as np
+import torch
+import torch.ao.quantization as tq
+import torch.nn as nn
+import torch.nn.functional as F
+
+torch.manual_seed(0)
+OUT = sys.argv[1]
+os.makedirs(OUT, exist_ok=True)
+
+
+def save(name, module, inputs, compare, why, rtol=0.0, atol=0.0, trace=False):
+    d = os.path.join(OUT, name)
+    os.makedirs(d, exist_ok=True)
+    m = torch.jit.trace(module, tuple(inputs)) if trace else torch.jit.script(module)
+    m.eval()
+    path = os.path.join(d, "model.pt")
+    m.save(path)
+    m = torch.jit.load(path)
+    with torch.no_grad():
+        out = m(*inputs)
+    outs = list(out) if isinstance(out, (tuple, list)) else [out]
+    for i, x in enumerate(inputs):
+        np.save(os.path.join(d, f"in{i}.npy"), x.numpy())
+    for i, y in enumerate(outs):
+        # a Python float is a 0-d float64 array, as `torchless run` writes it
+        np.save(os.path.join(d, f"out{i}.npy"), y.numpy() if torch.is_tensor(y) else np.array(y))
+    with open(os.path.join(d, "meta.json"), "w") as f:
+        json.dump({"compare": compare, "why": why, "rtol": rtol, "atol": atol}, f, indent=1)
+
+
+# ---- quantized tensors ------------------------------------------------------------------------
+
+class PerTensor(nn.Module):
+    def forward(self, x):
+        a = torch.quantize_per_tensor(x, 0.0213, 131, torch.quint8)
+        b = torch.quantize_per_tensor(x, 0.00214854861, -3, torch.qint8)
+        c = torch.quantize_per_tensor(x, 0.001, 7, torch.qint32)
+        # (scripted torch.tensor([float], dtype=torch.float64) rounds through float32 in
+        # PyTorch 1.13, so the scales are returned as floats)
+        z = torch.tensor([a.q_zero_point(), b.q_zero_point(), c.q_zero_point()])
+        return (a.int_repr(), b.int_repr(), c.int_repr(), a.dequantize(), b.dequantize(),
+                c.dequantize(), a.q_scale(), b.q_scale(), c.q_scale(), z)
+
+
+class PerChannel(nn.Module):
+    def forward(self, x):
+        scales = torch.arange(1, 4, dtype=torch.float64) * 0.013
+        zps = torch.tensor([0, -4, 9])
+        q = torch.quantize_per_channel(x, scales, zps, 1, torch.qint8)
+        u = torch.quantize_per_channel(x, scales, zps + 100, 1, torch.quint8)
+        return (q.int_repr(), q.dequantize(), u.int_repr(), u.dequantize(),
+                q.q_per_channel_scales(), q.q_per_channel_zero_points(),
+                torch.tensor(q.q_per_channel_axis()))
+
+
+x = torch.randn(4, 3, 5) * 3
+x[0, 0, 0] = 0.0213 * 2.5  # a tie
+save("tensor_per_tensor", PerTensor(), [x], "exact",
+     "quantize_per_tensor quint8/qint8/qint32 (float reciprocal, round half to even), "
+     "dequantize, int_repr, q_scale, q_zero_point")
+save("tensor_per_channel", PerChannel(), [torch.randn(2, 3, 4) * 2], "exact",
+     "quantize_per_channel qint8/quint8 along axis 1, dequantize, q_per_channel_*")
+
+
+# ---- eager static quantization ----------------------------------------------------------------
+
+def ir(t: torch.Tensor) -> torch.Tensor:
+    """int_repr() of a quantized tensor (the float tensor itself while calibrating)."""
+    return t.int_repr() if t.is_quantized else t
+
+
+def static_quant(model, calib, fuse=None):
+    model.eval()
+    model.qconfig = tq.get_default_qconfig("fbgemm")
+    if fuse:
+        tq.fuse_modules(model, fuse, inplace=True)
+    tq.prepare(model, inplace=True)
+    with torch.no_grad():
+        for c in calib:
+            model(c)
+    tq.convert(model, inplace=True)
+    return model
+
+
+class ConvBnRelu(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.quant = tq.QuantStub()
+        self.conv = nn.Conv2d(3, 8, 3, stride=2, padding=1)
+        self.bn = nn.BatchNorm2d(8)
+        self.relu = nn.ReLU()
+        self.conv2 = nn.Conv2d(8, 8, 3, padding=1, groups=4, bias=False)
+        self.conv3 = nn.Conv2d(8, 6, 1)
+
+    def forward(self, x):
+        x = self.quant(x)
+        a = self.relu(self.bn(self.conv(x)))
+        b = self.conv2(a)
+        c = self.conv3(b)
+        return ir(a), ir(b), ir(c), c.dequantize()
+
+
+m = ConvBnRelu()
+with torch.no_grad():
+    m.bn.running_mean.uniform_(-0.5, 0.5)
+    m.bn.running_var.uniform_(0.5, 2.0)
+calib = [torch.randn(2, 3, 17, 15) for _ in range(4)]
+save("static_conv2d", static_quant(m, calib, [["conv", "bn", "relu"]]), [torch.randn(2, 3, 17, 15)],
+     "exact", "quantized::conv2d_relu (fused conv+bn+relu), grouped conv2d without bias, 1x1 conv2d; "
+     "per-channel qint8 weights, quint8 activations")
+
+
+class Conv1d3d(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.q1 = tq.QuantStub()
+        self.q3 = tq.QuantStub()
+        self.c1 = nn.Conv1d(4, 6, 5, stride=2, padding=2, dilation=1)
+        self.r1 = nn.ReLU()
+        self.c3 = nn.Conv3d(2, 4, 3, padding=(1, 0, 1), stride=(1, 2, 1))
+
+    def forward(self, x, y):
+        a = self.r1(self.c1(self.q1(x)))
+        b = self.c3(self.q3(y))
+        return ir(a), ir(b)
+
+
+m = Conv1d3d()
+calib = [torch.randn(2, 4, 23) for _ in range(3)]
+m.eval()
+m.qconfig = tq.get_default_qconfig("fbgemm")
+tq.fuse_modules(m, [["c1", "r1"]], inplace=True)
+tq.prepare(m, inplace=True)
+with torch.no_grad():
+    for c in calib:
+        m(c, torch.randn(1, 2, 5, 9, 7))
+tq.convert(m, inplace=True)
+save("static_conv1d_conv3d", m, [torch.randn(2, 4, 23), torch.randn(1, 2, 5, 9, 7)], "exact",
+     "quantized::conv1d_relu and quantized::conv3d (per-channel weights)")
+
+
+class LinearNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.quant = tq.QuantStub()
+        self.fc1 = nn.Linear(20, 16)
+        self.relu = nn.ReLU()
+        self.fc2 = nn.Linear(16, 5)
+        self.dequant = tq.DeQuantStub()
+
+    def forward(self, x):
+        x = self.quant(x)
+        a = self.relu(self.fc1(x))
+        b = self.fc2(a)
+        return ir(a), ir(b), self.dequant(b)
+
+
+save("static_linear", static_quant(LinearNet(), [torch.randn(6, 20) for _ in range(4)],
+                                   [["fc1", "relu"]]),
+     [torch.randn(6, 20)], "exact", "quantized::linear_relu and quantized::linear (per-channel weights)")
+
+
+class Elementwise(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.qa = tq.QuantStub()
+        self.qb = tq.QuantStub()
+        self.add = nn.quantized.FloatFunctional()
+        self.add_relu = nn.quantized.FloatFunctional()
+        self.mul = nn.quantized.FloatFunctional()
+        self.cat = nn.quantized.FloatFunctional()
+
+    def forward(self, a, b):
+        a = self.qa(a)
+        b = self.qb(b)
+        s = self.add.add(a, b)
+        r = self.add_relu.add_relu(a, b)
+        p = self.mul.mul(a, b)
+        c = self.cat.cat([a, b], 1)
+        return ir(s), ir(r), ir(p), ir(c)
+
+
+calib = [(torch.randn(2, 3, 8, 8), torch.randn(2, 3, 8, 8) * 2) for _ in range(4)]
+m = Elementwise().eval()
+m.qconfig = tq.get_default_qconfig("fbgemm")
+tq.prepare(m, inplace=True)
+with torch.no_grad():
+    for a, b in calib:
+        m(a, b)
+tq.convert(m, inplace=True)
+save("static_elementwise", m, [torch.randn(2, 3, 8, 8), torch.randn(2, 3, 8, 8) * 2], "quantum",
+     "quantized::add / add_relu (PyTorch's vector path dequantizes with an fma: 1 quantum at "
+     "ties), quantized::mul (exact), quantized::cat (requantized through float)")
+
+
+class Pools(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.quant = tq.QuantStub()
+
+    def forward(self, x):
+        x = self.quant(x)
+        a = F.max_pool2d(x, 3, 2, 1)
+        b = F.avg_pool2d(x, 3, 2, 1)
+        c = F.avg_pool2d(x, 3, 2, 1, count_include_pad=False, ceil_mode=True)
+        d = F.adaptive_avg_pool2d(x, (3, 4))
+        e = F.interpolate(x, scale_factor=2.0, mode="nearest")
+        f = torch.relu(x)
+        g = F.max_pool1d(torch.flatten(x, 2), 4)
+        return (ir(a), ir(b), ir(c), ir(d), ir(e), ir(f),
+                ir(g))
+
+
+save("static_pooling", static_quant(Pools(), [torch.randn(2, 3, 13, 11) for _ in range(3)]),
+     [torch.randn(2, 3, 13, 11)], "exact",
+     "aten::max_pool2d / avg_pool2d (count_include_pad, ceil_mode) / adaptive_avg_pool2d / "
+     "upsample_nearest2d / relu / max_pool1d on quantized tensors")
+
+
+class Activations(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.quant = tq.QuantStub()
+        self.hs = nn.Hardswish()
+        self.lrelu = nn.LeakyReLU(0.1)
+        self.sig = nn.Sigmoid()
+        self.bn = nn.BatchNorm2d(3)
+
+    def forward(self, x):
+        x = self.quant(x)
+        return (ir(self.hs(x)), ir(self.lrelu(x)), ir(self.sig(x)),
+                ir(self.bn(x)))
+
+
+m = Activations()
+with torch.no_grad():
+    m.bn.running_mean.uniform_(-0.5, 0.5)
+    m.bn.running_var.uniform_(0.5, 2.0)
+    m.bn.weight.uniform_(0.5, 1.5)
+save("static_activations", static_quant(m, [torch.randn(2, 3, 9, 9) * 2 for _ in range(3)]),
+     [torch.randn(2, 3, 9, 9) * 2], "quantum",
+     "quantized::hardswish, leaky_relu, aten::sigmoid on quint8, quantized::batch_norm2d "
+     "(PyTorch's vector paths: fma dequantize, Sleef exp: 1 quantum at ties); traced, as the "
+     "scripted quantized BatchNorm2d fails in PyTorch 1.13 itself", trace=True)
+
+
+class Transposed(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.quant = tq.QuantStub()
+        self.t = nn.ConvTranspose2d(4, 3, 3, stride=2, padding=1)
+
+    def forward(self, x):
+        return ir(self.t(self.quant(x)))
+
+
+m = Transposed().eval()
+m.qconfig = tq.QConfig(activation=tq.default_observer, weight=tq.default_weight_observer)
+tq.prepare(m, inplace=True)
+with torch.no_grad():
+    for _ in range(3):
+        m(torch.randn(1, 4, 6, 5))
+tq.convert(m, inplace=True)
+save("static_conv_transpose2d", m, [torch.randn(1, 4, 6, 5)], "exact",
+     "quantized::conv_transpose2d (per-tensor weights, stride 2; PyTorch's onednn engine takes no output_padding)")
+
+
+# ---- dynamic quantization ---------------------------------------------------------------------
+
+class DynLinear(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(24, 32)
+        self.fc2 = nn.Linear(32, 7)
+
+    def forward(self, x):
+        return self.fc2(torch.relu(self.fc1(x)))
+
+
+m = tq.quantize_dynamic(DynLinear().eval(), {nn.Linear}, dtype=torch.qint8)
+save("dynamic_linear", m, [torch.randn(3, 5, 24)], "float",
+     "quantized::linear_dynamic (int8, reduce_range as quantize_dynamic saves it)", 1e-5, 1e-5)
+# fp16 dynamic quantization: PyTorch 1.13 here (onednn engine, no fbgemm) cannot pack fp16
+# weights ("linear_prepack_fp16 is currently not supported by ONEDNN"), so no oracle case.
+
+
+class DynRnn(nn.Module):
+    def __init__(self, cls, **kw):
+        super().__init__()
+        self.rnn = cls(10, 16, **kw)
+
+    def forward(self, x):
+        y, h = self.rnn(x)
+        return y, h
+
+
+class DynLstm(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.rnn = nn.LSTM(10, 16, num_layers=2, bidirectional=True)
+
+    def forward(self, x):
+        y, (h, c) = self.rnn(x)
+        return y, h, c
+
+
+m = tq.quantize_dynamic(DynLstm().eval(), {nn.LSTM}, dtype=torch.qint8)
+save("dynamic_lstm", m, [torch.randn(6, 2, 10)], "float",
+     "aten::quantized_lstm (2 layers, bidirectional, int8 dynamic cells)", 1e-4, 1e-4)
+m = tq.quantize_dynamic(DynRnn(nn.GRU, batch_first=True).eval(), {nn.GRU}, dtype=torch.qint8)
+save("dynamic_gru", m, [torch.randn(2, 7, 10)], "float",
+     "aten::quantized_gru (batch_first, int8 dynamic cells)", 1e-4, 1e-4)
+
+
+# ---- quantized embedding bags ------------------------------------------------------------------
+
+class EmbeddingBags(nn.Module):
+    def forward(self, byte_w, nibble_w, idx, off, psw):
+        a = torch.ops.quantized.embedding_bag_byte_rowwise_offsets(byte_w, idx, off, False, 0, False,
+                                                                   None, None, False)
+        b = torch.ops.quantized.embedding_bag_4bit_rowwise_offsets(nibble_w, idx, off, False, 1, False,
+                                                                   None, None, True)
+        c = torch.ops.quantized.embedding_bag_byte_rowwise_offsets(byte_w, idx, off, False, 0, False,
+                                                                   psw, None, False)
+        return a, b, c
+
+
+ew = torch.randn(10, 8)
+save("embedding_bag", EmbeddingBags(),
+     [torch.ops.quantized.embedding_bag_byte_prepack(ew), torch.ops.quantized.embedding_bag_4bit_prepack(ew),
+      torch.tensor([1, 3, 3, 7, 0, 9, 2]), torch.tensor([0, 2, 5]), torch.rand(7)],
+     "float", "quantized::embedding_bag_byte / 4bit_rowwise_offsets (sum; mode 1 with "
+     "include_last_offset, which PyTorch 1.13 without fbgemm sums too; per_sample_weights) over "
+     "PyTorch's packed rows", 1e-6, 1e-6)
+
+
+# ---- the d2go detector's quantized body on PyTorch's resized input ---------------------------
+# ../shared/wild/d2go_detector resizes its image with a float bilinear interpolate before the
+# quantized network; this case feeds the network (TracingAdapter.model: FBNet backbone, RPN,
+# ROI heads, all static-quantized, plus torchvision::roi_align / nms) PyTorch's resized image,
+# so that the quantized kernels are checked on a real detector apart from that resize.
+
+wild = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "shared", "wild",
+                    "d2go_detector")
+if os.path.exists(os.path.join(wild, "model.pt")):
+    import torchvision  # noqa: F401  (registers torchvision::nms / roi_align for torch.jit.load)
+
+    d2go = torch.jit.load(os.path.join(wild, "model.pt"))
+    img = torch.from_numpy(np.load(os.path.join(wild, "in0.npy")))
+    x = torch.mul(torch.unsqueeze(img, 0), 255)
+    x = F.interpolate(x, None, 320. / min(x.shape[-2:]), "bilinear", True, True)
+    d = os.path.join(OUT, "d2go_body")
+    os.makedirs(d, exist_ok=True)
+    d2go.model.save(os.path.join(d, "model.pt"))
+    body = torch.jit.load(os.path.join(d, "model.pt"))
+    x0 = torch.select(x, 0, 0).contiguous()
+    with torch.no_grad():
+        outs = body(x0)
+    np.save(os.path.join(d, "in0.npy"), x0.numpy())
+    for i, y in enumerate(outs):
+        np.save(os.path.join(d, f"out{i}.npy"), y.numpy())
+    with open(os.path.join(d, "meta.json"), "w") as f:
+        json.dump({"compare": "float", "rtol": 1e-4, "atol": 1e-4,
+                   "why": "d2go's static-quantized FBNet detector (boxes, class indices, scores, "
+                          "image size) on PyTorch's resized image"}, f, indent=1)
+
+
+# ---- printing ---------------------------------------------------------------------------------
+
+with open(os.path.join(OUT, "print.txt"), "w") as f:
+    q = torch.quantize_per_tensor(torch.tensor([[0.5, -1.25], [3.0, 0.1]]), 0.25, 3, torch.quint8)
+    f.write(str(q) + "\n")
+    q = torch.quantize_per_channel(torch.tensor([[1.0, 2.0], [3., 4.]]), torch.tensor([0.1, 0.2]),
+                                   torch.tensor([0, 1]), 0, torch.qint8)
+    f.write(str(q) + "\n")

@@ -1,0 +1,146 @@
+// Quantized models against PyTorch (issue 15): the cases gen_quantized.py makes with real
+// PyTorch (eager static quantization, quantize_dynamic, scripted tensor ops), loaded, run and
+// compared as each case's meta.json states:
+//   exact    integer outputs (int_repr) equal, float outputs (dequantize) equal;
+//   quantum  integer outputs within 1 (PyTorch's vector path differs from its scalar one at ties:
+//            fma dequantize in add, Sleef exp in sigmoid ...; the case names the op);
+//   float    within rtol / atol.
+// Also: printing a quantized tensor as PyTorch prints it, and the errors of bad quantized input.
+#include "oracle_util.h"
+
+#include "core/error.h"
+#include "core/npy.h"
+#include "ops/quantized.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace torchless {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::allClose;
+using testing::readFile;
+
+/// A float tensor from values (Tensor::fromVector's float overload).
+Tensor fv(const std::vector<float>& values, const IntList& sizes) {
+  return Tensor::fromVector(values, sizes);
+}
+
+fs::path casesDir() {
+  const char* d = std::getenv("TORCHLESS_QUANT_MODELS");
+  return d ? fs::path(d) : fs::path(TORCHLESS_BINARY_DIR) / "api_quantized";
+}
+
+std::vector<std::string> caseNames() {
+  std::vector<std::string> names = {
+      "tensor_per_tensor", "tensor_per_channel", "static_conv2d",   "static_conv1d_conv3d",
+      "static_linear",     "static_elementwise", "static_pooling",  "static_activations",
+      "static_conv_transpose2d", "dynamic_linear", "dynamic_lstm",  "dynamic_gru",
+      "embedding_bag", "d2go_body"};
+  return names;
+}
+
+class QuantizedOracle : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(QuantizedOracle, MatchesPyTorch) {
+  const fs::path dir = casesDir() / GetParam();
+  ASSERT_TRUE(fs::exists(dir / "meta.json")) << dir << " missing: run the api.gen_quantized fixture";
+  auto meta = nlohmann::json::parse(readFile(dir / "meta.json"));
+  const std::string compare = meta.at("compare");
+  SCOPED_TRACE(meta.at("why").get<std::string>());
+  std::vector<std::string> words;
+  for (int i = 0; fs::exists(dir / fmt::format("in{}.npy", i)); ++i)
+    words.push_back((dir / fmt::format("in{}.npy", i)).string());
+  std::vector<FlatOutput> outs = testing::runFlat((dir / "model.pt").string(), "forward", words);
+  size_t n = 0;
+  while (fs::exists(dir / fmt::format("out{}.npy", n))) ++n;
+  ASSERT_EQ(outs.size(), n);
+  for (size_t i = 0; i < n; ++i) {
+    SCOPED_TRACE(fmt::format("out{}", i));
+    ASSERT_TRUE(outs[i].tensor.has_value());
+    Tensor expected = loadNpy((dir / fmt::format("out{}.npy", i)).string());
+    const Tensor& actual = *outs[i].tensor;
+    const bool integer = !isFloatingType(expected.dtype());
+    if (compare == "float") {
+      EXPECT_TRUE(allClose(actual, expected, meta.at("rtol"), meta.at("atol")));
+    } else if (compare == "quantum" && integer) {
+      EXPECT_TRUE(allClose(actual, expected, 0, 1));
+    } else {
+      EXPECT_TRUE(allClose(actual, expected, 0, 0));
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Quantized, QuantizedOracle, ::testing::ValuesIn(caseNames()),
+                         [](const auto& info) { return info.param; });
+
+TEST(QuantizedPrintOracle, PrintsAsPyTorch) {
+  const fs::path file = casesDir() / "print.txt";
+  ASSERT_TRUE(fs::exists(file));
+  Tensor a = ops::quantizePerTensor(fv({0.5f, -1.25f, 3.0f, 0.1f}, {2, 2}), 0.25, 3,
+                                    ScalarType::QUInt8);
+  Tensor b = ops::quantizePerChannel(fv({1.f, 2.f, 3.f, 4.f}, {2, 2}),
+                                     Tensor::fromVector(std::vector<float>{0.1f, 0.2f}, {2}),
+                                     Tensor::fromVector(std::vector<int64_t>{0, 1}, {2}), 0,
+                                     ScalarType::QInt8);
+  EXPECT_EQ(a.toString() + "\n" + b.toString() + "\n", readFile(file));
+}
+
+// ---- bad input --------------------------------------------------------------------------------
+
+TEST(Quantized, BadQuantizationParametersAreClearErrors) {
+  Tensor x = fv({1.f, 2.f}, {2});
+  try {
+    ops::quantizePerTensor(x, 0.0, 0, ScalarType::QUInt8);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("scale must be a positive"), std::string::npos) << e.what();
+  }
+  try {
+    ops::quantizePerTensor(x, 0.1, 300, ScalarType::QUInt8);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("zero_point 300 is out of range for quint8"), std::string::npos)
+        << e.what();
+  }
+  try {
+    ops::quantizePerTensor(x, 0.1, 0, ScalarType::Float);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("not supported"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(ops::qScale(x), Error);
+  EXPECT_THROW(ops::intRepr(x), Error);
+}
+
+TEST(Quantized, KernelsRejectWrongDtypesAndShapes) {
+  Tensor x = ops::quantizePerTensor(fv({1.f, 2.f, 3.f, 4.f}, {1, 1, 2, 2}), 0.1, 0,
+                                    ScalarType::QInt8);
+  Tensor w = ops::quantizePerTensor(fv({1.f}, {1, 1, 1, 1}), 0.1, 0, ScalarType::QInt8);
+  try {  // activations must be quint8
+    ops::qconv(x, w, std::nullopt, {1, 1}, {0, 0}, {1, 1}, 1, false, {}, 0.1, 0, false);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("input must be a torch.quint8 tensor"), std::string::npos) << e.what();
+  }
+  Tensor xu = ops::quantizePerTensor(fv({1.f, 2.f, 3.f}, {1, 3}), 0.1, 0, ScalarType::QUInt8);
+  Tensor w2 = ops::quantizePerTensor(fv({1.f, 2.f}, {1, 2}), 0.1, 0, ScalarType::QInt8);
+  try {
+    ops::qlinear(xu, w2, std::nullopt, 0.1, 0, false);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("does not match the weight"), std::string::npos) << e.what();
+  }
+  Tensor big = ops::quantizePerTensor(fv({1.f, 2.f}, {1, 1, 1, 2}), 0.1, 0, ScalarType::QUInt8);
+  Tensor wk = ops::quantizePerTensor(fv({1.f, 1.f, 1.f}, {1, 1, 1, 3}), 0.1, 0, ScalarType::QInt8);
+  try {  // kernel wider than the input
+    ops::qconv(big, wk, std::nullopt, {1, 1}, {0, 0}, {1, 1}, 1, false, {}, 0.1, 0, false);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("too small for the kernel"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace torchless
