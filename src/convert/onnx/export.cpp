@@ -254,6 +254,7 @@ void registerConverter(std::string_view schema, OnnxConverter converter) {
   }
   PrepareOptions po;
   po.constantInputs = options.constantInputs;
+  po.foldBatchNorm = options.fold;
   {
     size_t k = 0;
     for (size_t i = 0; i < graph.inputs().size(); ++i) {

@@ -4,6 +4,7 @@
 #include "convert/conversion_ctx.h"
 #include "core/error.h"
 #include "ir/operator_matching.h"
+#include "passes/passes.h"
 #include "runtime/interpreter.h"
 #include "runtime/kernel.h"
 
@@ -127,17 +128,99 @@ size_t countIfs(const Block* block) {
   return n;
 }
 
-// In-place ops become functional: uses of the written input after the op use its output.
-void makeFunctional(Block* block) {
-  for (Node* n : block->nodes()) {
-    for (Block* b : n->blocks()) makeFunctional(b);
-    if (n->inputs().empty() || n->outputs().size() != 1) continue;
-    const OpInfo* op = matchOperator(n, OperatorRegistry::global());
-    if (!op || !op->mutates || op->schema.arguments().empty()) continue;
-    const auto& a0 = op->schema.arguments()[0].aliasInfo();
-    if (!a0 || !a0->isWrite()) continue;
-    if (n->input(0)->type()->kind() != TypeKind::TensorType) continue;
-    n->input(0)->replaceAllUsesAfterNodeWith(n, n->output());
+// Names the constants the batch-norm folds made after the parameters they replace: a folded
+// conv / linear weight keeps the weight's name ("layer1.0.conv1.weight"), its bias the bias's
+// name, or the weight's with ".bias" for a convolution that had none.
+void foldBatchNorms(Graph& g, std::unordered_map<const Value*, std::string>& weightNames) {
+  struct Names {
+    std::string weight, bias;
+  };
+  std::unordered_map<Node*, Names> before;
+  // Convolutions and linears stay (the batch norms after them go).
+  static const std::unordered_set<Symbol> kinds = {Symbol::aten("conv1d"), Symbol::aten("conv2d"),
+                                                   Symbol::aten("conv3d"), Symbol::aten("_convolution"),
+                                                   Symbol::aten("linear")};
+  for (Node* n : g.nodes())
+    if (n->inputs().size() >= 3 && kinds.count(n->kind()))
+      if (auto w = weightNames.find(n->input(1)); w != weightNames.end()) {
+        Names names{w->second, ""};
+        if (auto b = weightNames.find(n->input(2)); b != weightNames.end()) names.bias = b->second;
+        else if (names.weight.ends_with(".weight"))
+          names.bias = names.weight.substr(0, names.weight.size() - 7) + ".bias";
+        before[n] = names;
+      }
+  bool folded = passes::foldConvBn(g);
+  folded |= passes::foldLinearBn(g);
+  if (!folded) return;
+  std::unordered_set<const Value*> live;
+  for (const Node* n : g.nodes()) live.insert(n->outputs().begin(), n->outputs().end());
+  std::erase_if(weightNames, [&](const auto& kv) { return !live.count(kv.first); });
+  for (Node* n : g.nodes()) {
+    auto it = before.find(n);
+    if (it == before.end()) continue;
+    if (!weightNames.count(n->input(1))) weightNames[n->input(1)] = it->second.weight;
+    if (!weightNames.count(n->input(2)) && !it->second.bias.empty()) weightNames[n->input(2)] = it->second.bias;
+  }
+}
+
+bool inside(const Block* b, const Node* n) {
+  for (const Node* cur = n; cur; cur = cur->owningBlock() ? cur->owningBlock()->owningNode() : nullptr)
+    if (cur->owningBlock() == b) return true;
+  return false;
+}
+
+// Lists of tensors grown by aten::append inside a prim::Loop or prim::If (a list literal
+// filled in a loop) become values that flow: loop-carried through each Loop and an output of
+// each If between the list's block and the append, and the append's result (the list) is what
+// later readers in its block see. The interpreter computes the same (append still appends to
+// the one list); the ONNX converters see sequences (SequenceInsert, ConcatFromSequence ...).
+void carryListAppends(Graph& g) {
+  const Symbol append = Symbol::aten("append");
+  std::vector<Node*> appends;
+  std::function<void(Block*, bool)> collect = [&](Block* b, bool nested) {
+    for (Node* n : b->nodes()) {
+      for (Block* s : n->blocks()) collect(s, true);
+      if (nested && n->kind() == append && n->inputs().size() == 2 && n->input(1)->type() &&
+          n->input(1)->type()->kind() == TypeKind::TensorType)
+        appends.push_back(n);
+    }
+  };
+  collect(g.block(), false);
+  for (Node* a : appends) {
+    Value* list = a->input(0);
+    const Block* home = list->node()->owningBlock();
+    std::vector<Node*> owners;
+    for (Block* b = a->owningBlock(); b != home && b->owningNode(); b = b->owningNode()->owningBlock())
+      owners.insert(owners.begin(), b->owningNode());
+    Value* cur = list;
+    for (Node* n : owners) {
+      Value* after = n->addOutput();
+      after->setType(cur->type());
+      if (n->kind() == prim::Loop) {
+        n->addInput(cur);
+        Block* body = n->blocks()[0];
+        Value* carried = body->addInput();
+        carried->setType(cur->type());
+        body->registerOutput(carried);
+        std::vector<Use> uses = cur->uses();
+        for (const Use& u : uses) {
+          if (u.user == n) continue;
+          if (u.user->isAfter(n)) u.user->replaceInput(u.offset, after);
+          else if (inside(body, u.user)) u.user->replaceInput(u.offset, carried);
+        }
+        cur = carried;
+      } else if (n->kind() == prim::If) {
+        for (Block* b : n->blocks()) b->registerOutput(cur);
+        std::vector<Use> uses = cur->uses();
+        for (const Use& u : uses)
+          if (u.user->isAfter(n)) u.user->replaceInput(u.offset, after);
+      } else {
+        throw Error(fmt::format("a list appended to inside {} cannot be exported", n->kind().toQualString()),
+                    convert::nodePlace(*a));
+      }
+    }
+    a->output()->setType(cur->type());
+    cur->replaceAllUsesAfterNodeWith(a, a->output());
   }
 }
 
@@ -323,10 +406,13 @@ PreparedGraph prepareForExport(const Graph& source, const std::vector<IValue>& i
     }
   }
 
-  // 2-3. constant branches, functional form.
+  // 2-3. constant branches, functional form, batch norms folded into convolutions.
   inlineConstantIfs(g.block());
-  makeFunctional(g.block());
+  decomposeFastPaths(g);
+  passes::removeMutation(g);
   removeDeadNodes(g.block());
+  if (options.foldBatchNorm) foldBatchNorms(g, out.weightNames);
+  carryListAppends(g);
   lowerListAppends(g);
 
   // 4-5, repeated while they inline branches: the nodes of an inlined branch were not
