@@ -271,6 +271,7 @@ OnnxConverterRegistry& onnxConverters() {
     registerNormConverters(registry);
     registerNnConverters(registry);
     registerRnnConverters(registry);
+    registerScatterConverters(registry);
   });
   return registry;
 }

@@ -153,6 +153,7 @@ void registerPoolConverters(OnnxConverterRegistry& r);
 void registerNormConverters(OnnxConverterRegistry& r);
 void registerNnConverters(OnnxConverterRegistry& r);
 void registerRnnConverters(OnnxConverterRegistry& r);
+void registerScatterConverters(OnnxConverterRegistry& r);
 
 // ---- helpers shared by converter files ----------------------------------------------------
 

@@ -311,6 +311,11 @@ void convertListConstruct(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
       // None in a returned tuple (googlenet's scripted GoogLeNetOutputs(x, None, None)): the
       // outputs are flattened from the node's inputs, None dropped.
       if (args[i].isNone() && n.kind() == prim::TupleConstruct) continue;
+      // Tensor?[] (index's indices): "" stands for None.
+      if (args[i].isNone()) {
+        xs.emplace_back();
+        continue;
+      }
       if (args[i].isTensorList())
         for (const auto& t : args[i].unwrapToTensorList()) xs.push_back(t);
       else
