@@ -386,6 +386,39 @@ void convertPassThrough(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   if (ctx.hasTensor(in)) ctx.setOutput(n, 0, ctx.toTensor(in));
 }
 
+// new_zeros / new_ones / new_full / new_empty(self, size, [fill,] dtype ...): self's dtype
+// unless given; a constant for a constant size, else ConstantOfShape.
+OnnxConverter fillNewLike(std::optional<double> fixed) {
+  return [fixed](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    const size_t dtypeIndex = fixed ? 2 : 3;
+    double value = fixed ? *fixed : args[2].unwrapToDouble();
+    ScalarType dt = args[dtypeIndex].isNone()
+                        ? dtypeOr(ctx, args[0].value())
+                        : scalarTypeFromInt(args[dtypeIndex].unwrapToInt()).value_or(ScalarType::Float);
+    if (args[1].isIValue()) return ctx.setStatic(n.output(), IValue(filled(args[1].unwrapToIntList(), value, dt)));
+    ::onnx::TensorProto v = toTensorProto(filled({1}, value, dt), "value");
+    ctx.setOutput(n, 0, ctx.op("ConstantOfShape", {intListTensor(ctx, args[1])}, {attrT("value", v)}));
+  };
+}
+
+// _cast_Long & co.: Cast.
+OnnxConverter castTo(ScalarType to) {
+  return [to](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    ctx.setOutput(n, 0, ctx.castTo(args[0].unwrapToTensor(), ctx.dtypeOf(args[0].value()), to));
+  };
+}
+
+// int / float comparisons computed at run time (loop counters): 0-d tensors compared.
+OnnxConverter scalarCompare(std::string opType, bool negate = false) {
+  return [opType, negate](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    const bool isFloat = n.input(0)->type()->kind() == TypeKind::FloatType ||
+                         n.input(1)->type()->kind() == TypeKind::FloatType;
+    ScalarType dt = isFloat ? ScalarType::Double : ScalarType::Long;
+    std::string y = ctx.op(opType, {tensorOrScalar(ctx, args[0], dt), tensorOrScalar(ctx, args[1], dt)});
+    ctx.setOutput(n, 0, negate ? ctx.op("Not", {y}) : y);
+  };
+}
+
 }  // namespace
 
 void registerShapeConverters(OnnxConverterRegistry& r) {
@@ -423,6 +456,32 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
   r.addOverloads({"aten::ones"}, fillNew(1.0));
   r.addOverloads({"aten::full"}, fillNew(std::nullopt));
   r.addOverloads({"aten::zeros_like"}, fillLike(0.0));
+  r.addOverloads({"aten::new_zeros"}, fillNewLike(0.0));
+  r.addOverloads({"aten::new_ones"}, fillNewLike(1.0));
+  r.addOverloads({"aten::new_empty"}, fillNewLike(0.0));
+  r.addOverloads({"aten::new_full"}, fillNewLike(std::nullopt));
+  r.addOverloads({"aten::_cast_Long"}, castTo(ScalarType::Long));
+  r.addOverloads({"aten::_cast_Int"}, castTo(ScalarType::Int));
+  r.addOverloads({"aten::_cast_Float"}, castTo(ScalarType::Float));
+  r.addOverloads({"aten::_cast_Double"}, castTo(ScalarType::Double));
+  r.addOverloads({"aten::_cast_Byte"}, castTo(ScalarType::Byte));
+  r.addOverloads({"aten::_cast_Char"}, castTo(ScalarType::Char));
+  r.addOverloads({"aten::_cast_Short"}, castTo(ScalarType::Short));
+  r.addOverloads({"aten::lt.int", "aten::lt.float"}, scalarCompare("Less"));
+  r.addOverloads({"aten::le.int", "aten::le.float"}, scalarCompare("LessOrEqual"));
+  r.addOverloads({"aten::gt.int", "aten::gt.float"}, scalarCompare("Greater"));
+  r.addOverloads({"aten::ge.int", "aten::ge.float"}, scalarCompare("GreaterOrEqual"));
+  r.addOverloads({"aten::eq.int", "aten::eq.float"}, scalarCompare("Equal"));
+  r.addOverloads({"aten::ne.int", "aten::ne.float"}, scalarCompare("Equal", /*negate=*/true));
+  // tensor(int / float / bool, dtype, device, requires_grad): the 0-d value cast to dtype.
+  r.addOverloads({"aten::tensor.int", "aten::tensor.float", "aten::tensor.bool"},
+                 [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+                   std::optional<ScalarType> dt;
+                   if (!args[1].isNone()) dt = scalarTypeFromInt(args[1].unwrapToInt());
+                   if (!dt) dt = ctx.dtypeOf(n.output());
+                   std::string x = args[0].unwrapToTensor();
+                   ctx.setOutput(n, 0, dt ? ctx.castTo(x, ctx.dtypeOf(args[0].value()), *dt) : x);
+                 });
   r.addOverloads({"aten::ones_like"}, fillLike(1.0));
   r.addOverloads({"aten::full_like"}, fillLike(std::nullopt));
   r.addNode(prim::NumToTensor, convertNumberIdentity);
