@@ -131,6 +131,13 @@ void convertTo(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
 
 // cat -> Concat; stack -> Unsqueeze each, Concat.
 void convertCat(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  if (ctx.isSequence(args[0].value())) {
+    // A list grown at run time -> ConcatFromSequence (new_axis for stack).
+    const bool stack = n.kind() == Symbol::aten("stack");
+    ctx.setOutput(n, 0, ctx.op("ConcatFromSequence", {ctx.toTensor(args[0].value())},
+                               {attrI("axis", args[1].unwrapToInt(0)), attrI("new_axis", stack ? 1 : 0)}));
+    return;
+  }
   auto xs = args[0].unwrapToTensorList();
   const Value* list = args[0].value();
   int64_t rank = -1;
@@ -371,6 +378,12 @@ void convertUnpack(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
 
 // aten::__getitem__ / aten::select.t of a tensor list with a constant index.
 void convertListGetItem(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  if (ctx.isSequence(args[0].value()) || !args[1].isIValue()) {
+    std::string seq = ctx.toSequence(args[0].value());
+    std::string i = args[1].isIValue() ? ctx.constScalar(static_cast<double>(args[1].unwrapToInt()), ScalarType::Long)
+                                       : ctx.castTo(args[1].unwrapToTensor(), ctx.dtypeOf(args[1].value()), ScalarType::Long);
+    return ctx.setOutput(n, 0, ctx.op("SequenceAt", {seq, i}));
+  }
   auto xs = args[0].unwrapToTensorList();
   int64_t i = args[1].unwrapToInt();
   if (i < 0) i += static_cast<int64_t>(xs.size());
@@ -518,6 +531,16 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
   });
   r.addNode(prim::TupleUnpack, convertUnpack);
   r.addOverloads({"aten::__getitem__.t", "aten::select.t"}, convertListGetItem);
+  // Lists grown at run time (prepare.cpp's carryListAppends): ONNX sequences.
+  r.addOverloads({"aten::append.t"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    std::string x = args[1].unwrapToTensor();
+    std::string seq = ctx.toSequence(args[0].value(), dtypeOr(ctx, args[1].value()));
+    ctx.setOutput(n, 0, ctx.op("SequenceInsert", {seq, x}));
+    ctx.markSequence(n.output());
+  });
+  r.addOverloads({"aten::len.t"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    ctx.setOutput(n, 0, ctx.op("SequenceLength", {ctx.toSequence(args[0].value())}));
+  });
 }
 
 }  // namespace torchless::onnx_export
