@@ -406,12 +406,11 @@ PreparedGraph prepareForExport(const Graph& source, const std::vector<IValue>& i
     }
   }
 
-  // 2-3. constant branches, functional form, batch norms folded into convolutions.
+  // 2-3. constant branches, functional form (batch norms fold after step 5).
   inlineConstantIfs(g.block());
   decomposeFastPaths(g);
   passes::removeMutation(g);
   removeDeadNodes(g.block());
-  if (options.foldBatchNorm) foldBatchNorms(g, out.weightNames);
   carryListAppends(g);
   lowerListAppends(g);
 
@@ -529,6 +528,9 @@ PreparedGraph prepareForExport(const Graph& source, const std::vector<IValue>& i
   removeDeadNodes(g.block());
   if (countIfs(g.block()) == ifsBefore || round == 31) break;
   }
+  // Batch norms fold once the specialization made their `training` flags and parameters
+  // constants (scripted modules compute them: `bn_training`, running stats through ifs).
+  if (options.foldBatchNorm) foldBatchNorms(g, out.weightNames);
   lowerDicts(g);
   removeDeadNodes(g.block());
   // Forget destroyed values (their addresses may be reused).

@@ -9,10 +9,10 @@
 //      names for the initializers); a module object input (`self`) is an error: freeze first;
 //   2. prim::If with a constant condition is replaced by the branch it takes (drops
 //      training-only branches: `if self.training:` of frozen models);
-//   3. transformer fast paths are decomposed (decomposeFastPaths); in-place ops and writes through views become functional (passes/remove_mutation.cpp),
-//      eval-mode batch norms fold into the convolution or linear before them (unless
-//      foldBatchNorm is off); lists grown by aten::append at the top level become one
-//      prim::ListConstruct per reader;
+//   3. transformer fast paths are decomposed (decomposeFastPaths); in-place ops and writes
+//      through views become functional (passes/remove_mutation.cpp); lists appended to in
+//      loops / ifs become loop-carried values / If outputs; lists grown by aten::append at
+//      the top level become one prim::ListConstruct per reader;
 //   4. the graph runs once on the example inputs in the interpreter, which specializes it:
 //      every top-level tensor gets its dtype and sizes, every int/float/bool/int[] is known;
 //      with dynamic axes a second run on inputs grown along those axes tells which values
@@ -21,7 +21,9 @@
 //      (aten::size, shape arithmetic, prim::NumToTensor of traced graphs, dict keys, devices),
 //      then dead code goes; steps 4-5 repeat while folding makes prim::If conditions constant
 //      (the nodes of an inlined branch are observed on the next run);
-//   6. dicts filled by aten::_set_item with constant keys become plain values (a returned dict
+//   6. eval-mode batch norms fold into the convolution or linear before them (unless
+//      foldBatchNorm is off; after 5, which makes scripted modules' `training` flags constant);
+//      dicts filled by aten::_set_item with constant keys become plain values (a returned dict
 //      a prim::DictConstruct).
 // Value-dependent prim::If / prim::Loop stay; the converter turns them into ONNX If / Loop.
 
