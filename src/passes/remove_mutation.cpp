@@ -187,6 +187,16 @@ class RemoveMutation {
       chain.insert(chain.begin(), d);
       cur = d->input(0);
     }
+    // Views whose sources nothing reads afterwards need no scattering back (a permute of a
+    // fresh layer_norm output written by add_): the chain starts at the topmost tensor read
+    // after the write (or defined outside the writer's block: a loop reads it next time).
+    for (size_t j = 0; j < chain.size(); ++j) {
+      Value* p = chain[j]->input(0);
+      if (readAfter(m, p, chain[j])) break;
+      cur = chain[j]->output();
+      chain.erase(chain.begin(), chain.begin() + static_cast<std::ptrdiff_t>(j) + 1);
+      j = static_cast<size_t>(-1);
+    }
     if (takesFromContainer(cur->node())) {
       for (const Value* c : cur->node()->inputs())
         if (!isTensor(c) && usedAfter(c, m))
@@ -200,6 +210,24 @@ class RemoveMutation {
                             opName(cur->node()), placeOf(cur->node())));
     }
     return cur;
+  }
+
+  // `p` (or a view of it not made by `next`) is read after m, or p lives outside m's block.
+  static bool readAfter(const Node* m, Value* p, const Node* next) {
+    if (p->node()->owningBlock() != m->owningBlock()) return true;
+    std::vector<Value*> stack{p};
+    std::unordered_set<const Value*> seen;
+    while (!stack.empty()) {
+      Value* x = stack.back();
+      stack.pop_back();
+      if (!seen.insert(x).second) continue;
+      for (const Use& u : x->uses()) {
+        if (u.user == m || (x == p && u.user == next)) continue;
+        if (u.user->isAfter(m)) return true;
+        if (u.offset == 0 && viewKind(u.user) != ViewKind::kNone) stack.push_back(u.user->output());
+      }
+    }
+    return false;
   }
 
   // Uses by `affected` users of `from`, and of the views of `from` made by unaffected nodes,
@@ -402,11 +430,18 @@ class RemoveMutation {
       case ViewKind::kT:
         return insertOp("aten::t", {val}, m)->output();
       case ViewKind::kPermute: {
-        std::optional<IValue> dims = toIValue(view->input(1));
-        if (!dims || !dims->isList())
-          fail(m, fmt::format("it writes through a permute with dims computed at run time (at {})", placeOf(view)));
         std::vector<int64_t> perm;
-        for (const auto& e : dims->toList()->list) perm.push_back(e.toInt());
+        if (std::optional<IValue> dims = toIValue(view->input(1)); dims && dims->isList()) {
+          for (const auto& e : dims->toList()->list) perm.push_back(e.toInt());
+        } else if (view->input(1)->node()->kind() == prim::ListConstruct) {
+          for (const Value* e : view->input(1)->node()->inputs()) {
+            std::optional<int64_t> d = constantInt(e);
+            if (!d) fail(m, fmt::format("it writes through a permute with dims computed at run time (at {})", placeOf(view)));
+            perm.push_back(*d);
+          }
+        } else {
+          fail(m, fmt::format("it writes through a permute with dims computed at run time (at {})", placeOf(view)));
+        }
         const auto rank = static_cast<int64_t>(perm.size());
         std::vector<IValue> inv(perm.size());
         for (int64_t i = 0; i < rank; ++i) inv[static_cast<size_t>((perm[i] % rank + rank) % rank)] = IValue(i);

@@ -201,6 +201,37 @@ graph(%x.1 : Tensor):
                 {IValue(ramp({3, 3}))});
 }
 
+// restart_resnet1d's `out3 = torch.add_(permute(layer_norm(..), [0, 2, 1]), shortcut)`: the
+// permute's source is never read again, so nothing is scattered back through it (its dims are a
+// list literal, as the archive's code has them).
+TEST(RemoveMutation, NoScatterBackWhenTheSourceIsNotReadAfter) {
+  expectRemoved(R"IR(
+graph(%x : Tensor, %s : Tensor):
+  %0 : int = prim::Constant[value=0]()
+  %1 : int = prim::Constant[value=1]()
+  %2 : int = prim::Constant[value=2]()
+  %d : int[] = prim::ListConstruct(%0, %2, %1)
+  %e : Tensor = aten::exp(%x)
+  %p : Tensor = aten::permute(%e, %d)
+  %a : Tensor = aten::add_(%p, %s, %1)
+  %r : Tensor = aten::relu(%a)
+  return (%r)
+)IR",
+                R"IR(
+graph(%x : Tensor, %s : Tensor):
+  %0 : int = prim::Constant[value=0]()
+  %1 : int = prim::Constant[value=1]()
+  %2 : int = prim::Constant[value=2]()
+  %d : int[] = prim::ListConstruct(%0, %2, %1)
+  %e : Tensor = aten::exp(%x)
+  %p : Tensor = aten::permute(%e, %d)
+  %3 : Tensor = aten::add(%p, %s, %1)
+  %r : Tensor = aten::relu(%3)
+  return (%r)
+)IR",
+                {IValue(ramp({2, 3, 4})), IValue(ramp({2, 4, 3}))});
+}
+
 // x[mask] = 0 and x[idx] += u: index_put_ becomes index_put.
 TEST(RemoveMutation, IndexPut) {
   expectRemoved(R"IR(

@@ -128,39 +128,58 @@ size_t countIfs(const Block* block) {
   return n;
 }
 
-// Names the constants the batch-norm folds made after the parameters they replace: a folded
-// conv / linear weight keeps the weight's name ("layer1.0.conv1.weight"), its bias the bias's
-// name, or the weight's with ".bias" for a convolution that had none.
-void foldBatchNorms(Graph& g, std::unordered_map<const Value*, std::string>& weightNames) {
-  struct Names {
-    std::string weight, bias;
+// Folds eval-mode batch norms into the conv / linear before them (passes/fold_conv_bn.cpp,
+// fold_linear_bn.cpp) and returns names for the constants the folds made, after the
+// parameters they replace: a folded weight keeps the weight's name ("layer1.0.conv1.weight"),
+// its bias the bias's name, or the weight's with ".bias" for a convolution that had none.
+std::unordered_map<const Value*, std::string> foldBatchNorms(
+    Graph& g, const std::unordered_map<const Value*, std::string>& weightNames) {
+  struct Before {
+    size_t weight, bias;  // unique ids of the inputs before folding
+    std::string weightName, biasName;
   };
-  std::unordered_map<Node*, Names> before;
   // Convolutions and linears stay (the batch norms after them go).
   static const std::unordered_set<Symbol> kinds = {Symbol::aten("conv1d"), Symbol::aten("conv2d"),
                                                    Symbol::aten("conv3d"), Symbol::aten("_convolution"),
                                                    Symbol::aten("linear")};
+  std::unordered_map<Node*, Before> before;
   for (Node* n : g.nodes())
     if (n->inputs().size() >= 3 && kinds.count(n->kind()))
       if (auto w = weightNames.find(n->input(1)); w != weightNames.end()) {
-        Names names{w->second, ""};
-        if (auto b = weightNames.find(n->input(2)); b != weightNames.end()) names.bias = b->second;
-        else if (names.weight.ends_with(".weight"))
-          names.bias = names.weight.substr(0, names.weight.size() - 7) + ".bias";
-        before[n] = names;
+        Before b{n->input(1)->unique(), n->input(2)->unique(), w->second, ""};
+        if (auto bias = weightNames.find(n->input(2)); bias != weightNames.end()) b.biasName = bias->second;
+        else if (b.weightName.ends_with(".weight"))
+          b.biasName = b.weightName.substr(0, b.weightName.size() - 7) + ".bias";
+        before[n] = b;
       }
+  std::unordered_map<const Value*, std::string> names;
   bool folded = passes::foldConvBn(g);
   folded |= passes::foldLinearBn(g);
-  if (!folded) return;
-  std::unordered_set<const Value*> live;
-  for (const Node* n : g.nodes()) live.insert(n->outputs().begin(), n->outputs().end());
-  std::erase_if(weightNames, [&](const auto& kv) { return !live.count(kv.first); });
+  if (!folded) return names;
   for (Node* n : g.nodes()) {
     auto it = before.find(n);
-    if (it == before.end()) continue;
-    if (!weightNames.count(n->input(1))) weightNames[n->input(1)] = it->second.weight;
-    if (!weightNames.count(n->input(2)) && !it->second.bias.empty()) weightNames[n->input(2)] = it->second.bias;
+    if (it == before.end() || !kinds.count(n->kind())) continue;
+    if (n->input(1)->unique() != it->second.weight) names[n->input(1)] = it->second.weightName;
+    if (n->input(2)->unique() != it->second.bias && !it->second.biasName.empty())
+      names[n->input(2)] = it->second.biasName;
   }
+  return names;
+}
+
+// Every value of g: graph inputs, node outputs and block parameters, nested blocks included.
+std::vector<Value*> allValues(Graph& g) {
+  std::vector<Value*> out(g.inputs().begin(), g.inputs().end());
+  std::function<void(Block*)> walk = [&](Block* b) {
+    for (Node* n : b->nodes()) {
+      out.insert(out.end(), n->outputs().begin(), n->outputs().end());
+      for (Block* s : n->blocks()) {
+        out.insert(out.end(), s->inputs().begin(), s->inputs().end());
+        walk(s);
+      }
+    }
+  };
+  walk(g.block());
+  return out;
 }
 
 bool inside(const Block* b, const Node* n) {
@@ -530,7 +549,29 @@ PreparedGraph prepareForExport(const Graph& source, const std::vector<IValue>& i
   }
   // Batch norms fold once the specialization made their `training` flags and parameters
   // constants (scripted modules compute them: `bn_training`, running stats through ifs).
-  if (options.foldBatchNorm) foldBatchNorms(g, out.weightNames);
+  if (options.foldBatchNorm) {
+    // The folds destroy values and make new ones, which may reuse destroyed values' addresses:
+    // what is known about values is carried across by their unique ids, never by address.
+    std::unordered_map<size_t, ValueFacts> factsById;
+    std::unordered_set<size_t> dynamicById;
+    std::unordered_map<size_t, std::string> namesById;
+    for (const auto& [v, f] : out.facts) factsById[v->unique()] = f;
+    for (const Value* v : out.dynamic) dynamicById.insert(v->unique());
+    for (const auto& [v, name] : out.weightNames) namesById[v->unique()] = name;
+    std::vector<Value*> values = allValues(g);
+    std::unordered_map<const Value*, std::string> named;
+    for (Value* v : values)
+      if (auto it = namesById.find(v->unique()); it != namesById.end()) named[v] = it->second;
+    for (const auto& [v, name] : foldBatchNorms(g, named)) namesById[v->unique()] = name;
+    out.facts.clear();
+    out.dynamic.clear();
+    out.weightNames.clear();
+    for (Value* v : allValues(g)) {
+      if (auto it = factsById.find(v->unique()); it != factsById.end()) out.facts[v] = it->second;
+      if (dynamicById.count(v->unique())) out.dynamic.insert(v);
+      if (auto it = namesById.find(v->unique()); it != namesById.end()) out.weightNames[v] = it->second;
+    }
+  }
   lowerDicts(g);
   removeDeadNodes(g.block());
   // Forget destroyed values (their addresses may be reused).
