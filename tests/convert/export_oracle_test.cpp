@@ -365,6 +365,43 @@ TEST(CliExportOracle, ExportsArchivesThatOnnxRuntimeRuns) {
   EXPECT_FALSE(fs::exists(bad));
 }
 
+// `torchless export` on real archives from ../shared/wild that torch.onnx 1.13 exports: ONNX
+// Runtime must give PyTorch's recorded outputs. reddit_bytelstm_v1 needs aten::_cast_Long,
+// restart_resnet1d_ptl prepacked::conv2d_clamp_run and a write through a permute (add_).
+// vit4mnist_ptl (dynamically quantized linears) is refused naming the operator and its line.
+TEST(WildExportOracle, ExportsRealArchivesThatOnnxRuntimeRuns) {
+  const char* bin = std::getenv("TORCHLESS_BIN");
+  ASSERT_NE(bin, nullptr) << "TORCHLESS_BIN is not set";
+  const fs::path wild = fs::path(TORCHLESS_SOURCE_DIR) / ".." / "shared" / "wild";
+  const fs::path outDir = fs::path(TORCHLESS_BINARY_DIR) / "convert_export_wild";
+  fs::create_directories(outDir);
+  for (const std::string name : {"cms_jetmatcher", "djl_identity", "reddit_bytelstm_v1", "restart_resnet1d_ptl",
+                                 "tiny_nerf_traced", "torchserve_dummy"}) {
+    SCOPED_TRACE(name);
+    const fs::path dir = wild / name;
+    ASSERT_TRUE(fs::exists(dir / "model.pt")) << dir;
+    std::string ins;
+    size_t n = 0;
+    while (fs::exists(dir / fmt::format("in{}.npy", n))) ins += " " + (dir / fmt::format("in{}.npy", n++)).string();
+    const fs::path out = outDir / (name + ".onnx");
+    fs::remove(out);
+    std::string log = runCommand(fmt::format("{} export {}{} -o {} 2>&1", bin, (dir / "model.pt").string(), ins,
+                                             out.string()));
+    ASSERT_TRUE(fs::exists(out)) << log;
+    EXPECT_NE(log.find("checked"), std::string::npos) << log;
+    auto res = nlohmann::json::parse(
+        runCommand(fmt::format("node {} {} {} {} 1e-4 1e-4", kRunOrt.string(), out.string(), dir.string(), n)));
+    EXPECT_TRUE(res["ok"].get<bool>()) << res.dump();
+  }
+  const fs::path vit = wild / "vit4mnist_ptl";
+  std::string log = runCommand(fmt::format("{} export {} {} -o {} 2>&1; echo rc=$?", bin, (vit / "model.pt").string(),
+                                           (vit / "in0.npy").string(), (outDir / "vit4mnist.onnx").string()));
+  EXPECT_NE(log.find("unsupported operator quantized::linear_dynamic"), std::string::npos) << log;
+  EXPECT_NE(log.find(".py:"), std::string::npos) << log;
+  EXPECT_NE(log.find("rc=1"), std::string::npos) << log;
+  EXPECT_FALSE(fs::exists(outDir / "vit4mnist.onnx"));
+}
+
 TEST_P(ExportOracle, CheckerAndOnnxRuntimeMatchPyTorch) { exportCase(GetParam()); }
 
 // The run corpus (gen_export_cases.py writes every one; a missing case fails).

@@ -9,7 +9,7 @@ if(TARGET convert_test)
   set_tests_properties(convert_gen_export_cases PROPERTIES FIXTURES_SETUP convert_export_cases
                        TIMEOUT 1200 ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1;OMP_NUM_THREADS=1")
   add_test(NAME convert_export_oracle
-           COMMAND convert_test --gtest_filter=Cases/ExportOracle.*:CliExportOracle.*:ExternalDataOracle.*)
+           COMMAND convert_test --gtest_filter=Cases/ExportOracle.*:CliExportOracle.*:ExternalDataOracle.*:WildExportOracle.*)
   set_tests_properties(convert_export_oracle PROPERTIES FIXTURES_REQUIRED convert_export_cases
                        TIMEOUT 1200 ENVIRONMENT "TORCHLESS_BIN=$<TARGET_FILE:torchless>")
   # Issue 14's coverage corpus: its own fixture, so that it generates in parallel with the above.
