@@ -45,6 +45,10 @@ bool foldLinearBn(Graph& graph);
 /// remove_mutation.cpp. Throws torchless::Error (naming the op and its place) where a write's
 /// aliasing cannot be resolved.
 bool removeMutation(Graph& graph);
+/// As removeMutation; with strict false, writes that cannot be made functional stay in the
+/// graph instead of throwing (export preparation runs it again, strict, once dead branches
+/// are gone).
+bool removeMutation(Graph& graph, bool strict);
 
 // ---- freeze.cpp ----
 

@@ -136,13 +136,28 @@ bool usedAfter(const Value* v, const Node* at) {
 
 class RemoveMutation {
  public:
-  explicit RemoveMutation(Graph& g) : g_(g) {}
+  RemoveMutation(Graph& g, bool strict) : g_(g), strict_(strict) {}
 
   bool run() {
     std::vector<Node*> writers;
     collect(g_.block(), writers);
-    for (Node* n : writers) rewrite(n);
-    return !writers.empty();
+    bool changed = false;
+    for (Node* n : writers) {
+      if (strict_) {
+        rewrite(n);
+        changed = true;
+        continue;
+      }
+      // Lenient: a write that cannot be made functional stays (a dead branch may drop it).
+      // A failed rewrite leaves the graph valid: what it inserted is unused (dead code), and a
+      // lift only carried the tensor through unchanged.
+      try {
+        rewrite(n);
+        changed = true;
+      } catch (const Error&) {
+      }
+    }
+    return changed;
   }
 
  private:
@@ -503,15 +518,18 @@ class RemoveMutation {
   }
 
   Graph& g_;
+  bool strict_;
 };
 
 }  // namespace
 
-bool removeMutation(Graph& graph) {
-  RemoveMutation pass(graph);
+bool removeMutation(Graph& graph, bool strict) {
+  RemoveMutation pass(graph, strict);
   bool changed = pass.run();
   if (changed) eliminateDeadCode(graph);
   return changed;
 }
+
+bool removeMutation(Graph& graph) { return removeMutation(graph, /*strict=*/true); }
 
 }  // namespace torchless::passes

@@ -428,7 +428,9 @@ PreparedGraph prepareForExport(const Graph& source, const std::vector<IValue>& i
   // 2-3. constant branches, functional form (batch norms fold after step 5).
   inlineConstantIfs(g.block());
   decomposeFastPaths(g);
-  passes::removeMutation(g);
+  // Lenient here: a write in a branch that specialization drops (stochastic depth's
+  // bernoulli_ under `if not training`) must not stop the export; step 6 insists.
+  passes::removeMutation(g, /*strict=*/false);
   removeDeadNodes(g.block());
   carryListAppends(g);
   lowerListAppends(g);
@@ -547,18 +549,33 @@ PreparedGraph prepareForExport(const Graph& source, const std::vector<IValue>& i
   removeDeadNodes(g.block());
   if (countIfs(g.block()) == ifsBefore || round == 31) break;
   }
+  // Forget values the sweeps destroyed before anything new is made (addresses are reused).
+  {
+    std::vector<Value*> values = allValues(g);
+    std::unordered_set<const Value*> live(values.begin(), values.end());
+    std::erase_if(out.facts, [&](const auto& kv) { return !live.count(kv.first); });
+    std::erase_if(out.weightNames, [&](const auto& kv) { return !live.count(kv.first); });
+    std::erase_if(out.dynamic, [&](const Value* v) { return !live.count(v); });
+  }
+  // Writes left by step 3 that survived specialization cannot be made functional: the error
+  // names the op and its place.
+  passes::removeMutation(g, /*strict=*/true);
   // Batch norms fold once the specialization made their `training` flags and parameters
   // constants (scripted modules compute them: `bn_training`, running stats through ifs).
   if (options.foldBatchNorm) {
     // The folds destroy values and make new ones, which may reuse destroyed values' addresses:
     // what is known about values is carried across by their unique ids, never by address.
+    // (Entries of values the dead-code sweeps destroyed are skipped: only live values are
+    // looked up, never a destroyed one's id.)
     std::unordered_map<size_t, ValueFacts> factsById;
     std::unordered_set<size_t> dynamicById;
     std::unordered_map<size_t, std::string> namesById;
-    for (const auto& [v, f] : out.facts) factsById[v->unique()] = f;
-    for (const Value* v : out.dynamic) dynamicById.insert(v->unique());
-    for (const auto& [v, name] : out.weightNames) namesById[v->unique()] = name;
     std::vector<Value*> values = allValues(g);
+    for (Value* v : values) {
+      if (auto it = out.facts.find(v); it != out.facts.end()) factsById[v->unique()] = it->second;
+      if (out.dynamic.count(v)) dynamicById.insert(v->unique());
+      if (auto it = out.weightNames.find(v); it != out.weightNames.end()) namesById[v->unique()] = it->second;
+    }
     std::unordered_map<const Value*, std::string> named;
     for (Value* v : values)
       if (auto it = namesById.find(v->unique()); it != namesById.end()) named[v] = it->second;
