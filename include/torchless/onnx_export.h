@@ -59,6 +59,9 @@ struct ExportOptions {
   std::map<std::string, std::vector<int64_t>> dynamicAxes;
   /// Graph inputs (by index) that are parameters: exported as initializers with this name.
   std::map<size_t, std::string> constantInputs;
+  /// Fold eval-mode batch norms into the convolution or linear before them, as torch.onnx
+  /// does (false: export the graph's batch norms as BatchNormalization).
+  bool fold = true;
   /// Run the ONNX checker and strict shape inference on the result (checkModel).
   bool check = true;
   std::string producerName = "torchless";

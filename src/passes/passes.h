@@ -42,6 +42,13 @@ bool foldConvBn(Graph& graph);
 bool foldConvAddMul(Graph& graph);
 /// fold_linear_bn.cpp.
 bool foldLinearBn(Graph& graph);
+/// remove_mutation.cpp. Throws torchless::Error (naming the op and its place) where a write's
+/// aliasing cannot be resolved.
+bool removeMutation(Graph& graph);
+/// As removeMutation; with strict false, writes that cannot be made functional stay in the
+/// graph instead of throwing (export preparation runs it again, strict, once dead branches
+/// are gone).
+bool removeMutation(Graph& graph, bool strict);
 
 // ---- freeze.cpp ----
 
@@ -123,5 +130,6 @@ extern const char* const kRemoveDropoutDescription;
 extern const char* const kFoldConvBnDescription;
 extern const char* const kFoldConvAddMulDescription;
 extern const char* const kFoldLinearBnDescription;
+extern const char* const kRemoveMutationDescription;
 
 }  // namespace torchless::passes

@@ -296,6 +296,25 @@ void registerShapeKernels(KernelRegistry& r) {
     defN<4>(r, name, [](const IValue* a) {
       return ops::indexPut(a[0].toTensor(), toOptTensorList(a[1]), a[2].toTensor(), a[3].toBool());
     });
+  // The functional forms of writes through views (passes/remove_mutation.cpp makes them):
+  // a copy of self with src written where slice / select would look.
+  defN<6>(r, "aten::slice_scatter", [](const IValue* a) {
+    Tensor out = ops::clone(a[0].toTensor());
+    Tensor view = ops::slice(out, a[2].toInt(), toOptInt(a[3]), toOptInt(a[4]), a[5].toInt());
+    ops::copy_(view, a[1].toTensor());
+    return out;
+  });
+  defN<4>(r, "aten::select_scatter", [](const IValue* a) {
+    Tensor out = ops::clone(a[0].toTensor());
+    Tensor view = ops::select(out, a[2].toInt(), a[3].toInt());
+    ops::copy_(view, a[1].toTensor());
+    return out;
+  });
+  defN<2>(r, "aten::fill.Scalar", [](const IValue* a) {
+    Tensor out = ops::clone(a[0].toTensor());
+    ops::fill_(out, toScalar(a[1]));
+    return out;
+  });
   defFamily(r, "aten::repeat",
             [](const IValue* a) { return ops::repeat(a[0].toTensor(), toIntList(a[1])); });
   defFamily(r, "aten::flip", [](const IValue* a) { return ops::flip(a[0].toTensor(), toIntList(a[1])); });

@@ -1,5 +1,6 @@
 // `torchless export MODEL.pt [INPUT ...] -o MODEL.onnx [--opset N] [--input-names a,b]
-//  [--output-names y] [--dynamic-axes NAME:AXIS[,AXIS...] ...] [--external-data-threshold BYTES]`
+//  [--output-names y] [--dynamic-axes NAME:AXIS[,AXIS...] ...] [--external-data-threshold BYTES]
+//  [--no-fold]`
 //
 // Loads the module (torchless::load), takes forward's graph, inlines it (passes/inline.cpp),
 // freezes it (every prim::GetAttr chain from self: tensors become parameter inputs exported
@@ -35,6 +36,7 @@ struct ExportCliOptions {
   std::vector<std::string> dynamicAxes;
   size_t externalDataThreshold = onnx_export::kDefaultExternalDataThreshold;
   bool noCheck = false;
+  bool noFold = false;
 };
 
 std::vector<std::string> splitComma(const std::string& s) {
@@ -145,6 +147,7 @@ void exportCommand(const ExportCliOptions& o) {
   onnx_export::ExportOptions options;
   options.opset = o.opset;
   options.check = !o.noCheck;
+  options.fold = !o.noFold;
   options.inputNames = splitComma(o.inputNames);
   options.outputNames = splitComma(o.outputNames);
   for (const auto& spec : o.dynamicAxes) {
@@ -229,6 +232,9 @@ void registerExportCommand(CLI::App& app) {
   cmd->add_flag("--no-check", opts->noCheck,
                "write the model without running the ONNX checker and shape inference (to inspect a "
                "model the checker rejects)");
+  cmd->add_flag("--no-fold", opts->noFold,
+                "keep batch norms as BatchNormalization (by default they fold into the convolution or "
+                "linear before them, as torch.onnx does)");
   cmd->callback([opts]() { exportCommand(*opts); });
 }
 

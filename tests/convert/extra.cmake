@@ -9,7 +9,17 @@ if(TARGET convert_test)
   set_tests_properties(convert_gen_export_cases PROPERTIES FIXTURES_SETUP convert_export_cases
                        TIMEOUT 1200 ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1;OMP_NUM_THREADS=1")
   add_test(NAME convert_export_oracle
-           COMMAND convert_test --gtest_filter=Cases/ExportOracle.*:CliExportOracle.*:ExternalDataOracle.*)
+           COMMAND convert_test --gtest_filter=Cases/ExportOracle.*:CliExportOracle.*:ExternalDataOracle.*:WildExportOracle.*)
   set_tests_properties(convert_export_oracle PROPERTIES FIXTURES_REQUIRED convert_export_cases
                        TIMEOUT 1200 ENVIRONMENT "TORCHLESS_BIN=$<TARGET_FILE:torchless>")
+  # Issue 14's coverage corpus: its own fixture, so that it generates in parallel with the above.
+  add_test(NAME convert_gen_export_coverage_cases
+           COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/convert/gen_export_coverage_cases.py
+                   ${PROJECT_BINARY_DIR}/convert_export_coverage_cases)
+  set_tests_properties(convert_gen_export_coverage_cases PROPERTIES FIXTURES_SETUP convert_export_coverage_cases
+                       TIMEOUT 600 ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1;OMP_NUM_THREADS=1")
+  add_test(NAME convert_export_coverage_oracle
+           COMMAND convert_test --gtest_filter=Coverage/CoverageExportOracle.*)
+  set_tests_properties(convert_export_coverage_oracle PROPERTIES FIXTURES_REQUIRED convert_export_coverage_cases
+                       TIMEOUT 900)
 endif()

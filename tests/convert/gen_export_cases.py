@@ -190,7 +190,8 @@ def save_io(d, inputs, outputs):
     for i, x in enumerate(inputs):
         np.save(os.path.join(d, "in%d.npy" % i), x.numpy())
     for k, y in enumerate(outputs):
-        np.save(os.path.join(d, "out%d.npy" % k), y.numpy())
+        # C order: a transposed output would otherwise be written in Fortran order.
+        np.save(os.path.join(d, "out%d.npy" % k), np.ascontiguousarray(y.numpy()))
 
 
 def wanted(name):

@@ -33,7 +33,7 @@ TEST(PassRegistry, HasEveryPassWithADescription) {
                                       "eliminate_dead_code", "fold_conv_add_mul", "fold_conv_bn",
                                       "fold_linear_bn", "freeze", "fuse_conv_activation",
                                       "inline", "lower_tuples", "peephole", "remove_dropout",
-                                      "unroll_loops"}));
+                                      "remove_mutation", "unroll_loops"}));
   for (const std::string& n : defaultPipeline()) EXPECT_NE(PassRegistry::global().find(n), nullptr);
 }
 

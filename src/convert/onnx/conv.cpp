@@ -3,6 +3,8 @@
 // (https://onnx.ai/onnx/operators/onnx__Conv.html, onnx__ConvTranspose.html).
 #include "convert/onnx/onnx_ctx.h"
 
+#include <cstring>
+
 namespace torchless::onnx_export {
 
 namespace {
@@ -98,7 +100,59 @@ void convertConvTransposeNd(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
 
 }  // namespace
 
+// The xnnpack context of a prepacked:: op (torch.utils.mobile_optimizer's archives): the
+// slots runtime/torchbind.h lists, read from the constant object.
+const Object& prepackedContext(const convert::ArgValue<std::string>& a) {
+  const IValue& v = a.unwrapToIValue();
+  if (!v.isObject()) a.fail("an xnnpack context object", convert::detail::describeIValue(v));
+  return *v.toObject();
+}
+
+// Clip(y, output_min, output_max) of a context's slots i, i + 1 (None: unbounded).
+std::string clampOutput(OnnxCtx& ctx, const std::string& y, const Object& c, size_t i, ScalarType dt) {
+  const IValue& lo = c.slots.at(i);
+  const IValue& hi = c.slots.at(i + 1);
+  if (lo.isNone() && hi.isNone()) return y;
+  return ctx.op("Clip", {y, lo.isNone() ? std::string() : ctx.constScalar(lo.toDouble(), dt),
+                         hi.isNone() ? std::string() : ctx.constScalar(hi.toDouble(), dt)});
+}
+
+// prepacked::conv2d_clamp_run(x, context) -> Conv (+ Clip); the context holds weight, bias,
+// stride, padding, dilation, groups, output_min, output_max.
+void convertConv2dClampRun(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  const Object& c = prepackedContext(args[1]);
+  Tensor w = c.slots.at(0).toTensor();
+  std::vector<int64_t> kernel(w.sizes().begin() + 2, w.sizes().end());
+  std::vector<int64_t> pads = c.slots.at(3).toIntVector();
+  pads.insert(pads.end(), pads.begin(), pads.end());
+  std::vector<std::string> in = {args[0].unwrapToTensor(), ctx.initializer(w)};
+  if (!c.slots.at(1).isNone()) in.push_back(ctx.initializer(c.slots.at(1).toTensor()));
+  std::string y = ctx.op("Conv", in,
+                         {attrIs("kernel_shape", kernel), attrIs("strides", c.slots.at(2).toIntVector()),
+                          attrIs("pads", pads), attrIs("dilations", c.slots.at(4).toIntVector()),
+                          attrI("group", c.slots.at(5).toInt())});
+  ctx.setOutput(n, 0, clampOutput(ctx, y, c, 6, w.dtype()));
+}
+
+// prepacked::linear_clamp_run(x, context) -> MatMul(x, W^T) + b (+ Clip); the context holds
+// weight, bias, output_min, output_max.
+void convertLinearClampRun(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  const Object& c = prepackedContext(args[1]);
+  Tensor w = c.slots.at(0).toTensor().contiguous();
+  const int64_t rows = w.sizes()[0], cols = w.sizes()[1];
+  Tensor wt = Tensor::empty({cols, rows}, w.dtype());
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t k = 0; k < cols; ++k)
+      std::memcpy(static_cast<char*>(wt.rawData()) + (k * rows + r) * w.itemsize(),
+                  static_cast<const char*>(w.rawData()) + (r * cols + k) * w.itemsize(), w.itemsize());
+  std::string y = ctx.op("MatMul", {args[0].unwrapToTensor(), ctx.initializer(wt)});
+  if (!c.slots.at(1).isNone()) y = ctx.op("Add", {y, ctx.initializer(c.slots.at(1).toTensor())});
+  ctx.setOutput(n, 0, clampOutput(ctx, y, c, 2, w.dtype()));
+}
+
 void registerConvConverters(OnnxConverterRegistry& r) {
+  r.addOverloads({"prepacked::conv2d_clamp_run"}, convertConv2dClampRun);
+  r.addOverloads({"prepacked::linear_clamp_run"}, convertLinearClampRun);
   r.addOverloads({"aten::_convolution", "aten::_convolution.deprecated"}, convertConvolution);
   r.addOverloads({"aten::conv1d", "aten::conv2d", "aten::conv3d", "aten::conv1d.padding",
                   "aten::conv2d.padding", "aten::conv3d.padding"},

@@ -112,6 +112,22 @@ OnnxConverter clampOneSide(bool isMin) {
   };
 }
 
+// div(self, other, rounding_mode): Div in the result dtype, then "floor" -> Floor and
+// "trunc" -> Sign * Floor(Abs); integer operands divide in double and cast back (as PyTorch's
+// floor / trunc division of ints).
+void convertDivMode(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  ScalarType dt = resultDtype(ctx, n);
+  std::optional<std::string> mode;
+  if (!args[2].isNone()) mode = args[2].unwrapToString();
+  if (mode && *mode != "floor" && *mode != "trunc") args[2].fail("None, 'floor' or 'trunc'", *mode);
+  const bool integral = isIntegralType(dt, true);
+  ScalarType compute = integral && mode ? ScalarType::Double : dt;
+  std::string q = ctx.op("Div", {tensorOrScalar(ctx, args[0], compute), tensorOrScalar(ctx, args[1], compute)});
+  if (mode && *mode == "floor") q = ctx.op("Floor", {q});
+  if (mode && *mode == "trunc") q = ctx.op("Mul", {ctx.op("Sign", {q}), ctx.op("Floor", {ctx.op("Abs", {q})})});
+  ctx.setOutput(n, 0, compute == dt ? q : ctx.castTo(q, compute, dt));
+}
+
 }  // namespace
 
 void registerElementwiseConverters(OnnxConverterRegistry& r) {
@@ -122,6 +138,7 @@ void registerElementwiseConverters(OnnxConverterRegistry& r) {
   r.addOverloads({"aten::mul.Tensor", "aten::mul.Scalar", "aten::mul_.Tensor", "aten::mul_.Scalar"}, binary("Mul"));
   // div: true division; integer inputs divide in float (the observed result dtype).
   r.addOverloads({"aten::div.Tensor", "aten::div.Scalar", "aten::div_.Tensor", "aten::div_.Scalar"}, binary("Div"));
+  r.addOverloads({"aten::div.Tensor_mode", "aten::div.Scalar_mode"}, convertDivMode);
   r.addOverloads({"aten::pow.Tensor_Tensor", "aten::pow.Tensor_Scalar", "aten::pow.Scalar",
                   "aten::pow_.Tensor", "aten::pow_.Scalar"},
                  binary("Pow"));

@@ -22,6 +22,11 @@ namespace {
 
 bool isStructural(Symbol k) { return k == prim::Constant || k == prim::If || k == prim::Loop; }
 
+bool isTensorListType(const Value* v) {
+  if (!v->type() || v->type()->kind() != TypeKind::ListType) return false;
+  return v->type()->expect<ListType>().getElementType()->kind() == TypeKind::TensorType;
+}
+
 bool hasTensorOutput(const Node& n) {
   for (const Value* v : n.outputs())
     if (!v->type() || v->type()->kind() == TypeKind::TensorType || v->type()->kind() == TypeKind::ListType ||
@@ -112,7 +117,7 @@ class Exporter {
 
   // A subgraph output must be produced inside it: outer values go through Identity.
   std::string subgraphOutput(::onnx::GraphProto& g, const Value* v) {
-    std::string name = ctx_.toTensor(v);
+    std::string name = isTensorListType(v) ? ctx_.toSequence(v) : ctx_.toTensor(v);
     for (const auto& node : g.node())
       for (const auto& o : node.output())
         if (o == name) return name;
@@ -144,7 +149,10 @@ class Exporter {
     ctx_.setCurrentNode(&n);
     auto outs = ctx_.opN("If", {cond}, n.outputs().size(),
                          {attrG("then_branch", thenG), attrG("else_branch", elseG)});
-    for (size_t i = 0; i < outs.size(); ++i) ctx_.setOutput(n, i, outs[i]);
+    for (size_t i = 0; i < outs.size(); ++i) {
+      ctx_.setOutput(n, i, outs[i]);
+      if (isTensorListType(n.output(i))) ctx_.markSequence(n.output(i));
+    }
   }
 
   // prim::Loop(max_trip_count, initial_condition, carried...) -> Loop
@@ -156,7 +164,8 @@ class Exporter {
     std::string cond = ctx_.toTensor(n.input(1));
     inputs.push_back(trip);
     inputs.push_back(cond);
-    for (size_t i = 2; i < n.inputs().size(); ++i) inputs.push_back(ctx_.toTensor(n.input(i)));
+    for (size_t i = 2; i < n.inputs().size(); ++i)
+      inputs.push_back(isTensorListType(n.input(i)) ? ctx_.toSequence(n.input(i)) : ctx_.toTensor(n.input(i)));
     std::vector<std::string> bodyInputs;
     bodyInputs.push_back(ctx_.freshName("iter"));
     ctx_.setTensor(body->inputs()[0], bodyInputs.back());
@@ -164,9 +173,12 @@ class Exporter {
     for (size_t i = 1; i < body->inputs().size(); ++i) {
       bodyInputs.push_back(ctx_.freshName("carried"));
       ctx_.setTensor(body->inputs()[i], bodyInputs.back());
+      if (isTensorListType(body->inputs()[i])) ctx_.markSequence(body->inputs()[i]);
       if (auto d = ctx_.dtypeOf(n.input(i + 1))) {
         ValueFacts f;
         f.dtype = *d;
+        // Sizes may change from one iteration to the next; the rank is taken to stay.
+        f.rank = ctx_.rankOf(n.input(i + 1));
         ctx_.setFacts(body->inputs()[i], f);
       }
     }
@@ -182,6 +194,12 @@ class Exporter {
         if (i < 2) {
           tt->set_elem_type(onnxDataType(i == 0 ? ScalarType::Long : ScalarType::Bool));
           tt->mutable_shape();
+        } else if (isTensorListType(n.input(i))) {
+          // A list grown in the loop: a sequence of tensors (of the elements' dtype, Float
+          // unless known).
+          vi->clear_type();
+          vi->mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()->set_elem_type(
+              onnxDataType(ScalarType::Float));
         } else if (auto d = ctx_.dtypeOf(n.input(i))) {
           tt->set_elem_type(onnxDataType(*d));
         } else {
@@ -202,7 +220,10 @@ class Exporter {
     });
     ctx_.setCurrentNode(&n);
     auto outs = ctx_.opN("Loop", inputs, n.outputs().size(), {attrG("body", g)});
-    for (size_t i = 0; i < outs.size(); ++i) ctx_.setOutput(n, i, outs[i]);
+    for (size_t i = 0; i < outs.size(); ++i) {
+      ctx_.setOutput(n, i, outs[i]);
+      if (isTensorListType(n.output(i))) ctx_.markSequence(n.output(i));
+    }
   }
 
   OnnxCtx& ctx_;
@@ -254,6 +275,7 @@ void registerConverter(std::string_view schema, OnnxConverter converter) {
   }
   PrepareOptions po;
   po.constantInputs = options.constantInputs;
+  po.foldBatchNorm = options.fold;
   {
     size_t k = 0;
     for (size_t i = 0; i < graph.inputs().size(); ++i) {

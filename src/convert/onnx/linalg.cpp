@@ -1,6 +1,7 @@
 // ONNX converters: matrix products (src/ops/linalg.cpp's family).
 #include "convert/onnx/onnx_ctx.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace torchless::onnx_export {
@@ -58,6 +59,13 @@ void convertLinear(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
 void registerLinalgConverters(OnnxConverterRegistry& r) {
   r.addOverloads({"aten::mm", "aten::bmm", "aten::matmul"}, convertMatMul);
   r.addOverloads({"aten::addmm"}, convertAddmm);
+  // einsum(equation, tensors, path) -> Einsum (https://onnx.ai/onnx/operators/onnx__Einsum.html);
+  // the contraction path only orders the work.
+  r.addOverloads({"aten::einsum"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    std::string eq = args[0].unwrapToString();
+    eq.erase(std::remove(eq.begin(), eq.end(), ' '), eq.end());
+    ctx.setOutput(n, 0, ctx.op("Einsum", args[1].unwrapToTensorList(), {attrS("equation", eq)}));
+  });
   r.addOverloads({"aten::linear"}, convertLinear);
 }
 

@@ -94,6 +94,15 @@ void registerNnConverters(OnnxConverterRegistry& r) {
                   "aten::feature_alpha_dropout_"},
                  convertDropout);
   r.addOverloads({"aten::embedding"}, convertEmbedding);
+  // one_hot(self, num_classes) -> OneHot(self, depth, [0, 1]) in int64
+  // (https://onnx.ai/onnx/operators/onnx__OneHot.html); num_classes -1 is max(self) + 1.
+  r.addOverloads({"aten::one_hot"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    std::string x = ctx.castTo(args[0].unwrapToTensor(), ctx.dtypeOf(args[0].value()), ScalarType::Long);
+    int64_t classes = args[1].unwrapToInt(-1);
+    std::string depth = classes >= 0 ? ctx.constInt64s({classes})
+                                     : ctx.op("Add", {reduce(ctx, "ReduceMax", x, {}, false), ctx.constScalar(1, ScalarType::Long)});
+    ctx.setOutput(n, 0, ctx.op("OneHot", {x, depth, ctx.constInt64s({0, 1})}, {attrI("axis", -1)}));
+  });
   r.addOverloads({"aten::constant_pad_nd"}, convertConstantPad);
   r.addOverloads({"aten::upsample_nearest2d", "aten::upsample_nearest2d.vec"}, upsample(false));
   r.addOverloads({"aten::upsample_bilinear2d", "aten::upsample_bilinear2d.vec"}, upsample(true));

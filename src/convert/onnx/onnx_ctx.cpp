@@ -181,6 +181,7 @@ std::optional<std::vector<int64_t>> OnnxCtx::sizesOf(const Value* v) const {
 
 std::optional<int64_t> OnnxCtx::rankOf(const Value* v) const {
   if (auto s = sizesOf(v)) return static_cast<int64_t>(s->size());
+  if (auto it = facts_.find(v); it != facts_.end() && it->second.rank) return it->second.rank;
   if (v->type())
     if (const auto* t = v->type()->cast<TensorType>(); t && t->dim()) return static_cast<int64_t>(*t->dim());
   return std::nullopt;
@@ -258,6 +259,21 @@ std::string tensorOrScalar(OnnxCtx& ctx, const convert::ArgValue<std::string>& a
   return ctx.castTo(a.unwrapToTensor(), ctx.dtypeOf(a.value()), to);
 }
 
+std::string OnnxCtx::toSequence(const Value* v, ScalarType emptyDtype) {
+  if (isSequence(v)) return toTensor(v);
+  std::vector<std::string> xs;
+  if (hasTensorList(v)) {
+    xs = tensorList(v);
+  } else if (isStatic(v) && staticValue(v).isList() && v->node()->kind() == prim::ListConstruct) {
+    for (const Value* e : v->node()->inputs()) xs.push_back(toTensor(e));
+  } else {
+    throw Error(fmt::format("value %{} is not a list of tensors", v->debugName()));
+  }
+  std::string seq = xs.empty() ? op("SequenceEmpty", {}, {attrI("dtype", onnxDataType(emptyDtype))})
+                               : op("SequenceConstruct", xs);
+  return seq;
+}
+
 OnnxConverterRegistry& onnxConverters() {
   static OnnxConverterRegistry registry("onnx");
   static std::once_flag once;
@@ -271,6 +287,7 @@ OnnxConverterRegistry& onnxConverters() {
     registerNormConverters(registry);
     registerNnConverters(registry);
     registerRnnConverters(registry);
+    registerScatterConverters(registry);
   });
   return registry;
 }

@@ -35,6 +35,8 @@ struct ValueFacts {
   std::optional<std::vector<int64_t>> sizes;
   /// Dims whose size follows a dynamic axis of some input.
   std::vector<bool> dynamicDims;
+  /// The rank when the sizes are not known (a loop-carried tensor: its initial value's rank).
+  std::optional<int64_t> rank;
 };
 
 /// One ONNX node attribute.
@@ -107,6 +109,15 @@ class OnnxCtx : public convert::ConversionCtx<std::string> {
   void markDynamic(const Value* v) { dynamic_.insert(v); }
   bool isDynamic(const Value* v) const { return dynamic_.count(v) > 0; }
 
+  // ---- sequences ---------------------------------------------------------------------------
+
+  /// Marks a backend value as an ONNX sequence of tensors (a list grown at run time).
+  void markSequence(const Value* v) { sequences_.insert(v); }
+  bool isSequence(const Value* v) const { return sequences_.count(v) > 0; }
+  /// The list value v as an ONNX sequence: itself when it is one, else SequenceConstruct of its
+  /// tensors (SequenceEmpty of `emptyDtype` for an empty list). Throws when v is not a list.
+  std::string toSequence(const Value* v, ScalarType emptyDtype = ScalarType::Float);
+
   // ---- subgraphs (prim::If / prim::Loop bodies) ------------------------------------------
 
   /// Builds into `g` while `fn` runs (nodes, not initializers: those stay in the main graph).
@@ -132,6 +143,7 @@ class OnnxCtx : public convert::ConversionCtx<std::string> {
   std::unordered_map<const void*, std::pair<Tensor, std::string>> initializerByTensor_;
   std::unordered_map<const Value*, ValueFacts> facts_;
   std::unordered_set<const Value*> dynamic_;
+  std::unordered_set<const Value*> sequences_;
 };
 
 using OnnxArgs = convert::Args<std::string>;
@@ -153,6 +165,7 @@ void registerPoolConverters(OnnxConverterRegistry& r);
 void registerNormConverters(OnnxConverterRegistry& r);
 void registerNnConverters(OnnxConverterRegistry& r);
 void registerRnnConverters(OnnxConverterRegistry& r);
+void registerScatterConverters(OnnxConverterRegistry& r);
 
 // ---- helpers shared by converter files ----------------------------------------------------
 

@@ -4,6 +4,7 @@
 #include "convert/conversion_ctx.h"
 #include "core/error.h"
 #include "ir/operator_matching.h"
+#include "passes/passes.h"
 #include "runtime/interpreter.h"
 #include "runtime/kernel.h"
 
@@ -127,17 +128,118 @@ size_t countIfs(const Block* block) {
   return n;
 }
 
-// In-place ops become functional: uses of the written input after the op use its output.
-void makeFunctional(Block* block) {
-  for (Node* n : block->nodes()) {
-    for (Block* b : n->blocks()) makeFunctional(b);
-    if (n->inputs().empty() || n->outputs().size() != 1) continue;
-    const OpInfo* op = matchOperator(n, OperatorRegistry::global());
-    if (!op || !op->mutates || op->schema.arguments().empty()) continue;
-    const auto& a0 = op->schema.arguments()[0].aliasInfo();
-    if (!a0 || !a0->isWrite()) continue;
-    if (n->input(0)->type()->kind() != TypeKind::TensorType) continue;
-    n->input(0)->replaceAllUsesAfterNodeWith(n, n->output());
+// Folds eval-mode batch norms into the conv / linear before them (passes/fold_conv_bn.cpp,
+// fold_linear_bn.cpp) and returns names for the constants the folds made, after the
+// parameters they replace: a folded weight keeps the weight's name ("layer1.0.conv1.weight"),
+// its bias the bias's name, or the weight's with ".bias" for a convolution that had none.
+std::unordered_map<const Value*, std::string> foldBatchNorms(
+    Graph& g, const std::unordered_map<const Value*, std::string>& weightNames) {
+  struct Before {
+    size_t weight, bias;  // unique ids of the inputs before folding
+    std::string weightName, biasName;
+  };
+  // Convolutions and linears stay (the batch norms after them go).
+  static const std::unordered_set<Symbol> kinds = {Symbol::aten("conv1d"), Symbol::aten("conv2d"),
+                                                   Symbol::aten("conv3d"), Symbol::aten("_convolution"),
+                                                   Symbol::aten("linear")};
+  std::unordered_map<Node*, Before> before;
+  for (Node* n : g.nodes())
+    if (n->inputs().size() >= 3 && kinds.count(n->kind()))
+      if (auto w = weightNames.find(n->input(1)); w != weightNames.end()) {
+        Before b{n->input(1)->unique(), n->input(2)->unique(), w->second, ""};
+        if (auto bias = weightNames.find(n->input(2)); bias != weightNames.end()) b.biasName = bias->second;
+        else if (b.weightName.ends_with(".weight"))
+          b.biasName = b.weightName.substr(0, b.weightName.size() - 7) + ".bias";
+        before[n] = b;
+      }
+  std::unordered_map<const Value*, std::string> names;
+  bool folded = passes::foldConvBn(g);
+  folded |= passes::foldLinearBn(g);
+  if (!folded) return names;
+  for (Node* n : g.nodes()) {
+    auto it = before.find(n);
+    if (it == before.end() || !kinds.count(n->kind())) continue;
+    if (n->input(1)->unique() != it->second.weight) names[n->input(1)] = it->second.weightName;
+    if (n->input(2)->unique() != it->second.bias && !it->second.biasName.empty())
+      names[n->input(2)] = it->second.biasName;
+  }
+  return names;
+}
+
+// Every value of g: graph inputs, node outputs and block parameters, nested blocks included.
+std::vector<Value*> allValues(Graph& g) {
+  std::vector<Value*> out(g.inputs().begin(), g.inputs().end());
+  std::function<void(Block*)> walk = [&](Block* b) {
+    for (Node* n : b->nodes()) {
+      out.insert(out.end(), n->outputs().begin(), n->outputs().end());
+      for (Block* s : n->blocks()) {
+        out.insert(out.end(), s->inputs().begin(), s->inputs().end());
+        walk(s);
+      }
+    }
+  };
+  walk(g.block());
+  return out;
+}
+
+bool inside(const Block* b, const Node* n) {
+  for (const Node* cur = n; cur; cur = cur->owningBlock() ? cur->owningBlock()->owningNode() : nullptr)
+    if (cur->owningBlock() == b) return true;
+  return false;
+}
+
+// Lists of tensors grown by aten::append inside a prim::Loop or prim::If (a list literal
+// filled in a loop) become values that flow: loop-carried through each Loop and an output of
+// each If between the list's block and the append, and the append's result (the list) is what
+// later readers in its block see. The interpreter computes the same (append still appends to
+// the one list); the ONNX converters see sequences (SequenceInsert, ConcatFromSequence ...).
+void carryListAppends(Graph& g) {
+  const Symbol append = Symbol::aten("append");
+  std::vector<Node*> appends;
+  std::function<void(Block*, bool)> collect = [&](Block* b, bool nested) {
+    for (Node* n : b->nodes()) {
+      for (Block* s : n->blocks()) collect(s, true);
+      if (nested && n->kind() == append && n->inputs().size() == 2 && n->input(1)->type() &&
+          n->input(1)->type()->kind() == TypeKind::TensorType)
+        appends.push_back(n);
+    }
+  };
+  collect(g.block(), false);
+  for (Node* a : appends) {
+    Value* list = a->input(0);
+    const Block* home = list->node()->owningBlock();
+    std::vector<Node*> owners;
+    for (Block* b = a->owningBlock(); b != home && b->owningNode(); b = b->owningNode()->owningBlock())
+      owners.insert(owners.begin(), b->owningNode());
+    Value* cur = list;
+    for (Node* n : owners) {
+      Value* after = n->addOutput();
+      after->setType(cur->type());
+      if (n->kind() == prim::Loop) {
+        n->addInput(cur);
+        Block* body = n->blocks()[0];
+        Value* carried = body->addInput();
+        carried->setType(cur->type());
+        body->registerOutput(carried);
+        std::vector<Use> uses = cur->uses();
+        for (const Use& u : uses) {
+          if (u.user == n) continue;
+          if (u.user->isAfter(n)) u.user->replaceInput(u.offset, after);
+          else if (inside(body, u.user)) u.user->replaceInput(u.offset, carried);
+        }
+        cur = carried;
+      } else if (n->kind() == prim::If) {
+        for (Block* b : n->blocks()) b->registerOutput(cur);
+        std::vector<Use> uses = cur->uses();
+        for (const Use& u : uses)
+          if (u.user->isAfter(n)) u.user->replaceInput(u.offset, after);
+      } else {
+        throw Error(fmt::format("a list appended to inside {} cannot be exported", n->kind().toQualString()),
+                    convert::nodePlace(*a));
+      }
+    }
+    a->output()->setType(cur->type());
+    cur->replaceAllUsesAfterNodeWith(a, a->output());
   }
 }
 
@@ -323,10 +425,14 @@ PreparedGraph prepareForExport(const Graph& source, const std::vector<IValue>& i
     }
   }
 
-  // 2-3. constant branches, functional form.
+  // 2-3. constant branches, functional form (batch norms fold after step 5).
   inlineConstantIfs(g.block());
-  makeFunctional(g.block());
+  decomposeFastPaths(g);
+  // Lenient here: a write in a branch that specialization drops (stochastic depth's
+  // bernoulli_ under `if not training`) must not stop the export; step 6 insists.
+  passes::removeMutation(g, /*strict=*/false);
   removeDeadNodes(g.block());
+  carryListAppends(g);
   lowerListAppends(g);
 
   // 4-5, repeated while they inline branches: the nodes of an inlined branch were not
@@ -442,6 +548,46 @@ PreparedGraph prepareForExport(const Graph& source, const std::vector<IValue>& i
   inlineConstantIfs(g.block());
   removeDeadNodes(g.block());
   if (countIfs(g.block()) == ifsBefore || round == 31) break;
+  }
+  // Forget values the sweeps destroyed before anything new is made (addresses are reused).
+  {
+    std::vector<Value*> values = allValues(g);
+    std::unordered_set<const Value*> live(values.begin(), values.end());
+    std::erase_if(out.facts, [&](const auto& kv) { return !live.count(kv.first); });
+    std::erase_if(out.weightNames, [&](const auto& kv) { return !live.count(kv.first); });
+    std::erase_if(out.dynamic, [&](const Value* v) { return !live.count(v); });
+  }
+  // Writes left by step 3 that survived specialization cannot be made functional: the error
+  // names the op and its place.
+  passes::removeMutation(g, /*strict=*/true);
+  // Batch norms fold once the specialization made their `training` flags and parameters
+  // constants (scripted modules compute them: `bn_training`, running stats through ifs).
+  if (options.foldBatchNorm) {
+    // The folds destroy values and make new ones, which may reuse destroyed values' addresses:
+    // what is known about values is carried across by their unique ids, never by address.
+    // (Entries of values the dead-code sweeps destroyed are skipped: only live values are
+    // looked up, never a destroyed one's id.)
+    std::unordered_map<size_t, ValueFacts> factsById;
+    std::unordered_set<size_t> dynamicById;
+    std::unordered_map<size_t, std::string> namesById;
+    std::vector<Value*> values = allValues(g);
+    for (Value* v : values) {
+      if (auto it = out.facts.find(v); it != out.facts.end()) factsById[v->unique()] = it->second;
+      if (out.dynamic.count(v)) dynamicById.insert(v->unique());
+      if (auto it = out.weightNames.find(v); it != out.weightNames.end()) namesById[v->unique()] = it->second;
+    }
+    std::unordered_map<const Value*, std::string> named;
+    for (Value* v : values)
+      if (auto it = namesById.find(v->unique()); it != namesById.end()) named[v] = it->second;
+    for (const auto& [v, name] : foldBatchNorms(g, named)) namesById[v->unique()] = name;
+    out.facts.clear();
+    out.dynamic.clear();
+    out.weightNames.clear();
+    for (Value* v : allValues(g)) {
+      if (auto it = factsById.find(v->unique()); it != factsById.end()) out.facts[v] = it->second;
+      if (dynamicById.count(v->unique())) out.dynamic.insert(v);
+      if (auto it = namesById.find(v->unique()); it != namesById.end()) out.weightNames[v] = it->second;
+    }
   }
   lowerDicts(g);
   removeDeadNodes(g.block());

@@ -9,8 +9,10 @@
 //      names for the initializers); a module object input (`self`) is an error: freeze first;
 //   2. prim::If with a constant condition is replaced by the branch it takes (drops
 //      training-only branches: `if self.training:` of frozen models);
-//   3. in-place ops become functional: later uses of the written input use the op's output;
-//      lists grown by aten::append at the top level become one prim::ListConstruct per reader;
+//   3. transformer fast paths are decomposed (decomposeFastPaths); in-place ops and writes
+//      through views become functional (passes/remove_mutation.cpp); lists appended to in
+//      loops / ifs become loop-carried values / If outputs; lists grown by aten::append at
+//      the top level become one prim::ListConstruct per reader;
 //   4. the graph runs once on the example inputs in the interpreter, which specializes it:
 //      every top-level tensor gets its dtype and sizes, every int/float/bool/int[] is known;
 //      with dynamic axes a second run on inputs grown along those axes tells which values
@@ -19,7 +21,9 @@
 //      (aten::size, shape arithmetic, prim::NumToTensor of traced graphs, dict keys, devices),
 //      then dead code goes; steps 4-5 repeat while folding makes prim::If conditions constant
 //      (the nodes of an inlined branch are observed on the next run);
-//   6. dicts filled by aten::_set_item with constant keys become plain values (a returned dict
+//   6. eval-mode batch norms fold into the convolution or linear before them (unless
+//      foldBatchNorm is off; after 5, which makes scripted modules' `training` flags constant);
+//      dicts filled by aten::_set_item with constant keys become plain values (a returned dict
 //      a prim::DictConstruct).
 // Value-dependent prim::If / prim::Loop stay; the converter turns them into ONNX If / Loop.
 
@@ -41,6 +45,9 @@ struct PrepareOptions {
   std::map<size_t, std::string> constantInputs;
   /// Dynamic axes by graph input index.
   std::map<size_t, std::vector<int64_t>> dynamicAxes;
+  /// Fold eval-mode batch norms into the convolution / linear before them (passes/
+  /// fold_conv_bn.cpp, fold_linear_bn.cpp), as torch.onnx does.
+  bool foldBatchNorm = true;
   /// Fold tensors computed from constants when they have at most this many elements.
   int64_t foldTensorLimit = 64;
 };
@@ -64,6 +71,11 @@ struct PreparedGraph {
 /// input. Throws torchless::Error for a wrong input count or a module object input.
 PreparedGraph prepareForExport(const Graph& graph, const std::vector<IValue>& inputs,
                                const PrepareOptions& options = {});
+
+/// Replaces PyTorch's transformer fast paths (aten::_native_multi_head_attention,
+/// aten::_transformer_encoder_layer_fwd) without masks by the ops they compute
+/// (decompose.cpp), as torch.onnx's traced slow path exports them. Nodes with a mask stay.
+void decomposeFastPaths(Graph& g);
 
 /// Removes nodes whose outputs are unused and that have no side effects (nested blocks too).
 void removeDeadNodes(Block* block);

@@ -131,6 +131,13 @@ void convertTo(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
 
 // cat -> Concat; stack -> Unsqueeze each, Concat.
 void convertCat(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  if (ctx.isSequence(args[0].value())) {
+    // A list grown at run time -> ConcatFromSequence (new_axis for stack).
+    const bool stack = n.kind() == Symbol::aten("stack");
+    ctx.setOutput(n, 0, ctx.op("ConcatFromSequence", {ctx.toTensor(args[0].value())},
+                               {attrI("axis", args[1].unwrapToInt(0)), attrI("new_axis", stack ? 1 : 0)}));
+    return;
+  }
   auto xs = args[0].unwrapToTensorList();
   const Value* list = args[0].value();
   int64_t rank = -1;
@@ -311,6 +318,11 @@ void convertListConstruct(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
       // None in a returned tuple (googlenet's scripted GoogLeNetOutputs(x, None, None)): the
       // outputs are flattened from the node's inputs, None dropped.
       if (args[i].isNone() && n.kind() == prim::TupleConstruct) continue;
+      // Tensor?[] (index's indices): "" stands for None.
+      if (args[i].isNone()) {
+        xs.emplace_back();
+        continue;
+      }
       if (args[i].isTensorList())
         for (const auto& t : args[i].unwrapToTensorList()) xs.push_back(t);
       else
@@ -366,6 +378,12 @@ void convertUnpack(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
 
 // aten::__getitem__ / aten::select.t of a tensor list with a constant index.
 void convertListGetItem(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  if (ctx.isSequence(args[0].value()) || !args[1].isIValue()) {
+    std::string seq = ctx.toSequence(args[0].value());
+    std::string i = args[1].isIValue() ? ctx.constScalar(static_cast<double>(args[1].unwrapToInt()), ScalarType::Long)
+                                       : ctx.castTo(args[1].unwrapToTensor(), ctx.dtypeOf(args[1].value()), ScalarType::Long);
+    return ctx.setOutput(n, 0, ctx.op("SequenceAt", {seq, i}));
+  }
   auto xs = args[0].unwrapToTensorList();
   int64_t i = args[1].unwrapToInt();
   if (i < 0) i += static_cast<int64_t>(xs.size());
@@ -379,6 +397,39 @@ void convertPassThrough(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   if (ctx.isStatic(in)) ctx.setStatic(n.output(), ctx.staticValue(in));
   if (ctx.hasTensorList(in)) ctx.setTensorList(n.output(), ctx.tensorList(in));
   if (ctx.hasTensor(in)) ctx.setOutput(n, 0, ctx.toTensor(in));
+}
+
+// new_zeros / new_ones / new_full / new_empty(self, size, [fill,] dtype ...): self's dtype
+// unless given; a constant for a constant size, else ConstantOfShape.
+OnnxConverter fillNewLike(std::optional<double> fixed) {
+  return [fixed](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    const size_t dtypeIndex = fixed ? 2 : 3;
+    double value = fixed ? *fixed : args[2].unwrapToDouble();
+    ScalarType dt = args[dtypeIndex].isNone()
+                        ? dtypeOr(ctx, args[0].value())
+                        : scalarTypeFromInt(args[dtypeIndex].unwrapToInt()).value_or(ScalarType::Float);
+    if (args[1].isIValue()) return ctx.setStatic(n.output(), IValue(filled(args[1].unwrapToIntList(), value, dt)));
+    ::onnx::TensorProto v = toTensorProto(filled({1}, value, dt), "value");
+    ctx.setOutput(n, 0, ctx.op("ConstantOfShape", {intListTensor(ctx, args[1])}, {attrT("value", v)}));
+  };
+}
+
+// _cast_Long & co.: Cast.
+OnnxConverter castTo(ScalarType to) {
+  return [to](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    ctx.setOutput(n, 0, ctx.castTo(args[0].unwrapToTensor(), ctx.dtypeOf(args[0].value()), to));
+  };
+}
+
+// int / float comparisons computed at run time (loop counters): 0-d tensors compared.
+OnnxConverter scalarCompare(std::string opType, bool negate = false) {
+  return [opType, negate](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    const bool isFloat = n.input(0)->type()->kind() == TypeKind::FloatType ||
+                         n.input(1)->type()->kind() == TypeKind::FloatType;
+    ScalarType dt = isFloat ? ScalarType::Double : ScalarType::Long;
+    std::string y = ctx.op(opType, {tensorOrScalar(ctx, args[0], dt), tensorOrScalar(ctx, args[1], dt)});
+    ctx.setOutput(n, 0, negate ? ctx.op("Not", {y}) : y);
+  };
 }
 
 }  // namespace
@@ -418,6 +469,32 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
   r.addOverloads({"aten::ones"}, fillNew(1.0));
   r.addOverloads({"aten::full"}, fillNew(std::nullopt));
   r.addOverloads({"aten::zeros_like"}, fillLike(0.0));
+  r.addOverloads({"aten::new_zeros"}, fillNewLike(0.0));
+  r.addOverloads({"aten::new_ones"}, fillNewLike(1.0));
+  r.addOverloads({"aten::new_empty"}, fillNewLike(0.0));
+  r.addOverloads({"aten::new_full"}, fillNewLike(std::nullopt));
+  r.addOverloads({"aten::_cast_Long"}, castTo(ScalarType::Long));
+  r.addOverloads({"aten::_cast_Int"}, castTo(ScalarType::Int));
+  r.addOverloads({"aten::_cast_Float"}, castTo(ScalarType::Float));
+  r.addOverloads({"aten::_cast_Double"}, castTo(ScalarType::Double));
+  r.addOverloads({"aten::_cast_Byte"}, castTo(ScalarType::Byte));
+  r.addOverloads({"aten::_cast_Char"}, castTo(ScalarType::Char));
+  r.addOverloads({"aten::_cast_Short"}, castTo(ScalarType::Short));
+  r.addOverloads({"aten::lt.int", "aten::lt.float"}, scalarCompare("Less"));
+  r.addOverloads({"aten::le.int", "aten::le.float"}, scalarCompare("LessOrEqual"));
+  r.addOverloads({"aten::gt.int", "aten::gt.float"}, scalarCompare("Greater"));
+  r.addOverloads({"aten::ge.int", "aten::ge.float"}, scalarCompare("GreaterOrEqual"));
+  r.addOverloads({"aten::eq.int", "aten::eq.float"}, scalarCompare("Equal"));
+  r.addOverloads({"aten::ne.int", "aten::ne.float"}, scalarCompare("Equal", /*negate=*/true));
+  // tensor(int / float / bool, dtype, device, requires_grad): the 0-d value cast to dtype.
+  r.addOverloads({"aten::tensor.int", "aten::tensor.float", "aten::tensor.bool"},
+                 [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+                   std::optional<ScalarType> dt;
+                   if (!args[1].isNone()) dt = scalarTypeFromInt(args[1].unwrapToInt());
+                   if (!dt) dt = ctx.dtypeOf(n.output());
+                   std::string x = args[0].unwrapToTensor();
+                   ctx.setOutput(n, 0, dt ? ctx.castTo(x, ctx.dtypeOf(args[0].value()), *dt) : x);
+                 });
   r.addOverloads({"aten::ones_like"}, fillLike(1.0));
   r.addOverloads({"aten::full_like"}, fillLike(std::nullopt));
   r.addNode(prim::NumToTensor, convertNumberIdentity);
@@ -454,6 +531,16 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
   });
   r.addNode(prim::TupleUnpack, convertUnpack);
   r.addOverloads({"aten::__getitem__.t", "aten::select.t"}, convertListGetItem);
+  // Lists grown at run time (prepare.cpp's carryListAppends): ONNX sequences.
+  r.addOverloads({"aten::append.t"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    std::string x = args[1].unwrapToTensor();
+    std::string seq = ctx.toSequence(args[0].value(), dtypeOr(ctx, args[1].value()));
+    ctx.setOutput(n, 0, ctx.op("SequenceInsert", {seq, x}));
+    ctx.markSequence(n.output());
+  });
+  r.addOverloads({"aten::len.t"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    ctx.setOutput(n, 0, ctx.op("SequenceLength", {ctx.toSequence(args[0].value())}));
+  });
 }
 
 }  // namespace torchless::onnx_export

@@ -1,0 +1,205 @@
+// ONNX converters: indexing and scattering (src/ops/scatter.cpp's family): advanced indexing
+// (aten::index.Tensor), index_put, and the functional forms of writes through views that
+// passes/remove_mutation.cpp makes (slice_scatter, select_scatter, fill), after torch.onnx's
+// symbolic_opset11 / 16 (index, index_put, slice_scatter, select_scatter).
+#include "convert/onnx/onnx_ctx.h"
+
+#include <limits>
+
+namespace torchless::onnx_export {
+
+namespace {
+
+constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
+
+std::string toLong(OnnxCtx& ctx, const std::string& x, const Value* v) {
+  return ctx.castTo(x, ctx.dtypeOf(v), ScalarType::Long);
+}
+
+// slice_scatter(self, src, dim, start, end, step) -> ScatterElements(self, indices, src, axis=dim)
+// with indices = the positions the slice covers along dim, expanded to src's shape
+// (https://onnx.ai/onnx/operators/onnx__ScatterElements.html). A slice covering the whole dim
+// is src itself.
+void scatterSlice(OnnxCtx& ctx, const Node& n, const Value* selfV, const std::string& self, const std::string& src,
+                  int64_t dim, std::optional<int64_t> startArg, std::optional<int64_t> endArg, int64_t step,
+                  const convert::ArgValue<std::string>& dimArg) {
+  auto sizes = ctx.sizesOf(selfV);
+  if (!sizes) dimArg.fail("a dim of known size", "a tensor of unknown sizes");
+  const int64_t rank = static_cast<int64_t>(sizes->size());
+  dim = wrapDim(dim, rank);
+  const int64_t size = (*sizes)[dim];
+  if (step <= 0) dimArg.fail("a slice with a positive step", std::to_string(step));
+  int64_t start = startArg.value_or(0), end = endArg.value_or(kInt64Max);
+  if (start < 0) start += size;
+  if (end < 0) end += size;
+  start = std::clamp<int64_t>(start, 0, size);
+  end = std::clamp<int64_t>(end, start, size);
+  if (start == 0 && end == size && step == 1) return ctx.setOutput(n, 0, src);
+  std::vector<int64_t> positions;
+  for (int64_t i = start; i < end; i += step) positions.push_back(i);
+  std::vector<int64_t> shape(rank, 1);
+  shape[dim] = static_cast<int64_t>(positions.size());
+  Tensor idx = Tensor::empty(shape, ScalarType::Long);
+  std::copy(positions.begin(), positions.end(), idx.data<int64_t>());
+  std::string indices = ctx.op("Expand", {ctx.initializer(idx), ctx.op("Shape", {src})});
+  ctx.setOutput(n, 0, ctx.op("ScatterElements", {self, indices, src}, {attrI("axis", dim)}));
+}
+
+void convertSliceScatter(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  std::string self = args[0].unwrapToTensor();
+  std::string src = ctx.castTo(args[1].unwrapToTensor(), ctx.dtypeOf(args[1].value()), dtypeOr(ctx, args[0].value()));
+  std::optional<int64_t> start, end;
+  if (!args[3].isNone()) start = args[3].unwrapToInt();
+  if (!args[4].isNone()) end = args[4].unwrapToInt();
+  scatterSlice(ctx, n, args[0].value(), self, src, args[2].unwrapToInt(0), start, end, args[5].unwrapToInt(1), args[2]);
+}
+
+// select_scatter(self, src, dim, index): src gets dim back (Unsqueeze), then as slice_scatter;
+// an index computed at run time (a loop counter) or a dim of unknown size: ScatterElements
+// with the index expanded to the unsqueezed src's shape.
+void convertSelectScatter(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  int64_t rank = ctx.expectRank(n, args[0].value());
+  int64_t dim = wrapDim(args[2].unwrapToInt(), rank);
+  auto known = ctx.sizesOf(args[0].value());
+  if (!args[3].isIValue() || !known || ctx.isDynamic(args[0].value())) {
+    std::string src = ctx.castTo(args[1].unwrapToTensor(), ctx.dtypeOf(args[1].value()), dtypeOr(ctx, args[0].value()));
+    src = unsqueeze(ctx, src, {dim});
+    std::string index = args[3].isIValue() ? ctx.constInt64s({args[3].unwrapToInt()})
+                                           : ctx.castTo(args[3].unwrapToTensor(), ctx.dtypeOf(args[3].value()), ScalarType::Long);
+    index = ctx.op("Reshape", {index, ctx.constInt64s(std::vector<int64_t>(rank, 1))});
+    index = ctx.op("Expand", {index, ctx.op("Shape", {src})});
+    ctx.setOutput(n, 0, ctx.op("ScatterElements", {args[0].unwrapToTensor(), index, src}, {attrI("axis", dim)}));
+    return;
+  }
+  int64_t index = args[3].unwrapToInt();
+  auto sizes = *known;
+  if (index < 0) index += sizes[dim];
+  if (index < 0 || index >= sizes[dim]) args[3].fail(fmt::format("an index into a dim of {}", sizes[dim]), std::to_string(index));
+  std::string src = ctx.castTo(args[1].unwrapToTensor(), ctx.dtypeOf(args[1].value()), dtypeOr(ctx, args[0].value()));
+  src = unsqueeze(ctx, src, {dim});
+  scatterSlice(ctx, n, args[0].value(), args[0].unwrapToTensor(), src, dim, index, index + 1, 1, args[2]);
+}
+
+// fill.Scalar(self, value) -> Expand(value, Shape(self)).
+void convertFill(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  ScalarType dt = dtypeOr(ctx, args[0].value());
+  std::string v = tensorOrScalar(ctx, args[1], dt);
+  ctx.setOutput(n, 0, ctx.op("Expand", {v, ctx.op("Shape", {args[0].unwrapToTensor()})}));
+}
+
+// The index tensors of a Tensor?[] argument ("" for None), in order.
+std::vector<std::pair<std::string, const Value*>> indexList(OnnxCtx& ctx, const convert::ArgValue<std::string>& a) {
+  const Node* def = a.value()->node();
+  if (def->kind() != prim::ListConstruct) a.fail("a list of index tensors built in the model", "a list computed at run time");
+  std::vector<std::pair<std::string, const Value*>> out;
+  for (const Value* v : def->inputs()) {
+    if (ctx.isStatic(v) && ctx.staticValue(v).isNone()) out.emplace_back("", v);
+    else out.emplace_back(ctx.toTensor(v), v);
+  }
+  return out;
+}
+
+bool isBoolIndex(OnnxCtx& ctx, const Value* v) {
+  auto dt = ctx.dtypeOf(v);
+  return dt == ScalarType::Bool || dt == ScalarType::Byte;
+}
+
+// Indices for GatherND / ScatterND: [..., k] int64 from k leading index tensors (broadcast),
+// or from one boolean mask (NonZero, transposed). Returns the indices and k.
+std::pair<std::string, int64_t> ndIndices(OnnxCtx& ctx, const Node& n, const convert::ArgValue<std::string>& a,
+                                          const std::vector<std::pair<std::string, const Value*>>& idx) {
+  if (idx.size() == 1 && !idx[0].first.empty() && isBoolIndex(ctx, idx[0].second)) {
+    int64_t r = ctx.expectRank(n, idx[0].second);
+    std::string mask = ctx.castTo(idx[0].first, ctx.dtypeOf(idx[0].second), ScalarType::Bool);
+    return {ctx.op("Transpose", {ctx.op("NonZero", {mask})}, {attrIs("perm", {1, 0})}), r};
+  }
+  std::vector<std::string> parts;
+  for (const auto& [t, v] : idx) {
+    if (t.empty()) a.fail("index tensors for the leading dims (no None before a tensor)", "None");
+    if (isBoolIndex(ctx, v)) a.fail("integer index tensors (or one boolean mask)", "a boolean mask among others");
+    parts.push_back(toLong(ctx, t, v));
+  }
+  if (parts.size() > 1) {
+    // Broadcast the index tensors to one shape: adding zeros of each shape broadcasts them all.
+    std::string zero = ctx.op("Mul", {parts[0], ctx.constScalar(0, ScalarType::Long)});
+    for (size_t i = 1; i < parts.size(); ++i) zero = ctx.op("Add", {zero, ctx.op("Mul", {parts[i], ctx.constScalar(0, ScalarType::Long)})});
+    for (auto& p : parts) p = ctx.op("Add", {p, zero});
+  }
+  for (auto& p : parts) p = unsqueeze(ctx, p, {-1});
+  std::string nd = parts.size() == 1 ? parts[0] : ctx.op("Concat", parts, {attrI("axis", -1)});
+  return {nd, static_cast<int64_t>(parts.size())};
+}
+
+// index.Tensor(self, indices): one tensor index (after leading Nones) -> Gather on its dim;
+// one boolean mask or several leading index tensors -> GatherND
+// (https://onnx.ai/onnx/operators/onnx__GatherND.html).
+void convertIndex(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  std::string self = args[0].unwrapToTensor();
+  auto idx = indexList(ctx, args[1]);
+  size_t lead = 0;
+  while (lead < idx.size() && idx[lead].first.empty()) ++lead;
+  size_t tensors = 0;
+  for (const auto& [t, v] : idx) tensors += !t.empty();
+  if (tensors == 1 && lead < idx.size() && !isBoolIndex(ctx, idx[lead].second)) {
+    std::string i = toLong(ctx, idx[lead].first, idx[lead].second);
+    return ctx.setOutput(n, 0, ctx.op("Gather", {self, i}, {attrI("axis", static_cast<int64_t>(lead))}));
+  }
+  if (lead > 0) args[1].fail("index tensors for the leading dims (no None before them)", "None before a tensor");
+  auto [nd, k] = ndIndices(ctx, n, args[1], std::vector(idx.begin(), idx.begin() + static_cast<std::ptrdiff_t>(tensors)));
+  (void)k;
+  ctx.setOutput(n, 0, ctx.op("GatherND", {self, nd}));
+}
+
+// index_put(self, indices, values, accumulate): a boolean mask with one value -> Where; else
+// ScatterND with values expanded to indices.shape[:-1] + self.shape[k:]
+// (https://onnx.ai/onnx/operators/onnx__ScatterND.html); accumulate adds (reduction "add" from
+// opset 16; before, values are scattered into zeros and added, as torch.onnx's opset 11 does).
+void convertIndexPut(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  std::string self = args[0].unwrapToTensor();
+  const ScalarType dt = dtypeOr(ctx, args[0].value());
+  std::string values = ctx.castTo(args[2].unwrapToTensor(), ctx.dtypeOf(args[2].value()), dt);
+  const bool accumulate = args[3].unwrapToBool(false);
+  auto idx = indexList(ctx, args[1]);
+  const int64_t rank = ctx.expectRank(n, args[0].value());
+  auto vsizes = ctx.sizesOf(args[2].value());
+  const bool single = vsizes && [&] {
+    int64_t c = 1;
+    for (int64_t s : *vsizes) c *= s;
+    return c == 1;
+  }();
+  if (idx.size() == 1 && !idx[0].first.empty() && isBoolIndex(ctx, idx[0].second) && single && !accumulate) {
+    int64_t mr = ctx.expectRank(n, idx[0].second);
+    std::string mask = ctx.castTo(idx[0].first, ctx.dtypeOf(idx[0].second), ScalarType::Bool);
+    std::vector<int64_t> trailing;
+    for (int64_t d = mr; d < rank; ++d) trailing.push_back(d);
+    if (!trailing.empty()) mask = unsqueeze(ctx, mask, trailing);
+    std::string v = vsizes->empty() ? values : ctx.op("Reshape", {values, ctx.constInt64s({})});
+    return ctx.setOutput(n, 0, ctx.op("Where", {mask, v, self}));
+  }
+  auto [nd, k] = ndIndices(ctx, n, args[1], idx);
+  // values broadcast to indices.shape[:-1] + self.shape[k:].
+  std::string ndShape = ctx.op("Shape", {nd});
+  std::string lead = ctx.op("Slice", {ndShape, ctx.constInt64s({0}), ctx.constInt64s({-1}), ctx.constInt64s({0})});
+  std::string rest = ctx.op("Slice", {ctx.op("Shape", {self}), ctx.constInt64s({k}), ctx.constInt64s({kInt64Max}),
+                                      ctx.constInt64s({0})});
+  std::string target = ctx.op("Concat", {lead, rest}, {attrI("axis", 0)});
+  std::string updates = ctx.op("Expand", {values, target});
+  if (!accumulate) return ctx.setOutput(n, 0, ctx.op("ScatterND", {self, nd, updates}));
+  if (ctx.opset() >= 16)
+    return ctx.setOutput(n, 0, ctx.op("ScatterND", {self, nd, updates}, {attrS("reduction", "add")}));
+  Tensor zero = Tensor::fromVector(std::vector<float>{0.0f}, {1}).to(dt);
+  std::string zeros = ctx.op("ConstantOfShape", {ctx.op("Shape", {self})}, {attrT("value", toTensorProto(zero, "value"))});
+  ctx.setOutput(n, 0, ctx.op("Add", {self, ctx.op("ScatterND", {zeros, nd, updates})}));
+}
+
+}  // namespace
+
+void registerScatterConverters(OnnxConverterRegistry& r) {
+  r.addOverloads({"aten::slice_scatter"}, convertSliceScatter);
+  r.addOverloads({"aten::select_scatter"}, convertSelectScatter);
+  r.addOverloads({"aten::fill.Scalar"}, convertFill);
+  r.addOverloads({"aten::index.Tensor", "aten::index.Tensor_hacked_twin"}, convertIndex);
+  r.addOverloads({"aten::index_put", "aten::index_put.hacked_twin"}, convertIndexPut);
+}
+
+}  // namespace torchless::onnx_export

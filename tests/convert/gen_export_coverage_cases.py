@@ -1,0 +1,229 @@
+"""Writes the ONNX export coverage cases (issue 14): models rebuilt from torch.onnx bug reports
+that need mutation removal (writes through views, in-place ops, index_put), advanced indexing,
+int arithmetic inside loops and the single ops einsum, one_hot, div with a rounding mode,
+new_zeros and _cast_Long. tests/convert/export_oracle_test.cpp (CoverageExportOracle) exports
+each at opsets 13 and 17 and runs it in ONNX Runtime against PyTorch.
+
+Usage: gen_export_coverage_cases.py OUT_DIR [name-substring ...]
+
+The case format is gen_export_cases.py's (graph.txt, meta.json, in/out/p .npy; alt/ for a
+second input set); its writer is reused, so each model is built once and torch.onnx.export runs
+once per model and opset (its result is recorded: several of these it refuses). It is its own
+ctest fixture so that it runs in parallel with gen_export_cases.py.
+"""
+import os
+import sys
+from typing import List
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+import torchvision
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gen_export_cases as gen  # noqa: E402  (reads OUT_DIR and the filters from sys.argv)
+
+
+# ---- mutation removal -------------------------------------------------------------------------
+
+class SliceAssign(nn.Module):
+    """x[:, 1:3] = ... on a clone (pytorch/pytorch#29926-style writes through slices)."""
+
+    def forward(self, x):
+        y = x.clone()
+        y[:, 1:3] = x[:, :2] * 2.0
+        y[0] = y[1] + 1.0
+        return y
+
+
+class RowsInLoop(nn.Module):
+    """out[i] = ... in a loop over a dynamic dim (a loop-carried tensor after mutation removal)."""
+
+    def forward(self, x):
+        out = torch.zeros_like(x)
+        for i in range(x.size(0)):
+            out[i] = x[i] * float(i + 1)
+        return out
+
+
+class MaskAssign(nn.Module):
+    """x[mask] = 0 (masked write), and a masked write of a tensor of values."""
+
+    def forward(self, x):
+        y = x.clone()
+        y[y > 0.5] = 0.0
+        z = x.clone()
+        m = z < -0.5
+        z[m] = z[m] * 10.0
+        return y, z
+
+
+class IndexAccumulate(nn.Module):
+    """x[idx] += u, with idx a model input (index_put with accumulate)."""
+
+    def forward(self, x, idx, u):
+        y = x.clone()
+        y[idx] += u
+        return y
+
+
+class FillZero(nn.Module):
+    """fill_, zero_, copy_ with broadcasting and an in-place mul on views."""
+
+    def forward(self, x):
+        y = x.clone()
+        y[0].fill_(1.0)
+        y[1].zero_()
+        y[2:4].copy_(x[0])
+        y[:, -1].mul_(3.0)
+        return y
+
+
+class InplaceActivations(nn.Module):
+    """In-place activations and arithmetic after a conv (torchvision-style blocks)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.act = nn.ReLU(inplace=True)
+        self.ht = nn.Hardtanh(-0.5, 0.5, inplace=True)
+
+    def forward(self, x):
+        y = self.act(self.conv(x))
+        y.add_(0.25)
+        y = self.ht(y)
+        y.clamp_(min=-0.1)
+        return torch.sigmoid_(y * 2.0)
+
+
+class ViewAlias(nn.Module):
+    """Writes through a view (view / reshape) reach the base; the view stays live after."""
+
+    def forward(self, x):
+        y = x.clone()
+        v = y.view(-1)
+        v[2:5] = 0.0
+        t = y.transpose(0, 1)
+        t[0] = -1.0
+        return y + 1.0, v
+
+
+class TransposeInplace(nn.Module):
+    def forward(self, x):
+        y = x.clone()
+        y.transpose_(0, 1)
+        return y * 2.0
+
+
+# ---- indexing, loops and single ops -----------------------------------------------------------
+
+class AdvancedIndex(nn.Module):
+    """aten::index.Tensor: integer, boolean and two-tensor indices, and x[:, idx]."""
+
+    def forward(self, x, idx):
+        a = x[idx]
+        b = x[x > 0]
+        c = x[idx, idx]
+        d = x[:, idx]
+        return a, b, c, d
+
+
+class IntLoop(nn.Module):
+    """A while loop on ints (aten::lt.int, aten::tensor.int) over a dynamic dim."""
+
+    def forward(self, x):
+        acc = torch.zeros_like(x[0])
+        i = 0
+        while i < x.size(0):
+            acc = acc + x[i] * torch.tensor(i, dtype=torch.float)
+            i += 1
+        return acc
+
+
+class ListInLoop(nn.Module):
+    """A list literal filled by append in a loop over a dynamic dim, then stacked and
+    concatenated, its length and an element read (ONNX sequences; torch.onnx scripting)."""
+
+    def forward(self, x):
+        outs: List[torch.Tensor] = []
+        for i in range(x.size(0)):
+            outs.append(x[i] * float(i + 1))
+        n = len(outs)
+        return torch.stack(outs, 0), torch.cat(outs, 0) + outs[0].sum(), x * float(n)
+
+
+class Einsum(nn.Module):
+    def forward(self, a, b):
+        return torch.einsum("bij,bjk->bik", a, b), torch.einsum("bi,bj->bij", a[:, 0], b[:, :, 0])
+
+
+class OneHot(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 3)
+
+    def forward(self, idx):
+        return self.fc(F.one_hot(idx, 6).float())
+
+
+class DivModes(nn.Module):
+    def forward(self, a, b):
+        return (torch.div(a, b, rounding_mode="floor"), torch.div(a, b, rounding_mode="trunc"),
+                torch.div((a * 10).long(), 3, rounding_mode="floor"))
+
+
+class NewZeros(nn.Module):
+    def forward(self, x):
+        z = x.new_zeros(x.shape)
+        o = x.new_ones((2, x.size(1)))
+        return z + x, o * 3.0
+
+
+class CastLong(nn.Module):
+    """Legacy archives' aten::_cast_Long (reddit_bytelstm-style byte embeddings)."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(16, 4)
+
+    def forward(self, x):
+        return self.emb(torch._cast_Long(x * 15.0, False))
+
+
+def main():
+    os.makedirs(gen.OUT, exist_ok=True)
+    torch.manual_seed(0)
+    r = torch.randn
+    both = ("scripted", "traced")
+    w = gen.write_model
+    w("slice_assign", SliceAssign(), [r(4, 5)], both)
+    w("rows_in_loop", RowsInLoop(), [r(3, 4)], ("scripted",), dynamic={0: [0]}, alt_inputs=[r(5, 4)],
+      script_for_onnx=True)
+    w("mask_assign", MaskAssign(), [r(4, 5)], both)
+    w("index_accumulate", IndexAccumulate(), [r(6, 3), torch.tensor([0, 2, 5]), r(3, 3)], both)
+    w("fill_zero", FillZero(), [r(5, 4)], both)
+    w("inplace_activations", InplaceActivations(), [r(1, 3, 8, 8)], both)
+    w("view_alias", ViewAlias(), [r(3, 4)], both)
+    w("transpose_inplace", TransposeInplace(), [r(3, 4)], both)
+    w("advanced_index", AdvancedIndex(), [r(5, 5), torch.tensor([4, 0, 2])], both)
+    w("int_loop", IntLoop(), [r(3, 4)], ("scripted",), dynamic={0: [0]}, alt_inputs=[r(6, 4)],
+      script_for_onnx=True)
+    w("list_in_loop", ListInLoop(), [r(3, 4)], ("scripted",), dynamic={0: [0]}, alt_inputs=[r(5, 4)],
+      script_for_onnx=True)
+    w("einsum", Einsum(), [r(2, 3, 4), r(2, 4, 5)], both)
+    w("one_hot", OneHot(), [torch.tensor([[0, 5, 2], [1, 1, 3]])], both)
+    w("div_modes", DivModes(), [r(3, 4) * 5, r(3, 4).abs() + 0.5], both)
+    w("new_zeros", NewZeros(), [r(3, 4)], both)
+    w("cast_long", CastLong(), [torch.rand(2, 5)], ("scripted",))
+    # PyTorch's fast paths, traced under no_grad: a small ViT (aten::_native_multi_head_attention)
+    # and a batch-first TransformerEncoder (aten::_transformer_encoder_layer_fwd).
+    vit = torchvision.models.VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=2,
+                                               hidden_dim=32, mlp_dim=64, num_classes=10)
+    w("vit_tiny", vit, [r(2, 3, 32, 32)], ("traced",))
+    enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(32, 4, 64, batch_first=True), 2,
+                                enable_nested_tensor=False)
+    w("transformer_encoder_fast", enc, [r(2, 5, 32)], ("traced",))
+
+
+if __name__ == "__main__":
+    main()
