@@ -24,6 +24,22 @@ bool runtimeTensor(const EngineArgs& args, size_t i) {
   return !args[i].isIValue() && args[i].isTensor() && args[i].value()->type()->kind() == TypeKind::TensorType;
 }
 
+// The module a weight belongs to, from the frozen constant's name
+// (%self.layer1.0.conv1.weight_fused_bn -> "layer1.0.conv1"); "" when it has none.
+std::string moduleOf(const Value* weight) {
+  std::string n = weight->debugNameBase();
+  if (n.rfind("self.", 0) != 0) return "";
+  n = n.substr(5);
+  const size_t dot = n.rfind('.');
+  return dot == std::string::npos ? "" : n.substr(0, dot);
+}
+
+// Names a layer after its module when its weight tells it.
+void nameAfterWeight(Layer& l, const EngineArgs& args, size_t weightArg) {
+  std::string m = moduleOf(args[weightArg].value());
+  if (!m.empty()) l.name = m;
+}
+
 struct ConvForm {
   size_t stride = 3, padding = 4, dilation = 5, outputPadding = 0, groups = 6;
   int transposedArg = -1;  // index of `transposed`, or -1
@@ -41,6 +57,7 @@ void addConvolution(EngineCtx& ctx, const Node& n, EngineArgs& args, const ConvF
     if (!args[i].isIValue()) return ctx.addPlugin(n, args);
   if (transposed && (f.outputPadding == 0 || !args[f.outputPadding].isIValue())) return ctx.addPlugin(n, args);
   Layer l = ctx.layer(n, LayerKind::Convolution);
+  nameAfterWeight(l, args, 1);
   l.inputs = {args[0].unwrapToTensor()};
   l.weight = args[1].unwrapToWeights().tensor;
   if (!args[2].isNone()) l.bias = args[2].unwrapToWeights().tensor;
@@ -54,8 +71,10 @@ void addConvolution(EngineCtx& ctx, const Node& n, EngineArgs& args, const ConvF
 }
 
 // x @ weight^T (+ bias): weight [N, K] constant.
-void addLinear(EngineCtx& ctx, const Node& n, ValueId x, Tensor weightNK, std::optional<Tensor> bias) {
+void addLinear(EngineCtx& ctx, const Node& n, ValueId x, Tensor weightNK, std::optional<Tensor> bias,
+               const Value* weight) {
   Layer l = ctx.layer(n, LayerKind::MatMul);
+  if (std::string m = moduleOf(weight); !m.empty()) l.name = m;
   l.inputs = {x};
   l.weight = std::move(weightNK);
   l.bias = std::move(bias);
@@ -83,14 +102,15 @@ void convertLinear(EngineCtx& ctx, const Node& n, EngineArgs& args) {
     bias = args[2].unwrapToWeights().tensor;
     if (bias->dim() != 1) return ctx.addPlugin(n, args);
   }
-  addLinear(ctx, n, args[0].unwrapToTensor(), args[1].unwrapToWeights().tensor, bias);
+  addLinear(ctx, n, args[0].unwrapToTensor(), args[1].unwrapToWeights().tensor, bias, args[1].value());
 }
 
 // aten::matmul / aten::mm with a constant 2-d right operand: a linear layer.
 void convertMatmul(EngineCtx& ctx, const Node& n, EngineArgs& args) {
   if (!runtimeTensor(args, 0) || !isFloatWeight(args, 1) || args[1].unwrapToIValue().toTensor().dim() != 2)
     return ctx.addPlugin(n, args);
-  addLinear(ctx, n, args[0].unwrapToTensor(), transposedWeight(args[1].unwrapToIValue().toTensor()), std::nullopt);
+  addLinear(ctx, n, args[0].unwrapToTensor(), transposedWeight(args[1].unwrapToIValue().toTensor()), std::nullopt,
+            args[1].value());
 }
 
 // aten::addmm(bias, x, W^T) as traced nn.Linear writes it; beta = alpha = 1.
@@ -105,7 +125,8 @@ void convertAddmm(EngineCtx& ctx, const Node& n, EngineArgs& args) {
   const Tensor& w = args[2].unwrapToIValue().toTensor();
   Tensor b = args[0].unwrapToIValue().toTensor();
   if (w.dim() != 2 || b.dim() > 2 || b.numel() != w.sizes()[1]) return ctx.addPlugin(n, args);
-  addLinear(ctx, n, args[1].unwrapToTensor(), transposedWeight(w), b.contiguous().asStrided({b.numel()}, {1}, 0));
+  addLinear(ctx, n, args[1].unwrapToTensor(), transposedWeight(w), b.contiguous().asStrided({b.numel()}, {1}, 0),
+            args[0].value());
 }
 
 // aten::batch_norm in eval mode with constant statistics: a BatchNorm layer, folded into the
@@ -117,6 +138,7 @@ void convertBatchNorm(EngineCtx& ctx, const Node& n, EngineArgs& args) {
   ctx.addPlugin(n, args);
   Layer& l = ctx.network().layers().back();
   l.kind = LayerKind::BatchNorm;
+  if (!args[3].isNone()) nameAfterWeight(l, args, 3);
   if (!args[1].isNone()) l.gamma = args[1].unwrapToWeights().tensor;
   if (!args[2].isNone()) l.beta = args[2].unwrapToWeights().tensor;
   l.mean = args[3].unwrapToWeights().tensor;
