@@ -1,5 +1,8 @@
 #include "ops/parallel.h"
 
+#include "core/strided_copy.h"
+#include "ops/core_parallelism.h"
+
 namespace torchless::ops {
 
 void setNumThreads(int n) {
@@ -8,5 +11,11 @@ void setNumThreads(int n) {
 }
 
 int getNumThreads() { return omp_get_max_threads(); }
+
+void installCoreParallelism() {
+  setParallelForHook([](int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
+    parallelFor(n, grain, fn);
+  });
+}
 
 }  // namespace torchless::ops
