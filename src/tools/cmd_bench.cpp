@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <iostream>
 
 namespace torchless::cli {
@@ -32,7 +33,22 @@ double msSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// Peak resident memory of this process image: VmHWM from /proc/self/status (KiB). Not
+// getrusage's ru_maxrss: that survives exec, so a bench started from a large process (a Python
+// harness, a build tool) would report the parent's peak. Falls back to ru_maxrss where /proc is
+// not mounted.
 double peakRssMiB() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) {
+      try {
+        return std::stod(line.substr(6)) / 1024.0;
+      } catch (const std::exception&) {
+        break;
+      }
+    }
+  }
   struct rusage ru {};
   getrusage(RUSAGE_SELF, &ru);
   return static_cast<double>(ru.ru_maxrss) / 1024.0;  // Linux reports KiB
