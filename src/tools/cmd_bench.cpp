@@ -260,7 +260,8 @@ void benchCommand(const BenchOptions& o) {
     return;
   }
   std::cout << fmt::format("model: {} ({})\n", o.model, o.method)
-            << fmt::format("threads: {}\n", ops::getNumThreads())
+            << fmt::format("threads: {}{}\n", ops::getNumThreads(),
+                           o.threads > 0 ? "" : " (default: the cores other processes leave idle)")
             << fmt::format("load: {:.2f} ms\n", loadMs);
   if (firstMs >= 0) std::cout << fmt::format("first call: {:.3f} ms\n", firstMs);
   if (o.batch > 0 || o.concurrency > 1)
