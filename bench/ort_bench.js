@@ -23,6 +23,7 @@ async function main() {
   const [model, input, threads, runs, warmup] = process.argv.slice(2);
   const session = await ort.InferenceSession.create(model, {
     intraOpNumThreads: Number(threads), interOpNumThreads: 1, executionProviders: ['cpu'],
+    graphOptimizationLevel: 'all',
   });
   const feeds = {[session.inputNames[0]]: readNpy(input)};
   for (let i = 0; i < Number(warmup); ++i) await session.run(feeds);

@@ -2,6 +2,7 @@
 
 #include "api/pipeline.h"
 #include "core/error.h"
+#include "ops/core_parallelism.h"
 #include "passes/pass_manager.h"
 #include "runtime/interpreter.h"
 
@@ -65,6 +66,7 @@ IValue Module::runMethod(const std::string& name, std::vector<IValue> inputs) co
       throw Error(fmt::format("{}() missing value for argument '{}'", name, args[i].name()));
     inputs.push_back(*args[i].defaultValue());
   }
+  ops::adaptThreadsToLoad();  // Note [Threads that never hurt] in ops/core_parallelism.h
   if (exec_ && passes::jitOptimizationsEnabled()) {
     std::shared_ptr<const ExecutionPlan> plan = executionPlan(name);
     if (plan->code) return runExecutionPlan(*plan, std::move(inputs));

@@ -3,6 +3,7 @@
 #include "core/error.h"
 #include "core/ivalue.h"
 #include "core/scalar.h"
+#include "core/strided_copy.h"
 
 #include <algorithm>
 #include <functional>
@@ -194,12 +195,7 @@ Tensor Tensor::clone() const {
   Tensor out = empty(sizes(), dtype(), device());
   out.impl_->requiresGrad = false;
   out.impl_->quantizer = impl_->quantizer;
-  auto* dst = static_cast<std::byte*>(out.rawData());
-  const size_t item = itemsize();
-  forEachElement(*this, [&](const std::byte* src) {
-    std::memcpy(dst, src, item);
-    dst += item;
-  });
+  copyToDense(out.rawData(), rawData(), sizes(), strides(), itemsize());
   return out;
 }
 

@@ -6,8 +6,64 @@
 #include "ops/shape.h"
 #include "ops/tensor_iterator.h"
 
+#include <array>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+
 namespace torchless::ops {
 namespace {
+
+// Note [oneDNN matmul cache]
+// Creating a oneDNN matmul primitive descriptor costs as much as a small product, so each
+// distinct product (sizes and strides of the three 3-D operands, the bias's, the thread count)
+// gets its primitive once and keeps it in a process-wide cache of at most kMaxMatmulPrims
+// entries (emptied when full, as the convolution cache: Note [oneDNN convolution cache]).
+// Operands are plain strided f32 memory wrapped per call, so nothing else is cached.
+constexpr size_t kMaxMatmulPrims = 1024;
+using MatmulKey = std::array<int64_t, 26>;
+
+struct MatmulKeyHash {
+  size_t operator()(const MatmulKey& k) const {
+    size_t h = 1469598103934665603ull;
+    for (int64_t x : k) h = (h ^ static_cast<size_t>(x)) * 1099511628211ull;
+    return h;
+  }
+};
+
+std::mutex gMatmulMu;
+std::unordered_map<MatmulKey, std::shared_ptr<dnnl::matmul>, MatmulKeyHash> gMatmuls;
+
+void putDims(MatmulKey& k, size_t& at, const Tensor& t) {
+  for (int64_t d = 0; d < 3; ++d) {
+    k[at++] = t.sizes()[static_cast<size_t>(d)];
+    k[at++] = t.strides()[static_cast<size_t>(d)];
+  }
+}
+
+// The cached primitive for c = a @ b (+ bias), all 3-D f32 (bias [1, 1, N] or absent).
+std::shared_ptr<dnnl::matmul> matmulPrim(const Tensor& a, const Tensor& b, const Tensor& c, const Tensor* bias) {
+  MatmulKey key{};
+  size_t at = 0;
+  key[at++] = omp_get_max_threads();
+  key[at++] = bias != nullptr;
+  putDims(key, at, a);
+  putDims(key, at, b);
+  putDims(key, at, c);
+  if (bias) putDims(key, at, *bias);
+  {
+    std::lock_guard<std::mutex> lock(gMatmulMu);
+    auto it = gMatmuls.find(key);
+    if (it != gMatmuls.end()) return it->second;
+  }
+  auto ad = dnnl_utils::stridedDesc(a), bd = dnnl_utils::stridedDesc(b), cd = dnnl_utils::stridedDesc(c);
+  auto desc = bias ? dnnl::matmul::desc(ad, bd, dnnl_utils::stridedDesc(*bias), cd) : dnnl::matmul::desc(ad, bd, cd);
+  auto prim = std::make_shared<dnnl::matmul>(dnnl::matmul::primitive_desc(desc, dnnl_utils::engine()));
+  std::lock_guard<std::mutex> lock(gMatmulMu);
+  if (gMatmuls.size() >= kMaxMatmulPrims) gMatmuls.clear();
+  gMatmuls.emplace(key, prim);
+  return prim;
+}
 
 void checkSameDtype(const Tensor& a, const Tensor& b, const char* an, const char* bn) {
   TL_CHECK(a.dtype() == b.dtype(), "expected {} and {} to have the same dtype, but got: {} != {}",
@@ -25,23 +81,25 @@ Tensor denseMatrices(const Tensor& t) {
   return ok ? t : t.contiguous();
 }
 
-// c[B, M, N] = a[B, M, K] @ b[B, K, N]; all 3-D, same batch (or a batch of 1 in b).
-void bmmInto(const Tensor& c, const Tensor& a, const Tensor& b) {
+// c[B, M, N] = a[B, M, K] @ b[B, K, N] (+ bias[1, 1, N], f32 only); all 3-D, same batch (or a
+// batch of 1 in b).
+void bmmInto(const Tensor& c, const Tensor& a, const Tensor& b, const Tensor* bias = nullptr) {
   const int64_t B = a.sizes()[0], M = a.sizes()[1], K = a.sizes()[2], N = b.sizes()[2];
   if (c.numel() == 0) return;
   if (K == 0) {
     Tensor cc = c;
     zero_(cc);
+    if (bias) copyInto(cc, *bias);
     return;
   }
   if (a.dtype() == ScalarType::Float) {
-    using namespace dnnl;
     Tensor x = denseMatrices(a), w = denseMatrices(b);
-    auto ad = dnnl_utils::stridedDesc(x), bd = dnnl_utils::stridedDesc(w), cd = dnnl_utils::stridedDesc(c);
-    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(ad, bd, cd), dnnl_utils::engine());
-    dnnl::matmul prim(pd);
-    auto am = dnnl_utils::wrap(ad, x), bm = dnnl_utils::wrap(bd, w), cm = dnnl_utils::wrap(cd, c);
-    prim.execute(dnnl_utils::stream(), {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}});
+    auto prim = matmulPrim(x, w, c, bias);
+    auto am = dnnl_utils::wrap(dnnl_utils::stridedDesc(x), x), bm = dnnl_utils::wrap(dnnl_utils::stridedDesc(w), w),
+         cm = dnnl_utils::wrap(dnnl_utils::stridedDesc(c), c);
+    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}};
+    if (bias) args.emplace(DNNL_ARG_BIAS, dnnl_utils::wrap(dnnl_utils::stridedDesc(*bias), *bias));
+    prim->execute(dnnl_utils::stream(), args);
     dnnl_utils::stream().wait();
     return;
   }
@@ -160,6 +218,32 @@ Tensor baddbmm(const Tensor& self, const Tensor& b1, const Tensor& b2, const Sca
 
 Tensor linear(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias) {
   TL_CHECK(weight.dim() == 2 || weight.dim() == 1, "linear: weight must be 1-D or 2-D");
+  // f32 [*, K] x [N, K]^T + [N]: the leading dims fold into M (as PyTorch's linear does for
+  // contiguous input) and the bias is added by the matmul primitive itself.
+  if (weight.dim() == 2 && x.dim() >= 2 && x.dtype() == ScalarType::Float && weight.dtype() == ScalarType::Float &&
+      x.size(-1) == weight.sizes()[1] && x.numel() > 0 && weight.numel() > 0) {
+    const bool withBias = bias && bias->defined();
+    // PyTorch's linear is addmm(bias, x, weight.t()) here, which rejects a bias of another dtype.
+    TL_CHECK(!withBias || bias->dtype() == ScalarType::Float, "self and mat2 must have the same dtype");
+    const bool fuseBias = withBias && bias->dtype() == ScalarType::Float && bias->dim() == 1 &&
+                          bias->sizes()[0] == weight.sizes()[0] &&
+                          (bias->strides()[0] == 1 || bias->sizes()[0] == 1);
+    const int64_t K = weight.sizes()[1], N = weight.sizes()[0];
+    Tensor x2 = reshape(x, {-1, K});
+    const int64_t M = x2.sizes()[0];
+    Tensor c = Tensor::empty({1, M, N}, ScalarType::Float);
+    if (fuseBias) {
+      Tensor b3 = bias->asStrided({1, 1, N}, {N, N, 1}, bias->storageOffset());
+      bmmInto(c, unsqueeze(x2, 0), unsqueeze(t(weight), 0), &b3);
+    } else {
+      bmmInto(c, unsqueeze(x2, 0), unsqueeze(t(weight), 0));
+    }
+    IntList outShape(x.sizes().begin(), x.sizes().end() - 1);
+    outShape.push_back(N);
+    Tensor out = reshape(c, outShape);
+    if (withBias && !fuseBias) out = add(out, *bias);
+    return out;
+  }
   Tensor out = weight.dim() == 2 ? matmul(x, t(weight)) : matmul(x, weight);
   if (bias && bias->defined()) out = add(out, *bias);
   return out;

@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "ir/operator_matching.h"
+#include "runtime/op_observer.h"
 
 #include <atomic>
 #include <sstream>
@@ -82,7 +83,19 @@ std::string placeOf(const Node* n) {
 
 const GraphFunction* asGraphFunction(Function* f) { return dynamic_cast<const GraphFunction*>(f); }
 
+std::atomic<OpObserver*> gOpObserver{nullptr};
+
+// The OP instruction with the observer on (Note [Op observer]), out of the hot loop.
+[[gnu::noinline]] void runObserved(OpObserver& obs, const Node* n, const Operation& op, Stack& stack) {
+  if (n == nullptr) return op(stack);
+  obs.onOpStart(*n);
+  op(stack);
+  obs.onOpEnd(*n);
+}
+
 }  // namespace
+
+void setOpObserver(OpObserver* observer) { gOpObserver.store(observer); }
 
 struct Code::Impl {
   std::vector<Instruction> code;
@@ -354,7 +367,11 @@ void Code::run(Stack& stack) const {
       const Instruction& in = code[pc];
       switch (in.op) {
         case OpCode::OP:
-          impl.ops[static_cast<size_t>(in.a)](stack);
+          if (OpObserver* obs = gOpObserver.load(std::memory_order_relaxed); obs == nullptr) [[likely]]
+            impl.ops[static_cast<size_t>(in.a)](stack);
+          else
+            runObserved(*obs, in.node >= 0 ? impl.nodes[static_cast<size_t>(in.node)] : nullptr,
+                        impl.ops[static_cast<size_t>(in.a)], stack);
           ++pc;
           break;
         case OpCode::LOAD:

@@ -1,6 +1,7 @@
 #include "runtime/kernel.h"
 
 #include "core/error.h"
+#include "ops/core_parallelism.h"
 
 #include <mutex>
 
@@ -58,6 +59,7 @@ void initKernels() {
   static std::once_flag once;
   std::call_once(once, [] {
     initOperatorRegistry();
+    ops::installCoreParallelism();
     auto& r = KernelRegistry::global();
     registerPrimKernels(r);
     registerBuiltinKernels(r);

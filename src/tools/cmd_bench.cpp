@@ -1,11 +1,15 @@
 // `torchless bench MODEL.pt [INPUT ...] [--threads N] [--runs N] [--warmup N] [--method NAME]
-// [--json]`: load time, latency (median, min, max over --runs calls after --warmup calls) and
-// peak resident memory of the process.
+// [--batch N] [--concurrency K] [--profile OUT.json] [--json]`: load time, latency (median,
+// min, max, p50/p90/p99 over --runs calls per caller after --warmup calls), throughput and
+// peak resident memory of the process, as trtexec and onnxruntime_perf_test report them.
 #include "api/cli_io.h"
 #include "api/module.h"
 #include "core/error.h"
 #include "core/npy.h"
 #include "ops/parallel.h"
+#include "ops/shape.h"
+#include "runtime/op_observer.h"
+#include "ir/ir.h"
 #include "tools/commands.h"
 
 #include <nlohmann/json.hpp>
@@ -13,10 +17,17 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <fstream>
 #include <iostream>
+#include <map>
+#include <mutex>
+#include <thread>
 
 namespace torchless::cli {
 namespace {
+
+using Clock = std::chrono::steady_clock;
 
 struct BenchOptions {
   std::string model;
@@ -25,66 +36,271 @@ struct BenchOptions {
   int threads = 0;
   int runs = 20;
   int warmup = 3;
+  int batch = 0;  // 0: the inputs as given
+  int concurrency = 1;
+  std::string profile;
   bool json = false;
 };
 
-double msSince(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+double msSince(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
+// Peak resident memory of this process image: VmHWM from /proc/self/status (KiB). Not
+// getrusage's ru_maxrss: that survives exec, so a bench started from a large process (a Python
+// harness, a build tool) would report the parent's peak. Falls back to ru_maxrss where /proc is
+// not mounted.
 double peakRssMiB() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) {
+      try {
+        return std::stod(line.substr(6)) / 1024.0;
+      } catch (const std::exception&) {
+        break;
+      }
+    }
+  }
   struct rusage ru {};
   getrusage(RUSAGE_SELF, &ru);
   return static_cast<double>(ru.ru_maxrss) / 1024.0;  // Linux reports KiB
 }
 
+// Inputs at batch n: a tensor argument whose dim 0 is 1 is repeated n times along dim 0 (a
+// tensor already of batch n stays); any other batch is an error naming the argument. Scalars,
+// 0-d tensors and non-tensor arguments are passed as given.
+std::vector<IValue> atBatch(std::vector<IValue> args, int64_t n, const std::vector<ParamSpec>& params) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!args[i].isTensor()) continue;
+    const Tensor& t = args[i].toTensor();
+    if (t.dim() == 0 || t.sizes()[0] == n) continue;
+    const std::string name = i < params.size() ? params[i].name : fmt::format("#{}", i);
+    if (t.sizes()[0] != 1)
+      throw Error(fmt::format("--batch {}: input '{}' has size {} along dim 0 (shape {}); give it at batch 1 "
+                              "to be repeated, or at batch {}",
+                              n, name, t.sizes()[0], sizesToString(t.sizes()), n));
+    IntList sizes = t.sizes();
+    sizes[0] = n;
+    args[i] = IValue(ops::expand(t, sizes).contiguous());
+  }
+  return args;
+}
+
+// Nearest-rank percentile of sorted times (q in (0, 1]).
+double percentile(const std::vector<double>& sorted, double q) {
+  const auto rank = static_cast<size_t>(std::ceil(q * static_cast<double>(sorted.size())));
+  return sorted[std::clamp<size_t>(rank, 1, sorted.size()) - 1];
+}
+
+// `--profile`: every kernel call as a Chrome trace event (chrome://tracing, Perfetto), plus the
+// total per operator (Note [Op observer] in runtime/interpreter.h).
+class TraceRecorder final : public OpObserver {
+ public:
+  explicit TraceRecorder(Clock::time_point origin) : origin_(origin) {}
+
+  void onOpStart(const Node&) override { starts().push_back(Clock::now()); }
+  void onOpEnd(const Node& node) override {
+    auto& s = starts();
+    if (s.empty()) return;
+    const Clock::time_point t0 = s.back();
+    s.pop_back();
+    const Clock::time_point t1 = Clock::now();
+    std::lock_guard<std::mutex> lock(mu_);
+    events_.push_back(Event{&node, tid(), us(t0), std::chrono::duration<double, std::micro>(t1 - t0).count()});
+  }
+
+  /// A whole call of the method (one event per call, enclosing its operators).
+  void addCall(const std::string& name, Clock::time_point t0, Clock::time_point t1) {
+    std::lock_guard<std::mutex> lock(mu_);
+    calls_.push_back(Call{name, tid(), us(t0), std::chrono::duration<double, std::micro>(t1 - t0).count()});
+  }
+
+  void write(const std::string& path) const {
+    nlohmann::json events = nlohmann::json::array();
+    for (const auto& c : calls_)
+      events.push_back({{"name", c.name}, {"cat", "call"}, {"ph", "X"}, {"ts", c.ts}, {"dur", c.dur}, {"pid", 1},
+                        {"tid", c.tid}});
+    for (const auto& e : events_) {
+      nlohmann::json args = nlohmann::json::object();
+      if (e.node->sourceRange()) args["place"] = e.node->sourceRange()->str();
+      events.push_back({{"name", e.node->kind().toQualString()}, {"cat", "op"}, {"ph", "X"}, {"ts", e.ts},
+                        {"dur", e.dur}, {"pid", 1}, {"tid", e.tid}, {"args", args}});
+    }
+    nlohmann::json trace = {{"traceEvents", events}, {"displayTimeUnit", "ms"}};
+    const std::string tmp = path + ".tmp";
+    {
+      std::ofstream out(tmp);
+      if (!out) throw Error(fmt::format("{}: cannot open for writing", path));
+      out << trace.dump() << "\n";
+      if (!out.flush()) throw Error(fmt::format("{}: write failed", path));
+    }
+    if (std::rename(tmp.c_str(), path.c_str()) != 0)
+      throw Error(fmt::format("{}: cannot rename {} to it", path, tmp));
+  }
+
+  /// Total milliseconds per operator kind over all calls, largest first.
+  std::vector<std::pair<std::string, double>> totals() const {
+    std::map<std::string, double> ms;
+    for (const auto& e : events_) ms[e.node->kind().toQualString()] += e.dur / 1000.0;
+    std::vector<std::pair<std::string, double>> out(ms.begin(), ms.end());
+    std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    return out;
+  }
+
+ private:
+  struct Event {
+    const Node* node;
+    int tid;
+    double ts, dur;  // microseconds
+  };
+  struct Call {
+    std::string name;
+    int tid;
+    double ts, dur;
+  };
+  static std::vector<Clock::time_point>& starts() {
+    thread_local std::vector<Clock::time_point> s;
+    return s;
+  }
+  int tid() {
+    thread_local int id = nextTid_++;
+    return id;
+  }
+  double us(Clock::time_point t) const { return std::chrono::duration<double, std::micro>(t - origin_).count(); }
+
+  Clock::time_point origin_;
+  std::atomic<int> nextTid_{1};
+  mutable std::mutex mu_;
+  std::vector<Event> events_;
+  std::vector<Call> calls_;
+};
+
 void benchCommand(const BenchOptions& o) {
   if (o.threads > 0) ops::setNumThreads(o.threads);
-  auto t0 = std::chrono::steady_clock::now();
+  const auto origin = Clock::now();
+  auto t0 = Clock::now();
   Module m = load(o.model);
   const double loadMs = msSince(t0);
-  std::vector<IValue> args = parseInputs(o.inputs, m.methodParams(o.method),
-                                         [](const std::string& p) { return loadNpy(p); });
-  for (int i = 0; i < o.warmup; ++i) (void)m.runMethod(o.method, args);
-  std::vector<double> times;
-  times.reserve(static_cast<size_t>(o.runs));
-  for (int i = 0; i < o.runs; ++i) {
-    auto t = std::chrono::steady_clock::now();
+  const auto params = m.methodParams(o.method);
+  std::vector<IValue> args = parseInputs(o.inputs, params, [](const std::string& p) { return loadNpy(p); });
+  if (o.batch > 0) args = atBatch(std::move(args), o.batch, params);
+  double firstMs = -1;
+  for (int i = 0; i < o.warmup; ++i) {
+    auto t = Clock::now();
     (void)m.runMethod(o.method, args);
-    times.push_back(msSince(t));
+    if (i == 0) firstMs = msSince(t);
   }
+
+  std::unique_ptr<TraceRecorder> recorder;
+  if (!o.profile.empty()) {
+    recorder = std::make_unique<TraceRecorder>(origin);
+    setOpObserver(recorder.get());
+  }
+  // K callers, each making --runs timed calls; latencies of all calls, wall time of all.
+  std::vector<std::vector<double>> perCaller(static_cast<size_t>(o.concurrency));
+  auto caller = [&](size_t k) {
+    auto& times = perCaller[k];
+    times.reserve(static_cast<size_t>(o.runs));
+    for (int i = 0; i < o.runs; ++i) {
+      auto t = Clock::now();
+      (void)m.runMethod(o.method, args);
+      times.push_back(msSince(t));
+      if (recorder) recorder->addCall(o.method, t, Clock::now());
+    }
+  };
+  const auto wall0 = Clock::now();
+  if (o.concurrency == 1) {
+    caller(0);
+  } else {
+    std::vector<std::thread> threads;
+    std::exception_ptr failure;
+    std::mutex failureMu;
+    for (size_t k = 0; k < perCaller.size(); ++k)
+      threads.emplace_back([&, k] {
+        try {
+          caller(k);
+        } catch (...) {
+          std::lock_guard<std::mutex> lock(failureMu);
+          if (!failure) failure = std::current_exception();
+        }
+      });
+    for (auto& t : threads) t.join();
+    if (failure) {
+      setOpObserver(nullptr);
+      std::rethrow_exception(failure);
+    }
+  }
+  const double wallMs = msSince(wall0);
+  setOpObserver(nullptr);
+
+  std::vector<double> times;
+  for (const auto& c : perCaller) times.insert(times.end(), c.begin(), c.end());
   std::sort(times.begin(), times.end());
   const double median = times.size() % 2 ? times[times.size() / 2]
                                          : (times[times.size() / 2 - 1] + times[times.size() / 2]) / 2;
+  const double p50 = percentile(times, 0.50), p90 = percentile(times, 0.90), p99 = percentile(times, 0.99);
+  const int64_t batch = o.batch > 0 ? o.batch : 1;
+  const double ips = wallMs > 0 ? static_cast<double>(times.size()) * static_cast<double>(batch) * 1000.0 / wallMs : 0;
+  if (recorder) recorder->write(o.profile);
+
   if (o.json) {
     nlohmann::json j = {{"model", o.model},        {"method", o.method},
                         {"threads", ops::getNumThreads()}, {"runs", o.runs},
                         {"warmup", o.warmup},      {"load_ms", loadMs},
                         {"median_ms", median},     {"min_ms", times.front()},
-                        {"max_ms", times.back()},  {"peak_rss_mib", peakRssMiB()}};
+                        {"max_ms", times.back()},  {"p50_ms", p50},
+                        {"p90_ms", p90},           {"p99_ms", p99},
+                        {"batch", o.batch > 0 ? nlohmann::json(o.batch) : nlohmann::json(nullptr)},
+                        {"concurrency", o.concurrency},
+                        {"inferences_per_s", ips}, {"peak_rss_mib", peakRssMiB()}};
+    if (firstMs >= 0) j["first_call_ms"] = firstMs;
+    if (recorder) j["profile"] = o.profile;
     std::cout << j.dump() << "\n";
     return;
   }
   std::cout << fmt::format("model: {} ({})\n", o.model, o.method)
-            << fmt::format("threads: {}\n", ops::getNumThreads())
-            << fmt::format("load: {:.2f} ms\n", loadMs)
-            << fmt::format("latency over {} runs after {} warmup: median {:.3f} ms, min {:.3f} ms, max {:.3f} ms\n",
-                           o.runs, o.warmup, median, times.front(), times.back())
+            << fmt::format("threads: {}{}\n", ops::getNumThreads(),
+                           o.threads > 0 ? "" : " (default: the cores other processes leave idle)")
+            << fmt::format("load: {:.2f} ms\n", loadMs);
+  if (firstMs >= 0) std::cout << fmt::format("first call: {:.3f} ms\n", firstMs);
+  if (o.batch > 0 || o.concurrency > 1)
+    std::cout << fmt::format("batch: {}, concurrency: {}\n", o.batch > 0 ? std::to_string(o.batch) : "as given",
+                             o.concurrency);
+  std::cout << fmt::format("latency over {} runs after {} warmup: median {:.3f} ms, min {:.3f} ms, max {:.3f} ms\n",
+                           times.size(), o.warmup, median, times.front(), times.back())
+            << fmt::format("percentiles: p50 {:.3f} ms, p90 {:.3f} ms, p99 {:.3f} ms\n", p50, p90, p99)
+            << fmt::format("throughput: {:.2f} inferences/s\n", ips)
             << fmt::format("peak memory: {:.1f} MiB\n", peakRssMiB());
+  if (recorder) {
+    auto totals = recorder->totals();
+    double all = 0;
+    for (const auto& [name, ms] : totals) all += ms;
+    std::cout << fmt::format("profile: {} (per-op totals over {} calls below)\n", o.profile, times.size());
+    for (size_t i = 0; i < totals.size() && i < 15; ++i)
+      std::cout << fmt::format("  {:>10.3f} ms {:>5.1f}%  {}\n", totals[i].second,
+                               all > 0 ? 100.0 * totals[i].second / all : 0.0, totals[i].first);
+  }
 }
 
 }  // namespace
 
 void registerBenchCommand(CLI::App& app) {
   auto opts = std::make_shared<BenchOptions>();
-  auto* cmd = app.add_subcommand("bench", "Measure load time, latency and peak memory");
+  auto* cmd = app.add_subcommand("bench", "Measure load time, latency, throughput and peak memory");
   cmd->add_option("model", opts->model, "the .pt archive")->required();
   cmd->add_option("inputs", opts->inputs, "method arguments, as for run");
   cmd->add_option("--method", opts->method, "method to run (default forward)");
   cmd->add_option("--threads", opts->threads, "threads for kernels (default: all cores)")
       ->check(CLI::Range(1, 4096));
-  cmd->add_option("--runs", opts->runs, "timed calls (default 20)")->check(CLI::PositiveNumber);
+  cmd->add_option("--runs", opts->runs, "timed calls per caller (default 20)")->check(CLI::PositiveNumber);
   cmd->add_option("--warmup", opts->warmup, "untimed calls first (default 3)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--batch", opts->batch,
+                  "repeat each tensor input of batch 1 along dim 0 to this batch (default: as given)")
+      ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--concurrency", opts->concurrency, "callers calling at once, each --runs times (default 1)")
+      ->check(CLI::Range(1, 1024));
+  cmd->add_option("--profile", opts->profile, "write per-op times of the timed calls as a Chrome trace (JSON)");
   cmd->add_flag("--json", opts->json, "one JSON object instead of text");
   cmd->callback([opts]() { benchCommand(*opts); });
 }

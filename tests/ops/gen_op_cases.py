@@ -377,6 +377,13 @@ case("addmm", [inp([3]), inp([2, 4]), inp([4, 3])], lambda s, a, b: torch.addmm(
      {"beta": 0.5, "alpha": 2.0}, tol=LIN_TOL)
 case("linear", [inp([2, 3, 4]), inp([5, 4]), inp([5])], F.linear, tol=LIN_TOL)
 case("linear", [inp([4], torch.float64), inp([5, 4], torch.float64)], F.linear)
+# float linear folds leading dims into one matmul with the bias in the primitive (ops/linalg.cpp):
+# transposed and sliced inputs, 4-D input, no bias, a transposed weight, a bias of another dtype.
+case("linear", [inp([2, 3, 4], view="T"), inp([5, 4]), inp([5])], F.linear, tol=LIN_TOL)
+case("linear", [inp([2, 2, 3, 4], view="S"), inp([5, 4], view="T"), inp([5])], F.linear, tol=LIN_TOL)
+case("linear", [inp([6, 4]), inp([5, 4])], F.linear, tol=LIN_TOL)
+case("linear", [inp([6, 4]), inp([5, 4]), inp([5], torch.float64)], F.linear)
+case("linear", [inp([3, 4]), inp([5, 4]), inp([5], view="S")], F.linear, tol=LIN_TOL)
 case("baddbmm", [inp([2, 3, 1]), inp([2, 3, 4]), inp([2, 4, 5])], lambda s, a, b: torch.baddbmm(s, a, b, beta=2.0, alpha=0.5),
      {"beta": 2.0, "alpha": 0.5}, tol=LIN_TOL)
 case("dot", [inp([6]), inp([6])], torch.dot, tol=LIN_TOL)

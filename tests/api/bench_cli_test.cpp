@@ -1,0 +1,162 @@
+// `torchless bench` end to end on examples/tiny_cnn.pt: the flags users expect from trtexec and
+// onnxruntime_perf_test parse and print, and peak memory is the bench's own (issue 13).
+#include "oracle_util.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstring>
+#include <fcntl.h>
+#include <spawn.h>
+
+namespace torchless {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::runCli;
+
+const std::string kExamples = std::string(TORCHLESS_SOURCE_DIR) + "/examples";
+const std::string kModel = kExamples + "/tiny_cnn.pt";
+const std::string kInput = kExamples + "/input.npy";
+
+// Runs torchless with posix_spawn from this process (as Python's subprocess does: vfork + exec,
+// so the new image starts from this process's memory), stdout to a file; returns the exit
+// status and stdout.
+testing::CliResult spawn(const std::vector<std::string>& args) {
+  const fs::path out = testing::freshDir("api", "bench_spawn") / "out.txt";
+  std::vector<std::string> argv = {testing::torchlessBin()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::vector<char*> cargv;
+  for (auto& a : argv) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = 0;
+  testing::CliResult r;
+  r.status = -1;
+  if (posix_spawn(&pid, cargv[0], &actions, nullptr, cargv.data(), environ) == 0) {
+    int raw = 0;
+    ::waitpid(pid, &raw, 0);
+    r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  }
+  posix_spawn_file_actions_destroy(&actions);
+  r.out = testing::readFile(out);
+  return r;
+}
+
+TEST(BenchCli, PeakMemoryIsTheBenchsOwnNotItsParents) {
+  // ru_maxrss survives exec: a bench started from a process that once held 768 MiB reported
+  // at least 768 MiB. VmHWM is the bench's own.
+  const size_t big = size_t{768} << 20;
+  std::vector<char> ballast(big);
+  for (size_t i = 0; i < big; i += 4096) ballast[i] = static_cast<char>(i);
+  auto r = spawn({"bench", kModel, kInput, "--runs", "2", "--warmup", "0", "--json"});
+  ASSERT_EQ(r.status, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_GT(j.at("peak_rss_mib").get<double>(), 1.0);
+  EXPECT_LT(j.at("peak_rss_mib").get<double>(), 512.0) << r.out;
+  EXPECT_NE(ballast[4096], 1);  // keep the ballast alive past the child
+}
+
+TEST(BenchCli, FlagsParseAndPrint) {
+  auto r = runCli({"bench", kModel, kInput, "--runs", "4", "--warmup", "1", "--batch", "3", "--concurrency", "2"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const char* want : {"batch: 3, concurrency: 2", "latency over 8 runs", "percentiles: p50 ", "p90 ", "p99 ",
+                           "throughput: ", "inferences/s", "first call: ", "peak memory: "})
+    EXPECT_NE(r.out.find(want), std::string::npos) << want << "\n" << r.out;
+  auto j = runCli({"bench", kModel, kInput, "--runs", "5", "--batch", "2", "--json"});
+  ASSERT_EQ(j.status, 0) << j.err;
+  auto o = nlohmann::json::parse(j.out);
+  EXPECT_EQ(o.at("batch"), 2);
+  EXPECT_EQ(o.at("concurrency"), 1);
+  EXPECT_LE(o.at("p50_ms").get<double>(), o.at("p90_ms").get<double>());
+  EXPECT_LE(o.at("p90_ms").get<double>(), o.at("p99_ms").get<double>());
+  EXPECT_LE(o.at("p99_ms").get<double>(), o.at("max_ms").get<double>());
+  EXPECT_GT(o.at("inferences_per_s").get<double>(), 0.0);
+}
+
+TEST(BenchCli, BadFlagsAreUsageOrUserErrors) {
+  EXPECT_EQ(runCli({"bench", kModel, kInput, "--batch", "0"}).status, 2);
+  EXPECT_EQ(runCli({"bench", kModel, kInput, "--concurrency", "0"}).status, 2);
+  EXPECT_EQ(runCli({"bench", kModel, kInput, "--batch", "x"}).status, 2);
+  // The example input has batch 1; a batch-2 input cannot be repeated to batch 3.
+  const fs::path d = testing::freshDir("api", "bench_batch");
+  auto two = runCli({"bench", kModel, kInput, "--batch", "2", "--runs", "1", "--profile", (d / "p.json").string()});
+  ASSERT_EQ(two.status, 0) << two.err;
+  auto bad = runCli({"bench", kModel, (d / "p.json").string()});
+  EXPECT_EQ(bad.status, 1);
+  auto unwritable = runCli({"bench", kModel, kInput, "--runs", "1", "--profile", (d / "no_dir" / "p.json").string()});
+  EXPECT_EQ(unwritable.status, 1);
+  EXPECT_NE(unwritable.err.find("p.json"), std::string::npos) << unwritable.err;
+  EXPECT_FALSE(fs::exists(d / "no_dir"));
+}
+
+TEST(BenchCli, BatchOfAnInputThatIsNotBatchOneNamesIt) {
+  const fs::path d = testing::freshDir("api", "bench_batch2");
+  Tensor x = loadNpy(kInput);
+  Tensor two = Tensor::empty({2, x.size(1), x.size(2), x.size(3)}, x.dtype());
+  std::memcpy(two.rawData(), x.rawData(), x.numel() * x.itemsize());
+  std::memcpy(static_cast<char*>(two.rawData()) + x.numel() * x.itemsize(), x.rawData(), x.numel() * x.itemsize());
+  saveNpy((d / "two.npy").string(), two);
+  auto r = runCli({"bench", kModel, (d / "two.npy").string(), "--batch", "3", "--runs", "1"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("--batch 3: input 'x' has size 2 along dim 0"), std::string::npos) << r.err;
+  auto same = runCli({"bench", kModel, (d / "two.npy").string(), "--batch", "2", "--runs", "1"});
+  EXPECT_EQ(same.status, 0) << same.err;
+}
+
+TEST(BenchCli, ProfileWritesAChromeTraceOfEveryKernelCall) {
+  // Interpreter only (TORCHLESS_JIT=0), so that the convolutions are kernels of their own rather
+  // than layers of an engine (which shows as one torchless::execute_engine kernel).
+  const fs::path d = testing::freshDir("api", "bench_profile");
+  ::setenv("TORCHLESS_JIT", "0", 1);
+  auto r = runCli({"bench", kModel, kInput, "--runs", "3", "--warmup", "1", "--profile", (d / "p.json").string()});
+  ::unsetenv("TORCHLESS_JIT");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("aten::conv2d"), std::string::npos) << r.out;
+  auto trace = nlohmann::json::parse(testing::readFile(d / "p.json"));
+  int calls = 0, convs = 0, ops = 0;
+  for (const auto& e : trace.at("traceEvents")) {
+    EXPECT_EQ(e.at("ph"), "X");
+    EXPECT_GE(e.at("dur").get<double>(), 0.0);
+    if (e.at("cat") == "call") ++calls;
+    if (e.at("cat") == "op") ++ops;
+    if (e.at("name") == "aten::conv2d") ++convs;
+  }
+  EXPECT_EQ(calls, 3);
+  EXPECT_GT(convs, 0);
+  EXPECT_EQ(convs % 3, 0);  // the same kernels in every call
+  EXPECT_EQ(ops % 3, 0);
+  // With the default pipeline the trace still holds every kernel the interpreter ran.
+  auto jit = runCli({"bench", kModel, kInput, "--runs", "2", "--warmup", "1", "--profile", (d / "q.json").string()});
+  ASSERT_EQ(jit.status, 0) << jit.err;
+  int jitOps = 0;
+  const auto jitTrace = nlohmann::json::parse(testing::readFile(d / "q.json"));
+  for (const auto& e : jitTrace.at("traceEvents"))
+    if (e.at("cat") == "op") ++jitOps;
+  EXPECT_GT(jitOps, 0);
+  EXPECT_EQ(jitOps % 2, 0);
+}
+
+// Note [OpenMP wait policy] (tools/thread_env.cpp): idle OpenMP threads sleep at once (spin
+// count 0; libgomp's default is 300000) unless the user set a policy or a spin count; libgomp
+// prints what it read with OMP_DISPLAY_ENV=verbose.
+TEST(ThreadsCli, OpenMpThreadsSleepWhenIdleUnlessTheUserSaysOtherwise) {
+  ::setenv("OMP_DISPLAY_ENV", "verbose", 1);
+  auto passive = runCli({"--version"});
+  ::setenv("OMP_WAIT_POLICY", "active", 1);
+  auto active = runCli({"--version"});
+  ::unsetenv("OMP_WAIT_POLICY");
+  ::setenv("GOMP_SPINCOUNT", "1000", 1);
+  auto spin = runCli({"--version"});
+  ::unsetenv("GOMP_SPINCOUNT");
+  ::unsetenv("OMP_DISPLAY_ENV");
+  EXPECT_NE(passive.err.find("GOMP_SPINCOUNT = '0'"), std::string::npos) << passive.err;
+  EXPECT_NE(active.err.find("OMP_WAIT_POLICY = 'ACTIVE'"), std::string::npos) << active.err;
+  EXPECT_NE(spin.err.find("GOMP_SPINCOUNT = '1000'"), std::string::npos) << spin.err;
+  EXPECT_NE(passive.out.find("torchless "), std::string::npos);
+}
+
+}  // namespace
+}  // namespace torchless
