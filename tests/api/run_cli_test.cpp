@@ -176,27 +176,6 @@ TEST(InfoCli, ListsMethodsParametersBuffersAndOperators) {
       << r.out;
 }
 
-// --precision bf16: convolutions and products in bfloat16 where the CPU has it (outputs within
-// 1e-2 of PyTorch's float32 ones), a clear error where it has not.
-TEST(CompileCli, Bf16RunsWhereTheCpuHasItAndSaysSoWhereNot) {
-  const std::string src = TORCHLESS_SOURCE_DIR;
-  const auto dir = testing::freshDir("compile", "bf16");
-  const std::string out = (dir / "bf.pt").string();
-  auto r = testing::runCli({"compile", src + "/examples/tiny_cnn.pt", src + "/examples/input.npy", "-o", out,
-                            "--precision", "bf16"});
-  if (!cpuHasBf16()) {
-    EXPECT_EQ(r.status, 1);
-    EXPECT_NE(r.err.find("--precision bf16 needs a CPU with AVX512-BF16 or AMX"), std::string::npos) << r.err;
-    EXPECT_FALSE(std::filesystem::exists(out));
-    return;
-  }
-  ASSERT_EQ(r.status, 0) << r.err;
-  auto run = testing::runCli({"run", out, src + "/examples/input.npy", "--output-dir", dir.string()});
-  ASSERT_EQ(run.status, 0) << run.err;
-  EXPECT_TRUE(testing::allClose(loadNpy((dir / "out0.npy").string()), loadNpy(src + "/examples/expected.npy"),
-                                1e-2, 1e-2));
-}
-
 }  // namespace
 }  // namespace torchless
 

@@ -3,6 +3,7 @@
 
 #include "convert/engine/layer_exec.h"
 #include "core/error.h"
+#include "ops/parallel.h"
 
 #include <fmt/format.h>
 
@@ -38,9 +39,12 @@ struct Plan {
 namespace {
 
 // The signature of a call: each input's dtype and sizes (tensors), or value (others).
+// The thread count is part of it: oneDNN primitives run with the threads they were created
+// for (and the default thread count follows the machine's load, ops/parallel.h).
 std::vector<IValue> signatureOf(const std::vector<IValue>& inputs) {
   std::vector<IValue> key;
-  key.reserve(inputs.size() * 6);
+  key.reserve(inputs.size() * 6 + 1);
+  key.emplace_back(static_cast<int64_t>(ops::getNumThreads()));
   for (const IValue& v : inputs) {
     if (v.isTensor()) {
       const Tensor& t = v.toTensor();
@@ -57,7 +61,8 @@ std::vector<IValue> signatureOf(const std::vector<IValue>& inputs) {
 
 // True when `inputs` have the signature `key` (signatureOf), without building theirs.
 bool sameSignature(const std::vector<IValue>& key, const std::vector<IValue>& inputs) {
-  size_t k = 0;
+  if (key.empty() || key[0].toInt() != ops::getNumThreads()) return false;
+  size_t k = 1;
   for (const IValue& v : inputs) {
     if (v.isTensor()) {
       const Tensor& t = v.toTensor();
