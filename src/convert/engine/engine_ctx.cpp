@@ -108,18 +108,9 @@ bool isPure(const Node& n, const OpInfo* op) {
 // All inputs static: compute the outputs now with the runtime's kernel (the evaluators of
 // Torch-TensorRT, for constants, int/list arithmetic and everything else known here).
 bool tryEvaluate(EngineCtx& ctx, const Node& n, const OpInfo* op) {
-  if (!isPure(n, op)) return false;
-  for (const Value* v : n.inputs())
-    if (!ctx.isStatic(v)) return false;
-  const KernelRegistry& kernels = KernelRegistry::global();
-  if (!kernels.hasKernel(n, op)) return false;
-  Operation f = kernels.operationFor(n, op);
-  Stack stack;
-  for (const Value* v : n.inputs()) stack.push_back(ctx.staticValue(v));
-  f(stack);
-  TL_INTERNAL_ASSERT(stack.size() >= n.outputs().size(), "kernel left too few outputs");
-  const size_t base = stack.size() - n.outputs().size();
-  for (size_t i = 0; i < n.outputs().size(); ++i) ctx.setStatic(n.output(i), stack[base + i]);
+  auto outs = evaluateStatically(n, op, [&](const Value* v) { return ctx.isStatic(v) ? &ctx.staticValue(v) : nullptr; });
+  if (!outs) return false;
+  for (size_t i = 0; i < n.outputs().size(); ++i) ctx.setStatic(n.output(i), (*outs)[i]);
   return true;
 }
 
@@ -145,6 +136,22 @@ void convertShapeCheck(EngineCtx& ctx, const Node& n) {
 }
 
 }  // namespace
+
+std::optional<std::vector<IValue>> evaluateStatically(const Node& n, const OpInfo* op,
+                                                      const std::function<const IValue*(const Value*)>& staticOf) {
+  if (!isPure(n, op)) return std::nullopt;
+  Stack stack;
+  for (const Value* v : n.inputs()) {
+    const IValue* s = staticOf(v);
+    if (!s) return std::nullopt;
+    stack.push_back(*s);
+  }
+  const KernelRegistry& kernels = KernelRegistry::global();
+  if (!kernels.hasKernel(n, op)) return std::nullopt;
+  kernels.operationFor(n, op)(stack);
+  TL_INTERNAL_ASSERT(stack.size() >= n.outputs().size(), "kernel left too few outputs");
+  return std::vector<IValue>(stack.end() - static_cast<std::ptrdiff_t>(n.outputs().size()), stack.end());
+}
 
 NetworkDefinition convertToNetwork(std::shared_ptr<Graph> graph) {
   NetworkDefinition net;

@@ -23,7 +23,9 @@
 #include "convert/engine/network.h"
 
 #include <functional>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace torchless::engine {
 
@@ -75,6 +77,13 @@ class EngineCtx : public convert::ConversionCtx<ValueId> {
   NetworkDefinition& net_;
   size_t unnamed_ = 0;
 };
+
+/// The evaluator: when `n` is pure, has a kernel and every input has a static value
+/// (`staticOf` returns it, or null), runs the kernel now and returns the outputs; nullopt
+/// otherwise. The converters' driver and engine records (engine_record.cpp) both use it, so a
+/// record's static values are exactly those its converters saw.
+std::optional<std::vector<IValue>> evaluateStatically(const Node& n, const OpInfo* op,
+                                                      const std::function<const IValue*(const Value*)>& staticOf);
 
 /// Converts `graph` (a segment: every node has an engine converter or only static inputs) into
 /// a network whose inputs and outputs are the graph's. The network keeps `graph`

@@ -120,26 +120,20 @@ Activation activationFrom(const std::string& s) {
 }
 
 // The static values of a graph's nodes, as the converters saw them: constants, and what the
-// evaluator computes from them (engine_ctx.cpp's tryEvaluate).
+// evaluator computes from them (evaluateStatically, engine_ctx.h).
 std::unordered_map<const Value*, IValue> replayStatics(const Graph& g) {
   std::unordered_map<const Value*, IValue> statics;
-  const KernelRegistry& kernels = KernelRegistry::global();
   for (const Node* n : g.block()->nodes()) {
     if (n->kind() == prim::Constant) {
       if (auto v = toIValue(n->output())) statics[n->output()] = *v;
       continue;
     }
-    const OpInfo* op = matchOperator(n, OperatorRegistry::global());
-    bool all = n->blocks().empty() && !n->hasSideEffects() &&
-               !(op && (op->nondeterministic || op->hasSideEffects || op->mutates)) && kernels.hasKernel(*n, op);
-    for (const Value* v : n->inputs()) all = all && statics.count(v);
-    if (!all) continue;
-    Operation f = kernels.operationFor(*n, op);
-    Stack stack;
-    for (const Value* v : n->inputs()) stack.push_back(statics.at(v));
-    f(stack);
-    const size_t base = stack.size() - n->outputs().size();
-    for (size_t i = 0; i < n->outputs().size(); ++i) statics[n->output(i)] = stack[base + i];
+    auto outs = evaluateStatically(*n, matchOperator(n, OperatorRegistry::global()), [&](const Value* v) {
+      auto it = statics.find(v);
+      return it == statics.end() ? nullptr : &it->second;
+    });
+    if (!outs) continue;
+    for (size_t i = 0; i < n->outputs().size(); ++i) statics[n->output(i)] = (*outs)[i];
   }
   return statics;
 }
