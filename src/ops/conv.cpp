@@ -299,34 +299,9 @@ std::shared_ptr<ConvPrim> makePrim(const Tensor& in, const Tensor& w, bool hasBi
     padR.push_back(std::max<int64_t>(r, 0));
   }
   const dims srcDims(in.sizes().begin(), in.sizes().end()), dstDims(outSizes.begin(), outSizes.end());
-  const int64_t C = in.sizes()[1], OC = outSizes[1];
-  dims wDims, wStrides;
-  const IntList ks(w.sizes().begin() + 2, w.sizes().end());
-  int64_t K = 1;
-  for (int64_t v : ks) K *= v;
-  IntList kStrides = contiguousStrides(ks);
-  if (!p.transposed) {
-    // PyTorch [OC, C/g, k...] == [g, OC/g, C/g, k...]
-    if (g > 1) wDims = {g, OC / g, C / g};
-    else wDims = {OC, C};
-    IntList full = wDims;
-    full.insert(full.end(), ks.begin(), ks.end());
-    wDims = dims(full.begin(), full.end());
-    IntList st = contiguousStrides(full);
-    wStrides = dims(st.begin(), st.end());
-  } else {
-    // PyTorch [C, OC/g, k...] == [g, C/g, OC/g, k...]; oneDNN wants [g, OC/g, C/g, k...]
-    const int64_t Cg = C / g, OCg = OC / g;
-    if (g > 1) {
-      wDims = {g, OCg, Cg};
-      wStrides = {Cg * OCg * K, K, OCg * K};
-    } else {
-      wDims = {OC, C};
-      wStrides = {K, OC * K};
-    }
-    wDims.insert(wDims.end(), ks.begin(), ks.end());
-    wStrides.insert(wStrides.end(), kStrides.begin(), kStrides.end());
-  }
+  const int64_t OC = outSizes[1];
+  const auto [wd, ws] = dnnlConvWeightsView(w.sizes(), g, p.transposed);
+  const dims wDims(wd.begin(), wd.end()), wStrides(ws.begin(), ws.end());
   const auto f32 = memory::data_type::f32;
   auto prim = std::make_shared<ConvPrim>();
   const IntList& srcSt = in.strides();
@@ -586,6 +561,34 @@ Tensor convolutionFused(const Tensor& input, const Tensor& weight, const std::op
   ep.beta = static_cast<float>(beta);
   return convImpl(input, weight, bias, stride, padding, dilation, false, {0}, groups, true, &ep, residual,
                   constantWeight, channelsLastOutput);
+}
+
+std::pair<IntList, IntList> dnnlConvWeightsView(const IntList& w, int64_t g, bool transposed) {
+  const IntList ks(w.begin() + 2, w.end());
+  int64_t K = 1;
+  for (int64_t v : ks) K *= v;
+  const int64_t C = transposed ? w[0] : w[1] * g, OC = transposed ? w[1] * g : w[0];
+  IntList dims, strides;
+  if (!transposed) {
+    // PyTorch [OC, C/g, k...] == [g, OC/g, C/g, k...]
+    dims = g > 1 ? IntList{g, OC / g, C / g} : IntList{OC, C};
+    dims.insert(dims.end(), ks.begin(), ks.end());
+    strides = contiguousStrides(dims);
+  } else {
+    // PyTorch [C, OC/g, k...] == [g, C/g, OC/g, k...]; oneDNN wants [g, OC/g, C/g, k...]
+    const int64_t Cg = C / g, OCg = OC / g;
+    if (g > 1) {
+      dims = {g, OCg, Cg};
+      strides = {Cg * OCg * K, K, OCg * K};
+    } else {
+      dims = {OC, C};
+      strides = {K, OC * K};
+    }
+    const IntList kStrides = contiguousStrides(ks);
+    dims.insert(dims.end(), ks.begin(), ks.end());
+    strides.insert(strides.end(), kStrides.begin(), kStrides.end());
+  }
+  return {dims, strides};
 }
 
 size_t convolutionCacheSize() {

@@ -9,6 +9,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 
 namespace torchless::ops {
 
@@ -52,6 +53,12 @@ Tensor convolutionFused(const Tensor& input, const Tensor& weight, const std::op
                         const IntList& stride, const IntList& padding, const IntList& dilation, int64_t groups,
                         const std::optional<Tensor>& residual, ConvActivation act, double alpha = 0,
                         double beta = 0, bool constantWeight = false, bool channelsLastOutput = false);
+/// A PyTorch convolution weight ([OC, C/g, k...], or transposed [C, OC/g, k...]) seen as the
+/// weights oneDNN's (de)convolution takes: [g, OC/g, C/g, k...] for groups > 1, else
+/// [OC, C, k...], with the strides that read PyTorch's contiguous layout in that order.
+/// Returns {dims, strides}.
+std::pair<IntList, IntList> dnnlConvWeightsView(const IntList& weightSizes, int64_t groups, bool transposed);
+
 /// Number of cached oneDNN convolution primitives (for tests).
 size_t convolutionCacheSize();
 

@@ -131,22 +131,28 @@ bool isDense(const Tensor& t) {
   return maxOff + 1 == t.numel();
 }
 
-// ---- Convolution ---------------------------------------------------------------------------
+// ---- oneDNN products: what convolutions and matmuls share ------------------------------------
 
-class ConvExec : public LayerExec {
+// A oneDNN product primitive over one input, constant packed weights, an optional bias, and an
+// output written fresh or into the arena, with the residual (when fused) copied into the
+// output first for the sum post-op. Subclasses prepare() the primitive for the input they see
+// and give the reference path (our kernels) for what oneDNN does not take.
+class ProductExec : public LayerExec {
  public:
-  ConvExec(const Layer& l, const Tensor& x) : l_(l) { prepare(x); }
+  explicit ProductExec(const Layer& l) : l_(l) {}
 
   void run(std::vector<IValue>& slots) override {
     const Tensor& x = slots[static_cast<size_t>(l_.inputs[0])].toTensor();
-    if (x.sizes() != inSizes_ || x.strides() != inStrides_ || x.dtype() != inDtype_) prepare(x);
-    Tensor res = l_.hasResidual ? slots[static_cast<size_t>(l_.inputs[1])].toTensor() : Tensor();
+    if (x.sizes() != inSizes_ || x.strides() != inStrides_ || x.dtype() != inDtype_) prepareFor(x);
+    Tensor res = l_.hasResidual ? slots[static_cast<size_t>(l_.inputs.back())].toTensor() : Tensor();
     const Tensor* residual = l_.hasResidual ? &res : nullptr;
     Tensor out;
     if (!dnnl_ || (residual && (residual->sizes() != outSizes_ || residual->dtype() != ScalarType::Float))) {
-      out = reference(x, residual);  // also a residual that broadcasts: PyTorch's add decides
+      out = reference(slots, x, residual);  // also a residual that broadcasts: PyTorch's add decides
     } else {
-      out = arenaOut_.defined() ? arenaOut_ : Tensor::fromStorage(Storage::allocate(outBytes_), 0, outSizes_, outStrides_, ScalarType::Float);
+      out = arenaOut_.defined() ? arenaOut_
+                                : Tensor::fromStorage(Storage::allocate(outBytes_), 0, outSizes_, outStrides_,
+                                                      ScalarType::Float);
       if (residual) {
         if (residual->strides() == outStrides_ && residual->dtype() == ScalarType::Float)
           std::memcpy(out.rawData(), residual->rawData(), outBytes_);
@@ -170,20 +176,74 @@ class ConvExec : public LayerExec {
                                     ScalarType::Float);
   }
 
+ protected:
+  /// Records the input's layout, drops the arena buffer, and calls prepare(x), which sets
+  /// outSizes_/outStrides_/outBytes_ and, when oneDNN takes it, prim_ and bind().
+  void prepareFor(const Tensor& x) {
+    inSizes_ = x.sizes();
+    inStrides_ = x.strides();
+    inDtype_ = x.dtype();
+    arenaOut_ = Tensor();
+    dnnl_ = false;
+    prepare(x);
+  }
+  virtual void prepare(const Tensor& x) = 0;
+  virtual Tensor reference(const std::vector<IValue>& slots, const Tensor& x, const Tensor* residual) const = 0;
+
+  /// The memory objects of a created primitive: the source (reordered into `srcMd` when it
+  /// differs from the input's `srcUserMd`), the packed weights, the bias, the output.
+  void bind(const memory::desc& srcUserMd, const memory::desc& srcMd, const memory::desc& wUserMd,
+            const memory::desc& wMd, const memory::desc& dstMd, const memory::desc& biasMd) {
+    auto& eng = ops::dnnl_utils::engine();
+    Tensor wc = l_.weight.contiguous();
+    memory wMem = packedWeights(l_, wUserMd, wMd, wc);
+    srcUser_ = memory(srcUserMd, eng, nullptr);
+    if (srcMd != srcUserMd) {
+      srcBuf_ = Storage::allocate(srcMd.get_size());
+      src_ = memory(srcMd, eng, srcBuf_.data());
+      srcReorder_ = dnnl::reorder(srcUser_, src_);
+    } else {
+      src_ = srcUser_;
+      srcReorder_ = dnnl::reorder();
+    }
+    dst_ = memory(dstMd, eng, nullptr);
+    args_ = {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, wMem}, {DNNL_ARG_DST, dst_}};
+    if (l_.bias) {
+      bias_ = l_.bias->contiguous();
+      args_[DNNL_ARG_BIAS] = memory(biasMd, eng, bias_.rawData());
+    }
+    dnnl_ = true;
+  }
+
+  const Layer& l_;
+  IntList inSizes_, inStrides_;
+  ScalarType inDtype_ = ScalarType::Undefined;
+  bool dnnl_ = false;
+  IntList outSizes_, outStrides_;
+  size_t outBytes_ = 0;
+  dnnl::primitive prim_;
+  memory srcUser_, src_, dst_;
+  Storage srcBuf_;
+  dnnl::reorder srcReorder_;
+  Tensor bias_, arenaOut_;
+  std::unordered_map<int, memory> args_;
+};
+
+// ---- Convolution ---------------------------------------------------------------------------
+
+class ConvExec : public ProductExec {
+ public:
+  ConvExec(const Layer& l, const Tensor& x) : ProductExec(l) { prepareFor(x); }
+
  private:
-  Tensor reference(const Tensor& x, const Tensor* residual) const {
+  Tensor reference(const std::vector<IValue>&, const Tensor& x, const Tensor* residual) const override {
     Tensor y = ops::convolution(x, l_.weight, l_.bias, l_.stride, l_.padding, l_.dilation, l_.transposed,
                                 l_.outputPadding, l_.groups);
     if (residual) y = ops::add(y, *residual);
     return applyActivation(y, l_.activation);
   }
 
-  void prepare(const Tensor& x) {
-    inSizes_ = x.sizes();
-    inStrides_ = x.strides();
-    inDtype_ = x.dtype();
-    arenaOut_ = Tensor();
-    dnnl_ = false;
+  void prepare(const Tensor& x) override {
     const int64_t k = l_.weight.dim() - 2;
     if (x.dtype() != ScalarType::Float || l_.weight.dtype() != ScalarType::Float || x.dim() != k + 2 ||
         x.numel() == 0 || !isDense(x) || (l_.activation.kind != Activation::None && !dnnlActivation(l_.activation.kind)))
@@ -220,29 +280,8 @@ class ConvExec : public LayerExec {
     outStrides_ = cl ? channelsLastStrides(outSizes_) : contiguousStrides(outSizes_);
     outBytes_ = static_cast<size_t>(checkedNumel(outSizes_)) * sizeof(float);
 
-    // Weights as oneDNN wants them: [g, OC/g, C/g, k...] (or [OC, C, k...]).
-    const IntList ks(ws.begin() + 2, ws.end());
-    int64_t K = 1;
-    for (int64_t v : ks) K *= v;
-    const IntList kStrides = contiguousStrides(ks);
-    dims wDims, wStrides;
-    if (!l_.transposed) {
-      IntList full = g > 1 ? IntList{g, OC / g, C / g} : IntList{OC, C};
-      full.insert(full.end(), ks.begin(), ks.end());
-      wDims = toDims(full);
-      wStrides = toDims(contiguousStrides(full));
-    } else {
-      const int64_t Cg = C / g, OCg = OC / g;
-      if (g > 1) {
-        wDims = {g, OCg, Cg};
-        wStrides = {Cg * OCg * K, K, OCg * K};
-      } else {
-        wDims = {OC, C};
-        wStrides = {K, OC * K};
-      }
-      wDims.insert(wDims.end(), ks.begin(), ks.end());
-      wStrides.insert(wStrides.end(), kStrides.begin(), kStrides.end());
-    }
+    const auto [wv, wvs] = ops::dnnlConvWeightsView(ws, g, l_.transposed);
+    const dims wDims = toDims(wv), wStrides = toDims(wvs);
     const auto f32 = memory::data_type::f32;
     auto& eng = ops::dnnl_utils::engine();
     memory::desc srcUser(toDims(x.sizes()), f32, toDims(x.strides()));
@@ -285,83 +324,19 @@ class ConvExec : public LayerExec {
     } catch (const dnnl::error&) {
       return;  // shapes oneDNN does not take: the reference path
     }
-    Tensor wc = l_.weight.contiguous();
-    memory wMem = packedWeights(l_, wUser, wPd, wc);
-    srcUser_ = memory(srcUser, eng, nullptr);
-    if (srcPd != srcUser) {
-      srcBuf_ = Storage::allocate(srcPd.get_size());
-      src_ = memory(srcPd, eng, srcBuf_.data());
-      srcReorder_ = dnnl::reorder(srcUser_, src_);
-    } else {
-      src_ = srcUser_;
-      srcReorder_ = dnnl::reorder();
-    }
-    dst_ = memory(dstMd, eng, nullptr);
-    args_ = {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, wMem}, {DNNL_ARG_DST, dst_}};
-    if (l_.bias) {
-      bias_ = l_.bias->contiguous();
-      args_[DNNL_ARG_BIAS] = memory(biasMd, eng, bias_.rawData());
-    }
-    dnnl_ = true;
+    bind(srcUser, srcPd, wUser, wPd, dstMd, biasMd);
   }
 
-  const Layer& l_;
-  IntList inSizes_, inStrides_;
-  ScalarType inDtype_ = ScalarType::Float;
-  bool dnnl_ = false;
-  IntList outSizes_, outStrides_;
-  size_t outBytes_ = 0;
-  dnnl::primitive prim_;
-  memory srcUser_, src_, dst_;
-  Storage srcBuf_;
-  dnnl::reorder srcReorder_;
-  Tensor bias_, arenaOut_;
-  std::unordered_map<int, memory> args_;
 };
 
 // ---- MatMul ----------------------------------------------------------------------------------
 
-class MatMulExec : public LayerExec {
+class MatMulExec : public ProductExec {
  public:
-  MatMulExec(const Layer& l, const Tensor& a) : l_(l) { prepare(a); }
-
-  void run(std::vector<IValue>& slots) override {
-    const Tensor& a = slots[static_cast<size_t>(l_.inputs[0])].toTensor();
-    const size_t resIdx = l_.weight.defined() ? 1 : 2;
-    Tensor res = l_.hasResidual ? slots[static_cast<size_t>(l_.inputs[resIdx])].toTensor() : Tensor();
-    const Tensor* residual = l_.hasResidual ? &res : nullptr;
-    Tensor out;
-    if (l_.weight.defined() && (a.sizes() != inSizes_ || a.strides() != inStrides_ || a.dtype() != inDtype_))
-      prepare(a);
-    if (!dnnl_ || (residual && (residual->sizes() != outSizes_ || residual->dtype() != ScalarType::Float))) {
-      out = reference(slots, a, residual);
-    } else {
-      out = arenaOut_.defined() ? arenaOut_ : Tensor::empty(outSizes_, ScalarType::Float);
-      if (residual) {
-        if (residual->isContiguous() && residual->dtype() == ScalarType::Float)
-          std::memcpy(out.rawData(), residual->rawData(), outBytes_);
-        else
-          ops::copyInto(out, *residual);
-      }
-      auto& strm = ops::dnnl_utils::stream();
-      srcUser_.set_data_handle(a.rawData());
-      if (l_.bf16) srcReorder_.execute(strm, srcUser_, src_);
-      dst_.set_data_handle(out.rawData());
-      prim_.execute(strm, args_);
-      strm.wait();
-    }
-    slots[static_cast<size_t>(l_.outputs[0])] = IValue(std::move(out));
-  }
-
-  bool ownsOutput() const override { return dnnl_; }
-  size_t outputBytes() const override { return dnnl_ ? outBytes_ : 0; }
-  void useOutputBuffer(const Storage& arena, size_t offset) override {
-    arenaOut_ = Tensor::fromStorage(arena, static_cast<int64_t>(offset / sizeof(float)), outSizes_,
-                                    contiguousStrides(outSizes_), ScalarType::Float);
-  }
+  MatMulExec(const Layer& l, const Tensor& a) : ProductExec(l) { prepareFor(a); }
 
  private:
-  Tensor reference(const std::vector<IValue>& slots, const Tensor& a, const Tensor* residual) const {
+  Tensor reference(const std::vector<IValue>& slots, const Tensor& a, const Tensor* residual) const override {
     Tensor y;
     if (l_.weight.defined()) {
       y = ops::linear(a, l_.weight, l_.bias);
@@ -375,12 +350,7 @@ class MatMulExec : public LayerExec {
   }
 
   // Linear form: a [*, K] as [M, K] (contiguous rows), weight [N, K] packed once.
-  void prepare(const Tensor& a) {
-    inSizes_ = a.sizes();
-    inStrides_ = a.strides();
-    inDtype_ = a.dtype();
-    arenaOut_ = Tensor();
-    dnnl_ = false;
+  void prepare(const Tensor& a) override {
     if (!l_.weight.defined() || a.dtype() != ScalarType::Float || l_.weight.dtype() != ScalarType::Float ||
         a.dim() < 1 || !a.isContiguous() || a.numel() == 0 ||
         (l_.activation.kind != Activation::None && !dnnlActivation(l_.activation.kind)))
@@ -390,6 +360,7 @@ class MatMulExec : public LayerExec {
     const int64_t M = a.numel() / K;
     outSizes_ = a.sizes();
     outSizes_.back() = N;
+    outStrides_ = contiguousStrides(outSizes_);
     outBytes_ = static_cast<size_t>(M * N) * sizeof(float);
     const auto f32 = memory::data_type::f32;
     auto& eng = ops::dnnl_utils::engine();
@@ -410,38 +381,8 @@ class MatMulExec : public LayerExec {
     } catch (const dnnl::error&) {
       return;
     }
-    Tensor wc = l_.weight.contiguous();
-    memory wMem = packedWeights(l_, wUser, wPd, wc);
-    srcUser_ = memory(srcUser, eng, nullptr);
-    if (l_.bf16) {
-      srcBuf_ = Storage::allocate(srcMd.get_size());
-      src_ = memory(srcMd, eng, srcBuf_.data());
-      srcReorder_ = dnnl::reorder(srcUser_, src_);
-    } else {
-      src_ = srcUser_;
-      srcReorder_ = dnnl::reorder();
-    }
-    dst_ = memory(dstMd, eng, nullptr);
-    args_ = {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, wMem}, {DNNL_ARG_DST, dst_}};
-    if (l_.bias) {
-      bias_ = l_.bias->contiguous();
-      args_[DNNL_ARG_BIAS] = memory(biasMd, eng, bias_.rawData());
-    }
-    dnnl_ = true;
+    bind(srcUser, srcMd, wUser, wPd, dstMd, biasMd);
   }
-
-  const Layer& l_;
-  IntList inSizes_, inStrides_;
-  ScalarType inDtype_ = ScalarType::Float;
-  bool dnnl_ = false;
-  IntList outSizes_;
-  size_t outBytes_ = 0;
-  dnnl::primitive prim_;
-  memory srcUser_, src_, dst_;
-  Storage srcBuf_;
-  dnnl::reorder srcReorder_;
-  Tensor bias_, arenaOut_;
-  std::unordered_map<int, memory> args_;
 };
 
 // ---- Plugin / Shape: the node's kernel ---------------------------------------------------
