@@ -79,21 +79,25 @@ CompileResult compile(const Module& module, const CompileSpec& spec) {
   po.partition.bf16 = spec.precision == "bf16";
   for (size_t i = 0; i < spec.inputs.size(); ++i)
     if (!spec.inputs[i].empty()) po.partition.inputProfiles[i] = spec.inputs[i];
+  if (!spec.exampleInputs.empty()) {
+    // Methods that branch on tensor properties are specialized to the examples' signature
+    // (Note [Specialization] in api/pipeline.h).
+    po.exampleInputs = spec.exampleInputs;
+    const GraphFunction* fwd = module.findMethod("forward");
+    if (!fwd) throw Error("compile needs a module with a forward method");
+    const auto& args = fwd->schema().arguments();  // self first
+    for (size_t i = po.exampleInputs.size() + 1; i < args.size(); ++i) {
+      if (!args[i].defaultValue())
+        throw Error(fmt::format("forward() missing value for argument '{}'", args[i].name()));
+      po.exampleInputs.push_back(*args[i].defaultValue());
+    }
+  }
   std::shared_ptr<ExecutionPlan> plan = buildExecutionPlan(module, "forward", po);
   if (!plan->notFrozen.empty())
     throw Error("compile needs a module it can freeze: " + plan->notFrozen +
                 " (torch.jit.freeze refuses it too; compile keeps no module state)");
   IValue exampleOutput;
-  if (!spec.exampleInputs.empty()) {
-    std::vector<IValue> inputs = spec.exampleInputs;
-    const auto& args = module.findMethod("forward")->schema().arguments();  // self first
-    for (size_t i = inputs.size() + 1; i < args.size(); ++i) {
-      if (!args[i].defaultValue())
-        throw Error(fmt::format("forward() missing value for argument '{}'", args[i].name()));
-      inputs.push_back(*args[i].defaultValue());
-    }
-    exampleOutput = runExecutionPlan(*plan, std::move(inputs));
-  }
+  if (!po.exampleInputs.empty()) exampleOutput = runExecutionPlan(*plan, po.exampleInputs);
   const ObjectPtr& obj = plan->self;
   std::shared_ptr<Graph> g = plan->graph->copy();
   int counter = 0;

@@ -4,10 +4,138 @@
 #include "api/freeze.h"
 #include "core/error.h"
 #include "passes/passes.h"
+#include "runtime/kernel.h"
 
 namespace torchless {
 
 namespace {
+
+// ---- Note [Specialization]: recording property reads ----
+
+const Symbol kRecordFact = Symbol::fromQualString("torchless::record_fact");
+
+// Values seen per fact slot during one profiling run (one per thread).
+struct FactRecorder {
+  enum : uint8_t { kUnseen, kSeen, kVaries };
+  std::vector<uint8_t> state;
+  std::vector<IValue> values;
+};
+thread_local FactRecorder* tRecorder = nullptr;
+
+void registerRecordFactKernel() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    // torchless::record_fact(value, int slot) -> (): only in the instrumented copies below.
+    KernelRegistry::global().registerNodeKernel(kRecordFact, [](const Node& n) -> Operation {
+      const auto slot = static_cast<size_t>(toIValue(n.input(1))->toInt());
+      return [slot](Stack& stack) {
+        drop(stack, 1);
+        IValue v = pop(stack);
+        FactRecorder* r = tRecorder;
+        if (!r || slot >= r->state.size()) return;
+        if (r->state[slot] == FactRecorder::kUnseen) {
+          r->state[slot] = FactRecorder::kSeen;
+          r->values[slot] = std::move(v);
+        } else if (r->state[slot] == FactRecorder::kSeen && !r->values[slot].equals(v)) {
+          r->state[slot] = FactRecorder::kVaries;
+        }
+      };
+    });
+  });
+}
+
+void collectFacts(Block* b, std::vector<Node*>& out) {
+  for (Node* n : b->nodes()) {
+    for (Block* sub : n->blocks()) collectFacts(sub, out);
+    if (passes::isTensorPropertyRead(*n)) out.push_back(n);
+  }
+}
+
+bool readsTensorProperties(const Graph& g) {
+  std::vector<Node*> facts;
+  collectFacts(const_cast<Graph&>(g).block(), facts);
+  if (!facts.empty()) return true;
+  for (const Value* in : g.inputs())
+    if (in->type()->kind() == TypeKind::OptionalType) return true;
+  return false;
+}
+
+IValue runGraphCode(Code& code, size_t numOutputs, const ObjectPtr& self, std::vector<IValue> inputs) {
+  inputs.insert(inputs.begin(), IValue(self));
+  Stack stack = std::move(inputs);
+  code.run(stack);
+  if (numOutputs == 1) return pop(stack);
+  std::vector<IValue> outs(stack.end() - static_cast<std::ptrdiff_t>(numOutputs), stack.end());
+  return IValue(TupleImpl::create(std::move(outs)));
+}
+
+// Runs an instrumented copy of `frozen` on `inputs` (self excluded), then turns the copy into
+// the specialization for their signature. Returns it and the call's output.
+std::pair<std::shared_ptr<ExecutionPlan::Specialization>, IValue> specializeFor(
+    const std::shared_ptr<Graph>& frozen, const std::string& qualname, const ObjectPtr& self,
+    const engine::PartitionOptions& options, const std::vector<IValue>& inputs) {
+  registerRecordFactKernel();
+  auto sp = std::make_shared<ExecutionPlan::Specialization>();
+  appendSignature(inputs, sp->signature);
+  std::shared_ptr<Graph> g = frozen->copy();
+  std::vector<Node*> facts;
+  collectFacts(g->block(), facts);
+  std::vector<Node*> records;
+  for (size_t i = 0; i < facts.size(); ++i) {
+    Node* f = facts[i];
+    WithInsertPoint guard(f);
+    Value* slot = g->insertConstant(IValue(static_cast<int64_t>(i)));
+    Node* rec = g->create(kRecordFact, {f->output(), slot}, 0);
+    rec->insertAfter(f);
+    records.push_back(rec);
+  }
+  FactRecorder recorder;
+  recorder.state.assign(facts.size(), FactRecorder::kUnseen);
+  recorder.values.resize(facts.size());
+  IValue output;
+  {
+    Code code(g, qualname);
+    struct Scope {
+      FactRecorder* prev;
+      explicit Scope(FactRecorder* r) : prev(tRecorder) { tRecorder = r; }
+      ~Scope() { tRecorder = prev; }
+    } scope(&recorder);
+    output = runGraphCode(code, g->outputs().size(), self, inputs);
+  }
+  for (Node* r : records) r->destroy();
+  std::vector<std::pair<Node*, IValue>> known;
+  for (size_t i = 0; i < facts.size(); ++i)
+    if (recorder.state[i] == FactRecorder::kSeen) known.emplace_back(facts[i], recorder.values[i]);
+  std::vector<std::optional<bool>> inputIsNone(g->inputs().size());
+  for (size_t i = 0; i < inputs.size() && i + 1 < inputIsNone.size(); ++i) inputIsNone[i + 1] = inputs[i].isNone();
+  passes::specialize(*g, known, inputIsNone);
+  sp->graph = g;
+  sp->report = engine::partitionGraph(*g, options);
+  passes::fuseConvActivation(*g);  // what stays in the interpreter
+  sp->code = std::make_unique<Code>(g, qualname);
+  return {std::move(sp), std::move(output)};
+}
+
+void appendSignatureOf(const IValue& v, std::vector<int64_t>& out, int depth) {
+  if (v.isNone()) {
+    out.push_back(1);
+  } else if (v.isTensor()) {
+    const Tensor& t = v.toTensor();
+    out.push_back(2);
+    out.push_back(static_cast<int64_t>(t.scalarType()) * 1024 + t.dim());
+  } else if ((v.isTuple() || v.isList()) && depth < 4) {
+    const std::vector<IValue>& elems = v.isTuple() ? v.toTuple()->elements : v.toList()->list;
+    out.push_back(v.isTuple() ? 3 : 4);
+    if (elems.size() > 16) {
+      out.push_back(-1);
+      return;
+    }
+    out.push_back(static_cast<int64_t>(elems.size()));
+    for (const IValue& e : elems) appendSignatureOf(e, out, depth + 1);
+  } else {
+    out.push_back(5 + static_cast<int64_t>(v.tag()));
+  }
+}
 
 // True when some node of the graph reads or writes an attribute (the method keeps state).
 bool touchesAttributes(const Block* b) {
@@ -56,6 +184,20 @@ std::shared_ptr<ExecutionPlan> buildExecutionPlan(const Module& module, const st
   std::unordered_map<size_t, engine::InputProfile> byGraphInput;
   for (const auto& [i, p] : po.inputProfiles) byGraphInput[i + 1] = p;
   po.inputProfiles = std::move(byGraphInput);
+  plan->qualname = fn->qualname();
+  plan->partitionOptions = po;
+  if (readsTensorProperties(*plan->graph)) {
+    if (!options.exampleInputs.empty()) {
+      // One signature, fixed now (torchless compile): the plan's graph is its specialization.
+      auto [sp, out] = specializeFor(plan->graph, plan->qualname, plan->self, po, options.exampleInputs);
+      (void)out;
+      plan->graph = sp->graph;
+      plan->report = std::move(sp->report);
+      plan->code = std::move(sp->code);
+      return plan;
+    }
+    plan->frozenGraph = ffn->graph()->copy();
+  }
   plan->report = engine::partitionGraph(*plan->graph, po);
   passes::fuseConvActivation(*plan->graph);  // what stays in the interpreter
   plan->code = std::make_unique<Code>(plan->graph, fn->qualname());
@@ -64,13 +206,31 @@ std::shared_ptr<ExecutionPlan> buildExecutionPlan(const Module& module, const st
 
 IValue runExecutionPlan(const ExecutionPlan& plan, std::vector<IValue> inputs) {
   TL_INTERNAL_ASSERT(plan.code != nullptr, "runExecutionPlan on a method that runs as loaded");
-  inputs.insert(inputs.begin(), IValue(plan.self));
-  Stack stack = std::move(inputs);
-  const size_t nout = plan.graph->outputs().size();
-  plan.code->run(stack);
-  if (nout == 1) return pop(stack);
-  std::vector<IValue> outs(stack.end() - static_cast<std::ptrdiff_t>(nout), stack.end());
-  return IValue(TupleImpl::create(std::move(outs)));
+  if (plan.frozenGraph) {
+    thread_local std::vector<int64_t> signature;
+    signature.clear();
+    appendSignature(inputs, signature);
+    std::shared_ptr<const ExecutionPlan::Specialization> sp;
+    {
+      std::lock_guard<std::mutex> lock(plan.mu);
+      for (const auto& s : plan.specializations)
+        if (s->signature == signature) {
+          sp = s;
+          break;
+        }
+      if (!sp && plan.specializations.size() < ExecutionPlan::kMaxSpecializations) {
+        auto [made, out] = specializeFor(plan.frozenGraph, plan.qualname, plan.self, plan.partitionOptions, inputs);
+        plan.specializations.push_back(std::move(made));
+        return out;
+      }
+    }
+    if (sp) return runGraphCode(*sp->code, sp->graph->outputs().size(), plan.self, std::move(inputs));
+  }
+  return runGraphCode(*plan.code, plan.graph->outputs().size(), plan.self, std::move(inputs));
+}
+
+void appendSignature(const std::vector<IValue>& inputs, std::vector<int64_t>& out) {
+  for (const IValue& v : inputs) appendSignatureOf(v, out, 0);
 }
 
 }  // namespace torchless

@@ -13,13 +13,33 @@
 //      first call that sees it (Note [Engine plans] in convert/engine/engine.h).
 // The module, its graphs and anything saved or exported are never changed: the pipeline works
 // on copies. `torchless graph MODEL.pt --pipeline execution` prints the graph that runs.
+//
+// Note [Specialization]
+// When the frozen graph reads tensor properties (passes::isTensorPropertyRead: dtype, dim,
+// device, is_floating_point, is_nested, grad mode, `is None` tests), as nn.TransformerEncoder
+// and nn.MultiheadAttention do around every layer, branches on them would cut the graph into
+// many small engine segments. So the method is specialized per input signature, as PyTorch's
+// profiling executor does:
+//   - the signature of a call is, per input, None-ness, and dtype and rank of each tensor
+//     (recursively in tuples and short lists); sizes are not part of it (engines plan sizes);
+//   - the first call with a new signature runs an instrumented copy of the frozen graph in
+//     the interpreter (its result is that call's result), recording the value of every
+//     property read; a read that gave one value every time it ran becomes that constant, and
+//     Optional inputs become None or their contained type (passes::specialize);
+//   - the specialized graph is partitioned and compiled, and later calls with that signature
+//     run it. At most kMaxSpecializations signatures are kept per method; calls with further
+//     signatures run the unspecialized plan.
+// The folding assumes, as PyTorch's guards on inputs do, that the rank, dtype and None-ness
+// of intermediate values follow from the inputs' signature (not from tensor values).
 
 #include "api/module.h"
 #include "convert/engine/partition.h"
 #include "runtime/interpreter.h"
 
 #include <memory>
+#include <mutex>
 #include <string>
+#include <vector>
 
 namespace torchless {
 
@@ -34,11 +54,31 @@ struct ExecutionPlan {
   engine::PartitionReport report;
   /// Why the method runs as loaded ("" when frozen and partitioned).
   std::string notFrozen;
+
+  /// One signature's specialized plan (Note [Specialization]).
+  struct Specialization {
+    std::vector<int64_t> signature;
+    std::shared_ptr<Graph> graph;
+    std::unique_ptr<Code> code;
+    engine::PartitionReport report;
+  };
+  /// Set when the method is specialized per signature: the frozen graph before partitioning.
+  std::shared_ptr<Graph> frozenGraph;
+  std::string qualname;
+  engine::PartitionOptions partitionOptions;
+  /// Built so far, at most kMaxSpecializations; guarded by `mu`.
+  mutable std::vector<std::shared_ptr<const Specialization>> specializations;
+  mutable std::mutex mu;
+  static constexpr size_t kMaxSpecializations = 8;
 };
 
 /// Options of the pipeline (the engine's partitioning options).
 struct PipelineOptions {
   engine::PartitionOptions partition;
+  /// When given (self excluded, defaults filled), a method that reads tensor properties is
+  /// specialized once, to these inputs' signature (Note [Specialization]), and the plan's
+  /// graph is that specialization: `torchless compile` writes it.
+  std::vector<IValue> exampleInputs;
 };
 
 /// Builds the execution plan of method `name` of `module` (Note [Execution pipeline]). Throws
@@ -48,6 +88,12 @@ std::shared_ptr<ExecutionPlan> buildExecutionPlan(const Module& module, const st
                                                   const PipelineOptions& options = {});
 
 /// Runs `plan` with `inputs` (self excluded, defaults already filled): one output, or a tuple.
+/// A call with a new signature may first specialize the plan (Note [Specialization]).
+/// Throws what the model raises (torchless::Error).
 IValue runExecutionPlan(const ExecutionPlan& plan, std::vector<IValue> inputs);
+
+/// The signature of `inputs` (Note [Specialization]), appended to `out`: per input, a tag,
+/// and for tensors their dtype and rank; tuples and lists of up to 16 elements recursively.
+void appendSignature(const std::vector<IValue>& inputs, std::vector<int64_t>& out);
 
 }  // namespace torchless

@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 namespace torchless::passes {
 
@@ -33,6 +34,18 @@ bool fuseConvActivation(Graph& graph);
 /// fuseConvActivation (runtime/interpreter.h setExecutionGraphRewrite). Idempotent; called when
 /// an archive is loaded.
 void installExecutionRewrites();
+
+/// specialize.cpp: true for the nodes Note [Specialization] folds (api/pipeline.h): reads of
+/// a tensor's dtype, dim, device, is_floating_point, is_nested ..., grad/autocast mode, and
+/// `is None` / `is not None` tests of Optional values.
+bool isTensorPropertyRead(const Node& n);
+/// specialize.cpp: replaces each fact node by a constant of its observed value, then, for
+/// graph input i with inputIsNone[i] set and an Optional type, uses None (true) or refines
+/// the input to the contained type (false); then propagates constants (taken branches
+/// inlined), removes no-op casts, lists only appended to, and dead code. The graph is then
+/// valid only for inputs with the observed signature. The fact nodes must be in `graph`.
+bool specialize(Graph& graph, const std::vector<std::pair<Node*, IValue>>& facts,
+                const std::vector<std::optional<bool>>& inputIsNone);
 
 /// remove_dropout.cpp.
 bool removeDropout(Graph& graph);

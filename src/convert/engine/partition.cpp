@@ -114,7 +114,11 @@ size_t PartitionReport::numEngines() const {
 size_t PartitionReport::numInterpreterSegments() const { return segments.size() - numEngines(); }
 
 std::string PartitionReport::str() const {
-  std::string s = fmt::format("segments: {} engine, {} interpreter\n", numEngines(), numInterpreterSegments());
+  std::string s = fmt::format("segments: {} engine, {} interpreter", numEngines(), numInterpreterSegments());
+  if (packingNodes)
+    s += fmt::format(" (and {} node{} packing the method's outputs or unpacking its inputs)", packingNodes,
+                     packingNodes == 1 ? "" : "s");
+  s += "\n";
   for (size_t i = 0; i < segments.size(); ++i) {
     const SegmentReport& g = segments[i];
     if (g.engine)
@@ -212,7 +216,7 @@ class Partitioner {
     for (const Node* n : b->nodes()) {
       if (!isShapeCheck(*n))
         for (const Block* sub : n->blocks()) collect(sub, out);
-      if (n->kind() == prim::Constant) continue;
+      if (n->kind() == prim::Constant || (b == graph_.block() && isPacking(n))) continue;
       const OpInfo* op = matchOperator(n, OperatorRegistry::global());
       std::string why = whyNot(*n, op);
       if (why.empty()) continue;
@@ -345,17 +349,38 @@ class Partitioner {
         if (next < runs.size() && runs[next].front() == n) order.push_back({SegmentReport(), next++});
         continue;
       }
+      if (b == graph_.block() && isPacking(n)) {
+        ++report_.packingNodes;
+        continue;
+      }
       interp.push_back(n);
     }
     flushInterp();
-    for (auto& [s, r] : order) report_.segments.push_back(r == kNoRun ? std::move(s) : convertRun(runs[r]));
+    // The whole method in one run: one engine whatever its size (Torch-TensorRT converts a
+    // fully supported graph without partitioning it).
+    const bool whole = b == graph_.block() && order.size() == 1 && order.front().second != kNoRun;
+    for (auto& [s, r] : order) report_.segments.push_back(r == kNoRun ? std::move(s) : convertRun(runs[r], whole));
   }
 
-  SegmentReport convertRun(const std::vector<Node*>& run) {
+  // A node that only packs the method's outputs (a tuple, list or dict returned) or unpacks
+  // a tuple input: the calling convention, not work for a segment.
+  bool isPacking(const Node* n) const {
+    const Symbol k = n->kind();
+    if (k == prim::TupleConstruct || k == prim::ListConstruct || k == prim::DictConstruct) {
+      for (const Value* o : n->outputs())
+        for (const Use& u : o->uses())
+          if (u.user != graph_.block()->returnNode()) return false;
+      return true;
+    }
+    if (k == prim::TupleUnpack) return n->input(0)->node()->kind() == prim::Param;
+    return false;
+  }
+
+  SegmentReport convertRun(const std::vector<Node*>& run, bool wholeMethod) {
     SegmentReport s;
     s.numNodes = run.size();
     s.place = placeOf(*run.front());
-    if (run.size() < o_.minBlockSize) {
+    if (run.size() < o_.minBlockSize && !wholeMethod) {
       s.reason = fmt::format("{} node{}, fewer than min_block_size {}", run.size(), run.size() == 1 ? "" : "s",
                              o_.minBlockSize);
       return s;

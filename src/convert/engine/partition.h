@@ -63,6 +63,9 @@ struct PartitionReport {
   std::vector<SegmentReport> segments;
   /// Nodes the engine cannot take, with their places (for --check-method-support).
   std::vector<convert::UnsupportedOp> unsupported;
+  /// Nodes that only pack the method's outputs or unpack its tuple inputs: they run in the
+  /// interpreter as the calling convention, not as a segment.
+  size_t packingNodes = 0;
   size_t numEngines() const;
   size_t numInterpreterSegments() const;
   /// A human-readable report: one line per segment, then the unsupported ops.
