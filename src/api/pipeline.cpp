@@ -73,7 +73,7 @@ IValue runGraphCode(Code& code, size_t numOutputs, const ObjectPtr& self, std::v
 // the specialization for their signature. Returns it and the call's output.
 std::pair<std::shared_ptr<ExecutionPlan::Specialization>, IValue> specializeFor(
     const std::shared_ptr<Graph>& frozen, const std::string& qualname, const ObjectPtr& self,
-    const engine::PartitionOptions& options, const std::vector<IValue>& inputs) {
+    const engine::PartitionOptions& options, const std::vector<IValue>& inputs, bool guard) {
   registerRecordFactKernel();
   auto sp = std::make_shared<ExecutionPlan::Specialization>();
   appendSignature(inputs, sp->signature);
@@ -108,7 +108,21 @@ std::pair<std::shared_ptr<ExecutionPlan::Specialization>, IValue> specializeFor(
     if (recorder.state[i] == FactRecorder::kSeen) known.emplace_back(facts[i], recorder.values[i]);
   std::vector<std::optional<bool>> inputIsNone(g->inputs().size());
   for (size_t i = 0; i < inputs.size() && i + 1 < inputIsNone.size(); ++i) inputIsNone[i + 1] = inputs[i].isNone();
-  passes::specialize(*g, known, inputIsNone);
+  std::vector<passes::SignatureGuard> guards;
+  for (size_t i = 0; i < inputs.size() && i + 1 < g->inputs().size(); ++i) {
+    passes::SignatureGuard sg;
+    sg.input = i + 1;
+    if (inputs[i].isNone() && g->inputs()[i + 1]->type()->kind() == TypeKind::OptionalType) {
+      sg.isNone = true;
+    } else if (inputs[i].isTensor()) {
+      sg.scalarType = inputs[i].toTensor().scalarType();
+      sg.rank = inputs[i].toTensor().dim();
+    } else {
+      continue;
+    }
+    guards.push_back(sg);
+  }
+  passes::specialize(*g, known, inputIsNone, guard ? &guards : nullptr);
   sp->graph = g;
   sp->report = engine::partitionGraph(*g, options);
   passes::fuseConvActivation(*g);  // what stays in the interpreter
@@ -186,17 +200,18 @@ std::shared_ptr<ExecutionPlan> buildExecutionPlan(const Module& module, const st
   po.inputProfiles = std::move(byGraphInput);
   plan->qualname = fn->qualname();
   plan->partitionOptions = po;
+  passes::simplifyContainers(*plan->graph);  // dicts and lists built in straight lines
   if (readsTensorProperties(*plan->graph)) {
     if (!options.exampleInputs.empty()) {
       // One signature, fixed now (torchless compile): the plan's graph is its specialization.
-      auto [sp, out] = specializeFor(plan->graph, plan->qualname, plan->self, po, options.exampleInputs);
+      auto [sp, out] = specializeFor(plan->graph, plan->qualname, plan->self, po, options.exampleInputs, true);
       (void)out;
       plan->graph = sp->graph;
       plan->report = std::move(sp->report);
       plan->code = std::move(sp->code);
       return plan;
     }
-    plan->frozenGraph = ffn->graph()->copy();
+    plan->frozenGraph = plan->graph->copy();
   }
   plan->report = engine::partitionGraph(*plan->graph, po);
   passes::fuseConvActivation(*plan->graph);  // what stays in the interpreter
@@ -219,7 +234,8 @@ IValue runExecutionPlan(const ExecutionPlan& plan, std::vector<IValue> inputs) {
           break;
         }
       if (!sp && plan.specializations.size() < ExecutionPlan::kMaxSpecializations) {
-        auto [made, out] = specializeFor(plan.frozenGraph, plan.qualname, plan.self, plan.partitionOptions, inputs);
+        auto [made, out] =
+            specializeFor(plan.frozenGraph, plan.qualname, plan.self, plan.partitionOptions, inputs, false);
         plan.specializations.push_back(std::move(made));
         return out;
       }

@@ -293,6 +293,26 @@ std::set<std::string> mutatedAttributes(Graph& graph) {
   return out;
 }
 
+namespace {
+
+// A prim::ListConstruct of one constant per element of the list `value` (typed `type`),
+// inserted at the insertion point; null when `value` is no list or an element is no constant.
+Value* constantList(Graph& graph, const IValue& value, const TypePtr& type, const Node* at) {
+  if (!value.isList() || type->kind() != TypeKind::ListType) return nullptr;
+  std::vector<Value*> elems;
+  for (const IValue& e : value.toList()->list) {
+    try {
+      elems.push_back(graph.insertConstant(detached(e), at->sourceRange(), at->scope()));
+    } catch (const Error&) {
+      return nullptr;
+    }
+  }
+  Node* list = graph.insertNode(graph.createList(type->containedTypes().at(0), elems));
+  return list->output();
+}
+
+}  // namespace
+
 bool freezeGraph(Graph& graph, const ObjectPtr& self, const FreezeGraphOptions& options,
                  FreezeGraphResult* result) {
   TL_CHECK(self != nullptr, "freeze: no module object");
@@ -320,7 +340,10 @@ bool freezeGraph(Graph& graph, const ObjectPtr& self, const FreezeGraphOptions& 
       try {
         c = graph.insertConstant(detached(*value), n->sourceRange(), n->scope());
       } catch (const Error&) {
-        continue;  // not representable as a constant: the attribute stays
+        // A list no node writes (an RNN's _flat_weights): a ListConstruct of constants, as
+        // PyTorch's freezing makes a tensor-list constant. Anything else stays an attribute.
+        c = constantList(graph, *value, v->type(), n);
+        if (!c) continue;
       }
     }
     if (value->isNone()) c->setType(NoneType::get());

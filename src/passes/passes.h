@@ -2,6 +2,7 @@
 // Every pass as a plain function (see Note [Passes] in pass.h). Each returns true when it
 // changed the graph. The descriptions are at the top of each pass's file.
 
+#include "core/scalar_type.h"
 #include "ir/ir.h"
 
 #include <optional>
@@ -39,13 +40,32 @@ void installExecutionRewrites();
 /// a tensor's dtype, dim, device, is_floating_point, is_nested ..., grad/autocast mode, and
 /// `is None` / `is not None` tests of Optional values.
 bool isTensorPropertyRead(const Node& n);
+/// specialize.cpp: containers built in straight-line code become SSA values: reads of a
+/// constant dict/list nothing writes are evaluated; `l.append(x)` after `l = []` and
+/// `d[k] = v` (constant k) after `d = {}` in one block, followed only by reads, become one
+/// ListConstruct / DictConstruct; `d[k]` of such a dict becomes the value; lists only
+/// appended to are removed. Then constants are propagated. (PyTorch's RemoveListMutation,
+/// extended to dicts.)
+bool simplifyContainers(Graph& graph);
 /// specialize.cpp: replaces each fact node by a constant of its observed value, then, for
 /// graph input i with inputIsNone[i] set and an Optional type, uses None (true) or refines
 /// the input to the contained type (false); then propagates constants (taken branches
 /// inlined), removes no-op casts, lists only appended to, and dead code. The graph is then
 /// valid only for inputs with the observed signature. The fact nodes must be in `graph`.
+///
+/// With `guards` (a specialization that is saved, as `torchless compile` writes it), checks
+/// go at the top of the graph so that a call with another signature raises a RuntimeError
+/// naming the input instead of computing with folded facts: per guard, `x is not None` for
+/// an input specialized to None, else the tensor's dtype and rank.
+struct SignatureGuard {
+  size_t input = 0;                       // graph input index (self is 0)
+  bool isNone = false;                    // specialized to None
+  std::optional<ScalarType> scalarType;   // a tensor: its dtype ...
+  int64_t rank = 0;                       // ... and rank
+};
 bool specialize(Graph& graph, const std::vector<std::pair<Node*, IValue>>& facts,
-                const std::vector<std::optional<bool>>& inputIsNone);
+                const std::vector<std::optional<bool>>& inputIsNone,
+                const std::vector<SignatureGuard>* guards = nullptr);
 
 /// remove_dropout.cpp.
 bool removeDropout(Graph& graph);

@@ -10,6 +10,9 @@
 //   %y = prim::If(%c) ...
 #include "passes/node_facts.h"
 #include "passes/passes.h"
+#include "runtime/kernel.h"
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <unordered_set>
@@ -130,6 +133,179 @@ bool foldAppendedLists(Graph& g) {
   return changed;
 }
 
+bool isConstant(const Value* v) { return v->node()->kind() == prim::Constant; }
+
+// A constant list/dict that nothing can write: each use is a read returning no container.
+bool neverWritten(const Value* v) {
+  for (const Use& u : v->uses()) {
+    const Node* n = u.user;
+    if (mayWrite(n) || hasSideEffects(n) || !n->blocks().empty()) return false;
+    const Symbol k = n->kind();
+    if (k == prim::ListConstruct || k == prim::TupleConstruct || k == prim::DictConstruct || k == prim::Return ||
+        k == prim::SetAttr)
+      return false;
+    for (const Value* o : n->outputs())
+      if (isMutableType(o->type())) return false;
+  }
+  return true;
+}
+
+// The value of a constant, or of a list built from constants.
+std::optional<IValue> constantOrList(const Value* v) {
+  if (isConstant(v)) return toIValue(v);
+  const Node* n = v->node();
+  if (n->kind() != prim::ListConstruct || v->type()->kind() != TypeKind::ListType) return std::nullopt;
+  std::vector<IValue> elems;
+  for (const Value* e : n->inputs()) {
+    if (!isConstant(e)) return std::nullopt;
+    elems.push_back(*toIValue(e));
+  }
+  return IValue(ListImpl::create(v->type()->containedTypes().at(0), std::move(elems)));
+}
+
+// Reads (`in`, `[]`, len ...) of a constant dict or list that nothing writes, evaluated now.
+// constant_propagation leaves them whenever the graph writes any container, as PyTorch's does.
+bool foldConstantContainerReads(Block* b) {
+  bool changed = false;
+  for (auto it = b->nodes().begin(); it != b->nodes().end();) {
+    Node* n = *it;
+    ++it;
+    for (Block* sub : n->blocks()) changed |= foldConstantContainerReads(sub);
+    if (!n->blocks().empty() || n->outputs().size() != 1 || isMutableType(n->output()->type())) continue;
+    if (hasSideEffects(n) || mayWrite(n) || isNondeterministic(n)) continue;
+    bool readsContainer = false, ok = !n->inputs().empty();
+    Stack stack;
+    for (const Value* v : n->inputs()) {
+      std::optional<IValue> value = constantOrList(v);
+      if (!value) {
+        ok = false;
+        break;
+      }
+      if (isMutableType(v->type())) readsContainer = true, ok = ok && neverWritten(v);
+      stack.push_back(std::move(*value));
+    }
+    if (!ok || !readsContainer) continue;
+    const OpInfo* op = opFor(n);
+    Operation operation = KernelRegistry::global().operationFor(*n, op);
+    if (!operation) continue;
+    try {
+      operation(stack);
+    } catch (...) {
+      continue;  // raises at run time (a missing key): left to raise there
+    }
+    if (stack.size() != 1 || stack[0].isTensor() || stack[0].isObject()) continue;
+    Value* c = nullptr;
+    {
+      WithInsertPoint guard(n);
+      try {
+        c = n->owningGraph()->insertConstant(stack[0], n->sourceRange(), n->scope());
+      } catch (const Error&) {
+        continue;
+      }
+    }
+    c->setType(n->output()->type());
+    n->output()->replaceAllUsesWith(c);
+    n->destroy();
+    changed = true;
+  }
+  return changed;
+}
+
+void collectDicts(Block* b, std::vector<Node*>& out) {
+  for (Node* n : b->nodes()) {
+    for (Block* sub : n->blocks()) collectDicts(sub, out);
+    if ((n->kind() == Symbol::aten("dict") && n->inputs().empty()) || n->kind() == prim::DictConstruct) out.push_back(n);
+  }
+}
+
+// A dict built by aten::dict() / prim::DictConstruct and `d[k] = v` with constant keys in one
+// block, then only read: one DictConstruct at the last write (later writes of a key replace
+// its value and keep its place, as Python's dict does); reads `d[k]` of a constant key become
+// the value. torchvision's IntermediateLayerGetter and segmentation heads build their
+// OrderedDict results this way.
+bool foldDictWrites(Graph& g) {
+  std::vector<Node*> dicts;
+  collectDicts(g.block(), dicts);
+  bool changed = false;
+  for (Node* d : dicts) {
+    const Block* home = d->owningBlock();
+    std::vector<Node*> writes;
+    bool ok = true;
+    for (const Use& u : d->output()->uses()) {
+      if (u.user->kind() == aten::_set_item && u.offset == 0) {
+        if (u.user->owningBlock() != home || !isConstant(u.user->input(1))) ok = false;
+        writes.push_back(u.user);
+      }
+    }
+    if (!ok) continue;
+    std::sort(writes.begin(), writes.end(), [](const Node* a, const Node* b) { return a->isBefore(b); });
+    Node* last = writes.empty() ? d : writes.back();
+    for (const Use& u : d->output()->uses()) {
+      if (u.user->kind() == aten::_set_item && u.offset == 0) continue;
+      Node* at = ancestorIn(u.user, home);
+      if (!at || !last->isBefore(at) || mayWrite(u.user)) ok = false;
+    }
+    if (!ok) continue;
+    std::vector<Value*> keys, values;
+    for (size_t i = 0; i + 1 < d->inputs().size(); i += 2) {
+      keys.push_back(d->input(i));
+      values.push_back(d->input(i + 1));
+    }
+    for (const Node* w : writes) {
+      const IValue k = *toIValue(w->input(1));
+      size_t i = 0;
+      while (i < keys.size() && !(isConstant(keys[i]) && toIValue(keys[i])->equals(k))) ++i;
+      if (i < keys.size() && !isConstant(keys[i])) ok = false;
+      if (i == keys.size()) {
+        keys.push_back(w->input(1));
+        values.push_back(w->input(2));
+      } else {
+        values[i] = w->input(2);
+      }
+    }
+    if (!ok) continue;
+    Node* folded = d;  // a DictConstruct never written stays; reads of it are forwarded
+    if (!writes.empty() || d->kind() != prim::DictConstruct) {
+      folded = g.create(prim::DictConstruct, {}, 1);
+      for (size_t i = 0; i < keys.size(); ++i) {
+        folded->addInput(keys[i]);
+        folded->addInput(values[i]);
+      }
+      folded->output()->setType(d->output()->type());
+      folded->output()->copyMetadata(d->output());
+      folded->insertAfter(last);
+    }
+    std::vector<Use> readers;
+    for (const Use& u : d->output()->uses())
+      if (!(u.user->kind() == aten::_set_item && u.offset == 0)) readers.push_back(u);
+    bool forwarded = false;
+    for (const Use& u : readers) {
+      Node* r = u.user;
+      // d[k] with a constant key present: the value.
+      if (r->kind() == aten::__getitem__ && u.offset == 0 && isConstant(r->input(1))) {
+        const IValue k = *toIValue(r->input(1));
+        size_t i = 0;
+        while (i < keys.size() && !(isConstant(keys[i]) && toIValue(keys[i])->equals(k))) ++i;
+        if (i < keys.size()) {
+          r->output()->replaceAllUsesWith(values[i]);
+          r->destroy();
+          forwarded = true;
+          continue;
+        }
+      }
+      if (folded != d) r->replaceInput(u.offset, folded->output());
+    }
+    if (folded == d) {
+      changed |= forwarded;
+      continue;
+    }
+    for (Node* w : writes) w->destroy();
+    d->destroy();
+    changed = true;
+  }
+  return changed;
+}
+
 // prim::unchecked_cast whose input already has the cast's type (an Optional input refined to
 // Tensor): the input itself.
 bool removeNoopCasts(Block* b) {
@@ -148,8 +324,76 @@ bool removeNoopCasts(Block* b) {
 
 }  // namespace
 
+bool simplifyContainers(Graph& graph) {
+  bool changed = false;
+  for (int round = 0; round < 8; ++round) {
+    bool again = foldConstantContainerReads(graph.block());
+    again |= foldAppendedLists(graph);
+    again |= foldDictWrites(graph);
+    again |= removeWriteOnlyLists(graph);
+    again |= lowerTuples(graph);
+    if (again) constantPropagation(graph);
+    if (!again) break;
+    changed = true;
+  }
+  if (changed) eliminateDeadCode(graph);
+  return changed;
+}
+
+namespace {
+
+// At the top of `graph`: `if <cond>: raise RuntimeError(message)`.
+void insertGuard(Graph& graph, Value* cond, const std::string& message) {
+  Node* check = graph.create(prim::If, {cond}, 0);
+  Block* raise = check->addBlock();
+  check->addBlock();
+  graph.insertNode(check);
+  WithInsertPoint inRaise(raise);
+  Value* msg = graph.insertConstant(IValue("RuntimeError: " + message));
+  Value* none = graph.insertConstant(IValue());
+  graph.insertNode(graph.create(Symbol::fromQualString("prim::RaiseException"), {msg, none}, 0));
+}
+
+// Guards of the signature `inputs` was specialized to (see specialize's doc comment).
+void insertSignatureGuards(Graph& graph, const std::vector<SignatureGuard>& guards) {
+  Node* first = graph.block()->nodes().begin() == graph.block()->nodes().end() ? graph.block()->returnNode()
+                                                                                 : graph.block()->nodes().front();
+  WithInsertPoint top(first);
+  for (const SignatureGuard& g : guards) {
+    Value* in = graph.inputs().at(g.input);
+    const std::string name = in->debugNameBase();
+    if (g.isNone) {
+      Value* none = graph.insertConstant(IValue());
+      Node* test = graph.insertNode(graph.create(Symbol::aten("__isnot__"), {in, none}, 1));
+      test->output()->setType(BoolType::get());
+      insertGuard(graph, test->output(),
+                  fmt::format("this method was specialized for {}=None; it cannot take a value", name));
+      continue;
+    }
+    if (!g.scalarType) continue;
+    Node* dtype = graph.insertNode(graph.create(prim::dtype, {in}, 1));
+    dtype->output()->setType(IntType::get());
+    Value* want = graph.insertConstant(IValue(static_cast<int64_t>(*g.scalarType)));
+    Node* ne = graph.insertNode(graph.create(Symbol::aten("ne"), {dtype->output(), want}, 1));
+    ne->output()->setType(BoolType::get());
+    insertGuard(graph, ne->output(),
+                fmt::format("this method was specialized for a {} tensor {}; pass that dtype", toString(*g.scalarType),
+                            name));
+    Node* dim = graph.insertNode(graph.create(Symbol::aten("dim"), {in}, 1));
+    dim->output()->setType(IntType::get());
+    Value* rank = graph.insertConstant(IValue(g.rank));
+    Node* ne2 = graph.insertNode(graph.create(Symbol::aten("ne"), {dim->output(), rank}, 1));
+    ne2->output()->setType(BoolType::get());
+    insertGuard(graph, ne2->output(),
+                fmt::format("this method was specialized for a {}-dimensional tensor {}; pass that rank", g.rank,
+                            name));
+  }
+}
+
+}  // namespace
+
 bool specialize(Graph& graph, const std::vector<std::pair<Node*, IValue>>& facts,
-                const std::vector<std::optional<bool>>& inputIsNone) {
+                const std::vector<std::optional<bool>>& inputIsNone, const std::vector<SignatureGuard>* guards) {
   bool changed = false;
   for (size_t i = 0; i < inputIsNone.size() && i < graph.inputs().size(); ++i) {
     Value* in = graph.inputs()[i];
@@ -175,13 +419,14 @@ bool specialize(Graph& graph, const std::vector<std::pair<Node*, IValue>>& facts
   if (!changed) return false;
   for (int round = 0; round < 4; ++round) {
     bool again = removeNoopCasts(graph.block());
-    again |= foldAppendedLists(graph);
+    again |= simplifyContainers(graph);
     again |= constantPropagation(graph);
     again |= peephole(graph);
     again |= removeWriteOnlyLists(graph);
     again |= eliminateDeadCode(graph);
     if (!again) break;
   }
+  if (guards) insertSignatureGuards(graph, *guards);
   return true;
 }
 

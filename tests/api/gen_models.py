@@ -627,6 +627,15 @@ def corpus(root):
         case(root, "corpus_transformer_encoder_scripted", enc, [r(2, 6, 32)])
         mask = torch.tensor([[False] * 6, [False] * 4 + [True] * 2])
         case(root, "corpus_transformer_encoder_mask_scripted", enc, [r(2, 6, 32), None, mask])
+        # Note [Specialization] (api/pipeline.h): one module object called with several input
+        # signatures in turn (SpecializationOracle): batched and unbatched, with and without
+        # masks, another dtype of mask; each call's expected outputs in its own directory.
+        float_mask = torch.triu(torch.full((6, 6), float("-inf")), diagonal=1)
+        spec_calls = [[r(2, 6, 32)], [r(2, 6, 32), None, mask], [r(3, 5, 32)], [r(6, 32)],
+                      [r(2, 6, 32), float_mask, None], [r(2, 6, 32), None, mask.float() * -1e4]]
+        spec_root = os.path.join(os.path.dirname(os.path.abspath(root)), "api_specialize")
+        for i, args in enumerate(spec_calls):
+            case(spec_root, f"transformer_encoder/call{i}", enc, args)
         bert = torch.jit.script(BertLike().eval())
         ids = torch.randint(0, 100, (2, 10))
         case(root, "corpus_bert_like_scripted", bert, [ids])

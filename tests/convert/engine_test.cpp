@@ -126,13 +126,18 @@ TEST(Engine, DynamicBatchMakesOnePlanPerSignature) {
   EXPECT_EQ(report.segments[0].built->numPlans(), 3u);
 }
 
-TEST(Engine, ProfileRejectsAShapeOutsideItsRangeNamingTheInput) {
-  auto g = graphWith(kResidualBlock, residualWeights());
+TEST(Engine, ProfileRunsAtMinOptAndMaxAndRejectsAShapeOutsideItsRangeNamingTheInput) {
+  auto reference = graphWith(kResidualBlock, residualWeights());
+  auto g = reference->copy();
   PartitionOptions o;
   o.inputProfiles[0] = InputProfile{{1, 8, 4, 4}, {2, 8, 8, 8}, {4, 8, 16, 16}};
-  partitionGraph(*g, o);
-  EXPECT_NO_THROW(runGraph(g, {IValue(randn({4, 8, 16, 16}, 1))}));
-  EXPECT_NO_THROW(runGraph(g, {IValue(randn({1, 8, 4, 4}, 1))}));
+  PartitionReport report = partitionGraph(*g, o);
+  ASSERT_EQ(report.numEngines(), 1u) << report.str();
+  // min, opt, max, and a shape between them, each against the interpreter.
+  for (const IntList& shape : {IntList{1, 8, 4, 4}, IntList{2, 8, 8, 8}, IntList{4, 8, 16, 16}, IntList{3, 8, 5, 12}}) {
+    Tensor x = randn(shape, 7);
+    expectClose(runGraph(g, {IValue(x.clone())})[0], runGraph(reference, {IValue(x.clone())})[0], 1e-4);
+  }
   try {
     runGraph(g, {IValue(randn({5, 8, 8, 8}, 1))});
     FAIL() << "expected an error";

@@ -70,9 +70,29 @@ std::optional<Tensor> optTensorFrom(const json& j, const std::vector<Tensor>& we
 std::string graphText(const Graph& source, WeightTable& w, size_t& numInputs) {
   std::shared_ptr<Graph> g = source.copy();
   numInputs = g->inputs().size();
-  std::vector<Node*> constants;
-  for (Node* n : g->block()->nodes())
-    if (n->kind() == prim::Constant && n->output()->type()->kind() == TypeKind::TensorType) constants.push_back(n);
+  std::vector<Node*> constants, lists;
+  for (Node* n : g->block()->nodes()) {
+    if (n->kind() != prim::Constant) continue;
+    const TypePtr& t = n->output()->type();
+    if (t->kind() == TypeKind::TensorType) constants.push_back(n);
+    if (t->kind() == TypeKind::ListType && t->containedTypes().at(0)->kind() == TypeKind::TensorType) lists.push_back(n);
+  }
+  // A tensor-list constant (an RNN's frozen weights) prints as "[<Tensors>]": a ListConstruct
+  // of weight inputs instead.
+  for (Node* n : lists) {
+    auto v = toIValue(n->output());
+    TL_INTERNAL_ASSERT(v && v->isList(), "tensor-list constant without a value");
+    std::vector<Value*> elems;
+    for (const IValue& e : v->toList()->list) {
+      TL_INTERNAL_ASSERT(e.isTensor(), "tensor-list constant with a non-tensor element");
+      elems.push_back(g->addInput(fmt::format("weight_{}", w.add(e.toTensor())))->setType(TensorType::get()));
+    }
+    WithInsertPoint guard(n);
+    Node* list = g->insertNode(g->createList(TensorType::get(), elems));
+    list->output()->setDebugName("weight_list");  // graphFrom makes it a constant again
+    n->output()->replaceAllUsesWith(list->output());
+    n->destroy();
+  }
   for (Node* n : constants) {
     auto v = toIValue(n->output());
     TL_INTERNAL_ASSERT(v && v->isTensor(), "tensor constant without a value");
@@ -99,6 +119,24 @@ std::shared_ptr<Graph> graphFrom(const std::string& text, size_t numInputs, cons
     Value* c = g->insertConstant(IValue(weights[k]));
     in->replaceAllUsesWith(c);
     g->eraseInput(i);
+  }
+  // The tensor-list constants graphText spelled as lists of weights, constants again (in
+  // place: layers name their nodes by position).
+  std::vector<Node*> lists;
+  for (Node* n : g->block()->nodes())
+    if (n->kind() == prim::ListConstruct && n->output()->debugNameBase() == "weight_list") lists.push_back(n);
+  for (Node* n : lists) {
+    std::vector<IValue> elems;
+    for (const Value* e : n->inputs()) {
+      auto v = toIValue(e);
+      if (!v || !v->isTensor()) throw Error("engine graph: a weight list holds something other than weights");
+      elems.push_back(*v);
+    }
+    WithInsertPoint guard(n);
+    Value* c = g->insertConstant(IValue(ListImpl::create(TensorType::get(), std::move(elems))));
+    c->setType(n->output()->type());
+    n->output()->replaceAllUsesWith(c);
+    n->destroy();
   }
   return g;
 }

@@ -231,7 +231,7 @@ class Partitioner {
     if (depth > 64) return false;
     const Node* d = v->node();
     if (d->kind() == prim::Constant || d->kind() == prim::Param) return v->type()->kind() != TypeKind::TensorType;
-    static const std::unordered_set<std::string> metadata = {"aten::size", "aten::dim", "aten::numel",
+    static const std::unordered_set<std::string> metadata = {"aten::size", "aten::dim", "aten::numel", "prim::dtype",
                                                              "aten::len", "prim::shape"};
     const std::string k = d->kind().toQualString();
     if (metadata.count(k) && d->inputs().size() >= 1 && d->input(0)->type()->kind() == TypeKind::TensorType) {
@@ -263,9 +263,14 @@ class Partitioner {
     return whyNot(n, op).empty();
   }
 
+  // True when a node outside `run` reads `v` (a use inside the blocks of a run's node, such
+  // as a shape check's message, is inside).
   static bool usedOutside(const Value* v, const std::unordered_set<const Node*>& run) {
-    for (const Use& u : v->uses())
-      if (!run.count(u.user)) return true;
+    for (const Use& u : v->uses()) {
+      const Node* n = u.user;
+      while (n && !run.count(n)) n = n->owningBlock()->owningNode();
+      if (!n) return true;
+    }
     return false;
   }
 
@@ -369,10 +374,20 @@ class Partitioner {
     if (k == prim::TupleConstruct || k == prim::ListConstruct || k == prim::DictConstruct) {
       for (const Value* o : n->outputs())
         for (const Use& u : o->uses())
-          if (u.user != graph_.block()->returnNode()) return false;
+          if (u.user != graph_.block()->returnNode() && !(u.user->kind() != prim::TupleUnpack && isPacking(u.user)))
+            return false;
       return true;
     }
     if (k == prim::TupleUnpack) return n->input(0)->node()->kind() == prim::Param;
+    // The guards of a compiled specialization on an Optional input (`if x is not None:
+    // raise`, passes::specialize): the calling convention too.
+    if ((k == Symbol::aten("__is__") || k == Symbol::aten("__isnot__")) && n->inputs().size() == 2 &&
+        n->input(0)->node()->kind() == prim::Param && n->input(1)->type()->kind() == TypeKind::NoneType)
+      return true;
+    if (isShapeCheck(*n) && n->input(0)->node()->owningBlock() == graph_.block()) {
+      const Node* c = n->input(0)->node();
+      return (c->kind() == Symbol::aten("__is__") || c->kind() == Symbol::aten("__isnot__")) && isPacking(c);
+    }
     return false;
   }
 
