@@ -5,6 +5,7 @@
 #include "ops/linalg.h"
 #include "ops/parallel.h"
 #include "ops/pool.h"
+#include "ops/reduction.h"
 #include "ops/shape.h"
 
 #include <algorithm>
@@ -952,6 +953,135 @@ Tensor qadaptiveAvgPool(const Tensor& x, int64_t spatialDims, const IntList& out
   for (size_t i = 0; i < v.size(); ++i)
     v[i] = std::clamp<int64_t>(static_cast<int64_t>(std::nearbyint(static_cast<float>(mc.data<double>()[i]))), lo, hi);
   return fromInts(v, mc.sizes(), x.dtype(), q.scale, q.zeroPoint);
+}
+
+Tensor qmean(const Tensor& x, const IntList& dims, bool keepdim) {
+  const QuantizerInfo& q = perTensorOf(x, "mean");
+  const int64_t nd = x.dim();
+  std::vector<int64_t> ds;
+  for (int64_t d : dims) ds.push_back(wrapDim(d, nd));
+  std::sort(ds.begin(), ds.end(), std::greater<int64_t>());
+  bool inner = ds.empty() || ds[0] == nd - 1;
+  for (size_t i = 1; i < ds.size(); ++i) inner = inner && ds[i] == ds[i - 1] - 1;
+  if (ds.empty())
+    for (int64_t i = nd - 1; i >= 0; --i) ds.push_back(i);
+  const int64_t k = static_cast<int64_t>(ds.size());
+  IntList outSizes;
+  if (!(x.isContiguous() && inner)) {
+    // Dequantize ((q - zp) * scale), sum the reduced elements in order in float (PyTorch's
+    // reduction over outer dims accumulates sequentially), divide by the count in float.
+    IntList perm, kept;
+    for (int64_t i = 0; i < nd; ++i)
+      if (std::find(ds.begin(), ds.end(), i) == ds.end()) perm.push_back(i);
+    for (auto it = ds.rbegin(); it != ds.rend(); ++it) perm.push_back(*it);
+    Tensor f = permute(dequantize(x), perm).contiguous();
+    int64_t count = 1;
+    for (int64_t i = 0; i < nd; ++i) {
+      const bool reduced = std::find(ds.begin(), ds.end(), i) != ds.end();
+      if (reduced) count *= x.sizes()[i];
+      if (!reduced) outSizes.push_back(x.sizes()[i]);
+      else if (keepdim) outSizes.push_back(1);
+    }
+    Tensor m = Tensor::empty(outSizes, ScalarType::Float);
+    const int64_t groups = m.numel();
+    const float* fp = f.data<float>();
+    for (int64_t g = 0; g < groups; ++g) {
+      float acc = 0.0f;
+      for (int64_t i = 0; i < count; ++i) acc += fp[g * count + i];
+      m.data<float>()[g] = acc / static_cast<float>(count);
+    }
+    return quantizePerTensor(m, q.scale, q.zeroPoint, x.dtype());
+  }
+  int64_t groups = 1, count = 1;
+  for (int64_t i = 0; i < nd; ++i) {
+    if (i < nd - k) {
+      groups *= x.sizes()[i];
+      outSizes.push_back(x.sizes()[i]);
+    } else {
+      count *= x.sizes()[i];
+      if (keepdim) outSizes.push_back(1);
+    }
+  }
+  std::vector<int32_t> ints = intsOf(x);
+  std::vector<int64_t> v(static_cast<size_t>(groups));
+  for (int64_t g = 0; g < groups; ++g) {
+    int64_t sum = 0;
+    for (int64_t i = 0; i < count; ++i) sum += ints[static_cast<size_t>(g * count + i)];
+    // float(sum) / N, then nearbyint (no saturation: a mean of in-range integers is in range)
+    v[static_cast<size_t>(g)] =
+        static_cast<int64_t>(std::nearbyint(static_cast<float>(sum) / static_cast<float>(count)));
+  }
+  return fromInts(v, outSizes, x.dtype(), q.scale, q.zeroPoint);
+}
+
+Tensor qlayerNorm(const Tensor& x, const IntList& normalizedShape, const std::optional<Tensor>& weight,
+                  const std::optional<Tensor>& bias, double eps, double scale, int64_t zeroPoint) {
+  const QuantizerInfo& q = perTensorOf(x, "quantized::layer_norm");
+  const int64_t nd = x.dim(), k = static_cast<int64_t>(normalizedShape.size());
+  TL_CHECK(k >= 1 && k <= nd, "quantized::layer_norm: normalized_shape {} does not fit input {}",
+           sizesToString(normalizedShape), sizesToString(x.sizes()));
+  int64_t N = 1;
+  for (int64_t i = 0; i < k; ++i) {
+    TL_CHECK(x.sizes()[nd - k + i] == normalizedShape[static_cast<size_t>(i)],
+             "quantized::layer_norm: normalized_shape {} does not match input {}",
+             sizesToString(normalizedShape), sizesToString(x.sizes()));
+    N *= normalizedShape[static_cast<size_t>(i)];
+  }
+  checkScale(scale, "quantized::layer_norm");
+  checkZeroPoint(zeroPoint, x.dtype(), "quantized::layer_norm");
+  const int64_t M = N == 0 ? 0 : x.numel() / N;
+  auto affine = [&](const std::optional<Tensor>& t, const char* what) {
+    std::vector<float> v;
+    if (!t) return v;
+    TL_CHECK(t->numel() == N && t->dtype() == ScalarType::Float,
+             "quantized::layer_norm: {} must be float32 with {} elements", what, N);
+    Tensor c = t->contiguous();
+    v.assign(c.data<float>(), c.data<float>() + N);
+    return v;
+  };
+  const std::vector<float> gamma = affine(weight, "weight"), beta = affine(bias, "bias");
+  std::vector<int32_t> ints = intsOf(x);
+  auto [lo, hi] = quantRange(x.dtype());
+  const float yInv = 1.0f / static_cast<float>(scale);
+  const float xzp = static_cast<float>(q.zeroPoint);
+  std::vector<int64_t> out(static_cast<size_t>(x.numel()));
+  for (int64_t r = 0; r < M; ++r) {
+    const int32_t* xr = ints.data() + r * N;
+    int64_t sum = 0, sumSq = 0;
+    for (int64_t i = 0; i < N; ++i) {
+      sum += xr[i];
+      sumSq += static_cast<int64_t>(xr[i]) * xr[i];
+    }
+    const float meanShifted = static_cast<float>(sum) / static_cast<float>(N);
+    const float meanDiv = meanShifted - xzp;
+    const float var = std::max(static_cast<float>(sumSq) / static_cast<float>(N) - meanShifted * meanShifted, 0.0f);
+    const float rstd = 1.0f / std::sqrt(var + static_cast<float>(eps));
+    for (int64_t i = 0; i < N; ++i) {
+      // PyTorch dequantizes with a fake scale of 1: (q - zp), exact, less the mean's (m - zp).
+      const float t = (static_cast<float>(xr[i]) - xzp) - meanDiv;
+      const float g = gamma.empty() ? 1.0f : gamma[static_cast<size_t>(i)];
+      const float b = beta.empty() ? 0.0f : beta[static_cast<size_t>(i)];
+      const float y = std::fma(t * rstd, g, b);
+      out[static_cast<size_t>(r * N + i)] = quantizeOne(y, yInv, zeroPoint, lo, hi);
+    }
+  }
+  return fromInts(out, x.sizes(), x.dtype(), scale, zeroPoint);
+}
+
+Tensor qsoftmax(const Tensor& x, int64_t dim, double scale, int64_t zeroPoint) {
+  perTensorOf(x, "quantized::softmax");
+  return quantizePerTensor(softmax(dequantizeFma(x), dim), scale, zeroPoint, x.dtype());
+}
+
+Tensor qelu(const Tensor& x, double scale, int64_t zeroPoint, double alpha, double outScale,
+            double inputScale) {
+  return quantizePerTensor(elu(dequantizeFma(x), Scalar(alpha), Scalar(outScale), Scalar(inputScale)),
+                           scale, zeroPoint, x.dtype());
+}
+
+Tensor qmatmul(const Tensor& a, const Tensor& b, double scale, int64_t zeroPoint) {
+  TL_CHECK(a.dtype() == b.dtype(), "quantized::matmul: both inputs must have the same quantized dtype");
+  return quantizePerTensor(matmul(dequantize(a), dequantize(b)), scale, zeroPoint, a.dtype());
 }
 
 Tensor qembeddingBag(const Tensor& weight, const Tensor& indices,

@@ -265,6 +265,42 @@ save("static_activations", static_quant(m, [torch.randn(2, 3, 9, 9) * 2 for _ in
      "scripted quantized BatchNorm2d fails in PyTorch 1.13 itself", trace=True)
 
 
+class Means(nn.Module):
+    def forward(self, x):
+        q = torch.quantize_per_tensor(x, 0.05, 10, torch.quint8)
+        s = torch.quantize_per_tensor(x, 0.03, -5, torch.qint8)
+        return (ir(q.mean([3])), ir(q.mean([2, 3], keepdim=True)), ir(q.mean([-1, -2])),
+                ir(q.mean([1])), ir(q.mean([0, 2])), ir(q.mean()), ir(s.mean([3])),
+                ir(q.transpose(2, 3).mean([3])))
+
+
+save("quantized_mean", Means(), [torch.randn(2, 4, 5, 7) * 3], "exact",
+     "aten::mean of quantized tensors: innermost dims of contiguous tensors sum integers "
+     "(qmean_inner_dim_kernel), other dims and non-contiguous inputs go through float")
+
+
+class NormsSoftmax(nn.Module):
+    def forward(self, x, w, b, y):
+        q = torch.quantize_per_tensor(x, 0.05, 10, torch.quint8)
+        s = torch.quantize_per_tensor(x, 0.04, 3, torch.qint8)
+        qy = torch.quantize_per_tensor(y, 0.07, 120, torch.quint8)
+        return (ir(torch.ops.quantized.layer_norm(q, [40], w, b, 1e-5, 0.03, 128)),
+                ir(torch.ops.quantized.layer_norm(s, [40], None, None, 1e-5, 0.02, 0)),
+                ir(torch.ops.quantized.layer_norm(q, [3, 40], None, None, 1e-5, 0.02, 100)),
+                ir(torch.ops.quantized.softmax(q, 2, 1.0 / 256, 0)),
+                ir(torch.ops.quantized.elu(q, 0.04, 60, 1.0, 1.0, 1.0)),
+                ir(torch.ops.quantized.celu(q, 0.04, 60, 0.5)),
+                ir(torch.ops.quantized.matmul(q, qy, 0.4, 70)))
+
+
+save("quantized_norm_softmax", NormsSoftmax(),
+     [torch.randn(2, 3, 40) * 2, torch.rand(40) + 0.5, torch.randn(40) * 0.1, torch.randn(40, 6)],
+     "quantum",
+     "quantized::layer_norm (integer sums, float normalization; PyTorch's vector and tail paths "
+     "round (q - zp) - mean and q - (mean - zp) apart: 1 quantum), softmax, elu, celu and "
+     "matmul through float")
+
+
 class Transposed(nn.Module):
     def __init__(self):
         super().__init__()

@@ -37,7 +37,7 @@ std::vector<std::string> caseNames() {
       "tensor_per_tensor", "tensor_per_channel", "static_conv2d",   "static_conv1d_conv3d",
       "static_linear",     "static_elementwise", "static_pooling",  "static_activations",
       "static_conv_transpose2d", "dynamic_linear", "dynamic_lstm",  "dynamic_gru",
-      "embedding_bag", "d2go_body"};
+      "embedding_bag", "d2go_body", "quantized_mean", "quantized_norm_softmax"};
   return names;
 }
 
