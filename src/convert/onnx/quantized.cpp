@@ -1,0 +1,297 @@
+// ONNX converters for quantized archives (issue 15, part 5): QDQ form, QuantizeLinear /
+// DequantizeLinear around float operators, as ONNX Runtime's quantization tool writes and as its
+// graph optimizer fuses back into QLinearConv / QLinearMatMul.
+// Specs: https://onnx.ai/onnx/operators/onnx__QuantizeLinear.html, onnx__DequantizeLinear.html.
+//
+// Note [QDQ representation]
+// A quantized tensor of the IR (quint8 / qint8, per tensor) is exported as the float tensor of
+// its dequantized values: every op that fixes quantization parameters ends in
+//     y = DequantizeLinear(QuantizeLinear(y_float, scale, zero_point), scale, zero_point)
+// so that y holds exactly (q - zp) * scale. Ops that keep the input's parameters and only pick
+// values (relu, max_pool, flatten, reshape ...) need nothing: their float converters keep the
+// values on the grid. The parameters themselves are not an ONNX value; qparamsOf() finds them
+// from the IR, walking back to the op that fixed them (quantize_per_tensor, the scale and
+// zero_point arguments of quantized:: ops). int_repr is a QuantizeLinear with them; dequantize
+// is the identity.
+//
+// Weights of quantized::conv / linear are int8 initializers with a DequantizeLinear (per tensor,
+// or per output channel with axis), biases float initializers.
+//
+// Against PyTorch: PyTorch accumulates conv / linear in int32 and requantizes once; ONNX Runtime
+// (fused QLinearConv, or float Conv of dequantized values) may round the last step differently:
+// within one quantum. Average pools on quantized inputs are exported by their float converters:
+// PyTorch rounds their result to the input's grid, the export does not (within one quantum of
+// the next quantized op's input).
+#include "convert/onnx/onnx_ctx.h"
+#include "ops/quantized.h"
+
+#include <cstring>
+
+namespace torchless::onnx_export {
+
+namespace {
+
+struct QParams {
+  double scale = 1.0;
+  int64_t zeroPoint = 0;
+  ScalarType qdtype = ScalarType::QUInt8;
+};
+
+double staticDouble(const OnnxCtx& ctx, const Value* v, const Node& n) {
+  if (!ctx.isStatic(v))
+    throw Error(fmt::format("the quantization scale of {} is computed at run time; QDQ export needs a constant",
+                            n.kind().toQualString()));
+  const IValue& iv = ctx.staticValue(v);
+  return iv.isInt() ? static_cast<double>(iv.toInt()) : iv.toDouble();
+}
+int64_t staticInt(const OnnxCtx& ctx, const Value* v, const Node& n) {
+  if (!ctx.isStatic(v))
+    throw Error(fmt::format("the zero point of {} is computed at run time; QDQ export needs a constant",
+                            n.kind().toQualString()));
+  return ctx.staticValue(v).toInt();
+}
+
+/// The quantization parameters of a quantized IR value (Note [QDQ representation]). Throws
+/// when they cannot be told at export time.
+QParams qparamsOf(const OnnxCtx& ctx, const Value* v) {
+  const Node& n = *v->node();
+  const std::string k = n.kind().toQualString();
+  auto at = [&](size_t si, size_t zi) {
+    QParams p = n.inputs().empty() ? QParams{} : qparamsOf(ctx, n.input(0));
+    p.scale = staticDouble(ctx, n.input(si), n);
+    p.zeroPoint = staticInt(ctx, n.input(zi), n);
+    return p;
+  };
+  if (k == "aten::quantize_per_tensor") {
+    QParams p;
+    p.scale = staticDouble(ctx, n.input(1), n);
+    p.zeroPoint = staticInt(ctx, n.input(2), n);
+    p.qdtype = static_cast<ScalarType>(staticInt(ctx, n.input(3), n));
+    return p;
+  }
+  if (k.rfind("quantized::conv", 0) == 0 || k.rfind("quantized::linear", 0) == 0 ||
+      k.rfind("quantized::add", 0) == 0 || k.rfind("quantized::mul", 0) == 0) {
+    if (k.find("dynamic") != std::string::npos || n.inputs().size() < 4)
+      throw Error(fmt::format("{}: no fixed output quantization parameters", k));
+    // linear's first input is quantized too; quantized::conv2d (pre-1.6 form) has them last
+    const size_t nin = n.inputs().size();
+    return nin == 4 ? at(2, 3) : at(nin - 2, nin - 1);
+  }
+  if (k == "quantized::cat" || k == "quantized::cat_relu") {
+    const Node& list = *n.input(0)->node();
+    if (list.kind().toQualString() != std::string("prim::ListConstruct") || list.inputs().empty())
+      throw Error(fmt::format("{}: the list of inputs is built at run time", k));
+    QParams p = qparamsOf(ctx, list.input(0));
+    if (ctx.isStatic(n.input(2)) && !ctx.staticValue(n.input(2)).isNone()) {
+      p.scale = staticDouble(ctx, n.input(2), n);
+      p.zeroPoint = staticInt(ctx, n.input(3), n);
+    }
+    return p;
+  }
+  if (k == "quantized::hardswish" || k == "quantized::sigmoid") return at(1, 2);
+  if (k == "quantized::leaky_relu") return at(3, 4);
+  if (k == "aten::sigmoid") {
+    QParams p = qparamsOf(ctx, n.input(0));
+    p.scale = 1.0 / 256.0;
+    p.zeroPoint = p.qdtype == ScalarType::QUInt8 ? 0 : -128;
+    return p;
+  }
+  static const char* const kSame[] = {
+      "aten::relu", "aten::relu_", "aten::max_pool1d", "aten::max_pool2d", "aten::max_pool3d",
+      "aten::avg_pool1d", "aten::avg_pool2d", "aten::avg_pool3d", "aten::adaptive_avg_pool1d",
+      "aten::adaptive_avg_pool2d", "aten::adaptive_avg_pool3d", "aten::flatten", "aten::reshape",
+      "aten::view", "aten::contiguous", "aten::dropout", "aten::squeeze", "aten::unsqueeze",
+      "aten::permute", "aten::transpose", "aten::upsample_nearest2d", "aten::hardtanh",
+      "aten::clamp", "aten::mean", "aten::cat", "quantized::relu6", "quantized::clamp",
+      "quantized::max_pool2d", "quantized::max_pool1d"};
+  for (const char* s : kSame)
+    if (k == s) {
+      const Value* in = n.input(0);
+      if (k == "aten::cat") {
+        const Node& list = *in->node();
+        if (list.inputs().empty()) break;
+        in = list.input(0);
+      }
+      return qparamsOf(ctx, in);
+    }
+  throw Error(fmt::format("cannot tell the quantization parameters of %{} (made by {}) at export time",
+                          v->debugName(), k));
+}
+
+std::string zeroPointConst(OnnxCtx& ctx, const QParams& p) {
+  if (p.qdtype == ScalarType::QUInt8) return ctx.initializer(Tensor::scalar(p.zeroPoint, ScalarType::Byte));
+  if (p.qdtype == ScalarType::QInt8) return ctx.initializer(Tensor::scalar(p.zeroPoint, ScalarType::Char));
+  throw Error(fmt::format("QDQ export supports quint8 and qint8 activations, not {}", dtypeName(p.qdtype)));
+}
+
+/// QuantizeLinear(x, scale, zp): the integers (uint8 / int8).
+std::string quantizeLinear(OnnxCtx& ctx, const std::string& x, const QParams& p) {
+  return ctx.op("QuantizeLinear", {x, ctx.constScalar(static_cast<float>(p.scale), ScalarType::Float),
+                                   zeroPointConst(ctx, p)});
+}
+/// DequantizeLinear(QuantizeLinear(x)): x rounded to the grid of p, as float.
+std::string qdq(OnnxCtx& ctx, const std::string& x, const QParams& p) {
+  return ctx.op("DequantizeLinear", {quantizeLinear(ctx, x, p),
+                                     ctx.constScalar(static_cast<float>(p.scale), ScalarType::Float),
+                                     zeroPointConst(ctx, p)});
+}
+
+/// DequantizeLinear of a constant qint8 weight (per tensor, or per channel along its axis), its
+/// integers an initializer. `transposeTo2d` stores a [N, K] linear weight as [K, N] (axis 1).
+std::string weightDq(OnnxCtx& ctx, const Tensor& w, bool transpose2d) {
+  if (w.dtype() != ScalarType::QInt8)
+    throw Error(fmt::format("QDQ export: expected a qint8 weight, got {}", dtypeName(w.dtype())));
+  Tensor ints = ops::intRepr(w);
+  const QuantizerInfo& q = *w.quantizer();
+  const bool perChannel = q.scheme != QuantizerInfo::Scheme::PerTensorAffine &&
+                          q.scheme != QuantizerInfo::Scheme::PerTensorSymmetric;
+  int64_t axis = perChannel ? q.axis : 0;
+  if (transpose2d) {
+    const int64_t rows = ints.sizes()[0], cols = ints.sizes()[1];
+    Tensor t = Tensor::empty({cols, rows}, ScalarType::Char);
+    const int8_t* s = ints.data<int8_t>();
+    int8_t* d = t.data<int8_t>();
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c) d[c * rows + r] = s[r * cols + c];
+    ints = t;
+    if (perChannel) axis = 1 - axis;
+  }
+  std::string wi = ctx.initializer(ints);
+  if (!perChannel)
+    return ctx.op("DequantizeLinear", {wi, ctx.constScalar(static_cast<float>(q.scale), ScalarType::Float),
+                                       ctx.initializer(Tensor::scalar(q.zeroPoint, ScalarType::Char))});
+  Tensor scales = ops::qPerChannelScales(w).to(ScalarType::Float);
+  Tensor zps = ops::qPerChannelZeroPoints(w).to(ScalarType::Char);
+  return ctx.op("DequantizeLinear", {wi, ctx.initializer(scales), ctx.initializer(zps)}, {attrI("axis", axis)});
+}
+
+const Object& packedObject(const OnnxArgs& args, size_t i) {
+  const IValue& v = args[i].unwrapToIValue();
+  if (!v.isObject()) args[i].fail("a packed-params object", convert::detail::describeIValue(v));
+  return *v.toObject();
+}
+
+// aten::quantize_per_tensor(x, scale, zero_point, dtype) -> DQ(Q(x))
+void convertQuantizePerTensor(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  ctx.setOutput(n, 0, qdq(ctx, args[0].unwrapToTensor(), qparamsOf(ctx, n.output())));
+}
+
+// aten::dequantize.self -> the float values themselves
+void convertDequantize(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  ctx.setOutput(n, 0, ctx.op("Identity", {args[0].unwrapToTensor()}));
+}
+
+// aten::int_repr -> the integers of the QuantizeLinear that made the value when there is one
+// (DequantizeLinear(QuantizeLinear(..)) of qdq()), else QuantizeLinear with the value's
+// parameters. Reusing the integers also keeps ONNX Runtime 1.20's optimizer from fusing a
+// Q -> DQ -> Q chain into a graph that refers to a removed QuantizeLinear.
+void convertIntRepr(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  const std::string x = args[0].unwrapToTensor();
+  const ::onnx::GraphProto& g = *ctx.currentGraph();
+  for (int i = g.node_size() - 1; i >= 0; --i) {
+    const ::onnx::NodeProto& dq = g.node(i);
+    if (dq.output_size() != 1 || dq.output(0) != x) continue;
+    if (dq.op_type() != "DequantizeLinear") break;
+    for (int j = i - 1; j >= 0; --j)
+      if (g.node(j).output_size() == 1 && g.node(j).output(0) == dq.input(0)) {
+        if (g.node(j).op_type() == "QuantizeLinear") return ctx.setOutput(n, 0, dq.input(0));
+        break;
+      }
+    break;
+  }
+  ctx.setOutput(n, 0, quantizeLinear(ctx, x, qparamsOf(ctx, n.input(0))));
+}
+
+// quantized::conv{1,2,3}d(_relu) (and the .new forms): Conv over DQ(weight) (+ Relu), QDQ out.
+// The packed object's slots: weight, bias, stride, padding, output_padding, dilation, groups,
+// transpose; conv1d's are 2-d over [N, C, 1, L] (runtime/torchbind.h).
+OnnxConverter qconv(size_t spatial, bool relu) {
+  return [spatial, relu](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    const Object& o = packedObject(args, 1);
+    if (o.slots.at(7).toBool()) throw Error("QDQ export: transposed quantized convolutions are not supported yet");
+    std::string x = args[0].unwrapToTensor();
+    if (spatial == 1) x = unsqueeze(ctx, x, {2});
+    const Tensor w = o.slots.at(0).toTensor();
+    std::vector<int64_t> kernel(w.sizes().begin() + 2, w.sizes().end());
+    std::vector<int64_t> pads = o.slots.at(3).toIntVector();
+    pads.insert(pads.end(), pads.begin(), pads.end());
+    std::vector<std::string> in = {x, weightDq(ctx, w, false)};
+    if (!o.slots.at(1).isNone()) in.push_back(ctx.initializer(o.slots.at(1).toTensor()));
+    std::string y = ctx.op("Conv", in,
+                           {attrIs("kernel_shape", kernel), attrIs("strides", o.slots.at(2).toIntVector()),
+                            attrIs("pads", pads), attrIs("dilations", o.slots.at(5).toIntVector()),
+                            attrI("group", o.slots.at(6).toInt())});
+    if (relu) y = ctx.op("Relu", {y});
+    y = qdq(ctx, y, qparamsOf(ctx, n.output()));
+    if (spatial == 1) y = squeeze(ctx, y, {2});
+    ctx.setOutput(n, 0, y);
+  };
+}
+
+// quantized::linear(_relu)(X, W_prepack, scale, zp): MatMul(X, DQ(W^T)) + bias (+ Relu), QDQ out.
+OnnxConverter qlinear(bool relu) {
+  return [relu](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    const Object& o = packedObject(args, 1);
+    std::string y = ctx.op("MatMul", {args[0].unwrapToTensor(), weightDq(ctx, o.slots.at(0).toTensor(), true)});
+    if (!o.slots.at(1).isNone()) y = ctx.op("Add", {y, ctx.initializer(o.slots.at(1).toTensor())});
+    if (relu) y = ctx.op("Relu", {y});
+    ctx.setOutput(n, 0, qdq(ctx, y, qparamsOf(ctx, n.output())));
+  };
+}
+
+// quantized::add / mul (_relu)(a, b, scale, zp): Add / Mul (+ Relu), QDQ out.
+OnnxConverter qbinary(std::string opType, bool relu) {
+  return [opType, relu](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    std::string y = ctx.op(opType, {args[0].unwrapToTensor(), args[1].unwrapToTensor()});
+    if (relu) y = ctx.op("Relu", {y});
+    ctx.setOutput(n, 0, qdq(ctx, y, qparamsOf(ctx, n.output())));
+  };
+}
+
+// quantized::cat(_relu)(xs, dim, scale?, zp?): Concat (+ Relu), QDQ out.
+OnnxConverter qcat(bool relu) {
+  return [relu](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    if (!ctx.hasTensorList(n.input(0))) throw Error("quantized::cat: the list of inputs is built at run time");
+    const std::vector<std::string>& xs = ctx.tensorList(n.input(0));
+    const int64_t rank = ctx.expectRank(n, n.output());
+    std::string y = ctx.op("Concat", xs, {attrI("axis", wrapDim(args[1].unwrapToInt(), rank))});
+    if (relu) y = ctx.op("Relu", {y});
+    ctx.setOutput(n, 0, qdq(ctx, y, qparamsOf(ctx, n.output())));
+  };
+}
+
+// quantized::hardswish / sigmoid (x, scale, zp), leaky_relu(x, slope, inplace, scale, zp).
+OnnxConverter qunary(std::string opType) {
+  return [opType](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    std::vector<OnnxAttr> attrs;
+    if (opType == "LeakyRelu") attrs.push_back(attrF("alpha", args[1].unwrapToDouble()));
+    ctx.setOutput(n, 0, qdq(ctx, ctx.op(opType, {args[0].unwrapToTensor()}, attrs), qparamsOf(ctx, n.output())));
+  };
+}
+
+}  // namespace
+
+void registerQuantizedConverters(OnnxConverterRegistry& r) {
+  r.addOverloads({"aten::quantize_per_tensor"}, convertQuantizePerTensor);
+  r.addOverloads({"aten::dequantize.self"}, convertDequantize);
+  r.addOverloads({"aten::int_repr"}, convertIntRepr);
+  r.addOverloads({"quantized::conv1d"}, qconv(1, false));
+  r.addOverloads({"quantized::conv1d_relu"}, qconv(1, true));
+  r.addOverloads({"quantized::conv2d.new"}, qconv(2, false));
+  r.addOverloads({"quantized::conv2d_relu.new"}, qconv(2, true));
+  r.addOverloads({"quantized::conv3d.new"}, qconv(3, false));
+  r.addOverloads({"quantized::conv3d_relu.new"}, qconv(3, true));
+  r.addOverloads({"quantized::linear"}, qlinear(false));
+  r.addOverloads({"quantized::linear_relu"}, qlinear(true));
+  r.addOverloads({"quantized::add"}, qbinary("Add", false));
+  r.addOverloads({"quantized::add_relu"}, qbinary("Add", true));
+  r.addOverloads({"quantized::mul"}, qbinary("Mul", false));
+  r.addOverloads({"quantized::mul_relu"}, qbinary("Mul", true));
+  r.addOverloads({"quantized::cat"}, qcat(false));
+  r.addOverloads({"quantized::cat_relu"}, qcat(true));
+  r.addOverloads({"quantized::hardswish"}, qunary("HardSwish"));
+  r.addOverloads({"quantized::sigmoid"}, qunary("Sigmoid"));
+  r.addOverloads({"quantized::leaky_relu"}, qunary("LeakyRelu"));
+}
+
+}  // namespace torchless::onnx_export
