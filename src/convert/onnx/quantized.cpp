@@ -90,6 +90,7 @@ QParams qparamsOf(const OnnxCtx& ctx, const Value* v) {
   }
   if (k == "quantized::hardswish" || k == "quantized::sigmoid") return at(1, 2);
   if (k == "quantized::leaky_relu") return at(3, 4);
+  if (k.rfind("quantized::batch_norm", 0) == 0) return at(6, 7);
   if (k == "aten::sigmoid") {
     QParams p = qparamsOf(ctx, n.input(0));
     p.scale = 1.0 / 256.0;
@@ -269,6 +270,26 @@ OnnxConverter qunary(std::string opType) {
   };
 }
 
+// quantized::batch_norm{,1d,2d,3d}(_relu)(qx, weight?, bias?, mean, var, eps, scale, zp):
+// BatchNormalization (+ Relu), QDQ out. A missing weight / bias is ones / zeros.
+OnnxConverter qbatchNorm(bool relu) {
+  return [relu](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    const Tensor mean = args[3].unwrapToWeights().tensor;
+    auto filled = [&](float v) {
+      Tensor t = Tensor::empty(mean.sizes(), ScalarType::Float);
+      for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = v;
+      return ctx.initializer(t);
+    };
+    std::string w = args[1].isNone() ? filled(1.0f) : args[1].unwrapToTensor();
+    std::string b = args[2].isNone() ? filled(0.0f) : args[2].unwrapToTensor();
+    std::string y = ctx.op("BatchNormalization",
+                           {args[0].unwrapToTensor(), w, b, args[3].unwrapToTensor(), args[4].unwrapToTensor()},
+                           {attrF("epsilon", args[5].unwrapToDouble())});
+    if (relu) y = ctx.op("Relu", {y});
+    ctx.setOutput(n, 0, qdq(ctx, y, qparamsOf(ctx, n.output())));
+  };
+}
+
 }  // namespace
 
 void registerQuantizedConverters(OnnxConverterRegistry& r) {
@@ -292,6 +313,11 @@ void registerQuantizedConverters(OnnxConverterRegistry& r) {
   r.addOverloads({"quantized::hardswish"}, qunary("HardSwish"));
   r.addOverloads({"quantized::sigmoid"}, qunary("Sigmoid"));
   r.addOverloads({"quantized::leaky_relu"}, qunary("LeakyRelu"));
+  for (const char* bn : {"quantized::batch_norm", "quantized::batch_norm1d", "quantized::batch_norm2d",
+                         "quantized::batch_norm3d"}) {
+    r.addOverloads({bn}, qbatchNorm(false));
+    r.addOverloads({std::string(bn) + "_relu"}, qbatchNorm(true));
+  }
 }
 
 }  // namespace torchless::onnx_export
