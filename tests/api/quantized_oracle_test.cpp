@@ -126,6 +126,10 @@ INSTANTIATE_TEST_SUITE_P(Quantized, QuantizedExportOracle,
                                            "static_elementwise", "static_activations"),
                          [](const auto& info) { return info.param; });
 
+// Dynamic quantization (quantize_dynamic's Linear, reduce_range): PyTorch's input qparams
+// spelled out in ONNX, MatMulInteger; float outputs within 1e-5.
+TEST(QuantizedExportOracle, DynamicLinear) { exportAndRunOrt(casesDir() / "dynamic_linear", "dynamic_linear", 1e-5); }
+
 // ../shared/wild/int8_static_quant_cnn (float output) exports and runs in ONNX Runtime.
 TEST(QuantizedExportOracle, WildInt8StaticCnn) {
   exportAndRunOrt(fs::path(TORCHLESS_SOURCE_DIR) / ".." / "shared" / "wild" / "int8_static_quant_cnn",

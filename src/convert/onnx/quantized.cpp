@@ -25,6 +25,7 @@
 #include "convert/onnx/onnx_ctx.h"
 #include "ops/quantized.h"
 
+#include <cmath>
 #include <cstring>
 
 namespace torchless::onnx_export {
@@ -290,6 +291,69 @@ OnnxConverter qbatchNorm(bool relu) {
   };
 }
 
+// quantized::linear_dynamic / linear_relu_dynamic(X, W_prepack, reduce_range): PyTorch's
+// dynamic quantization spelled out in ONNX, so that ONNX Runtime picks the same input qparams
+// (ops/quantized.cpp's chooseQParams, fbgemm::ChooseQuantizationParams; DynamicQuantizeLinear
+// has no reduce_range): min / max with 0 in double, scale = (max - min) / (qmax - qmin) rounded
+// to float, zero point from the side with the smaller error, rounded half to even; the input
+// quantized as round(x * (1 / scale)) + zp over [0, 255]; MatMulInteger with the int8 weight;
+// then acc * (scale * w_scale) + bias (+ Relu). Not spelled out: PyTorch's fallbacks for a
+// zero or tiny scale (an input of all zeros, or a range under 6.1e-5 * 127).
+OnnxConverter qlinearDynamic(bool relu) {
+  return [relu](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    const Object& o = packedObject(args, 1);
+    const bool reduceRange = args.size() > 2 && args[2].unwrapToBool(false);
+    const double qmin = 0, qmax = reduceRange ? 127 : 255;
+    const Tensor w = o.slots.at(0).toTensor();
+    if (w.dtype() != ScalarType::QInt8 || w.dim() != 2)
+      throw Error("QDQ export of quantized::linear_dynamic: expected a 2-d qint8 weight");
+    const int64_t N = w.sizes()[0];
+    std::string x = args[0].unwrapToTensor();
+    auto dconst = [&](double v) { return ctx.constScalar(v, ScalarType::Double); };
+    auto toDouble = [&](const std::string& v) { return ctx.op("Cast", {v}, {attrI("to", onnxDataType(ScalarType::Double))}); };
+    std::string mn = ctx.op("Min", {toDouble(reduce(ctx, "Min", x, {}, false)), dconst(0)});
+    std::string mx = ctx.op("Max", {toDouble(reduce(ctx, "Max", x, {}, false)), dconst(0)});
+    std::string scaleD = ctx.op("Div", {ctx.op("Sub", {mx, mn}), dconst(qmax - qmin)});
+    std::string scaleF = ctx.op("Cast", {scaleD}, {attrI("to", onnxDataType(ScalarType::Float))});
+    // zero point: qmin - min / scale or qmax - max / scale, whichever has the smaller error
+    std::string mnS = ctx.op("Div", {mn, scaleD}), mxS = ctx.op("Div", {mx, scaleD});
+    std::string zMin = ctx.op("Sub", {dconst(qmin), mnS}), zMax = ctx.op("Sub", {dconst(qmax), mxS});
+    std::string eMin = ctx.op("Add", {dconst(std::abs(qmin)), ctx.op("Abs", {mnS})});
+    std::string eMax = ctx.op("Add", {dconst(std::abs(qmax)), ctx.op("Abs", {mxS})});
+    std::string z0 = ctx.op("Where", {ctx.op("Less", {eMin, eMax}), zMin, zMax});
+    std::string zD = ctx.op("Round", {ctx.op("Clip", {z0, dconst(qmin), dconst(qmax)})});
+    std::string zpU8 = ctx.op("Cast", {zD}, {attrI("to", onnxDataType(ScalarType::Byte))});
+    std::string zpF = ctx.op("Cast", {zD}, {attrI("to", onnxDataType(ScalarType::Float))});
+    // x quantized over [0, 255] with the float reciprocal of the scale (fbgemm::Quantize)
+    std::string inv = ctx.op("Div", {ctx.constScalar(1.0, ScalarType::Float), scaleF});
+    std::string xq = ctx.op("Add", {ctx.op("Round", {ctx.op("Mul", {x, inv})}), zpF});
+    xq = ctx.op("Clip", {xq, ctx.constScalar(0, ScalarType::Float), ctx.constScalar(255, ScalarType::Float)});
+    xq = ctx.op("Cast", {xq}, {attrI("to", onnxDataType(ScalarType::Byte))});
+    // the weight as int8 [K, N] with its zero points, and the output multipliers
+    Tensor ints = ops::intRepr(w);
+    const int64_t K = ints.sizes()[1];
+    Tensor wt = Tensor::empty({K, N}, ScalarType::Char);
+    for (int64_t r = 0; r < N; ++r)
+      for (int64_t c = 0; c < K; ++c) wt.data<int8_t>()[c * N + r] = ints.data<int8_t>()[r * K + c];
+    const QuantizerInfo& q = *w.quantizer();
+    const bool perChannel = q.scheme != QuantizerInfo::Scheme::PerTensorAffine &&
+                            q.scheme != QuantizerInfo::Scheme::PerTensorSymmetric;
+    Tensor wScale = Tensor::empty({N}, ScalarType::Float), wZp = Tensor::empty({N}, ScalarType::Char);
+    Tensor sc = perChannel ? ops::qPerChannelScales(w).to(ScalarType::Float) : Tensor();
+    Tensor zp = perChannel ? ops::qPerChannelZeroPoints(w).to(ScalarType::Char) : Tensor();
+    for (int64_t i = 0; i < N; ++i) {
+      wScale.data<float>()[i] = perChannel ? sc.data<float>()[i] : static_cast<float>(q.scale);
+      wZp.data<int8_t>()[i] = perChannel ? zp.data<int8_t>()[i] : static_cast<int8_t>(q.zeroPoint);
+    }
+    std::string acc = ctx.op("MatMulInteger", {xq, ctx.initializer(wt), zpU8, ctx.initializer(wZp)});
+    acc = ctx.op("Cast", {acc}, {attrI("to", onnxDataType(ScalarType::Float))});
+    std::string y = ctx.op("Mul", {acc, ctx.op("Mul", {scaleF, ctx.initializer(wScale)})});
+    if (!o.slots.at(1).isNone()) y = ctx.op("Add", {y, ctx.initializer(o.slots.at(1).toTensor())});
+    if (relu) y = ctx.op("Relu", {y});
+    ctx.setOutput(n, 0, y);
+  };
+}
+
 }  // namespace
 
 void registerQuantizedConverters(OnnxConverterRegistry& r) {
@@ -304,6 +368,8 @@ void registerQuantizedConverters(OnnxConverterRegistry& r) {
   r.addOverloads({"quantized::conv3d_relu.new"}, qconv(3, true));
   r.addOverloads({"quantized::linear"}, qlinear(false));
   r.addOverloads({"quantized::linear_relu"}, qlinear(true));
+  r.addOverloads({"quantized::linear_dynamic"}, qlinearDynamic(false));
+  r.addOverloads({"quantized::linear_relu_dynamic"}, qlinearDynamic(true));
   r.addOverloads({"quantized::add"}, qbinary("Add", false));
   r.addOverloads({"quantized::add_relu"}, qbinary("Add", true));
   r.addOverloads({"quantized::mul"}, qbinary("Mul", false));
