@@ -322,6 +322,25 @@ save("static_conv_transpose2d", m, [torch.randn(1, 4, 6, 5)], "exact",
      "quantized::conv_transpose2d (per-tensor weights, stride 2; PyTorch's onednn engine takes no output_padding)")
 
 
+# torchvision's quantizable resnet18 (random weights), fused and eager-static quantized as its
+# documentation shows; small input to keep the fixture fast. Exported, it is the QDQ case with a
+# quantized adaptive_avg_pool2d (ONNX Runtime within one quantum of PyTorch there).
+import torchvision  # noqa: E402
+
+torch.manual_seed(0)
+r18 = torchvision.models.quantization.resnet18(weights=None, quantize=False).eval()
+r18.fuse_model()
+r18.qconfig = tq.get_default_qconfig("fbgemm")
+tq.prepare(r18, inplace=True)
+with torch.no_grad():
+    for _ in range(3):
+        r18(torch.randn(2, 3, 64, 64))
+tq.convert(r18, inplace=True)
+save("static_resnet18", r18, [torch.randn(1, 3, 64, 64)], "exact",
+     "torchvision's quantizable resnet18, fused, eager static (fbgemm qconfig): the float logits "
+     "after the last quantized linear")
+
+
 # ---- dynamic quantization ---------------------------------------------------------------------
 
 class DynLinear(nn.Module):

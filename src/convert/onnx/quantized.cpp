@@ -183,25 +183,37 @@ void convertDequantize(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   ctx.setOutput(n, 0, ctx.op("Identity", {args[0].unwrapToTensor()}));
 }
 
+/// The QuantizeLinear output that DequantizeLinear `x` was made from by qdq(), or "".
+std::string integersBehind(OnnxCtx& ctx, const std::string& x) {
+  const ::onnx::GraphProto& g = *ctx.currentGraph();
+  for (int i = g.node_size() - 1; i >= 0; --i) {
+    const ::onnx::NodeProto& dq = g.node(i);
+    if (dq.output_size() != 1 || dq.output(0) != x) continue;
+    if (dq.op_type() != "DequantizeLinear") return "";
+    for (int j = i - 1; j >= 0; --j)
+      if (g.node(j).output_size() == 1 && g.node(j).output(0) == dq.input(0))
+        return g.node(j).op_type() == "QuantizeLinear" ? dq.input(0) : "";
+    return "";
+  }
+  return "";
+}
+
+/// The ONNX value of quantized IR input `v`, on its grid: as is when qdq() made it, else
+/// snapped with qdq() and its parameters (a no-op for values that float converters only picked,
+/// relu / max_pool / flatten; the rounding PyTorch's quantized average pools do).
+std::string onGrid(OnnxCtx& ctx, const Value* v, const std::string& x) {
+  if (!integersBehind(ctx, x).empty()) return x;
+  return qdq(ctx, x, qparamsOf(ctx, v));
+}
+
 // aten::int_repr -> the integers of the QuantizeLinear that made the value when there is one
 // (DequantizeLinear(QuantizeLinear(..)) of qdq()), else QuantizeLinear with the value's
 // parameters. Reusing the integers also keeps ONNX Runtime 1.20's optimizer from fusing a
 // Q -> DQ -> Q chain into a graph that refers to a removed QuantizeLinear.
 void convertIntRepr(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   const std::string x = args[0].unwrapToTensor();
-  const ::onnx::GraphProto& g = *ctx.currentGraph();
-  for (int i = g.node_size() - 1; i >= 0; --i) {
-    const ::onnx::NodeProto& dq = g.node(i);
-    if (dq.output_size() != 1 || dq.output(0) != x) continue;
-    if (dq.op_type() != "DequantizeLinear") break;
-    for (int j = i - 1; j >= 0; --j)
-      if (g.node(j).output_size() == 1 && g.node(j).output(0) == dq.input(0)) {
-        if (g.node(j).op_type() == "QuantizeLinear") return ctx.setOutput(n, 0, dq.input(0));
-        break;
-      }
-    break;
-  }
-  ctx.setOutput(n, 0, quantizeLinear(ctx, x, qparamsOf(ctx, n.input(0))));
+  const std::string ints = integersBehind(ctx, x);
+  ctx.setOutput(n, 0, !ints.empty() ? ints : quantizeLinear(ctx, onGrid(ctx, n.input(0), x), qparamsOf(ctx, n.input(0))));
 }
 
 // quantized::conv{1,2,3}d(_relu) (and the .new forms): Conv over DQ(weight) (+ Relu), QDQ out.
@@ -211,7 +223,7 @@ OnnxConverter qconv(size_t spatial, bool relu) {
   return [spatial, relu](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     const Object& o = packedObject(args, 1);
     if (o.slots.at(7).toBool()) throw Error("QDQ export: transposed quantized convolutions are not supported yet");
-    std::string x = args[0].unwrapToTensor();
+    std::string x = onGrid(ctx, n.input(0), args[0].unwrapToTensor());
     if (spatial == 1) x = unsqueeze(ctx, x, {2});
     const Tensor w = o.slots.at(0).toTensor();
     std::vector<int64_t> kernel(w.sizes().begin() + 2, w.sizes().end());
@@ -234,7 +246,8 @@ OnnxConverter qconv(size_t spatial, bool relu) {
 OnnxConverter qlinear(bool relu) {
   return [relu](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     const Object& o = packedObject(args, 1);
-    std::string y = ctx.op("MatMul", {args[0].unwrapToTensor(), weightDq(ctx, o.slots.at(0).toTensor(), true)});
+    std::string y = ctx.op("MatMul", {onGrid(ctx, n.input(0), args[0].unwrapToTensor()),
+                                      weightDq(ctx, o.slots.at(0).toTensor(), true)});
     if (!o.slots.at(1).isNone()) y = ctx.op("Add", {y, ctx.initializer(o.slots.at(1).toTensor())});
     if (relu) y = ctx.op("Relu", {y});
     ctx.setOutput(n, 0, qdq(ctx, y, qparamsOf(ctx, n.output())));
@@ -244,7 +257,8 @@ OnnxConverter qlinear(bool relu) {
 // quantized::add / mul (_relu)(a, b, scale, zp): Add / Mul (+ Relu), QDQ out.
 OnnxConverter qbinary(std::string opType, bool relu) {
   return [opType, relu](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
-    std::string y = ctx.op(opType, {args[0].unwrapToTensor(), args[1].unwrapToTensor()});
+    std::string y = ctx.op(opType, {onGrid(ctx, n.input(0), args[0].unwrapToTensor()),
+                                    onGrid(ctx, n.input(1), args[1].unwrapToTensor())});
     if (relu) y = ctx.op("Relu", {y});
     ctx.setOutput(n, 0, qdq(ctx, y, qparamsOf(ctx, n.output())));
   };
