@@ -1,6 +1,7 @@
 #include "ops/quantized.h"
 
 #include "core/error.h"
+#include "ops/dnnl_utils.h"
 #include "ops/elementwise.h"
 #include "ops/linalg.h"
 #include "ops/parallel.h"
@@ -10,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 
@@ -393,6 +395,81 @@ int64_t qPerChannelAxis(const Tensor& q) { return perChannelOf(q, "q_per_channel
 
 // ---- conv / linear -----------------------------------------------------------------------------
 
+namespace {
+// Note [oneDNN int8 accumulators]
+// The fast path of quantized conv: oneDNN's u8 x s8 -> s32 convolution with the input's zero
+// point (DNNL_ARG_ATTR_ZERO_POINTS; padding counts as the zero point, i.e. 0) gives the exact
+// int32 sums sum (a - a_zp) * w; our Requant then makes PyTorch's integers from them, so the
+// result is the same as the reference loops' whatever oneDNN's own requantization would do.
+// Taken for non-transposed convs with weight zero points 0 (PyTorch's qint8 weights are
+// symmetric) and 1-3 spatial dims; `acc` is [N, OC, P] (P = output spatial volume).
+// Returns false (nothing written) when oneDNN has no implementation for the shape.
+bool dnnlInt8ConvAcc(const Tensor& x, const std::vector<int32_t>& wi, int64_t S, int64_t OC,
+                     const IntList& k, const IntList& in, const IntList& out, const IntList& st,
+                     const IntList& pd, const IntList& dl, int64_t groups, int32_t azp,
+                     std::vector<int32_t>& acc) {
+  using namespace dnnl;
+  using dt = memory::data_type;
+  using tag = memory::format_tag;
+  const int64_t N = x.size(0), C = x.size(1);
+  // 1-d convs run as 2-d over a height of 1; 2-d and 3-d as themselves (in/out/k are padded to 3).
+  const int64_t D = S == 3 ? 3 : 2;
+  auto spatial = [&](const IntList& v) {
+    memory::dims d;
+    for (int64_t i = 3 - D; i < 3; ++i) d.push_back(v[static_cast<size_t>(i)]);
+    return d;
+  };
+  memory::dims srcDims{N, C}, dstDims{N, OC}, wDims;
+  for (auto v : spatial(in)) srcDims.push_back(v);
+  for (auto v : spatial(out)) dstDims.push_back(v);
+  if (groups > 1) wDims = {groups, OC / groups, C / groups};
+  else wDims = {OC, C};
+  for (auto v : spatial(k)) wDims.push_back(v);
+  memory::dims strides = spatial(st), pads = spatial(pd), dil = spatial(dl);
+  for (auto& d : dil) d -= 1;  // oneDNN counts dilation from 0
+  const tag plainSrc = D == 3 ? tag::ncdhw : tag::nchw;
+  const tag plainW = groups > 1 ? (D == 3 ? tag::goidhw : tag::goihw) : (D == 3 ? tag::oidhw : tag::oihw);
+  try {
+    engine& eng = dnnl_utils::engine();
+    stream& strm = dnnl_utils::stream();
+    memory::desc srcAny(srcDims, dt::u8, tag::any), wAny(wDims, dt::s8, tag::any), dstAny(dstDims, dt::s32, tag::any);
+    convolution_forward::desc cd(prop_kind::forward_inference, algorithm::convolution_direct, srcAny, wAny,
+                                 dstAny, strides, dil, pads, pads);
+    primitive_attr attr;
+    attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
+    convolution_forward::primitive_desc pd_(cd, attr, eng);
+    const std::string impl = pd_.impl_info_str();
+    if (impl.find("ref") != std::string::npos) return false;  // the reference loops are faster
+    Tensor xc = x.contiguous();
+    std::vector<int8_t> w8(wi.size());
+    for (size_t i = 0; i < wi.size(); ++i) w8[i] = static_cast<int8_t>(wi[i]);
+    memory srcPlain({srcDims, dt::u8, plainSrc}, eng, xc.rawData());
+    memory wPlain({wDims, dt::s8, plainW}, eng, w8.data());
+    acc.assign(static_cast<size_t>(N * OC * out[0] * out[1] * out[2]), 0);
+    memory dstPlain({dstDims, dt::s32, plainSrc}, eng, acc.data());
+    memory src = srcPlain, w = wPlain, dst = dstPlain;
+    if (pd_.src_desc() != srcPlain.get_desc()) {
+      src = memory(pd_.src_desc(), eng);
+      reorder(srcPlain, src).execute(strm, srcPlain, src);
+    }
+    if (pd_.weights_desc() != wPlain.get_desc()) {
+      w = memory(pd_.weights_desc(), eng);
+      reorder(wPlain, w).execute(strm, wPlain, w);
+    }
+    if (pd_.dst_desc() != dstPlain.get_desc()) dst = memory(pd_.dst_desc(), eng);
+    int32_t zp = azp;
+    memory zpMem({{1}, dt::s32, tag::x}, eng, &zp);
+    convolution_forward(pd_).execute(strm, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, dst},
+                                            {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zpMem}});
+    if (dst != dstPlain) reorder(dst, dstPlain).execute(strm, dst, dstPlain);
+    strm.wait();
+    return true;
+  } catch (const dnnl::error&) {
+    return false;
+  }
+}
+}  // namespace
+
 Tensor qconv(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias,
              const IntList& stride, const IntList& padding, const IntList& dilation,
              int64_t groups, bool transposed, const IntList& outputPadding, double outScale,
@@ -471,6 +548,21 @@ Tensor qconv(const Tensor& x, const Tensor& weight, const std::optional<Tensor>&
   uint8_t* yp = static_cast<uint8_t*>(y.rawData());
 
   if (!transposed) {
+    // The oneDNN path (Note [oneDNN int8 accumulators]), unless TORCHLESS_QCONV_REFERENCE is set.
+    static const bool reference = [] {
+      const char* e = std::getenv("TORCHLESS_QCONV_REFERENCE");
+      return e != nullptr && *e != '\0' && std::string(e) != "0";
+    }();
+    const bool symmetric = std::all_of(wzp.begin(), wzp.end(), [](int32_t z) { return z == 0; });
+    std::vector<int32_t> dacc;
+    if (!reference && symmetric &&
+        dnnlInt8ConvAcc(x, wi, S, OC, k, in, out, st, pd, dl, groups, azp, dacc)) {
+      parallelFor(N * OC, 1, [&](int64_t b0, int64_t b1) {
+        for (int64_t b = b0; b < b1; ++b)
+          for (int64_t p = 0; p < P; ++p) yp[b * P + p] = rq(dacc[static_cast<size_t>(b * P + p)], b % OC);
+      });
+      return y;
+    }
     // Weight [OC][K] minus zero points; im2col per image and group: col [P][K].
     std::vector<int16_t> w16(wi.size());
     for (int64_t o = 0; o < OC; ++o)

@@ -98,4 +98,10 @@ if(TARGET api_test)
   set_tests_properties(api.quantized PROPERTIES
     FIXTURES_REQUIRED api_quantized TIMEOUT 900
     ENVIRONMENT "TORCHLESS_QUANT_MODELS=${_api_quantized};TORCHLESS_BIN=${PROJECT_BINARY_DIR}/bin/torchless")
+  # The same cases with the reference conv loops instead of oneDNN's int8 accumulators
+  # (ops/quantized.cpp, Note [oneDNN int8 accumulators]): both must give PyTorch's integers.
+  add_test(NAME api.quantized_reference COMMAND api_test --gtest_filter=Quantized/QuantizedOracle.*)
+  set_tests_properties(api.quantized_reference PROPERTIES
+    FIXTURES_REQUIRED api_quantized TIMEOUT 900
+    ENVIRONMENT "TORCHLESS_QUANT_MODELS=${_api_quantized};TORCHLESS_QCONV_REFERENCE=1")
 endif()
