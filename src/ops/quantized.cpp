@@ -14,6 +14,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <string>
+#include <mutex>
+#include <map>
 
 namespace torchless::ops {
 namespace {
@@ -404,7 +407,7 @@ namespace {
 // Taken for non-transposed convs with weight zero points 0 (PyTorch's qint8 weights are
 // symmetric) and 1-3 spatial dims; `acc` is [N, OC, P] (P = output spatial volume).
 // Returns false (nothing written) when oneDNN has no implementation for the shape.
-bool dnnlInt8ConvAcc(const Tensor& x, const std::vector<int32_t>& wi, int64_t S, int64_t OC,
+bool dnnlInt8ConvAcc(const Tensor& x, const Tensor& weight, int64_t S, int64_t OC,
                      const IntList& k, const IntList& in, const IntList& out, const IntList& st,
                      const IntList& pd, const IntList& dl, int64_t groups, int32_t azp,
                      std::vector<int32_t>& acc) {
@@ -441,10 +444,9 @@ bool dnnlInt8ConvAcc(const Tensor& x, const std::vector<int32_t>& wi, int64_t S,
     const std::string impl = pd_.impl_info_str();
     if (impl.find("ref") != std::string::npos) return false;  // the reference loops are faster
     Tensor xc = x.contiguous();
-    std::vector<int8_t> w8(wi.size());
-    for (size_t i = 0; i < wi.size(); ++i) w8[i] = static_cast<int8_t>(wi[i]);
+    Tensor wc = weight.contiguous();  // qint8: its storage holds the int8 values
     memory srcPlain({srcDims, dt::u8, plainSrc}, eng, xc.rawData());
-    memory wPlain({wDims, dt::s8, plainW}, eng, w8.data());
+    memory wPlain({wDims, dt::s8, plainW}, eng, wc.rawData());
     acc.assign(static_cast<size_t>(N * OC * out[0] * out[1] * out[2]), 0);
     memory dstPlain({dstDims, dt::s32, plainSrc}, eng, acc.data());
     memory src = srcPlain, w = wPlain, dst = dstPlain;
@@ -453,8 +455,22 @@ bool dnnlInt8ConvAcc(const Tensor& x, const std::vector<int32_t>& wi, int64_t S,
       reorder(srcPlain, src).execute(strm, srcPlain, src);
     }
     if (pd_.weights_desc() != wPlain.get_desc()) {
-      w = memory(pd_.weights_desc(), eng);
-      reorder(wPlain, w).execute(strm, wPlain, w);
+      // Reordered weights are cached per weight tensor and layout; the entry keeps the tensor
+      // alive, so its address is not reused while cached. Bounded: cleared past 4096 entries.
+      static std::mutex mu;
+      static std::map<std::pair<const void*, std::string>, std::pair<Tensor, memory>> cache;
+      const auto key = std::make_pair(static_cast<const void*>(wc.rawData()), impl + "|" +
+                                      std::to_string(groups) + "|" + std::to_string(OC));
+      std::lock_guard<std::mutex> lock(mu);
+      auto it = cache.find(key);
+      if (it == cache.end() || it->second.second.get_desc() != pd_.weights_desc()) {
+        if (cache.size() > 4096) cache.clear();
+        memory packed(pd_.weights_desc(), eng);
+        reorder(wPlain, packed).execute(strm, wPlain, packed);
+        strm.wait();
+        it = cache.insert_or_assign(key, std::make_pair(wc, packed)).first;
+      }
+      w = it->second.second;
     }
     if (pd_.dst_desc() != dstPlain.get_desc()) dst = memory(pd_.dst_desc(), eng);
     int32_t zp = azp;
@@ -536,8 +552,6 @@ Tensor qconv(const Tensor& x, const Tensor& weight, const std::optional<Tensor>&
   }
   const Requant rq(xq.scale, wsc, bias, outScale, outZp, relu, OC);
   const int32_t azp = static_cast<int32_t>(xq.zeroPoint);
-  std::vector<int32_t> xi = intsOf(x);
-  std::vector<int32_t> wi = intsOf(weight);
   const int64_t kvol = k[0] * k[1] * k[2];
   const int64_t K = Cg * kvol;
   const int64_t inVol = in[0] * in[1] * in[2];
@@ -556,13 +570,17 @@ Tensor qconv(const Tensor& x, const Tensor& weight, const std::optional<Tensor>&
     const bool symmetric = std::all_of(wzp.begin(), wzp.end(), [](int32_t z) { return z == 0; });
     std::vector<int32_t> dacc;
     if (!reference && symmetric &&
-        dnnlInt8ConvAcc(x, wi, S, OC, k, in, out, st, pd, dl, groups, azp, dacc)) {
+        dnnlInt8ConvAcc(x, weight, S, OC, k, in, out, st, pd, dl, groups, azp, dacc)) {
       parallelFor(N * OC, 1, [&](int64_t b0, int64_t b1) {
         for (int64_t b = b0; b < b1; ++b)
           for (int64_t p = 0; p < P; ++p) yp[b * P + p] = rq(dacc[static_cast<size_t>(b * P + p)], b % OC);
       });
       return y;
     }
+  }
+  std::vector<int32_t> xi = intsOf(x);
+  std::vector<int32_t> wi = intsOf(weight);
+  if (!transposed) {
     // Weight [OC][K] minus zero points; im2col per image and group: col [P][K].
     std::vector<int16_t> w16(wi.size());
     for (int64_t o = 0; o < OC; ++o)
