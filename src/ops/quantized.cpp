@@ -17,6 +17,7 @@
 #include <string>
 #include <mutex>
 #include <map>
+#include <unordered_map>
 
 namespace torchless::ops {
 namespace {
@@ -400,17 +401,23 @@ int64_t qPerChannelAxis(const Tensor& q) { return perChannelOf(q, "q_per_channel
 
 namespace {
 // Note [oneDNN int8 accumulators]
-// The fast path of quantized conv: oneDNN's u8 x s8 -> s32 convolution with the input's zero
-// point (DNNL_ARG_ATTR_ZERO_POINTS; padding counts as the zero point, i.e. 0) gives the exact
-// int32 sums sum (a - a_zp) * w; our Requant then makes PyTorch's integers from them, so the
-// result is the same as the reference loops' whatever oneDNN's own requantization would do.
+// The fast path of quantized conv is oneDNN's u8 x s8 convolution with the input's zero point
+// (DNNL_ARG_ATTR_ZERO_POINTS; padding counts as the zero point, i.e. 0), in one of two forms:
+// - with `rq`: oneDNN requantizes itself, u8 out: bias in accumulator units (Requant::biasRaw),
+//   per-channel output scales (Requant::mult), relu as an eltwise post-op, the output zero point
+//   (DNNL_ARG_DST). That is the computation PyTorch's onednn engine asks oneDNN for; the
+//   api.quantized cases (static convs, resnet18, d2go's detector) match PyTorch bit for bit;
+// - without: s32 out, the exact sums sum (a - a_zp) * w, requantized by Requant afterwards
+//   (when oneDNN refuses the first form).
 // Taken for non-transposed convs with weight zero points 0 (PyTorch's qint8 weights are
-// symmetric) and 1-3 spatial dims; `acc` is [N, OC, P] (P = output spatial volume).
-// Returns false (nothing written) when oneDNN has no implementation for the shape.
+// symmetric) and 1-3 spatial dims; `acc` is [N, OC, P] (P = output spatial volume), `y` the
+// u8 output [N, OC, P]. Returns false (nothing written) when oneDNN has only its reference
+// implementation for the shape (our loops are faster) or none.
 bool dnnlInt8ConvAcc(const Tensor& x, const Tensor& weight, int64_t S, int64_t OC,
                      const IntList& k, const IntList& in, const IntList& out, const IntList& st,
                      const IntList& pd, const IntList& dl, int64_t groups, int32_t azp,
-                     std::vector<int32_t>& acc) {
+                     std::vector<int32_t>& acc, const Requant* rq = nullptr, bool relu = false,
+                     uint8_t* y = nullptr) {
   using namespace dnnl;
   using dt = memory::data_type;
   using tag = memory::format_tag;
@@ -435,11 +442,27 @@ bool dnnlInt8ConvAcc(const Tensor& x, const Tensor& weight, int64_t S, int64_t O
   try {
     engine& eng = dnnl_utils::engine();
     stream& strm = dnnl_utils::stream();
-    memory::desc srcAny(srcDims, dt::u8, tag::any), wAny(wDims, dt::s8, tag::any), dstAny(dstDims, dt::s32, tag::any);
-    convolution_forward::desc cd(prop_kind::forward_inference, algorithm::convolution_direct, srcAny, wAny,
-                                 dstAny, strides, dil, pads, pads);
+    const bool requant = rq != nullptr && y != nullptr;
+    memory::desc srcAny(srcDims, dt::u8, tag::any), wAny(wDims, dt::s8, tag::any),
+        dstAny(dstDims, requant ? dt::u8 : dt::s32, tag::any);
+    memory::desc biasDesc({OC}, dt::f32, tag::x);
+    convolution_forward::desc cd =
+        requant && rq->hasBias
+            ? convolution_forward::desc(prop_kind::forward_inference, algorithm::convolution_direct, srcAny, wAny,
+                                        biasDesc, dstAny, strides, dil, pads, pads)
+            : convolution_forward::desc(prop_kind::forward_inference, algorithm::convolution_direct, srcAny, wAny,
+                                        dstAny, strides, dil, pads, pads);
     primitive_attr attr;
     attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
+    if (requant) {
+      attr.set_output_scales(1 << 1, rq->mult);
+      attr.set_zero_points(DNNL_ARG_DST, 0, {DNNL_RUNTIME_S32_VAL});
+      if (relu) {
+        post_ops po;
+        po.append_eltwise(1.0f, algorithm::eltwise_relu, 0.0f, 0.0f);
+        attr.set_post_ops(po);
+      }
+    }
     convolution_forward::primitive_desc pd_(cd, attr, eng);
     const std::string impl = pd_.impl_info_str();
     if (impl.find("ref") != std::string::npos) return false;  // the reference loops are faster
@@ -447,8 +470,9 @@ bool dnnlInt8ConvAcc(const Tensor& x, const Tensor& weight, int64_t S, int64_t O
     Tensor wc = weight.contiguous();  // qint8: its storage holds the int8 values
     memory srcPlain({srcDims, dt::u8, plainSrc}, eng, xc.rawData());
     memory wPlain({wDims, dt::s8, plainW}, eng, wc.rawData());
-    acc.assign(static_cast<size_t>(N * OC * out[0] * out[1] * out[2]), 0);
-    memory dstPlain({dstDims, dt::s32, plainSrc}, eng, acc.data());
+    if (!requant) acc.assign(static_cast<size_t>(N * OC * out[0] * out[1] * out[2]), 0);
+    memory dstPlain({dstDims, requant ? dt::u8 : dt::s32, plainSrc}, eng,
+                    requant ? static_cast<void*>(y) : static_cast<void*>(acc.data()));
     memory src = srcPlain, w = wPlain, dst = dstPlain;
     if (pd_.src_desc() != srcPlain.get_desc()) {
       src = memory(pd_.src_desc(), eng);
@@ -473,10 +497,20 @@ bool dnnlInt8ConvAcc(const Tensor& x, const Tensor& weight, int64_t S, int64_t O
       w = it->second.second;
     }
     if (pd_.dst_desc() != dstPlain.get_desc()) dst = memory(pd_.dst_desc(), eng);
-    int32_t zp = azp;
+    int32_t zp = azp, dzp = requant ? static_cast<int32_t>(rq->zp) : 0;
     memory zpMem({{1}, dt::s32, tag::x}, eng, &zp);
-    convolution_forward(pd_).execute(strm, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, dst},
-                                            {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zpMem}});
+    memory dzpMem({{1}, dt::s32, tag::x}, eng, &dzp);
+    std::unordered_map<int, memory> margs = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, dst},
+                                             {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zpMem}};
+    std::vector<float> biasCopy;
+    if (requant) {
+      margs.emplace(DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST, dzpMem);
+      if (rq->hasBias) {
+        biasCopy = rq->biasRaw;
+        margs.emplace(DNNL_ARG_BIAS, memory(biasDesc, eng, biasCopy.data()));
+      }
+    }
+    convolution_forward(pd_).execute(strm, margs);
     if (dst != dstPlain) reorder(dst, dstPlain).execute(strm, dst, dstPlain);
     strm.wait();
     return true;
@@ -569,6 +603,9 @@ Tensor qconv(const Tensor& x, const Tensor& weight, const std::optional<Tensor>&
     }();
     const bool symmetric = std::all_of(wzp.begin(), wzp.end(), [](int32_t z) { return z == 0; });
     std::vector<int32_t> dacc;
+    if (!reference && symmetric && rq.hi == 255 &&
+        dnnlInt8ConvAcc(x, weight, S, OC, k, in, out, st, pd, dl, groups, azp, dacc, &rq, relu, yp))
+      return y;
     if (!reference && symmetric &&
         dnnlInt8ConvAcc(x, weight, S, OC, k, in, out, st, pd, dl, groups, azp, dacc)) {
       parallelFor(N * OC, 1, [&](int64_t b0, int64_t b1) {
