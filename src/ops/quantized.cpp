@@ -413,15 +413,25 @@ namespace {
 // symmetric) and 1-3 spatial dims; `acc` is [N, OC, P] (P = output spatial volume), `y` the
 // u8 output [N, OC, P]. Returns false (nothing written) when oneDNN has only its reference
 // implementation for the shape (our loops are faster) or none.
+/// TORCHLESS_QCONV_REFERENCE=1: quantized conv and linear run our loops, not oneDNN.
+bool referenceLoops() {
+  static const bool reference = [] {
+    const char* e = std::getenv("TORCHLESS_QCONV_REFERENCE");
+    return e != nullptr && *e != '\0' && std::string(e) != "0";
+  }();
+  return reference;
+}
+
 bool dnnlInt8ConvAcc(const Tensor& x, const Tensor& weight, int64_t S, int64_t OC,
                      const IntList& k, const IntList& in, const IntList& out, const IntList& st,
                      const IntList& pd, const IntList& dl, int64_t groups, int32_t azp,
                      std::vector<int32_t>& acc, const Requant* rq = nullptr, bool relu = false,
-                     uint8_t* y = nullptr) {
+                     uint8_t* y = nullptr, int64_t batch = -1, int64_t channels = -1) {
   using namespace dnnl;
   using dt = memory::data_type;
   using tag = memory::format_tag;
-  const int64_t N = x.size(0), C = x.size(1);
+  // `batch` / `channels` override x's first two sizes (a linear's [*, K] input as [M, K, 1, 1]).
+  const int64_t N = batch >= 0 ? batch : x.size(0), C = channels >= 0 ? channels : x.size(1);
   // 1-d convs run as 2-d over a height of 1; 2-d and 3-d as themselves (in/out/k are padded to 3).
   const int64_t D = S == 3 ? 3 : 2;
   auto spatial = [&](const IntList& v) {
@@ -597,10 +607,7 @@ Tensor qconv(const Tensor& x, const Tensor& weight, const std::optional<Tensor>&
 
   if (!transposed) {
     // The oneDNN path (Note [oneDNN int8 accumulators]), unless TORCHLESS_QCONV_REFERENCE is set.
-    static const bool reference = [] {
-      const char* e = std::getenv("TORCHLESS_QCONV_REFERENCE");
-      return e != nullptr && *e != '\0' && std::string(e) != "0";
-    }();
+    const bool reference = referenceLoops();
     const bool symmetric = std::all_of(wzp.begin(), wzp.end(), [](int32_t z) { return z == 0; });
     std::vector<int32_t> dacc;
     if (!reference && symmetric && rq.hi == 255 &&
@@ -756,15 +763,23 @@ Tensor qlinear(const Tensor& x, const Tensor& weight, const std::optional<Tensor
     wzp.assign(static_cast<size_t>(N), wzp[0]);
   }
   const Requant rq(x.quantizer()->scale, wsc, bias, outScale, outZp, relu, N);
-  std::vector<int16_t> w16 = weightS16(weight, N, N, wzp);
-  std::vector<int32_t> xi = intsOf(x);
   const int32_t azp = static_cast<int32_t>(x.quantizer()->zeroPoint);
-  std::vector<int16_t> a16(xi.size());
-  for (size_t i = 0; i < xi.size(); ++i) a16[i] = static_cast<int16_t>(xi[i] - azp);
   IntList outSizes = x.sizes();
   outSizes.back() = N;
   Tensor y = emptyQuantized(outSizes, ScalarType::QUInt8, outScale, outZp);
   uint8_t* yp = static_cast<uint8_t*>(y.rawData());
+  // oneDNN: a 1x1 convolution over [M, K, 1, 1] (Note [oneDNN int8 accumulators]).
+  if (!referenceLoops() && M > 0 && std::all_of(wzp.begin(), wzp.end(), [](int32_t z) { return z == 0; })) {
+    Tensor x2 = x.contiguous();
+    std::vector<int32_t> unused;
+    const IntList one{1, 1, 1}, zero{0, 0, 0};
+    if (dnnlInt8ConvAcc(x2, weight, 2, N, one, one, one, one, zero, one, 1, azp, unused, &rq, relu, yp, M, K))
+      return y;
+  }
+  std::vector<int16_t> w16 = weightS16(weight, N, N, wzp);
+  std::vector<int32_t> xi = intsOf(x);
+  std::vector<int16_t> a16(xi.size());
+  for (size_t i = 0; i < xi.size(); ++i) a16[i] = static_cast<int16_t>(xi[i] - azp);
   gemmS16(a16.data(), w16.data(), M, N, K,
           [&](int64_t m, int64_t n, int32_t acc) { yp[m * N + n] = rq(acc, n); });
   return y;
