@@ -1034,9 +1034,57 @@ Tensor qbatchNorm(const Tensor& x, const std::optional<Tensor>& weight,
 
 // ---- pooling ---------------------------------------------------------------------------------
 
+namespace {
+// PyTorch's pooling_output_shape.
+int64_t poolOut(int64_t in, int64_t k, int64_t pad, int64_t st, int64_t dil, bool ceil) {
+  const int64_t num = in + 2 * pad - dil * (k - 1) - 1 + (ceil ? st - 1 : 0);
+  int64_t out = (num >= 0 ? num / st : -((-num + st - 1) / st)) + 1;
+  if (ceil && (out - 1) * st >= in + pad) --out;
+  return out;
+}
+}  // namespace
+
 Tensor qmaxPool(const Tensor& x, int64_t spatialDims, const IntList& kernel, const IntList& stride,
                 const IntList& padding, const IntList& dilation, bool ceilMode) {
   perTensorOf(x, "max_pool");
+  // 2-d over a contiguous 4-d uint8 / int8 tensor: the max of the integers, in place (the
+  // general path below converts to float and back).
+  if (spatialDims == 2 && x.dim() == 4 && x.isContiguous() && kernel.size() == 2 && padding.size() == 2 &&
+      dilation.size() == 2 && (stride.size() == 2 || stride.empty()) && x.dtype() != ScalarType::QInt32) {
+    const IntList st = stride.empty() ? kernel : stride;
+    bool valid = true;
+    for (size_t i = 0; i < 2; ++i)
+      valid = valid && kernel[i] > 0 && st[i] > 0 && dilation[i] > 0 && padding[i] >= 0 && padding[i] * 2 <= kernel[i];
+    const int64_t H = x.size(2), W = x.size(3);
+    const int64_t OH = valid ? poolOut(H, kernel[0], padding[0], st[0], dilation[0], ceilMode) : 0;
+    const int64_t OW = valid ? poolOut(W, kernel[1], padding[1], st[1], dilation[1], ceilMode) : 0;
+    if (valid && OH > 0 && OW > 0) {
+      const QuantizerInfo& q = *x.quantizer();
+      Tensor y = emptyQuantized({x.size(0), x.size(1), OH, OW}, x.dtype(), q.scale, q.zeroPoint);
+      dispatchQuant(x.dtype(), [&](auto tag) {
+        using T = decltype(tag);
+        const T* xp = static_cast<const T*>(x.rawData());
+        T* yp = static_cast<T*>(y.rawData());
+        parallelFor(x.size(0) * x.size(1), 1, [&](int64_t p0, int64_t p1) {
+          for (int64_t p = p0; p < p1; ++p)
+            for (int64_t oh = 0; oh < OH; ++oh)
+              for (int64_t ow = 0; ow < OW; ++ow) {
+                T m = std::numeric_limits<T>::lowest();
+                for (int64_t kh = 0; kh < kernel[0]; ++kh) {
+                  const int64_t ih = oh * st[0] - padding[0] + kh * dilation[0];
+                  if (ih < 0 || ih >= H) continue;
+                  for (int64_t kw = 0; kw < kernel[1]; ++kw) {
+                    const int64_t iw = ow * st[1] - padding[1] + kw * dilation[1];
+                    if (iw >= 0 && iw < W) m = std::max(m, xp[(p * H + ih) * W + iw]);
+                  }
+                }
+                yp[(p * OH + oh) * OW + ow] = m;
+              }
+        });
+      });
+      return y;
+    }
+  }
   return onIntegers(x, [&](const Tensor& f) {
     return maxPool(f, spatialDims, kernel, stride, padding, dilation, ceilMode);
   });

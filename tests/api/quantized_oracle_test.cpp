@@ -210,6 +210,26 @@ TEST(Quantized, KernelsRejectWrongDtypesAndShapes) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("too small for the kernel"), std::string::npos) << e.what();
   }
+  try {  // layer_norm over sizes the input does not end with
+    ops::qlayerNorm(xu, {2}, std::nullopt, std::nullopt, 1e-5, 0.1, 0);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("does not match input"), std::string::npos) << e.what();
+  }
+  try {  // layer_norm weight of the wrong size
+    ops::qlayerNorm(xu, {3}, fv({1.f, 1.f}, {2}), std::nullopt, 1e-5, 0.1, 0);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("weight must be float32 with 3 elements"), std::string::npos) << e.what();
+  }
+  try {  // mean of a per-channel tensor (PyTorch: per-tensor only)
+    Tensor pc = ops::quantizePerChannel(fv({1.f, 2.f}, {2}), fv({0.1f, 0.2f}, {2}).to(ScalarType::Double),
+                                        Tensor::fromVector(std::vector<int64_t>{0, 0}, {2}), 0, ScalarType::QUInt8);
+    ops::qmean(pc, {}, false);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("mean"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
