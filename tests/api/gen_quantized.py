@@ -341,6 +341,54 @@ save("static_resnet18", r18, [torch.randn(1, 3, 64, 64)], "exact",
      "after the last quantized linear")
 
 
+# FX graph mode static quantization (prepare_fx / convert_fx, x86 default qconfig mapping) of a
+# float model with functional relu / add / flatten, traced as FX makes it: quantize_per_tensor,
+# quantized::conv2d_relu, quantized::add, quantized::linear and dequantize in one graph.
+class FxNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.conv2 = nn.Conv2d(8, 8, 3, padding=1)
+        self.fc = nn.Linear(8 * 4 * 4, 5)
+
+    def forward(self, x):
+        a = F.relu(self.conv(x))
+        b = self.conv2(a) + a
+        b = F.max_pool2d(b, 2)
+        return self.fc(torch.flatten(b, 1))
+
+
+from torch.ao.quantization.quantize_fx import convert_fx, prepare_fx  # noqa: E402
+
+torch.manual_seed(0)
+fx_example = torch.randn(2, 3, 8, 8)
+fxp = prepare_fx(FxNet().eval(), tq.get_default_qconfig_mapping("fbgemm"), (fx_example,))
+with torch.no_grad():
+    for _ in range(3):
+        fxp(torch.randn(2, 3, 8, 8))
+save("fx_static", convert_fx(fxp), [torch.randn(2, 3, 8, 8)], "exact",
+     "FX graph mode static quantization (prepare_fx / convert_fx): conv2d_relu, add, max_pool2d, "
+     "flatten, linear; float output after dequantize", trace=True)
+
+# Eager static quantization with the qnnpack qconfig (per-tensor weights, no reduce_range), as
+# mobile models ship; run (here and by PyTorch for the expected outputs) with the default engine.
+m = ConvBnRelu()
+with torch.no_grad():
+    m.bn.running_mean.uniform_(-0.5, 0.5)
+    m.bn.running_var.uniform_(0.5, 2.0)
+m.eval()
+m.qconfig = tq.get_default_qconfig("qnnpack")
+tq.fuse_modules(m, [["conv", "bn", "relu"]], inplace=True)
+tq.prepare(m, inplace=True)
+with torch.no_grad():
+    for _ in range(3):
+        m(torch.randn(2, 3, 17, 15))
+tq.convert(m, inplace=True)
+save("static_qnnpack_qconfig", m, [torch.randn(2, 3, 17, 15)], "exact",
+     "eager static quantization with the qnnpack qconfig (per-tensor qint8 weights, full quint8 "
+     "range): conv+bn+relu fused, grouped conv, 1x1 conv")
+
+
 # ---- dynamic quantization ---------------------------------------------------------------------
 
 class DynLinear(nn.Module):

@@ -42,7 +42,7 @@ std::vector<std::string> caseNames() {
       "static_linear",     "static_elementwise", "static_pooling",  "static_activations",
       "static_conv_transpose2d", "dynamic_linear", "dynamic_lstm",  "dynamic_gru",
       "embedding_bag", "d2go_body", "quantized_mean", "quantized_norm_softmax",
-      "static_resnet18"};
+      "static_resnet18", "fx_static", "static_qnnpack_qconfig"};
   return names;
 }
 
@@ -124,7 +124,8 @@ TEST_P(QuantizedExportOracle, OnnxRuntimeMatchesPyTorch) {
 
 INSTANTIATE_TEST_SUITE_P(Quantized, QuantizedExportOracle,
                          ::testing::Values("static_conv2d", "static_conv1d_conv3d", "static_linear",
-                                           "static_elementwise", "static_activations"),
+                                           "static_elementwise", "static_activations", "fx_static",
+                                           "static_qnnpack_qconfig"),
                          [](const auto& info) { return info.param; });
 
 // Dynamic quantization (quantize_dynamic's Linear, reduce_range): PyTorch's input qparams

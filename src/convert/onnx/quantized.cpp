@@ -43,13 +43,24 @@ double staticDouble(const OnnxCtx& ctx, const Value* v, const Node& n) {
     throw Error(fmt::format("the quantization scale of {} is computed at run time; QDQ export needs a constant",
                             n.kind().toQualString()));
   const IValue& iv = ctx.staticValue(v);
+  if (iv.isTensor()) {  // quantize_per_tensor.tensor_qparams (FX): a one-element tensor
+    const Tensor& t = iv.toTensor();
+    if (t.numel() != 1) throw Error(fmt::format("{}: the scale must have one element", n.kind().toQualString()));
+    return t.to(ScalarType::Double).contiguous().data<double>()[0];
+  }
   return iv.isInt() ? static_cast<double>(iv.toInt()) : iv.toDouble();
 }
 int64_t staticInt(const OnnxCtx& ctx, const Value* v, const Node& n) {
   if (!ctx.isStatic(v))
     throw Error(fmt::format("the zero point of {} is computed at run time; QDQ export needs a constant",
                             n.kind().toQualString()));
-  return ctx.staticValue(v).toInt();
+  const IValue& iv = ctx.staticValue(v);
+  if (iv.isTensor()) {
+    const Tensor& t = iv.toTensor();
+    if (t.numel() != 1) throw Error(fmt::format("{}: the zero point must have one element", n.kind().toQualString()));
+    return t.to(ScalarType::Long).contiguous().data<int64_t>()[0];
+  }
+  return iv.toInt();
 }
 
 /// The quantization parameters of a quantized IR value (Note [QDQ representation]). Throws
@@ -371,7 +382,7 @@ OnnxConverter qlinearDynamic(bool relu) {
 }  // namespace
 
 void registerQuantizedConverters(OnnxConverterRegistry& r) {
-  r.addOverloads({"aten::quantize_per_tensor"}, convertQuantizePerTensor);
+  r.addOverloads({"aten::quantize_per_tensor", "aten::quantize_per_tensor.tensor_qparams"}, convertQuantizePerTensor);
   r.addOverloads({"aten::dequantize.self"}, convertDequantize);
   r.addOverloads({"aten::int_repr"}, convertIntRepr);
   r.addOverloads({"quantized::conv1d"}, qconv(1, false));
