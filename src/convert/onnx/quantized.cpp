@@ -15,16 +15,18 @@
 // is the identity.
 //
 // Weights of quantized::conv / linear are int8 initializers with a DequantizeLinear (per tensor,
-// or per output channel with axis), biases float initializers.
+// or per output channel with axis); conv biases are int32 in accumulator units with their
+// DequantizeLinear (what ONNX Runtime's QDQ -> QLinearConv fusion needs), linear biases float.
 //
-// Against PyTorch: PyTorch accumulates conv / linear in int32 and requantizes once; ONNX Runtime
-// (fused QLinearConv, or float Conv of dequantized values) may round the last step differently:
-// within one quantum. Average pools on quantized inputs are exported by their float converters:
-// PyTorch rounds their result to the input's grid, the export does not (within one quantum of
-// the next quantized op's input).
+// Against PyTorch: PyTorch accumulates conv / linear in int32 and requantizes once with a float
+// bias; ONNX Runtime (fused QLinearConv, int32 bias) may round the last step differently:
+// within one quantum. Average pools on quantized inputs are exported by their float converters;
+// their results are put back on the grid before the next quantized op (onGrid), as PyTorch's
+// quantized pools round.
 #include "convert/onnx/onnx_ctx.h"
 #include "ops/quantized.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -178,6 +180,28 @@ std::string weightDq(OnnxCtx& ctx, const Tensor& w, bool transpose2d) {
   return ctx.op("DequantizeLinear", {wi, ctx.initializer(scales), ctx.initializer(zps)}, {attrI("axis", axis)});
 }
 
+/// The float bias of a quantized conv as ONNX Runtime's QDQ Conv fusion wants it: int32 in
+/// accumulator units (scale x_scale * w_scale per output channel, zero point 0) and a
+/// DequantizeLinear. Rounding the bias there moves results by at most one quantum (PyTorch
+/// keeps it in float); with a float bias ONNX Runtime does not fuse into QLinearConv.
+std::string biasDq(OnnxCtx& ctx, const Tensor& bias, const QParams& x, const Tensor& w) {
+  const int64_t oc = bias.numel();
+  const QuantizerInfo& q = *w.quantizer();
+  const bool perChannel = q.scheme != QuantizerInfo::Scheme::PerTensorAffine &&
+                          q.scheme != QuantizerInfo::Scheme::PerTensorSymmetric;
+  Tensor sc = perChannel ? ops::qPerChannelScales(w).to(ScalarType::Double) : Tensor();
+  Tensor b = bias.to(ScalarType::Float).contiguous();
+  Tensor bi = Tensor::empty({oc}, ScalarType::Int), bs = Tensor::empty({oc}, ScalarType::Float);
+  for (int64_t c = 0; c < oc; ++c) {
+    const float s = static_cast<float>(x.scale) * static_cast<float>(perChannel ? sc.data<double>()[c] : q.scale);
+    bs.data<float>()[c] = s;
+    const double v = std::nearbyint(static_cast<double>(b.data<float>()[c]) / s);
+    bi.data<int32_t>()[c] = static_cast<int32_t>(std::clamp(v, -2147483648.0, 2147483647.0));
+  }
+  return ctx.op("DequantizeLinear", {ctx.initializer(bi), ctx.initializer(bs), ctx.initializer(Tensor::scalar(int64_t{0}, ScalarType::Int))},
+                {attrI("axis", 0)});
+}
+
 const Object& packedObject(const OnnxArgs& args, size_t i) {
   const IValue& v = args[i].unwrapToIValue();
   if (!v.isObject()) args[i].fail("a packed-params object", convert::detail::describeIValue(v));
@@ -241,7 +265,7 @@ OnnxConverter qconv(size_t spatial, bool relu) {
     std::vector<int64_t> pads = o.slots.at(3).toIntVector();
     pads.insert(pads.end(), pads.begin(), pads.end());
     std::vector<std::string> in = {x, weightDq(ctx, w, false)};
-    if (!o.slots.at(1).isNone()) in.push_back(ctx.initializer(o.slots.at(1).toTensor()));
+    if (!o.slots.at(1).isNone()) in.push_back(biasDq(ctx, o.slots.at(1).toTensor(), qparamsOf(ctx, n.input(0)), w));
     std::string y = ctx.op("Conv", in,
                            {attrIs("kernel_shape", kernel), attrIs("strides", o.slots.at(2).toIntVector()),
                             attrIs("pads", pads), attrIs("dilations", o.slots.at(5).toIntVector()),
