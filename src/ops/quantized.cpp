@@ -17,6 +17,8 @@
 #include <string>
 #include <mutex>
 #include <map>
+#include <memory>
+#include <tuple>
 #include <unordered_map>
 
 namespace torchless::ops {
@@ -453,58 +455,86 @@ bool dnnlInt8ConvAcc(const Tensor& x, const Tensor& weight, int64_t S, int64_t O
     engine& eng = dnnl_utils::engine();
     stream& strm = dnnl_utils::stream();
     const bool requant = rq != nullptr && y != nullptr;
-    memory::desc srcAny(srcDims, dt::u8, tag::any), wAny(wDims, dt::s8, tag::any),
-        dstAny(dstDims, requant ? dt::u8 : dt::s32, tag::any);
     memory::desc biasDesc({OC}, dt::f32, tag::x);
-    convolution_forward::desc cd =
-        requant && rq->hasBias
-            ? convolution_forward::desc(prop_kind::forward_inference, algorithm::convolution_direct, srcAny, wAny,
-                                        biasDesc, dstAny, strides, dil, pads, pads)
-            : convolution_forward::desc(prop_kind::forward_inference, algorithm::convolution_direct, srcAny, wAny,
-                                        dstAny, strides, dil, pads, pads);
-    primitive_attr attr;
-    attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
-    if (requant) {
-      attr.set_output_scales(1 << 1, rq->mult);
-      attr.set_zero_points(DNNL_ARG_DST, 0, {DNNL_RUNTIME_S32_VAL});
-      if (relu) {
-        post_ops po;
-        po.append_eltwise(1.0f, algorithm::eltwise_relu, 0.0f, 0.0f);
-        attr.set_post_ops(po);
-      }
-    }
-    convolution_forward::primitive_desc pd_(cd, attr, eng);
-    const std::string impl = pd_.impl_info_str();
-    if (impl.find("ref") != std::string::npos) return false;  // the reference loops are faster
-    Tensor xc = x.contiguous();
     Tensor wc = weight.contiguous();  // qint8: its storage holds the int8 values
+    // Primitives (and their reordered weights) are cached per weight tensor, shape and
+    // requantization; an entry keeps its weight tensor alive, so the address is not reused
+    // while cached. Bounded: cleared past 4096 entries.
+    struct Cached {
+      convolution_forward::primitive_desc pd;
+      convolution_forward prim;
+      memory weights;
+      Tensor keep;
+      bool usable = false;
+    };
+    using Key = std::tuple<const void*, std::vector<int64_t>, std::vector<float>>;
+    static std::mutex mu;
+    static std::map<Key, std::shared_ptr<Cached>> cache;
+    std::vector<int64_t> shapeKey(srcDims.begin(), srcDims.end());
+    shapeKey.insert(shapeKey.end(), wDims.begin(), wDims.end());
+    shapeKey.insert(shapeKey.end(), strides.begin(), strides.end());
+    shapeKey.insert(shapeKey.end(), pads.begin(), pads.end());
+    shapeKey.insert(shapeKey.end(), dil.begin(), dil.end());
+    shapeKey.insert(shapeKey.end(), {groups, OC, requant ? 1 : 0, relu ? 1 : 0, requant && rq->hasBias ? 1 : 0});
+    Key key(static_cast<const void*>(wc.rawData()), std::move(shapeKey), requant ? rq->mult : std::vector<float>{});
+    std::shared_ptr<Cached> entry;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      auto it = cache.find(key);
+      if (it != cache.end()) entry = it->second;
+    }
+    if (!entry) {
+      memory::desc srcAny(srcDims, dt::u8, tag::any), wAny(wDims, dt::s8, tag::any),
+          dstAny(dstDims, requant ? dt::u8 : dt::s32, tag::any);
+      convolution_forward::desc cd =
+          requant && rq->hasBias
+              ? convolution_forward::desc(prop_kind::forward_inference, algorithm::convolution_direct, srcAny, wAny,
+                                          biasDesc, dstAny, strides, dil, pads, pads)
+              : convolution_forward::desc(prop_kind::forward_inference, algorithm::convolution_direct, srcAny, wAny,
+                                          dstAny, strides, dil, pads, pads);
+      primitive_attr attr;
+      attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
+      if (requant) {
+        attr.set_output_scales(1 << 1, rq->mult);
+        attr.set_zero_points(DNNL_ARG_DST, 0, {DNNL_RUNTIME_S32_VAL});
+        if (relu) {
+          post_ops po;
+          po.append_eltwise(1.0f, algorithm::eltwise_relu, 0.0f, 0.0f);
+          attr.set_post_ops(po);
+        }
+      }
+      entry = std::make_shared<Cached>();
+      entry->pd = convolution_forward::primitive_desc(cd, attr, eng);
+      // the reference implementation is slower than our loops: remembered as unusable
+      entry->usable = std::string(entry->pd.impl_info_str()).find("ref") == std::string::npos;
+      if (entry->usable) {
+        entry->prim = convolution_forward(entry->pd);
+        memory wPlain({wDims, dt::s8, plainW}, eng, wc.rawData());
+        if (entry->pd.weights_desc() != wPlain.get_desc()) {
+          entry->weights = memory(entry->pd.weights_desc(), eng);
+          reorder(wPlain, entry->weights).execute(strm, wPlain, entry->weights);
+          strm.wait();
+          entry->keep = wc;
+        } else {
+          entry->weights = wPlain;
+          entry->keep = wc;
+        }
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      if (cache.size() > 4096) cache.clear();
+      cache.emplace(key, entry);
+    }
+    if (!entry->usable) return false;
+    const convolution_forward::primitive_desc& pd_ = entry->pd;
+    Tensor xc = x.contiguous();
     memory srcPlain({srcDims, dt::u8, plainSrc}, eng, xc.rawData());
-    memory wPlain({wDims, dt::s8, plainW}, eng, wc.rawData());
     if (!requant) acc.assign(static_cast<size_t>(N * OC * out[0] * out[1] * out[2]), 0);
     memory dstPlain({dstDims, requant ? dt::u8 : dt::s32, plainSrc}, eng,
                     requant ? static_cast<void*>(y) : static_cast<void*>(acc.data()));
-    memory src = srcPlain, w = wPlain, dst = dstPlain;
+    memory src = srcPlain, w = entry->weights, dst = dstPlain;
     if (pd_.src_desc() != srcPlain.get_desc()) {
       src = memory(pd_.src_desc(), eng);
       reorder(srcPlain, src).execute(strm, srcPlain, src);
-    }
-    if (pd_.weights_desc() != wPlain.get_desc()) {
-      // Reordered weights are cached per weight tensor and layout; the entry keeps the tensor
-      // alive, so its address is not reused while cached. Bounded: cleared past 4096 entries.
-      static std::mutex mu;
-      static std::map<std::pair<const void*, std::string>, std::pair<Tensor, memory>> cache;
-      const auto key = std::make_pair(static_cast<const void*>(wc.rawData()), impl + "|" +
-                                      std::to_string(groups) + "|" + std::to_string(OC));
-      std::lock_guard<std::mutex> lock(mu);
-      auto it = cache.find(key);
-      if (it == cache.end() || it->second.second.get_desc() != pd_.weights_desc()) {
-        if (cache.size() > 4096) cache.clear();
-        memory packed(pd_.weights_desc(), eng);
-        reorder(wPlain, packed).execute(strm, wPlain, packed);
-        strm.wait();
-        it = cache.insert_or_assign(key, std::make_pair(wc, packed)).first;
-      }
-      w = it->second.second;
     }
     if (pd_.dst_desc() != dstPlain.get_desc()) dst = memory(pd_.dst_desc(), eng);
     int32_t zp = azp, dzp = requant ? static_cast<int32_t>(rq->zp) : 0;
@@ -520,7 +550,7 @@ bool dnnlInt8ConvAcc(const Tensor& x, const Tensor& weight, int64_t S, int64_t O
         margs.emplace(DNNL_ARG_BIAS, memory(biasDesc, eng, biasCopy.data()));
       }
     }
-    convolution_forward(pd_).execute(strm, margs);
+    entry->prim.execute(strm, margs);
     if (dst != dstPlain) reorder(dst, dstPlain).execute(strm, dst, dstPlain);
     strm.wait();
     return true;
