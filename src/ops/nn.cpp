@@ -68,10 +68,6 @@ namespace {
 double nearestScale(int64_t in, int64_t out, std::optional<double> scale) {
   return scale && *scale > 0 ? 1.0 / *scale : static_cast<double>(in) / static_cast<double>(out);
 }
-double linearScale(int64_t in, int64_t out, bool alignCorners, std::optional<double> scale) {
-  if (alignCorners) return out > 1 ? static_cast<double>(in - 1) / static_cast<double>(out - 1) : 0.0;
-  return nearestScale(in, out, scale);
-}
 }  // namespace
 
 Tensor upsampleNearest(const Tensor& x, const IntList& outputSize, const std::vector<std::optional<double>>& scales) {
@@ -119,48 +115,75 @@ Tensor upsampleNearest(const Tensor& x, const IntList& outputSize, const std::ve
   return out;
 }
 
+// Note [bilinear arithmetic]
+// PyTorch 1.13's CPU upsample_bilinear2d (UpSampleKernel.cpp, the generic N-d kernel taken by
+// channels-first inputs) computes, for float:
+// - the ratio in float: (in - 1) / (out - 1) with align_corners, else (float)in / out or
+//   (float)(1 / scale) (area_pixel_compute_scale<float>);
+// - the source index in double, acc_type<float> on CPU (compute_source_index_and_lambda):
+//   real = (double)ratio * o, or (double)ratio * (o + 0.5) - 0.5 clamped at 0;
+//   i0 = (int64)real, lambda1 = (float)clamp(real - i0, 0, 1), lambda0 = 1.f - lambda1;
+//   an output size equal to the input size copies (lambda 1, 0);
+// - the interpolation in float, height outer, width inner. Its AVX2/AVX512 builds (the ones
+//   PyTorch dispatches to on x86 CPUs with FMA) are compiled with FMA contraction, which gives
+//   t = fma(x0, w0, x1 * w1) per row and fma(t0, h0, t1 * h1) across rows. Matching that
+//   exactly matters for quantized models: a resize before quantize_per_tensor that is one ulp
+//   off moves integers (../shared/wild/d2go_detector).
+// Not matched: inputs that are channels-last contiguous (including any NCHW input with C == 1,
+// which PyTorch also sees as channels-last) take PyTorch's channels-last kernel, which sums the
+// four corners with products of the two weights; we compute them as above (within 1 ulp).
 Tensor upsampleBilinear2d(const Tensor& x, const IntList& outputSize, bool alignCorners,
                           std::optional<double> scalesH, std::optional<double> scalesW) {
   TL_CHECK(x.dim() == 4 && outputSize.size() == 2, "upsample_bilinear2d: expected 4-D input and 2 output sizes");
   const int64_t IH = x.sizes()[2], IW = x.sizes()[3], OH = outputSize[0], OW = outputSize[1];
   TL_CHECK(IH > 0 && IW > 0 && OH > 0 && OW > 0, "Input and output sizes should be greater than 0");
-  struct Tap { int64_t i0, i1; double l0, l1; };
-  auto taps = [&](int64_t in, int64_t out, std::optional<double> sc) {
-    std::vector<Tap> t;
-    double scale = linearScale(in, out, alignCorners, sc);
-    // PyTorch computes the align_corners ratio (in - 1) / (out - 1) in the input's float type
-    // (area_pixel_compute_scale<float>); the source indices and weights then follow in double.
-    if (alignCorners && x.dtype() == ScalarType::Float) scale = static_cast<float>(scale);
-    for (int64_t o = 0; o < out; ++o) {
-      double src = alignCorners ? scale * static_cast<double>(o) : scale * (static_cast<double>(o) + 0.5) - 0.5;
-      if (!alignCorners && src < 0) src = 0;
-      const int64_t i0 = std::min(static_cast<int64_t>(src), in - 1);
-      const int64_t i1 = i0 + (i0 < in - 1 ? 1 : 0);
-      const double l1 = std::min(std::max(src - static_cast<double>(i0), 0.0), 1.0);
-      t.push_back({i0, i1, 1.0 - l1, l1});
-    }
-    return t;
-  };
-  const auto th = taps(IH, OH, scalesH), tw = taps(IW, OW, scalesW);
   Tensor c = x.contiguous();
   Tensor out = Tensor::empty({x.sizes()[0], x.sizes()[1], OH, OW}, x.dtype());
   const int64_t planes = x.sizes()[0] * x.sizes()[1];
   dispatchFloating(x.dtype(), "upsample_bilinear2d", [&](auto tag) {
     using T = decltype(tag);
+    using A = OpMath<T>;  // the ratio's and the weights' type (float for float, half, bf16)
+    struct Tap { int64_t i0, i1; A l0, l1; };
+    auto taps = [&](int64_t in, int64_t out, std::optional<double> sc) {
+      A ratio;
+      if (alignCorners) ratio = out > 1 ? static_cast<A>(in - 1) / static_cast<A>(out - 1) : A(0);
+      else if (sc && *sc > 0) ratio = static_cast<A>(1.0 / *sc);
+      else ratio = static_cast<A>(in) / static_cast<A>(out);
+      std::vector<Tap> t;
+      t.reserve(static_cast<size_t>(out));
+      for (int64_t o = 0; o < out; ++o) {
+        if (in == out) {
+          t.push_back({o, o, A(1), A(0)});
+          continue;
+        }
+        double src = alignCorners ? static_cast<double>(ratio) * static_cast<double>(o)
+                                  : static_cast<double>(ratio) * (static_cast<double>(o) + 0.5) - 0.5;
+        if (!alignCorners && src < 0) src = 0;
+        const int64_t i0 = static_cast<int64_t>(src);
+        const int64_t i1 = i0 + (i0 < in - 1 ? 1 : 0);
+        const A l1 = static_cast<A>(std::min(std::max(src - static_cast<double>(i0), 0.0), 1.0));
+        t.push_back({i0, i1, static_cast<A>(A(1) - l1), l1});
+      }
+      return t;
+    };
+    const auto th = taps(IH, OH, scalesH), tw = taps(IW, OW, scalesW);
     const T* ip = c.data<T>();
     T* op = out.data<T>();
     parallelFor(planes, 1, [&](int64_t lo, int64_t hi) {
       for (int64_t p = lo; p < hi; ++p) {
         const T* in = ip + p * IH * IW;
-        for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t oh = 0; oh < OH; ++oh) {
+          const Tap& a = th[static_cast<size_t>(oh)];
+          const T* r0 = in + a.i0 * IW;
+          const T* r1 = in + a.i1 * IW;
+          T* orow = op + (p * OH + oh) * OW;
           for (int64_t ow = 0; ow < OW; ++ow) {
-            const Tap& a = th[static_cast<size_t>(oh)];
             const Tap& b = tw[static_cast<size_t>(ow)];
-            auto v = [&](int64_t h, int64_t w) { return static_cast<double>(static_cast<OpMath<T>>(in[h * IW + w])); };
-            const double r = a.l0 * (b.l0 * v(a.i0, b.i0) + b.l1 * v(a.i0, b.i1)) +
-                             a.l1 * (b.l0 * v(a.i1, b.i0) + b.l1 * v(a.i1, b.i1));
-            op[(p * OH + oh) * OW + ow] = castTo<T>(r);
+            const A t0 = std::fma(static_cast<A>(r0[b.i0]), b.l0, static_cast<A>(static_cast<A>(r0[b.i1]) * b.l1));
+            const A t1 = std::fma(static_cast<A>(r1[b.i0]), b.l0, static_cast<A>(static_cast<A>(r1[b.i1]) * b.l1));
+            orow[ow] = castTo<T>(std::fma(t0, a.l0, static_cast<A>(t1 * a.l1)));
           }
+        }
       }
     });
   });

@@ -1,16 +1,25 @@
 #include "ops/quantized.h"
 
 #include "core/error.h"
+#include "ops/dnnl_utils.h"
 #include "ops/elementwise.h"
 #include "ops/linalg.h"
 #include "ops/parallel.h"
 #include "ops/pool.h"
+#include "ops/reduction.h"
 #include "ops/shape.h"
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <string>
+#include <mutex>
+#include <map>
+#include <memory>
+#include <tuple>
+#include <unordered_map>
 
 namespace torchless::ops {
 namespace {
@@ -392,6 +401,165 @@ int64_t qPerChannelAxis(const Tensor& q) { return perChannelOf(q, "q_per_channel
 
 // ---- conv / linear -----------------------------------------------------------------------------
 
+namespace {
+// Note [oneDNN int8 accumulators]
+// The fast path of quantized conv is oneDNN's u8 x s8 convolution with the input's zero point
+// (DNNL_ARG_ATTR_ZERO_POINTS; padding counts as the zero point, i.e. 0), in one of two forms:
+// - with `rq`: oneDNN requantizes itself, u8 out: bias in accumulator units (Requant::biasRaw),
+//   per-channel output scales (Requant::mult), relu as an eltwise post-op, the output zero point
+//   (DNNL_ARG_DST). That is the computation PyTorch's onednn engine asks oneDNN for; the
+//   api.quantized cases (static convs, resnet18, d2go's detector) match PyTorch bit for bit;
+// - without: s32 out, the exact sums sum (a - a_zp) * w, requantized by Requant afterwards
+//   (when oneDNN refuses the first form).
+// Taken for non-transposed convs with weight zero points 0 (PyTorch's qint8 weights are
+// symmetric) and 1-3 spatial dims; `acc` is [N, OC, P] (P = output spatial volume), `y` the
+// u8 output [N, OC, P]. Returns false (nothing written) when oneDNN has only its reference
+// implementation for the shape (our loops are faster) or none.
+/// TORCHLESS_QCONV_REFERENCE=1: quantized conv and linear run our loops, not oneDNN.
+bool referenceLoops() {
+  static const bool reference = [] {
+    const char* e = std::getenv("TORCHLESS_QCONV_REFERENCE");
+    return e != nullptr && *e != '\0' && std::string(e) != "0";
+  }();
+  return reference;
+}
+
+bool dnnlInt8ConvAcc(const Tensor& x, const Tensor& weight, int64_t S, int64_t OC,
+                     const IntList& k, const IntList& in, const IntList& out, const IntList& st,
+                     const IntList& pd, const IntList& dl, int64_t groups, int32_t azp,
+                     std::vector<int32_t>& acc, const Requant* rq = nullptr, bool relu = false,
+                     uint8_t* y = nullptr, int64_t batch = -1, int64_t channels = -1) {
+  using namespace dnnl;
+  using dt = memory::data_type;
+  using tag = memory::format_tag;
+  // `batch` / `channels` override x's first two sizes (a linear's [*, K] input as [M, K, 1, 1]).
+  const int64_t N = batch >= 0 ? batch : x.size(0), C = channels >= 0 ? channels : x.size(1);
+  // 1-d convs run as 2-d over a height of 1; 2-d and 3-d as themselves (in/out/k are padded to 3).
+  const int64_t D = S == 3 ? 3 : 2;
+  auto spatial = [&](const IntList& v) {
+    memory::dims d;
+    for (int64_t i = 3 - D; i < 3; ++i) d.push_back(v[static_cast<size_t>(i)]);
+    return d;
+  };
+  memory::dims srcDims{N, C}, dstDims{N, OC}, wDims;
+  for (auto v : spatial(in)) srcDims.push_back(v);
+  for (auto v : spatial(out)) dstDims.push_back(v);
+  if (groups > 1) wDims = {groups, OC / groups, C / groups};
+  else wDims = {OC, C};
+  for (auto v : spatial(k)) wDims.push_back(v);
+  memory::dims strides = spatial(st), pads = spatial(pd), dil = spatial(dl);
+  for (auto& d : dil) d -= 1;  // oneDNN counts dilation from 0
+  const tag plainSrc = D == 3 ? tag::ncdhw : tag::nchw;
+  const tag plainW = groups > 1 ? (D == 3 ? tag::goidhw : tag::goihw) : (D == 3 ? tag::oidhw : tag::oihw);
+  try {
+    engine& eng = dnnl_utils::engine();
+    stream& strm = dnnl_utils::stream();
+    const bool requant = rq != nullptr && y != nullptr;
+    memory::desc biasDesc({OC}, dt::f32, tag::x);
+    Tensor wc = weight.contiguous();  // qint8: its storage holds the int8 values
+    // Primitives (and their reordered weights) are cached per weight tensor, shape and
+    // requantization; an entry keeps its weight tensor alive, so the address is not reused
+    // while cached. Bounded: cleared past 4096 entries.
+    struct Cached {
+      convolution_forward::primitive_desc pd;
+      convolution_forward prim;
+      memory weights;
+      Tensor keep;
+      bool usable = false;
+    };
+    using Key = std::tuple<const void*, std::vector<int64_t>, std::vector<float>>;
+    static std::mutex mu;
+    static std::map<Key, std::shared_ptr<Cached>> cache;
+    std::vector<int64_t> shapeKey(srcDims.begin(), srcDims.end());
+    shapeKey.insert(shapeKey.end(), wDims.begin(), wDims.end());
+    shapeKey.insert(shapeKey.end(), strides.begin(), strides.end());
+    shapeKey.insert(shapeKey.end(), pads.begin(), pads.end());
+    shapeKey.insert(shapeKey.end(), dil.begin(), dil.end());
+    shapeKey.insert(shapeKey.end(), {groups, OC, requant ? 1 : 0, relu ? 1 : 0, requant && rq->hasBias ? 1 : 0});
+    Key key(static_cast<const void*>(wc.rawData()), std::move(shapeKey), requant ? rq->mult : std::vector<float>{});
+    std::shared_ptr<Cached> entry;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      auto it = cache.find(key);
+      if (it != cache.end()) entry = it->second;
+    }
+    if (!entry) {
+      memory::desc srcAny(srcDims, dt::u8, tag::any), wAny(wDims, dt::s8, tag::any),
+          dstAny(dstDims, requant ? dt::u8 : dt::s32, tag::any);
+      convolution_forward::desc cd =
+          requant && rq->hasBias
+              ? convolution_forward::desc(prop_kind::forward_inference, algorithm::convolution_direct, srcAny, wAny,
+                                          biasDesc, dstAny, strides, dil, pads, pads)
+              : convolution_forward::desc(prop_kind::forward_inference, algorithm::convolution_direct, srcAny, wAny,
+                                          dstAny, strides, dil, pads, pads);
+      primitive_attr attr;
+      attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
+      if (requant) {
+        attr.set_output_scales(1 << 1, rq->mult);
+        attr.set_zero_points(DNNL_ARG_DST, 0, {DNNL_RUNTIME_S32_VAL});
+        if (relu) {
+          post_ops po;
+          po.append_eltwise(1.0f, algorithm::eltwise_relu, 0.0f, 0.0f);
+          attr.set_post_ops(po);
+        }
+      }
+      entry = std::make_shared<Cached>();
+      entry->pd = convolution_forward::primitive_desc(cd, attr, eng);
+      // the reference implementation is slower than our loops: remembered as unusable
+      entry->usable = std::string(entry->pd.impl_info_str()).find("ref") == std::string::npos;
+      if (entry->usable) {
+        entry->prim = convolution_forward(entry->pd);
+        memory wPlain({wDims, dt::s8, plainW}, eng, wc.rawData());
+        if (entry->pd.weights_desc() != wPlain.get_desc()) {
+          entry->weights = memory(entry->pd.weights_desc(), eng);
+          reorder(wPlain, entry->weights).execute(strm, wPlain, entry->weights);
+          strm.wait();
+          entry->keep = wc;
+        } else {
+          entry->weights = wPlain;
+          entry->keep = wc;
+        }
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      if (cache.size() > 4096) cache.clear();
+      cache.emplace(key, entry);
+    }
+    if (!entry->usable) return false;
+    const convolution_forward::primitive_desc& pd_ = entry->pd;
+    Tensor xc = x.contiguous();
+    memory srcPlain({srcDims, dt::u8, plainSrc}, eng, xc.rawData());
+    if (!requant) acc.assign(static_cast<size_t>(N * OC * out[0] * out[1] * out[2]), 0);
+    memory dstPlain({dstDims, requant ? dt::u8 : dt::s32, plainSrc}, eng,
+                    requant ? static_cast<void*>(y) : static_cast<void*>(acc.data()));
+    memory src = srcPlain, w = entry->weights, dst = dstPlain;
+    if (pd_.src_desc() != srcPlain.get_desc()) {
+      src = memory(pd_.src_desc(), eng);
+      reorder(srcPlain, src).execute(strm, srcPlain, src);
+    }
+    if (pd_.dst_desc() != dstPlain.get_desc()) dst = memory(pd_.dst_desc(), eng);
+    int32_t zp = azp, dzp = requant ? static_cast<int32_t>(rq->zp) : 0;
+    memory zpMem({{1}, dt::s32, tag::x}, eng, &zp);
+    memory dzpMem({{1}, dt::s32, tag::x}, eng, &dzp);
+    std::unordered_map<int, memory> margs = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, dst},
+                                             {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zpMem}};
+    std::vector<float> biasCopy;
+    if (requant) {
+      margs.emplace(DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST, dzpMem);
+      if (rq->hasBias) {
+        biasCopy = rq->biasRaw;
+        margs.emplace(DNNL_ARG_BIAS, memory(biasDesc, eng, biasCopy.data()));
+      }
+    }
+    entry->prim.execute(strm, margs);
+    if (dst != dstPlain) reorder(dst, dstPlain).execute(strm, dst, dstPlain);
+    strm.wait();
+    return true;
+  } catch (const dnnl::error&) {
+    return false;
+  }
+}
+}  // namespace
+
 Tensor qconv(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias,
              const IntList& stride, const IntList& padding, const IntList& dilation,
              int64_t groups, bool transposed, const IntList& outputPadding, double outScale,
@@ -458,8 +626,6 @@ Tensor qconv(const Tensor& x, const Tensor& weight, const std::optional<Tensor>&
   }
   const Requant rq(xq.scale, wsc, bias, outScale, outZp, relu, OC);
   const int32_t azp = static_cast<int32_t>(xq.zeroPoint);
-  std::vector<int32_t> xi = intsOf(x);
-  std::vector<int32_t> wi = intsOf(weight);
   const int64_t kvol = k[0] * k[1] * k[2];
   const int64_t K = Cg * kvol;
   const int64_t inVol = in[0] * in[1] * in[2];
@@ -469,6 +635,25 @@ Tensor qconv(const Tensor& x, const Tensor& weight, const std::optional<Tensor>&
   Tensor y = emptyQuantized(outSizes, ScalarType::QUInt8, outScale, outZp);
   uint8_t* yp = static_cast<uint8_t*>(y.rawData());
 
+  if (!transposed) {
+    // The oneDNN path (Note [oneDNN int8 accumulators]), unless TORCHLESS_QCONV_REFERENCE is set.
+    const bool reference = referenceLoops();
+    const bool symmetric = std::all_of(wzp.begin(), wzp.end(), [](int32_t z) { return z == 0; });
+    std::vector<int32_t> dacc;
+    if (!reference && symmetric && rq.hi == 255 &&
+        dnnlInt8ConvAcc(x, weight, S, OC, k, in, out, st, pd, dl, groups, azp, dacc, &rq, relu, yp))
+      return y;
+    if (!reference && symmetric &&
+        dnnlInt8ConvAcc(x, weight, S, OC, k, in, out, st, pd, dl, groups, azp, dacc)) {
+      parallelFor(N * OC, 1, [&](int64_t b0, int64_t b1) {
+        for (int64_t b = b0; b < b1; ++b)
+          for (int64_t p = 0; p < P; ++p) yp[b * P + p] = rq(dacc[static_cast<size_t>(b * P + p)], b % OC);
+      });
+      return y;
+    }
+  }
+  std::vector<int32_t> xi = intsOf(x);
+  std::vector<int32_t> wi = intsOf(weight);
   if (!transposed) {
     // Weight [OC][K] minus zero points; im2col per image and group: col [P][K].
     std::vector<int16_t> w16(wi.size());
@@ -608,15 +793,23 @@ Tensor qlinear(const Tensor& x, const Tensor& weight, const std::optional<Tensor
     wzp.assign(static_cast<size_t>(N), wzp[0]);
   }
   const Requant rq(x.quantizer()->scale, wsc, bias, outScale, outZp, relu, N);
-  std::vector<int16_t> w16 = weightS16(weight, N, N, wzp);
-  std::vector<int32_t> xi = intsOf(x);
   const int32_t azp = static_cast<int32_t>(x.quantizer()->zeroPoint);
-  std::vector<int16_t> a16(xi.size());
-  for (size_t i = 0; i < xi.size(); ++i) a16[i] = static_cast<int16_t>(xi[i] - azp);
   IntList outSizes = x.sizes();
   outSizes.back() = N;
   Tensor y = emptyQuantized(outSizes, ScalarType::QUInt8, outScale, outZp);
   uint8_t* yp = static_cast<uint8_t*>(y.rawData());
+  // oneDNN: a 1x1 convolution over [M, K, 1, 1] (Note [oneDNN int8 accumulators]).
+  if (!referenceLoops() && M > 0 && std::all_of(wzp.begin(), wzp.end(), [](int32_t z) { return z == 0; })) {
+    Tensor x2 = x.contiguous();
+    std::vector<int32_t> unused;
+    const IntList one{1, 1, 1}, zero{0, 0, 0};
+    if (dnnlInt8ConvAcc(x2, weight, 2, N, one, one, one, one, zero, one, 1, azp, unused, &rq, relu, yp, M, K))
+      return y;
+  }
+  std::vector<int16_t> w16 = weightS16(weight, N, N, wzp);
+  std::vector<int32_t> xi = intsOf(x);
+  std::vector<int16_t> a16(xi.size());
+  for (size_t i = 0; i < xi.size(); ++i) a16[i] = static_cast<int16_t>(xi[i] - azp);
   gemmS16(a16.data(), w16.data(), M, N, K,
           [&](int64_t m, int64_t n, int32_t acc) { yp[m * N + n] = rq(acc, n); });
   return y;
@@ -730,6 +923,31 @@ Tensor qadd(const Tensor& a, const Tensor& b, double scale, int64_t zeroPoint, b
                             dtypeName(a.dtype()), dtypeName(b.dtype())));
   checkScale(scale, op);
   checkZeroPoint(zeroPoint, a.dtype(), op);
+  if (a.sizes() == b.sizes() && a.isContiguous() && b.isContiguous() && a.dtype() != ScalarType::QInt32) {
+    // Same shapes: one pass over the integers with the same float steps as below (fma
+    // dequantize, add, relu, quantize), no intermediate tensors.
+    const QuantizerInfo& qa = *a.quantizer();
+    const QuantizerInfo& qb = *b.quantizer();
+    const float sa = static_cast<float>(qa.scale), sb = static_cast<float>(qb.scale);
+    const float pa = -(sa * static_cast<float>(qa.zeroPoint)), pb = -(sb * static_cast<float>(qb.zeroPoint));
+    const float inv = 1.0f / static_cast<float>(scale);
+    auto [lo, hi] = quantRange(a.dtype());
+    Tensor y = emptyQuantized(a.sizes(), a.dtype(), scale, zeroPoint);
+    dispatchQuant(a.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      const T* ap = static_cast<const T*>(a.rawData());
+      const T* bp = static_cast<const T*>(b.rawData());
+      T* yp = static_cast<T*>(y.rawData());
+      parallelFor(a.numel(), 4096, [&](int64_t i0, int64_t i1) {
+        for (int64_t i = i0; i < i1; ++i) {
+          float c = std::fma(sa, static_cast<float>(ap[i]), pa) + std::fma(sb, static_cast<float>(bp[i]), pb);
+          if (relu) c = std::max(c, 0.0f);
+          yp[i] = static_cast<T>(quantizeOne(c, inv, zeroPoint, lo, hi));
+        }
+      });
+    });
+    return y;
+  }
   Tensor c = add(dequantizeFma(a), dequantizeFma(b));
   if (relu) c = ops::relu(c);
   return quantizePerTensor(c, scale, zeroPoint, a.dtype());
@@ -871,9 +1089,57 @@ Tensor qbatchNorm(const Tensor& x, const std::optional<Tensor>& weight,
 
 // ---- pooling ---------------------------------------------------------------------------------
 
+namespace {
+// PyTorch's pooling_output_shape.
+int64_t poolOut(int64_t in, int64_t k, int64_t pad, int64_t st, int64_t dil, bool ceil) {
+  const int64_t num = in + 2 * pad - dil * (k - 1) - 1 + (ceil ? st - 1 : 0);
+  int64_t out = (num >= 0 ? num / st : -((-num + st - 1) / st)) + 1;
+  if (ceil && (out - 1) * st >= in + pad) --out;
+  return out;
+}
+}  // namespace
+
 Tensor qmaxPool(const Tensor& x, int64_t spatialDims, const IntList& kernel, const IntList& stride,
                 const IntList& padding, const IntList& dilation, bool ceilMode) {
   perTensorOf(x, "max_pool");
+  // 2-d over a contiguous 4-d uint8 / int8 tensor: the max of the integers, in place (the
+  // general path below converts to float and back).
+  if (spatialDims == 2 && x.dim() == 4 && x.isContiguous() && kernel.size() == 2 && padding.size() == 2 &&
+      dilation.size() == 2 && (stride.size() == 2 || stride.empty()) && x.dtype() != ScalarType::QInt32) {
+    const IntList st = stride.empty() ? kernel : stride;
+    bool valid = true;
+    for (size_t i = 0; i < 2; ++i)
+      valid = valid && kernel[i] > 0 && st[i] > 0 && dilation[i] > 0 && padding[i] >= 0 && padding[i] * 2 <= kernel[i];
+    const int64_t H = x.size(2), W = x.size(3);
+    const int64_t OH = valid ? poolOut(H, kernel[0], padding[0], st[0], dilation[0], ceilMode) : 0;
+    const int64_t OW = valid ? poolOut(W, kernel[1], padding[1], st[1], dilation[1], ceilMode) : 0;
+    if (valid && OH > 0 && OW > 0) {
+      const QuantizerInfo& q = *x.quantizer();
+      Tensor y = emptyQuantized({x.size(0), x.size(1), OH, OW}, x.dtype(), q.scale, q.zeroPoint);
+      dispatchQuant(x.dtype(), [&](auto tag) {
+        using T = decltype(tag);
+        const T* xp = static_cast<const T*>(x.rawData());
+        T* yp = static_cast<T*>(y.rawData());
+        parallelFor(x.size(0) * x.size(1), 1, [&](int64_t p0, int64_t p1) {
+          for (int64_t p = p0; p < p1; ++p)
+            for (int64_t oh = 0; oh < OH; ++oh)
+              for (int64_t ow = 0; ow < OW; ++ow) {
+                T m = std::numeric_limits<T>::lowest();
+                for (int64_t kh = 0; kh < kernel[0]; ++kh) {
+                  const int64_t ih = oh * st[0] - padding[0] + kh * dilation[0];
+                  if (ih < 0 || ih >= H) continue;
+                  for (int64_t kw = 0; kw < kernel[1]; ++kw) {
+                    const int64_t iw = ow * st[1] - padding[1] + kw * dilation[1];
+                    if (iw >= 0 && iw < W) m = std::max(m, xp[(p * H + ih) * W + iw]);
+                  }
+                }
+                yp[(p * OH + oh) * OW + ow] = m;
+              }
+        });
+      });
+      return y;
+    }
+  }
   return onIntegers(x, [&](const Tensor& f) {
     return maxPool(f, spatialDims, kernel, stride, padding, dilation, ceilMode);
   });
@@ -952,6 +1218,135 @@ Tensor qadaptiveAvgPool(const Tensor& x, int64_t spatialDims, const IntList& out
   for (size_t i = 0; i < v.size(); ++i)
     v[i] = std::clamp<int64_t>(static_cast<int64_t>(std::nearbyint(static_cast<float>(mc.data<double>()[i]))), lo, hi);
   return fromInts(v, mc.sizes(), x.dtype(), q.scale, q.zeroPoint);
+}
+
+Tensor qmean(const Tensor& x, const IntList& dims, bool keepdim) {
+  const QuantizerInfo& q = perTensorOf(x, "mean");
+  const int64_t nd = x.dim();
+  std::vector<int64_t> ds;
+  for (int64_t d : dims) ds.push_back(wrapDim(d, nd));
+  std::sort(ds.begin(), ds.end(), std::greater<int64_t>());
+  bool inner = ds.empty() || ds[0] == nd - 1;
+  for (size_t i = 1; i < ds.size(); ++i) inner = inner && ds[i] == ds[i - 1] - 1;
+  if (ds.empty())
+    for (int64_t i = nd - 1; i >= 0; --i) ds.push_back(i);
+  const int64_t k = static_cast<int64_t>(ds.size());
+  IntList outSizes;
+  if (!(x.isContiguous() && inner)) {
+    // Dequantize ((q - zp) * scale), sum the reduced elements in order in float (PyTorch's
+    // reduction over outer dims accumulates sequentially), divide by the count in float.
+    IntList perm, kept;
+    for (int64_t i = 0; i < nd; ++i)
+      if (std::find(ds.begin(), ds.end(), i) == ds.end()) perm.push_back(i);
+    for (auto it = ds.rbegin(); it != ds.rend(); ++it) perm.push_back(*it);
+    Tensor f = permute(dequantize(x), perm).contiguous();
+    int64_t count = 1;
+    for (int64_t i = 0; i < nd; ++i) {
+      const bool reduced = std::find(ds.begin(), ds.end(), i) != ds.end();
+      if (reduced) count *= x.sizes()[i];
+      if (!reduced) outSizes.push_back(x.sizes()[i]);
+      else if (keepdim) outSizes.push_back(1);
+    }
+    Tensor m = Tensor::empty(outSizes, ScalarType::Float);
+    const int64_t groups = m.numel();
+    const float* fp = f.data<float>();
+    for (int64_t g = 0; g < groups; ++g) {
+      float acc = 0.0f;
+      for (int64_t i = 0; i < count; ++i) acc += fp[g * count + i];
+      m.data<float>()[g] = acc / static_cast<float>(count);
+    }
+    return quantizePerTensor(m, q.scale, q.zeroPoint, x.dtype());
+  }
+  int64_t groups = 1, count = 1;
+  for (int64_t i = 0; i < nd; ++i) {
+    if (i < nd - k) {
+      groups *= x.sizes()[i];
+      outSizes.push_back(x.sizes()[i]);
+    } else {
+      count *= x.sizes()[i];
+      if (keepdim) outSizes.push_back(1);
+    }
+  }
+  std::vector<int32_t> ints = intsOf(x);
+  std::vector<int64_t> v(static_cast<size_t>(groups));
+  for (int64_t g = 0; g < groups; ++g) {
+    int64_t sum = 0;
+    for (int64_t i = 0; i < count; ++i) sum += ints[static_cast<size_t>(g * count + i)];
+    // float(sum) / N, then nearbyint (no saturation: a mean of in-range integers is in range)
+    v[static_cast<size_t>(g)] =
+        static_cast<int64_t>(std::nearbyint(static_cast<float>(sum) / static_cast<float>(count)));
+  }
+  return fromInts(v, outSizes, x.dtype(), q.scale, q.zeroPoint);
+}
+
+Tensor qlayerNorm(const Tensor& x, const IntList& normalizedShape, const std::optional<Tensor>& weight,
+                  const std::optional<Tensor>& bias, double eps, double scale, int64_t zeroPoint) {
+  const QuantizerInfo& q = perTensorOf(x, "quantized::layer_norm");
+  const int64_t nd = x.dim(), k = static_cast<int64_t>(normalizedShape.size());
+  TL_CHECK(k >= 1 && k <= nd, "quantized::layer_norm: normalized_shape {} does not fit input {}",
+           sizesToString(normalizedShape), sizesToString(x.sizes()));
+  int64_t N = 1;
+  for (int64_t i = 0; i < k; ++i) {
+    TL_CHECK(x.sizes()[nd - k + i] == normalizedShape[static_cast<size_t>(i)],
+             "quantized::layer_norm: normalized_shape {} does not match input {}",
+             sizesToString(normalizedShape), sizesToString(x.sizes()));
+    N *= normalizedShape[static_cast<size_t>(i)];
+  }
+  checkScale(scale, "quantized::layer_norm");
+  checkZeroPoint(zeroPoint, x.dtype(), "quantized::layer_norm");
+  const int64_t M = N == 0 ? 0 : x.numel() / N;
+  auto affine = [&](const std::optional<Tensor>& t, const char* what) {
+    std::vector<float> v;
+    if (!t) return v;
+    TL_CHECK(t->numel() == N && t->dtype() == ScalarType::Float,
+             "quantized::layer_norm: {} must be float32 with {} elements", what, N);
+    Tensor c = t->contiguous();
+    v.assign(c.data<float>(), c.data<float>() + N);
+    return v;
+  };
+  const std::vector<float> gamma = affine(weight, "weight"), beta = affine(bias, "bias");
+  std::vector<int32_t> ints = intsOf(x);
+  auto [lo, hi] = quantRange(x.dtype());
+  const float yInv = 1.0f / static_cast<float>(scale);
+  const float xzp = static_cast<float>(q.zeroPoint);
+  std::vector<int64_t> out(static_cast<size_t>(x.numel()));
+  for (int64_t r = 0; r < M; ++r) {
+    const int32_t* xr = ints.data() + r * N;
+    int64_t sum = 0, sumSq = 0;
+    for (int64_t i = 0; i < N; ++i) {
+      sum += xr[i];
+      sumSq += static_cast<int64_t>(xr[i]) * xr[i];
+    }
+    const float meanShifted = static_cast<float>(sum) / static_cast<float>(N);
+    const float meanDiv = meanShifted - xzp;
+    const float var = std::max(static_cast<float>(sumSq) / static_cast<float>(N) - meanShifted * meanShifted, 0.0f);
+    const float rstd = 1.0f / std::sqrt(var + static_cast<float>(eps));
+    for (int64_t i = 0; i < N; ++i) {
+      // PyTorch dequantizes with a fake scale of 1: (q - zp), exact, less the mean's (m - zp).
+      const float t = (static_cast<float>(xr[i]) - xzp) - meanDiv;
+      const float g = gamma.empty() ? 1.0f : gamma[static_cast<size_t>(i)];
+      const float b = beta.empty() ? 0.0f : beta[static_cast<size_t>(i)];
+      const float y = std::fma(t * rstd, g, b);
+      out[static_cast<size_t>(r * N + i)] = quantizeOne(y, yInv, zeroPoint, lo, hi);
+    }
+  }
+  return fromInts(out, x.sizes(), x.dtype(), scale, zeroPoint);
+}
+
+Tensor qsoftmax(const Tensor& x, int64_t dim, double scale, int64_t zeroPoint) {
+  perTensorOf(x, "quantized::softmax");
+  return quantizePerTensor(softmax(dequantizeFma(x), dim), scale, zeroPoint, x.dtype());
+}
+
+Tensor qelu(const Tensor& x, double scale, int64_t zeroPoint, double alpha, double outScale,
+            double inputScale) {
+  return quantizePerTensor(elu(dequantizeFma(x), Scalar(alpha), Scalar(outScale), Scalar(inputScale)),
+                           scale, zeroPoint, x.dtype());
+}
+
+Tensor qmatmul(const Tensor& a, const Tensor& b, double scale, int64_t zeroPoint) {
+  TL_CHECK(a.dtype() == b.dtype(), "quantized::matmul: both inputs must have the same quantized dtype");
+  return quantizePerTensor(matmul(dequantize(a), dequantize(b)), scale, zeroPoint, a.dtype());
 }
 
 Tensor qembeddingBag(const Tensor& weight, const Tensor& indices,

@@ -107,6 +107,26 @@ Tensor qbatchNorm(const Tensor& x, const std::optional<Tensor>& weight,
                   const std::optional<Tensor>& bias, const Tensor& mean, const Tensor& var,
                   double eps, double scale, int64_t zeroPoint, bool relu);
 
+/// aten::mean on a quantized tensor (output keeps the input's qparams), as PyTorch 1.13's
+/// mean_out_quantized_cpu: over innermost dims of a contiguous tensor (or all dims), the integer
+/// sum over float(count), rounded half to even (qmean_inner_dim_kernel); otherwise dequantize,
+/// float mean, quantize_per_tensor with the input's qparams. `dims` empty means all.
+Tensor qmean(const Tensor& x, const IntList& dims, bool keepdim);
+/// quantized::layer_norm over the last normalized_shape.size() dims, as PyTorch's
+/// quantized_normalize_kernel: mean and variance from integer sums in float, in units of the
+/// input scale (eps is added to that variance, as PyTorch does), y = fma(((q - zp) - (mean - zp))
+/// * rstd, gamma, beta), quantized with (scale, zeroPoint). Throws when normalized_shape does
+/// not match the input's trailing sizes or weight/bias are not float32 of that many elements.
+Tensor qlayerNorm(const Tensor& x, const IntList& normalizedShape, const std::optional<Tensor>& weight,
+                  const std::optional<Tensor>& bias, double eps, double scale, int64_t zeroPoint);
+/// quantized::softmax: quantize(softmax(dequantize(x), dim)) (PyTorch's non-qnnpack path).
+Tensor qsoftmax(const Tensor& x, int64_t dim, double scale, int64_t zeroPoint);
+/// quantized::elu / celu: quantize(elu(dequantize(x))).
+Tensor qelu(const Tensor& x, double scale, int64_t zeroPoint, double alpha, double outScale,
+            double inputScale);
+/// quantized::matmul: quantize(matmul(dequantize(a), dequantize(b))) with (scale, zeroPoint).
+Tensor qmatmul(const Tensor& a, const Tensor& b, double scale, int64_t zeroPoint);
+
 /// Pooling on quantized tensors (same qparams out as in): max pool picks integers; average
 /// pools sum integers and requantize as PyTorch's qavg_pool / qadaptive_avg_pool do.
 Tensor qmaxPool(const Tensor& x, int64_t spatialDims, const IntList& kernel, const IntList& stride,

@@ -364,6 +364,24 @@ void registerElementwise(KernelRegistry& r) {
   defN<5>(r, "quantized::leaky_relu", [](const IValue* a) {
     return ops::qleakyRelu(a[0].toTensor(), toScalar(a[1]).toDouble(), a[3].toDouble(), a[4].toInt());
   });
+  defN<7>(r, "quantized::layer_norm", [](const IValue* a) {
+    return ops::qlayerNorm(a[0].toTensor(), a[1].toIntVector(), toOptTensor(a[2]), toOptTensor(a[3]),
+                           a[4].toDouble(), a[5].toDouble(), a[6].toInt());
+  });
+  defN<4>(r, "quantized::softmax", [](const IValue* a) {
+    return ops::qsoftmax(a[0].toTensor(), a[1].toInt(), a[2].toDouble(), a[3].toInt());
+  });
+  defN<6>(r, "quantized::elu", [](const IValue* a) {
+    return ops::qelu(a[0].toTensor(), a[1].toDouble(), a[2].toInt(), toScalar(a[3]).toDouble(),
+                     toScalar(a[4]).toDouble(), toScalar(a[5]).toDouble());
+  });
+  defN<4>(r, "quantized::celu", [](const IValue* a) {  // celu(x, alpha) = elu(x, alpha, 1, 1 / alpha)
+    const double alpha = toScalar(a[3]).toDouble();
+    return ops::qelu(a[0].toTensor(), a[1].toDouble(), a[2].toInt(), alpha, 1.0, 1.0 / alpha);
+  });
+  defN<4>(r, "quantized::matmul", [](const IValue* a) {
+    return ops::qmatmul(a[0].toTensor(), a[1].toTensor(), a[2].toDouble(), a[3].toInt());
+  });
   defN<2>(r, "quantized::relu6", [](const IValue* a) { return ops::qclamp(a[0].toTensor(), 0.0, 6.0); });
   defN<3>(r, "quantized::clamp", [](const IValue* a) {
     return ops::qclamp(a[0].toTensor(), toOptDouble(a[1]), toOptDouble(a[2]));
@@ -537,6 +555,16 @@ void registerAtenOnQuantized(KernelRegistry& r) {
     const Tensor& x = a[0].toTensor();
     const bool u8 = x.dtype() == ScalarType::QUInt8;
     return ops::qsigmoid(x, 1.0 / 256.0, u8 ? 0 : -128);
+  });
+  routeQuantized(r, "aten::mean", [](const IValue* a) {
+    if (auto d = toOptDtype(a[1]); d && *d != a[0].toTensor().dtype())
+      throw Error("mean: a quantized input's dtype argument must be its own dtype");
+    return ops::qmean(a[0].toTensor(), {}, false);
+  });
+  routeQuantized(r, "aten::mean.dim", [](const IValue* a) {
+    if (auto d = toOptDtype(a[3]); d && *d != a[0].toTensor().dtype())
+      throw Error("mean: a quantized input's dtype argument must be its own dtype");
+    return ops::qmean(a[0].toTensor(), a[1].isNone() ? IntList{} : a[1].toIntVector(), a[2].toBool());
   });
   routeQuantized(r, "aten::tanh", [](const IValue* a) { return ops::qtanh(a[0].toTensor()); });
   routeQuantized(r, "aten::leaky_relu", [](const IValue* a) {

@@ -89,7 +89,8 @@ std::vector<std::pair<std::string, Tensor>> freezeGraph(Graph& g, const ObjectPt
     IValue value = it->second.toObject()->getAttr(name);
     std::string path = paths.at(n->input(0));
     path = path.empty() ? name : path + "." + name;
-    if (value.isObject()) {
+    // A TorchBind object (quantized packed params) is a constant, not a submodule.
+    if (value.isObject() && value.toObject()->type->name().rfind("__torch__.torch.classes.", 0) != 0) {
       objects[n->output()] = value;
       paths[n->output()] = path;
       continue;

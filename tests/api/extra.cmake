@@ -83,7 +83,8 @@ endif()
 #   api.gen_quantized  (fixture) gen_quantized.py: eager static quantization, quantize_dynamic
 #                      and scripted tensor-op cases, each with inputs, PyTorch's outputs and
 #                      how to compare them (meta.json)
-#   api.quantized      the QuantizedOracle / QuantizedPrintOracle suites of api_test over them
+#   api.quantized      the QuantizedOracle / QuantizedPrintOracle / QuantizedExportOracle (QDQ
+#                      export run in ONNX Runtime) suites of api_test over them
 set(_api_quantized ${PROJECT_BINARY_DIR}/api_quantized)
 if(TARGET api_test)
   add_test(NAME api.gen_quantized
@@ -96,5 +97,11 @@ if(TARGET api_test)
     COMMAND api_test --gtest_filter=*QuantizedOracle*:QuantizedPrintOracle.*)
   set_tests_properties(api.quantized PROPERTIES
     FIXTURES_REQUIRED api_quantized TIMEOUT 900
-    ENVIRONMENT "TORCHLESS_QUANT_MODELS=${_api_quantized}")
+    ENVIRONMENT "TORCHLESS_QUANT_MODELS=${_api_quantized};TORCHLESS_BIN=${PROJECT_BINARY_DIR}/bin/torchless")
+  # The same cases with the reference conv loops instead of oneDNN's int8 accumulators
+  # (ops/quantized.cpp, Note [oneDNN int8 accumulators]): both must give PyTorch's integers.
+  add_test(NAME api.quantized_reference COMMAND api_test --gtest_filter=Quantized/QuantizedOracle.*)
+  set_tests_properties(api.quantized_reference PROPERTIES
+    FIXTURES_REQUIRED api_quantized TIMEOUT 900
+    ENVIRONMENT "TORCHLESS_QUANT_MODELS=${_api_quantized};TORCHLESS_QCONV_REFERENCE=1")
 endif()

@@ -265,6 +265,42 @@ save("static_activations", static_quant(m, [torch.randn(2, 3, 9, 9) * 2 for _ in
      "scripted quantized BatchNorm2d fails in PyTorch 1.13 itself", trace=True)
 
 
+class Means(nn.Module):
+    def forward(self, x):
+        q = torch.quantize_per_tensor(x, 0.05, 10, torch.quint8)
+        s = torch.quantize_per_tensor(x, 0.03, -5, torch.qint8)
+        return (ir(q.mean([3])), ir(q.mean([2, 3], keepdim=True)), ir(q.mean([-1, -2])),
+                ir(q.mean([1])), ir(q.mean([0, 2])), ir(q.mean()), ir(s.mean([3])),
+                ir(q.transpose(2, 3).mean([3])))
+
+
+save("quantized_mean", Means(), [torch.randn(2, 4, 5, 7) * 3], "exact",
+     "aten::mean of quantized tensors: innermost dims of contiguous tensors sum integers "
+     "(qmean_inner_dim_kernel), other dims and non-contiguous inputs go through float")
+
+
+class NormsSoftmax(nn.Module):
+    def forward(self, x, w, b, y):
+        q = torch.quantize_per_tensor(x, 0.05, 10, torch.quint8)
+        s = torch.quantize_per_tensor(x, 0.04, 3, torch.qint8)
+        qy = torch.quantize_per_tensor(y, 0.07, 120, torch.quint8)
+        return (ir(torch.ops.quantized.layer_norm(q, [40], w, b, 1e-5, 0.03, 128)),
+                ir(torch.ops.quantized.layer_norm(s, [40], None, None, 1e-5, 0.02, 0)),
+                ir(torch.ops.quantized.layer_norm(q, [3, 40], None, None, 1e-5, 0.02, 100)),
+                ir(torch.ops.quantized.softmax(q, 2, 1.0 / 256, 0)),
+                ir(torch.ops.quantized.elu(q, 0.04, 60, 1.0, 1.0, 1.0)),
+                ir(torch.ops.quantized.celu(q, 0.04, 60, 0.5)),
+                ir(torch.ops.quantized.matmul(q, qy, 0.4, 70)))
+
+
+save("quantized_norm_softmax", NormsSoftmax(),
+     [torch.randn(2, 3, 40) * 2, torch.rand(40) + 0.5, torch.randn(40) * 0.1, torch.randn(40, 6)],
+     "quantum",
+     "quantized::layer_norm (integer sums, float normalization; PyTorch's vector and tail paths "
+     "round (q - zp) - mean and q - (mean - zp) apart: 1 quantum), softmax, elu, celu and "
+     "matmul through float")
+
+
 class Transposed(nn.Module):
     def __init__(self):
         super().__init__()
@@ -284,6 +320,73 @@ with torch.no_grad():
 tq.convert(m, inplace=True)
 save("static_conv_transpose2d", m, [torch.randn(1, 4, 6, 5)], "exact",
      "quantized::conv_transpose2d (per-tensor weights, stride 2; PyTorch's onednn engine takes no output_padding)")
+
+
+# torchvision's quantizable resnet18 (random weights), fused and eager-static quantized as its
+# documentation shows; small input to keep the fixture fast. Exported, it is the QDQ case with a
+# quantized adaptive_avg_pool2d (ONNX Runtime within one quantum of PyTorch there).
+import torchvision  # noqa: E402
+
+torch.manual_seed(0)
+r18 = torchvision.models.quantization.resnet18(weights=None, quantize=False).eval()
+r18.fuse_model()
+r18.qconfig = tq.get_default_qconfig("fbgemm")
+tq.prepare(r18, inplace=True)
+with torch.no_grad():
+    for _ in range(3):
+        r18(torch.randn(2, 3, 64, 64))
+tq.convert(r18, inplace=True)
+save("static_resnet18", r18, [torch.randn(1, 3, 64, 64)], "exact",
+     "torchvision's quantizable resnet18, fused, eager static (fbgemm qconfig): the float logits "
+     "after the last quantized linear")
+
+
+# FX graph mode static quantization (prepare_fx / convert_fx, x86 default qconfig mapping) of a
+# float model with functional relu / add / flatten, traced as FX makes it: quantize_per_tensor,
+# quantized::conv2d_relu, quantized::add, quantized::linear and dequantize in one graph.
+class FxNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.conv2 = nn.Conv2d(8, 8, 3, padding=1)
+        self.fc = nn.Linear(8 * 4 * 4, 5)
+
+    def forward(self, x):
+        a = F.relu(self.conv(x))
+        b = self.conv2(a) + a
+        b = F.max_pool2d(b, 2)
+        return self.fc(torch.flatten(b, 1))
+
+
+from torch.ao.quantization.quantize_fx import convert_fx, prepare_fx  # noqa: E402
+
+torch.manual_seed(0)
+fx_example = torch.randn(2, 3, 8, 8)
+fxp = prepare_fx(FxNet().eval(), tq.get_default_qconfig_mapping("fbgemm"), (fx_example,))
+with torch.no_grad():
+    for _ in range(3):
+        fxp(torch.randn(2, 3, 8, 8))
+save("fx_static", convert_fx(fxp), [torch.randn(2, 3, 8, 8)], "exact",
+     "FX graph mode static quantization (prepare_fx / convert_fx): conv2d_relu, add, max_pool2d, "
+     "flatten, linear; float output after dequantize", trace=True)
+
+# Eager static quantization with the qnnpack qconfig (per-tensor weights, no reduce_range), as
+# mobile models ship; run (here and by PyTorch for the expected outputs) with the default engine.
+m = ConvBnRelu()
+with torch.no_grad():
+    m.bn.running_mean.uniform_(-0.5, 0.5)
+    m.bn.running_var.uniform_(0.5, 2.0)
+m.eval()
+m.qconfig = tq.get_default_qconfig("qnnpack")
+tq.fuse_modules(m, [["conv", "bn", "relu"]], inplace=True)
+tq.prepare(m, inplace=True)
+with torch.no_grad():
+    for _ in range(3):
+        m(torch.randn(2, 3, 17, 15))
+tq.convert(m, inplace=True)
+save("static_qnnpack_qconfig", m, [torch.randn(2, 3, 17, 15)], "exact",
+     "eager static quantization with the qnnpack qconfig (per-tensor qint8 weights, full quint8 "
+     "range): conv+bn+relu fused, grouped conv, 1x1 conv")
 
 
 # ---- dynamic quantization ---------------------------------------------------------------------

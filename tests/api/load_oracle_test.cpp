@@ -108,13 +108,7 @@ const std::map<std::string, Expectation>& wildExpectations() {
       {"reddit_bytelstm_v1", {}},
       {"silero_vad_v4", {}},
       {"kws_crnn_streaming", {}},
-      {"d2go_detector",
-       {"",
-        "runs; its quantized network is bit-exact given PyTorch's resized image (the d2go_body "
-        "case of api.quantized), but the float upsample_bilinear2d (align_corners) that resizes "
-        "the image still differs from PyTorch's float rounding by up to 3e-5, which moves a few "
-        "quantized integers and with them the scores (same 15 boxes, scores off by up to 0.08)",
-        true}},
+      {"d2go_detector", {}},
       {"int8_static_quant_cnn", {}},
       {"restart_resnet1d_ptl", {}},
       {"vit4mnist_ptl", {}},

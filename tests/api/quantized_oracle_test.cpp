@@ -15,6 +15,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <array>
+#include <cstdio>
+#include <memory>
+
 namespace torchless {
 namespace {
 
@@ -37,7 +41,8 @@ std::vector<std::string> caseNames() {
       "tensor_per_tensor", "tensor_per_channel", "static_conv2d",   "static_conv1d_conv3d",
       "static_linear",     "static_elementwise", "static_pooling",  "static_activations",
       "static_conv_transpose2d", "dynamic_linear", "dynamic_lstm",  "dynamic_gru",
-      "embedding_bag", "d2go_body"};
+      "embedding_bag", "d2go_body", "quantized_mean", "quantized_norm_softmax",
+      "static_resnet18", "fx_static", "static_qnnpack_qconfig"};
   return names;
 }
 
@@ -74,6 +79,73 @@ TEST_P(QuantizedOracle, MatchesPyTorch) {
 
 INSTANTIATE_TEST_SUITE_P(Quantized, QuantizedOracle, ::testing::ValuesIn(caseNames()),
                          [](const auto& info) { return info.param; });
+
+// ---- QDQ export (issue 15 part 5) ---------------------------------------------------------
+
+std::string runCommand(const std::string& cmd) {
+  std::array<char, 4096> buf{};
+  std::string out;
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
+  if (!pipe) return "{\"ok\": false, \"error\": \"popen failed\"}";
+  while (fgets(buf.data(), buf.size(), pipe.get())) out += buf.data();
+  return out;
+}
+
+/// `torchless export` of a case directory (model.pt, in*.npy, out*.npy) in QDQ form; ONNX
+/// Runtime (tests/convert/run_ort.js) must give PyTorch's outputs within `atol`.
+void exportAndRunOrt(const fs::path& dir, const std::string& name, double atol) {
+  const char* bin = std::getenv("TORCHLESS_BIN");
+  ASSERT_NE(bin, nullptr) << "TORCHLESS_BIN is not set";
+  ASSERT_TRUE(fs::exists(dir / "model.pt")) << dir;
+  std::string ins;
+  size_t n = 0;
+  while (fs::exists(dir / fmt::format("in{}.npy", n))) ins += " " + (dir / fmt::format("in{}.npy", n++)).string();
+  const fs::path outDir = fs::path(TORCHLESS_BINARY_DIR) / "api_quantized_onnx";
+  fs::create_directories(outDir);
+  const fs::path out = outDir / (name + ".onnx");
+  fs::remove(out);
+  std::string log = runCommand(fmt::format("{} export {}{} -o {} 2>&1", bin, (dir / "model.pt").string(), ins,
+                                           out.string()));
+  ASSERT_TRUE(fs::exists(out)) << log;
+  EXPECT_NE(log.find("checked"), std::string::npos) << log;
+  const fs::path runOrt = fs::path(TORCHLESS_SOURCE_DIR) / "tests" / "convert" / "run_ort.js";
+  auto res = nlohmann::json::parse(
+      runCommand(fmt::format("node {} {} {} {} 0 {}", runOrt.string(), out.string(), dir.string(), n, atol)));
+  EXPECT_TRUE(res["ok"].get<bool>()) << res.dump();
+}
+
+class QuantizedExportOracle : public ::testing::TestWithParam<std::string> {};
+
+// The integers (int_repr outputs) within one quantum, as the issue states; on this machine
+// ONNX Runtime 1.20 gives PyTorch's integers exactly for most of these cases, and is one
+// quantum off at a few values of static_conv2d and static_qnnpack_qconfig (int32 biases).
+TEST_P(QuantizedExportOracle, OnnxRuntimeMatchesPyTorch) {
+  exportAndRunOrt(casesDir() / GetParam(), GetParam(), 1.0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Quantized, QuantizedExportOracle,
+                         ::testing::Values("static_conv2d", "static_conv1d_conv3d", "static_linear",
+                                           "static_elementwise", "static_activations", "fx_static",
+                                           "static_qnnpack_qconfig"),
+                         [](const auto& info) { return info.param; });
+
+// Dynamic quantization (quantize_dynamic's Linear, reduce_range): PyTorch's input qparams
+// spelled out in ONNX, MatMulInteger; float outputs within 1e-5.
+TEST(QuantizedExportOracle, DynamicLinear) { exportAndRunOrt(casesDir() / "dynamic_linear", "dynamic_linear", 1e-5); }
+
+// resnet18's float logits within one quantum of its last linear (scale 0.0414 for the seeded
+// model of gen_quantized.py). ONNX Runtime fuses the QDQ convs into QLinearConv (int32 biases);
+// today every logit is exact. Before the biases were int32 (float Conv + QDQ), 42% were one
+// quantum off and 2% two: the bound is the issue's one quantum.
+TEST(QuantizedExportOracle, Resnet18WithinOneQuantum) {
+  exportAndRunOrt(casesDir() / "static_resnet18", "static_resnet18", 0.0415);
+}
+
+// ../shared/wild/int8_static_quant_cnn (float output) exports and runs in ONNX Runtime.
+TEST(QuantizedExportOracle, WildInt8StaticCnn) {
+  exportAndRunOrt(fs::path(TORCHLESS_SOURCE_DIR) / ".." / "shared" / "wild" / "int8_static_quant_cnn",
+                  "int8_static_quant_cnn", 1e-4);
+}
 
 TEST(QuantizedPrintOracle, PrintsAsPyTorch) {
   const fs::path file = casesDir() / "print.txt";
@@ -139,6 +211,26 @@ TEST(Quantized, KernelsRejectWrongDtypesAndShapes) {
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("too small for the kernel"), std::string::npos) << e.what();
+  }
+  try {  // layer_norm over sizes the input does not end with
+    ops::qlayerNorm(xu, {2}, std::nullopt, std::nullopt, 1e-5, 0.1, 0);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("does not match input"), std::string::npos) << e.what();
+  }
+  try {  // layer_norm weight of the wrong size
+    ops::qlayerNorm(xu, {3}, fv({1.f, 1.f}, {2}), std::nullopt, 1e-5, 0.1, 0);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("weight must be float32 with 3 elements"), std::string::npos) << e.what();
+  }
+  try {  // mean of a per-channel tensor (PyTorch: per-tensor only)
+    Tensor pc = ops::quantizePerChannel(fv({1.f, 2.f}, {2}), fv({0.1f, 0.2f}, {2}).to(ScalarType::Double),
+                                        Tensor::fromVector(std::vector<int64_t>{0, 0}, {2}), 0, ScalarType::QUInt8);
+    ops::qmean(pc, {}, false);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("mean"), std::string::npos) << e.what();
   }
 }
 

@@ -378,7 +378,8 @@ TEST(CliExportOracle, ExportsArchivesThatOnnxRuntimeRuns) {
 // `torchless export` on real archives from ../shared/wild that torch.onnx 1.13 exports: ONNX
 // Runtime must give PyTorch's recorded outputs. reddit_bytelstm_v1 needs aten::_cast_Long,
 // restart_resnet1d_ptl prepacked::conv2d_clamp_run and a write through a permute (add_).
-// vit4mnist_ptl (dynamically quantized linears) is refused naming the operator and its line.
+// vit4mnist_ptl is refused naming the operator and its line (its dynamically quantized linears
+// export since issue 15's QDQ converters; aten::unbind.int does not yet).
 TEST(WildExportOracle, ExportsRealArchivesThatOnnxRuntimeRuns) {
   const char* bin = std::getenv("TORCHLESS_BIN");
   ASSERT_NE(bin, nullptr) << "TORCHLESS_BIN is not set";
@@ -406,7 +407,7 @@ TEST(WildExportOracle, ExportsRealArchivesThatOnnxRuntimeRuns) {
   const fs::path vit = wild / "vit4mnist_ptl";
   std::string log = runCommand(fmt::format("{} export {} {} -o {} 2>&1; echo rc=$?", bin, (vit / "model.pt").string(),
                                            (vit / "in0.npy").string(), (outDir / "vit4mnist.onnx").string()));
-  EXPECT_NE(log.find("unsupported operator quantized::linear_dynamic"), std::string::npos) << log;
+  EXPECT_NE(log.find("unsupported operator aten::unbind.int"), std::string::npos) << log;
   EXPECT_NE(log.find(".py:"), std::string::npos) << log;
   EXPECT_NE(log.find("rc=1"), std::string::npos) << log;
   EXPECT_FALSE(fs::exists(outDir / "vit4mnist.onnx"));

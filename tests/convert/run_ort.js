@@ -19,6 +19,8 @@ function readNpy(file) {
   if (descr === '<f4') return new ort.Tensor('float32', new Float32Array(copy), shape);
   if (descr === '<i8') return new ort.Tensor('int64', new BigInt64Array(copy), shape);
   if (descr === '|b1') return new ort.Tensor('bool', new Uint8Array(copy), shape);
+  if (descr === '|u1') return new ort.Tensor('uint8', new Uint8Array(copy), shape);  // int_repr
+  if (descr === '|i1') return new ort.Tensor('int8', new Int8Array(copy), shape);
   throw new Error('unsupported dtype ' + descr + ' in ' + file);
 }
 

@@ -472,6 +472,19 @@ for size, scale, mode, ac in [([7, 9], None, "nearest", None), (None, [2.0, 2.0]
                               ([3, 2], None, "bilinear", False)]:
     case("interpolate", [inp([2, 3, 4, 5])], lambda x, s=size, sc=scale, m=mode, a=ac: F.interpolate(x, s, sc, m, a),
          {"size": size, "scale": scale, "mode": mode, "align_corners": ac}, tol=(1e-5, 1e-5))
+# Bilinear is bit-exact (Note [bilinear arithmetic] in ops/nn.cpp): float ratio, double source
+# index, float weights, FMA-contracted sums. Inputs in [0, 255] like an image before quantization
+# (../shared/wild/d2go_detector); C > 1 (C == 1 is channels-last to PyTorch, another kernel).
+# float64 is within 1 ulp (its vectorized build contracts some sums the other way).
+for shape, size, scale, ac, dt in [([1, 3, 48, 64], [32, 42], None, True, torch.float32),
+                                   ([2, 3, 50, 70], None, [0.66, 1.41], False, torch.float32),
+                                   ([1, 3, 20, 30], [20, 45], None, False, torch.float32),
+                                   ([1, 2, 9, 11], [5, 17], None, True, torch.float64),
+                                   ([1, 2, 9, 11], None, [1.7, 0.8], False, torch.float64)]:
+    case("interpolate", [inp(shape, dt, lo=0.0, hi=255.0)],
+         lambda x, s=size, sc=scale, a=ac: F.interpolate(x, s, sc, "bilinear", a),
+         {"size": size, "scale": scale, "mode": "bilinear", "align_corners": ac},
+         tol=(0.0, 0.0) if dt == torch.float32 else (1e-15, 0.0))
 case("interpolate", [inp([2, 3, 5])], lambda x: F.interpolate(x, scale_factor=2.5), {"size": None, "scale": [2.5], "mode": "nearest", "align_corners": None})
 case("interpolate", [inp([1, 2, 3, 4, 5])], lambda x: F.interpolate(x, size=[4, 3, 7]), {"size": [4, 3, 7], "scale": None, "mode": "nearest", "align_corners": None})
 

@@ -288,6 +288,7 @@ OnnxConverterRegistry& onnxConverters() {
     registerNnConverters(registry);
     registerRnnConverters(registry);
     registerScatterConverters(registry);
+    registerQuantizedConverters(registry);
   });
   return registry;
 }

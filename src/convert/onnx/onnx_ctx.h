@@ -166,6 +166,7 @@ void registerNormConverters(OnnxConverterRegistry& r);
 void registerNnConverters(OnnxConverterRegistry& r);
 void registerRnnConverters(OnnxConverterRegistry& r);
 void registerScatterConverters(OnnxConverterRegistry& r);
+void registerQuantizedConverters(OnnxConverterRegistry& r);  // quantized.cpp (QDQ)
 
 // ---- helpers shared by converter files ----------------------------------------------------
 

@@ -1,0 +1,438 @@
+// ONNX converters for quantized archives (issue 15, part 5): QDQ form, QuantizeLinear /
+// DequantizeLinear around float operators, as ONNX Runtime's quantization tool writes and as its
+// graph optimizer fuses back into QLinearConv / QLinearMatMul.
+// Specs: https://onnx.ai/onnx/operators/onnx__QuantizeLinear.html, onnx__DequantizeLinear.html.
+//
+// Note [QDQ representation]
+// A quantized tensor of the IR (quint8 / qint8, per tensor) is exported as the float tensor of
+// its dequantized values: every op that fixes quantization parameters ends in
+//     y = DequantizeLinear(QuantizeLinear(y_float, scale, zero_point), scale, zero_point)
+// so that y holds exactly (q - zp) * scale. Ops that keep the input's parameters and only pick
+// values (relu, max_pool, flatten, reshape ...) need nothing: their float converters keep the
+// values on the grid. The parameters themselves are not an ONNX value; qparamsOf() finds them
+// from the IR, walking back to the op that fixed them (quantize_per_tensor, the scale and
+// zero_point arguments of quantized:: ops). int_repr is a QuantizeLinear with them; dequantize
+// is the identity.
+//
+// Weights of quantized::conv / linear are int8 initializers with a DequantizeLinear (per tensor,
+// or per output channel with axis); conv biases are int32 in accumulator units with their
+// DequantizeLinear (what ONNX Runtime's QDQ -> QLinearConv fusion needs), linear biases float.
+//
+// Against PyTorch: PyTorch accumulates conv / linear in int32 and requantizes once with a float
+// bias; ONNX Runtime (fused QLinearConv, int32 bias) may round the last step differently:
+// within one quantum. Average pools on quantized inputs are exported by their float converters;
+// their results are put back on the grid before the next quantized op (onGrid), as PyTorch's
+// quantized pools round.
+#include "convert/onnx/onnx_ctx.h"
+#include "ops/quantized.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace torchless::onnx_export {
+
+namespace {
+
+struct QParams {
+  double scale = 1.0;
+  int64_t zeroPoint = 0;
+  ScalarType qdtype = ScalarType::QUInt8;
+};
+
+double staticDouble(const OnnxCtx& ctx, const Value* v, const Node& n) {
+  if (!ctx.isStatic(v))
+    throw Error(fmt::format("the quantization scale of {} is computed at run time; QDQ export needs a constant",
+                            n.kind().toQualString()));
+  const IValue& iv = ctx.staticValue(v);
+  if (iv.isTensor()) {  // quantize_per_tensor.tensor_qparams (FX): a one-element tensor
+    const Tensor& t = iv.toTensor();
+    if (t.numel() != 1) throw Error(fmt::format("{}: the scale must have one element", n.kind().toQualString()));
+    return t.to(ScalarType::Double).contiguous().data<double>()[0];
+  }
+  return iv.isInt() ? static_cast<double>(iv.toInt()) : iv.toDouble();
+}
+int64_t staticInt(const OnnxCtx& ctx, const Value* v, const Node& n) {
+  if (!ctx.isStatic(v))
+    throw Error(fmt::format("the zero point of {} is computed at run time; QDQ export needs a constant",
+                            n.kind().toQualString()));
+  const IValue& iv = ctx.staticValue(v);
+  if (iv.isTensor()) {
+    const Tensor& t = iv.toTensor();
+    if (t.numel() != 1) throw Error(fmt::format("{}: the zero point must have one element", n.kind().toQualString()));
+    return t.to(ScalarType::Long).contiguous().data<int64_t>()[0];
+  }
+  return iv.toInt();
+}
+
+/// The quantization parameters of a quantized IR value (Note [QDQ representation]). Throws
+/// when they cannot be told at export time.
+QParams qparamsOf(const OnnxCtx& ctx, const Value* v) {
+  const Node& n = *v->node();
+  const std::string k = n.kind().toQualString();
+  auto at = [&](size_t si, size_t zi) {
+    QParams p = n.inputs().empty() ? QParams{} : qparamsOf(ctx, n.input(0));
+    p.scale = staticDouble(ctx, n.input(si), n);
+    p.zeroPoint = staticInt(ctx, n.input(zi), n);
+    return p;
+  };
+  if (k == "aten::quantize_per_tensor") {
+    QParams p;
+    p.scale = staticDouble(ctx, n.input(1), n);
+    p.zeroPoint = staticInt(ctx, n.input(2), n);
+    p.qdtype = static_cast<ScalarType>(staticInt(ctx, n.input(3), n));
+    return p;
+  }
+  if (k.rfind("quantized::conv", 0) == 0 || k.rfind("quantized::linear", 0) == 0 ||
+      k.rfind("quantized::add", 0) == 0 || k.rfind("quantized::mul", 0) == 0) {
+    if (k.find("dynamic") != std::string::npos || n.inputs().size() < 4)
+      throw Error(fmt::format("{}: no fixed output quantization parameters", k));
+    // linear's first input is quantized too; quantized::conv2d (pre-1.6 form) has them last
+    const size_t nin = n.inputs().size();
+    return nin == 4 ? at(2, 3) : at(nin - 2, nin - 1);
+  }
+  if (k == "quantized::cat" || k == "quantized::cat_relu") {
+    const Node& list = *n.input(0)->node();
+    if (list.kind().toQualString() != std::string("prim::ListConstruct") || list.inputs().empty())
+      throw Error(fmt::format("{}: the list of inputs is built at run time", k));
+    QParams p = qparamsOf(ctx, list.input(0));
+    if (ctx.isStatic(n.input(2)) && !ctx.staticValue(n.input(2)).isNone()) {
+      p.scale = staticDouble(ctx, n.input(2), n);
+      p.zeroPoint = staticInt(ctx, n.input(3), n);
+    }
+    return p;
+  }
+  if (k == "quantized::hardswish" || k == "quantized::sigmoid") return at(1, 2);
+  if (k == "quantized::leaky_relu") return at(3, 4);
+  if (k.rfind("quantized::batch_norm", 0) == 0) return at(6, 7);
+  if (k == "aten::sigmoid") {
+    QParams p = qparamsOf(ctx, n.input(0));
+    p.scale = 1.0 / 256.0;
+    p.zeroPoint = p.qdtype == ScalarType::QUInt8 ? 0 : -128;
+    return p;
+  }
+  static const char* const kSame[] = {
+      "aten::relu", "aten::relu_", "aten::max_pool1d", "aten::max_pool2d", "aten::max_pool3d",
+      "aten::avg_pool1d", "aten::avg_pool2d", "aten::avg_pool3d", "aten::adaptive_avg_pool1d",
+      "aten::adaptive_avg_pool2d", "aten::adaptive_avg_pool3d", "aten::flatten", "aten::reshape",
+      "aten::view", "aten::contiguous", "aten::dropout", "aten::squeeze", "aten::unsqueeze",
+      "aten::permute", "aten::transpose", "aten::upsample_nearest2d", "aten::hardtanh",
+      "aten::clamp", "aten::mean", "aten::cat", "quantized::relu6", "quantized::clamp",
+      "quantized::max_pool2d", "quantized::max_pool1d"};
+  for (const char* s : kSame)
+    if (k == s) {
+      const Value* in = n.input(0);
+      if (k == "aten::cat") {
+        const Node& list = *in->node();
+        if (list.inputs().empty()) break;
+        in = list.input(0);
+      }
+      return qparamsOf(ctx, in);
+    }
+  throw Error(fmt::format("cannot tell the quantization parameters of %{} (made by {}) at export time",
+                          v->debugName(), k));
+}
+
+std::string zeroPointConst(OnnxCtx& ctx, const QParams& p) {
+  if (p.qdtype == ScalarType::QUInt8) return ctx.initializer(Tensor::scalar(p.zeroPoint, ScalarType::Byte));
+  if (p.qdtype == ScalarType::QInt8) return ctx.initializer(Tensor::scalar(p.zeroPoint, ScalarType::Char));
+  throw Error(fmt::format("QDQ export supports quint8 and qint8 activations, not {}", dtypeName(p.qdtype)));
+}
+
+/// QuantizeLinear(x, scale, zp): the integers (uint8 / int8).
+std::string quantizeLinear(OnnxCtx& ctx, const std::string& x, const QParams& p) {
+  return ctx.op("QuantizeLinear", {x, ctx.constScalar(static_cast<float>(p.scale), ScalarType::Float),
+                                   zeroPointConst(ctx, p)});
+}
+/// DequantizeLinear(QuantizeLinear(x)): x rounded to the grid of p, as float.
+std::string qdq(OnnxCtx& ctx, const std::string& x, const QParams& p) {
+  return ctx.op("DequantizeLinear", {quantizeLinear(ctx, x, p),
+                                     ctx.constScalar(static_cast<float>(p.scale), ScalarType::Float),
+                                     zeroPointConst(ctx, p)});
+}
+
+/// DequantizeLinear of a constant qint8 weight (per tensor, or per channel along its axis), its
+/// integers an initializer. `transposeTo2d` stores a [N, K] linear weight as [K, N] (axis 1).
+std::string weightDq(OnnxCtx& ctx, const Tensor& w, bool transpose2d) {
+  if (w.dtype() != ScalarType::QInt8)
+    throw Error(fmt::format("QDQ export: expected a qint8 weight, got {}", dtypeName(w.dtype())));
+  Tensor ints = ops::intRepr(w);
+  const QuantizerInfo& q = *w.quantizer();
+  const bool perChannel = q.scheme != QuantizerInfo::Scheme::PerTensorAffine &&
+                          q.scheme != QuantizerInfo::Scheme::PerTensorSymmetric;
+  int64_t axis = perChannel ? q.axis : 0;
+  if (transpose2d) {
+    const int64_t rows = ints.sizes()[0], cols = ints.sizes()[1];
+    Tensor t = Tensor::empty({cols, rows}, ScalarType::Char);
+    const int8_t* s = ints.data<int8_t>();
+    int8_t* d = t.data<int8_t>();
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c) d[c * rows + r] = s[r * cols + c];
+    ints = t;
+    if (perChannel) axis = 1 - axis;
+  }
+  std::string wi = ctx.initializer(ints);
+  if (!perChannel)
+    return ctx.op("DequantizeLinear", {wi, ctx.constScalar(static_cast<float>(q.scale), ScalarType::Float),
+                                       ctx.initializer(Tensor::scalar(q.zeroPoint, ScalarType::Char))});
+  Tensor scales = ops::qPerChannelScales(w).to(ScalarType::Float);
+  Tensor zps = ops::qPerChannelZeroPoints(w).to(ScalarType::Char);
+  return ctx.op("DequantizeLinear", {wi, ctx.initializer(scales), ctx.initializer(zps)}, {attrI("axis", axis)});
+}
+
+/// The float bias of a quantized conv as ONNX Runtime's QDQ Conv fusion wants it: int32 in
+/// accumulator units (scale x_scale * w_scale per output channel, zero point 0) and a
+/// DequantizeLinear. Rounding the bias there moves results by at most one quantum (PyTorch
+/// keeps it in float); with a float bias ONNX Runtime does not fuse into QLinearConv.
+std::string biasDq(OnnxCtx& ctx, const Tensor& bias, const QParams& x, const Tensor& w) {
+  const int64_t oc = bias.numel();
+  const QuantizerInfo& q = *w.quantizer();
+  const bool perChannel = q.scheme != QuantizerInfo::Scheme::PerTensorAffine &&
+                          q.scheme != QuantizerInfo::Scheme::PerTensorSymmetric;
+  Tensor sc = perChannel ? ops::qPerChannelScales(w).to(ScalarType::Double) : Tensor();
+  Tensor b = bias.to(ScalarType::Float).contiguous();
+  Tensor bi = Tensor::empty({oc}, ScalarType::Int), bs = Tensor::empty({oc}, ScalarType::Float);
+  for (int64_t c = 0; c < oc; ++c) {
+    const float s = static_cast<float>(x.scale) * static_cast<float>(perChannel ? sc.data<double>()[c] : q.scale);
+    bs.data<float>()[c] = s;
+    const double v = std::nearbyint(static_cast<double>(b.data<float>()[c]) / s);
+    bi.data<int32_t>()[c] = static_cast<int32_t>(std::clamp(v, -2147483648.0, 2147483647.0));
+  }
+  return ctx.op("DequantizeLinear", {ctx.initializer(bi), ctx.initializer(bs), ctx.initializer(Tensor::scalar(int64_t{0}, ScalarType::Int))},
+                {attrI("axis", 0)});
+}
+
+const Object& packedObject(const OnnxArgs& args, size_t i) {
+  const IValue& v = args[i].unwrapToIValue();
+  if (!v.isObject()) args[i].fail("a packed-params object", convert::detail::describeIValue(v));
+  return *v.toObject();
+}
+
+// aten::quantize_per_tensor(x, scale, zero_point, dtype) -> DQ(Q(x))
+void convertQuantizePerTensor(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  ctx.setOutput(n, 0, qdq(ctx, args[0].unwrapToTensor(), qparamsOf(ctx, n.output())));
+}
+
+// aten::dequantize.self -> the float values themselves
+void convertDequantize(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  ctx.setOutput(n, 0, ctx.op("Identity", {args[0].unwrapToTensor()}));
+}
+
+/// The QuantizeLinear output that DequantizeLinear `x` was made from by qdq(), or "".
+std::string integersBehind(OnnxCtx& ctx, const std::string& x) {
+  const ::onnx::GraphProto& g = *ctx.currentGraph();
+  for (int i = g.node_size() - 1; i >= 0; --i) {
+    const ::onnx::NodeProto& dq = g.node(i);
+    if (dq.output_size() != 1 || dq.output(0) != x) continue;
+    if (dq.op_type() != "DequantizeLinear") return "";
+    for (int j = i - 1; j >= 0; --j)
+      if (g.node(j).output_size() == 1 && g.node(j).output(0) == dq.input(0))
+        return g.node(j).op_type() == "QuantizeLinear" ? dq.input(0) : "";
+    return "";
+  }
+  return "";
+}
+
+/// The ONNX value of quantized IR input `v`, on its grid: as is when qdq() made it, else
+/// snapped with qdq() and its parameters (a no-op for values that float converters only picked,
+/// relu / max_pool / flatten; the rounding PyTorch's quantized average pools do).
+std::string onGrid(OnnxCtx& ctx, const Value* v, const std::string& x) {
+  if (!integersBehind(ctx, x).empty()) return x;
+  return qdq(ctx, x, qparamsOf(ctx, v));
+}
+
+// aten::int_repr -> the integers of the QuantizeLinear that made the value when there is one
+// (DequantizeLinear(QuantizeLinear(..)) of qdq()), else QuantizeLinear with the value's
+// parameters. Reusing the integers also keeps ONNX Runtime 1.20's optimizer from fusing a
+// Q -> DQ -> Q chain into a graph that refers to a removed QuantizeLinear.
+void convertIntRepr(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  const std::string x = args[0].unwrapToTensor();
+  const std::string ints = integersBehind(ctx, x);
+  ctx.setOutput(n, 0, !ints.empty() ? ints : quantizeLinear(ctx, onGrid(ctx, n.input(0), x), qparamsOf(ctx, n.input(0))));
+}
+
+// quantized::conv{1,2,3}d(_relu) (and the .new forms): Conv over DQ(weight) (+ Relu), QDQ out.
+// The packed object's slots: weight, bias, stride, padding, output_padding, dilation, groups,
+// transpose; conv1d's are 2-d over [N, C, 1, L] (runtime/torchbind.h).
+OnnxConverter qconv(size_t spatial, bool relu) {
+  return [spatial, relu](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    const Object& o = packedObject(args, 1);
+    if (o.slots.at(7).toBool()) throw Error("QDQ export: transposed quantized convolutions are not supported yet");
+    std::string x = onGrid(ctx, n.input(0), args[0].unwrapToTensor());
+    if (spatial == 1) x = unsqueeze(ctx, x, {2});
+    const Tensor w = o.slots.at(0).toTensor();
+    std::vector<int64_t> kernel(w.sizes().begin() + 2, w.sizes().end());
+    std::vector<int64_t> pads = o.slots.at(3).toIntVector();
+    pads.insert(pads.end(), pads.begin(), pads.end());
+    std::vector<std::string> in = {x, weightDq(ctx, w, false)};
+    if (!o.slots.at(1).isNone()) in.push_back(biasDq(ctx, o.slots.at(1).toTensor(), qparamsOf(ctx, n.input(0)), w));
+    std::string y = ctx.op("Conv", in,
+                           {attrIs("kernel_shape", kernel), attrIs("strides", o.slots.at(2).toIntVector()),
+                            attrIs("pads", pads), attrIs("dilations", o.slots.at(5).toIntVector()),
+                            attrI("group", o.slots.at(6).toInt())});
+    if (relu) y = ctx.op("Relu", {y});
+    y = qdq(ctx, y, qparamsOf(ctx, n.output()));
+    if (spatial == 1) y = squeeze(ctx, y, {2});
+    ctx.setOutput(n, 0, y);
+  };
+}
+
+// quantized::linear(_relu)(X, W_prepack, scale, zp): MatMul(X, DQ(W^T)) + bias (+ Relu), QDQ out.
+OnnxConverter qlinear(bool relu) {
+  return [relu](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    const Object& o = packedObject(args, 1);
+    std::string y = ctx.op("MatMul", {onGrid(ctx, n.input(0), args[0].unwrapToTensor()),
+                                      weightDq(ctx, o.slots.at(0).toTensor(), true)});
+    if (!o.slots.at(1).isNone()) y = ctx.op("Add", {y, ctx.initializer(o.slots.at(1).toTensor())});
+    if (relu) y = ctx.op("Relu", {y});
+    ctx.setOutput(n, 0, qdq(ctx, y, qparamsOf(ctx, n.output())));
+  };
+}
+
+// quantized::add / mul (_relu)(a, b, scale, zp): Add / Mul (+ Relu), QDQ out.
+OnnxConverter qbinary(std::string opType, bool relu) {
+  return [opType, relu](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    std::string y = ctx.op(opType, {onGrid(ctx, n.input(0), args[0].unwrapToTensor()),
+                                    onGrid(ctx, n.input(1), args[1].unwrapToTensor())});
+    if (relu) y = ctx.op("Relu", {y});
+    ctx.setOutput(n, 0, qdq(ctx, y, qparamsOf(ctx, n.output())));
+  };
+}
+
+// quantized::cat(_relu)(xs, dim, scale?, zp?): Concat (+ Relu), QDQ out.
+OnnxConverter qcat(bool relu) {
+  return [relu](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    if (!ctx.hasTensorList(n.input(0))) throw Error("quantized::cat: the list of inputs is built at run time");
+    const std::vector<std::string>& xs = ctx.tensorList(n.input(0));
+    const int64_t rank = ctx.expectRank(n, n.output());
+    std::string y = ctx.op("Concat", xs, {attrI("axis", wrapDim(args[1].unwrapToInt(), rank))});
+    if (relu) y = ctx.op("Relu", {y});
+    ctx.setOutput(n, 0, qdq(ctx, y, qparamsOf(ctx, n.output())));
+  };
+}
+
+// quantized::hardswish / sigmoid (x, scale, zp), leaky_relu(x, slope, inplace, scale, zp).
+OnnxConverter qunary(std::string opType) {
+  return [opType](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    std::vector<OnnxAttr> attrs;
+    if (opType == "LeakyRelu") attrs.push_back(attrF("alpha", args[1].unwrapToDouble()));
+    ctx.setOutput(n, 0, qdq(ctx, ctx.op(opType, {args[0].unwrapToTensor()}, attrs), qparamsOf(ctx, n.output())));
+  };
+}
+
+// quantized::batch_norm{,1d,2d,3d}(_relu)(qx, weight?, bias?, mean, var, eps, scale, zp):
+// BatchNormalization (+ Relu), QDQ out. A missing weight / bias is ones / zeros.
+OnnxConverter qbatchNorm(bool relu) {
+  return [relu](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    const Tensor mean = args[3].unwrapToWeights().tensor;
+    auto filled = [&](float v) {
+      Tensor t = Tensor::empty(mean.sizes(), ScalarType::Float);
+      for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = v;
+      return ctx.initializer(t);
+    };
+    std::string w = args[1].isNone() ? filled(1.0f) : args[1].unwrapToTensor();
+    std::string b = args[2].isNone() ? filled(0.0f) : args[2].unwrapToTensor();
+    std::string y = ctx.op("BatchNormalization",
+                           {args[0].unwrapToTensor(), w, b, args[3].unwrapToTensor(), args[4].unwrapToTensor()},
+                           {attrF("epsilon", args[5].unwrapToDouble())});
+    if (relu) y = ctx.op("Relu", {y});
+    ctx.setOutput(n, 0, qdq(ctx, y, qparamsOf(ctx, n.output())));
+  };
+}
+
+// quantized::linear_dynamic / linear_relu_dynamic(X, W_prepack, reduce_range): PyTorch's
+// dynamic quantization spelled out in ONNX, so that ONNX Runtime picks the same input qparams
+// (ops/quantized.cpp's chooseQParams, fbgemm::ChooseQuantizationParams; DynamicQuantizeLinear
+// has no reduce_range): min / max with 0 in double, scale = (max - min) / (qmax - qmin) rounded
+// to float, zero point from the side with the smaller error, rounded half to even; the input
+// quantized as round(x * (1 / scale)) + zp over [0, 255]; MatMulInteger with the int8 weight;
+// then acc * (scale * w_scale) + bias (+ Relu). Not spelled out: PyTorch's fallbacks for a
+// zero or tiny scale (an input of all zeros, or a range under 6.1e-5 * 127).
+OnnxConverter qlinearDynamic(bool relu) {
+  return [relu](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    const Object& o = packedObject(args, 1);
+    const bool reduceRange = args.size() > 2 && args[2].unwrapToBool(false);
+    const double qmin = 0, qmax = reduceRange ? 127 : 255;
+    const Tensor w = o.slots.at(0).toTensor();
+    if (w.dtype() != ScalarType::QInt8 || w.dim() != 2)
+      throw Error("QDQ export of quantized::linear_dynamic: expected a 2-d qint8 weight");
+    const int64_t N = w.sizes()[0];
+    std::string x = args[0].unwrapToTensor();
+    auto dconst = [&](double v) { return ctx.constScalar(v, ScalarType::Double); };
+    auto toDouble = [&](const std::string& v) { return ctx.op("Cast", {v}, {attrI("to", onnxDataType(ScalarType::Double))}); };
+    std::string mn = ctx.op("Min", {toDouble(reduce(ctx, "Min", x, {}, false)), dconst(0)});
+    std::string mx = ctx.op("Max", {toDouble(reduce(ctx, "Max", x, {}, false)), dconst(0)});
+    std::string scaleD = ctx.op("Div", {ctx.op("Sub", {mx, mn}), dconst(qmax - qmin)});
+    std::string scaleF = ctx.op("Cast", {scaleD}, {attrI("to", onnxDataType(ScalarType::Float))});
+    // zero point: qmin - min / scale or qmax - max / scale, whichever has the smaller error
+    std::string mnS = ctx.op("Div", {mn, scaleD}), mxS = ctx.op("Div", {mx, scaleD});
+    std::string zMin = ctx.op("Sub", {dconst(qmin), mnS}), zMax = ctx.op("Sub", {dconst(qmax), mxS});
+    std::string eMin = ctx.op("Add", {dconst(std::abs(qmin)), ctx.op("Abs", {mnS})});
+    std::string eMax = ctx.op("Add", {dconst(std::abs(qmax)), ctx.op("Abs", {mxS})});
+    std::string z0 = ctx.op("Where", {ctx.op("Less", {eMin, eMax}), zMin, zMax});
+    std::string zD = ctx.op("Round", {ctx.op("Clip", {z0, dconst(qmin), dconst(qmax)})});
+    std::string zpU8 = ctx.op("Cast", {zD}, {attrI("to", onnxDataType(ScalarType::Byte))});
+    std::string zpF = ctx.op("Cast", {zD}, {attrI("to", onnxDataType(ScalarType::Float))});
+    // x quantized over [0, 255] with the float reciprocal of the scale (fbgemm::Quantize)
+    std::string inv = ctx.op("Div", {ctx.constScalar(1.0, ScalarType::Float), scaleF});
+    std::string xq = ctx.op("Add", {ctx.op("Round", {ctx.op("Mul", {x, inv})}), zpF});
+    xq = ctx.op("Clip", {xq, ctx.constScalar(0, ScalarType::Float), ctx.constScalar(255, ScalarType::Float)});
+    xq = ctx.op("Cast", {xq}, {attrI("to", onnxDataType(ScalarType::Byte))});
+    // the weight as int8 [K, N] with its zero points, and the output multipliers
+    Tensor ints = ops::intRepr(w);
+    const int64_t K = ints.sizes()[1];
+    Tensor wt = Tensor::empty({K, N}, ScalarType::Char);
+    for (int64_t r = 0; r < N; ++r)
+      for (int64_t c = 0; c < K; ++c) wt.data<int8_t>()[c * N + r] = ints.data<int8_t>()[r * K + c];
+    const QuantizerInfo& q = *w.quantizer();
+    const bool perChannel = q.scheme != QuantizerInfo::Scheme::PerTensorAffine &&
+                            q.scheme != QuantizerInfo::Scheme::PerTensorSymmetric;
+    Tensor wScale = Tensor::empty({N}, ScalarType::Float), wZp = Tensor::empty({N}, ScalarType::Char);
+    Tensor sc = perChannel ? ops::qPerChannelScales(w).to(ScalarType::Float) : Tensor();
+    Tensor zp = perChannel ? ops::qPerChannelZeroPoints(w).to(ScalarType::Char) : Tensor();
+    for (int64_t i = 0; i < N; ++i) {
+      wScale.data<float>()[i] = perChannel ? sc.data<float>()[i] : static_cast<float>(q.scale);
+      wZp.data<int8_t>()[i] = perChannel ? zp.data<int8_t>()[i] : static_cast<int8_t>(q.zeroPoint);
+    }
+    std::string acc = ctx.op("MatMulInteger", {xq, ctx.initializer(wt), zpU8, ctx.initializer(wZp)});
+    acc = ctx.op("Cast", {acc}, {attrI("to", onnxDataType(ScalarType::Float))});
+    std::string y = ctx.op("Mul", {acc, ctx.op("Mul", {scaleF, ctx.initializer(wScale)})});
+    if (!o.slots.at(1).isNone()) y = ctx.op("Add", {y, ctx.initializer(o.slots.at(1).toTensor())});
+    if (relu) y = ctx.op("Relu", {y});
+    ctx.setOutput(n, 0, y);
+  };
+}
+
+}  // namespace
+
+void registerQuantizedConverters(OnnxConverterRegistry& r) {
+  r.addOverloads({"aten::quantize_per_tensor", "aten::quantize_per_tensor.tensor_qparams"}, convertQuantizePerTensor);
+  r.addOverloads({"aten::dequantize.self"}, convertDequantize);
+  r.addOverloads({"aten::int_repr"}, convertIntRepr);
+  r.addOverloads({"quantized::conv1d"}, qconv(1, false));
+  r.addOverloads({"quantized::conv1d_relu"}, qconv(1, true));
+  r.addOverloads({"quantized::conv2d.new"}, qconv(2, false));
+  r.addOverloads({"quantized::conv2d_relu.new"}, qconv(2, true));
+  r.addOverloads({"quantized::conv3d.new"}, qconv(3, false));
+  r.addOverloads({"quantized::conv3d_relu.new"}, qconv(3, true));
+  r.addOverloads({"quantized::linear"}, qlinear(false));
+  r.addOverloads({"quantized::linear_relu"}, qlinear(true));
+  r.addOverloads({"quantized::linear_dynamic"}, qlinearDynamic(false));
+  r.addOverloads({"quantized::linear_relu_dynamic"}, qlinearDynamic(true));
+  r.addOverloads({"quantized::add"}, qbinary("Add", false));
+  r.addOverloads({"quantized::add_relu"}, qbinary("Add", true));
+  r.addOverloads({"quantized::mul"}, qbinary("Mul", false));
+  r.addOverloads({"quantized::mul_relu"}, qbinary("Mul", true));
+  r.addOverloads({"quantized::cat"}, qcat(false));
+  r.addOverloads({"quantized::cat_relu"}, qcat(true));
+  r.addOverloads({"quantized::hardswish"}, qunary("HardSwish"));
+  r.addOverloads({"quantized::sigmoid"}, qunary("Sigmoid"));
+  r.addOverloads({"quantized::leaky_relu"}, qunary("LeakyRelu"));
+  for (const char* bn : {"quantized::batch_norm", "quantized::batch_norm1d", "quantized::batch_norm2d",
+                         "quantized::batch_norm3d"}) {
+    r.addOverloads({bn}, qbatchNorm(false));
+    r.addOverloads({std::string(bn) + "_relu"}, qbatchNorm(true));
+  }
+}
+
+}  // namespace torchless::onnx_export
