@@ -1,5 +1,8 @@
 #include "ops/dnnl_utils.h"
 
+#include <mutex>
+#include <unordered_map>
+
 namespace torchless::ops::dnnl_utils {
 
 dnnl::engine& engine() {
@@ -20,6 +23,42 @@ dnnl::memory::desc stridedDesc(const Tensor& t) {
 
 dnnl::memory wrap(const dnnl::memory::desc& md, const Tensor& t) {
   return dnnl::memory(md, engine(), t.rawData());
+}
+
+namespace {
+
+constexpr size_t kMaxCachedPrimitives = 1024;
+
+struct PrimitiveKeyHash {
+  size_t operator()(const PrimitiveKey& k) const {
+    size_t h = 1469598103934665603ull;
+    for (int64_t x : k) h = (h ^ static_cast<size_t>(x)) * 1099511628211ull;
+    return h;
+  }
+};
+
+std::mutex gPrimMu;
+std::unordered_map<PrimitiveKey, std::shared_ptr<dnnl::primitive>, PrimitiveKeyHash>& primitives() {
+  static auto* m = new std::unordered_map<PrimitiveKey, std::shared_ptr<dnnl::primitive>, PrimitiveKeyHash>();
+  return *m;
+}
+
+}  // namespace
+
+std::shared_ptr<dnnl::primitive> findPrimitive(const PrimitiveKey& key) {
+  std::lock_guard<std::mutex> lock(gPrimMu);
+  auto& m = primitives();
+  auto it = m.find(key);
+  return it == m.end() ? nullptr : it->second;
+}
+
+std::shared_ptr<dnnl::primitive> storePrimitive(const PrimitiveKey& key, dnnl::primitive prim) {
+  auto p = std::make_shared<dnnl::primitive>(std::move(prim));
+  std::lock_guard<std::mutex> lock(gPrimMu);
+  auto& m = primitives();
+  if (m.size() >= kMaxCachedPrimitives) m.clear();
+  m[key] = p;
+  return p;
 }
 
 }  // namespace torchless::ops::dnnl_utils

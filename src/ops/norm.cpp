@@ -1,10 +1,13 @@
 #include "ops/norm.h"
 
 #include "ops/dispatch.h"
+#include "ops/dnnl_utils.h"
 #include "ops/parallel.h"
 #include "ops/shape.h"
 
 #include <cmath>
+#include <cstring>
+#include <unordered_map>
 
 namespace torchless::ops {
 namespace {
@@ -70,6 +73,42 @@ std::vector<std::pair<double, double>> groupStats(const Tensor& rows, int64_t gr
   return st;
 }
 
+// Float layer_norm of contiguous [outer, len] rows with oneDNN's layer normalization (a cached
+// primitive, Note [oneDNN primitive cache]), in float as PyTorch's CPU kernel computes it.
+// weight / bias: float, `len` contiguous elements, or undefined. Returns false when oneDNN
+// does not take the problem.
+bool layerNormDnnl(const Tensor& c, const Tensor& out, int64_t outer, int64_t len, const Tensor& w,
+                   const Tensor& b, double eps) {
+  namespace du = dnnl_utils;
+  using dnnl::normalization_flags;
+  const float epsF = static_cast<float>(eps);
+  int32_t epsBits = 0;
+  std::memcpy(&epsBits, &epsF, sizeof epsBits);
+  auto flags = normalization_flags::none;
+  if (w.defined()) flags = flags | normalization_flags::use_scale;
+  if (b.defined()) flags = flags | normalization_flags::use_shift;
+  const dnnl::memory::desc md({outer, len}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::ab);
+  const du::PrimitiveKey key{2, outer, len, static_cast<int64_t>(flags), epsBits, omp_get_max_threads()};
+  std::shared_ptr<dnnl::primitive> prim;
+  try {
+    prim = du::cachedPrimitive(key, [&] {
+      dnnl::layer_normalization_forward::desc d(dnnl::prop_kind::forward_inference, md, epsF, flags);
+      return dnnl::layer_normalization_forward(dnnl::layer_normalization_forward::primitive_desc(d, du::engine()));
+    });
+  } catch (const dnnl::error&) {
+    return false;
+  }
+  auto& eng = du::engine();
+  const dnnl::memory::desc vd({len}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::a);
+  std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, dnnl::memory(md, eng, c.rawData())},
+                                             {DNNL_ARG_DST, dnnl::memory(md, eng, out.rawData())}};
+  if (w.defined()) args.emplace(DNNL_ARG_SCALE, dnnl::memory(vd, eng, w.rawData()));
+  if (b.defined()) args.emplace(DNNL_ARG_SHIFT, dnnl::memory(vd, eng, b.rawData()));
+  prim->execute(du::stream(), args);
+  du::stream().wait();
+  return true;
+}
+
 }  // namespace
 
 Tensor batchNorm(const Tensor& x, const OptTensor& runningMean, const OptTensor& runningVar,
@@ -109,6 +148,15 @@ Tensor layerNorm(const Tensor& x, const IntList& normalizedShape, const OptTenso
   const int64_t len = checkedNumel(normalizedShape);
   const int64_t outer = len == 0 ? 0 : x.numel() / len;
   Tensor c = x.contiguous();
+  auto floatVector = [&](const OptTensor& t) {
+    return !t || !t->defined() || (t->dtype() == ScalarType::Float && t->numel() == len);
+  };
+  if (x.dtype() == ScalarType::Float && outer > 0 && len > 0 && floatVector(weight) && floatVector(bias)) {
+    const Tensor w = weight && weight->defined() ? weight->contiguous() : Tensor();
+    const Tensor b = bias && bias->defined() ? bias->contiguous() : Tensor();
+    Tensor y = Tensor::empty(x.sizes(), ScalarType::Float);
+    if (layerNormDnnl(c, y, outer, len, w, b, eps)) return y;
+  }
   const auto st = groupStats(c, outer, len);
   // normalize with C = 1, then apply the elementwise affine over the normalized block.
   Tensor y = normalize(c, outer, 1, len, {1.0}, {0.0},

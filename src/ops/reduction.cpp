@@ -1,5 +1,6 @@
 #include "ops/reduction.h"
 
+#include "ops/dnnl_utils.h"
 #include "ops/elementwise.h"
 #include "ops/parallel.h"
 #include "ops/shape.h"
@@ -361,6 +362,60 @@ Tensor scan(const Tensor& x, int64_t dim, std::optional<ScalarType> dtype, bool 
   return out;
 }
 
+// One softmax row as PyTorch defines it (NaN and infinities included), accumulated in double.
+template <class T>
+void softmaxRow(const T* in, T* o, int64_t base, int64_t size, int64_t inner, bool isLog) {
+  using A = OpMath<T>;
+  A mx = -std::numeric_limits<A>::infinity();
+  for (int64_t k = 0; k < size; ++k) {
+    const A v = static_cast<A>(in[base + k * inner]);
+    if (v != v || v > mx) mx = (v != v || mx != mx) ? std::numeric_limits<A>::quiet_NaN() : v;
+  }
+  double s = 0;
+  for (int64_t k = 0; k < size; ++k) s += std::exp(static_cast<double>(static_cast<A>(in[base + k * inner]) - mx));
+  if (isLog) {
+    const double ls = std::log(s);
+    for (int64_t k = 0; k < size; ++k)
+      o[base + k * inner] = castTo<T>(static_cast<double>(static_cast<A>(in[base + k * inner]) - mx) - ls);
+  } else {
+    for (int64_t k = 0; k < size; ++k)
+      o[base + k * inner] = castTo<T>(std::exp(static_cast<double>(static_cast<A>(in[base + k * inner]) - mx)) / s);
+  }
+}
+
+// Float softmax over the last dim of contiguous [outer, n] rows with oneDNN's softmax (a
+// cached primitive, Note [oneDNN primitive cache]): what PyTorch's vectorized float kernel
+// computes, in float. Rows where oneDNN's clamped exp could differ from PyTorch's NaN and
+// infinity rules (a NaN or +inf, or no element above -inf) are recomputed by softmaxRow.
+void softmaxLastDimDnnl(const Tensor& c, const Tensor& out, int64_t outer, int64_t n, bool isLog) {
+  namespace du = dnnl_utils;
+  const dnnl::memory::desc md({outer, n}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::ab);
+  const du::PrimitiveKey key{1, outer, n, isLog ? 1 : 0, omp_get_max_threads()};
+  auto prim = du::cachedPrimitive(key, [&] {
+    dnnl::softmax_v2_forward::desc d(dnnl::prop_kind::forward_inference,
+                                     isLog ? dnnl::algorithm::softmax_log : dnnl::algorithm::softmax_accurate, md, md, 1);
+    return dnnl::softmax_v2_forward(dnnl::softmax_v2_forward::primitive_desc(d, du::engine()));
+  });
+  auto& eng = du::engine();
+  dnnl::memory src(md, eng, c.rawData()), dst(md, eng, out.rawData());
+  prim->execute(du::stream(), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
+  du::stream().wait();
+  const float* in = c.data<float>();
+  float* o = out.data<float>();
+  const float inf = std::numeric_limits<float>::infinity();
+  parallelFor(outer, std::max<int64_t>(1, 16384 / n), [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) {
+      const float* row = in + r * n;
+      bool special = false, above = false;
+      for (int64_t k = 0; k < n; ++k) {
+        special |= !(row[k] < inf);
+        above |= row[k] > -inf;
+      }
+      if (special || !above) softmaxRow<float>(in, o, r * n, n, 1, isLog);
+    }
+  });
+}
+
 Tensor softmaxImpl(const Tensor& x, int64_t dim, std::optional<ScalarType> dtype, bool isLog) {
   const char* name = isLog ? "log_softmax_lastdim_kernel_impl" : "softmax_lastdim_kernel_impl";
   const ScalarType dt = dtype.value_or(x.dtype());
@@ -369,30 +424,17 @@ Tensor softmaxImpl(const Tensor& x, int64_t dim, std::optional<ScalarType> dtype
   Tensor c = toDtype(x, dt).contiguous();
   Tensor out = Tensor::empty(x.sizes(), dt);
   const DimLayout l = dimLayout(c, d);
+  if (dt == ScalarType::Float && l.inner == 1 && l.size > 1 && l.outer > 0) {
+    softmaxLastDimDnnl(c, out, l.outer, l.size, isLog);
+    return out;
+  }
   dispatchFloating(dt, name, [&](auto tag) {
     using T = decltype(tag);
-    using A = OpMath<T>;
     const T* in = c.data<T>();
     T* o = out.data<T>();
     parallelFor(l.outer * l.inner, std::max<int64_t>(1, 8192 / std::max<int64_t>(l.size, 1)), [&](int64_t b, int64_t e) {
-      for (int64_t oi = b; oi < e; ++oi) {
-        const int64_t base = (oi / l.inner) * l.size * l.inner + oi % l.inner;
-        A mx = -std::numeric_limits<A>::infinity();
-        for (int64_t k = 0; k < l.size; ++k) {
-          const A v = static_cast<A>(in[base + k * l.inner]);
-          if (v != v || v > mx) mx = (v != v || mx != mx) ? std::numeric_limits<A>::quiet_NaN() : v;
-        }
-        double s = 0;
-        for (int64_t k = 0; k < l.size; ++k) s += std::exp(static_cast<double>(static_cast<A>(in[base + k * l.inner]) - mx));
-        if (isLog) {
-          const double ls = std::log(s);
-          for (int64_t k = 0; k < l.size; ++k)
-            o[base + k * l.inner] = castTo<T>(static_cast<double>(static_cast<A>(in[base + k * l.inner]) - mx) - ls);
-        } else {
-          for (int64_t k = 0; k < l.size; ++k)
-            o[base + k * l.inner] = castTo<T>(std::exp(static_cast<double>(static_cast<A>(in[base + k * l.inner]) - mx)) / s);
-        }
-      }
+      for (int64_t oi = b; oi < e; ++oi)
+        softmaxRow<T>(in, o, (oi / l.inner) * l.size * l.inner + oi % l.inner, l.size, l.inner, isLog);
     });
   });
   return out;
