@@ -276,6 +276,13 @@ for d in (0, 1, -1):
     case("log_softmax", [inp([3, 4, 5], view="T", lo=-10, hi=10)], lambda x, d=d: F.log_softmax(x, d), {"dim": d}, tol=RED_TOL)
 case("softmax", [inp([3, 4], torch.float32)], lambda x: F.softmax(x, 1, dtype=torch.float64), {"dim": 1, "dtype": "float64"})
 case("softmax", [torch.tensor([[1.0, float("-inf")], [float("-inf"), float("-inf")]])], lambda x: F.softmax(x, 1), {"dim": 1})
+# Long rows (oneDNN's vector path) and rows with NaN, +inf or only -inf (PyTorch's NaN rules).
+case("softmax", [inp([6, 333], lo=-30, hi=30)], lambda x: F.softmax(x, -1), {"dim": -1}, tol=RED_TOL)
+case("log_softmax", [inp([6, 333], lo=-30, hi=30)], lambda x: F.log_softmax(x, -1), {"dim": -1}, tol=RED_TOL)
+_special = torch.tensor([[1.0, float("nan"), 2.0], [float("inf"), 1.0, 0.0], [float("-inf")] * 3,
+                         [float("-inf"), 3.0, float("-inf")], [0.5, -0.5, 1.5]])
+case("softmax", [_special], lambda x: F.softmax(x, 1), {"dim": 1})
+case("log_softmax", [_special], lambda x: F.log_softmax(x, 1), {"dim": 1})
 case("logsumexp", [inp([3, 4, 5], lo=-50, hi=50)], lambda x: torch.logsumexp(x, [1]), {"dims": [1]}, tol=RED_TOL)
 case("logsumexp", [torch.tensor([[float("-inf"), float("-inf")], [float("inf"), 1.0]])], lambda x: torch.logsumexp(x, [1]), {"dims": [1]})
 for largest in (True, False):
@@ -454,6 +461,12 @@ case("batch_norm", [inp([4, 3, 6], view="T"), inp([3]), inp([3], lo=0.5, hi=2), 
      lambda x, m, v, w, b: F.batch_norm(x, m.clone(), v.clone(), w, b, True, 0.1, 1e-3), {"training": True, "eps": 1e-3}, tol=NORM_TOL)
 case("layer_norm", [inp([2, 3, 4, 5]), inp([4, 5]), inp([4, 5])], lambda x, w, b: F.layer_norm(x, [4, 5], w, b),
      {"shape": [4, 5], "eps": 1e-5}, tol=NORM_TOL)
+case("layer_norm", [inp([3, 7, 768], lo=-5, hi=9), inp([768]), inp([768])],
+     lambda x, w, b: F.layer_norm(x, [768], w, b, 1e-6), {"shape": [768], "eps": 1e-6}, tol=NORM_TOL)
+case("layer_norm", [inp([5, 33], view="T")], lambda x: F.layer_norm(x, [33]), {"shape": [33], "eps": 1e-5, "affine": "none"},
+     tol=NORM_TOL)
+case("layer_norm", [inp([4, 6]), inp([6])], lambda x, w: F.layer_norm(x, [6], w), {"shape": [6], "eps": 1e-5, "affine": "weight"},
+     tol=NORM_TOL)
 case("group_norm", [inp([2, 6, 4, 3]), inp([6]), inp([6])], lambda x, w, b: F.group_norm(x, 3, w, b),
      {"groups": 3, "eps": 1e-5}, tol=NORM_TOL)
 case("instance_norm", [inp([2, 3, 4, 5]), inp([3]), inp([3])], lambda x, w, b: F.instance_norm(x, weight=w, bias=b),

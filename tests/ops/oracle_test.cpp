@@ -286,7 +286,13 @@ std::map<std::string, OpFn> makeTable() {
   t["batch_norm"] = [](const Ins& in, Args a) {
     return Outs{batchNorm(in[0], in[1], in[2], in[3], in[4], a["training"].get<bool>(), 0.1, a["eps"].get<double>())};
   };
-  t["layer_norm"] = [](const Ins& in, Args a) { return Outs{layerNorm(in[0], ints(a["shape"]), in[1], in[2], a["eps"].get<double>())}; };
+  t["layer_norm"] = [](const Ins& in, Args a) {
+    // Optional weight / bias: inputs 1 and 2 when given (a["affine"] = "none" / "weight").
+    const std::string affine = a.contains("affine") ? a["affine"].get<std::string>() : "both";
+    OptTensor w = affine == "none" ? OptTensor() : OptTensor(in[1]);
+    OptTensor b = affine == "both" ? OptTensor(in[2]) : OptTensor();
+    return Outs{layerNorm(in[0], ints(a["shape"]), w, b, a["eps"].get<double>())};
+  };
   t["group_norm"] = [](const Ins& in, Args a) {
     return Outs{groupNorm(in[0], a["groups"].get<int64_t>(), in[1], in[2], a["eps"].get<double>())};
   };
