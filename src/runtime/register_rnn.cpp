@@ -13,6 +13,8 @@
 #include "ops/shape.h"
 #include "runtime/register_utils.h"
 
+#include <cmath>
+
 namespace torchless {
 namespace {
 
@@ -26,11 +28,47 @@ struct CellParams {
   std::optional<Tensor> bIh, bHh;
 };
 
+// The LSTM step's pointwise part in one pass over float rows, with the same float operations
+// in the same order as the unfused ops below (so the same numbers): gates = gi + gh; i, f, o
+// sigmoid, g tanh; c' = f * c + i * g; h' = o * tanh(c'). False (nothing done) when a tensor
+// is not float or not contiguous.
+bool lstmPointwiseFloat(const Tensor& gi, const Tensor& gh, Tensor& h, Tensor& c) {
+  if (gi.dtype() != ScalarType::Float || gh.dtype() != ScalarType::Float || !c.defined() ||
+      c.dtype() != ScalarType::Float || !gi.isContiguous() || !gh.isContiguous() || !c.isContiguous() ||
+      gi.sizes() != gh.sizes() || gi.dim() != 2 || c.dim() != 2 || c.size(0) != gi.size(0) ||
+      gi.size(1) != 4 * c.size(1))
+    return false;
+  const int64_t B = c.size(0), H = c.size(1);
+  Tensor nh = Tensor::empty({B, H}, ScalarType::Float), nc = Tensor::empty({B, H}, ScalarType::Float);
+  const float* a = gi.data<float>();
+  const float* b = gh.data<float>();
+  const float* cp = c.data<float>();
+  float* hq = nh.data<float>();
+  float* cq = nc.data<float>();
+  auto sig = [](float v) { return 1.f / (1.f + std::exp(-v)); };
+  for (int64_t r = 0; r < B; ++r) {
+    const float* ar = a + r * 4 * H;
+    const float* br = b + r * 4 * H;
+    for (int64_t j = 0; j < H; ++j) {
+      const float i = sig(ar[j] + br[j]), f = sig(ar[H + j] + br[H + j]);
+      const float g = std::tanh(ar[2 * H + j] + br[2 * H + j]), o = sig(ar[3 * H + j] + br[3 * H + j]);
+      const float fc = f * cp[r * H + j], ig = i * g;
+      const float cy = fc + ig;
+      cq[r * H + j] = cy;
+      hq[r * H + j] = o * std::tanh(cy);
+    }
+  }
+  h = nh;
+  c = nc;
+  return true;
+}
+
 // One step. `gi` is x W_ih^T + b_ih for this step [B, G*H]; h (and c for LSTM) [B, H].
 void cellStep(Mode mode, const Tensor& gi, const CellParams& p, Tensor& h, Tensor& c) {
   Tensor gh = ops::linear(h, p.wHh, p.bHh);
   switch (mode) {
     case Mode::LSTM: {
+      if (lstmPointwiseFloat(gi, gh, h, c)) return;
       auto g = ops::chunk(ops::add(gi, gh), 4, 1);
       Tensor i = ops::sigmoid(g[0]), f = ops::sigmoid(g[1]), gg = ops::tanh(g[2]), o = ops::sigmoid(g[3]);
       c = ops::add(ops::mul(f, c), ops::mul(i, gg));
