@@ -39,6 +39,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace torchless::onnx_export {
@@ -113,6 +114,13 @@ struct SaveOptions {
 /// Returns true when external data was written. Throws torchless::Error (placed at `path`)
 /// when a file cannot be written.
 bool saveModel(const ::onnx::ModelProto& model, const std::string& path, const SaveOptions& options = {});
+
+/// The opsets the converter of op-table key `schema` writes, as {first, last}: kMinOpset..kMaxOpset
+/// unless its registration raised the first (setConverterMinOpset; e.g. grid_sampler needs
+/// GridSample, opset 16). Exporting at an older opset is an error naming the operator.
+std::pair<int, int> converterOpsets(std::string_view schema);
+/// Declares that the converter of op-table key `schema` needs `opset` or newer.
+void setConverterMinOpset(std::string_view schema, int opset);
 
 /// ONNX nodes per op type in `model` (subgraphs included).
 std::map<std::string, int> countOps(const ::onnx::ModelProto& model);

@@ -1,6 +1,8 @@
 // `torchless ops`: every registered operator schema, one a line, sorted. `--kernels` keeps
 // only the schemas the interpreter has a kernel for; `--coverage` prints how many do.
+// `--onnx` keeps the schemas ONNX export converts, each followed by the opsets it writes.
 #include "convert/engine/engine_ctx.h"
+#include "torchless/onnx_export.h"
 #include "ir/operator_registry.h"
 #include "runtime/kernel.h"
 #include "tools/commands.h"
@@ -17,16 +19,20 @@ void registerOpsCommand(CLI::App& app) {
   auto count = std::make_shared<bool>(false);
   auto kernels = std::make_shared<bool>(false);
   auto coverage = std::make_shared<bool>(false);
+  auto onnx = std::make_shared<bool>(false);
   cmd->add_option("--filter", *filter, "Only schemas containing this substring");
   cmd->add_flag("--count", *count, "Print only the number of matching schemas");
   cmd->add_flag("--kernels", *kernels, "Only schemas that have an interpreter kernel");
   cmd->add_flag("--coverage", *coverage,
                 "Print one summary line: how many of the matching schemas have a kernel");
-  cmd->callback([filter, count, kernels, coverage]() {
+  cmd->add_flag("--onnx", *onnx,
+                "Only schemas that ONNX export converts, each with the opsets it is written at (\"opsets 13-18\")");
+  cmd->callback([filter, count, kernels, coverage, onnx]() {
     initOperatorRegistry();
     initKernels();
     size_t n = 0, withKernel = 0;
     std::string out;
+    const auto& onnxRegistry = onnx_export::onnxConverters();
     for (const OpInfo* op : OperatorRegistry::global().all()) {
       if (!filter->empty() && op->key.find(*filter) == std::string::npos) continue;
       const bool has = op->kernel != nullptr;
@@ -36,9 +42,14 @@ void registerOpsCommand(CLI::App& app) {
         continue;
       }
       if (*kernels && !has) continue;
+      if (*onnx && !onnxRegistry.find(std::string_view(op->key))) continue;
       ++n;
       if (!*count) {
         out += op->key;
+        if (*onnx) {
+          auto [lo, hi] = onnx_export::converterOpsets(op->key);
+          out += fmt::format("  opsets {}-{}", lo, hi);
+        }
         out += '\n';
       }
     }
@@ -60,6 +71,13 @@ void registerOpsCommand(CLI::App& app) {
       out += fmt::format("{} of {} schemas have engine converters: {} native (oneDNN layers), {} plugin "
                          "(the kernel inside an engine); Torch-TensorRT's TorchScript frontend: about 160\n",
                          engineAll, n, engineNative, engineAll - engineNative);
+      size_t onnxAll = 0;
+      for (const OpInfo* op : OperatorRegistry::global().all()) {
+        if (!filter->empty() && op->key.find(*filter) == std::string::npos) continue;
+        onnxAll += onnxRegistry.find(std::string_view(op->key)) ? 1 : 0;
+      }
+      out += fmt::format("{} of {} schemas have ONNX converters (opsets {}-{})\n", onnxAll, n,
+                         onnx_export::kMinOpset, onnx_export::kMaxOpset);
     }
     else if (*count)
       out = std::to_string(n) + "\n";

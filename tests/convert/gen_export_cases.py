@@ -190,8 +190,9 @@ def save_io(d, inputs, outputs):
     for i, x in enumerate(inputs):
         np.save(os.path.join(d, "in%d.npy" % i), x.numpy())
     for k, y in enumerate(outputs):
-        # C order: a transposed output would otherwise be written in Fortran order.
-        np.save(os.path.join(d, "out%d.npy" % k), np.ascontiguousarray(y.numpy()))
+        # C order: a transposed output would otherwise be written in Fortran order (np.array,
+        # not np.ascontiguousarray, which makes a 0-d result 1-d).
+        np.save(os.path.join(d, "out%d.npy" % k), np.array(y.numpy(), order="C"))
 
 
 def wanted(name):
@@ -199,8 +200,9 @@ def wanted(name):
 
 
 def write_model(name, model, inputs, variants=("scripted",), rtol=1e-4, atol=1e-4, dynamic=None,
-                alt_inputs=None, torch_onnx=True, script_for_onnx=False):
-    """Writes one case per variant ("scripted", "traced"; a variant "" names the case `name`)."""
+                alt_inputs=None, torch_onnx=True, script_for_onnx=False, min_opset=13):
+    """Writes one case per variant ("scripted", "traced"; a variant "" names the case `name`).
+    min_opset: the oldest opset the case exports at (scatter_add's reduction needs 16)."""
     cases = [(name if not v else "%s_%s" % (name, v), v) for v in variants]
     cases = [(c, v) for c, v in cases if wanted(c)]
     if not cases:
@@ -241,7 +243,8 @@ def write_model(name, model, inputs, variants=("scripted",), rtol=1e-4, atol=1e-
             np.save(os.path.join(d, "p%d.npy" % j), p.numpy())
         meta = {"inputs": len(inputs), "params": [p for p, _ in params], "rtol": rtol, "atol": atol,
                 "traced": variant == "traced", "dynamic": {"input_%d" % i: a for i, a in (dynamic or {}).items()},
-                "alt": alt_inputs is not None, "torch_onnx_ops": counts, "torch_onnx_error": errors}
+                "alt": alt_inputs is not None, "torch_onnx_ops": counts, "torch_onnx_error": errors,
+                "min_opset": min_opset}
         with open(os.path.join(d, "meta.json"), "w") as f:
             json.dump(meta, f, indent=1)
         print("wrote", case, "(%d params)" % len(params), flush=True)

@@ -189,6 +189,87 @@ class CastLong(nn.Module):
     def forward(self, x):
         return self.emb(torch._cast_Long(x * 15.0, False))
 
+# ---- the long tail (issue 14 part 5) ----------------------------------------------------------
+
+class TailElementwise(nn.Module):
+    """Unary math and activations torch.onnx's symbolic_opset9 exports, and the binary tail."""
+
+    def forward(self, x, y, i):
+        a = torch.trunc(x * 3.0) + torch.log1p(x.abs()) + torch.log2(x.abs() + 1.0) + torch.square(x)
+        b = torch.selu(x) + F.mish(x) + F.logsigmoid(x) + F.softplus(x, 2.0, 5.0) + F.celu(x, 0.5)
+        c = torch.isnan(x / y).float()
+        m = torch.logical_xor(torch.logical_or(x > 0, y > 0), torch.logical_and(x > 0.5, ~(y > 0.2)))
+        d = torch.fmod(x * 4.0, y) + torch.remainder(x * 4.0, y) + torch.floor_divide(x * 4.0, y)
+        e = torch.true_divide(x, y) + torch.addcmul(x, x, y, value=0.5) + torch.lerp(x, y, 0.3)
+        k = torch.remainder(i, 3) + torch.fmod(i, 4) + torch.floor_divide(i, 3)
+        return a, b, c, m, d, e, k
+
+
+class TailNoKernel(nn.Module):
+    """Ops the interpreter has no kernel for yet (traced: the trace's types give the sizes)."""
+
+    def forward(self, x):
+        return (F.hardshrink(x, 0.3) + F.softshrink(x, 0.3), x.T,
+                F.interpolate(x[None, None], size=(5, 7), mode="bicubic", align_corners=False))
+
+
+class TailReduce(nn.Module):
+    def forward(self, x):
+        a = (x > 0).all(), (x > -1.5).all(1), (x > 1.0).any(), (x > 1.0).any(0)
+        b = torch.logsumexp(x, 1), torch.var(x), torch.std(x, 0), torch.var(x, 1, unbiased=False, keepdim=True)
+        c = torch.var_mean(x, 1), torch.std_mean(x, 0)
+        d = torch.norm(x, dim=1), torch.norm(x, p=1, dim=0), torch.linalg.vector_norm(x, 3.0), x.norm()
+        e = torch.cumsum(x, 1), torch.cumsum(x > 0, 0)
+        return a, b, c, d, e
+
+
+class TailShape(nn.Module):
+    def forward(self, x, v):
+        a = torch.flip(x, [0, 2]), torch.roll(x, 1, 2), torch.roll(x, [1, -1], [0, 1]), torch.roll(x, 3)
+        b = x.repeat(2, 1, 1, 2), torch.repeat_interleave(x, 2, 1), torch.repeat_interleave(v, 3)
+        c = torch.movedim(x, 0, 2), x.view_as(torch.zeros(4, 6)), x.reshape_as(torch.zeros(6, 4))
+        p, q, r = x.unbind(1)
+        acc = torch.zeros_like(x[0, :, 0])
+        for t in x.unbind(2):
+            acc = acc + t.sum(0)
+        d = torch.tril(x[0]), torch.triu(x, 1), torch.tril(x, -1)
+        e = torch.broadcast_tensors(v.unsqueeze(1), x[0, 0])
+        f = torch.meshgrid(v, v[:2], indexing="ij"), torch.meshgrid(v, v[:2], indexing="xy")
+        return a, b, c, p - q * r, acc, d, e, f
+
+
+class TailSearch(nn.Module):
+    def forward(self, x, idx):
+        a = torch.topk(x, 2), torch.topk(x, 3, 0, largest=False)
+        b = torch.sort(x, 1, descending=True), torch.argsort(x, 0)
+        c = torch.nonzero(x > 0.5), torch.masked_select(x, x > 0)
+        d = torch.gather(x, 1, idx), x.scatter(1, idx, -x), x.scatter(0, idx.clamp(max=3), 2.0)
+        return a, b, c, d
+
+
+class ScatterAdd(nn.Module):
+    """scatter_add and scatter with a reduction (ScatterElements' reduction: opset 16)."""
+
+    def forward(self, x, idx, src):
+        return x.scatter_add(1, idx, src), x.scatter(1, idx, src, reduce="multiply")
+
+
+class TailNn(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inorm = nn.InstanceNorm2d(4, affine=True)
+
+    def forward(self, x, s, v):
+        a = self.inorm(x), F.pad(x, [1, 2, 2, 1], mode="reflect"), F.pad(x, [2, 1, 1, 0], mode="replicate")
+        b = F.pixel_unshuffle(x, 2), F.log_softmax(x, 1)
+        c = (F.interpolate(s, scale_factor=2.0, mode="nearest"), F.interpolate(s, size=11, mode="linear"),
+             F.interpolate(s, size=5, mode="linear", align_corners=True),
+             F.interpolate(x.unsqueeze(2), scale_factor=(2.0, 1.5, 1.5), mode="trilinear"),
+             F.interpolate(x.unsqueeze(2), size=(2, 3, 5), mode="nearest"))
+        m = x[0, 0]
+        d = torch.baddbmm(x[0], x[0], x[0], beta=0.5, alpha=2.0), torch.dot(v, v), torch.mv(m, v), torch.outer(v, v)
+        return a, b, c, d
+
 
 def main():
     os.makedirs(gen.OUT, exist_ok=True)
@@ -215,6 +296,14 @@ def main():
     w("div_modes", DivModes(), [r(3, 4) * 5, r(3, 4).abs() + 0.5], both)
     w("new_zeros", NewZeros(), [r(3, 4)], both)
     w("cast_long", CastLong(), [torch.rand(2, 5)], ("scripted",))
+    w("tail_elementwise", TailElementwise(), [r(3, 4), r(3, 4).abs() + 0.5, torch.tensor([[-7, 5, 9], [4, -3, 8]])], both)
+    w("tail_no_kernel", TailNoKernel(), [r(3, 4)], ("traced",))
+    w("tail_reduce", TailReduce(), [r(4, 5)], both)
+    w("tail_shape", TailShape(), [r(2, 3, 4), r(4)], ("scripted",))
+    w("tail_search", TailSearch(), [r(4, 5), torch.tensor([[0, 2], [1, 4], [3, 3], [4, 0]])], both)
+    w("scatter_add", ScatterAdd(), [r(3, 5), torch.tensor([[0, 2, 0], [1, 4, 1], [3, 3, 3]]), r(3, 3)], both,
+      min_opset=16)
+    w("tail_nn", TailNn(), [r(2, 4, 6, 6), r(1, 2, 6), r(6)], both)
     # PyTorch's fast paths, traced under no_grad: a small ViT (aten::_native_multi_head_attention)
     # and a batch-first TransformerEncoder (aten::_transformer_encoder_layer_fwd).
     vit = torchvision.models.VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=2,

@@ -4,6 +4,7 @@
 #include "convert/onnx/onnx_ctx.h"
 
 #include <cmath>
+#include <functional>
 
 namespace torchless::onnx_export {
 
@@ -126,6 +127,57 @@ void convertDivMode(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   if (mode && *mode == "floor") q = ctx.op("Floor", {q});
   if (mode && *mode == "trunc") q = ctx.op("Mul", {ctx.op("Sign", {q}), ctx.op("Floor", {ctx.op("Abs", {q})})});
   ctx.setOutput(n, 0, compute == dt ? q : ctx.castTo(q, compute, dt));
+}
+
+// A float op of one input, decomposed: x (cast to the result dtype) -> fn(x).
+OnnxConverter unaryExpr(std::function<std::string(OnnxCtx&, const std::string&, ScalarType)> fn) {
+  return [fn](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    ScalarType dt = resultDtype(ctx, n);
+    std::string x = ctx.castTo(args[0].unwrapToTensor(), ctx.dtypeOf(args[0].value()), dt);
+    ctx.setOutput(n, 0, fn(ctx, x, dt));
+  };
+}
+
+// softplus(x, beta, threshold) = x where beta * x > threshold, else Softplus(beta * x) / beta.
+std::string softplus(OnnxCtx& ctx, const std::string& x, ScalarType dt, double beta, double threshold) {
+  std::string bx = beta == 1.0 ? x : ctx.op("Mul", {x, ctx.constScalar(beta, dt)});
+  std::string sp = ctx.op("Softplus", {bx});
+  if (beta != 1.0) sp = ctx.op("Div", {sp, ctx.constScalar(beta, dt)});
+  return ctx.op("Where", {ctx.op("Greater", {bx, ctx.constScalar(threshold, dt)}), x, sp});
+}
+
+// logical_and / or / xor -> And / Or / Xor of the operands as bool.
+OnnxConverter logical(std::string opType) {
+  return [opType](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    std::string a = ctx.castTo(args[0].unwrapToTensor(), ctx.dtypeOf(args[0].value()), ScalarType::Bool);
+    std::string b = ctx.castTo(args[1].unwrapToTensor(), ctx.dtypeOf(args[1].value()), ScalarType::Bool);
+    std::string y = ctx.op(opType, {a, b});
+    // The in-place forms keep self's dtype.
+    if (auto d = ctx.dtypeOf(n.output()); d && *d != ScalarType::Bool) y = ctx.castTo(y, ScalarType::Bool, *d);
+    ctx.setOutput(n, 0, y);
+  };
+}
+
+// fmod -> Mod(fmod=1) (the sign of the dividend, as C's fmod); remainder (the sign of the
+// divisor, Python's %) -> Mod(fmod=0) for integers, a - floor(a / b) * b for floats (ONNX's
+// Mod with fmod=0 takes integers only), as torch.onnx's symbolic_opset10.
+OnnxConverter modulo(bool fmod) {
+  return [fmod](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    ScalarType dt = resultDtype(ctx, n);
+    std::string a = tensorOrScalar(ctx, args[0], dt), b = tensorOrScalar(ctx, args[1], dt);
+    if (fmod) return ctx.setOutput(n, 0, ctx.op("Mod", {a, b}, {attrI("fmod", 1)}));
+    if (isIntegralType(dt, true)) return ctx.setOutput(n, 0, ctx.op("Mod", {a, b}, {attrI("fmod", 0)}));
+    std::string q = ctx.op("Floor", {ctx.op("Div", {a, b})});
+    ctx.setOutput(n, 0, ctx.op("Sub", {a, ctx.op("Mul", {q, b})}));
+  };
+}
+
+// floor_divide: Floor(a / b) (PyTorch 1.13 rounds toward -inf); integers divide in double.
+void convertFloorDivide(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  ScalarType dt = resultDtype(ctx, n);
+  ScalarType compute = isIntegralType(dt, true) ? ScalarType::Double : dt;
+  std::string q = ctx.op("Floor", {ctx.op("Div", {tensorOrScalar(ctx, args[0], compute), tensorOrScalar(ctx, args[1], compute)})});
+  ctx.setOutput(n, 0, ctx.castTo(q, compute, dt));
 }
 
 }  // namespace
@@ -269,6 +321,90 @@ void registerElementwiseConverters(OnnxConverterRegistry& r) {
                    ScalarType dt = resultDtype(ctx, n);
                    std::string c = ctx.castTo(args[0].unwrapToTensor(), ctx.dtypeOf(args[0].value()), ScalarType::Bool);
                    ctx.setOutput(n, 0, ctx.op("Where", {c, tensorOrScalar(ctx, args[1], dt), tensorOrScalar(ctx, args[2], dt)}));
+                 });
+  // The long tail of unary math and activations (torch.onnx's symbolic_opset9 forms).
+  r.addOverloads({"aten::trunc", "aten::trunc_"}, unaryExpr([](OnnxCtx& ctx, const std::string& x, ScalarType) {
+    return ctx.op("Mul", {ctx.op("Sign", {x}), ctx.op("Floor", {ctx.op("Abs", {x})})});
+  }));
+  r.addOverloads({"aten::log1p", "aten::log1p_"}, unaryExpr([](OnnxCtx& ctx, const std::string& x, ScalarType dt) {
+    return ctx.op("Log", {ctx.op("Add", {x, ctx.constScalar(1.0, dt)})});
+  }));
+  r.addOverloads({"aten::log2", "aten::log2_"}, unaryExpr([](OnnxCtx& ctx, const std::string& x, ScalarType dt) {
+    return ctx.op("Div", {ctx.op("Log", {x}), ctx.constScalar(std::log(2.0), dt)});
+  }));
+  r.addOverloads({"aten::square", "aten::square_"},
+                 unaryExpr([](OnnxCtx& ctx, const std::string& x, ScalarType) { return ctx.op("Mul", {x, x}); }));
+  r.addOverloads({"aten::selu", "aten::selu_"},
+                 unaryExpr([](OnnxCtx& ctx, const std::string& x, ScalarType) { return ctx.op("Selu", {x}); }));
+  r.addOverloads({"aten::mish", "aten::mish_"}, unaryExpr([](OnnxCtx& ctx, const std::string& x, ScalarType dt) {
+    return ctx.op("Mul", {x, ctx.op("Tanh", {softplus(ctx, x, dt, 1.0, 20.0)})});
+  }));
+  // log_sigmoid(x) = -softplus(-x), stable for large |x|.
+  r.addOverloads({"aten::log_sigmoid"}, unaryExpr([](OnnxCtx& ctx, const std::string& x, ScalarType dt) {
+    return ctx.op("Neg", {softplus(ctx, ctx.op("Neg", {x}), dt, 1.0, 20.0)});
+  }));
+  r.addOverloads({"aten::softplus"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    ScalarType dt = resultDtype(ctx, n);
+    ctx.setOutput(n, 0, softplus(ctx, args[0].unwrapToTensor(), dt, args[1].unwrapToDouble(1.0),
+                                 args[2].unwrapToDouble(20.0)));
+  });
+  r.addOverloads({"aten::celu", "aten::celu_"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    ctx.setOutput(n, 0, ctx.op("Celu", {args[0].unwrapToTensor()}, {attrF("alpha", args[1].unwrapToDouble(1.0))}));
+  });
+  // hardshrink: x where |x| > lambda else 0; softshrink: x -+ lambda beyond +-lambda, else 0.
+  r.addOverloads({"aten::hardshrink"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    ScalarType dt = resultDtype(ctx, n);
+    std::string x = args[0].unwrapToTensor();
+    std::string keep = ctx.op("Greater", {ctx.op("Abs", {x}), ctx.constScalar(args[1].unwrapToDouble(0.5), dt)});
+    ctx.setOutput(n, 0, ctx.op("Where", {keep, x, ctx.constScalar(0.0, dt)}));
+  });
+  r.addOverloads({"aten::softshrink"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    ScalarType dt = resultDtype(ctx, n);
+    std::string x = args[0].unwrapToTensor();
+    std::string l = ctx.constScalar(args[1].unwrapToDouble(0.5), dt);
+    std::string zero = ctx.constScalar(0.0, dt);
+    std::string neg = ctx.op("Neg", {l});
+    std::string y = ctx.op("Where", {ctx.op("Greater", {x, l}), ctx.op("Sub", {x, l}), zero});
+    ctx.setOutput(n, 0, ctx.op("Where", {ctx.op("Less", {x, neg}), ctx.op("Add", {x, l}), y}));
+  });
+  r.addOverloads({"aten::isnan"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    ctx.setOutput(n, 0, ctx.op("IsNaN", {args[0].unwrapToTensor()}));
+  });
+  r.addOverloads({"aten::logical_and", "aten::logical_and_"}, logical("And"));
+  r.addOverloads({"aten::logical_or", "aten::logical_or_"}, logical("Or"));
+  r.addOverloads({"aten::logical_xor", "aten::logical_xor_"}, logical("Xor"));
+  // bitwise_not of bools -> Not (ONNX has BitwiseNot for integers from opset 18 only).
+  r.addOverloads({"aten::bitwise_not", "aten::bitwise_not_"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    auto dt = ctx.dtypeOf(args[0].value());
+    if (dt && *dt != ScalarType::Bool) {
+      if (ctx.opset() < 18) args[0].fail("a bool tensor (BitwiseNot of integers needs opset 18)", toString(*dt));
+      return ctx.setOutput(n, 0, ctx.op("BitwiseNot", {args[0].unwrapToTensor()}));
+    }
+    ctx.setOutput(n, 0, ctx.op("Not", {args[0].unwrapToTensor()}));
+  });
+  r.addOverloads({"aten::fmod.Tensor", "aten::fmod.Scalar", "aten::fmod_.Tensor", "aten::fmod_.Scalar"}, modulo(true));
+  r.addOverloads({"aten::remainder.Tensor", "aten::remainder.Scalar", "aten::remainder_.Tensor",
+                  "aten::remainder_.Scalar"},
+                 modulo(false));
+  r.addOverloads({"aten::floor_divide", "aten::floor_divide.Scalar", "aten::floor_divide_.Scalar"}, convertFloorDivide);
+  r.addOverloads({"aten::true_divide.Tensor", "aten::true_divide.Scalar", "aten::true_divide_.Tensor",
+                  "aten::true_divide_.Scalar"},
+                 binary("Div"));
+  // addcmul(self, t1, t2, value) = self + value * t1 * t2.
+  r.addOverloads({"aten::addcmul", "aten::addcmul_"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    ScalarType dt = resultDtype(ctx, n);
+    std::string prod = ctx.op("Mul", {tensorOrScalar(ctx, args[1], dt), tensorOrScalar(ctx, args[2], dt)});
+    double value = args[3].unwrapToDouble(1.0);
+    if (value != 1.0) prod = ctx.op("Mul", {prod, ctx.constScalar(value, dt)});
+    ctx.setOutput(n, 0, ctx.op("Add", {tensorOrScalar(ctx, args[0], dt), prod}));
+  });
+  // lerp(self, end, weight) = self + weight * (end - self).
+  r.addOverloads({"aten::lerp.Scalar", "aten::lerp.Tensor", "aten::lerp_.Scalar", "aten::lerp_.Tensor"},
+                 [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+                   ScalarType dt = resultDtype(ctx, n);
+                   std::string a = tensorOrScalar(ctx, args[0], dt);
+                   std::string d = ctx.op("Sub", {tensorOrScalar(ctx, args[1], dt), a});
+                   ctx.setOutput(n, 0, ctx.op("Add", {a, ctx.op("Mul", {tensorOrScalar(ctx, args[2], dt), d})}));
                  });
   r.addOverloads({"aten::masked_fill.Scalar", "aten::masked_fill.Tensor", "aten::masked_fill_.Scalar",
                   "aten::masked_fill_.Tensor"},

@@ -27,11 +27,29 @@ bool isTensorListType(const Value* v) {
   return v->type()->expect<ListType>().getElementType()->kind() == TypeKind::TensorType;
 }
 
+// Whether a value of type t may hold a tensor: Tensor, and lists, tuples and optionals of
+// something that may (an int[] from list slicing does not; the kernel computes it).
+bool mayHoldTensor(const TypePtr& t) {
+  if (!t) return true;
+  switch (t->kind()) {
+    case TypeKind::TensorType: return true;
+    case TypeKind::ListType: return mayHoldTensor(t->expect<ListType>().getElementType());
+    case TypeKind::OptionalType: return mayHoldTensor(t->expect<OptionalType>().getElementType());
+    case TypeKind::TupleType:
+      for (const auto& e : t->expect<TupleType>().elements())
+        if (mayHoldTensor(e)) return true;
+      return false;
+    case TypeKind::IntType: case TypeKind::FloatType: case TypeKind::BoolType: case TypeKind::StringType:
+    case TypeKind::NoneType: case TypeKind::NumberType: case TypeKind::DeviceObjType:
+    case TypeKind::ScalarTypeType: case TypeKind::LayoutType: case TypeKind::MemoryFormatType:
+      return false;
+    default: return true;
+  }
+}
+
 bool hasTensorOutput(const Node& n) {
   for (const Value* v : n.outputs())
-    if (!v->type() || v->type()->kind() == TypeKind::TensorType || v->type()->kind() == TypeKind::ListType ||
-        v->type()->kind() == TypeKind::TupleType || v->type()->kind() == TypeKind::OptionalType)
-      return true;
+    if (mayHoldTensor(v->type())) return true;
   return false;
 }
 
@@ -85,6 +103,13 @@ class Exporter {
         throw Error(fmt::format("{} has no ONNX converter and its inputs are not known at export time",
                                 op ? op->key : n.kind().toQualString()),
                     convert::nodePlace(n));
+      if (op) {
+        const int first = converterOpsets(op->key).first;
+        if (ctx_.opset() < first)
+          throw Error(fmt::format("{} is exported from opset {} on; this export writes opset {}", op->key, first,
+                                  ctx_.opset()),
+                      convert::nodePlace(n));
+      }
       OnnxArgs args(ctx_, n, op);
       (*fn)(ctx_, n, args);
       for (size_t i = 0; i < n.outputs().size(); ++i)
@@ -246,6 +271,20 @@ std::map<std::string, int> countOps(const ::onnx::ModelProto& model) {
   return out;
 }
 
+namespace {
+std::map<std::string, int, std::less<>>& minOpsets() {
+  static std::map<std::string, int, std::less<>> m;
+  return m;
+}
+}  // namespace
+
+std::pair<int, int> converterOpsets(std::string_view schema) {
+  auto it = minOpsets().find(schema);
+  return {it == minOpsets().end() ? kMinOpset : it->second, kMaxOpset};
+}
+
+void setConverterMinOpset(std::string_view schema, int opset) { minOpsets()[std::string(schema)] = opset; }
+
 void registerConverter(std::string_view schema, OnnxConverter converter) {
   onnxConverters().add(schema, std::move(converter));
 }
@@ -332,6 +371,8 @@ void registerConverter(std::string_view schema, OnnxConverter converter) {
   // Outputs: tuples and lists flattened, named, typed.
   std::vector<const Value*> outs;
   std::vector<std::string> outNames;
+  // Outputs that are elements of a tensor list: the list (its facts describe its elements).
+  std::map<size_t, const Value*> listOf;
   // Outputs flatten as cli.md's: tuples and lists in order, dict values in insertion order
   // (the keys are not outputs), None dropped (googlenet's and inception's scripted
   // `Outputs(x, None)`).
@@ -355,6 +396,7 @@ void registerConverter(std::string_view schema, OnnxConverter converter) {
       for (const auto& t : ctx.tensorList(v)) {
         outs.push_back(nullptr);
         outNames.push_back(t);
+        listOf[outNames.size() - 1] = v;
       }
       return;
     }
@@ -410,10 +452,16 @@ void registerConverter(std::string_view schema, OnnxConverter converter) {
     ValueFacts f;
     std::optional<ScalarType> dtype;
     std::optional<std::vector<int64_t>> sizes;
+    std::optional<int64_t> rank;
     if (outs[i]) {
       if (auto it = prepared.facts.find(outs[i]); it != prepared.facts.end()) f = it->second;
       dtype = ctx.dtypeOf(outs[i]);
       sizes = ctx.sizesOf(outs[i]);
+      rank = ctx.rankOf(outs[i]);
+    } else if (auto l = listOf.find(i); l != listOf.end()) {
+      dtype = ctx.dtypeOf(l->second);
+      sizes = ctx.sizesOf(l->second);
+      rank = ctx.rankOf(l->second);
     }
     if (auto d = options.dynamicAxes.find(finalName); d != options.dynamicAxes.end() && sizes) {
       f.dynamicDims.resize(sizes->size(), false);
@@ -424,6 +472,13 @@ void registerConverter(std::string_view schema, OnnxConverter converter) {
       auto* vi = gp->add_output();
       vi->set_name(finalName);
       vi->mutable_type()->mutable_tensor_type()->set_elem_type(onnxDataType(ScalarType::Float));
+      continue;
+    }
+    if (!sizes && rank) {
+      // Known rank, unknown sizes: dims without values (the checker wants a shape).
+      setValueInfo(gp->add_output(), finalName, dtype, std::vector<int64_t>(*rank, 0), {}, finalName);
+      auto* shape = gp->mutable_output(gp->output_size() - 1)->mutable_type()->mutable_tensor_type()->mutable_shape();
+      for (auto& d : *shape->mutable_dim()) d.clear_dim_value();
       continue;
     }
     setValueInfo(gp->add_output(), finalName, dtype, sizes, f.dynamicDims, finalName);

@@ -67,6 +67,22 @@ void registerLinalgConverters(OnnxConverterRegistry& r) {
     ctx.setOutput(n, 0, ctx.op("Einsum", args[1].unwrapToTensorList(), {attrS("equation", eq)}));
   });
   r.addOverloads({"aten::linear"}, convertLinear);
+  // dot / mv: MatMul of the 1-d / 2-d operands; outer: a column times a row.
+  r.addOverloads({"aten::dot", "aten::mv"}, convertMatMul);
+  r.addOverloads({"aten::outer"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    ctx.setOutput(n, 0, ctx.op("Mul", {unsqueeze(ctx, args[0].unwrapToTensor(), {1}), args[1].unwrapToTensor()}));
+  });
+  // baddbmm(self, b1, b2, beta, alpha) = beta * self + alpha * (b1 @ b2).
+  r.addOverloads({"aten::baddbmm", "aten::baddbmm_"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    ScalarType dt = dtypeOr(ctx, n.output());
+    double beta = args[3].unwrapToDouble(1.0), alpha = args[4].unwrapToDouble(1.0);
+    std::string prod = ctx.op("MatMul", {args[1].unwrapToTensor(), args[2].unwrapToTensor()});
+    if (alpha != 1.0) prod = ctx.op("Mul", {prod, ctx.constScalar(alpha, dt)});
+    if (beta == 0.0) return ctx.setOutput(n, 0, prod);
+    std::string self = args[0].unwrapToTensor();
+    if (beta != 1.0) self = ctx.op("Mul", {self, ctx.constScalar(beta, dt)});
+    ctx.setOutput(n, 0, ctx.op("Add", {self, prod}));
+  });
 }
 
 }  // namespace torchless::onnx_export

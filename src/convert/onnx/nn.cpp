@@ -32,37 +32,38 @@ void convertEmbedding(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
 
 // constant_pad_nd(self, pad, value) -> Pad(constant). torch's pad lists (begin, end) pairs
 // from the last dim backwards; ONNX wants all begins, then all ends, from the first dim.
-void convertConstantPad(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
-  auto pad = args[1].unwrapToIntList();
-  int64_t rank = ctx.expectRank(n, args[0].value());
+std::vector<int64_t> onnxPads(const std::vector<int64_t>& pad, int64_t rank) {
   std::vector<int64_t> pads(2 * rank, 0);
   for (size_t i = 0; i + 1 < pad.size(); i += 2) {
     int64_t dim = rank - 1 - static_cast<int64_t>(i / 2);
     pads[dim] = pad[i];
     pads[rank + dim] = pad[i + 1];
   }
+  return pads;
+}
+
+void convertConstantPad(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  auto pads = onnxPads(args[1].unwrapToIntList(), ctx.expectRank(n, args[0].value()));
   ScalarType dt = dtypeOr(ctx, args[0].value());
   double value = args[2].unwrapToDouble(0.0);
   ctx.setOutput(n, 0, ctx.op("Pad", {args[0].unwrapToTensor(), ctx.constInt64s(pads), ctx.constScalar(value, dt)},
                              {attrS("mode", "constant")}));
 }
 
-// upsample_nearest2d / upsample_bilinear2d (and .vec) -> Resize with sizes
+// upsample_{nearest,linear,bilinear,bicubic,trilinear}{1,2,3}d (and .vec) -> Resize with sizes
 // (https://onnx.ai/onnx/operators/onnx__Resize.html): nearest uses asymmetric coordinates
-// and floor rounding, as PyTorch's "nearest"; bilinear uses align_corners or
-// pytorch_half_pixel.
-OnnxConverter upsample(bool linear) {
-  return [linear](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+// and floor rounding, as PyTorch's "nearest"; linear and cubic use align_corners or
+// pytorch_half_pixel, cubic with PyTorch's coefficient -0.75.
+OnnxConverter upsample(std::string mode) {
+  return [mode](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     std::string x = args[0].unwrapToTensor();
-    auto sizes = ctx.expectSizes(n, args[0].value());
     std::vector<int64_t> outSizes = ctx.expectSizes(n, n.output());
-    bool vec = args.op() && args.op()->schema.overloadName() == "vec";
-    bool alignCorners = linear && args[vec ? 2 : 2].unwrapToBool();
-    (void)sizes;
     std::vector<OnnxAttr> attrs;
-    if (linear) {
-      attrs.push_back(attrS("mode", "linear"));
+    if (mode != "nearest") {
+      bool alignCorners = args[2].unwrapToBool();
+      attrs.push_back(attrS("mode", mode));
       attrs.push_back(attrS("coordinate_transformation_mode", alignCorners ? "align_corners" : "pytorch_half_pixel"));
+      if (mode == "cubic") attrs.push_back(attrF("cubic_coeff_a", -0.75));
     } else {
       attrs.push_back(attrS("mode", "nearest"));
       attrs.push_back(attrS("coordinate_transformation_mode", "asymmetric"));
@@ -70,6 +71,36 @@ OnnxConverter upsample(bool linear) {
     }
     ctx.setOutput(n, 0, ctx.op("Resize", {x, "", "", ctx.constInt64s(outSizes)}, attrs));
   };
+}
+
+// reflection_pad / replication_pad{1,2,3}d and pad(mode) -> Pad(reflect / edge / constant),
+// pads reordered as constant_pad_nd's.
+OnnxConverter padMode(std::optional<std::string> fixed) {
+  return [fixed](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    std::string mode = fixed ? *fixed : args[2].unwrapToString();
+    if (mode == "constant") {
+      auto pads = onnxPads(args[1].unwrapToIntList(), ctx.expectRank(n, args[0].value()));
+      ScalarType dt = dtypeOr(ctx, args[0].value());
+      double value = args.size() > 3 ? args[3].unwrapToDouble(0.0) : 0.0;
+      return ctx.setOutput(n, 0, ctx.op("Pad", {args[0].unwrapToTensor(), ctx.constInt64s(pads), ctx.constScalar(value, dt)},
+                                        {attrS("mode", "constant")}));
+    }
+    std::string onnxMode = mode == "reflect" ? "reflect" : mode == "replicate" ? "edge" : "";
+    if (onnxMode.empty()) args[2].fail("'constant', 'reflect' or 'replicate'", "'" + mode + "'");
+    auto pads = onnxPads(args[1].unwrapToIntList(), ctx.expectRank(n, args[0].value()));
+    ctx.setOutput(n, 0, ctx.op("Pad", {args[0].unwrapToTensor(), ctx.constInt64s(pads)}, {attrS("mode", onnxMode)}));
+  };
+}
+
+// pixel_unshuffle(x, r): (N, C, H*r, W*r) -> Reshape (N, C, H, r, W, r) -> Transpose
+// (0, 1, 3, 5, 2, 4) -> Reshape (N, C*r*r, H, W): channel c*r*r + i*r + j, PyTorch's order.
+void convertPixelUnshuffle(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  auto s = ctx.expectSizes(n, args[0].value());
+  if (s.size() != 4) args[0].fail("a 4-d tensor", fmt::format("rank {}", s.size()));
+  int64_t r = args[1].unwrapToInt();
+  std::string y = ctx.op("Reshape", {args[0].unwrapToTensor(), ctx.constInt64s({s[0], s[1], s[2] / r, r, s[3] / r, r})});
+  y = ctx.op("Transpose", {y}, {attrIs("perm", {0, 1, 3, 5, 2, 4})});
+  ctx.setOutput(n, 0, ctx.op("Reshape", {y, ctx.constInt64s({s[0], s[1] * r * r, s[2] / r, s[3] / r})}));
 }
 
 // pixel_shuffle(x, r) -> DepthToSpace(blocksize=r, mode=CRD): channel c*r*r + i*r + j goes to
@@ -100,12 +131,25 @@ void registerNnConverters(OnnxConverterRegistry& r) {
     std::string x = ctx.castTo(args[0].unwrapToTensor(), ctx.dtypeOf(args[0].value()), ScalarType::Long);
     int64_t classes = args[1].unwrapToInt(-1);
     std::string depth = classes >= 0 ? ctx.constInt64s({classes})
-                                     : ctx.op("Add", {reduce(ctx, "ReduceMax", x, {}, false), ctx.constScalar(1, ScalarType::Long)});
+                                     : ctx.op("Add", {reduce(ctx, "Max", x, {}, false), ctx.constScalar(1, ScalarType::Long)});
     ctx.setOutput(n, 0, ctx.op("OneHot", {x, depth, ctx.constInt64s({0, 1})}, {attrI("axis", -1)}));
   });
   r.addOverloads({"aten::constant_pad_nd"}, convertConstantPad);
-  r.addOverloads({"aten::upsample_nearest2d", "aten::upsample_nearest2d.vec"}, upsample(false));
-  r.addOverloads({"aten::upsample_bilinear2d", "aten::upsample_bilinear2d.vec"}, upsample(true));
+  r.addOverloads({"aten::upsample_nearest1d", "aten::upsample_nearest1d.vec", "aten::upsample_nearest2d",
+                  "aten::upsample_nearest2d.vec", "aten::upsample_nearest3d", "aten::upsample_nearest3d.vec"},
+                 upsample("nearest"));
+  r.addOverloads({"aten::upsample_linear1d", "aten::upsample_linear1d.vec", "aten::upsample_bilinear2d",
+                  "aten::upsample_bilinear2d.vec", "aten::upsample_trilinear3d.vec"},
+                 upsample("linear"));
+  r.addOverloads({"aten::upsample_bicubic2d.vec"}, upsample("cubic"));
+  r.addOverloads({"aten::reflection_pad1d", "aten::reflection_pad2d"}, padMode(std::string("reflect")));
+  r.addOverloads({"aten::replication_pad1d", "aten::replication_pad2d"}, padMode(std::string("replicate")));
+  r.addOverloads({"aten::pad"}, padMode(std::nullopt));
+  r.addOverloads({"aten::pixel_unshuffle"}, convertPixelUnshuffle);
+  r.addOverloads({"aten::_log_softmax"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    int64_t rank = ctx.expectRank(n, args[0].value());
+    ctx.setOutput(n, 0, ctx.op("LogSoftmax", {args[0].unwrapToTensor()}, {attrI("axis", wrapDim(args[1].unwrapToInt(), rank))}));
+  });
 }
 
 }  // namespace torchless::onnx_export

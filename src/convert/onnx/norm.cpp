@@ -85,9 +85,29 @@ void convertGroupNorm(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   ctx.setOutput(n, 0, y);
 }
 
+// instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps,
+// cudnn): with the input's statistics (InstanceNorm's default), each (N, C) plane normalized
+// as group_norm with one group per channel. Running statistics (track_running_stats in eval)
+// are a batch norm's.
+void convertInstanceNorm(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  if (!args[5].unwrapToBool()) args[5].fail("True (running statistics in eval are not exported yet)", "False");
+  std::string x = args[0].unwrapToTensor();
+  auto sizes = ctx.expectSizes(n, args[0].value());
+  ScalarType dt = dtypeOr(ctx, args[0].value());
+  std::string grouped = ctx.op("Reshape", {x, ctx.constInt64s({0, 0, -1})});
+  std::string y = normalize(ctx, grouped, {2}, args[7].unwrapToDouble(), dt);
+  y = ctx.op("Reshape", {y, ctx.op("Shape", {x})});
+  std::vector<int64_t> axes;
+  for (size_t i = 2; i < sizes.size(); ++i) axes.push_back(static_cast<int64_t>(i - 1));
+  if (auto w = args[1].unwrapToOptionalTensor()) y = ctx.op("Mul", {y, axes.empty() ? *w : unsqueeze(ctx, *w, axes)});
+  if (auto b = args[2].unwrapToOptionalTensor()) y = ctx.op("Add", {y, axes.empty() ? *b : unsqueeze(ctx, *b, axes)});
+  ctx.setOutput(n, 0, y);
+}
+
 }  // namespace
 
 void registerNormConverters(OnnxConverterRegistry& r) {
+  r.addOverloads({"aten::instance_norm"}, convertInstanceNorm);
   r.addOverloads({"aten::batch_norm"}, convertBatchNorm);
   r.addOverloads({"aten::layer_norm"}, convertLayerNorm);
   r.addOverloads({"aten::group_norm"}, convertGroupNorm);

@@ -289,6 +289,7 @@ OnnxConverterRegistry& onnxConverters() {
     registerRnnConverters(registry);
     registerScatterConverters(registry);
     registerQuantizedConverters(registry);
+    registerSearchConverters(registry);
   });
   return registry;
 }

@@ -36,6 +36,8 @@ struct ValueFacts {
   /// Dims whose size follows a dynamic axis of some input.
   std::vector<bool> dynamicDims;
   /// The rank when the sizes are not known (a loop-carried tensor: its initial value's rank).
+  /// For a list of tensors, dtype, rank and sizes describe its elements when they all share
+  /// them (unbind's, broadcast_tensors': what an element read at run time, SequenceAt, is).
   std::optional<int64_t> rank;
 };
 
@@ -167,6 +169,7 @@ void registerNnConverters(OnnxConverterRegistry& r);
 void registerRnnConverters(OnnxConverterRegistry& r);
 void registerScatterConverters(OnnxConverterRegistry& r);
 void registerQuantizedConverters(OnnxConverterRegistry& r);  // quantized.cpp (QDQ)
+void registerSearchConverters(OnnxConverterRegistry& r);
 
 // ---- helpers shared by converter files ----------------------------------------------------
 

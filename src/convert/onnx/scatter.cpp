@@ -192,6 +192,73 @@ void convertIndexPut(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   ctx.setOutput(n, 0, ctx.op("Add", {self, ctx.op("ScatterND", {zeros, nd, updates})}));
 }
 
+// gather(self, dim, index) -> GatherElements(x, index, axis)
+// (https://onnx.ai/onnx/operators/onnx__GatherElements.html).
+void convertGather(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  int64_t dim = wrapDim(args[1].unwrapToInt(), std::max<int64_t>(ctx.expectRank(n, args[0].value()), 1));
+  std::string idx = toLong(ctx, args[2].unwrapToTensor(), args[2].value());
+  ctx.setOutput(n, 0, ctx.op("GatherElements", {args[0].unwrapToTensor(), idx}, {attrI("axis", dim)}));
+}
+
+// scatter(self, dim, index, src | value[, reduce]) / scatter_add -> ScatterElements(self,
+// index, updates, axis[, reduction]); a scalar value is expanded to index's shape. Reductions
+// ("add", "multiply", scatter_add) need opset 16, where ScatterElements gained them: before,
+// repeated indices could not be summed.
+OnnxConverter scatter(std::optional<std::string> fixedReduce) {
+  return [fixedReduce](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    ScalarType dt = dtypeOr(ctx, args[0].value());
+    int64_t dim = wrapDim(args[1].unwrapToInt(), std::max<int64_t>(ctx.expectRank(n, args[0].value()), 1));
+    std::string idx = toLong(ctx, args[2].unwrapToTensor(), args[2].value());
+    std::string updates;
+    if (args[3].isIValue() && !args[3].unwrapToIValue().isTensor())
+      updates = ctx.op("Expand", {ctx.constScalar(args[3].unwrapToDouble(), dt), ctx.op("Shape", {idx})});
+    else
+      updates = ctx.castTo(args[3].unwrapToTensor(), ctx.dtypeOf(args[3].value()), dt);
+    // PyTorch reads only src's leading part of index's shape; ONNX wants the same shape.
+    auto srcSizes = ctx.sizesOf(args[3].value());
+    auto idxSizes = ctx.expectSizes(n, args[2].value());
+    if (srcSizes && *srcSizes != idxSizes && srcSizes->size() == idxSizes.size()) {
+      std::vector<int64_t> zeros(idxSizes.size(), 0), axes;
+      for (size_t i = 0; i < idxSizes.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+      updates = ctx.op("Slice", {updates, ctx.constInt64s(zeros), ctx.constInt64s(idxSizes), ctx.constInt64s(axes)});
+    }
+    std::optional<std::string> reduction = fixedReduce;
+    if (!reduction && args.size() > 4) {
+      std::string r = args[4].unwrapToString();
+      if (r == "add") reduction = "add";
+      else if (r == "multiply") reduction = "mul";
+      else args[4].fail("'add' or 'multiply'", "'" + r + "'");
+    }
+    std::vector<OnnxAttr> attrs = {attrI("axis", dim)};
+    if (reduction) {
+      if (ctx.opset() < 16)
+        throw Error(fmt::format("{} with a reduction is exported from opset 16 (ScatterElements' reduction); this "
+                                "export writes opset {}",
+                                n.kind().toQualString(), ctx.opset()));
+      attrs.push_back(attrS("reduction", *reduction));
+    }
+    ctx.setOutput(n, 0, ctx.op("ScatterElements", {args[0].unwrapToTensor(), idx, updates}, attrs));
+  };
+}
+
+// masked_select(self, mask) -> Compress of both flattened after broadcasting to one shape: a
+// 1-d tensor of the selected elements in row-major order.
+void convertMaskedSelect(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  auto xs = ctx.expectSizes(n, args[0].value());
+  auto ms = ctx.expectSizes(n, args[1].value());
+  size_t rank = std::max(xs.size(), ms.size());
+  std::vector<int64_t> shape(rank, 1);
+  for (const auto* s : {&xs, &ms})
+    for (size_t i = 0; i < s->size(); ++i)
+      if ((*s)[i] != 1) shape[rank - s->size() + i] = (*s)[i];
+  std::string x = ctx.op("Expand", {args[0].unwrapToTensor(), ctx.constInt64s(shape)});
+  std::string m = ctx.castTo(args[1].unwrapToTensor(), ctx.dtypeOf(args[1].value()), ScalarType::Bool);
+  m = ctx.op("Expand", {m, ctx.constInt64s(shape)});
+  ctx.setOutput(n, 0, ctx.op("Compress", {ctx.op("Reshape", {x, ctx.constInt64s({-1})}),
+                                          ctx.op("Reshape", {m, ctx.constInt64s({-1})})},
+                             {attrI("axis", 0)}));
+}
+
 }  // namespace
 
 void registerScatterConverters(OnnxConverterRegistry& r) {
@@ -200,6 +267,13 @@ void registerScatterConverters(OnnxConverterRegistry& r) {
   r.addOverloads({"aten::fill.Scalar"}, convertFill);
   r.addOverloads({"aten::index.Tensor", "aten::index.Tensor_hacked_twin"}, convertIndex);
   r.addOverloads({"aten::index_put", "aten::index_put.hacked_twin"}, convertIndexPut);
+  r.addOverloads({"aten::gather"}, convertGather);
+  r.addOverloads({"aten::scatter.src", "aten::scatter.value", "aten::scatter_.src", "aten::scatter_.value",
+                  "aten::scatter.reduce", "aten::scatter.value_reduce", "aten::scatter_.reduce",
+                  "aten::scatter_.value_reduce"},
+                 scatter(std::nullopt));
+  r.addOverloads({"aten::scatter_add", "aten::scatter_add_"}, scatter(std::string("add")));
+  r.addOverloads({"aten::masked_select"}, convertMaskedSelect);
 }
 
 }  // namespace torchless::onnx_export

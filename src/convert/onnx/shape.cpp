@@ -26,6 +26,16 @@ std::string intAsList(OnnxCtx& ctx, const convert::ArgValue<std::string>& a) {
   return r && *r == 1 ? t : unsqueeze(ctx, t, {0});
 }
 
+// Records that every element of the tensor list `list` has `dtype` and `rank` (ValueFacts).
+void setElementFacts(OnnxCtx& ctx, const Value* list, std::optional<ScalarType> dtype, std::optional<int64_t> rank,
+                     std::optional<std::vector<int64_t>> sizes = std::nullopt) {
+  ValueFacts f;
+  f.dtype = dtype;
+  f.rank = rank;
+  f.sizes = std::move(sizes);
+  ctx.setFacts(list, f);
+}
+
 void identity(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   ctx.setOutput(n, 0, args[0].unwrapToTensor());
 }
@@ -162,7 +172,7 @@ void convertSplit(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   int64_t dim = wrapDim(args[2].unwrapToInt(0), rank);
   std::vector<int64_t> parts;
   const std::string name(n.kind().toUnqualString());
-  if (name == "chunk") {
+  if (name == "chunk" || name == "unsafe_chunk") {
     int64_t chunks = args[1].unwrapToInt();
     int64_t each = (sizes[dim] + chunks - 1) / chunks;
     for (int64_t left = sizes[dim]; left > 0; left -= each) parts.push_back(std::min(each, left));
@@ -176,6 +186,7 @@ void convertSplit(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   auto outs = ctx.opN("Split", {args[0].unwrapToTensor(), ctx.constInt64s(parts)}, parts.size(),
                       {attrI("axis", dim)});
   ctx.setTensorList(n.output(), outs);
+  setElementFacts(ctx, n.output(), ctx.dtypeOf(args[0].value()), rank);
 }
 
 // slice(dim, start, end, step) -> Slice; a slice over everything is nothing.
@@ -382,7 +393,29 @@ void convertListGetItem(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     std::string seq = ctx.toSequence(args[0].value());
     std::string i = args[1].isIValue() ? ctx.constScalar(static_cast<double>(args[1].unwrapToInt()), ScalarType::Long)
                                        : ctx.castTo(args[1].unwrapToTensor(), ctx.dtypeOf(args[1].value()), ScalarType::Long);
-    return ctx.setOutput(n, 0, ctx.op("SequenceAt", {seq, i}));
+    ctx.setOutput(n, 0, ctx.op("SequenceAt", {seq, i}));
+    // The element's dtype and rank, when the list's elements share them.
+    std::optional<ScalarType> dtype;
+    std::optional<int64_t> rank;
+    if (const Value* list = args[0].value(); list->node()->kind() == prim::ListConstruct) {
+      for (const Value* e : list->node()->inputs()) {
+        auto d = ctx.dtypeOf(e);
+        auto r = ctx.rankOf(e);
+        if (e == list->node()->inputs().front()) dtype = d, rank = r;
+        if (d != dtype) dtype.reset();
+        if (r != rank) rank.reset();
+      }
+    } else {
+      dtype = ctx.dtypeOf(list);
+      rank = ctx.rankOf(list);
+    }
+    if (dtype || rank) {
+      ValueFacts f;
+      f.dtype = dtype;
+      f.rank = rank;
+      ctx.setFacts(n.output(), f);
+    }
+    return;
   }
   auto xs = args[0].unwrapToTensorList();
   int64_t i = args[1].unwrapToInt();
@@ -430,6 +463,216 @@ OnnxConverter scalarCompare(std::string opType, bool negate = false) {
     std::string y = ctx.op(opType, {tensorOrScalar(ctx, args[0], dt), tensorOrScalar(ctx, args[1], dt)});
     ctx.setOutput(n, 0, negate ? ctx.op("Not", {y}) : y);
   };
+}
+
+// flip(dims) -> Slice with step -1 over each dim.
+void convertFlip(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  int64_t rank = ctx.expectRank(n, args[0].value());
+  auto dims = args[1].unwrapToIntList();
+  if (dims.empty()) return identity(ctx, n, args);
+  std::vector<int64_t> axes, starts, ends, steps;
+  for (int64_t d : dims) {
+    axes.push_back(wrapDim(d, rank));
+    starts.push_back(-1);
+    ends.push_back(std::numeric_limits<int64_t>::min());
+    steps.push_back(-1);
+  }
+  ctx.setOutput(n, 0, ctx.op("Slice", {args[0].unwrapToTensor(), ctx.constInt64s(starts), ctx.constInt64s(ends),
+                                       ctx.constInt64s(axes), ctx.constInt64s(steps)}));
+}
+
+// roll(shifts, dims) -> per dim Concat(Slice(x, size - s, end), Slice(x, 0, size - s)); no
+// dims rolls the flattened tensor and reshapes back.
+void convertRoll(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  auto sizes = ctx.expectSizes(n, args[0].value());
+  const int64_t rank = static_cast<int64_t>(sizes.size());
+  auto shifts = args[1].unwrapToIntList();
+  auto dims = args[2].unwrapToIntList(std::vector<int64_t>{});
+  std::string x = args[0].unwrapToTensor();
+  const bool flat = dims.empty();
+  if (flat) {
+    int64_t numel = 1;
+    for (int64_t s : sizes) numel *= s;
+    x = ctx.op("Reshape", {x, ctx.constInt64s({-1})});
+    sizes = {numel};
+    dims = {0};
+  }
+  if (shifts.size() != dims.size()) args[1].fail(fmt::format("{} shifts (one per dim)", dims.size()),
+                                                 std::to_string(shifts.size()));
+  for (size_t i = 0; i < dims.size(); ++i) {
+    int64_t d = wrapDim(dims[i], static_cast<int64_t>(sizes.size()));
+    int64_t size = sizes[d];
+    if (size == 0) continue;
+    int64_t s = ((shifts[i] % size) + size) % size;
+    if (s == 0) continue;
+    std::string tail = ctx.op("Slice", {x, ctx.constInt64s({size - s}), ctx.constInt64s({size}), ctx.constInt64s({d})});
+    std::string head = ctx.op("Slice", {x, ctx.constInt64s({0}), ctx.constInt64s({size - s}), ctx.constInt64s({d})});
+    x = ctx.op("Concat", {tail, head}, {attrI("axis", d)});
+  }
+  if (flat) x = ctx.op("Reshape", {x, ctx.constInt64s(ctx.expectSizes(n, args[0].value()))});
+  (void)rank;
+  ctx.setOutput(n, 0, x);
+}
+
+// repeat(repeats) -> Tile; more repeats than dims first adds leading dims of 1.
+void convertRepeat(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  int64_t rank = ctx.expectRank(n, args[0].value());
+  std::string x = args[0].unwrapToTensor();
+  std::string reps = intListTensor(ctx, args[1]);
+  int64_t numReps = args[1].isIValue() ? static_cast<int64_t>(args[1].unwrapToIntList().size())
+                                       : ctx.expectRank(n, n.output());
+  if (numReps > rank) {
+    std::vector<int64_t> axes;
+    for (int64_t i = 0; i < numReps - rank; ++i) axes.push_back(i);
+    x = unsqueeze(ctx, x, axes);
+  }
+  ctx.setOutput(n, 0, ctx.op("Tile", {x, reps}));
+}
+
+// repeat_interleave(self, repeats: int, dim) -> Unsqueeze(dim + 1), Tile there, Reshape to
+// the output's sizes; dim None flattens first. A tensor of repeats -> Gather of the indices
+// the repeats make (computed now: the repeats are known).
+void convertRepeatInterleave(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  std::string x = args[0].unwrapToTensor();
+  auto out = ctx.expectSizes(n, n.output());
+  int64_t dim = 0;
+  if (args[2].isNone()) {
+    x = ctx.op("Reshape", {x, ctx.constInt64s({-1})});
+  } else {
+    dim = wrapDim(args[2].unwrapToInt(), ctx.expectRank(n, args[0].value()));
+  }
+  const IValue& rv = args[1].unwrapToIValue();
+  if (rv.isInt()) {
+    int64_t reps = rv.toInt();
+    int64_t rank = args[2].isNone() ? 1 : ctx.expectRank(n, args[0].value());
+    std::vector<int64_t> tiles(rank + 1, 1);
+    tiles[dim + 1] = reps;
+    std::string t = ctx.op("Tile", {unsqueeze(ctx, x, {dim + 1}), ctx.constInt64s(tiles)});
+    return ctx.setOutput(n, 0, ctx.op("Reshape", {t, ctx.constInt64s(out)}));
+  }
+  Tensor r = rv.toTensor().to(ScalarType::Long).contiguous();
+  std::vector<int64_t> idx;
+  const int64_t* p = r.data<int64_t>();
+  for (int64_t i = 0; i < r.numel(); ++i)
+    for (int64_t j = 0; j < p[i]; ++j) idx.push_back(r.numel() == 1 ? -1 : i);
+  if (r.numel() == 1) {  // one count for every element
+    auto sizes = ctx.expectSizes(n, args[0].value());
+    int64_t len = args[2].isNone() ? out[0] / std::max<int64_t>(p[0], 1) : sizes[dim];
+    idx.clear();
+    for (int64_t i = 0; i < len; ++i)
+      for (int64_t j = 0; j < p[0]; ++j) idx.push_back(i);
+  }
+  ctx.setOutput(n, 0, ctx.op("Gather", {x, ctx.constInt64s(idx)}, {attrI("axis", dim)}));
+}
+
+// movedim(source, destination) -> Transpose: the moved dims at their destinations, the others
+// in order in the remaining places.
+void convertMovedim(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  int64_t rank = ctx.expectRank(n, args[0].value());
+  std::vector<int64_t> src, dst;
+  if (args[1].unwrapToIValue().isInt()) {
+    src = {args[1].unwrapToInt()};
+    dst = {args[2].unwrapToInt()};
+  } else {
+    src = args[1].unwrapToIntList();
+    dst = args[2].unwrapToIntList();
+  }
+  std::vector<int64_t> perm(rank, -1);
+  std::vector<bool> used(rank, false);
+  for (size_t i = 0; i < src.size(); ++i) {
+    perm[wrapDim(dst[i], rank)] = wrapDim(src[i], rank);
+    used[wrapDim(src[i], rank)] = true;
+  }
+  int64_t next = 0;
+  for (auto& p : perm) {
+    if (p >= 0) continue;
+    while (used[next]) ++next;
+    p = next++;
+  }
+  ctx.setOutput(n, 0, ctx.op("Transpose", {args[0].unwrapToTensor()}, {attrIs("perm", perm)}));
+}
+
+// unbind(dim) -> Split into ones, Squeeze each: a tensor list (a sequence where a list is
+// needed at run time, see OnnxCtx::toSequence).
+void convertUnbind(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  auto sizes = ctx.expectSizes(n, args[0].value());
+  int64_t dim = wrapDim(args[1].unwrapToInt(0), static_cast<int64_t>(sizes.size()));
+  const int64_t count = sizes[dim];
+  std::vector<std::string> xs;
+  if (count == 1) {
+    xs.push_back(squeeze(ctx, args[0].unwrapToTensor(), {dim}));
+  } else if (count > 1) {
+    auto parts = ctx.opN("Split", {args[0].unwrapToTensor(), ctx.constInt64s(std::vector<int64_t>(count, 1))},
+                         static_cast<size_t>(count), {attrI("axis", dim)});
+    for (const auto& p : parts) xs.push_back(squeeze(ctx, p, {dim}));
+  }
+  ctx.setTensorList(n.output(), xs);
+  std::vector<int64_t> elem = sizes;
+  elem.erase(elem.begin() + dim);
+  setElementFacts(ctx, n.output(), ctx.dtypeOf(args[0].value()), static_cast<int64_t>(elem.size()),
+                  ctx.isDynamic(args[0].value()) ? std::nullopt : std::optional<std::vector<int64_t>>(elem));
+}
+
+// tril / triu(diagonal) -> Trilu (opset 14); at opset 13 Where with the constant mask of the
+// known sizes' last two dims.
+OnnxConverter trilu(bool upper) {
+  return [upper](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    std::string x = args[0].unwrapToTensor();
+    int64_t k = args[1].unwrapToInt(0);
+    if (ctx.opset() >= 14)
+      return ctx.setOutput(n, 0, ctx.op("Trilu", {x, ctx.constScalar(static_cast<double>(k), ScalarType::Long)},
+                                        {attrI("upper", upper ? 1 : 0)}));
+    auto sizes = ctx.expectSizes(n, args[0].value());
+    if (sizes.size() < 2) args[0].fail("a tensor of at least 2 dims", fmt::format("rank {}", sizes.size()));
+    const int64_t rows = sizes[sizes.size() - 2], cols = sizes.back();
+    Tensor mask = Tensor::empty({rows, cols}, ScalarType::Bool);
+    bool* m = mask.data<bool>();
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j) m[i * cols + j] = upper ? j - i >= k : j - i <= k;
+    ScalarType dt = dtypeOr(ctx, args[0].value());
+    ctx.setOutput(n, 0, ctx.op("Where", {ctx.initializer(mask), x, ctx.constScalar(0, dt)}));
+  };
+}
+
+// broadcast_tensors / meshgrid: each tensor expanded to the common shape (meshgrid: each 1-d
+// input as a column of the grid first; indexing "xy" swaps the first two).
+void convertBroadcastTensors(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  auto xs = args[0].unwrapToTensorList();
+  const Value* list = args[0].value();
+  if (list->node()->kind() != prim::ListConstruct) args[0].fail("a list built in the graph", "a list from elsewhere");
+  const bool mesh = n.kind() == Symbol::aten("meshgrid");
+  std::string indexing = mesh && args.size() > 1 ? args[1].unwrapToString() : "ij";
+  std::vector<std::vector<int64_t>> shapes;
+  for (const Value* v : list->node()->inputs()) shapes.push_back(ctx.expectSizes(n, v));
+  std::vector<int64_t> out;
+  if (mesh) {
+    for (auto& s : shapes) out.push_back(s.empty() ? 1 : s[0]);
+    if (indexing == "xy" && out.size() >= 2) std::swap(out[0], out[1]);
+  } else {
+    size_t rank = 0;
+    for (auto& s : shapes) rank = std::max(rank, s.size());
+    out.assign(rank, 1);
+    for (auto& s : shapes)
+      for (size_t i = 0; i < s.size(); ++i) {
+        int64_t& o = out[rank - s.size() + i];
+        if (s[i] != 1) o = s[i];
+      }
+  }
+  std::vector<std::string> ys;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    std::string x = xs[i];
+    if (mesh) {
+      std::vector<int64_t> shape(out.size(), 1);
+      size_t at = i;
+      if (indexing == "xy" && out.size() >= 2 && i < 2) at = 1 - i;
+      shape[at] = -1;
+      x = ctx.op("Reshape", {x, ctx.constInt64s(shape)});
+    }
+    ys.push_back(ctx.op("Expand", {x, ctx.constInt64s(out)}));
+  }
+  ctx.setTensorList(n.output(), ys);
+  if (!list->node()->inputs().empty())
+    setElementFacts(ctx, n.output(), ctx.dtypeOf(list->node()->input(0)), static_cast<int64_t>(out.size()), out);
 }
 
 }  // namespace
@@ -541,6 +784,28 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
   r.addOverloads({"aten::len.t"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     ctx.setOutput(n, 0, ctx.op("SequenceLength", {ctx.toSequence(args[0].value())}));
   });
+  r.addOverloads({"aten::flip"}, convertFlip);
+  r.addOverloads({"aten::roll"}, convertRoll);
+  r.addOverloads({"aten::repeat"}, convertRepeat);
+  r.addOverloads({"aten::repeat_interleave.self_int", "aten::repeat_interleave.self_Tensor"}, convertRepeatInterleave);
+  r.addOverloads({"aten::movedim.int", "aten::movedim.intlist"}, convertMovedim);
+  r.addOverloads({"aten::numpy_T"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    int64_t rank = ctx.expectRank(n, args[0].value());
+    std::vector<int64_t> perm;
+    for (int64_t i = rank - 1; i >= 0; --i) perm.push_back(i);
+    ctx.setOutput(n, 0, ctx.op("Transpose", {args[0].unwrapToTensor()}, {attrIs("perm", perm)}));
+  });
+  r.addOverloads({"aten::view_as", "aten::reshape_as"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    ctx.setOutput(n, 0, ctx.op("Reshape", {args[0].unwrapToTensor(), ctx.op("Shape", {args[1].unwrapToTensor()})}));
+  });
+  r.addOverloads({"aten::unbind.int"}, convertUnbind);
+  r.addOverloads({"aten::unsafe_chunk", "aten::unsafe_split.Tensor"}, convertSplit);
+  r.addOverloads({"aten::tril", "aten::tril_"}, trilu(false));
+  r.addOverloads({"aten::triu", "aten::triu_"}, trilu(true));
+  r.addOverloads({"aten::broadcast_tensors", "aten::meshgrid", "aten::meshgrid.indexing"}, convertBroadcastTensors);
+  // empty / empty_like: zeros (any values are right; zeros are reproducible).
+  r.addOverloads({"aten::empty.memory_format"}, fillNew(0.0));
+  r.addOverloads({"aten::empty_like"}, fillLike(0.0));
 }
 
 }  // namespace torchless::onnx_export

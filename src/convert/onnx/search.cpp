@@ -1,0 +1,64 @@
+// ONNX converters: sorting and searching (src/ops/search.cpp's family): topk, sort, argsort,
+// nonzero, after torch.onnx's symbolic_opset11 forms.
+#include "convert/onnx/onnx_ctx.h"
+
+namespace torchless::onnx_export {
+
+namespace {
+
+// topk(self, k, dim, largest, sorted) -> TopK(x, [k], axis, largest, sorted)
+// (https://onnx.ai/onnx/operators/onnx__TopK.html): values and int64 indices.
+void convertTopk(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  int64_t rank = ctx.expectRank(n, args[0].value());
+  int64_t dim = wrapDim(args[2].unwrapToInt(-1), std::max<int64_t>(rank, 1));
+  std::string k = args[1].isIValue() ? ctx.constInt64s({args[1].unwrapToInt()})
+                                     : unsqueeze(ctx, ctx.castTo(args[1].unwrapToTensor(), ctx.dtypeOf(args[1].value()),
+                                                                 ScalarType::Long),
+                                                 {0});
+  auto outs = ctx.opN("TopK", {args[0].unwrapToTensor(), k}, 2,
+                      {attrI("axis", dim), attrI("largest", args[3].unwrapToBool(true) ? 1 : 0),
+                       attrI("sorted", args[4].unwrapToBool(true) ? 1 : 0)});
+  ctx.setOutput(n, 0, outs[0]);
+  ctx.setOutput(n, 1, outs[1]);
+}
+
+// sort(self, [stable,] dim, descending) / argsort: TopK over the whole dim, largest when
+// descending. Equal values come out in index order (ONNX Runtime's TopK), which is what
+// PyTorch's stable sort gives.
+void convertSort(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  const bool stableForm = args.op() && args.op()->schema.overloadName() == "stable";
+  const size_t dimIndex = stableForm ? 2 : 1;
+  auto sizes = ctx.expectSizes(n, args[0].value());
+  int64_t rank = static_cast<int64_t>(sizes.size());
+  std::string x = args[0].unwrapToTensor();
+  if (rank == 0) {
+    ctx.setOutput(n, 0, n.outputs().size() == 2 ? x : ctx.constScalar(0, ScalarType::Long));
+    if (n.outputs().size() == 2) ctx.setOutput(n, 1, ctx.constScalar(0, ScalarType::Long));
+    return;
+  }
+  int64_t dim = wrapDim(args[dimIndex].unwrapToInt(-1), rank);
+  bool descending = args[dimIndex + 1].unwrapToBool(false);
+  std::string k = ctx.isDynamic(args[0].value())
+                      ? ctx.op("Slice", {ctx.op("Shape", {x}), ctx.constInt64s({dim}), ctx.constInt64s({dim + 1})})
+                      : ctx.constInt64s({sizes[dim]});
+  auto outs = ctx.opN("TopK", {x, k}, 2,
+                      {attrI("axis", dim), attrI("largest", descending ? 1 : 0), attrI("sorted", 1)});
+  if (n.kind() == Symbol::aten("argsort")) return ctx.setOutput(n, 0, outs[1]);
+  ctx.setOutput(n, 0, outs[0]);
+  ctx.setOutput(n, 1, outs[1]);
+}
+
+// nonzero(self) -> Transpose(NonZero(x)): [N, rank] int64 coordinates in row-major order.
+void convertNonzero(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  ctx.setOutput(n, 0, ctx.op("Transpose", {ctx.op("NonZero", {args[0].unwrapToTensor()})}, {attrIs("perm", {1, 0})}));
+}
+
+}  // namespace
+
+void registerSearchConverters(OnnxConverterRegistry& r) {
+  r.addOverloads({"aten::topk"}, convertTopk);
+  r.addOverloads({"aten::sort", "aten::sort.stable", "aten::argsort", "aten::argsort.stable"}, convertSort);
+  r.addOverloads({"aten::nonzero"}, convertNonzero);
+}
+
+}  // namespace torchless::onnx_export
