@@ -23,3 +23,9 @@ if(TARGET convert_test)
   set_tests_properties(convert_export_coverage_oracle PROPERTIES FIXTURES_REQUIRED convert_export_coverage_cases
                        TIMEOUT 900)
 endif()
+# Issue 14 part 9: the ATen operators torch.onnx exports against `torchless ops --onnx`; the
+# README's list of gaps must be exact.
+add_test(NAME convert_onnx_coverage
+         COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/convert/check_onnx_coverage.py
+                 $<TARGET_FILE:torchless> ${PROJECT_SOURCE_DIR}/README.md)
+set_tests_properties(convert_onnx_coverage PROPERTIES TIMEOUT 120 ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1")

@@ -210,7 +210,8 @@ class TailNoKernel(nn.Module):
 
     def forward(self, x):
         return (F.hardshrink(x, 0.3) + F.softshrink(x, 0.3), x.T,
-                F.interpolate(x[None, None], size=(5, 7), mode="bicubic", align_corners=False))
+                F.interpolate(x[None, None], size=(5, 7), mode="bicubic", align_corners=False),
+                F.interpolate(x[None, None, None], scale_factor=(2.0, 1.5, 1.5), mode="trilinear"))
 
 
 class TailReduce(nn.Module):
@@ -264,7 +265,6 @@ class TailNn(nn.Module):
         b = F.pixel_unshuffle(x, 2), F.log_softmax(x, 1)
         c = (F.interpolate(s, scale_factor=2.0, mode="nearest"), F.interpolate(s, size=11, mode="linear"),
              F.interpolate(s, size=5, mode="linear", align_corners=True),
-             F.interpolate(x.unsqueeze(2), scale_factor=(2.0, 1.5, 1.5), mode="trilinear"),
              F.interpolate(x.unsqueeze(2), size=(2, 3, 5), mode="nearest"))
         m = x[0, 0]
         d = torch.baddbmm(x[0], x[0], x[0], beta=0.5, alpha=2.0), torch.dot(v, v), torch.mv(m, v), torch.outer(v, v)

@@ -69,6 +69,20 @@ OnnxConverter upsample(std::string mode) {
       attrs.push_back(attrS("coordinate_transformation_mode", "asymmetric"));
       attrs.push_back(attrS("nearest_mode", "floor"));
     }
+    // Scale factors given (the .vec overloads' third-last argument; F.interpolate without
+    // recompute_scale_factor): PyTorch maps coordinates by them, not by the size ratio, as
+    // Resize does with scales.
+    const bool vec = args.op() && args.op()->schema.overloadName() == "vec";
+    const size_t scalesIndex = mode == "nearest" ? 2 : 3;
+    if (vec && scalesIndex < args.size() && !args[scalesIndex].isNone()) {
+      auto sf = args[scalesIndex].unwrapToDoubleList();
+      std::vector<float> scales = {1.0f, 1.0f};
+      const size_t k = outSizes.size() - 2;
+      for (size_t i = 0; i < k; ++i) scales.push_back(static_cast<float>(sf.size() == 1 ? sf[0] : sf.at(i)));
+      Tensor t = Tensor::empty({static_cast<int64_t>(scales.size())}, ScalarType::Float);
+      std::copy(scales.begin(), scales.end(), t.data<float>());
+      return ctx.setOutput(n, 0, ctx.op("Resize", {x, "", ctx.initializer(t)}, attrs));
+    }
     ctx.setOutput(n, 0, ctx.op("Resize", {x, "", "", ctx.constInt64s(outSizes)}, attrs));
   };
 }

@@ -99,6 +99,58 @@ std::vector<IValue> observe(const std::shared_ptr<Graph>& graph, const std::vect
   return result;
 }
 
+// Note [Example run past kernel-less branches]
+// The interpreter compiles every node, also those in branches the example never takes
+// (torch.norm's `out=` calls, F.interpolate's nearest-exact modes in scripted code): one
+// without a kernel would stop the run, and with it the specialization that drops those
+// branches. The run therefore goes on a copy of the graph in which such nodes inside blocks
+// raise instead (prim::RaiseException; their outputs prim::Uninitialized): a branch the run
+// takes still fails it, one it skips is folded away in the graph itself. Top-level nodes are
+// left: they always run.
+bool stubKernellessNodes(Block* b, bool nested) {
+  bool stubbed = false;
+  for (auto it = b->nodes().begin(); it != b->nodes().end(); ++it) {
+    Node* n = *it;
+    for (Block* sub : n->blocks()) stubbed |= stubKernellessNodes(sub, true);
+    if (!nested || !n->blocks().empty() || !n->kind().is_aten()) continue;
+    const OpInfo* op = matchOperator(n, OperatorRegistry::global());
+    if (KernelRegistry::global().hasKernel(*n, op)) continue;
+    Graph& g = *n->owningGraph();
+    WithInsertPoint guard(n);
+    Value* msg = g.insertConstant(IValue(fmt::format("{} has no kernel for the export example run",
+                                                     op ? op->key : n->kind().toQualString())));
+    g.insertNode(g.create(prim::RaiseException, {msg}, 0));
+    for (Value* out : n->outputs()) {
+      Node* u = g.insertNode(g.create(prim::Uninitialized));
+      u->output()->setType(out->type());
+      out->replaceAllUsesWith(u->output());
+    }
+    it.destroyCurrent();
+    stubbed = true;
+  }
+  return stubbed;
+}
+
+// observe() on a copy of `graph` whose kernel-less nested nodes are stubbed (see the Note);
+// `graph` itself when there are none. Top-level nodes correspond one to one.
+std::vector<IValue> observeStubbed(const std::shared_ptr<Graph>& graph, const std::vector<Value*>& values,
+                                   std::vector<IValue> inputs) {
+  std::shared_ptr<Graph> copy = graph->copy();
+  if (!stubKernellessNodes(copy->block(), false)) return observe(graph, values, std::move(inputs));
+  std::unordered_map<const Value*, Value*> map;
+  for (size_t i = 0; i < graph->inputs().size(); ++i) map[graph->inputs()[i]] = copy->inputs()[i];
+  auto a = graph->nodes().begin();
+  auto b = copy->nodes().begin();
+  for (; a != graph->nodes().end() && b != copy->nodes().end(); ++a, ++b) {
+    TL_INTERNAL_ASSERT((*a)->kind() == (*b)->kind() && (*a)->outputs().size() == (*b)->outputs().size(),
+                       "graph copy differs at the top level");
+    for (size_t i = 0; i < (*a)->outputs().size(); ++i) map[(*a)->output(i)] = (*b)->output(i);
+  }
+  std::vector<Value*> mapped;
+  for (Value* v : values) mapped.push_back(map.at(v));
+  return observe(copy, mapped, std::move(inputs));
+}
+
 // Replaces prim::If nodes with a constant condition by the nodes of the branch taken.
 void inlineConstantIfs(Block* block) {
   for (auto it = block->nodes().begin(); it != block->nodes().end(); ++it) {
@@ -452,7 +504,7 @@ PreparedGraph prepareForExport(const Graph& source, const std::vector<IValue>& i
   std::vector<IValue> seen;
   try {
     initKernels();
-    seen = observe(out.graph, recorded, runInputs);
+    seen = observeStubbed(out.graph, recorded, runInputs);
     out.specialized = true;
   } catch (const Error& e) {
     out.runError = e.firstLine();
@@ -465,7 +517,7 @@ PreparedGraph prepareForExport(const Graph& source, const std::vector<IValue>& i
   if (!dynamicByRunInput.empty()) {
     std::vector<IValue> bigger = runInputs;
     for (const auto& [i, axes] : dynamicByRunInput) bigger[i] = growAlong(runInputs[i].toTensor(), axes);
-    grown = observe(out.graph, recorded, bigger);
+    grown = observeStubbed(out.graph, recorded, bigger);
   }
   for (size_t i = 0; i < g.inputs().size(); ++i) {
     ValueFacts f;

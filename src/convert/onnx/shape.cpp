@@ -704,6 +704,13 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
   r.addOverloads({"aten::sub.int"}, intArith("Sub"));
   r.addOverloads({"aten::mul.int"}, intArith("Mul"));
   r.addOverloads({"aten::floordiv.int"}, intArith("Div"));
+  // __derive_index(index, start, step) = start + index * step: the loop variable of a
+  // `for i in range(start, end, step)` whose loop stays a Loop.
+  r.addOverloads({"aten::__derive_index"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    std::string i = tensorOrScalar(ctx, args[0], ScalarType::Long);
+    std::string scaled = ctx.op("Mul", {i, tensorOrScalar(ctx, args[2], ScalarType::Long)});
+    ctx.setOutput(n, 0, ctx.op("Add", {tensorOrScalar(ctx, args[1], ScalarType::Long), scaled}));
+  });
   r.addOverloads({"aten::Int.Tensor", "aten::Float.Tensor", "aten::Bool.Tensor", "aten::ScalarImplicit",
                   "aten::Int.float", "aten::Int.Scalar", "aten::Int.bool", "aten::Float.int", "aten::Float.Scalar",
                   "aten::Float.bool", "aten::Bool.int", "aten::Bool.float"},
