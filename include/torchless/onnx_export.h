@@ -36,6 +36,7 @@
 #include "ir/ir.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -66,6 +67,9 @@ struct ExportOptions {
   /// Run the ONNX checker and strict shape inference on the result (checkModel).
   bool check = true;
   std::string producerName = "torchless";
+  /// Called with a short line as each step starts ("preparing: example run, folding",
+  /// "converting 1234 nodes", "checking"), for progress on long exports; may be empty.
+  std::function<void(const std::string&)> progress;
 };
 
 /// What an export produced, for reports and tests.

@@ -1,6 +1,6 @@
 // `torchless export MODEL.pt [INPUT ...] -o MODEL.onnx [--opset N] [--input-names a,b]
 //  [--output-names y] [--dynamic-axes NAME:AXIS[,AXIS...] ...] [--external-data-threshold BYTES]
-//  [--no-fold]`
+//  [--no-fold] [--method NAME] [--threads N] [--progress]`
 //
 // Loads the module (torchless::load), takes forward's graph, inlines it (passes/inline.cpp),
 // freezes it (every prim::GetAttr chain from self: tensors become parameter inputs exported
@@ -12,9 +12,11 @@
 // `torchless graph` prints): the graph is exported as is, INPUT giving its inputs.
 #include "api/cli_io.h"
 #include "api/module.h"
+#include "convert/conversion_ctx.h"
 #include "core/error.h"
 #include "core/npy.h"
 #include "ir/ir_parser.h"
+#include "ops/parallel.h"
 #include "passes/passes.h"
 #include "tools/commands.h"
 #include "torchless/onnx_export.h"
@@ -22,6 +24,7 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <unistd.h>
 #include <unordered_map>
 
 namespace torchless::cli {
@@ -37,6 +40,9 @@ struct ExportCliOptions {
   size_t externalDataThreshold = onnx_export::kDefaultExternalDataThreshold;
   bool noCheck = false;
   bool noFold = false;
+  std::string method = "forward";
+  int threads = 0;
+  bool progress = false;
 };
 
 std::vector<std::string> splitComma(const std::string& s) {
@@ -69,7 +75,7 @@ std::pair<std::string, std::vector<int64_t>> parseDynamicAxes(const std::string&
 // Freezes a method graph: GetAttr chains from self (input 0) become parameter inputs
 // (tensors, named by path) or constants; self goes. Returns the parameter names and values,
 // in the order of the new inputs (after the method's own inputs).
-std::vector<std::pair<std::string, Tensor>> freezeGraph(Graph& g, const ObjectPtr& self) {
+std::vector<std::pair<std::string, Tensor>> freezeGraph(Graph& g, const ObjectPtr& self, const std::string& method) {
   std::vector<std::pair<std::string, Tensor>> params;
   std::unordered_map<const Value*, IValue> objects{{g.inputs()[0], IValue(self)}};
   std::unordered_map<const Value*, std::string> paths{{g.inputs()[0], ""}};
@@ -138,8 +144,14 @@ std::vector<std::pair<std::string, Tensor>> freezeGraph(Graph& g, const ObjectPt
   }
   for (auto it = getAttrs.rbegin(); it != getAttrs.rend(); ++it)
     if (!(*it)->hasUses()) (*it)->destroy();
-  if (g.inputs()[0]->hasUses())
-    throw Error("forward uses the module object itself (not only its attributes); it cannot be frozen for export");
+  if (g.inputs()[0]->hasUses()) {
+    // Name the first use (prim::SetAttr of a stateful model, a method call left uninlined).
+    const Node* user = g.inputs()[0]->uses().front().user;
+    throw Error(fmt::format("{} uses the module object itself ({}), not only its attributes; it cannot be frozen "
+                            "for export",
+                            method, user->kind().toQualString()),
+                convert::nodePlace(*user));
+  }
   g.eraseInput(0);
   return params;
 }
@@ -155,6 +167,14 @@ void exportCommand(const ExportCliOptions& o) {
     auto [name, axes] = parseDynamicAxes(spec);
     options.dynamicAxes[name] = axes;
   }
+  if (o.threads > 0) ops::setNumThreads(o.threads);
+  // Progress on stderr when it is a terminal (or with --progress): long exports (fcn_resnet50
+  // takes seconds) say what they are doing.
+  const bool showProgress = o.progress || ::isatty(STDERR_FILENO);
+  auto progress = [&](const std::string& what) {
+    if (showProgress) std::cerr << "export: " << what << "\n" << std::flush;
+  };
+  options.progress = progress;
   auto loadTensor = [](const std::string& p) { return loadNpy(p); };
   std::shared_ptr<Graph> graph;
   std::vector<IValue> inputs;
@@ -172,13 +192,14 @@ void exportCommand(const ExportCliOptions& o) {
     for (const Value* v : graph->inputs()) params.push_back({v->debugName(), v->type(), std::nullopt});
     inputs = parseInputs(o.inputs, params, loadTensor);
   } else {
+    progress("loading " + o.model);
     Module m = load(o.model);
-    const GraphFunction* forward = m.findMethod("forward");
-    if (!forward) throw Error("the module has no forward method", o.model);
-    inputs = parseInputs(o.inputs, m.methodParams("forward"), loadTensor);
-    graph = forward->graph()->copy();
+    const GraphFunction* method = m.findMethod(o.method);
+    if (!method) throw Error(fmt::format("the module has no {} method", o.method), o.model);
+    inputs = parseInputs(o.inputs, m.methodParams(o.method), loadTensor);
+    graph = method->graph()->copy();
     passes::inlineCalls(*graph);
-    auto params = freezeGraph(*graph, m.object());
+    auto params = freezeGraph(*graph, m.object(), o.method);
     const size_t first = inputs.size();
     for (size_t j = 0; j < params.size(); ++j) {
       options.constantInputs[first + j] = params[j].first;
@@ -196,6 +217,7 @@ void exportCommand(const ExportCliOptions& o) {
   }
   onnx_export::SaveOptions save;
   save.externalDataThreshold = o.externalDataThreshold;
+  progress("writing " + o.output);
   const bool external = onnx_export::saveModel(model, o.output, save);
   size_t nodes = 0;
   for (const auto& [op, count] : report.opCounts) nodes += static_cast<size_t>(count);
@@ -236,6 +258,11 @@ void registerExportCommand(CLI::App& app) {
   cmd->add_flag("--no-fold", opts->noFold,
                 "keep batch norms as BatchNormalization (by default they fold into the convolution or "
                 "linear before them, as torch.onnx does)");
+  cmd->add_option("--method", opts->method, "the method to export (default forward)");
+  cmd->add_option("--threads", opts->threads, "threads for the example run's kernels (default: all cores)")
+      ->check(CLI::Range(1, 4096));
+  cmd->add_flag("--progress", opts->progress,
+                "print each step on stderr (the default when stderr is a terminal)");
   cmd->callback([opts]() { exportCommand(*opts); });
 }
 

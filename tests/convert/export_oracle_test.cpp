@@ -215,7 +215,9 @@ void exportCase(const std::string& name, const fs::path& root = kCases) {
     } catch (const Error& e) {
       FAIL() << e.what();
     }
-    EXPECT_EQ(report.runError, "");
+    // tail_no_kernel_*: ops the interpreter has no kernel for; sizes come from the trace's types.
+    if (name.rfind("tail_no_kernel", 0) == 0) EXPECT_NE(report.runError, "");
+    else EXPECT_EQ(report.runError, "");
     EXPECT_EQ(report.checked, opset <= tlo::checkerMaxOpset());
     if (opset <= 17) {
       EXPECT_TRUE(report.checked) << "opsets 13 and 17 must pass the full checker";

@@ -27,26 +27,6 @@ bool isTensorListType(const Value* v) {
   return v->type()->expect<ListType>().getElementType()->kind() == TypeKind::TensorType;
 }
 
-// Whether a value of type t may hold a tensor: Tensor, and lists, tuples and optionals of
-// something that may (an int[] from list slicing does not; the kernel computes it).
-bool mayHoldTensor(const TypePtr& t) {
-  if (!t) return true;
-  switch (t->kind()) {
-    case TypeKind::TensorType: return true;
-    case TypeKind::ListType: return mayHoldTensor(t->expect<ListType>().getElementType());
-    case TypeKind::OptionalType: return mayHoldTensor(t->expect<OptionalType>().getElementType());
-    case TypeKind::TupleType:
-      for (const auto& e : t->expect<TupleType>().elements())
-        if (mayHoldTensor(e)) return true;
-      return false;
-    case TypeKind::IntType: case TypeKind::FloatType: case TypeKind::BoolType: case TypeKind::StringType:
-    case TypeKind::NoneType: case TypeKind::NumberType: case TypeKind::DeviceObjType:
-    case TypeKind::ScalarTypeType: case TypeKind::LayoutType: case TypeKind::MemoryFormatType:
-      return false;
-    default: return true;
-  }
-}
-
 bool hasTensorOutput(const Node& n) {
   for (const Value* v : n.outputs())
     if (mayHoldTensor(v->type())) return true;
@@ -166,6 +146,10 @@ class Exporter {
 
   // prim::If -> If (https://onnx.ai/onnx/operators/onnx__If.html).
   void convertIf(const Node& n) {
+    // An If without outputs only raises or warns (`if size_prods == 1: raise ValueError(...)`
+    // on values known at run time only): ONNX has no exceptions, so it is dropped, as
+    // torch.onnx drops such checks.
+    if (n.outputs().empty()) return;
     std::string cond = ctx_.toTensor(n.input(0));
     if (ctx_.dtypeOf(n.input(0)) != ScalarType::Bool)
       cond = ctx_.op("Cast", {cond}, {attrI("to", onnxDataType(ScalarType::Bool))});
@@ -330,6 +314,10 @@ void registerConverter(std::string_view schema, OnnxConverter converter) {
                      options.outputNames.end();
     TL_CHECK(known, "--dynamic-axes names '{}', which is neither an input nor an output name", name);
   }
+  auto progress = [&](const std::string& what) {
+    if (options.progress) options.progress(what);
+  };
+  progress("preparing: example run, mutation removal, folding");
   PreparedGraph prepared = prepareForExport(graph, inputs, po);
   const Graph& g = *prepared.graph;
 
@@ -365,6 +353,17 @@ void registerConverter(std::string_view schema, OnnxConverter converter) {
     ctx.setTensor(in, name);
   }
 
+  {
+    size_t numNodes = 0;
+    std::function<void(const Block*)> count = [&](const Block* b) {
+      for (const Node* n : b->nodes()) {
+        ++numNodes;
+        for (const Block* sub : n->blocks()) count(sub);
+      }
+    };
+    count(g.block());
+    progress(fmt::format("converting {} nodes at opset {}", numNodes, options.opset));
+  }
   Exporter exporter(ctx, registry);
   exporter.convertBlock(g.block());
 
@@ -487,7 +486,10 @@ void registerConverter(std::string_view schema, OnnxConverter converter) {
   // Debian's libonnx 1.12 knows opsets up to 17: newer models are written unchecked (ONNX
   // Runtime, which the oracle tests run, validates them).
   bool checkable = options.opset <= checkerMaxOpset();
-  if (options.check && checkable) checkModel(model);
+  if (options.check && checkable) {
+    progress("checking: ONNX checker and strict shape inference");
+    checkModel(model);
+  }
   if (report) {
     report->checked = options.check && checkable;
     report->opCounts = countOps(model);

@@ -132,6 +132,9 @@ void registerNnConverters(OnnxConverterRegistry& r) {
   r.addOverloads({"aten::pixel_shuffle"}, convertPixelShuffle);
   // warnings.warn in scripted code (googlenet, inception_v3 when scripted): nothing to compute.
   r.addOverloads({"aten::warn"}, [](OnnxCtx&, const Node&, OnnxArgs&) {});
+  // A raise in a branch decided at run time (input checks): ONNX has no exceptions; nothing is
+  // computed (the If around it is dropped when it has no outputs, see export.cpp).
+  r.addNode(prim::RaiseException, [](OnnxCtx&, const Node&, OnnxArgs&) {});
   r.addOverloads({"aten::softmax.int"}, softmax("Softmax"));
   r.addOverloads({"aten::log_softmax.int"}, softmax("LogSoftmax"));
   r.addOverloads({"aten::dropout", "aten::dropout_", "aten::feature_dropout", "aten::feature_dropout_",

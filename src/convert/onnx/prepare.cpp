@@ -151,6 +151,52 @@ std::vector<IValue> observeStubbed(const std::shared_ptr<Graph>& graph, const st
   return observe(copy, mapped, std::move(inputs));
 }
 
+// Unrolls top-level prim::Loops that run a constant number of times (at most 16) with the
+// constant true condition and compute no tensor in their body (no nested blocks either): the
+// body is copied once per iteration with the iteration number as a constant. Returns whether
+// any loop went.
+bool unrollScalarLoops(Graph& g) {
+  bool changed = false;
+  for (auto it = g.block()->nodes().begin(); it != g.block()->nodes().end(); ++it) {
+    Node* loop = *it;
+    if (loop->kind() != prim::Loop) continue;
+    auto trip = toIValue(loop->input(0));
+    auto cond = toIValue(loop->input(1));
+    Block* body = loop->blocks()[0];
+    auto again = toIValue(body->outputs()[0]);
+    if (!trip || !trip->isInt() || trip->toInt() > 16 || !cond || !cond->isBool() || !cond->toBool() || !again ||
+        !again->isBool() || !again->toBool())
+      continue;
+    bool scalar = true;
+    for (const Value* v : body->inputs()) scalar &= !mayHoldTensor(v->type());
+    for (const Node* m : body->nodes()) {
+      scalar &= m->blocks().empty();
+      for (const Value* v : m->outputs()) scalar &= !mayHoldTensor(v->type());
+    }
+    if (!scalar) continue;
+    WithInsertPoint guard(loop);
+    std::vector<Value*> carried(loop->inputs().begin() + 2, loop->inputs().end());
+    for (int64_t k = 0; k < trip->toInt(); ++k) {
+      std::unordered_map<const Value*, Value*> map;
+      map[body->inputs()[0]] = g.insertConstant(IValue(k));
+      for (size_t i = 0; i < carried.size(); ++i) map[body->inputs()[i + 1]] = carried[i];
+      auto get = [&](Value* v) {
+        auto found = map.find(v);
+        return found == map.end() ? v : found->second;
+      };
+      for (const Node* m : body->nodes()) {
+        Node* copy = g.insertNode(g.createClone(m, get));
+        for (size_t i = 0; i < m->outputs().size(); ++i) map[m->output(i)] = copy->output(i);
+      }
+      for (size_t i = 0; i < carried.size(); ++i) carried[i] = get(body->outputs()[i + 1]);
+    }
+    for (size_t i = 0; i < loop->outputs().size(); ++i) loop->output(i)->replaceAllUsesWith(carried[i]);
+    it.destroyCurrent();
+    changed = true;
+  }
+  return changed;
+}
+
 // Replaces prim::If nodes with a constant condition by the nodes of the branch taken.
 void inlineConstantIfs(Block* block) {
   for (auto it = block->nodes().begin(); it != block->nodes().end(); ++it) {
@@ -405,6 +451,25 @@ void lowerDicts(Graph& g) {
 
 }  // namespace
 
+// Whether a value of type t may hold a tensor (prepare.h).
+bool mayHoldTensor(const TypePtr& t) {
+  if (!t) return true;
+  switch (t->kind()) {
+    case TypeKind::TensorType: return true;
+    case TypeKind::ListType: return mayHoldTensor(t->expect<ListType>().getElementType());
+    case TypeKind::OptionalType: return mayHoldTensor(t->expect<OptionalType>().getElementType());
+    case TypeKind::TupleType:
+      for (const auto& e : t->expect<TupleType>().elements())
+        if (mayHoldTensor(e)) return true;
+      return false;
+    case TypeKind::IntType: case TypeKind::FloatType: case TypeKind::BoolType: case TypeKind::StringType:
+    case TypeKind::NoneType: case TypeKind::NumberType: case TypeKind::DeviceObjType:
+    case TypeKind::ScalarTypeType: case TypeKind::LayoutType: case TypeKind::MemoryFormatType:
+      return false;
+    default: return true;
+  }
+}
+
 void removeDeadNodes(Block* block) {
   // Walk backwards so a chain of dead nodes goes in one sweep.
   for (auto it = block->nodes().reverse().begin(); it != block->nodes().reverse().end(); ++it) {
@@ -598,8 +663,9 @@ PreparedGraph prepareForExport(const Graph& source, const std::vector<IValue>& i
   // Folding may have made conditions constant (`if x.dim() != 4: raise ...`).
   const size_t ifsBefore = countIfs(g.block());
   inlineConstantIfs(g.block());
+  const bool unrolled = unrollScalarLoops(g);
   removeDeadNodes(g.block());
-  if (countIfs(g.block()) == ifsBefore || round == 31) break;
+  if ((countIfs(g.block()) == ifsBefore && !unrolled) || round == 31) break;
   }
   // Forget values the sweeps destroyed before anything new is made (addresses are reused).
   {

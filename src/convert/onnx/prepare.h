@@ -19,8 +19,10 @@
 //      follow them (those stay computed in the ONNX graph: Shape, Gather, ...);
 //   5. values that are known and do not follow a dynamic axis are folded to constants
 //      (aten::size, shape arithmetic, prim::NumToTensor of traced graphs, dict keys, devices),
-//      then dead code goes; steps 4-5 repeat while folding makes prim::If conditions constant
-//      (the nodes of an inlined branch are observed on the next run);
+//      then dead code goes; loops over a constant count (at most 16) that compute no tensor
+//      are unrolled (F.interpolate's `[s for _ in range(dim)]`); steps 4-5 repeat while
+//      folding makes prim::If conditions constant or unrolls loops (the nodes of an inlined
+//      branch or an unrolled loop are observed on the next run);
 //   6. eval-mode batch norms fold into the convolution or linear before them (unless
 //      foldBatchNorm is off; after 5, which makes scripted modules' `training` flags constant);
 //      dicts filled by aten::_set_item with constant keys become plain values (a returned dict
@@ -76,6 +78,10 @@ PreparedGraph prepareForExport(const Graph& graph, const std::vector<IValue>& in
 /// aten::_transformer_encoder_layer_fwd) without masks by the ops they compute
 /// (decompose.cpp), as torch.onnx's traced slow path exports them. Nodes with a mask stay.
 void decomposeFastPaths(Graph& g);
+
+/// Whether a value of type `t` may hold a tensor: Tensor, and lists, tuples and optionals of
+/// something that may (an int[] may not); unknown types may.
+bool mayHoldTensor(const TypePtr& t);
 
 /// Removes nodes whose outputs are unused and that have no side effects (nested blocks too).
 void removeDeadNodes(Block* block);

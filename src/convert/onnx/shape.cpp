@@ -4,6 +4,7 @@
 // in which case ints are 0-d int64 tensors and int lists 1-d int64 tensors.
 #include "convert/onnx/onnx_ctx.h"
 
+#include <algorithm>
 #include <limits>
 
 namespace torchless::onnx_export {
@@ -389,6 +390,23 @@ void convertUnpack(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
 
 // aten::__getitem__ / aten::select.t of a tensor list with a constant index.
 void convertListGetItem(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  if (!args[1].isIValue() && args[0].isIValue() && args[0].unwrapToIValue().isList()) {
+    // A constant list of ints or floats read at a run-time index (a loop counter): Gather
+    // from it as a 1-d constant.
+    const auto& xs = args[0].unwrapToIValue().toList()->list;
+    const bool ints = std::all_of(xs.begin(), xs.end(), [](const IValue& x) { return x.isInt() || x.isBool(); });
+    const bool floats = std::all_of(xs.begin(), xs.end(), [](const IValue& x) { return x.isDouble() || x.isInt(); });
+    if (!xs.empty() && (ints || floats)) {
+      // Floats as Float: what OnnxCtx::dtypeOf says a float value is.
+      Tensor t = Tensor::empty({static_cast<int64_t>(xs.size())}, ints ? ScalarType::Long : ScalarType::Float);
+      for (size_t k = 0; k < xs.size(); ++k) {
+        if (ints) t.data<int64_t>()[k] = xs[k].isBool() ? xs[k].toBool() : xs[k].toInt();
+        else t.data<float>()[k] = static_cast<float>(xs[k].toScalarDouble());
+      }
+      std::string i = ctx.castTo(args[1].unwrapToTensor(), ctx.dtypeOf(args[1].value()), ScalarType::Long);
+      return ctx.setOutput(n, 0, ctx.op("Gather", {ctx.initializer(t), i}, {attrI("axis", 0)}));
+    }
+  }
   if (ctx.isSequence(args[0].value()) || !args[1].isIValue()) {
     std::string seq = ctx.toSequence(args[0].value());
     std::string i = args[1].isIValue() ? ctx.constScalar(static_cast<double>(args[1].unwrapToInt()), ScalarType::Long)
