@@ -16,13 +16,18 @@
 // once at start-up, before the first export; registering a schema twice throws
 // torchless::Error.
 //
-//   // aten::celu(x, alpha) -> Celu (https://onnx.ai/onnx/operators/onnx__Celu.html)
+//   // aten::logit(x, eps) -> Log(x / (1 - x)), x clamped to [eps, 1 - eps] when eps is given
 //   torchless::onnx_export::registerConverter(
-//       "aten::celu(Tensor self, Scalar alpha=1.) -> Tensor",
+//       "aten::logit(Tensor self, float? eps=None) -> Tensor",
 //       [](torchless::onnx_export::OnnxCtx& ctx, const torchless::Node& n, torchless::onnx_export::OnnxArgs& args) {
 //         std::string x = args[0].unwrapToTensor();          // an ONNX value name
-//         double alpha = args[1].unwrapToDouble(1.0);        // a constant, default when None
-//         ctx.setOutput(n, 0, ctx.op("Celu", {x}, {torchless::onnx_export::attrF("alpha", alpha)}));
+//         if (!args[1].isNone()) {                           // a constant, or None
+//           double eps = args[1].unwrapToDouble();
+//           x = ctx.op("Clip", {x, ctx.constScalar(eps, torchless::ScalarType::Float),
+//                               ctx.constScalar(1 - eps, torchless::ScalarType::Float)});
+//         }
+//         std::string one = ctx.constScalar(1.0, torchless::ScalarType::Float);
+//         ctx.setOutput(n, 0, ctx.op("Log", {ctx.op("Div", {x, ctx.op("Sub", {one, x})})}));
 //       });
 //
 // Inside a converter: args[i].isIValue() tells a constant (or a value folded from known

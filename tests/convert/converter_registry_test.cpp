@@ -255,20 +255,18 @@ graph(%x : Tensor):
 TEST(OnnxExport, UserConverterForAMissingOperator) {
   auto g = parse(R"IR(
 graph(%x : Tensor):
-  %a : float = prim::Constant[value=1.5]()
-  %y : Tensor = aten::celu(%x, %a)
+  %y : Tensor = aten::negative(%x)
   return (%y)
 )IR");
   Tensor x = Tensor::fromVector(std::vector<float>{1, -2, 3}, {3});
   EXPECT_THROW(tlo::exportGraph(*g, {IValue(x)}), UnsupportedError);
-  tlo::registerConverter("aten::celu(Tensor self, Scalar alpha=1.) -> Tensor",
+  tlo::registerConverter("aten::negative(Tensor self) -> Tensor",
                           [](tlo::OnnxCtx& ctx, const Node& n, tlo::OnnxArgs& args) {
-                            ctx.setOutput(n, 0, ctx.op("Celu", {args[0].unwrapToTensor()},
-                                                       {tlo::attrF("alpha", args[1].unwrapToDouble(1.0))}));
+                            ctx.setOutput(n, 0, ctx.op("Neg", {args[0].unwrapToTensor()}));
                           });
   tlo::ExportReport r;
   tlo::exportGraph(*g, {IValue(x)}, {}, &r);
-  EXPECT_EQ(r.opCounts["Celu"], 1);
+  EXPECT_EQ(r.opCounts["Neg"], 1);
 }
 
 }  // namespace

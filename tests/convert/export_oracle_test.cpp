@@ -427,6 +427,38 @@ TEST(WildExportOracle, ExportsRealArchivesThatOnnxRuntimeRuns) {
   EXPECT_NE(log.find(".py:"), std::string::npos) << log;
   EXPECT_NE(log.find("rc=1"), std::string::npos) << log;
   EXPECT_FALSE(fs::exists(outDir / "vit4mnist.onnx"));
+  // silero_vad_v4 keeps its RNN state in the module (prim::SetAttr): refused (as torch.onnx
+  // refuses it), naming the first such use and its line.
+  const fs::path vad = wild / "silero_vad_v4";
+  log = runCommand(fmt::format("{} export {} {} 16000 -o {} 2>&1; echo rc=$?", bin, (vad / "model.pt").string(),
+                               (vad / "in0.npy").string(), (outDir / "vad.onnx").string()));
+  EXPECT_NE(log.find("vad_annotator.py:"), std::string::npos) << log;
+  EXPECT_NE(log.find("uses the module object itself (prim::SetAttr)"), std::string::npos) << log;
+  EXPECT_NE(log.find("rc=1"), std::string::npos) << log;
+  EXPECT_FALSE(fs::exists(outDir / "vad.onnx"));
+}
+
+// `export --progress` prints each step on stderr; `--method` picks the method (an unknown one
+// is a user error naming it); `--threads` is accepted.
+TEST(CliExportOracle, ProgressMethodAndThreads) {
+  const char* bin = std::getenv("TORCHLESS_BIN");
+  ASSERT_NE(bin, nullptr) << "TORCHLESS_BIN is not set";
+  const fs::path dir = kCases / "mlp";
+  const fs::path out = dir / "progress.onnx";
+  fs::remove(out);
+  std::string log = runCommand(fmt::format("{} export {} {} -o {} --method forward --threads 1 --progress 2>&1",
+                                           bin, (dir / "model.pt").string(), (dir / "in0.npy").string(),
+                                           out.string()));
+  ASSERT_TRUE(fs::exists(out)) << log;
+  for (const char* step : {"export: loading", "export: preparing", "export: converting", "export: checking",
+                           "export: writing"})
+    EXPECT_NE(log.find(step), std::string::npos) << step << "\n" << log;
+  const fs::path bad = dir / "nosuch.onnx";
+  log = runCommand(fmt::format("{} export {} {} -o {} --method nosuch 2>&1; echo rc=$?", bin,
+                               (dir / "model.pt").string(), (dir / "in0.npy").string(), bad.string()));
+  EXPECT_NE(log.find("has no nosuch method"), std::string::npos) << log;
+  EXPECT_NE(log.find("rc=1"), std::string::npos) << log;
+  EXPECT_FALSE(fs::exists(bad));
 }
 
 TEST_P(ExportOracle, CheckerAndOnnxRuntimeMatchPyTorch) { exportCase(GetParam()); }
