@@ -642,6 +642,12 @@ PreparedGraph prepareForExport(const Graph& source, const std::vector<IValue>& i
     bool foldable = pure && !dataOut;
     for (const Value* v : n->outputs()) {
       if (!known.count(v) || out.dynamic.count(v)) foldable = false;
+      // A list that is appended to later (an unrolled list comprehension's) holds its final
+      // value in `known`, and a constant would be appended to on every run: not folded.
+      if (v->type() && v->type()->kind() == TypeKind::ListType)
+        for (const Use& u : v->uses())
+          if (const OpInfo* uop = matchOperator(u.user, OperatorRegistry::global()); uop && uop->mutates)
+            foldable = false;
       if (isFoldableType(v->type())) continue;
       if (v->type() && v->type()->kind() == TypeKind::TensorType && allConst) continue;
       foldable = false;
@@ -664,6 +670,9 @@ PreparedGraph prepareForExport(const Graph& source, const std::vector<IValue>& i
   const size_t ifsBefore = countIfs(g.block());
   inlineConstantIfs(g.block());
   const bool unrolled = unrollScalarLoops(g);
+  // An unrolled list comprehension appends at the top level now (its readers may reach the
+  // top level only once the branches around them are inlined): one list per reader.
+  lowerListAppends(g);
   removeDeadNodes(g.block());
   if ((countIfs(g.block()) == ifsBefore && !unrolled) || round == 31) break;
   }
