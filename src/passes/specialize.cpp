@@ -359,7 +359,14 @@ void insertSignatureGuards(Graph& graph, const std::vector<SignatureGuard>& guar
   Node* first = graph.block()->nodes().begin() == graph.block()->nodes().end() ? graph.block()->returnNode()
                                                                                  : graph.block()->nodes().front();
   WithInsertPoint top(first);
-  for (const SignatureGuard& g : guards) {
+  // None guards first: they stay in the interpreter, and the dtype/rank checks after them
+  // then join the engine run that follows (they are shape checks).
+  std::vector<SignatureGuard> ordered;
+  for (const SignatureGuard& g : guards)
+    if (g.isNone) ordered.push_back(g);
+  for (const SignatureGuard& g : guards)
+    if (!g.isNone) ordered.push_back(g);
+  for (const SignatureGuard& g : ordered) {
     Value* in = graph.inputs().at(g.input);
     const std::string name = in->debugNameBase();
     if (g.isNone) {

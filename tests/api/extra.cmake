@@ -20,7 +20,7 @@ if(TARGET api_test)
     FIXTURES_SETUP api_models TIMEOUT 900
     ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1;OMP_NUM_THREADS=1")
 
-  add_test(NAME api.oracle COMMAND api_test --gtest_filter=*Oracle.*:*Oracle/*:-*CorpusGraphs*:TraceOracle.*:*CompileOracle*:EngineRecordOracle.*:*QuantizedOracle*:QuantizedPrintOracle.*)
+  add_test(NAME api.oracle COMMAND api_test --gtest_filter=*Oracle.*:*Oracle/*:-*CorpusGraphs*:TraceOracle.*:*CompileOracle*:EngineRecordOracle.*:*QuantizedOracle*:*QuantizedExportOracle*:QuantizedPrintOracle.*)
   set_tests_properties(api.oracle PROPERTIES
     FIXTURES_REQUIRED api_models TIMEOUT 900
     ENVIRONMENT "TORCHLESS_BIN=${PROJECT_BINARY_DIR}/bin/torchless")
@@ -94,7 +94,7 @@ if(TARGET api_test)
     ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1;OMP_NUM_THREADS=1")
 
   add_test(NAME api.quantized
-    COMMAND api_test --gtest_filter=*QuantizedOracle*:QuantizedPrintOracle.*)
+    COMMAND api_test --gtest_filter=*QuantizedOracle*:*QuantizedExportOracle*:QuantizedPrintOracle.*)
   set_tests_properties(api.quantized PROPERTIES
     FIXTURES_REQUIRED api_quantized TIMEOUT 900
     ENVIRONMENT "TORCHLESS_QUANT_MODELS=${_api_quantized};TORCHLESS_BIN=${PROJECT_BINARY_DIR}/bin/torchless")
