@@ -13,6 +13,7 @@
 #   sdk.compat.<prog>   both builds of a program on the same archive: same stdout bytes, same
 #                       exit code (compare.py)
 #   sdk.c_api           c_api_test.py (pytest): the C API through ctypes
+#   sdk.deb             cpack -G DEB, and what the package holds
 set(_sdk_install ${PROJECT_BINARY_DIR}/sdk_install)
 set(_sdk_models ${PROJECT_BINARY_DIR}/sdk_models)
 set(_sdk_project ${PROJECT_BINARY_DIR}/sdk_project)
@@ -53,7 +54,7 @@ set_tests_properties(sdk.pkg_config PROPERTIES FIXTURES_REQUIRED sdk_install
 set(_sdk_programs
   tutorial=resnet18_traced.pt classify_topk=classifier.pt from_blob_image=classifier.pt
   outputs=multi_out.pt bert_tokens=bert_like.pt tuple_input=tuple_in.pt errors=.
-  timing=classifier.pt yolo_nms=detector.pt)
+  timing=classifier.pt yolo_nms=detector.pt printing=.)
 foreach(entry ${_sdk_programs})
   string(REPLACE "=" ";" _pair ${entry})
   list(GET _pair 0 _prog)
@@ -69,3 +70,14 @@ add_test(NAME sdk.c_api COMMAND ${TORCHLESS_ORACLE_PYTHON} -m pytest -q -p no:ca
          ${CMAKE_CURRENT_LIST_DIR}/c_api_test.py)
 set_tests_properties(sdk.c_api PROPERTIES FIXTURES_REQUIRED sdk_models TIMEOUT 600
   ENVIRONMENT "TORCHLESS_LIB=$<TARGET_FILE:torchless_shared>;TORCHLESS_SDK_MODELS=${_sdk_models};PYTHONDONTWRITEBYTECODE=1")
+
+# The .deb (CPack): built from the same install rules; it must hold the library, the headers,
+# the CMake package and the CLI.
+add_test(NAME sdk.deb COMMAND sh -c
+  "cd '${PROJECT_BINARY_DIR}' && '${CMAKE_CPACK_COMMAND}' -G DEB -B '${PROJECT_BINARY_DIR}/sdk_deb' >/dev/null \
+   && dpkg-deb --contents '${PROJECT_BINARY_DIR}'/sdk_deb/torchless_*.deb > '${PROJECT_BINARY_DIR}/sdk_deb/contents.txt' \
+   && for f in usr/lib/libtorchless.so usr/lib/libtorchless.a usr/include/torchless/c_api.h \
+        usr/include/torchless/compat/torch/script.h usr/include/torchless/cxx/ops_generated.h \
+        usr/lib/cmake/torchless/torchlessConfig.cmake usr/lib/pkgconfig/torchless.pc usr/bin/torchless; do \
+        grep -q \"\\./$f\\b\" '${PROJECT_BINARY_DIR}/sdk_deb/contents.txt' || { echo \"missing $f\"; exit 1; }; done")
+set_tests_properties(sdk.deb PROPERTIES TIMEOUT 900)

@@ -32,6 +32,7 @@
 #include <optional>
 #include <ostream>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -903,11 +904,15 @@ Tensor tensorFrom(const T* values, IntArrayRef sizes, ScalarType natural, const 
 }
 }  // namespace detail
 
-/// torch::tensor: a copy of the values; floating values default to float, integers to long.
+/// torch::tensor: a copy of the values. As libtorch: floating values make float (the default
+/// dtype), int and long make long, uint8/int8/int16/bool keep their type.
 template <typename T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>
 Tensor tensor(ArrayRef<T> values, const TensorOptions& options = {}) {
   int64_t n = static_cast<int64_t>(values.size());
-  ScalarType natural = std::is_same_v<T, bool> ? kBool : std::is_floating_point_v<T> ? kFloat : kLong;
+  ScalarType natural = std::is_same_v<T, bool>    ? kBool
+                       : std::is_floating_point_v<T> ? kFloat
+                       : sizeof(T) >= 4              ? kLong
+                                                     : detail::scalarTypeOf<T>();
   if constexpr (std::is_floating_point_v<T>) {
     std::vector<double> v(values.begin(), values.end());
     return detail::tensorFrom(v.data(), IntArrayRef(&n, 1), natural, options);
@@ -1329,6 +1334,16 @@ using c10::IValue;
 using Stack = std::vector<IValue>;
 using Kwargs = std::unordered_map<std::string, IValue>;
 
+/// What a TorchScript `raise` inside a method becomes (a std::runtime_error, as in libtorch).
+struct JITException : public std::runtime_error {
+  explicit JITException(const std::string& msg, std::optional<std::string> python_class_name = std::nullopt)
+      : std::runtime_error(msg), python_class_name_(std::move(python_class_name)) {}
+  std::optional<std::string> getPythonClassName() const { return python_class_name_; }
+
+ private:
+  std::optional<std::string> python_class_name_;
+};
+
 template <typename T>
 struct Named {
   std::string name;
@@ -1349,8 +1364,11 @@ class Method {
     std::vector<const tl_value*> raw;
     for (const IValue& v : stack) raw.push_back(v.unsafeGetHandle());
     tl_value* out = nullptr;
-    at::detail::check(tl_module_run_method(m_.get(), name_.c_str(), const_cast<tl_value* const*>(raw.data()),
-                                           raw.size(), &out));
+    tl_status st = tl_module_run_method(m_.get(), name_.c_str(), const_cast<tl_value* const*>(raw.data()),
+                                        raw.size(), &out);
+    // As libtorch's interpreter: the model's own `raise` is a JITException.
+    if (st == TL_ERROR_MODEL) throw JITException(tl_last_error());
+    at::detail::check(st);
     return IValue(out);
   }
   size_t num_inputs() const = delete;  // not provided by torchless
