@@ -4,6 +4,7 @@
 #
 #   sdk.install         (fixture) cmake --install into build/sdk_install
 #   sdk.headers_clean   the installed headers name no fmt and no internal (src/) header
+#   sdk.cli_uses_library  the installed torchless CLI runs on the installed libtorchless.so
 #   sdk.gen_models      (fixture) the archives, written by PyTorch (gen_models.py)
 #   sdk.project_build   (fixture) configures and builds tests/sdk/project against the installed
 #                       tree: a C program, a static C++ one, and every programs/*.cpp twice,
@@ -25,6 +26,12 @@ set_tests_properties(sdk.install PROPERTIES FIXTURES_SETUP sdk_install TIMEOUT 3
 add_test(NAME sdk.headers_clean COMMAND sh -c
   "! grep -rnE '#include [<\"](fmt/|core/|api/|ir/|runtime/|ops/|convert/|serialize/|frontend/|passes/)' '${_sdk_install}/include/torchless'")
 set_tests_properties(sdk.headers_clean PROPERTIES FIXTURES_REQUIRED sdk_install)
+
+# The installed CLI runs on the installed library (RUNPATH $ORIGIN/../lib), nothing else.
+add_test(NAME sdk.cli_uses_library COMMAND sh -c
+  "ldd '${_sdk_install}/bin/torchless' | grep -F 'libtorchless.so' | grep -qF '${_sdk_install}/lib/libtorchless.so' \
+   && '${_sdk_install}/bin/torchless' --version")
+set_tests_properties(sdk.cli_uses_library PROPERTIES FIXTURES_REQUIRED sdk_install)
 
 add_test(NAME sdk.gen_models COMMAND ${TORCHLESS_ORACLE_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/gen_models.py ${_sdk_models})
 set_tests_properties(sdk.gen_models PROPERTIES FIXTURES_SETUP sdk_models TIMEOUT 900
