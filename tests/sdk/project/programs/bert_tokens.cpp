@@ -7,7 +7,7 @@
 
 int main(int argc, const char* argv[]) {
   auto module = torch::jit::load(argv[1]);
-  std::vector<int64_t> ids = {101, 7592, 2088, 999, 2023, 2003, 1037, 3231, 102};
+  std::vector<int64_t> ids = {101, 759, 208, 999, 202, 200, 103, 323, 102};
   torch::Tensor input_ids = torch::tensor(ids, torch::dtype(torch::kInt64)).unsqueeze(0);
   std::cout << "ids " << input_ids.sizes() << " " << input_ids.dtype() << "\n" << input_ids << "\n";
   std::vector<torch::jit::IValue> inputs{input_ids};
