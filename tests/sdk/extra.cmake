@@ -29,8 +29,8 @@ set_tests_properties(sdk.headers_clean PROPERTIES FIXTURES_REQUIRED sdk_install)
 
 # The installed CLI runs on the installed library (RUNPATH $ORIGIN/../lib), nothing else.
 add_test(NAME sdk.cli_uses_library COMMAND sh -c
-  "ldd '${_sdk_install}/bin/torchless' | grep -F 'libtorchless.so' | grep -qF '${_sdk_install}/lib/libtorchless.so' \
-   && '${_sdk_install}/bin/torchless' --version")
+  "test \"$(readlink -f $(ldd '${_sdk_install}/bin/torchless' | awk '/libtorchless/ {print $3}'))\" \
+        = \"$(readlink -f '${_sdk_install}/lib/libtorchless.so')\" && '${_sdk_install}/bin/torchless' --version")
 set_tests_properties(sdk.cli_uses_library PROPERTIES FIXTURES_REQUIRED sdk_install)
 
 add_test(NAME sdk.gen_models COMMAND ${TORCHLESS_ORACLE_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/gen_models.py ${_sdk_models})
@@ -82,7 +82,7 @@ set_tests_properties(sdk.c_api PROPERTIES FIXTURES_REQUIRED sdk_models TIMEOUT 6
 # the CMake package and the CLI.
 add_test(NAME sdk.deb COMMAND sh -c
   "cd '${PROJECT_BINARY_DIR}' && '${CMAKE_CPACK_COMMAND}' -G DEB -B '${PROJECT_BINARY_DIR}/sdk_deb' >/dev/null \
-   && dpkg-deb --contents '${PROJECT_BINARY_DIR}'/sdk_deb/torchless_*.deb > '${PROJECT_BINARY_DIR}/sdk_deb/contents.txt' \
+   && dpkg-deb --contents '${PROJECT_BINARY_DIR}'/sdk_deb/torchless*.deb > '${PROJECT_BINARY_DIR}/sdk_deb/contents.txt' \
    && for f in usr/lib/libtorchless.so usr/lib/libtorchless.a usr/include/torchless/c_api.h \
         usr/include/torchless/compat/torch/script.h usr/include/torchless/cxx/ops_generated.h \
         usr/lib/cmake/torchless/torchlessConfig.cmake usr/lib/pkgconfig/torchless.pc usr/bin/torchless; do \
