@@ -30,6 +30,8 @@
  * - One module may be called (forward, run_method) from several threads at once: the
  *   execution plan of a method is built once under a lock, and each call has its own state.
  *   Loading and freeing must not overlap other calls on the same handle.
+ * - Operators (tl_op_find / tl_op_call) may be looked up and called from several threads at
+ *   once: a found operator is immutable, as the interpreter's kernels are.
  * - A tensor's elements are not synchronized: writing a buffer that another thread reads
  *   (or that a running forward reads) is the caller's race, as in libtorch.
  */
