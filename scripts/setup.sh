@@ -13,6 +13,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   llvm-14-tools clang libclang-rt-14-dev
   python3 python3-torch python3-torchvision python3-numpy python3-pytest python3-onnx
+  libtorch-dev  # tests only: the oracle of the libtorch-compatible C++ API (tests/sdk)
 )
 # Node.js runs ONNX Runtime in tests. The machine image may bring its own Node.js (whose
 # package conflicts with Debian's npm); install Debian's only when there is none.

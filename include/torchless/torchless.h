@@ -1,21 +1,15 @@
 #pragma once
-// torchless's public C++ API.
+// torchless's public C++ API: C++17, needs only the standard library and libtorchless.
 //
 //   #include <torchless/torchless.h>
 //
-//   torchless::Module m = torchless::load("model.pt");     // a torch.jit.save archive
-//   torchless::Tensor x = torchless::loadNpy("input.npy");
-//   torchless::IValue y = m.forward({torchless::IValue(x)});
-//   torchless::saveNpy("out.npy", y.toTensor());
+//   torch::jit::Module m = torch::jit::load("model.pt");     // a torch.jit.save archive
+//   at::Tensor y = m.forward({torch::ones({1, 3, 224, 224})}).toTensor();
+//   std::cout << y.softmax(1).topk(5) ...
 //
-// Errors are torchless::Error (bad files, bad inputs; the message names the place),
-// torchless::ModelError (the model raised), torchless::UnsupportedError (operators without a
-// kernel, all listed).
-
-#include "api/freeze.h"   // IWYU pragma: export
-#include "api/module.h"   // IWYU pragma: export
-#include "core/error.h"   // IWYU pragma: export
-#include "core/ivalue.h"  // IWYU pragma: export
-#include "core/npy.h"     // IWYU pragma: export
-#include "core/tensor.h"  // IWYU pragma: export
-#include "ops/parallel.h" // IWYU pragma: export
+// The C++ API is libtorch's inference surface (torchless/cxx/core.h): programs written for
+// libtorch include <torch/script.h> from include/torchless/compat (CMake target
+// torchless::compat) and compile unchanged. Bindings for other languages use the C API
+// (torchless/c_api.h), which this API is built on. Errors are c10::Error.
+#include <torchless/c_api.h>
+#include <torchless/cxx/core.h>
