@@ -25,12 +25,10 @@ using testing::resolveWord;
 fs::path modelsDir() { return fs::path(TORCHLESS_API_MODELS); }
 
 // Models that compile with 0 interpreter segments: the torchvision classifiers traced and
-// scripted (their shape checks run as Shape layers), DCGAN, super-resolution. Not yet (issue
-// 12 stays open for them; the outputs still match below): the scripted BERT-like and
-// TransformerEncoder branch on tensor properties (is_floating_point, device, dtype) and on
-// Optional masks, which need specialization per signature; fcn_resnet50 returns an
-// OrderedDict built in the interpreter; the scripted word LMs keep module attributes after
-// freezing (their RNN's flat weight list), so they run as loaded and compile refuses them.
+// scripted (their shape checks run as Shape layers), fcn_resnet50 (its OrderedDicts folded
+// into SSA values), DCGAN, super-resolution, the scripted BERT-like encoder and
+// nn.TransformerEncoder (specialized to the example's signature, Note [Specialization] in
+// api/pipeline.h), and the scripted word language models (their RNN weight lists frozen).
 const std::set<std::string>& fullyCompiled() {
   static const std::set<std::string> s = {
       "resnet18_traced", "resnet18_scripted", "corpus_alexnet_narrow_scripted", "corpus_alexnet_narrow_traced",
@@ -41,7 +39,9 @@ const std::set<std::string>& fullyCompiled() {
       "corpus_resnext50_32x4d_scripted", "corpus_convnext_tiny_scripted", "corpus_vgg11_narrow_scripted",
       "corpus_shufflenet_v2_x0_5_scripted", "corpus_shufflenet_v2_x0_5_traced", "corpus_squeezenet1_1_scripted",
       "corpus_squeezenet1_1_traced", "corpus_super_resolution_scripted", "corpus_super_resolution_traced",
-      "mlp_scripted", "mlp_traced", "convnet_scripted", "convnet_traced"};
+      "mlp_scripted", "mlp_traced", "convnet_scripted", "convnet_traced", "corpus_fcn_resnet50_scripted",
+      "corpus_bert_like_scripted", "corpus_transformer_encoder_scripted", "corpus_word_lm_lstm_scripted",
+      "corpus_word_lm_gru_scripted", "corpus_word_lm_rnn_tanh_scripted", "corpus_word_lm_rnn_relu_scripted"};
   return s;
 }
 
