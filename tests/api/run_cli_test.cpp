@@ -197,13 +197,29 @@ TEST(CompileCli, CompilesTheExampleAndTheArchiveRunsLikePyTorch) {
   const std::string out = (dir / "tiny_engine.pt").string();
   auto r = testing::runCli({"compile", src + "/examples/tiny_cnn.pt", src + "/examples/input.npy", "-o", out});
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_NE(r.out.find("segments: 1 engine"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("segments: 1 engine, 0 interpreter"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("memory plan"), std::string::npos) << r.out;
   auto run = testing::runCli({"run", out, src + "/examples/input.npy", "--output-dir", dir.string()});
   ASSERT_EQ(run.status, 0) << run.err;
   EXPECT_TRUE(testing::allClose(loadNpy((dir / "out0.npy").string()), loadNpy(src + "/examples/expected.npy"),
                                 1e-4, 1e-4));
-  // tiny_cnn's `if scale is not None:` stays in the interpreter: listed with its place, exit 1.
+  // The archive is specialized to the example's signature (scale=None, a float32 4-d x): a
+  // call with another one is a clear error, not numbers computed with folded facts.
+  auto scaled = testing::runCli({"run", out, src + "/examples/input.npy", "2.0", "--output-dir", dir.string()});
+  EXPECT_EQ(scaled.status, 1);
+  EXPECT_NE(scaled.err.find("RuntimeError: this method was specialized for scale=None; it cannot take a value"),
+            std::string::npos)
+      << scaled.err;
+  Tensor x = loadNpy(src + "/examples/input.npy");
+  Tensor x64 = Tensor::empty(x.sizes(), ScalarType::Double);
+  for (int64_t i = 0; i < x64.numel(); ++i) x64.data<double>()[i] = 0.25;
+  saveNpy((dir / "x64.npy").string(), x64);
+  auto dtype = testing::runCli({"run", out, (dir / "x64.npy").string(), "--output-dir", dir.string()});
+  EXPECT_EQ(dtype.status, 1);
+  EXPECT_NE(dtype.err.find("this method was specialized for a Float tensor x; pass that dtype"), std::string::npos)
+      << dtype.err;
+  // tiny_cnn's `if scale is not None:` stays in the interpreter without example inputs (the
+  // method is then not specialized): listed with its place, exit 1.
   auto check = testing::runCli({"compile", src + "/examples/tiny_cnn.pt", "--check-method-support"});
   EXPECT_EQ(check.status, 1) << check.err;
   EXPECT_NE(check.err.find("unsupported operator prim::If (control flow) used at code/__torch__.py:20:4"),
