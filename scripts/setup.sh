@@ -14,6 +14,8 @@ PACKAGES=(
   llvm-14-tools clang libclang-rt-14-dev
   python3 python3-torch python3-torchvision python3-numpy python3-pytest python3-onnx
   libtorch-dev  # tests only: the oracle of the libtorch-compatible C++ API (tests/sdk)
+  libcpp-httplib-dev libgrpc++-dev protobuf-compiler-grpc  # torchless serve (HTTP/REST, gRPC)
+  python3-grpcio python3-grpc-tools python3-yaml  # tests only: a real v2 client, deploy manifests
 )
 # Node.js runs ONNX Runtime in tests. The machine image may bring its own Node.js (whose
 # package conflicts with Debian's npm); install Debian's only when there is none.
