@@ -116,6 +116,17 @@ IValue convert(const ParamSpec& p, const TypePtr& type, const std::string& w,
     }
     case TypeKind::AnyType:
       return literal(w, load);
+    case TypeKind::UnionType: {
+      // The first member the word converts to, in the order of the annotation (a .npy is a
+      // Tensor, `@list:` a list, `none` None, a number an int before a float).
+      for (const TypePtr& member : t.expect<UnionType>().types()) {
+        try {
+          return convert(p, member, w, load);
+        } catch (const Error&) {
+        }
+      }
+      bad(p, fmt::format("'{}' is none of the union's types", w));
+    }
     default:
       bad(p, fmt::format("cannot be given on the command line (got '{}')", w));
   }
@@ -129,6 +140,15 @@ std::vector<IValue> parseInputs(const std::vector<std::string>& words,
   size_t next = 0;
   for (const auto& p : params) {
     const auto* tuple = p.type->cast<TupleType>();
+    // Optional[Tuple[...]] takes the tuple's n inputs like a Tuple, or one `none`.
+    if (const auto* opt = p.type->cast<OptionalType>()) {
+      tuple = opt->getElementType()->cast<TupleType>();
+      if (tuple && next < words.size() && words[next] == "none") {
+        args.emplace_back();
+        ++next;
+        continue;
+      }
+    }
     const size_t needed = tuple ? tuple->elements().size() : 1;
     if (next >= words.size()) {
       if (p.defaultValue) {
@@ -146,7 +166,10 @@ std::vector<IValue> parseInputs(const std::vector<std::string>& words,
       std::vector<IValue> elems;
       for (size_t i = 0; i < needed; ++i)
         elems.push_back(convert(p, tuple->elements()[i], words[next + i], load));
-      args.emplace_back(TupleImpl::create(std::move(elems), tuple->isNamed() ? p.type : nullptr));
+      const TypePtr& tupleType = p.type->kind() == TypeKind::OptionalType
+                                     ? p.type->expect<OptionalType>().getElementType()
+                                     : p.type;
+      args.emplace_back(TupleImpl::create(std::move(elems), tuple->isNamed() ? tupleType : nullptr));
     } else {
       args.push_back(convert(p, p.type, words[next], load));
     }

@@ -19,6 +19,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,9 @@ struct CompileEnv {
   /// A free function by qualified name (`__torch__.helper`); may compile it on demand.
   /// Returns nullptr when there is none.
   std::function<GraphFunction*(const std::string& qualname)> resolveFunction;
+  /// What a name bound by an import of a user's source stands for, as a dotted path
+  /// (`F` -> "torch.nn.functional"); nullopt when the name is not imported. Optional.
+  std::function<std::optional<std::string>(const std::string& name)> resolveImport;
   /// The archive's constants table (`CONSTANTS.c0` is element 0); null outside archives.
   const std::vector<IValue>* constants = nullptr;
   /// A method of a class that is declared but not compiled yet (`forward` of a submodule

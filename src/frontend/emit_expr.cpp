@@ -37,6 +37,38 @@ const char* binaryOpName(TreeKind kind) {
   }
 }
 
+/// What `isinstance(name, types)` tells about `name` of type `declared` in each branch, as
+/// PyTorch's emitIsInstance: a Union or Optional narrows to its members that are (or are not)
+/// instances of one of `types` (the builtins list and tuple match any list / tuple); another
+/// type narrows to the one type asked for when the check is true.
+RefinementSet isinstanceRefinements(const std::string& name, const TypePtr& declared,
+                                    const std::vector<TypePtr>& types) {
+  auto matches = [&](const TypePtr& member) {
+    for (const auto& t : types) {
+      if (t->kind() == TypeKind::AnyListType && member->kind() == TypeKind::ListType) return true;
+      if (t->kind() == TypeKind::AnyTupleType && member->kind() == TypeKind::TupleType) return true;
+      if (member->isSubtypeOf(*t)) return true;
+    }
+    return false;
+  };
+  std::vector<TypePtr> members;
+  if (const auto* u = declared->cast<UnionType>()) members = u->types();
+  else if (const auto* o = declared->cast<OptionalType>())
+    members = {o->getElementType(), NoneType::get()};
+  RefinementSet out;
+  if (members.empty()) {
+    if (types.size() == 1 && types[0]->kind() != TypeKind::AnyListType &&
+        types[0]->kind() != TypeKind::AnyTupleType)
+      out.whenTrue.push_back({name, types[0]});
+    return out;
+  }
+  std::vector<TypePtr> yes, no;
+  for (const auto& m : members) (matches(m) ? yes : no).push_back(m);
+  if (!yes.empty()) out.whenTrue.push_back({name, UnionType::create(yes)});
+  if (!no.empty()) out.whenFalse.push_back({name, UnionType::create(no)});
+  return out;
+}
+
 enum class NoneStatus { Always, Maybe, Never };
 NoneStatus canBeNone(const Value* v) {
   if (v->type()->kind() == TypeKind::NoneType) return NoneStatus::Always;
@@ -108,6 +140,11 @@ Value* Emitter::emitBinaryOp(const SourceRange& loc, TreeKind kind, Value* lhs, 
     return MethodValue(lhs, "__contains__")
         .call(loc, *this, {NamedValue{loc, "", rhs}}, {}, 1)
         ->asValue(loc, *this);
+  // `"%d items" % n` is Python's %-formatting: PyTorch emits aten::percentFormat(str, args),
+  // the right side whole (a tuple holds the arguments, anything else is the one argument).
+  if (kind == TreeKind::Mod && lhs->type()->kind() == TypeKind::StringType)
+    return emitBuiltinCall(loc, *graph_, Symbol::aten("percentFormat"),
+                           {NamedValue{loc, "", lhs}, NamedValue{loc, "", rhs}}, {});
   const char* op = binaryOpName(kind);
   TL_INTERNAL_ASSERT(op, "no operator for {}", treeKindEnumName(kind));
   return emitBuiltinCall(loc, *graph_, Symbol::fromQualString(op),
@@ -205,16 +242,10 @@ CondValue Emitter::emitCondExpr(const Expr& e) {
         out.value = sv->asValue(e.range(), *this);
         if (auto c = toIValue(out.value)) out.staticIf = c->toBool();
         Expr target = a.inputs()[0];
-        // Refines only for one named type (not a tuple of types, not the builtin list/tuple).
-        Expr typeExpr = a.inputs()[1];
-        const bool plainType =
-            typeExpr.kind() != TreeKind::TupleLiteral &&
-            !(typeExpr.kind() == TreeKind::Var && (Var(typeExpr.tree()).name().name() == "list" ||
-                                                   Var(typeExpr.tree()).name().name() == "tuple"));
-        if (!out.staticIf && plainType && target.kind() == TreeKind::Var) {
-          TypePtr t = parseType(typeExpr);
-          out.refinements.whenTrue.push_back({Var(target.tree()).name().name(), t});
-        }
+        Node* check = out.value->node();
+        if (!out.staticIf && target.kind() == TreeKind::Var && check->kind() == prim::isinstance)
+          out.refinements = isinstanceRefinements(Var(target.tree()).name().name(),
+                                                  check->input(0)->type(), check->tys(attr::types));
         return out;
       }
       break;

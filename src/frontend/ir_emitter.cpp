@@ -10,6 +10,23 @@
 
 namespace torchless::frontend {
 
+namespace {
+/// `torch.no_grad()`, `torch.enable_grad()`, `torch.inference_mode()` (and their
+/// torch.autograd spellings) used as a `with` item without `as`.
+bool isGradModeContext(const WithItem& item) {
+  if (item.var().present() || item.target().kind() != TreeKind::Apply) return false;
+  Apply a(item.target().tree());
+  if (!a.inputs().empty() || !a.attributes().empty()) return false;
+  std::string_view callee = a.callee().range().text();
+  for (std::string_view prefix : {"torch.", "torch.autograd.", "torch.autograd.grad_mode."}) {
+    if (callee.substr(0, prefix.size()) != prefix) continue;
+    std::string_view rest = callee.substr(prefix.size());
+    if (rest == "no_grad" || rest == "enable_grad" || rest == "inference_mode") return true;
+  }
+  return false;
+}
+}  // namespace
+
 bool meaningfulName(const std::string& name) {
   if (name.empty() || name[0] == '$') return false;
   if (name[0] != '_') return true;
@@ -461,6 +478,9 @@ void Emitter::emitStatements(const std::vector<Stmt>& stmts, size_t begin) {
         With w(stmt.tree());
         std::vector<Value*> entered;
         for (WithItem item : w.items()) {
+          // Autograd modes change nothing torchless computes (it keeps no graph for
+          // gradients): `with torch.no_grad():` runs its body as is.
+          if (isGradModeContext(item)) continue;
           Value* obj = emitExpr(item.target());
           const auto* cls = obj->type()->cast<ClassType>();
           if (!cls)

@@ -3,6 +3,7 @@
 #include "ir/operator_matching.h"
 #include "ir/operator_registry.h"
 
+#include <map>
 #include <sstream>
 #include <unordered_set>
 
@@ -377,6 +378,50 @@ std::pair<size_t, MatchedSchema> matchSchemas(const std::vector<const FunctionSc
   throwErrorAt(loc, msg);
 }
 
+namespace {
+/// PyTorch's scalar_operators builtins (frontend/builtin_functions.cpp): a number on the left
+/// of a tensor (`2.0 * x`, `1 - x`, `3 < x`) calls a TorchScript function that swaps the
+/// operands (`x * 2.0`, `neg(x) + 1`, `x > 3`). PyTorch tries those functions with the
+/// operators, without implicit conversions first, so they win over `mul(float, float)` with
+/// the tensor converted to a float. Returns the last node emitted, or null when `name` with
+/// these arguments is not such a case (or an operator matches them without conversions).
+Node* emitReflectedScalarOp(const SourceRange& loc, Graph& graph, Symbol name,
+                            const std::vector<NamedValue>& args,
+                            const std::vector<NamedValue>& kwargs,
+                            const std::optional<NamedValue>& self,
+                            const std::vector<const OpInfo*>& variants) {
+  if (args.size() != 2 || !kwargs.empty() || self) return nullptr;
+  const TypePtr& a = args[0].value->type();
+  const TypePtr& b = args[1].value->type();
+  const bool number = a->kind() == TypeKind::IntType || a->kind() == TypeKind::FloatType ||
+                      a->kind() == TypeKind::ComplexType;
+  if (!number || !b->isSubtypeOf(*TensorType::get())) return nullptr;
+  static const std::map<std::string, const char*> swapped = {
+      {"aten::mul", "aten::mul"}, {"aten::add", "aten::add"}, {"aten::eq", "aten::eq"},
+      {"aten::ne", "aten::ne"},   {"aten::lt", "aten::gt"},   {"aten::le", "aten::ge"},
+      {"aten::gt", "aten::lt"},   {"aten::ge", "aten::le"},   {"aten::sub", nullptr},
+      {"aten::div", nullptr}};
+  auto it = swapped.find(name.toQualString());
+  if (it == swapped.end()) return nullptr;
+  const bool comparison = it->second && std::string(it->second) != "aten::mul" &&
+                          std::string(it->second) != "aten::add";
+  if (comparison && a->kind() == TypeKind::ComplexType) return nullptr;
+  for (const OpInfo* op : variants)
+    if (tryMatchSchema(op->schema, loc, graph, args, kwargs, self, nullptr, false)) return nullptr;
+  NamedValue lhs = args[0], rhs = args[1];
+  auto call = [&](const char* op, std::vector<NamedValue> in) {
+    return emitBuiltinNode(loc, graph, Symbol::fromQualString(op), in, {}, std::nullopt);
+  };
+  if (it->second) return call(it->second, {rhs, lhs});
+  if (name.toQualString() == "aten::sub") {  // neg(b) + a
+    Node* neg = call("aten::neg", {rhs});
+    return call("aten::add", {NamedValue{loc, "", neg->output()}, lhs});
+  }
+  Node* rec = call("aten::reciprocal", {rhs});  // reciprocal(b) * a
+  return call("aten::mul", {NamedValue{loc, "", rec->output()}, lhs});
+}
+}  // namespace
+
 Node* emitBuiltinNode(const SourceRange& loc, Graph& graph, Symbol name,
                       const std::vector<NamedValue>& args, const std::vector<NamedValue>& kwargs,
                       const std::optional<NamedValue>& self) {
@@ -387,6 +432,7 @@ Node* emitBuiltinNode(const SourceRange& loc, Graph& graph, Symbol name,
   if (name.toQualString() == "prim::shape" && args.size() == 1 && kwargs.empty() && !self)
     return emitBuiltinNode(loc, graph, Symbol::aten("size"), args, kwargs, self);
   const auto& variants = OperatorRegistry::global().lookup(name.toQualString());
+  if (Node* n = emitReflectedScalarOp(loc, graph, name, args, kwargs, self, variants)) return n;
   if (variants.empty()) {
     throwErrorAt(loc, "Unknown builtin op: " + name.toQualString() +
                           ".\nCould not find any similar ops to " + name.toQualString() +

@@ -62,6 +62,11 @@ CompileEnv ScriptImporter::env() {
   env.resolveFunction = [this, qualify](const std::string& q) {
     return resolveFunction(qualify(q));
   };
+  env.resolveImport = [this](const std::string& name) -> std::optional<std::string> {
+    auto it = userImports_.find(name);
+    if (it == userImports_.end()) return std::nullopt;
+    return it->second;
+  };
   env.constants = constants_;
   env.resolveMethod = [this](const ClassType& cls, const std::string& name) -> Function* {
     return resolveMethod(cls, name);
@@ -146,6 +151,34 @@ std::vector<std::string> ScriptImporter::definedNames(const std::string& qualifi
 
 // ---- files --------------------------------------------------------------------------------
 
+void ScriptImporter::recordUserImport(const Stmt& s) {
+  // The modules TorchScript resolves without Python: torch (and its submodules), math and
+  // typing. Others (a user's own packages, torchvision) stay unbound, so a use of them is
+  // an "undefined value" error at the use.
+  auto known = [](const std::string& dotted) {
+    auto root = dotted.substr(0, dotted.find('.'));
+    return root == "torch" || root == "math" || root == "typing";
+  };
+  if (s.kind() == TreeKind::Import) {
+    for (const Alias& a : Import(s.tree()).names()) {
+      std::string dotted = a.name().name();
+      // `import torch.nn` binds `torch` only, which is always bound.
+      if (!a.asName().present() || !known(dotted)) continue;
+      userImports_[a.asName().get().name()] = dotted;
+    }
+    return;
+  }
+  ImportFrom f(s.tree());
+  std::string module = f.module().name();
+  if (!known(module)) return;
+  for (const Alias& a : f.names()) {
+    std::string name = a.name().name();
+    if (name == "*") continue;
+    std::string local = a.asName().present() ? a.asName().get().name() : name;
+    userImports_[local] = module + "." + name;
+  }
+}
+
 void ScriptImporter::parseQualifier(const std::string& qualifier) {
   if (qualifier.empty() || !parsedQualifiers_.insert(qualifier).second) return;
   std::optional<SourceFile> file = provider_(qualifier);
@@ -170,7 +203,10 @@ void ScriptImporter::parseQualifier(const std::string& qualifier) {
         }
         case TreeKind::Import:
         case TreeKind::ImportFrom:
-          break;  // older writers listed the files a file uses; names are resolved lazily
+          // Older writers listed the files a file uses; names are resolved lazily. A user's
+          // file binds names with them (`import torch.nn.functional as F`).
+          if (userQualifiers_.count(qualifier)) recordUserImport(s);
+          break;
         case TreeKind::Assign: {
           Assign a(s.tree());
           if (a.lhsList().size() == 1 && varName(a.lhs()) == "op_version_set") break;

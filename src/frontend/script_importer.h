@@ -168,6 +168,10 @@ class ScriptImporter {
   std::set<std::string> defining_;                       // qualnames being defined
   std::set<std::string> userQualifiers_;                 // files that are a user's source
   std::map<std::string, GraphFunction*> userInits_;      // module class -> its __init__
+  /// Names a user's file binds by import (Note [User sources]): `F` -> "torch.nn.functional",
+  /// `sqrt` -> "math.sqrt". Only torch, math, typing and __future__ imports are recorded.
+  std::map<std::string, std::string> userImports_;
+  void recordUserImport(const Stmt& s);
   std::map<std::string, std::vector<std::string>> order_;  // qualifier -> names in order
   std::map<std::string, std::unique_ptr<ClassState>> classes_;
 };

@@ -105,6 +105,132 @@ std::optional<int64_t> torchEnumConstant(const std::string& name) {
   return it->second;
 }
 
+/// `t.float()`, `t.long()`, ...: PyTorch's TensorCastValue, emitted as
+/// aten::to(t, dtype, False, False, None). Takes no arguments.
+struct TensorCastValue : SugaredValue {
+  TensorCastValue(int64_t dtype, Value* self) : dtype_(dtype), self_(self) {}
+  std::string kind() const override { return "tensor cast"; }
+  SugaredValuePtr call(const SourceRange& loc, Emitter& e, const std::vector<NamedValue>& args,
+                       const std::vector<NamedValue>& kwargs, size_t) override {
+    if (!args.empty() || !kwargs.empty())
+      throwErrorAt(loc, "a tensor cast method (float(), long(), ...) takes no arguments; use "
+                        ".to(dtype, ...) to pass options");
+    Value* no = e.constant(IValue(false), loc);
+    return simple(e.builtin(loc, "aten::to",
+                            {self_, e.constant(IValue(dtype_), loc), no, no,
+                             e.constant(IValue(), loc)}));
+  }
+
+ private:
+  int64_t dtype_;
+  Value* self_;
+};
+
+/// `torch.jit.is_tracing()`: always False in TorchScript (PyTorch compiles torch.jit's
+/// is_tracing, whose scripted branch returns False).
+struct NotTracingValue : SugaredValue {
+  std::string kind() const override { return "torch.jit.is_tracing"; }
+  SugaredValuePtr call(const SourceRange& loc, Emitter& e, const std::vector<NamedValue>& args,
+                       const std::vector<NamedValue>& kwargs, size_t) override {
+    if (!args.empty() || !kwargs.empty()) throwErrorAt(loc, "is_tracing() takes no arguments");
+    return simple(e.constant(IValue(false), loc));
+  }
+};
+
+/// `torch.unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None)`,
+/// torch.functional.unique as TorchScript dispatches it: aten::_unique2 (dim None) or
+/// aten::unique_dim, keeping the outputs the two flags ask for. The flags must be constants,
+/// since they decide the result's type (PyTorch's boolean dispatch has the same rule).
+struct UniqueValue : SugaredValue {
+  std::string kind() const override { return "torch.unique"; }
+  SugaredValuePtr call(const SourceRange& loc, Emitter& e, const std::vector<NamedValue>& args,
+                       const std::vector<NamedValue>& kwargs, size_t) override {
+    static const char* names[] = {"input", "sorted", "return_inverse", "return_counts", "dim"};
+    std::vector<Value*> in(5, nullptr);
+    if (args.size() > 5) throwErrorAt(loc, "torch.unique takes at most 5 arguments");
+    for (size_t i = 0; i < args.size(); ++i) in[i] = args[i].value;
+    for (const auto& k : kwargs) {
+      size_t i = 0;
+      while (i < 5 && k.name != names[i]) ++i;
+      if (i == 5) throwErrorAt(k.loc, "torch.unique has no argument '" + k.name + "'");
+      if (in[i]) throwErrorAt(k.loc, "torch.unique got argument '" + k.name + "' twice");
+      in[i] = k.value;
+    }
+    if (!in[0]) throwErrorAt(loc, "torch.unique is missing its input");
+    auto flag = [&](size_t i, bool dflt) {
+      if (!in[i]) return dflt;
+      auto c = toIValue(in[i]);
+      if (!c || !c->isBool())
+        throwErrorAt(loc, std::string("torch.unique's ") + names[i] +
+                              " must be a constant bool in TorchScript");
+      return c->toBool();
+    };
+    const bool inverse = flag(2, false), counts = flag(3, false);
+    Value* sorted = in[1] ? in[1] : e.constant(IValue(true), loc);
+    Value* inv = e.constant(IValue(inverse), loc);
+    Value* cnt = e.constant(IValue(counts), loc);
+    Value* result;
+    if (!in[4] || in[4]->type()->kind() == TypeKind::NoneType)
+      result = e.builtin(loc, "aten::_unique2", {in[0], sorted, inv, cnt});
+    else
+      result = e.builtin(loc, "aten::unique_dim", {in[0], in[4], sorted, inv, cnt});
+    std::vector<Value*> parts = createTupleUnpack(e.graph(), result, loc);
+    if (!inverse && !counts) return simple(parts[0]);
+    std::vector<Value*> keep{parts[0]};
+    if (inverse) keep.push_back(parts[1]);
+    if (counts) keep.push_back(parts[2]);
+    return simple(e.insert(e.graph().createTuple(keep), loc)->output());
+  }
+};
+
+/// `torch._assert(condition, message)`: torch's scriptable _assert, which PyTorch inlines as
+/// `if condition: pass` / `else: raise AssertionError(message)`.
+struct TorchAssertValue : SugaredValue {
+  std::string kind() const override { return "torch._assert"; }
+  SugaredValuePtr call(const SourceRange& loc, Emitter& e, const std::vector<NamedValue>& args,
+                       const std::vector<NamedValue>& kwargs, size_t) override {
+    Value* cond = nullptr;
+    Value* msg = nullptr;
+    if (args.size() > 0) cond = args[0].value;
+    if (args.size() > 1) msg = args[1].value;
+    for (const auto& k : kwargs) {
+      if (k.name == "condition" && !cond) cond = k.value;
+      else if (k.name == "message" && !msg) msg = k.value;
+      else throwErrorAt(k.loc, "torch._assert has no argument '" + k.name + "' (or got it twice)");
+    }
+    if (!cond || !msg || args.size() > 2)
+      throwErrorAt(loc, "torch._assert takes a condition and a message");
+    Graph& g = e.graph();
+    cond = e.emitToBool(loc, cond);
+    if (auto c = toIValue(cond); c && c->isBool() && c->toBool()) return std::make_shared<NoneValue>();
+    Node* n = e.insert(g.create(prim::If, {cond}, 0), loc);
+    n->addBlock();
+    Block* fb = n->addBlock();
+    {
+      WithInsertPoint guard(fb);
+      Value* text;
+      if (auto c = toIValue(msg); c && c->isString()) {
+        text = e.constant(IValue("AssertionError: " + c->toStringRef()), loc);
+      } else {
+        text = e.builtin(loc, "aten::format",
+                         {e.constant(IValue(std::string("AssertionError: {}")), loc), msg});
+      }
+      e.insert(g.create(prim::RaiseException, {text, e.constant(IValue(), loc)}, 0), loc);
+    }
+    e.exitBlocks_.insert(fb);
+    return std::make_shared<NoneValue>();
+  }
+};
+
+std::optional<int64_t> tensorCastDtype(const std::string& name) {
+  static const std::map<std::string, int64_t> casts = {
+      {"byte", 0}, {"char", 1},  {"short", 2},  {"int", 3},      {"long", 4},
+      {"half", 5}, {"float", 6}, {"double", 7}, {"cfloat", 9}, {"cdouble", 10}};
+  auto it = casts.find(name);
+  if (it == casts.end()) return std::nullopt;
+  return it->second;
+}
+
 }  // namespace
 
 bool isModuleContainer(const TypePtr& type) {
@@ -159,11 +285,14 @@ SugaredValuePtr SimpleValue::attr(const SourceRange& loc, Emitter& e, const std:
     auto it = tensorProperties().find(name);
     if (it != tensorProperties().end())
       return simple(e.builtin(loc, it->second, {value_}));
+    if (auto dtype = tensorCastDtype(name)) return std::make_shared<TensorCastValue>(*dtype, value_);
   }
   if (t->kind() == TypeKind::EnumType) {
     if (name == "name") return simple(e.builtin(loc, "prim::EnumName", {value_}));
     if (name == "value") return simple(e.builtin(loc, "prim::EnumValue", {value_}));
   }
+  if (t->kind() == TypeKind::DeviceObjType && (name == "type" || name == "index"))
+    return simple(e.builtin(loc, "prim::" + name, {value_}));
   if (t->kind() == TypeKind::ComplexType && (name == "real" || name == "imag"))
     return simple(e.builtin(loc, "aten::" + name, {value_}));
   // Methods of tensors, lists, dicts, strings ...: operators taking the value as self.
@@ -253,6 +382,12 @@ SugaredValuePtr BuiltinFunction::call(const SourceRange& loc, Emitter& e,
 SugaredValuePtr BuiltinModule::attr(const SourceRange& loc, Emitter& e, const std::string& name) {
   if (name_ == "torch") {
     if (auto c = torchEnumConstant(name)) return simple(e.constant(IValue(*c), loc));
+    if (name == "pi") return simple(e.constant(IValue(M_PI), loc));
+    if (name == "e") return simple(e.constant(IValue(M_E), loc));
+    if (name == "inf") return simple(e.constant(IValue(std::numeric_limits<double>::infinity()), loc));
+    if (name == "nan") return simple(e.constant(IValue(std::numeric_limits<double>::quiet_NaN()), loc));
+    if (name == "_assert") return std::make_shared<TorchAssertValue>();
+    if (name == "ops") return std::make_shared<OpsValue>();
     if (name == "jit" || name == "nn" || name == "functional" || name == "_C")
       return std::make_shared<BuiltinModule>(ns_, "torch");
   }
@@ -262,6 +397,8 @@ SugaredValuePtr BuiltinModule::attr(const SourceRange& loc, Emitter& e, const st
     if (name == "inf") return simple(e.constant(IValue(std::numeric_limits<double>::infinity()), loc));
     if (name == "nan") return simple(e.constant(IValue(std::numeric_limits<double>::quiet_NaN()), loc));
   }
+  if (name_ == "torch" && name == "is_tracing") return std::make_shared<NotTracingValue>();
+  if (name_ == "torch" && name == "unique") return std::make_shared<UniqueValue>();
   if (name_ == "torch" && name == "_unwrap_optional")
     return std::make_shared<BuiltinFunction>(Symbol::aten("_unwrap_optional"), std::nullopt);
   return std::make_shared<BuiltinFunction>(Symbol::fromDomainAndUnqualString(ns_, name),
@@ -645,6 +782,23 @@ SugaredValuePtr Emitter::getSugaredVar(const SourceRange& loc, const std::string
       "Exception", "RuntimeError", "ValueError", "TypeError", "KeyError", "IndexError",
       "AssertionError", "NotImplementedError", "StopIteration", "ZeroDivisionError",
       "AttributeError", "ArithmeticError", "ImportError", "OverflowError", "LookupError"};
+  if (env_.resolveImport) {
+    // `import torch.nn.functional as F`, `from math import sqrt`: walk the dotted path from
+    // its root module. typing's names are types, handled where annotations are parsed.
+    auto dotted = env_.resolveImport(name);
+    if (dotted && dotted->rfind("typing", 0) != 0 && dotted->substr(0, dotted->find('.')) != name) {
+      size_t dot = dotted->find('.');
+      SugaredValuePtr v = getSugaredVar(loc, dotted->substr(0, dot), true);
+      while (dot != std::string::npos) {
+        size_t next = dotted->find('.', dot + 1);
+        v = v->attr(loc, *this, dotted->substr(dot + 1, next == std::string::npos
+                                                           ? std::string::npos
+                                                           : next - dot - 1));
+        dot = next;
+      }
+      return v;
+    }
+  }
   if (name == "torch") return std::make_shared<BuiltinModule>("aten", "torch");
   if (name == "math") return std::make_shared<BuiltinModule>("aten", "math");
   if (name == "ops") return std::make_shared<OpsValue>();

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 
 namespace torchless {
 namespace {
@@ -87,9 +88,86 @@ int64_t normalizeStrIndex(int64_t i, size_t size) {
   return i;
 }
 
+/// One `%<key>` of aten::percentFormat, as PyTorch's addFormattedArg (vararg_functions.cpp):
+/// d/i print an int (a float is truncated), e/E/f/F a float at precision 6 (through a C
+/// float, as PyTorch does), c an int as a char or a 1-char string, s anything. Flags, widths
+/// and precisions are not supported (PyTorch 1.13 rejects them the same way).
+void appendPercentArg(char key, const IValue& v, std::string& out) {
+  auto needNumber = [&] {
+    if (!v.isInt() && !v.isDouble() && !v.isBool())
+      throw ModelError(fmt::format("RuntimeError: %{} requires a number for formatting, but got {}",
+                                   key, v.type()->annotationStr()));
+  };
+  switch (key) {
+    case 'd':
+    case 'i':
+      needNumber();
+      out += std::to_string(v.isDouble() ? static_cast<int64_t>(static_cast<int>(v.toDouble()))
+                                         : v.isBool() ? int64_t(v.toBool()) : v.toInt());
+      return;
+    case 'e':
+    case 'E':
+    case 'f':
+    case 'F': {
+      needNumber();
+      const double d = v.isDouble() ? v.toDouble() : v.isBool() ? double(v.toBool())
+                                                                : double(v.toInt());
+      const char spec[] = {'%', '.', '6', key, '\0'};
+      char buf[512];
+      std::snprintf(buf, sizeof buf, spec, static_cast<double>(static_cast<float>(d)));
+      out += buf;
+      return;
+    }
+    case 'c':
+      if (v.isInt()) {
+        out += static_cast<char>(v.toInt());
+      } else if (v.isString() && v.toStringRef().size() == 1) {
+        out += v.toStringRef();
+      } else {
+        throw ModelError(fmt::format(
+            "RuntimeError: %c requires an int or char for formatting, but got {}", v.type()->annotationStr()));
+      }
+      return;
+    case 's':
+      out += toStr(v);
+      return;
+    default:
+      throw ModelError(fmt::format(
+          "RuntimeError: The specifier %{} is not supported in TorchScript format strings", key));
+  }
+}
+
 }  // namespace
 
 void registerBuiltinStrKernels(KernelRegistry& r) {
+  // aten::percentFormat(str self, ...): `"%s: %d" % (name, n)`; the one argument after the
+  // format is a tuple of arguments or the single argument (PyTorch's percentFormat).
+  defN<2>(r, "aten::percentFormat", [](const IValue* a) {
+    const std::string& f = a[0].toStringRef();
+    const bool isTuple = a[1].isTuple();
+    const size_t count = isTuple ? a[1].toTuple()->elements.size() : 1;
+    std::string out;
+    size_t used = 0, begin = 0;
+    while (true) {
+      const size_t pct = f.find('%', begin);
+      if (pct == std::string::npos) {
+        out.append(f, begin, std::string::npos);
+        break;
+      }
+      if (pct + 1 >= f.size()) throw ModelError("RuntimeError: Incomplete format specifier");
+      out.append(f, begin, pct - begin);
+      begin = pct + 2;
+      if (f[pct + 1] == '%') {
+        out += '%';
+        continue;
+      }
+      if (used >= count) throw ModelError("RuntimeError: Too few arguments for format string");
+      appendPercentArg(f[pct + 1], isTuple ? a[1].toTuple()->elements[used] : a[1], out);
+      ++used;
+    }
+    if (used != count) throw ModelError("RuntimeError: Too many arguments for format string");
+    return IValue(std::move(out));
+  });
   // aten::format(str self, ...): each `{}` takes the next argument.
   defCreator(r, "aten::format", [](const Node& n) -> Operation {
     const size_t count = n.inputs().size();

@@ -145,6 +145,169 @@ def check_control_flow(binary, out):
             same(theirs(*args), ours(*args), f"{name}{args if name != 'masked' else ''}")
 
 
+def cli_arg(d, i, x):
+    """One `torchless run` argument for Python value x (None when the CLI cannot express it)."""
+    if isinstance(x, torch.Tensor):
+        path = os.path.join(d, f"in{i}.npy")
+        np.save(path, x.numpy())
+        return path
+    if isinstance(x, bool):
+        return "true" if x else "false"
+    if isinstance(x, (int, float, str)):
+        return str(x)
+    if isinstance(x, list) and x and all(isinstance(t, torch.Tensor) for t in x):
+        paths = []
+        for k, t in enumerate(x):
+            paths.append(os.path.join(d, f"in{i}_{k}.npy"))
+            np.save(paths[-1], t.numpy())
+        return "@list:" + ",".join(paths)
+    return None
+
+
+def compare_cli_outputs(d, expected, what):
+    """out<k>.npy / out<k>.txt of `torchless run` against a flat tuple of PyTorch's results."""
+    leaves = list(expected) if isinstance(expected, tuple) else [expected]
+    for k, e in enumerate(leaves):
+        if isinstance(e, str):
+            with open(os.path.join(d, f"out{k}.txt")) as f:
+                check(f.read().rstrip("\n") == e, f"{what} out{k}: {e!r}")
+            continue
+        got = torch.from_numpy(np.load(os.path.join(d, f"out{k}.npy")))
+        if isinstance(e, torch.Tensor):
+            check(got.dtype == e.dtype, f"{what} out{k}: dtype {got.dtype}, expected {e.dtype}")
+            same(e, got.reshape(e.shape), f"{what} out{k}")
+        else:
+            same(e, type(e)(got.item()), f"{what} out{k}")
+
+
+def check_language(binary, out):
+    """The Python forms of user files (script_cases/language.py): each function scripted by
+    PyTorch and by torchless; the archive runs in PyTorch (torch.jit.load) and in
+    `torchless run`, both compared with PyTorch's own scripting."""
+    src = load_source("language")
+    x = torch.randn(3, 4)
+    calls = {
+        "reflected": [(x,)],
+        "augmented": [(x, 5)],
+        "chained": [(1, 2, 3), (3, 2, 1), (2, 2, 5)],
+        "formatting": [(x, "box", 7)],
+        "checked": [(x, 0.5)],
+        "imports": [(x,)],
+        "casts": [(x * 10,)],
+        "unique_values": [(torch.tensor([3, 1, 3, 2, 1]),)],
+        "unions": [(x,), ([x, x[:2]],)],
+        "named": [(1.0, 3.5)],
+        "optional_default": [(x,), (x, 2.0)],
+        "comprehensions": [([1, 2, 3, 4],)],
+    }
+    for name, arglists in calls.items():
+        pt = compile_case(binary, out, "language", "--function", name)
+        if not pt:
+            continue
+        mine = os.path.join(out, f"language_{name}.pt")
+        os.replace(pt, mine)
+        ours = torch.jit.load(mine)
+        theirs = torch.jit.script(getattr(src, name))
+        for n, args in enumerate(arglists):
+            expected = theirs(*args)
+            same(expected, ours(*args), f"language {name} #{n} (torch.jit.load)")
+            d = os.path.join(out, f"language_{name}_{n}")
+            os.makedirs(d, exist_ok=True)
+            cli = [cli_arg(d, i, a) for i, a in enumerate(args)]
+            flat = all(isinstance(v, (torch.Tensor, int, float, bool, str))
+                       for v in (expected if isinstance(expected, tuple) else (expected,)))
+            if None in cli or not flat:
+                continue
+            rc, _, se = run_tool(binary, "run", mine, *cli, "--output-dir", d)
+            if check(rc == 0, f"torchless run language {name} #{n}: exit {rc}: {se}"):
+                compare_cli_outputs(d, expected, f"language {name} #{n} (torchless run)")
+
+
+def torchvision_source(path):
+    """torchvision's standalone scriptable box functions, as a user would copy them into one
+    file: the installed package's own source (inspect.getsource), behind the imports they use.
+    Three helpers of torchvision that only log or check the C++ extension become stubs, and
+    `torchvision._is_tracing()` (torchvision's module, not in the file) the stub beside them."""
+    import inspect
+    import torchvision.ops._box_convert as C
+    import torchvision.ops._utils as U
+    import torchvision.ops.boxes as B
+    funcs = [U._upcast, U._upcast_non_float, U._cat, U.convert_boxes_to_roi_format,
+             U.check_roi_boxes_shape, U._loss_inter_union, C._box_cxcywh_to_xyxy,
+             C._box_xyxy_to_cxcywh, C._box_xywh_to_xyxy, C._box_xyxy_to_xywh, B.box_area,
+             B._box_inter_union, B.box_iou, B.generalized_box_iou, B._box_diou_iou,
+             B.complete_box_iou, B.distance_box_iou, B.clip_boxes_to_image,
+             B.remove_small_boxes, B.box_convert, B.masks_to_boxes, B.nms,
+             B._batched_nms_coordinate_trick, B._batched_nms_vanilla, B.batched_nms]
+    header = (
+        "import torch\nimport torchvision\nfrom torch import Tensor\n"
+        "from typing import List, Optional, Tuple, Union\n\n\n"
+        "def _log_api_usage_once(obj: str) -> None:\n    pass\n\n\n"
+        "def _is_tracing() -> bool:\n    return False\n\n\n"
+        "def _assert_has_ops() -> None:\n    pass\n\n\n")
+    body = "\n\n".join(inspect.getsource(f) for f in funcs)
+    with open(path, "w") as f:
+        f.write(header + body.replace("torchvision._is_tracing()", "_is_tracing()"))
+    return {f.__name__: f for f in funcs}
+
+
+def check_torchvision(binary, out):
+    """torchvision.ops box functions: `torchless script` of their installed source against
+    torch.jit.script of the functions themselves."""
+    path = os.path.join(out, "tv_boxes.py")
+    funcs = torchvision_source(path)
+    g = torch.Generator().manual_seed(3)
+    xy = torch.rand(6, 2, generator=g) * 50
+    boxes = torch.cat([xy, xy + torch.rand(6, 2, generator=g) * 30 + 1], 1)
+    other = boxes[:4].flip(0) + 3
+    scores = torch.rand(6, generator=g)
+    idxs = torch.tensor([0, 1, 0, 1, 1, 0])
+    masks = torch.zeros(2, 8, 9)
+    masks[0, 2:5, 3:7] = 1
+    masks[1, 0:8, 1:2] = 1
+    calls = {
+        "box_area": [(boxes,)],
+        "box_iou": [(boxes, other)],
+        "generalized_box_iou": [(boxes, other)],
+        "complete_box_iou": [(boxes, other)],
+        "distance_box_iou": [(boxes, other)],
+        "clip_boxes_to_image": [(boxes, (40, 60))],
+        "remove_small_boxes": [(boxes, 20.0)],
+        "box_convert": [(boxes, "xyxy", "cxcywh"), (boxes, "xywh", "xyxy"),
+                        (boxes, "cxcywh", "xywh")],
+        "masks_to_boxes": [(masks,)],
+        "nms": [(boxes, scores, 0.3)],
+        "batched_nms": [(boxes, scores, idxs, 0.3)],
+        "_batched_nms_vanilla": [(boxes, scores, idxs, 0.3)],
+        "_batched_nms_coordinate_trick": [(boxes, scores, idxs, 0.3)],
+        "_upcast": [(idxs,), (boxes.half(),)],
+        "_cat": [([boxes, other],)],
+        "convert_boxes_to_roi_format": [([boxes, other],)],
+        "_loss_inter_union": [(boxes[:4], other)],
+    }
+    for name, arglists in calls.items():
+        pt = os.path.join(out, f"tv_{name}.pt")
+        rc, _, se = run_tool(binary, "script", path, "--function", name, "-o", pt)
+        if not check(rc == 0, f"torchless script torchvision {name}: exit {rc}: {se}"):
+            continue
+        ours = torch.jit.load(pt)
+        theirs = torch.jit.script(funcs[name])
+        for n, args in enumerate(arglists):
+            expected = theirs(*args)
+            same(expected, ours(*args), f"torchvision {name} #{n} (torch.jit.load)")
+            d = os.path.join(out, f"tv_{name}_{n}")
+            os.makedirs(d, exist_ok=True)
+            cli = []
+            for i, a in enumerate(args):
+                cli += [cli_arg(d, f"{i}_{k}", v) for k, v in enumerate(a)] \
+                    if isinstance(a, tuple) else [cli_arg(d, i, a)]
+            if None in cli:
+                continue
+            rc, _, se = run_tool(binary, "run", pt, *cli, "--output-dir", d)
+            if check(rc == 0, f"torchless run torchvision {name} #{n}: exit {rc}: {se}"):
+                compare_cli_outputs(d, expected, f"torchvision {name} #{n} (torchless run)")
+
+
 def check_error(binary, out, name, line, col, message, select=("--function", "f")):
     path = os.path.join(CASES, name + ".py")
     rc, _, se = run_tool(binary, "script", path, *select, "-o", os.path.join(out, name + ".pt"))
@@ -180,6 +343,8 @@ def main(argv):
     check_module(binary, out)
     check_function(binary, out)
     check_control_flow(binary, out)
+    check_language(binary, out)
+    check_torchvision(binary, out)
     check_error(binary, out, "syntax_error", 5, 12, "expected an expression but found newline")
     check_error(binary, out, "type_error", 6, 12, "Arguments for call are not valid.")
     check_error(binary, out, "submodule_error", 6, 19,
