@@ -142,7 +142,7 @@ std::vector<std::string> ScriptImporter::definedNames(const std::string& qualifi
       if (!isClass) out.push_back(q);
       continue;
     }
-    if (!isClass || it->second.bases().size() != 1) continue;
+    if (!isClass || it->second.bases().size() != 1 || isInterfaceDecorated(it->second)) continue;
     std::string_view base = it->second.bases()[0].range().text();
     if (base == "torch.nn.Module" || base == "nn.Module" || base == "Module") out.push_back(q);
   }
@@ -150,6 +150,14 @@ std::vector<std::string> ScriptImporter::definedNames(const std::string& qualifi
 }
 
 // ---- files --------------------------------------------------------------------------------
+
+bool ScriptImporter::isInterfaceDecorated(const ClassDef& def) {
+  for (const Expr& d : def.decorators()) {
+    std::string_view t = d.range().text();
+    if (t == "torch.jit.interface" || t == "jit.interface") return true;
+  }
+  return false;
+}
 
 void ScriptImporter::recordUserImport(const Stmt& s) {
   // The modules TorchScript resolves without Python: torch (and its submodules), math and
@@ -259,6 +267,10 @@ void ScriptImporter::defineClass(const std::string& qualname, const ClassDef& de
   std::string base = varName(bases[0]);
   if (userQualifiers_.count(qualifier)) {
     std::string_view text = bases[0].range().text();
+    // `@torch.jit.interface` on a class of a user's file: an interface (a module interface
+    // when it derives from nn.Module), as torch.jit.interface makes it.
+    if (isInterfaceDecorated(def))
+      return defineInterface(qualname, def, text == "torch.nn.Module" || text == "nn.Module");
     if (text == "torch.nn.Module" || text == "nn.Module") base = "Module";
     if (text == "object") return defineModuleOrClass(qualname, def, false);
   }

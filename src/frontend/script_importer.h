@@ -172,6 +172,8 @@ class ScriptImporter {
   /// `sqrt` -> "math.sqrt". Only torch, math, typing and __future__ imports are recorded.
   std::map<std::string, std::string> userImports_;
   void recordUserImport(const Stmt& s);
+  /// Whether a class of a user's file carries `@torch.jit.interface`.
+  static bool isInterfaceDecorated(const ClassDef& def);
   std::map<std::string, std::vector<std::string>> order_;  // qualifier -> names in order
   std::map<std::string, std::unique_ptr<ClassState>> classes_;
 };

@@ -180,6 +180,22 @@ def compare_cli_outputs(d, expected, what):
             same(e, type(e)(got.item()), f"{what} out{k}")
 
 
+def check_module_features(binary, out):
+    """Class-level forms: the file's only module is found without --class (the interface
+    does not count), and forward / describe give PyTorch's results."""
+    src = load_source("module_features")
+    pt = compile_case(binary, out, "module_features")
+    if not pt:
+        return
+    ours = torch.jit.load(pt)
+    theirs = torch.jit.script(src.M())
+    x = torch.randn(4)
+    same(theirs(x).detach(), ours(x).detach(), "module_features forward")
+    for c in (1, 2):
+        same(theirs.describe(c), ours.describe(c), f"module_features describe({c})")
+    run_cli(binary, pt, out, [x], [theirs(x).detach()], "module_features_run")
+
+
 def check_language(binary, out):
     """The Python forms of user files (script_cases/language.py): each function scripted by
     PyTorch and by torchless; the archive runs in PyTorch (torch.jit.load) and in
@@ -344,6 +360,7 @@ def main(argv):
     check_function(binary, out)
     check_control_flow(binary, out)
     check_language(binary, out)
+    check_module_features(binary, out)
     check_torchvision(binary, out)
     check_error(binary, out, "syntax_error", 5, 12, "expected an expression but found newline")
     check_error(binary, out, "type_error", 6, 12, "Arguments for call are not valid.")
