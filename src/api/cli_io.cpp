@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstring>
+#include <random>
 
 namespace torchless {
 namespace {
@@ -29,9 +30,11 @@ std::optional<double> asDouble(const std::string& w) {
   return std::nullopt;
 }
 
+bool isTensorWord(const std::string& w) { return endsWith(w, ".npy") || w.rfind("@input:", 0) == 0; }
+
 // The value of one word with no type to guide it (the cli.md literal rules).
 IValue literal(const std::string& w, const TensorLoader& load) {
-  if (endsWith(w, ".npy")) return IValue(load(w));
+  if (isTensorWord(w)) return IValue(load(w));
   if (w == "true") return IValue(true);
   if (w == "false") return IValue(false);
   if (w == "none") return IValue();
@@ -69,7 +72,7 @@ IValue convert(const ParamSpec& p, const TypePtr& type, const std::string& w,
       if (w.rfind("@list:", 0) == 0 || w.rfind("@dict:", 0) == 0)
         bad(p, fmt::format("expected a .npy file, got the {} '{}'",
                            w[1] == 'l' ? "list" : "dict", w));
-      if (!endsWith(w, ".npy")) bad(p, fmt::format("expected a .npy file, got '{}'", w));
+      if (!isTensorWord(w)) bad(p, fmt::format("expected a .npy file, got '{}'", w));
       return IValue(load(w));
     case TypeKind::IntType:
       if (auto i = asInt(w)) return IValue(*i);
@@ -133,6 +136,73 @@ IValue convert(const ParamSpec& p, const TypePtr& type, const std::string& w,
 }
 
 }  // namespace
+
+InputSpec parseInputSpec(const std::string& spec) {
+  auto fail = [&](const std::string& what) -> InputSpec {
+    throw Error(fmt::format("input spec '{}': {} (expected SIZExSIZE...[:DTYPE[:random|zeros|ones]], "
+                            "e.g. 1x3x224x224 or 1x128:int64)",
+                            spec, what));
+  };
+  std::vector<std::string> parts;
+  for (size_t start = 0;;) {
+    size_t colon = spec.find(':', start);
+    parts.push_back(spec.substr(start, colon == std::string::npos ? std::string::npos : colon - start));
+    if (colon == std::string::npos) break;
+    start = colon + 1;
+  }
+  if (parts.size() > 3) return fail("too many ':' fields");
+  InputSpec out;
+  if (parts[0] != "scalar") {
+    double elements = 1;
+    for (size_t start = 0;;) {
+      size_t x = parts[0].find('x', start);
+      std::string d = parts[0].substr(start, x == std::string::npos ? std::string::npos : x - start);
+      auto v = asInt(d);
+      if (!v || *v < 0) return fail(fmt::format("'{}' is not a size", d));
+      out.sizes.push_back(*v);
+      elements *= static_cast<double>(*v);
+      if (x == std::string::npos) break;
+      start = x + 1;
+    }
+    if (out.sizes.size() > 16) return fail("more than 16 dimensions");
+    if (elements > 2147483648.0) return fail("more than 2^31 elements");
+  }
+  if (parts.size() > 1) {
+    auto t = scalarTypeFromDtypeName(parts[1]);
+    if (!t) return fail(fmt::format("unknown dtype '{}'", parts[1]));
+    out.dtype = *t;
+  }
+  if (parts.size() > 2) {
+    if (parts[2] == "random") out.fill = InputSpec::Fill::Random;
+    else if (parts[2] == "zeros") out.fill = InputSpec::Fill::Zeros;
+    else if (parts[2] == "ones") out.fill = InputSpec::Fill::Ones;
+    else return fail(fmt::format("unknown fill '{}'", parts[2]));
+  }
+  return out;
+}
+
+Tensor tensorFromSpec(const InputSpec& spec, uint64_t seed) {
+  // Generated in float64 / int64 and converted, so every dtype gets the same values.
+  const bool floating = isFloatingType(spec.dtype);
+  Tensor t = Tensor::empty(spec.sizes, floating ? ScalarType::Double : ScalarType::Long);
+  std::mt19937_64 gen(seed);
+  const int64_t n = t.numel();
+  if (floating) {
+    std::uniform_real_distribution<double> u(0.0, 1.0);
+    double* p = t.data<double>();
+    for (int64_t i = 0; i < n; ++i)
+      p[i] = spec.fill == InputSpec::Fill::Random ? u(gen) : spec.fill == InputSpec::Fill::Ones ? 1.0 : 0.0;
+  } else {
+    const int64_t hi = spec.dtype == ScalarType::Bool ? 1 : 9;
+    std::uniform_int_distribution<int64_t> u(0, hi);
+    int64_t* p = t.data<int64_t>();
+    for (int64_t i = 0; i < n; ++i)
+      p[i] = spec.fill == InputSpec::Fill::Random ? u(gen) : spec.fill == InputSpec::Fill::Ones ? 1 : 0;
+  }
+  return t.to(spec.dtype);
+}
+
+std::string inputSpecWord(size_t k) { return "@input:" + std::to_string(k); }
 
 std::vector<IValue> parseInputs(const std::vector<std::string>& words,
                                 const std::vector<ParamSpec>& params, const TensorLoader& load) {

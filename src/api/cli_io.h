@@ -36,6 +36,29 @@ using TensorLoader = std::function<Tensor(const std::string& path)>;
 std::vector<IValue> parseInputs(const std::vector<std::string>& words,
                                 const std::vector<ParamSpec>& params, const TensorLoader& load);
 
+/// A tensor input given by its shape instead of a file (cli.md "Inputs"; trtexec's --shapes,
+/// onnxruntime_perf_test's -I): `1x3x224x224`, `1x128:int64`, `2x3:float32:zeros`. Sizes are
+/// non-negative ints separated by `x` (`scalar` is a 0-d tensor); the dtype is a Python dtype
+/// name (float32 by default); the fill is `random` (default), `zeros` or `ones`.
+struct InputSpec {
+  std::vector<int64_t> sizes;
+  ScalarType dtype = ScalarType::Float;
+  enum class Fill { Random, Zeros, Ones } fill = Fill::Random;
+};
+
+/// Parses an input spec. Throws torchless::Error quoting the spec and what is wrong; refuses
+/// more than 2^31 elements (a spec is typed by hand, so more is a typo, not a model).
+InputSpec parseInputSpec(const std::string& spec);
+
+/// The tensor of a spec. Random values come from std::mt19937_64 seeded with `seed`:
+/// uniform in [0, 1) for floating dtypes (as torch.rand), integers in [0, 10) for integer
+/// dtypes (valid ids for any embedding of 10 rows or more), 0/1 for bool.
+Tensor tensorFromSpec(const InputSpec& spec, uint64_t seed);
+
+/// The word standing for the k-th `--input` tensor among INPUT words ("@input:k");
+/// parseInputs passes it to the TensorLoader like a .npy path.
+std::string inputSpecWord(size_t k);
+
 /// One flattened output value: a tensor, a 0-d number tensor, or a string.
 struct FlatOutput {
   std::string fileName;  // out0.npy, out3.txt

@@ -11,6 +11,7 @@
 #include "runtime/op_observer.h"
 #include "ir/ir.h"
 #include "tools/commands.h"
+#include "tools/input_options.h"
 
 #include <nlohmann/json.hpp>
 #include <sys/resource.h>
@@ -40,6 +41,7 @@ struct BenchOptions {
   int concurrency = 1;
   std::string profile;
   bool json = false;
+  InputOptions in;
 };
 
 double msSince(Clock::time_point t0) {
@@ -183,7 +185,7 @@ void benchCommand(const BenchOptions& o) {
   Module m = load(o.model);
   const double loadMs = msSince(t0);
   const auto params = m.methodParams(o.method);
-  std::vector<IValue> args = parseInputs(o.inputs, params, [](const std::string& p) { return loadNpy(p); });
+  std::vector<IValue> args = parseInputs(inputWords(o.in, o.inputs), params, inputLoader(o.in));
   if (o.batch > 0) args = atBatch(std::move(args), o.batch, params);
   double firstMs = -1;
   for (int i = 0; i < o.warmup; ++i) {
@@ -290,6 +292,7 @@ void registerBenchCommand(CLI::App& app) {
   auto* cmd = app.add_subcommand("bench", "Measure load time, latency, throughput and peak memory");
   cmd->add_option("model", opts->model, "the .pt archive")->required();
   cmd->add_option("inputs", opts->inputs, "method arguments, as for run");
+  addInputOptions(*cmd, opts->in);
   cmd->add_option("--method", opts->method, "method to run (default forward)");
   cmd->add_option("--threads", opts->threads, "threads for kernels (default: all cores)")
       ->check(CLI::Range(1, 4096));

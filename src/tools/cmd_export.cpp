@@ -19,6 +19,7 @@
 #include "ops/parallel.h"
 #include "passes/passes.h"
 #include "tools/commands.h"
+#include "tools/input_options.h"
 #include "torchless/onnx_export.h"
 
 #include <fstream>
@@ -42,6 +43,7 @@ struct ExportCliOptions {
   bool noFold = false;
   std::string method = "forward";
   int threads = 0;
+  InputOptions in;
   bool progress = false;
 };
 
@@ -175,7 +177,8 @@ void exportCommand(const ExportCliOptions& o) {
     if (showProgress) std::cerr << "export: " << what << "\n" << std::flush;
   };
   options.progress = progress;
-  auto loadTensor = [](const std::string& p) { return loadNpy(p); };
+  TensorLoader loadTensor = inputLoader(o.in);
+  const std::vector<std::string> words = inputWords(o.in, o.inputs);
   std::shared_ptr<Graph> graph;
   std::vector<IValue> inputs;
   const bool irText = o.model.ends_with(".ir") || o.model.ends_with(".graph");
@@ -190,13 +193,13 @@ void exportCommand(const ExportCliOptions& o) {
     parseIR(ss.str(), graph.get(), po);
     std::vector<ParamSpec> params;
     for (const Value* v : graph->inputs()) params.push_back({v->debugName(), v->type(), std::nullopt});
-    inputs = parseInputs(o.inputs, params, loadTensor);
+    inputs = parseInputs(words, params, loadTensor);
   } else {
     progress("loading " + o.model);
     Module m = load(o.model);
     const GraphFunction* method = m.findMethod(o.method);
     if (!method) throw Error(fmt::format("the module has no {} method", o.method), o.model);
-    inputs = parseInputs(o.inputs, m.methodParams(o.method), loadTensor);
+    inputs = parseInputs(words, m.methodParams(o.method), loadTensor);
     graph = method->graph()->copy();
     passes::inlineCalls(*graph);
     auto params = freezeGraph(*graph, m.object(), o.method);
@@ -241,6 +244,7 @@ void registerExportCommand(CLI::App& app) {
       ->required();
   cmd->add_option("inputs", opts->inputs, "example inputs, one per argument, as for `run`");
   cmd->add_option("-o,--output", opts->output, "the .onnx file to write")->required();
+  addInputOptions(*cmd, opts->in);
   cmd->add_option("--opset", opts->opset, "ONNX opset (13 to 18, default 17)")
       ->check(CLI::Range(onnx_export::kMinOpset, onnx_export::kMaxOpset));
   cmd->add_option("--input-names", opts->inputNames, "names of the tensor inputs, comma-separated");

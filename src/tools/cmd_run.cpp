@@ -6,6 +6,7 @@
 #include "core/npy.h"
 #include "ops/parallel.h"
 #include "tools/commands.h"
+#include "tools/input_options.h"
 
 #include <cstdio>
 #include <filesystem>
@@ -23,6 +24,7 @@ struct RunOptions {
   std::string method = "forward";
   int threads = 0;
   bool print = false;
+  InputOptions in;
 };
 
 // Writes text to path through a temporary file renamed at the end.
@@ -46,7 +48,7 @@ void runCommand(const RunOptions& o) {
   if (o.threads > 0) ops::setNumThreads(o.threads);
   Module m = load(o.model);
   std::vector<ParamSpec> params = m.methodParams(o.method);
-  std::vector<IValue> args = parseInputs(o.inputs, params, [](const std::string& p) { return loadNpy(p); });
+  std::vector<IValue> args = parseInputs(inputWords(o.in, o.inputs), params, inputLoader(o.in));
   IValue result = m.runMethod(o.method, std::move(args));
   std::vector<FlatOutput> outputs = flattenOutputs(result);
   std::error_code ec;
@@ -70,6 +72,7 @@ void registerRunCommand(CLI::App& app) {
   cmd->add_option("inputs", opts->inputs,
                   "one per argument: x.npy, 13, -2.5, true, false, none, a word (str), "
                   "@list:a.npy,b.npy, @dict:k=a.npy");
+  addInputOptions(*cmd, opts->in);
   cmd->add_option("--output-dir", opts->outputDir, "where out0.npy ... go (default .)");
   cmd->add_option("--method", opts->method, "method to run (default forward)");
   cmd->add_option("--threads", opts->threads, "threads for kernels (default: all cores)")

@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "core/npy.h"
 #include "tools/commands.h"
+#include "tools/input_options.h"
 #include "tools/save_checked.h"
 
 #include <cerrno>
@@ -33,6 +34,7 @@ struct TraceCmdOptions {
   std::string output;
   std::vector<std::string> checkInputs;
   std::string method = "forward";
+  InputOptions in;
 };
 
 /// "a.npy,3,@list:b.npy,c.npy" -> {"a.npy", "3", "@list:b.npy,c.npy"}.
@@ -54,8 +56,9 @@ std::vector<std::string> splitCheckSet(const std::string& s) {
 
 /// The arguments the words give (defaults of the missing trailing parameters left out: the
 /// traced graph takes only what was given, as torch.jit.trace's example inputs).
-std::vector<IValue> givenArgs(const std::vector<std::string>& words, const std::vector<ParamSpec>& params) {
-  std::vector<IValue> args = parseInputs(words, params, [](const std::string& p) { return loadNpy(p); });
+std::vector<IValue> givenArgs(const std::vector<std::string>& words, const std::vector<ParamSpec>& params,
+                              const TensorLoader& load) {
+  std::vector<IValue> args = parseInputs(words, params, load);
   size_t used = 0, given = 0;
   for (const auto& p : params) {
     if (used >= words.size()) break;
@@ -76,10 +79,10 @@ void traceCommand(const TraceCmdOptions& o) {
   const std::vector<ParamSpec> params = m.methodParams(o.method);
   TraceOptions options;
   options.method = o.method;
-  std::vector<IValue> args = givenArgs(o.inputs, params);
+  std::vector<IValue> args = givenArgs(inputWords(o.in, o.inputs), params, inputLoader(o.in));
   for (size_t i = 0; i < o.checkInputs.size(); ++i) {
     try {
-      options.checkInputs.push_back(givenArgs(splitCheckSet(o.checkInputs[i]), params));
+      options.checkInputs.push_back(givenArgs(splitCheckSet(o.checkInputs[i]), params, inputLoader(o.in)));
     } catch (Error& e) {
       e.addContext(fmt::format("in --check-input {} ('{}')", i + 1, o.checkInputs[i]));
       throw;
@@ -119,6 +122,7 @@ void registerTraceCommand(CLI::App& app) {
   cmd->add_option("inputs", opts->inputs,
                   "example inputs, one per argument: x.npy, @list:a.npy,b.npy, @dict:k=a.npy");
   cmd->add_option("-o,--output", opts->output, "the traced archive to write")->required();
+  addInputOptions(*cmd, opts->in);
   cmd->add_option("--check-input", opts->checkInputs,
                   "another input set, words separated by commas (repeatable): re-trace and "
                   "compare graphs and outputs")

@@ -74,6 +74,75 @@ TEST(CliInputs, ErrorsNameTheParameter) {
             "argument 'xs' (List[Tensor]): expected @list:a,b,... got 'a.npy'");
 }
 
+TEST(CliInputs, UnionsTakeTheFirstMemberThatFits) {
+  auto p = param("v", "Union[Tensor, List[Tensor], int]");
+  EXPECT_EQ(parseInputs({"a.npy"}, {p}, fakeLoad)[0].toTensor().numel(), 5);
+  EXPECT_EQ(parseInputs({"@list:a.npy"}, {p}, fakeLoad)[0].toList()->list.size(), 1u);
+  EXPECT_EQ(parseInputs({"3"}, {p}, fakeLoad)[0].toInt(), 3);
+  EXPECT_EQ(errorOf({"word"}, {p}),
+            "argument 'v' (Union[Tensor, List[Tensor], int]): 'word' is none of the union's types");
+}
+
+TEST(CliInputs, OptionalTupleTakesTheTuplesInputsOrOneNone) {
+  std::vector<ParamSpec> params = {param("size", "Optional[Tuple[int, int]]"), param("k", "int")};
+  auto given = parseInputs({"4", "5", "6"}, params, fakeLoad);
+  ASSERT_TRUE(given[0].isTuple());
+  EXPECT_EQ(given[0].toTuple()->elements[1].toInt(), 5);
+  EXPECT_EQ(given[1].toInt(), 6);
+  auto none = parseInputs({"none", "6"}, params, fakeLoad);
+  EXPECT_TRUE(none[0].isNone());
+  EXPECT_EQ(none[1].toInt(), 6);
+}
+
+TEST(CliInputs, ShapeSpecs) {
+  InputSpec a = parseInputSpec("1x3x224x224");
+  EXPECT_EQ(a.sizes, (std::vector<int64_t>{1, 3, 224, 224}));
+  EXPECT_EQ(a.dtype, ScalarType::Float);
+  EXPECT_EQ(a.fill, InputSpec::Fill::Random);
+  InputSpec b = parseInputSpec("2x128:int64:ones");
+  EXPECT_EQ(b.dtype, ScalarType::Long);
+  EXPECT_EQ(b.fill, InputSpec::Fill::Ones);
+  EXPECT_TRUE(parseInputSpec("scalar:float64").sizes.empty());
+  EXPECT_EQ(parseInputSpec("0x4").sizes, (std::vector<int64_t>{0, 4}));
+  for (const char* bad : {"1xx3", "1x-3", "3:float31", "3:float32:noise", "1:f:z:w", "",
+                          "100000x100000x1000"}) {
+    EXPECT_THROW(parseInputSpec(bad), Error) << bad;
+  }
+  try {
+    parseInputSpec("1x3xa");
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("input spec '1x3xa': 'a' is not a size"), std::string::npos);
+  }
+}
+
+TEST(CliInputs, SpecTensorsAreSeededAndInRange) {
+  Tensor r1 = tensorFromSpec(parseInputSpec("4x5"), 7);
+  Tensor r2 = tensorFromSpec(parseInputSpec("4x5"), 7);
+  Tensor r3 = tensorFromSpec(parseInputSpec("4x5"), 8);
+  ASSERT_EQ(r1.sizes(), (IntList{4, 5}));
+  bool differs = false;
+  for (int64_t i = 0; i < 20; ++i) {
+    float v = r1.data<float>()[i];
+    EXPECT_EQ(v, r2.data<float>()[i]);
+    EXPECT_GE(v, 0.f);
+    EXPECT_LT(v, 1.f);
+    differs |= v != r3.data<float>()[i];
+  }
+  EXPECT_TRUE(differs);
+  Tensor ids = tensorFromSpec(parseInputSpec("64:int64"), 0);
+  EXPECT_EQ(ids.scalarType(), ScalarType::Long);
+  for (int64_t i = 0; i < 64; ++i) {
+    EXPECT_GE(ids.data<int64_t>()[i], 0);
+    EXPECT_LT(ids.data<int64_t>()[i], 10);
+  }
+  Tensor z = tensorFromSpec(parseInputSpec("3:float64:zeros"), 0);
+  Tensor o = tensorFromSpec(parseInputSpec("3:int32:ones"), 0);
+  for (int64_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(z.data<double>()[i], 0.0);
+    EXPECT_EQ(o.data<int32_t>()[i], 1);
+  }
+}
+
 TEST(CliOutputs, FlattenInCliOrder) {
   auto dict = DictImpl::create(StringType::get(), TensorType::get());
   dict->insertOrAssign(IValue("z"), IValue(Tensor::empty({1}, ScalarType::Float)));

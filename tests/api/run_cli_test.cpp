@@ -182,6 +182,42 @@ TEST(InfoCli, ListsMethodsParametersBuffersAndOperators) {
 namespace torchless {
 namespace {
 
+// `--input SHAPE[:DTYPE[:FILL]]` stands for a .npy file (cli.md "Inputs"): zeros give what a
+// file of zeros gives, a seed repeats its tensor, positional words follow the specs.
+TEST(RunCli, InputSpecsStandForFiles) {
+  fs::path d = freshDir("specs");
+  Tensor zeros = Tensor::empty({1, 3, 16, 16}, ScalarType::Float);
+  std::fill(zeros.data<float>(), zeros.data<float>() + zeros.numel(), 0.f);
+  saveNpy((d / "zeros.npy").string(), zeros);
+  auto run = [&](std::vector<std::string> args, const std::string& out) {
+    args.insert(args.begin(), {"run", kModel});
+    args.insert(args.end(), {"--output-dir", (d / out).string()});
+    auto r = runCli(args);
+    EXPECT_EQ(r.status, 0) << r.err;
+    return loadNpy((d / out / "out0.npy").string());
+  };
+  Tensor fromFile = run({(d / "zeros.npy").string()}, "file");
+  EXPECT_TRUE(allClose(run({"--input", "1x3x16x16:float32:zeros"}, "spec"), fromFile, 0, 0));
+  Tensor a = run({"--input", "1x3x16x16", "--seed", "5"}, "a");
+  EXPECT_TRUE(allClose(run({"--input", "1x3x16x16", "--seed", "5"}, "b"), a, 0, 0));
+  EXPECT_FALSE(allClose(run({"--input", "1x3x16x16", "--seed", "6"}, "c"), a, 0, 0));
+  // the spec is x, the word after it is scale
+  EXPECT_TRUE(allClose(run({"--input", "1x3x16x16", "--seed", "5", "1.0"}, "scaled"), a, 0, 0));
+  auto bad = runCli({"run", kModel, "--input", "1x3xq", "--output-dir", (d / "bad").string()});
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("input spec '1x3xq'"), std::string::npos) << bad.err;
+  auto wrongRank = runCli({"run", kModel, "--input", "3x16x16:int64", "--output-dir", (d / "rank").string()});
+  EXPECT_EQ(wrongRank.status, 1);
+  // bench, trace and export take the same option
+  auto bench = runCli({"bench", kModel, "--input", "1x3x16x16", "--runs", "1", "--warmup", "0"});
+  EXPECT_EQ(bench.status, 0) << bench.err;
+  auto trace = runCli({"trace", kModel, "--input", "1x3x16x16", "-o", (d / "t.pt").string()});
+  EXPECT_EQ(trace.status, 0) << trace.err;
+  auto onnx = runCli({"export", kModel, "--input", "1x3x16x16", "-o", (d / "m.onnx").string()});
+  EXPECT_EQ(onnx.status, 0) << onnx.err;
+  fs::remove_all(d);
+}
+
 TEST(RunCli, ThreadsMustBePositive) {
   auto r = testing::runCli({"run", std::string(TORCHLESS_SOURCE_DIR) + "/examples/tiny_cnn.pt",
                             std::string(TORCHLESS_SOURCE_DIR) + "/examples/input.npy", "--threads", "0"});
