@@ -8,10 +8,13 @@
 #include "tools/commands.h"
 #include "tools/input_options.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 #include <unistd.h>
 
 namespace torchless::cli {
@@ -25,7 +28,55 @@ struct RunOptions {
   int threads = 0;
   bool print = false;
   InputOptions in;
+  std::vector<std::string> expect;  // expected outputs, in output order
+  double rtol = 1e-4, atol = 1e-5;
 };
+
+/// Compares one output with its expected file as numpy.allclose(actual, expected, rtol, atol)
+/// (NaN equal to NaN); a .txt expects the same text. Prints one line; returns whether it
+/// matches. Shapes must be equal; dtypes must be of one kind (floating, integer, bool).
+bool compareOutput(const FlatOutput& out, const std::string& expectedPath, double rtol, double atol) {
+  const std::string name = out.fileName;
+  if (out.text) {
+    std::ifstream in(expectedPath, std::ios::binary);
+    if (!in) throw Error("cannot open expected output", expectedPath);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    std::string want = ss.str();
+    while (!want.empty() && want.back() == '\n') want.pop_back();
+    const bool ok = want == *out.text;
+    std::cout << fmt::format("{}: text {} {}\n", name, ok ? "equal to" : "differs from", expectedPath);
+    return ok;
+  }
+  Tensor want = loadNpy(expectedPath);
+  const Tensor& got = *out.tensor;
+  if (got.sizes() != want.sizes()) {
+    std::cout << fmt::format("{}: shape [{}] but {} has [{}]\n", name, fmt::join(got.sizes(), ", "),
+                             expectedPath, fmt::join(want.sizes(), ", "));
+    return false;
+  }
+  auto kind = [](ScalarType t) { return isFloatingType(t) ? 0 : t == ScalarType::Bool ? 2 : 1; };
+  if (kind(got.scalarType()) != kind(want.scalarType())) {
+    std::cout << fmt::format("{}: dtype {} but {} has {}\n", name, dtypeName(got.scalarType()),
+                             expectedPath, dtypeName(want.scalarType()));
+    return false;
+  }
+  Tensor a = got.to(ScalarType::Double).contiguous(), b = want.to(ScalarType::Double).contiguous();
+  double maxAbs = 0, maxRel = 0;
+  int64_t bad = 0;
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    const double x = a.data<double>()[i], y = b.data<double>()[i];
+    if (std::isnan(x) && std::isnan(y)) continue;
+    const double d = std::isnan(x) || std::isnan(y) ? INFINITY : std::fabs(x - y);
+    maxAbs = std::max(maxAbs, d);
+    if (y != 0) maxRel = std::max(maxRel, d / std::fabs(y));
+    if (!(d <= atol + rtol * std::fabs(y))) ++bad;
+  }
+  std::cout << fmt::format("{}: max abs error {:.3g}, max rel error {:.3g} (rtol {:g}, atol {:g}): {}\n",
+                           name, maxAbs, maxRel, rtol, atol,
+                           bad == 0 ? "ok" : fmt::format("{} of {} elements differ", bad, a.numel()));
+  return bad == 0;
+}
 
 // Writes text to path through a temporary file renamed at the end.
 void writeTextAtomically(const std::string& path, const std::string& text) {
@@ -61,6 +112,17 @@ void runCommand(const RunOptions& o) {
     std::cout << describeOutput(out) << "\n";
     if (o.print) std::cout << (out.text ? *out.text : out.tensor->toString()) << "\n";
   }
+  if (o.expect.empty()) return;
+  if (o.expect.size() > outputs.size())
+    throw Error(fmt::format("--expect gives {} files but the method has {} output{}", o.expect.size(),
+                            outputs.size(), outputs.size() == 1 ? "" : "s"));
+  size_t mismatches = 0;
+  for (size_t i = 0; i < o.expect.size(); ++i)
+    mismatches += compareOutput(outputs[i], o.expect[i], o.rtol, o.atol) ? 0 : 1;
+  if (mismatches)
+    throw Error(fmt::format("{} of {} compared output{} differ{} from the expected values", mismatches,
+                            o.expect.size(), o.expect.size() == 1 ? "" : "s",
+                            mismatches == 1 ? "s" : ""));
 }
 
 }  // namespace
@@ -78,6 +140,15 @@ void registerRunCommand(CLI::App& app) {
   cmd->add_option("--threads", opts->threads, "threads for kernels (default: all cores)")
       ->check(CLI::Range(1, 4096));
   cmd->add_flag("--print", opts->print, "also print each output as PyTorch prints it");
+  cmd->add_option("--expect", opts->expect,
+                  "expected outputs (out0 first), comma-separated .npy/.txt files: prints the max "
+                  "error of each and exits 1 when one differs beyond --rtol/--atol")
+      ->delimiter(',')
+      ->allow_extra_args(false);
+  cmd->add_option("--rtol", opts->rtol, "relative tolerance of --expect (default 1e-4)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--atol", opts->atol, "absolute tolerance of --expect (default 1e-5)")
+      ->check(CLI::NonNegativeNumber);
   cmd->callback([opts]() { runCommand(*opts); });
 }
 

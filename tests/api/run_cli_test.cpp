@@ -218,6 +218,37 @@ TEST(RunCli, InputSpecsStandForFiles) {
   fs::remove_all(d);
 }
 
+// `--expect` compares with PyTorch's output and exits 1 when a value differs beyond the
+// tolerances; a wrong shape and too many expected files are errors too.
+TEST(RunCli, ExpectComparesWithTolerances) {
+  fs::path d = freshDir("expect");
+  const std::string expected = kExamples + "/expected.npy";
+  auto ok = runCli({"run", kModel, kInput, "--output-dir", d.string(), "--expect", expected});
+  EXPECT_EQ(ok.status, 0) << ok.err;
+  EXPECT_NE(ok.out.find("out0.npy: max abs error"), std::string::npos) << ok.out;
+  EXPECT_NE(ok.out.find(": ok\n"), std::string::npos) << ok.out;
+  // scale 2.0 changes the softmax: a mismatch, exit 1, and the outputs are still written
+  auto off = runCli({"run", kModel, kInput, "2.0", "--output-dir", d.string(), "--expect", expected});
+  EXPECT_EQ(off.status, 1);
+  EXPECT_NE(off.out.find("4 of 4 elements differ"), std::string::npos) << off.out;
+  EXPECT_NE(off.firstErrLine().find("1 of 1 compared output differs"), std::string::npos) << off.err;
+  // the same run passes with a tolerance wide enough for it
+  auto loose = runCli({"run", kModel, kInput, "2.0", "--output-dir", d.string(), "--expect", expected,
+                       "--atol", "1"});
+  EXPECT_EQ(loose.status, 0) << loose.err;
+  auto shape = runCli({"run", kModel, kInput, "--output-dir", d.string(), "--expect", kInput});
+  EXPECT_EQ(shape.status, 1);
+  EXPECT_NE(shape.out.find("shape [1, 4] but"), std::string::npos) << shape.out;
+  auto many = runCli({"run", kModel, kInput, "--output-dir", d.string(), "--expect",
+                      expected + "," + expected});
+  EXPECT_EQ(many.status, 1);
+  EXPECT_NE(many.firstErrLine().find("--expect gives 2 files but the method has 1 output"),
+            std::string::npos) << many.err;
+  auto usage = runCli({"run", kModel, kInput, "--expect", expected, "--rtol", "-1"});
+  EXPECT_EQ(usage.status, 2);
+  fs::remove_all(d);
+}
+
 TEST(RunCli, ThreadsMustBePositive) {
   auto r = testing::runCli({"run", std::string(TORCHLESS_SOURCE_DIR) + "/examples/tiny_cnn.pt",
                             std::string(TORCHLESS_SOURCE_DIR) + "/examples/input.npy", "--threads", "0"});
