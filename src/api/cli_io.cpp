@@ -225,9 +225,13 @@ std::vector<IValue> parseInputs(const std::vector<std::string>& words,
         args.push_back(*p.defaultValue);
         continue;
       }
-      throw Error(fmt::format("missing input for argument '{}' ({}): {} input{} given, the method takes {}",
+      size_t required = 0;
+      for (const auto& q : params) required += q.defaultValue ? 0 : 1;
+      const size_t optional = params.size() - required;
+      throw Error(fmt::format("missing input for argument '{}' ({}): {} input{} given, the method takes {}{}",
                               p.name, p.type->annotationStr(), words.size(),
-                              words.size() == 1 ? "" : "s", params.size()));
+                              words.size() == 1 ? "" : "s", required,
+                              optional ? fmt::format(" (and {} optional)", optional) : std::string()));
     }
     if (tuple) {
       if (next + needed > words.size())

@@ -43,9 +43,16 @@ std::vector<std::string> Module::methodNames() const {
   return names;
 }
 
+Error Module::noSuchMethod(const std::string& name) const {
+  std::vector<std::string> names = methodNames();
+  return Error(fmt::format("module '{}' has no method '{}' (methods: {})",
+                           object_ ? object_->type->name() : "<empty>", name,
+                           names.empty() ? std::string("none") : fmt::format("{}", fmt::join(names, ", "))));
+}
+
 std::vector<ParamSpec> Module::methodParams(const std::string& name) const {
   const GraphFunction* fn = findMethod(name);
-  if (!fn) throw Error(fmt::format("module '{}' has no method '{}'", object_ ? object_->type->name() : "<empty>", name));
+  if (!fn) throw noSuchMethod(name);
   std::vector<ParamSpec> params;
   const auto& args = fn->schema().arguments();
   for (size_t i = 1; i < args.size(); ++i)  // skip self
@@ -55,7 +62,7 @@ std::vector<ParamSpec> Module::methodParams(const std::string& name) const {
 
 IValue Module::runMethod(const std::string& name, std::vector<IValue> inputs) const {
   const GraphFunction* fn = findMethod(name);
-  if (!fn) throw Error(fmt::format("module '{}' has no method '{}'", object_ ? object_->type->name() : "<empty>", name));
+  if (!fn) throw noSuchMethod(name);
   const auto& args = fn->schema().arguments();
   const size_t given = inputs.size() + 1;
   if (given > args.size())

@@ -9,6 +9,7 @@
 // torch.jit.ScriptModule handles do.
 
 #include "api/cli_io.h"
+#include "core/error.h"
 #include "core/ivalue.h"
 #include "ir/function.h"
 
@@ -52,6 +53,8 @@ class Module {
   const GraphFunction* findMethod(const std::string& name) const;
   /// Method names of the root class, in definition order.
   std::vector<std::string> methodNames() const;
+  /// The error for a method this module lacks: "module 'T' has no method 'x' (methods: a, b)".
+  Error noSuchMethod(const std::string& name) const;
   /// The method's parameters (self excluded) with types and defaults, for CLI inputs.
   std::vector<ParamSpec> methodParams(const std::string& name) const;
 

@@ -166,9 +166,7 @@ bool touchesAttributes(const Block* b) {
 std::shared_ptr<ExecutionPlan> buildExecutionPlan(const Module& module, const std::string& name,
                                                   const PipelineOptions& options) {
   const GraphFunction* fn = module.findMethod(name);
-  if (!fn)
-    throw Error(fmt::format("module '{}' has no method '{}'",
-                            module.object() ? module.object()->type->name() : "<empty>", name));
+  if (!fn) throw module.noSuchMethod(name);
   auto plan = std::make_shared<ExecutionPlan>();
   Module frozen;
   try {

@@ -1134,7 +1134,7 @@ TracedGraph traceGraph(const Module& module, const std::string& method, std::vec
   TL_CHECK(module.defined(), "cannot trace an empty module");
   const GraphFunction* fn = module.findMethod(method);
   if (!fn)
-    throw Error(fmt::format("module '{}' has no method '{}'", module.object()->type->name(), method));
+    throw module.noSuchMethod(method);
   return Tracer(module).run(*fn, std::move(inputs));
 }
 

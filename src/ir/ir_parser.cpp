@@ -1078,6 +1078,16 @@ class IRParser {
 
 void parseIR(std::string_view text, Graph* graph, std::unordered_map<std::string, Value*>& vmap,
              const ParseIROptions& options) {
+  // Binary data (an ONNX model, a zip, an image) is refused before it is tokenized, so the
+  // message does not quote its bytes.
+  for (size_t i = 0; i < text.size() && i < 4096; ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x20 && c != '\t' && c != '\n' && c != '\r')
+      throw Error(fmt::format("not a graph in PyTorch's text format: byte {} is binary (0x{:02x}); "
+                              "graph text starts with 'graph(' (an ONNX model or an archive?)",
+                              i, c),
+                  options.filename);
+  }
   IRParser(text, graph, vmap, options).parse();
 }
 

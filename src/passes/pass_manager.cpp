@@ -122,6 +122,14 @@ PassManager::PassManager(const std::vector<std::string>& pipeline, PassManagerOp
                          const PassRegistry& registry)
     : options_(std::move(options)) {
   for (const std::string& name : pipeline) pipeline_.push_back(&registry.expect(name));
+  // A misspelt TORCHLESS_LOG name would otherwise log nothing, silently.
+  for (const std::string& name : options_.logAfter) {
+    if (name == "all" || name == "*" || registry.find(name)) continue;
+    std::vector<std::string> known;
+    for (const Pass* p : registry.all()) known.push_back(p->name());
+    throw Error(fmt::format("TORCHLESS_LOG names an unknown pass '{}' (passes: all, {})", name,
+                            fmt::join(known, ", ")));
+  }
 }
 
 bool PassManager::runOnce(Graph& graph) {

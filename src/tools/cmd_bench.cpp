@@ -184,8 +184,9 @@ void benchCommand(const BenchOptions& o) {
   auto t0 = Clock::now();
   Module m = load(o.model);
   const double loadMs = msSince(t0);
+  if (!m.findMethod(o.method)) throw m.noSuchMethod(o.method).withPlace(o.model);
   const auto params = m.methodParams(o.method);
-  std::vector<IValue> args = parseInputs(inputWords(o.in, o.inputs), params, inputLoader(o.in));
+  std::vector<IValue> args = commandInputs(o.in, o.inputs, params, o.model, o.method);
   if (o.batch > 0) args = atBatch(std::move(args), o.batch, params);
   double firstMs = -1;
   for (int i = 0; i < o.warmup; ++i) {

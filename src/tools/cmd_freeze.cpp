@@ -44,10 +44,7 @@ void runFreeze(const FreezeCliOptions& o) {
   }
   for (const std::string& name : o.methods) {
     if (!m.findMethod(name)) {
-      std::vector<std::string> names = m.methodNames();
-      throw Error(fmt::format("module '{}' has no method '{}' (methods: {})",
-                              m.object()->type->name(), name, fmt::join(names, ", ")),
-                  o.model);
+      throw m.noSuchMethod(name).withPlace(o.model);
     }
   }
   Module frozen;

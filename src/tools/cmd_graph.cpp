@@ -55,12 +55,7 @@ std::shared_ptr<Graph> archiveGraph(const GraphOptions& o, Module& loaded) {
   Module m = load(o.file);
   loaded = m;
   const GraphFunction* fn = m.findMethod(o.method);
-  if (!fn) {
-    std::vector<std::string> names = m.methodNames();
-    throw Error(fmt::format("module '{}' has no method '{}' (methods: {})", m.object()->type->name(),
-                            o.method, fmt::join(names, ", ")),
-                o.file);
-  }
+  if (!fn) throw m.noSuchMethod(o.method).withPlace(o.file);
   if (o.pipeline == "execution") {
     // --pipeline execution: the graph Module::runMethod runs (api/pipeline.h), with its
     // engine segments, then the partition report on stderr.

@@ -98,8 +98,9 @@ void writeTextAtomically(const std::string& path, const std::string& text) {
 void runCommand(const RunOptions& o) {
   if (o.threads > 0) ops::setNumThreads(o.threads);
   Module m = load(o.model);
+  if (!m.findMethod(o.method)) throw m.noSuchMethod(o.method).withPlace(o.model);
   std::vector<ParamSpec> params = m.methodParams(o.method);
-  std::vector<IValue> args = parseInputs(inputWords(o.in, o.inputs), params, inputLoader(o.in));
+  std::vector<IValue> args = commandInputs(o.in, o.inputs, params, o.model, o.method);
   IValue result = m.runMethod(o.method, std::move(args));
   std::vector<FlatOutput> outputs = flattenOutputs(result);
   std::error_code ec;

@@ -72,10 +72,7 @@ std::vector<IValue> givenArgs(const std::vector<std::string>& words, const std::
 
 void traceCommand(const TraceCmdOptions& o) {
   Module m = load(o.model);
-  if (!m.findMethod(o.method))
-    throw Error(fmt::format("module '{}' has no method '{}' (methods: {})", m.object()->type->name(),
-                            o.method, fmt::join(m.methodNames(), ", ")),
-                o.model);
+  if (!m.findMethod(o.method)) throw m.noSuchMethod(o.method).withPlace(o.model);
   const std::vector<ParamSpec> params = m.methodParams(o.method);
   TraceOptions options;
   options.method = o.method;

@@ -28,6 +28,17 @@ std::vector<std::string> inputWords(const InputOptions& o, const std::vector<std
   return out;
 }
 
+std::vector<IValue> commandInputs(const InputOptions& o, const std::vector<std::string>& words,
+                                  const std::vector<ParamSpec>& params, const std::string& model,
+                                  const std::string& method) {
+  try {
+    return parseInputs(inputWords(o, words), params, inputLoader(o));
+  } catch (Error& e) {
+    e.withPlace(fmt::format("{}: method {}", model, method));
+    throw;
+  }
+}
+
 TensorLoader inputLoader(const InputOptions& o) {
   return [&o](const std::string& word) -> Tensor {
     for (size_t k = 0; k < o.specs.size(); ++k)

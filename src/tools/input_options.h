@@ -25,6 +25,12 @@ void addInputOptions(CLI::App& cmd, InputOptions& o);
 /// The INPUT words with the specs in front (as "@input:k" words).
 std::vector<std::string> inputWords(const InputOptions& o, const std::vector<std::string>& words);
 
+/// The arguments of `method` of `model` from the specs and words (api/cli_io.h parseInputs);
+/// errors get "MODEL: method METHOD" as their place.
+std::vector<IValue> commandInputs(const InputOptions& o, const std::vector<std::string>& words,
+                                  const std::vector<ParamSpec>& params, const std::string& model,
+                                  const std::string& method);
+
 /// Loads .npy paths, and makes the tensor of "@input:k" from spec k with seed `o.seed + k`.
 TensorLoader inputLoader(const InputOptions& o);
 

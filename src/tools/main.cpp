@@ -6,7 +6,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <iostream>
+#include <string>
+#include <vector>
 
 int main(int argc, char** argv) {
   CLI::App app{"torchless: TorchScript models without Python or libtorch", "torchless"};
@@ -26,8 +29,15 @@ int main(int argc, char** argv) {
   torchless::cli::registerTraceCommand(app);
   torchless::cli::registerCompileCommand(app);
 
+  // `torchless help [COMMAND]` is `torchless [COMMAND] --help`.
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (!args.empty() && args[0] == "help") {
+    args.erase(args.begin());
+    args.push_back("--help");
+  }
+  std::reverse(args.begin(), args.end());  // CLI11 takes the arguments last first
   try {
-    app.parse(argc, argv);
+    app.parse(args);
     if (app.get_subcommands().empty()) std::cout << app.help();
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e);

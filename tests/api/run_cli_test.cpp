@@ -128,6 +128,42 @@ TEST(RunCli, UnknownMethodNamesIt) {
   EXPECT_NE(r.firstErrLine().find("'nope'"), std::string::npos) << r.err;
 }
 
+// The messages a new user meets first (issue #17 part 7).
+TEST(RunCli, FirstErrorsSayWhatExists) {
+  auto method = runCli({"run", kModel, kInput, "--method", "nope"});
+  EXPECT_EQ(method.firstErrLine(),
+            kModel + ": module '__torch__.TinyCNN' has no method 'nope' (methods: forward)");
+  // scale is optional: 1 required input, named with the model
+  auto missing = runCli({"run", kModel});
+  EXPECT_EQ(missing.firstErrLine(),
+            kModel + ": method forward: missing input for argument 'x' (Tensor): 0 inputs given, "
+                     "the method takes 1 (and 1 optional)");
+  auto help = runCli({"help"});
+  EXPECT_EQ(help.status, 0);
+  EXPECT_NE(help.out.find("Usage: torchless"), std::string::npos) << help.out;
+  auto helpRun = runCli({"help", "run"});
+  EXPECT_EQ(helpRun.status, 0);
+  EXPECT_NE(helpRun.out.find("Usage: torchless run"), std::string::npos) << helpRun.out;
+  ::setenv("TORCHLESS_LOG", "bogus", 1);
+  fs::path d = freshDir("log");
+  auto log = runCli({"freeze", kModel, "-o", (d / "f.pt").string()});
+  ::unsetenv("TORCHLESS_LOG");
+  EXPECT_EQ(log.status, 1);
+  EXPECT_NE(log.firstErrLine().find("TORCHLESS_LOG names an unknown pass 'bogus' (passes: all, "),
+            std::string::npos) << log.err;
+  EXPECT_FALSE(fs::exists(d / "f.pt"));
+  // graph of a binary file (the ONNX model export writes) refuses it without quoting bytes
+  auto onnx = runCli({"export", kModel, kInput, "-o", (d / "m.onnx").string()});
+  ASSERT_EQ(onnx.status, 0) << onnx.err;
+  auto graph = runCli({"graph", (d / "m.onnx").string()});
+  EXPECT_EQ(graph.status, 1);
+  EXPECT_EQ(graph.firstErrLine(),
+            (d / "m.onnx").string() + ": not a graph in PyTorch's text format: byte 0 is binary "
+                                      "(0x08); graph text starts with 'graph(' (an ONNX model or an "
+                                      "archive?)");
+  fs::remove_all(d);
+}
+
 TEST(CodeCli, PrintsTheRootClassFile) {
   auto r = runCli({"code", kModel});
   ASSERT_EQ(r.status, 0) << r.err;
