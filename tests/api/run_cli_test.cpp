@@ -164,6 +164,20 @@ TEST(RunCli, FirstErrorsSayWhatExists) {
   fs::remove_all(d);
 }
 
+// `torchless env`: what a bug report needs, as text and as JSON.
+TEST(EnvCli, ReportsLibrariesCpuThreadsAndFormats) {
+  auto text = runCli({"env"});
+  ASSERT_EQ(text.status, 0) << text.err;
+  for (const char* line : {"torchless ", "oneDNN: 2.", "CPU: ", "CPU features: ", "threads: ",
+                           "ONNX export: opsets 13..18 (default ", "archives read: file-format versions 1..10"})
+    EXPECT_NE(text.out.find(line), std::string::npos) << line << " in\n" << text.out;
+  auto json = runCli({"env", "--json"});
+  ASSERT_EQ(json.status, 0) << json.err;
+  for (const char* key : {"\"onednn\"", "\"isa\"", "\"features\"", "\"wait_policy\"",
+                          "\"onnx_opsets\"", "\"archive_versions\""})
+    EXPECT_NE(json.out.find(key), std::string::npos) << key << " in\n" << json.out;
+}
+
 TEST(CodeCli, PrintsTheRootClassFile) {
   auto r = runCli({"code", kModel});
   ASSERT_EQ(r.status, 0) << r.err;
