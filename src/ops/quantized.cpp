@@ -401,6 +401,14 @@ int64_t qPerChannelAxis(const Tensor& q) { return perChannelOf(q, "q_per_channel
 
 // ---- conv / linear -----------------------------------------------------------------------------
 
+bool qconvReferenceLoops() {
+  static const bool reference = [] {
+    const char* e = std::getenv("TORCHLESS_QCONV_REFERENCE");
+    return e != nullptr && *e != '\0' && std::string(e) != "0";
+  }();
+  return reference;
+}
+
 namespace {
 // Note [oneDNN int8 accumulators]
 // The fast path of quantized conv is oneDNN's u8 x s8 convolution with the input's zero point
@@ -415,14 +423,6 @@ namespace {
 // symmetric) and 1-3 spatial dims; `acc` is [N, OC, P] (P = output spatial volume), `y` the
 // u8 output [N, OC, P]. Returns false (nothing written) when oneDNN has only its reference
 // implementation for the shape (our loops are faster) or none.
-/// TORCHLESS_QCONV_REFERENCE=1: quantized conv and linear run our loops, not oneDNN.
-bool referenceLoops() {
-  static const bool reference = [] {
-    const char* e = std::getenv("TORCHLESS_QCONV_REFERENCE");
-    return e != nullptr && *e != '\0' && std::string(e) != "0";
-  }();
-  return reference;
-}
 
 bool dnnlInt8ConvAcc(const Tensor& x, const Tensor& weight, int64_t S, int64_t OC,
                      const IntList& k, const IntList& in, const IntList& out, const IntList& st,
@@ -637,7 +637,7 @@ Tensor qconv(const Tensor& x, const Tensor& weight, const std::optional<Tensor>&
 
   if (!transposed) {
     // The oneDNN path (Note [oneDNN int8 accumulators]), unless TORCHLESS_QCONV_REFERENCE is set.
-    const bool reference = referenceLoops();
+    const bool reference = qconvReferenceLoops();
     const bool symmetric = std::all_of(wzp.begin(), wzp.end(), [](int32_t z) { return z == 0; });
     std::vector<int32_t> dacc;
     if (!reference && symmetric && rq.hi == 255 &&
@@ -770,6 +770,29 @@ Tensor qconv(const Tensor& x, const Tensor& weight, const std::optional<Tensor>&
   return y;
 }
 
+QConvScales qconvScales(double inScale, const Tensor& weight, const std::optional<Tensor>& bias,
+                        double outScale) {
+  const char* op = "quantized::conv";
+  checkWeight(weight, op);
+  checkScale(outScale, op);
+  checkScale(inScale, op);
+  TL_CHECK(weight.dim() >= 2, "{}: weight must have at least 2 dims, got {}", op, weight.dim());
+  const int64_t OC = weight.size(0);
+  const QuantizerInfo& wq = *weight.quantizer();
+  if (perChannel(wq) && wq.axis != 0)
+    throw Error(fmt::format("{}: per-channel weights must be quantized along axis 0, got axis {}", op, wq.axis));
+  std::vector<double> wsc = scalesOf(wq, perChannel(wq) ? OC : 1);
+  std::vector<int32_t> wzp = zeroPointsOf(wq, perChannel(wq) ? OC : 1);
+  if (!perChannel(wq)) wsc.assign(static_cast<size_t>(OC), wsc[0]);
+  const Requant rq(inScale, wsc, bias, outScale, 0, false, OC);
+  QConvScales s;
+  s.mult = rq.mult;
+  s.bias = rq.biasRaw;
+  s.hasBias = rq.hasBias;
+  s.symmetric = std::all_of(wzp.begin(), wzp.end(), [](int32_t z) { return z == 0; });
+  return s;
+}
+
 Tensor qlinear(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias,
                double outScale, int64_t outZp, bool relu) {
   const char* op = "quantized::linear";
@@ -799,7 +822,7 @@ Tensor qlinear(const Tensor& x, const Tensor& weight, const std::optional<Tensor
   Tensor y = emptyQuantized(outSizes, ScalarType::QUInt8, outScale, outZp);
   uint8_t* yp = static_cast<uint8_t*>(y.rawData());
   // oneDNN: a 1x1 convolution over [M, K, 1, 1] (Note [oneDNN int8 accumulators]).
-  if (!referenceLoops() && M > 0 && std::all_of(wzp.begin(), wzp.end(), [](int32_t z) { return z == 0; })) {
+  if (!qconvReferenceLoops() && M > 0 && std::all_of(wzp.begin(), wzp.end(), [](int32_t z) { return z == 0; })) {
     Tensor x2 = x.contiguous();
     std::vector<int32_t> unused;
     const IntList one{1, 1, 1}, zero{0, 0, 0};

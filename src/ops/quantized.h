@@ -74,6 +74,23 @@ Tensor qconv(const Tensor& x, const Tensor& weight, const std::optional<Tensor>&
              const IntList& stride, const IntList& padding, const IntList& dilation,
              int64_t groups, bool transposed, const IntList& outputPadding, double outScale,
              int64_t outZp, bool relu);
+/// TORCHLESS_QCONV_REFERENCE=1 (read once): quantized conv and linear run the reference loops,
+/// not oneDNN, in the kernels and in the engine's int8 layers.
+bool qconvReferenceLoops();
+
+/// What oneDNN's u8 x s8 convolution needs to give PyTorch's integers for a non-transposed
+/// quantized conv or linear (Note [oneDNN int8 accumulators]) with input scale `inScale`:
+/// per output channel output scales `mult` (float(1/out_scale) / (float(1/in_scale) *
+/// float(1/w_scale))) and the bias in accumulator units. `symmetric` is false when a weight
+/// zero point is not 0 (oneDNN's path does not take those). Throws when the weight is not
+/// qint8 [OC, ...] quantized per tensor or along axis 0, or the bias is not float32 [OC].
+struct QConvScales {
+  std::vector<float> mult, bias;
+  bool hasBias = false, symmetric = true;
+};
+QConvScales qconvScales(double inScale, const Tensor& weight, const std::optional<Tensor>& bias,
+                        double outScale);
+
 /// quantized::linear(_relu): quint8 x [*, K], qint8 weight [N, K], float bias [N].
 Tensor qlinear(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias,
                double outScale, int64_t outZp, bool relu);
