@@ -86,10 +86,26 @@ decltype(auto) dispatchQuant(ScalarType qdtype, Fn&& fn) {
 
 /// fbgemm::Quantize<T, LEGACY=false>: x * (1 / scale) in float, round half to even, + zp,
 /// saturate. `inv` is 1.0f / float(scale).
+/// nearbyint(t) in the default rounding mode (half to even), inline: below 2^22 in magnitude,
+/// adding and subtracting 1.5 * 2^23 rounds to an integer (the float spacing there is 1); above,
+/// std::rint. (std::nearbyint saves the floating-point environment on every call.)
+inline float roundHalfEven(float t) {
+  if (std::fabs(t) < 4194304.0f) return (t + 12582912.0f) - 12582912.0f;
+  return std::rint(t);
+}
+
+/// fma(s, q, p) in float, exactly, for an 8-bit integer q and p = -(s * zp) rounded to float:
+/// s * q and p are multiples of s's last bit and their sum needs at most 33 bits, so the
+/// double sum is exact and one rounding to float is the fma's (std::fma is a library call
+/// without -mfma).
+inline float fma8(float s, float q, float p) {
+  return static_cast<float>(static_cast<double>(s) * static_cast<double>(q) + static_cast<double>(p));
+}
+
 inline int64_t quantizeOne(float x, float inv, int64_t zp, int64_t lo, int64_t hi) {
   const float t = x * inv;
   if (std::isnan(t)) return std::clamp<int64_t>(std::numeric_limits<int32_t>::min() + zp, lo, hi);
-  const double r = static_cast<double>(std::nearbyint(t)) + static_cast<double>(zp);
+  const double r = static_cast<double>(roundHalfEven(t)) + static_cast<double>(zp);
   return static_cast<int64_t>(std::clamp(r, static_cast<double>(lo), static_cast<double>(hi)));
 }
 
@@ -125,6 +141,33 @@ Tensor fromInts(const std::vector<int64_t>& v, const IntList& sizes, ScalarType 
   return out;
 }
 
+/// True when t's elements fill its storage span exactly once (contiguous, or a permutation of
+/// it such as channels-last): an elementwise map may run over rawData() in memory order.
+bool densePermutation(const Tensor& t) {
+  std::vector<std::pair<int64_t, int64_t>> dims;  // (stride, size) of dims with size > 1
+  for (int64_t d = 0; d < t.dim(); ++d)
+    if (t.sizes()[static_cast<size_t>(d)] != 1) dims.emplace_back(t.strides()[static_cast<size_t>(d)], t.sizes()[static_cast<size_t>(d)]);
+  std::sort(dims.begin(), dims.end());
+  int64_t expect = 1;
+  for (const auto& [st, sz] : dims) {
+    if (st != expect) return false;
+    expect *= sz;
+  }
+  return true;
+}
+
+/// A new per-tensor quantized tensor with the given (dense) strides.
+Tensor emptyQuantizedStrided(const IntList& sizes, const IntList& strides, ScalarType qdtype, double scale,
+                             int64_t zp) {
+  Tensor out = Tensor::fromStorage(Storage::allocate(static_cast<size_t>(checkedNumel(sizes)) * elementSize(qdtype)), 0,
+                                   sizes, strides, qdtype);
+  auto q = std::make_shared<QuantizerInfo>();
+  q->scale = scale;
+  q->zeroPoint = zp;
+  out.setQuantizer(std::move(q));
+  return out;
+}
+
 /// fbgemm's vector dequantize: fma(scale, q, -(scale * zp)) in float.
 Tensor dequantizeFma(const Tensor& q) {
   const QuantizerInfo& info = perTensorOf(q, "dequantize");
@@ -133,7 +176,11 @@ Tensor dequantizeFma(const Tensor& q) {
   std::vector<int32_t> ints = intsOf(q);
   Tensor out = Tensor::empty(q.sizes(), ScalarType::Float);
   float* o = out.data<float>();
-  for (size_t i = 0; i < ints.size(); ++i) o[i] = std::fma(s, static_cast<float>(ints[i]), premul);
+  if (q.dtype() == ScalarType::QInt32) {
+    for (size_t i = 0; i < ints.size(); ++i) o[i] = std::fma(s, static_cast<float>(ints[i]), premul);
+  } else {
+    for (size_t i = 0; i < ints.size(); ++i) o[i] = fma8(s, static_cast<float>(ints[i]), premul);
+  }
   return out;
 }
 
@@ -946,16 +993,17 @@ Tensor qadd(const Tensor& a, const Tensor& b, double scale, int64_t zeroPoint, b
                             dtypeName(a.dtype()), dtypeName(b.dtype())));
   checkScale(scale, op);
   checkZeroPoint(zeroPoint, a.dtype(), op);
-  if (a.sizes() == b.sizes() && a.isContiguous() && b.isContiguous() && a.dtype() != ScalarType::QInt32) {
-    // Same shapes: one pass over the integers with the same float steps as below (fma
-    // dequantize, add, relu, quantize), no intermediate tensors.
+  if (a.sizes() == b.sizes() && a.strides() == b.strides() && densePermutation(a) && a.dtype() != ScalarType::QInt32) {
+    // Same shapes and layout (contiguous or channels-last): one pass over the integers in
+    // memory order with the same float steps as below (fma dequantize, add, relu, quantize),
+    // no intermediate tensors; the result has the inputs' layout.
     const QuantizerInfo& qa = *a.quantizer();
     const QuantizerInfo& qb = *b.quantizer();
     const float sa = static_cast<float>(qa.scale), sb = static_cast<float>(qb.scale);
     const float pa = -(sa * static_cast<float>(qa.zeroPoint)), pb = -(sb * static_cast<float>(qb.zeroPoint));
     const float inv = 1.0f / static_cast<float>(scale);
     auto [lo, hi] = quantRange(a.dtype());
-    Tensor y = emptyQuantized(a.sizes(), a.dtype(), scale, zeroPoint);
+    Tensor y = emptyQuantizedStrided(a.sizes(), a.strides(), a.dtype(), scale, zeroPoint);
     dispatchQuant(a.dtype(), [&](auto tag) {
       using T = decltype(tag);
       const T* ap = static_cast<const T*>(a.rawData());
@@ -963,7 +1011,7 @@ Tensor qadd(const Tensor& a, const Tensor& b, double scale, int64_t zeroPoint, b
       T* yp = static_cast<T*>(y.rawData());
       parallelFor(a.numel(), 4096, [&](int64_t i0, int64_t i1) {
         for (int64_t i = i0; i < i1; ++i) {
-          float c = std::fma(sa, static_cast<float>(ap[i]), pa) + std::fma(sb, static_cast<float>(bp[i]), pb);
+          float c = fma8(sa, static_cast<float>(ap[i]), pa) + fma8(sb, static_cast<float>(bp[i]), pb);
           if (relu) c = std::max(c, 0.0f);
           yp[i] = static_cast<T>(quantizeOne(c, inv, zeroPoint, lo, hi));
         }
@@ -1127,7 +1175,9 @@ Tensor qmaxPool(const Tensor& x, int64_t spatialDims, const IntList& kernel, con
   perTensorOf(x, "max_pool");
   // 2-d over a contiguous 4-d uint8 / int8 tensor: the max of the integers, in place (the
   // general path below converts to float and back).
-  if (spatialDims == 2 && x.dim() == 4 && x.isContiguous() && kernel.size() == 2 && padding.size() == 2 &&
+  const bool channelsLast = x.dim() == 4 && !x.isContiguous() && x.strides()[1] == 1 && densePermutation(x) &&
+                            x.strides()[3] == x.size(1) && x.strides()[2] == x.size(1) * x.size(3);
+  if (spatialDims == 2 && x.dim() == 4 && (x.isContiguous() || channelsLast) && kernel.size() == 2 && padding.size() == 2 &&
       dilation.size() == 2 && (stride.size() == 2 || stride.empty()) && x.dtype() != ScalarType::QInt32) {
     const IntList st = stride.empty() ? kernel : stride;
     bool valid = true;
@@ -1138,6 +1188,37 @@ Tensor qmaxPool(const Tensor& x, int64_t spatialDims, const IntList& kernel, con
     const int64_t OW = valid ? poolOut(W, kernel[1], padding[1], st[1], dilation[1], ceilMode) : 0;
     if (valid && OH > 0 && OW > 0) {
       const QuantizerInfo& q = *x.quantizer();
+      const int64_t N = x.size(0), C = x.size(1);
+      if (channelsLast) {
+        // NHWC in, NHWC out (as PyTorch's quantized max_pool2d keeps the memory format): the
+        // channels of one output pixel are one vectorizable row.
+        Tensor y = emptyQuantizedStrided({N, C, OH, OW}, {OH * OW * C, 1, OW * C, C}, x.dtype(), q.scale, q.zeroPoint);
+        dispatchQuant(x.dtype(), [&](auto tag) {
+          using T = decltype(tag);
+          const T* xp = static_cast<const T*>(x.rawData());
+          T* yp = static_cast<T*>(y.rawData());
+          parallelFor(N * OH, 1, [&](int64_t r0, int64_t r1) {
+            for (int64_t r = r0; r < r1; ++r) {
+              const int64_t n = r / OH, oh = r % OH;
+              for (int64_t ow = 0; ow < OW; ++ow) {
+                T* out = yp + (r * OW + ow) * C;
+                std::fill(out, out + C, std::numeric_limits<T>::lowest());
+                for (int64_t kh = 0; kh < kernel[0]; ++kh) {
+                  const int64_t ih = oh * st[0] - padding[0] + kh * dilation[0];
+                  if (ih < 0 || ih >= H) continue;
+                  for (int64_t kw = 0; kw < kernel[1]; ++kw) {
+                    const int64_t iw = ow * st[1] - padding[1] + kw * dilation[1];
+                    if (iw < 0 || iw >= W) continue;
+                    const T* in = xp + ((n * H + ih) * W + iw) * C;
+                    for (int64_t c = 0; c < C; ++c) out[c] = std::max(out[c], in[c]);
+                  }
+                }
+              }
+            }
+          });
+        });
+        return y;
+      }
       Tensor y = emptyQuantized({x.size(0), x.size(1), OH, OW}, x.dtype(), q.scale, q.zeroPoint);
       dispatchQuant(x.dtype(), [&](auto tag) {
         using T = decltype(tag);

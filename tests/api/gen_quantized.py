@@ -341,6 +341,23 @@ save("static_resnet18", r18, [torch.randn(1, 3, 64, 64)], "exact",
      "after the last quantized linear")
 
 
+# torchvision's quantizable mobilenet_v2 the same way (depthwise and pointwise int8 convs,
+# quantized adds, relu6 folded into the convs by fuse_model): the case the engine's int8 layers
+# (issue 15 part 6) run with depthwise convolutions.
+torch.manual_seed(0)
+mv2 = torchvision.models.quantization.mobilenet_v2(weights=None, quantize=False).eval()
+mv2.fuse_model()
+mv2.qconfig = tq.get_default_qconfig("fbgemm")
+tq.prepare(mv2, inplace=True)
+with torch.no_grad():
+    for _ in range(3):
+        mv2(torch.randn(2, 3, 64, 64))
+tq.convert(mv2, inplace=True)
+save("static_mobilenet_v2", mv2, [torch.randn(1, 3, 64, 64)], "exact",
+     "torchvision's quantizable mobilenet_v2, fused, eager static (fbgemm qconfig): the float "
+     "logits after the last quantized linear")
+
+
 # FX graph mode static quantization (prepare_fx / convert_fx, x86 default qconfig mapping) of a
 # float model with functional relu / add / flatten, traced as FX makes it: quantize_per_tensor,
 # quantized::conv2d_relu, quantized::add, quantized::linear and dequantize in one graph.

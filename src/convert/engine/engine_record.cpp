@@ -11,6 +11,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
+#include <limits>
 #include <sstream>
 #include <unordered_map>
 
@@ -55,6 +57,23 @@ IValue ivalueFrom(const json& j, const std::vector<Tensor>& weights) {
   if (j.contains("none")) return IValue();
   if (j.contains("str")) return IValue(j.at("str").get<std::string>());
   throw Error("unknown constant in the engine network");
+}
+
+// A float as JSON: infinite bounds (a clamp with one bound) as "inf" / "-inf", which JSON's
+// numbers cannot hold (nlohmann writes them as null).
+json floatJson(float v) {
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return v;
+}
+
+float floatFrom(const json& j) {
+  if (j.is_string()) {
+    const std::string s = j.get<std::string>();
+    if (s == "inf") return std::numeric_limits<float>::infinity();
+    if (s == "-inf") return -std::numeric_limits<float>::infinity();
+    throw Error(fmt::format("'{}' is not a number", s));
+  }
+  return j.get<float>();
 }
 
 json optTensor(const std::optional<Tensor>& t, WeightTable& w) {
@@ -287,8 +306,8 @@ NetworkDefinition networkFrom(const json& j, std::shared_ptr<Graph> graph, const
     l.hasResidual = jl.value("residual", false);
     if (jl.contains("activation")) {
       const auto& a = jl.at("activation");
-      l.activation = {activationFrom(a.at("kind").get<std::string>()), a.at("alpha").get<float>(),
-                      a.at("beta").get<float>()};
+      l.activation = {activationFrom(a.at("kind").get<std::string>()), floatFrom(a.at("alpha")),
+                      floatFrom(a.at("beta"))};
     }
     l.fused = jl.value("fused", std::vector<std::string>{});
     l.alpha = jl.value("alpha", 1.0);
@@ -354,7 +373,8 @@ EngineRecord serializeEngine(const Engine& engine) {
       jl["transposed"] = l.transposed;
     }
     jl["residual"] = l.hasResidual;
-    jl["activation"] = {{"kind", toString(l.activation.kind)}, {"alpha", l.activation.alpha}, {"beta", l.activation.beta}};
+    jl["activation"] = {{"kind", toString(l.activation.kind)}, {"alpha", floatJson(l.activation.alpha)},
+                        {"beta", floatJson(l.activation.beta)}};
     jl["fused"] = l.fused;
     jl["alpha"] = l.alpha;
     jl["op"] = l.op;
