@@ -10,6 +10,7 @@
 #include "ops/shape.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -19,6 +20,7 @@
 #include <map>
 #include <memory>
 #include <tuple>
+#include <type_traits>
 #include <unordered_map>
 
 namespace torchless::ops {
@@ -102,9 +104,14 @@ inline float fma8(float s, float q, float p) {
   return static_cast<float>(static_cast<double>(s) * static_cast<double>(q) + static_cast<double>(p));
 }
 
+/// |t| below this converts to int64 in PyTorch's quantize; NaN, infinities and larger values
+/// become INT64_MIN there, i.e. the dtype's lowest value after saturation (1e30 -> 0 in quint8,
+/// 3e9 -> 255: the installed PyTorch 1.13 says so).
+constexpr float kInt64Range = 9.223372036854775808e18f;
+
 inline int64_t quantizeOne(float x, float inv, int64_t zp, int64_t lo, int64_t hi) {
   const float t = x * inv;
-  if (std::isnan(t)) return std::clamp<int64_t>(std::numeric_limits<int32_t>::min() + zp, lo, hi);
+  if (!(std::fabs(t) < kInt64Range)) return lo;
   const double r = static_cast<double>(roundHalfEven(t)) + static_cast<double>(zp);
   return static_cast<int64_t>(std::clamp(r, static_cast<double>(lo), static_cast<double>(hi)));
 }
@@ -333,9 +340,29 @@ Tensor quantizePerTensor(const Tensor& x, double scale, int64_t zeroPoint, Scala
   dispatchQuant(qdtype, [&, lo = lo, hi = hi](auto tag) {
     using T = decltype(tag);
     T* dst = static_cast<T*>(out.rawData());
-    parallelFor(n, 1 << 15, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) dst[i] = static_cast<T>(quantizeOne(src[i], inv, zeroPoint, lo, hi));
-    });
+    if constexpr (sizeof(T) == 1) {
+      // quantizeOne without branches, so that it vectorizes: NaN and |t| >= 2^63 become -2^22
+      // (saturating to lo, as in quantizeOne), t is clamped to +-2^22 and rounded with
+      // the 1.5 * 2^23 trick (the same integers after saturation).
+      const float zpf = static_cast<float>(zeroPoint), lof = static_cast<float>(lo), hif = static_cast<float>(hi);
+      parallelFor(n, 1 << 15, [&](int64_t b, int64_t e) {
+        const float inv_ = inv, zp_ = zpf, lo_ = lof, hi_ = hif;
+        const float* __restrict x = src + b;
+        T* __restrict o = dst + b;
+        const int64_t m = e - b;
+        for (int64_t i = 0; i < m; ++i) {
+          float t = x[i] * inv_;
+          t = std::fabs(t) < kInt64Range ? t : -4194304.0f;  // NaN too
+          t = std::min(std::max(t, -4194304.0f), 4194304.0f);
+          const float r = ((t + 12582912.0f) - 12582912.0f) + zp_;
+          o[i] = static_cast<T>(static_cast<int32_t>(std::min(std::max(r, lo_), hi_)));
+        }
+      });
+    } else {
+      parallelFor(n, 1 << 15, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) dst[i] = static_cast<T>(quantizeOne(src[i], inv, zeroPoint, lo, hi));
+      });
+    }
   });
   return out;
 }
@@ -1004,16 +1031,37 @@ Tensor qadd(const Tensor& a, const Tensor& b, double scale, int64_t zeroPoint, b
     const float inv = 1.0f / static_cast<float>(scale);
     auto [lo, hi] = quantRange(a.dtype());
     Tensor y = emptyQuantizedStrided(a.sizes(), a.strides(), a.dtype(), scale, zeroPoint);
+    // quantizeOne without branches (the inputs are integers: no NaN), so that it vectorizes:
+    // t clamped to +-2^22 first rounds as nearbyint does and saturates to the same integers.
+    const float zpf = static_cast<float>(zeroPoint), lof = static_cast<float>(lo), hif = static_cast<float>(hi);
+    const float floor = relu ? 0.0f : -std::numeric_limits<float>::infinity();
     dispatchQuant(a.dtype(), [&](auto tag) {
       using T = decltype(tag);
       const T* ap = static_cast<const T*>(a.rawData());
       const T* bp = static_cast<const T*>(b.rawData());
       T* yp = static_cast<T*>(y.rawData());
+      // The dequantized values of the 256 integers of each input, once (fbgemm's fma).
+      std::array<float, 256> da{}, db{};
+      const int off = std::is_signed_v<T> ? 128 : 0;
+      for (int q = 0; q < 256; ++q) {
+        da[static_cast<size_t>(q)] = std::fma(sa, static_cast<float>(q - off), pa);
+        db[static_cast<size_t>(q)] = std::fma(sb, static_cast<float>(q - off), pb);
+      }
       parallelFor(a.numel(), 4096, [&](int64_t i0, int64_t i1) {
-        for (int64_t i = i0; i < i1; ++i) {
-          float c = fma8(sa, static_cast<float>(ap[i]), pa) + fma8(sb, static_cast<float>(bp[i]), pb);
-          if (relu) c = std::max(c, 0.0f);
-          yp[i] = static_cast<T>(quantizeOne(c, inv, zeroPoint, lo, hi));
+        // Locals and restrict pointers: a uint8 store may alias anything, which would reload
+        // every captured value per element.
+        const float inv_ = inv, zp_ = zpf, lo_ = lof, hi_ = hif, fl_ = floor;
+        const float* __restrict ta = da.data();
+        const float* __restrict tb = db.data();
+        const T* __restrict x = ap + i0;
+        const T* __restrict z = bp + i0;
+        T* __restrict o = yp + i0;
+        const int64_t n = i1 - i0;
+        for (int64_t i = 0; i < n; ++i) {
+          const float c = std::max(ta[static_cast<int>(x[i]) + off] + tb[static_cast<int>(z[i]) + off], fl_);
+          const float t = std::min(std::max(c * inv_, -4194304.0f), 4194304.0f);
+          const float r = ((t + 12582912.0f) - 12582912.0f) + zp_;
+          o[i] = static_cast<T>(static_cast<int32_t>(std::min(std::max(r, lo_), hi_)));
         }
       });
     });

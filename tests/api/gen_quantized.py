@@ -76,6 +76,9 @@ class PerChannel(nn.Module):
 
 x = torch.randn(4, 3, 5) * 3
 x[0, 0, 0] = 0.0213 * 2.5  # a tie
+# PyTorch converts to int64 before saturating: NaN, infinities and 1e30 give the lowest value,
+# 3e9 the highest
+x[1, 0, :5] = torch.tensor([float("nan"), float("inf"), -float("inf"), 1e30, 3e9])
 save("tensor_per_tensor", PerTensor(), [x], "exact",
      "quantize_per_tensor quint8/qint8/qint32 (float reciprocal, round half to even), "
      "dequantize, int_repr, q_scale, q_zero_point")

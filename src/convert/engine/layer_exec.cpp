@@ -562,6 +562,9 @@ class QProductExec : public LayerExec {
     memory::desc dstMd(dstDims, dt::u8, cl);
     memory::desc biasMd({OC}, dt::f32, tag::x);
     dnnl::primitive_attr attr;
+    // Our own scratchpad, allocated once per plan: with the library's, oneDNN may allocate one
+    // per execution (page faults on every call).
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
     attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
     attr.set_output_scales(1 << 1, sc.mult);
     attr.set_zero_points(DNNL_ARG_DST, 0, {DNNL_RUNTIME_S32_VAL});
@@ -570,7 +573,7 @@ class QProductExec : public LayerExec {
       po.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
       attr.set_post_ops(po);
     }
-    memory::desc wPd;
+    memory::desc wPd, scratchMd;
     try {
       using cf = dnnl::convolution_forward;
       auto d = sc.hasBias ? cf::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, srcMd,
@@ -581,6 +584,7 @@ class QProductExec : public LayerExec {
       // oneDNN's reference implementation is slower than the kernel's own loops.
       if (std::string(pd.impl_info_str()).find("ref") != std::string::npos) return;
       wPd = pd.weights_desc();
+      scratchMd = pd.scratchpad_desc();
       prim_ = cf(pd);
     } catch (const dnnl::error&) {
       return;
@@ -606,6 +610,10 @@ class QProductExec : public LayerExec {
              {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, memory({{1}, dt::s32, tag::x}, eng, &srcZp_)},
              {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST, memory({{1}, dt::s32, tag::x}, eng, &dstZp_)}};
     if (sc.hasBias) args_[DNNL_ARG_BIAS] = memory(biasMd, eng, bias_.data());
+    if (scratchMd.get_size() > 0) {
+      scratch_ = Storage::allocate(scratchMd.get_size());
+      args_[DNNL_ARG_SCRATCHPAD] = memory(scratchMd, eng, scratch_.data());
+    }
     if (!outQ_) {
       outQ_ = std::make_shared<QuantizerInfo>();
       outQ_->scale = l_.outScale;
@@ -626,7 +634,7 @@ class QProductExec : public LayerExec {
   std::shared_ptr<QuantizerInfo> outQ_;
   dnnl::primitive prim_;
   memory srcUser_, src_, dst_;
-  Storage srcBuf_;
+  Storage srcBuf_, scratch_;
   dnnl::reorder srcReorder_;
   int32_t srcZp_ = 0, dstZp_ = 0;
   std::vector<float> bias_;
