@@ -7,7 +7,9 @@
 // channel along `axis`. The kernels here reproduce the integers PyTorch 1.13 computes on an
 // x86 CPU with fbgemm (the default quantized engine there), not just the real values:
 //   quantize    q = clamp(nearbyint(x * (1.0f / float(scale))) + zp)       (fbgemm::Quantize,
-//               non-legacy: multiply by the float reciprocal, round half to even, then add zp);
+//               non-legacy: multiply by the float reciprocal, round half to even, then add zp;
+//               the sum goes through int64 before saturating, so NaN, infinities and values
+//               past 2^63 give the dtype's lowest integer);
 //   dequantize  x = float(scale) * float(q - zp)                            (fbgemm::Dequantize);
 //   conv/linear acc = sum (a - a_zp) * (w - w_zp) in int32 (exact: fbgemm's row/column offset
 //               correction; padding contributes a_zp, i.e. 0), then requantized in float as
