@@ -9,6 +9,7 @@
 #include "oracle_util.h"
 
 #include "api/compile.h"
+#include "convert/engine/engine_record.h"
 #include "core/error.h"
 #include "core/npy.h"
 #include "ops/quantized.h"
@@ -166,6 +167,55 @@ TEST(QuantizedOracleCompiled, WildInt8StaticCnn) {
   EXPECT_EQ(int8, 4u) << r.str();
   ASSERT_EQ(outs.size(), 1u);
   EXPECT_TRUE(allClose(*outs[0].tensor, loadNpy((dir / "out0.npy").string()), 0, 0));
+}
+
+// The engine record of an int8 engine (engine_record.h, version 2) reads back with its int8
+// layers; a version-1 record still reads; packed params that cannot be rebuilt from the record's
+// graph are a clear error.
+TEST(QuantizedOracleCompiled, Int8EngineRecordsRoundTrip) {
+  const fs::path dir = fs::path(TORCHLESS_SOURCE_DIR) / ".." / "shared" / "wild" / "int8_static_quant_cnn";
+  Module m = load((dir / "model.pt").string());
+  CompileSpec spec;
+  spec.exampleInputs = parseInputs(inputWords(dir), m.methodParams("forward"),
+                                   [](const std::string& p) { return loadNpy(p); });
+  CompileResult c = compile(m, spec);
+  std::shared_ptr<engine::Engine> built;
+  for (const auto& s : c.report.segments)
+    if (s.built) built = s.built;
+  ASSERT_NE(built, nullptr) << c.report.str();
+  auto countInt8 = [](const engine::Engine& e) {
+    size_t k = 0;
+    for (const auto& l : e.network().layers()) k += l.quantized;
+    return k;
+  };
+  engine::EngineRecord r = engine::serializeEngine(*built);
+  EXPECT_NE(r.graph.find("quantized::conv2d_prepack"), std::string::npos) << r.graph;
+  EXPECT_NE(r.graph.find("quantized::linear_prepack"), std::string::npos) << r.graph;
+  std::string warning;
+  auto same = engine::deserializeEngine(r, &warning);
+  EXPECT_TRUE(warning.empty()) << warning;
+  EXPECT_EQ(countInt8(*same), 4u);
+  Tensor x = loadNpy((dir / "in0.npy").string());
+  std::vector<IValue> a = same->run({IValue(x)}), b = built->run({IValue(x)});
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_TRUE(allClose(a[0].toTensor(), b[0].toTensor(), 0, 0));
+
+  engine::EngineRecord v1 = r;
+  v1.version = 1;
+  warning.clear();
+  engine::deserializeEngine(v1, &warning);
+  EXPECT_TRUE(warning.empty()) << warning;
+
+  engine::EngineRecord bad = r;  // 4-d weights handed to the 3-d convolution's prepack
+  for (size_t at = bad.graph.find("quantized::conv2d_prepack"); at != std::string::npos;
+       at = bad.graph.find("quantized::conv2d_prepack"))
+    bad.graph.replace(at, 25, "quantized::conv3d_prepack");
+  try {
+    engine::deserializeEngine(bad, &warning);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("quantized::conv3d_prepack"), std::string::npos) << e.what();
+  }
 }
 
 // ---- QDQ export (issue 15 part 5) ---------------------------------------------------------
