@@ -1159,6 +1159,21 @@ Tensor qtanh(const Tensor& x) {
 Tensor qleakyRelu(const Tensor& x, double slope, double scale, int64_t zeroPoint) {
   return quantizePerTensor(leakyRelu(dequantizeFma(x), Scalar(slope)), scale, zeroPoint, x.dtype());
 }
+Tensor qthreshold(const Tensor& x, double threshold, double value) {
+  const QuantizerInfo& q = perTensorOf(x, "threshold");
+  auto [lo, hi] = quantRange(x.dtype());
+  const float s = static_cast<float>(q.scale), premul = -(s * static_cast<float>(q.zeroPoint));
+  const float th = static_cast<float>(threshold), v = static_cast<float>(value);
+  const float inv = 1.0f / s;
+  std::vector<int32_t> ints = intsOf(x);
+  std::vector<int64_t> out(ints.size());
+  for (size_t i = 0; i < ints.size(); ++i) {
+    const float d = std::fma(s, static_cast<float>(ints[i]), premul);
+    out[i] = quantizeOne(d > th ? d : v, inv, q.zeroPoint, lo, hi);
+  }
+  return fromInts(out, x.sizes(), x.dtype(), q.scale, q.zeroPoint);
+}
+
 Tensor qclamp(const Tensor& x, std::optional<double> lo, std::optional<double> hi) {
   const QuantizerInfo& q = perTensorOf(x, "clamp");
   auto [qlo, qhi] = quantRange(x.dtype());

@@ -121,6 +121,12 @@ Tensor qsigmoid(const Tensor& x, double scale, int64_t zeroPoint);
 Tensor qtanh(const Tensor& x);
 Tensor qleakyRelu(const Tensor& x, double slope, double scale, int64_t zeroPoint);
 Tensor qclamp(const Tensor& x, std::optional<double> lo, std::optional<double> hi);
+/// quantized::threshold / aten::threshold on a quantized tensor: y = x > threshold ? x : value
+/// on the dequantized values (fbgemm's fma dequantize), quantized with x's own qparams, as
+/// PyTorch's qthreshold kernel. Its scalar tail dequantizes as (q - zp) * scale, so where a
+/// dequantized value equals the threshold PyTorch's answer depends on the element's position
+/// and the CPU's vector width; we give the vector body's.
+Tensor qthreshold(const Tensor& x, double threshold, double value);
 /// quantized::batch_norm{,1d,2d,3d}(_relu) over [N, C, *].
 Tensor qbatchNorm(const Tensor& x, const std::optional<Tensor>& weight,
                   const std::optional<Tensor>& bias, const Tensor& mean, const Tensor& var,

@@ -509,6 +509,24 @@ if os.path.exists(os.path.join(wild, "model.pt")):
                           "image size) on PyTorch's resized image"}, f, indent=1)
 
 
+# ---- threshold ---------------------------------------------------------------------------------
+
+class Threshold(nn.Module):
+    def forward(self, x):
+        q = torch.quantize_per_tensor(x, 0.05, 60, torch.quint8)
+        s = torch.quantize_per_tensor(x, 0.03, -7, torch.qint8)
+        # thresholds off the quantization grids: a dequantized value equal to the threshold
+        # compares differently in PyTorch's vector body (fma dequantize) and its scalar tail
+        # ((q - zp) * scale), i.e. by the element's position and the CPU's vector width
+        return (torch.ops.quantized.threshold(q, 0.52, -1.0).int_repr(), F.threshold(q, 0.33, 2.0).int_repr(),
+                torch.ops.quantized.threshold(s, -0.215, 0.25).int_repr())
+
+
+save("quantized_threshold", Threshold(), [torch.randn(2, 3, 7, 5)], "quantum",
+     "quantized::threshold and aten::threshold on quint8 / qint8 (the input's qparams out; PyTorch's "
+     "vector path dequantizes with an fma, its scalar tail without: 1 quantum at ties)")
+
+
 # ---- printing ---------------------------------------------------------------------------------
 
 with open(os.path.join(OUT, "print.txt"), "w") as f:

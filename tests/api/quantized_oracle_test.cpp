@@ -44,7 +44,8 @@ std::vector<std::string> caseNames() {
       "static_linear",     "static_elementwise", "static_pooling",  "static_activations",
       "static_conv_transpose2d", "dynamic_linear", "dynamic_lstm",  "dynamic_gru",
       "embedding_bag", "d2go_body", "quantized_mean", "quantized_norm_softmax",
-      "static_resnet18", "static_mobilenet_v2", "fx_static", "static_qnnpack_qconfig"};
+      "static_resnet18", "static_mobilenet_v2", "fx_static", "static_qnnpack_qconfig",
+      "quantized_threshold"};
   return names;
 }
 
