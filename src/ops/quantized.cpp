@@ -10,6 +10,7 @@
 #include "ops/shape.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -19,6 +20,7 @@
 #include <map>
 #include <memory>
 #include <tuple>
+#include <type_traits>
 #include <unordered_map>
 
 namespace torchless::ops {
@@ -86,10 +88,31 @@ decltype(auto) dispatchQuant(ScalarType qdtype, Fn&& fn) {
 
 /// fbgemm::Quantize<T, LEGACY=false>: x * (1 / scale) in float, round half to even, + zp,
 /// saturate. `inv` is 1.0f / float(scale).
+/// nearbyint(t) in the default rounding mode (half to even), inline: below 2^22 in magnitude,
+/// adding and subtracting 1.5 * 2^23 rounds to an integer (the float spacing there is 1); above,
+/// std::rint. (std::nearbyint saves the floating-point environment on every call.)
+inline float roundHalfEven(float t) {
+  if (std::fabs(t) < 4194304.0f) return (t + 12582912.0f) - 12582912.0f;
+  return std::rint(t);
+}
+
+/// fma(s, q, p) in float, exactly, for an 8-bit integer q and p = -(s * zp) rounded to float:
+/// s * q and p are multiples of s's last bit and their sum needs at most 33 bits, so the
+/// double sum is exact and one rounding to float is the fma's (std::fma is a library call
+/// without -mfma).
+inline float fma8(float s, float q, float p) {
+  return static_cast<float>(static_cast<double>(s) * static_cast<double>(q) + static_cast<double>(p));
+}
+
+/// |t| below this converts to int64 in PyTorch's quantize; NaN, infinities and larger values
+/// become INT64_MIN there, i.e. the dtype's lowest value after saturation (1e30 -> 0 in quint8,
+/// 3e9 -> 255: the installed PyTorch 1.13 says so).
+constexpr float kInt64Range = 9.223372036854775808e18f;
+
 inline int64_t quantizeOne(float x, float inv, int64_t zp, int64_t lo, int64_t hi) {
   const float t = x * inv;
-  if (std::isnan(t)) return std::clamp<int64_t>(std::numeric_limits<int32_t>::min() + zp, lo, hi);
-  const double r = static_cast<double>(std::nearbyint(t)) + static_cast<double>(zp);
+  if (!(std::fabs(t) < kInt64Range)) return lo;
+  const double r = static_cast<double>(roundHalfEven(t)) + static_cast<double>(zp);
   return static_cast<int64_t>(std::clamp(r, static_cast<double>(lo), static_cast<double>(hi)));
 }
 
@@ -125,6 +148,33 @@ Tensor fromInts(const std::vector<int64_t>& v, const IntList& sizes, ScalarType 
   return out;
 }
 
+/// True when t's elements fill its storage span exactly once (contiguous, or a permutation of
+/// it such as channels-last): an elementwise map may run over rawData() in memory order.
+bool densePermutation(const Tensor& t) {
+  std::vector<std::pair<int64_t, int64_t>> dims;  // (stride, size) of dims with size > 1
+  for (int64_t d = 0; d < t.dim(); ++d)
+    if (t.sizes()[static_cast<size_t>(d)] != 1) dims.emplace_back(t.strides()[static_cast<size_t>(d)], t.sizes()[static_cast<size_t>(d)]);
+  std::sort(dims.begin(), dims.end());
+  int64_t expect = 1;
+  for (const auto& [st, sz] : dims) {
+    if (st != expect) return false;
+    expect *= sz;
+  }
+  return true;
+}
+
+/// A new per-tensor quantized tensor with the given (dense) strides.
+Tensor emptyQuantizedStrided(const IntList& sizes, const IntList& strides, ScalarType qdtype, double scale,
+                             int64_t zp) {
+  Tensor out = Tensor::fromStorage(Storage::allocate(static_cast<size_t>(checkedNumel(sizes)) * elementSize(qdtype)), 0,
+                                   sizes, strides, qdtype);
+  auto q = std::make_shared<QuantizerInfo>();
+  q->scale = scale;
+  q->zeroPoint = zp;
+  out.setQuantizer(std::move(q));
+  return out;
+}
+
 /// fbgemm's vector dequantize: fma(scale, q, -(scale * zp)) in float.
 Tensor dequantizeFma(const Tensor& q) {
   const QuantizerInfo& info = perTensorOf(q, "dequantize");
@@ -133,7 +183,11 @@ Tensor dequantizeFma(const Tensor& q) {
   std::vector<int32_t> ints = intsOf(q);
   Tensor out = Tensor::empty(q.sizes(), ScalarType::Float);
   float* o = out.data<float>();
-  for (size_t i = 0; i < ints.size(); ++i) o[i] = std::fma(s, static_cast<float>(ints[i]), premul);
+  if (q.dtype() == ScalarType::QInt32) {
+    for (size_t i = 0; i < ints.size(); ++i) o[i] = std::fma(s, static_cast<float>(ints[i]), premul);
+  } else {
+    for (size_t i = 0; i < ints.size(); ++i) o[i] = fma8(s, static_cast<float>(ints[i]), premul);
+  }
   return out;
 }
 
@@ -286,9 +340,29 @@ Tensor quantizePerTensor(const Tensor& x, double scale, int64_t zeroPoint, Scala
   dispatchQuant(qdtype, [&, lo = lo, hi = hi](auto tag) {
     using T = decltype(tag);
     T* dst = static_cast<T*>(out.rawData());
-    parallelFor(n, 1 << 15, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) dst[i] = static_cast<T>(quantizeOne(src[i], inv, zeroPoint, lo, hi));
-    });
+    if constexpr (sizeof(T) == 1) {
+      // quantizeOne without branches, so that it vectorizes: NaN and |t| >= 2^63 become -2^22
+      // (saturating to lo, as in quantizeOne), t is clamped to +-2^22 and rounded with
+      // the 1.5 * 2^23 trick (the same integers after saturation).
+      const float zpf = static_cast<float>(zeroPoint), lof = static_cast<float>(lo), hif = static_cast<float>(hi);
+      parallelFor(n, 1 << 15, [&](int64_t b, int64_t e) {
+        const float inv_ = inv, zp_ = zpf, lo_ = lof, hi_ = hif;
+        const float* __restrict x = src + b;
+        T* __restrict o = dst + b;
+        const int64_t m = e - b;
+        for (int64_t i = 0; i < m; ++i) {
+          float t = x[i] * inv_;
+          t = std::fabs(t) < kInt64Range ? t : -4194304.0f;  // NaN too
+          t = std::min(std::max(t, -4194304.0f), 4194304.0f);
+          const float r = ((t + 12582912.0f) - 12582912.0f) + zp_;
+          o[i] = static_cast<T>(static_cast<int32_t>(std::min(std::max(r, lo_), hi_)));
+        }
+      });
+    } else {
+      parallelFor(n, 1 << 15, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) dst[i] = static_cast<T>(quantizeOne(src[i], inv, zeroPoint, lo, hi));
+      });
+    }
   });
   return out;
 }
@@ -401,6 +475,14 @@ int64_t qPerChannelAxis(const Tensor& q) { return perChannelOf(q, "q_per_channel
 
 // ---- conv / linear -----------------------------------------------------------------------------
 
+bool qconvReferenceLoops() {
+  static const bool reference = [] {
+    const char* e = std::getenv("TORCHLESS_QCONV_REFERENCE");
+    return e != nullptr && *e != '\0' && std::string(e) != "0";
+  }();
+  return reference;
+}
+
 namespace {
 // Note [oneDNN int8 accumulators]
 // The fast path of quantized conv is oneDNN's u8 x s8 convolution with the input's zero point
@@ -415,14 +497,6 @@ namespace {
 // symmetric) and 1-3 spatial dims; `acc` is [N, OC, P] (P = output spatial volume), `y` the
 // u8 output [N, OC, P]. Returns false (nothing written) when oneDNN has only its reference
 // implementation for the shape (our loops are faster) or none.
-/// TORCHLESS_QCONV_REFERENCE=1: quantized conv and linear run our loops, not oneDNN.
-bool referenceLoops() {
-  static const bool reference = [] {
-    const char* e = std::getenv("TORCHLESS_QCONV_REFERENCE");
-    return e != nullptr && *e != '\0' && std::string(e) != "0";
-  }();
-  return reference;
-}
 
 bool dnnlInt8ConvAcc(const Tensor& x, const Tensor& weight, int64_t S, int64_t OC,
                      const IntList& k, const IntList& in, const IntList& out, const IntList& st,
@@ -637,7 +711,7 @@ Tensor qconv(const Tensor& x, const Tensor& weight, const std::optional<Tensor>&
 
   if (!transposed) {
     // The oneDNN path (Note [oneDNN int8 accumulators]), unless TORCHLESS_QCONV_REFERENCE is set.
-    const bool reference = referenceLoops();
+    const bool reference = qconvReferenceLoops();
     const bool symmetric = std::all_of(wzp.begin(), wzp.end(), [](int32_t z) { return z == 0; });
     std::vector<int32_t> dacc;
     if (!reference && symmetric && rq.hi == 255 &&
@@ -770,6 +844,29 @@ Tensor qconv(const Tensor& x, const Tensor& weight, const std::optional<Tensor>&
   return y;
 }
 
+QConvScales qconvScales(double inScale, const Tensor& weight, const std::optional<Tensor>& bias,
+                        double outScale) {
+  const char* op = "quantized::conv";
+  checkWeight(weight, op);
+  checkScale(outScale, op);
+  checkScale(inScale, op);
+  TL_CHECK(weight.dim() >= 2, "{}: weight must have at least 2 dims, got {}", op, weight.dim());
+  const int64_t OC = weight.size(0);
+  const QuantizerInfo& wq = *weight.quantizer();
+  if (perChannel(wq) && wq.axis != 0)
+    throw Error(fmt::format("{}: per-channel weights must be quantized along axis 0, got axis {}", op, wq.axis));
+  std::vector<double> wsc = scalesOf(wq, perChannel(wq) ? OC : 1);
+  std::vector<int32_t> wzp = zeroPointsOf(wq, perChannel(wq) ? OC : 1);
+  if (!perChannel(wq)) wsc.assign(static_cast<size_t>(OC), wsc[0]);
+  const Requant rq(inScale, wsc, bias, outScale, 0, false, OC);
+  QConvScales s;
+  s.mult = rq.mult;
+  s.bias = rq.biasRaw;
+  s.hasBias = rq.hasBias;
+  s.symmetric = std::all_of(wzp.begin(), wzp.end(), [](int32_t z) { return z == 0; });
+  return s;
+}
+
 Tensor qlinear(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias,
                double outScale, int64_t outZp, bool relu) {
   const char* op = "quantized::linear";
@@ -799,7 +896,7 @@ Tensor qlinear(const Tensor& x, const Tensor& weight, const std::optional<Tensor
   Tensor y = emptyQuantized(outSizes, ScalarType::QUInt8, outScale, outZp);
   uint8_t* yp = static_cast<uint8_t*>(y.rawData());
   // oneDNN: a 1x1 convolution over [M, K, 1, 1] (Note [oneDNN int8 accumulators]).
-  if (!referenceLoops() && M > 0 && std::all_of(wzp.begin(), wzp.end(), [](int32_t z) { return z == 0; })) {
+  if (!qconvReferenceLoops() && M > 0 && std::all_of(wzp.begin(), wzp.end(), [](int32_t z) { return z == 0; })) {
     Tensor x2 = x.contiguous();
     std::vector<int32_t> unused;
     const IntList one{1, 1, 1}, zero{0, 0, 0};
@@ -923,26 +1020,48 @@ Tensor qadd(const Tensor& a, const Tensor& b, double scale, int64_t zeroPoint, b
                             dtypeName(a.dtype()), dtypeName(b.dtype())));
   checkScale(scale, op);
   checkZeroPoint(zeroPoint, a.dtype(), op);
-  if (a.sizes() == b.sizes() && a.isContiguous() && b.isContiguous() && a.dtype() != ScalarType::QInt32) {
-    // Same shapes: one pass over the integers with the same float steps as below (fma
-    // dequantize, add, relu, quantize), no intermediate tensors.
+  if (a.sizes() == b.sizes() && a.strides() == b.strides() && densePermutation(a) && a.dtype() != ScalarType::QInt32) {
+    // Same shapes and layout (contiguous or channels-last): one pass over the integers in
+    // memory order with the same float steps as below (fma dequantize, add, relu, quantize),
+    // no intermediate tensors; the result has the inputs' layout.
     const QuantizerInfo& qa = *a.quantizer();
     const QuantizerInfo& qb = *b.quantizer();
     const float sa = static_cast<float>(qa.scale), sb = static_cast<float>(qb.scale);
     const float pa = -(sa * static_cast<float>(qa.zeroPoint)), pb = -(sb * static_cast<float>(qb.zeroPoint));
     const float inv = 1.0f / static_cast<float>(scale);
     auto [lo, hi] = quantRange(a.dtype());
-    Tensor y = emptyQuantized(a.sizes(), a.dtype(), scale, zeroPoint);
+    Tensor y = emptyQuantizedStrided(a.sizes(), a.strides(), a.dtype(), scale, zeroPoint);
+    // quantizeOne without branches (the inputs are integers: no NaN), so that it vectorizes:
+    // t clamped to +-2^22 first rounds as nearbyint does and saturates to the same integers.
+    const float zpf = static_cast<float>(zeroPoint), lof = static_cast<float>(lo), hif = static_cast<float>(hi);
+    const float floor = relu ? 0.0f : -std::numeric_limits<float>::infinity();
     dispatchQuant(a.dtype(), [&](auto tag) {
       using T = decltype(tag);
       const T* ap = static_cast<const T*>(a.rawData());
       const T* bp = static_cast<const T*>(b.rawData());
       T* yp = static_cast<T*>(y.rawData());
+      // The dequantized values of the 256 integers of each input, once (fbgemm's fma).
+      std::array<float, 256> da{}, db{};
+      const int off = std::is_signed_v<T> ? 128 : 0;
+      for (int q = 0; q < 256; ++q) {
+        da[static_cast<size_t>(q)] = std::fma(sa, static_cast<float>(q - off), pa);
+        db[static_cast<size_t>(q)] = std::fma(sb, static_cast<float>(q - off), pb);
+      }
       parallelFor(a.numel(), 4096, [&](int64_t i0, int64_t i1) {
-        for (int64_t i = i0; i < i1; ++i) {
-          float c = std::fma(sa, static_cast<float>(ap[i]), pa) + std::fma(sb, static_cast<float>(bp[i]), pb);
-          if (relu) c = std::max(c, 0.0f);
-          yp[i] = static_cast<T>(quantizeOne(c, inv, zeroPoint, lo, hi));
+        // Locals and restrict pointers: a uint8 store may alias anything, which would reload
+        // every captured value per element.
+        const float inv_ = inv, zp_ = zpf, lo_ = lof, hi_ = hif, fl_ = floor;
+        const float* __restrict ta = da.data();
+        const float* __restrict tb = db.data();
+        const T* __restrict x = ap + i0;
+        const T* __restrict z = bp + i0;
+        T* __restrict o = yp + i0;
+        const int64_t n = i1 - i0;
+        for (int64_t i = 0; i < n; ++i) {
+          const float c = std::max(ta[static_cast<int>(x[i]) + off] + tb[static_cast<int>(z[i]) + off], fl_);
+          const float t = std::min(std::max(c * inv_, -4194304.0f), 4194304.0f);
+          const float r = ((t + 12582912.0f) - 12582912.0f) + zp_;
+          o[i] = static_cast<T>(static_cast<int32_t>(std::min(std::max(r, lo_), hi_)));
         }
       });
     });
@@ -1040,6 +1159,21 @@ Tensor qtanh(const Tensor& x) {
 Tensor qleakyRelu(const Tensor& x, double slope, double scale, int64_t zeroPoint) {
   return quantizePerTensor(leakyRelu(dequantizeFma(x), Scalar(slope)), scale, zeroPoint, x.dtype());
 }
+Tensor qthreshold(const Tensor& x, double threshold, double value) {
+  const QuantizerInfo& q = perTensorOf(x, "threshold");
+  auto [lo, hi] = quantRange(x.dtype());
+  const float s = static_cast<float>(q.scale), premul = -(s * static_cast<float>(q.zeroPoint));
+  const float th = static_cast<float>(threshold), v = static_cast<float>(value);
+  const float inv = 1.0f / s;
+  std::vector<int32_t> ints = intsOf(x);
+  std::vector<int64_t> out(ints.size());
+  for (size_t i = 0; i < ints.size(); ++i) {
+    const float d = std::fma(s, static_cast<float>(ints[i]), premul);
+    out[i] = quantizeOne(d > th ? d : v, inv, q.zeroPoint, lo, hi);
+  }
+  return fromInts(out, x.sizes(), x.dtype(), q.scale, q.zeroPoint);
+}
+
 Tensor qclamp(const Tensor& x, std::optional<double> lo, std::optional<double> hi) {
   const QuantizerInfo& q = perTensorOf(x, "clamp");
   auto [qlo, qhi] = quantRange(x.dtype());
@@ -1104,7 +1238,9 @@ Tensor qmaxPool(const Tensor& x, int64_t spatialDims, const IntList& kernel, con
   perTensorOf(x, "max_pool");
   // 2-d over a contiguous 4-d uint8 / int8 tensor: the max of the integers, in place (the
   // general path below converts to float and back).
-  if (spatialDims == 2 && x.dim() == 4 && x.isContiguous() && kernel.size() == 2 && padding.size() == 2 &&
+  const bool channelsLast = x.dim() == 4 && !x.isContiguous() && x.strides()[1] == 1 && densePermutation(x) &&
+                            x.strides()[3] == x.size(1) && x.strides()[2] == x.size(1) * x.size(3);
+  if (spatialDims == 2 && x.dim() == 4 && (x.isContiguous() || channelsLast) && kernel.size() == 2 && padding.size() == 2 &&
       dilation.size() == 2 && (stride.size() == 2 || stride.empty()) && x.dtype() != ScalarType::QInt32) {
     const IntList st = stride.empty() ? kernel : stride;
     bool valid = true;
@@ -1115,6 +1251,37 @@ Tensor qmaxPool(const Tensor& x, int64_t spatialDims, const IntList& kernel, con
     const int64_t OW = valid ? poolOut(W, kernel[1], padding[1], st[1], dilation[1], ceilMode) : 0;
     if (valid && OH > 0 && OW > 0) {
       const QuantizerInfo& q = *x.quantizer();
+      const int64_t N = x.size(0), C = x.size(1);
+      if (channelsLast) {
+        // NHWC in, NHWC out (as PyTorch's quantized max_pool2d keeps the memory format): the
+        // channels of one output pixel are one vectorizable row.
+        Tensor y = emptyQuantizedStrided({N, C, OH, OW}, {OH * OW * C, 1, OW * C, C}, x.dtype(), q.scale, q.zeroPoint);
+        dispatchQuant(x.dtype(), [&](auto tag) {
+          using T = decltype(tag);
+          const T* xp = static_cast<const T*>(x.rawData());
+          T* yp = static_cast<T*>(y.rawData());
+          parallelFor(N * OH, 1, [&](int64_t r0, int64_t r1) {
+            for (int64_t r = r0; r < r1; ++r) {
+              const int64_t n = r / OH, oh = r % OH;
+              for (int64_t ow = 0; ow < OW; ++ow) {
+                T* out = yp + (r * OW + ow) * C;
+                std::fill(out, out + C, std::numeric_limits<T>::lowest());
+                for (int64_t kh = 0; kh < kernel[0]; ++kh) {
+                  const int64_t ih = oh * st[0] - padding[0] + kh * dilation[0];
+                  if (ih < 0 || ih >= H) continue;
+                  for (int64_t kw = 0; kw < kernel[1]; ++kw) {
+                    const int64_t iw = ow * st[1] - padding[1] + kw * dilation[1];
+                    if (iw < 0 || iw >= W) continue;
+                    const T* in = xp + ((n * H + ih) * W + iw) * C;
+                    for (int64_t c = 0; c < C; ++c) out[c] = std::max(out[c], in[c]);
+                  }
+                }
+              }
+            }
+          });
+        });
+        return y;
+      }
       Tensor y = emptyQuantized({x.size(0), x.size(1), OH, OW}, x.dtype(), q.scale, q.zeroPoint);
       dispatchQuant(x.dtype(), [&](auto tag) {
         using T = decltype(tag);

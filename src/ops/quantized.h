@@ -7,7 +7,9 @@
 // channel along `axis`. The kernels here reproduce the integers PyTorch 1.13 computes on an
 // x86 CPU with fbgemm (the default quantized engine there), not just the real values:
 //   quantize    q = clamp(nearbyint(x * (1.0f / float(scale))) + zp)       (fbgemm::Quantize,
-//               non-legacy: multiply by the float reciprocal, round half to even, then add zp);
+//               non-legacy: multiply by the float reciprocal, round half to even, then add zp;
+//               the sum goes through int64 before saturating, so NaN, infinities and values
+//               past 2^63 give the dtype's lowest integer);
 //   dequantize  x = float(scale) * float(q - zp)                            (fbgemm::Dequantize);
 //   conv/linear acc = sum (a - a_zp) * (w - w_zp) in int32 (exact: fbgemm's row/column offset
 //               correction; padding contributes a_zp, i.e. 0), then requantized in float as
@@ -74,6 +76,23 @@ Tensor qconv(const Tensor& x, const Tensor& weight, const std::optional<Tensor>&
              const IntList& stride, const IntList& padding, const IntList& dilation,
              int64_t groups, bool transposed, const IntList& outputPadding, double outScale,
              int64_t outZp, bool relu);
+/// TORCHLESS_QCONV_REFERENCE=1 (read once): quantized conv and linear run the reference loops,
+/// not oneDNN, in the kernels and in the engine's int8 layers.
+bool qconvReferenceLoops();
+
+/// What oneDNN's u8 x s8 convolution needs to give PyTorch's integers for a non-transposed
+/// quantized conv or linear (Note [oneDNN int8 accumulators]) with input scale `inScale`:
+/// per output channel output scales `mult` (float(1/out_scale) / (float(1/in_scale) *
+/// float(1/w_scale))) and the bias in accumulator units. `symmetric` is false when a weight
+/// zero point is not 0 (oneDNN's path does not take those). Throws when the weight is not
+/// qint8 [OC, ...] quantized per tensor or along axis 0, or the bias is not float32 [OC].
+struct QConvScales {
+  std::vector<float> mult, bias;
+  bool hasBias = false, symmetric = true;
+};
+QConvScales qconvScales(double inScale, const Tensor& weight, const std::optional<Tensor>& bias,
+                        double outScale);
+
 /// quantized::linear(_relu): quint8 x [*, K], qint8 weight [N, K], float bias [N].
 Tensor qlinear(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias,
                double outScale, int64_t outZp, bool relu);
@@ -102,6 +121,12 @@ Tensor qsigmoid(const Tensor& x, double scale, int64_t zeroPoint);
 Tensor qtanh(const Tensor& x);
 Tensor qleakyRelu(const Tensor& x, double slope, double scale, int64_t zeroPoint);
 Tensor qclamp(const Tensor& x, std::optional<double> lo, std::optional<double> hi);
+/// quantized::threshold / aten::threshold on a quantized tensor: y = x > threshold ? x : value
+/// on the dequantized values (fbgemm's fma dequantize), quantized with x's own qparams, as
+/// PyTorch's qthreshold kernel. Its scalar tail dequantizes as (q - zp) * scale, so where a
+/// dequantized value equals the threshold PyTorch's answer depends on the element's position
+/// and the CPU's vector width; we give the vector body's.
+Tensor qthreshold(const Tensor& x, double threshold, double value);
 /// quantized::batch_norm{,1d,2d,3d}(_relu) over [N, C, *].
 Tensor qbatchNorm(const Tensor& x, const std::optional<Tensor>& weight,
                   const std::optional<Tensor>& bias, const Tensor& mean, const Tensor& var,

@@ -5,7 +5,7 @@
 // they update (num_batches_tracked) are gone; then replaces each prim::GetAttr chain rooted
 // at `self` (graph input 0) by a prim::Constant holding the attribute's value from the bound
 // module object: parameters and buffers (as tensors that do not require grad), ints, floats,
-// bools, strings, lists, tuples, dicts and None, named after their path
+// bools, strings, lists, tuples, dicts, None and TorchBind objects (packed params), named after their path
 // (`%self.conv.weight`) and keeping the GetAttr's source location. `aten::dim` of a
 // convolution with a constant weight becomes the weight's rank, as in PyTorch's frozen graphs
 // (which assume a batched input: BatchNorm's `input.dim() != 4` check then folds away).
@@ -52,6 +52,15 @@ thread_local const FreezeModuleScope* tCurrentScope = nullptr;
 
 bool isObjectType(const TypePtr& t) {
   return t && (t->kind() == TypeKind::ClassType || t->kind() == TypeKind::InterfaceType);
+}
+
+/// A TorchBind object that PyTorch's freezing folds into a constant (quantized packed params,
+/// xnnpack contexts, rnn cell params): script code cannot write its fields. torchless's own
+/// compiled engines (torchless.Engine) stay attributes.
+bool isFoldableTorchBind(const TypePtr& t) {
+  if (!t || t->kind() != TypeKind::ClassType) return false;
+  const std::string& name = t->cast<ClassType>()->name();
+  return name.rfind("__torch__.torch.classes.", 0) == 0 && name.rfind("__torch__.torch.classes.torchless.", 0) != 0;
 }
 
 std::string joinPath(const std::string& prefix, const std::string& name) {
@@ -200,7 +209,7 @@ void collectEscapes(Graph& g, const PathMap& paths, std::set<std::string>& escap
       for (size_t i = 0; i < n->inputs().size(); ++i) {
         const std::string* p = paths.find(n->input(i));
         if (!p || !isObjectType(n->input(i)->type())) continue;
-        if (n->kind() == prim::GetAttr) continue;
+        if (n->kind() == prim::GetAttr || isFoldableTorchBind(n->input(i)->type())) continue;
         if (n->kind() == prim::SetAttr && i == 0) continue;
         if (p->empty())
           throw Error(fmt::format(
@@ -325,7 +334,7 @@ bool freezeGraph(Graph& graph, const ObjectPtr& self, const FreezeGraphOptions& 
   for (Node* n : paths.getAttrs()) {
     Value* v = n->output();
     const std::string& path = *paths.find(v);
-    if (isObjectType(v->type())) continue;
+    if (isObjectType(v->type()) && !isFoldableTorchBind(v->type())) continue;
     bool kept = std::any_of(keep.begin(), keep.end(),
                             [&](const std::string& k) { return underPath(path, k); });
     if (kept) continue;

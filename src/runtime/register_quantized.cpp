@@ -383,6 +383,9 @@ void registerElementwise(KernelRegistry& r) {
     return ops::qmatmul(a[0].toTensor(), a[1].toTensor(), a[2].toDouble(), a[3].toInt());
   });
   defN<2>(r, "quantized::relu6", [](const IValue* a) { return ops::qclamp(a[0].toTensor(), 0.0, 6.0); });
+  defN<3>(r, "quantized::threshold", [](const IValue* a) {
+    return ops::qthreshold(a[0].toTensor(), toScalar(a[1]).toDouble(), toScalar(a[2]).toDouble());
+  });
   defN<3>(r, "quantized::clamp", [](const IValue* a) {
     return ops::qclamp(a[0].toTensor(), toOptDouble(a[1]), toOptDouble(a[2]));
   });
@@ -570,6 +573,9 @@ void registerAtenOnQuantized(KernelRegistry& r) {
   routeQuantized(r, "aten::leaky_relu", [](const IValue* a) {
     const Tensor& x = a[0].toTensor();
     return ops::qleakyRelu(x, toScalar(a[1]).toDouble(), ops::qScale(x), ops::qZeroPoint(x));
+  });
+  routeQuantized(r, "aten::threshold", [](const IValue* a) {
+    return ops::qthreshold(a[0].toTensor(), toScalar(a[1]).toDouble(), toScalar(a[2]).toDouble());
   });
   routeQuantized(r, "aten::hardtanh", [](const IValue* a) {
     return ops::qclamp(a[0].toTensor(), toScalar(a[1]).toDouble(), toScalar(a[2]).toDouble());

@@ -83,8 +83,9 @@ endif()
 #   api.gen_quantized  (fixture) gen_quantized.py: eager static quantization, quantize_dynamic
 #                      and scripted tensor-op cases, each with inputs, PyTorch's outputs and
 #                      how to compare them (meta.json)
-#   api.quantized      the QuantizedOracle / QuantizedPrintOracle / QuantizedExportOracle (QDQ
-#                      export run in ONNX Runtime) suites of api_test over them
+#   api.quantized      the QuantizedOracle / QuantizedOracleCompiled (int8 engine) /
+#                      QuantizedPrintOracle / QuantizedExportOracle (QDQ export run in ONNX
+#                      Runtime) suites of api_test over them
 set(_api_quantized ${PROJECT_BINARY_DIR}/api_quantized)
 if(TARGET api_test)
   add_test(NAME api.gen_quantized
@@ -104,4 +105,10 @@ if(TARGET api_test)
   set_tests_properties(api.quantized_reference PROPERTIES
     FIXTURES_REQUIRED api_quantized TIMEOUT 900
     ENVIRONMENT "TORCHLESS_QUANT_MODELS=${_api_quantized};TORCHLESS_QCONV_REFERENCE=1")
+  # Loaded archives run their quantized segments in the engine (int8 layers, issue 15 part 6);
+  # TORCHLESS_JIT=0 runs the same cases in the interpreter, i.e. the kernels' own oneDNN path.
+  add_test(NAME api.quantized_interpreter COMMAND api_test --gtest_filter=Quantized/QuantizedOracle.*)
+  set_tests_properties(api.quantized_interpreter PROPERTIES
+    FIXTURES_REQUIRED api_quantized TIMEOUT 900
+    ENVIRONMENT "TORCHLESS_QUANT_MODELS=${_api_quantized};TORCHLESS_JIT=0")
 endif()

@@ -76,6 +76,9 @@ class PerChannel(nn.Module):
 
 x = torch.randn(4, 3, 5) * 3
 x[0, 0, 0] = 0.0213 * 2.5  # a tie
+# PyTorch converts to int64 before saturating: NaN, infinities and 1e30 give the lowest value,
+# 3e9 the highest
+x[1, 0, :5] = torch.tensor([float("nan"), float("inf"), -float("inf"), 1e30, 3e9])
 save("tensor_per_tensor", PerTensor(), [x], "exact",
      "quantize_per_tensor quint8/qint8/qint32 (float reciprocal, round half to even), "
      "dequantize, int_repr, q_scale, q_zero_point")
@@ -341,6 +344,23 @@ save("static_resnet18", r18, [torch.randn(1, 3, 64, 64)], "exact",
      "after the last quantized linear")
 
 
+# torchvision's quantizable mobilenet_v2 the same way (depthwise and pointwise int8 convs,
+# quantized adds, relu6 folded into the convs by fuse_model): the case the engine's int8 layers
+# (issue 15 part 6) run with depthwise convolutions.
+torch.manual_seed(0)
+mv2 = torchvision.models.quantization.mobilenet_v2(weights=None, quantize=False).eval()
+mv2.fuse_model()
+mv2.qconfig = tq.get_default_qconfig("fbgemm")
+tq.prepare(mv2, inplace=True)
+with torch.no_grad():
+    for _ in range(3):
+        mv2(torch.randn(2, 3, 64, 64))
+tq.convert(mv2, inplace=True)
+save("static_mobilenet_v2", mv2, [torch.randn(1, 3, 64, 64)], "exact",
+     "torchvision's quantizable mobilenet_v2, fused, eager static (fbgemm qconfig): the float "
+     "logits after the last quantized linear")
+
+
 # FX graph mode static quantization (prepare_fx / convert_fx, x86 default qconfig mapping) of a
 # float model with functional relu / add / flatten, traced as FX makes it: quantize_per_tensor,
 # quantized::conv2d_relu, quantized::add, quantized::linear and dequantize in one graph.
@@ -487,6 +507,24 @@ if os.path.exists(os.path.join(wild, "model.pt")):
         json.dump({"compare": "float", "rtol": 1e-4, "atol": 1e-4,
                    "why": "d2go's static-quantized FBNet detector (boxes, class indices, scores, "
                           "image size) on PyTorch's resized image"}, f, indent=1)
+
+
+# ---- threshold ---------------------------------------------------------------------------------
+
+class Threshold(nn.Module):
+    def forward(self, x):
+        q = torch.quantize_per_tensor(x, 0.05, 60, torch.quint8)
+        s = torch.quantize_per_tensor(x, 0.03, -7, torch.qint8)
+        # thresholds off the quantization grids: a dequantized value equal to the threshold
+        # compares differently in PyTorch's vector body (fma dequantize) and its scalar tail
+        # ((q - zp) * scale), i.e. by the element's position and the CPU's vector width
+        return (torch.ops.quantized.threshold(q, 0.52, -1.0).int_repr(), F.threshold(q, 0.33, 2.0).int_repr(),
+                torch.ops.quantized.threshold(s, -0.215, 0.25).int_repr())
+
+
+save("quantized_threshold", Threshold(), [torch.randn(2, 3, 7, 5)], "quantum",
+     "quantized::threshold and aten::threshold on quint8 / qint8 (the input's qparams out; PyTorch's "
+     "vector path dequantizes with an fma, its scalar tail without: 1 quantum at ties)")
 
 
 # ---- printing ---------------------------------------------------------------------------------

@@ -8,6 +8,8 @@
 // Also: printing a quantized tensor as PyTorch prints it, and the errors of bad quantized input.
 #include "oracle_util.h"
 
+#include "api/compile.h"
+#include "convert/engine/engine_record.h"
 #include "core/error.h"
 #include "core/npy.h"
 #include "ops/quantized.h"
@@ -42,22 +44,25 @@ std::vector<std::string> caseNames() {
       "static_linear",     "static_elementwise", "static_pooling",  "static_activations",
       "static_conv_transpose2d", "dynamic_linear", "dynamic_lstm",  "dynamic_gru",
       "embedding_bag", "d2go_body", "quantized_mean", "quantized_norm_softmax",
-      "static_resnet18", "fx_static", "static_qnnpack_qconfig"};
+      "static_resnet18", "static_mobilenet_v2", "fx_static", "static_qnnpack_qconfig",
+      "quantized_threshold"};
   return names;
 }
 
 class QuantizedOracle : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(QuantizedOracle, MatchesPyTorch) {
-  const fs::path dir = casesDir() / GetParam();
-  ASSERT_TRUE(fs::exists(dir / "meta.json")) << dir << " missing: run the api.gen_quantized fixture";
-  auto meta = nlohmann::json::parse(readFile(dir / "meta.json"));
-  const std::string compare = meta.at("compare");
-  SCOPED_TRACE(meta.at("why").get<std::string>());
+std::vector<std::string> inputWords(const fs::path& dir) {
   std::vector<std::string> words;
   for (int i = 0; fs::exists(dir / fmt::format("in{}.npy", i)); ++i)
     words.push_back((dir / fmt::format("in{}.npy", i)).string());
-  std::vector<FlatOutput> outs = testing::runFlat((dir / "model.pt").string(), "forward", words);
+  return words;
+}
+
+/// `outs` against dir's out*.npy as meta.json's "compare" says (see the header comment).
+void expectLikePyTorch(const fs::path& dir, const std::vector<FlatOutput>& outs) {
+  auto meta = nlohmann::json::parse(readFile(dir / "meta.json"));
+  const std::string compare = meta.at("compare");
+  SCOPED_TRACE(meta.at("why").get<std::string>());
   size_t n = 0;
   while (fs::exists(dir / fmt::format("out{}.npy", n))) ++n;
   ASSERT_EQ(outs.size(), n);
@@ -77,8 +82,142 @@ TEST_P(QuantizedOracle, MatchesPyTorch) {
   }
 }
 
+TEST_P(QuantizedOracle, MatchesPyTorch) {
+  const fs::path dir = casesDir() / GetParam();
+  ASSERT_TRUE(fs::exists(dir / "meta.json")) << dir << " missing: run the api.gen_quantized fixture";
+  expectLikePyTorch(dir, testing::runFlat((dir / "model.pt").string(), "forward", inputWords(dir)));
+}
+
 INSTANTIATE_TEST_SUITE_P(Quantized, QuantizedOracle, ::testing::ValuesIn(caseNames()),
                          [](const auto& info) { return info.param; });
+
+// ---- the int8 engine (issue 15 part 6) ------------------------------------------------------
+
+/// Compiles dir/model.pt for its example inputs (torchless::compile), saves, reloads and runs
+/// the compiled archive; returns the report.
+engine::PartitionReport compileSaveRun(const fs::path& dir, const std::string& name, std::vector<FlatOutput>& outs) {
+  Module m = load((dir / "model.pt").string());
+  const std::vector<std::string> words = inputWords(dir);
+  auto parse = [&](const Module& mod) {
+    return parseInputs(words, mod.methodParams("forward"), [](const std::string& p) { return loadNpy(p); });
+  };
+  CompileSpec spec;
+  spec.exampleInputs = parse(m);
+  CompileResult c = compile(m, spec);
+  const fs::path outDir = fs::path(TORCHLESS_BINARY_DIR) / "api_quantized_compiled";
+  fs::create_directories(outDir);
+  const std::string saved = (outDir / (name + ".pt")).string();
+  save(c.module, saved);
+  Module again = load(saved);
+  outs = flattenOutputs(again.forward(parse(again)));
+  return c.report;
+}
+
+class QuantizedOracleCompiled : public ::testing::TestWithParam<std::string> {};
+
+// Static-quantized models compile into one engine whose quantized convs and linears are int8
+// layers (Convolution / MatMul "int8" in the report); the compiled archive, saved and loaded
+// again, gives PyTorch's integers as the interpreter does (meta.json's compare).
+TEST_P(QuantizedOracleCompiled, Int8EngineMatchesPyTorch) {
+  const fs::path dir = casesDir() / GetParam();
+  ASSERT_TRUE(fs::exists(dir / "meta.json")) << dir << " missing: run the api.gen_quantized fixture";
+  std::vector<FlatOutput> outs;
+  engine::PartitionReport r = compileSaveRun(dir, GetParam(), outs);
+  EXPECT_EQ(r.numInterpreterSegments(), 0u) << r.str();
+  EXPECT_EQ(r.numEngines(), 1u) << r.str();
+  size_t int8 = 0;
+  for (const auto& s : r.segments)
+    if (s.built)
+      for (const auto& l : s.built->network().layers()) int8 += l.quantized;
+  EXPECT_GE(int8, 1u) << r.str();
+  expectLikePyTorch(dir, outs);
+}
+
+INSTANTIATE_TEST_SUITE_P(Quantized, QuantizedOracleCompiled,
+                         ::testing::Values("static_conv2d", "static_conv1d_conv3d", "static_linear",
+                                           "static_resnet18", "static_mobilenet_v2", "fx_static",
+                                           "static_qnnpack_qconfig"),
+                         [](const auto& info) { return info.param; });
+
+// d2go's detector body keeps interpreter segments (its box decoding loops); its 70 quantized
+// convs and linears run as int8 layers and its outputs stay within the case's tolerance.
+TEST(QuantizedOracleCompiled, D2goBodyRunsItsConvsAsInt8Layers) {
+  const fs::path dir = casesDir() / "d2go_body";
+  ASSERT_TRUE(fs::exists(dir / "meta.json")) << dir << " missing: run the api.gen_quantized fixture";
+  std::vector<FlatOutput> outs;
+  engine::PartitionReport r = compileSaveRun(dir, "d2go_body", outs);
+  size_t int8 = 0;
+  for (const auto& s : r.segments)
+    if (s.built)
+      for (const auto& l : s.built->network().layers()) int8 += l.quantized;
+  EXPECT_GE(int8, 60u) << r.str();
+  expectLikePyTorch(dir, outs);
+}
+
+// ../shared/wild/int8_static_quant_cnn: one engine with its 2 convs and 2 linears as int8
+// layers; the float logits equal PyTorch's.
+TEST(QuantizedOracleCompiled, WildInt8StaticCnn) {
+  const fs::path dir = fs::path(TORCHLESS_SOURCE_DIR) / ".." / "shared" / "wild" / "int8_static_quant_cnn";
+  std::vector<FlatOutput> outs;
+  engine::PartitionReport r = compileSaveRun(dir, "int8_static_quant_cnn", outs);
+  EXPECT_EQ(r.numInterpreterSegments(), 0u) << r.str();
+  size_t int8 = 0;
+  for (const auto& s : r.segments)
+    if (s.built)
+      for (const auto& l : s.built->network().layers()) int8 += l.quantized;
+  EXPECT_EQ(int8, 4u) << r.str();
+  ASSERT_EQ(outs.size(), 1u);
+  EXPECT_TRUE(allClose(*outs[0].tensor, loadNpy((dir / "out0.npy").string()), 0, 0));
+}
+
+// The engine record of an int8 engine (engine_record.h, version 2) reads back with its int8
+// layers; a version-1 record still reads; packed params that cannot be rebuilt from the record's
+// graph are a clear error.
+TEST(QuantizedOracleCompiled, Int8EngineRecordsRoundTrip) {
+  const fs::path dir = fs::path(TORCHLESS_SOURCE_DIR) / ".." / "shared" / "wild" / "int8_static_quant_cnn";
+  Module m = load((dir / "model.pt").string());
+  CompileSpec spec;
+  spec.exampleInputs = parseInputs(inputWords(dir), m.methodParams("forward"),
+                                   [](const std::string& p) { return loadNpy(p); });
+  CompileResult c = compile(m, spec);
+  std::shared_ptr<engine::Engine> built;
+  for (const auto& s : c.report.segments)
+    if (s.built) built = s.built;
+  ASSERT_NE(built, nullptr) << c.report.str();
+  auto countInt8 = [](const engine::Engine& e) {
+    size_t k = 0;
+    for (const auto& l : e.network().layers()) k += l.quantized;
+    return k;
+  };
+  engine::EngineRecord r = engine::serializeEngine(*built);
+  EXPECT_NE(r.graph.find("quantized::conv2d_prepack"), std::string::npos) << r.graph;
+  EXPECT_NE(r.graph.find("quantized::linear_prepack"), std::string::npos) << r.graph;
+  std::string warning;
+  auto same = engine::deserializeEngine(r, &warning);
+  EXPECT_TRUE(warning.empty()) << warning;
+  EXPECT_EQ(countInt8(*same), 4u);
+  Tensor x = loadNpy((dir / "in0.npy").string());
+  std::vector<IValue> a = same->run({IValue(x)}), b = built->run({IValue(x)});
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_TRUE(allClose(a[0].toTensor(), b[0].toTensor(), 0, 0));
+
+  engine::EngineRecord v1 = r;
+  v1.version = 1;
+  warning.clear();
+  engine::deserializeEngine(v1, &warning);
+  EXPECT_TRUE(warning.empty()) << warning;
+
+  engine::EngineRecord bad = r;  // 4-d weights handed to the 3-d convolution's prepack
+  for (size_t at = bad.graph.find("quantized::conv2d_prepack"); at != std::string::npos;
+       at = bad.graph.find("quantized::conv2d_prepack"))
+    bad.graph.replace(at, 25, "quantized::conv3d_prepack");
+  try {
+    engine::deserializeEngine(bad, &warning);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("quantized::conv3d_prepack"), std::string::npos) << e.what();
+  }
+}
 
 // ---- QDQ export (issue 15 part 5) ---------------------------------------------------------
 

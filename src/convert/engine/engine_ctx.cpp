@@ -245,6 +245,7 @@ const EngineConverterRegistry& engineConverters() {
 
 void registerEngineConverters(EngineConverterRegistry& r) {
   registerEngineNativeConverters(r);
+  registerEngineQuantizedConverters(r);
   registerEnginePlugins(r);
 }
 

@@ -43,6 +43,9 @@ const EngineConverterRegistry& engineConverters();
 /// op-table entry whose kernel the engine can run (registerEnginePlugins).
 void registerEngineConverters(EngineConverterRegistry& r);
 void registerEngineNativeConverters(EngineConverterRegistry& r);
+/// quantized::conv*d(_relu) / linear(_relu) as int8 Convolution / MatMul layers, every other
+/// quantized:: op with a kernel as a plugin layer (quantized.cpp).
+void registerEngineQuantizedConverters(EngineConverterRegistry& r);
 /// Plugin and shape converters for every op with a kernel that is pure and whose output sizes
 /// follow from its input sizes (not nonzero, unique, masked_select ...), and for the prim nodes
 /// of lists and tuples. Skips schemas that already have a converter.

@@ -11,6 +11,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
+#include <limits>
 #include <sstream>
 #include <unordered_map>
 
@@ -57,6 +59,23 @@ IValue ivalueFrom(const json& j, const std::vector<Tensor>& weights) {
   throw Error("unknown constant in the engine network");
 }
 
+// A float as JSON: infinite bounds (a clamp with one bound) as "inf" / "-inf", which JSON's
+// numbers cannot hold (nlohmann writes them as null).
+json floatJson(float v) {
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return v;
+}
+
+float floatFrom(const json& j) {
+  if (j.is_string()) {
+    const std::string s = j.get<std::string>();
+    if (s == "inf") return std::numeric_limits<float>::infinity();
+    if (s == "-inf") return -std::numeric_limits<float>::infinity();
+    throw Error(fmt::format("'{}' is not a number", s));
+  }
+  return j.get<float>();
+}
+
 json optTensor(const std::optional<Tensor>& t, WeightTable& w) {
   return t ? json(w.add(*t)) : json(nullptr);
 }
@@ -70,10 +89,18 @@ std::optional<Tensor> optTensorFrom(const json& j, const std::vector<Tensor>& we
 std::string graphText(const Graph& source, WeightTable& w, size_t& numInputs) {
   std::shared_ptr<Graph> g = source.copy();
   numInputs = g->inputs().size();
-  std::vector<Node*> constants, lists;
+  std::vector<Node*> constants, lists, packed;
   for (Node* n : g->block()->nodes()) {
     if (n->kind() != prim::Constant) continue;
     const TypePtr& t = n->output()->type();
+    if (t->kind() == TypeKind::ClassType) {
+      const std::string& cls = t->cast<ClassType>()->name();
+      if (cls != "__torch__.torch.classes.quantized.Conv2dPackedParamsBase" &&
+          cls != "__torch__.torch.classes.quantized.Conv3dPackedParamsBase" &&
+          cls != "__torch__.torch.classes.quantized.LinearPackedParamsBase")
+        throw Error(fmt::format("an engine constant of class {} cannot be serialized", cls));
+      packed.push_back(n);
+    }
     if (t->kind() == TypeKind::TensorType) constants.push_back(n);
     if (t->kind() == TypeKind::ListType && t->containedTypes().at(0)->kind() == TypeKind::TensorType) lists.push_back(n);
   }
@@ -91,6 +118,43 @@ std::string graphText(const Graph& source, WeightTable& w, size_t& numInputs) {
     Node* list = g->insertNode(g->createList(TensorType::get(), elems));
     list->output()->setDebugName("weight_list");  // graphFrom makes it a constant again
     n->output()->replaceAllUsesWith(list->output());
+    n->destroy();
+  }
+  // Packed-params constants (quantized layers; printed as "object(0x...)") as the prepack op
+  // that makes them from weight inputs; graphFrom evaluates it back into a constant.
+  for (Node* n : packed) {
+    auto v = toIValue(n->output());
+    TL_INTERNAL_ASSERT(v && v->isObject(), "object constant without a value");
+    const Object& o = *v->toObject();
+    const std::string& cls = o.type->name();
+    WithInsertPoint guard(n);
+    auto weightInput = [&](const IValue& t) -> Value* {
+      if (t.isNone()) return g->insertConstant(IValue());
+      Tensor d = t.toTensor();
+      if (d.requiresGrad()) {  // a bias saved as a Parameter: a constant cannot require grad
+        d = d.alias();
+        d.setRequiresGrad(false);
+      }
+      return g->addInput(fmt::format("weight_{}", w.add(d)))->setType(TensorType::get());
+    };
+    std::vector<Value*> ins = {weightInput(o.slots.at(0)), weightInput(o.slots.at(1))};
+    std::string op;
+    if (cls == "__torch__.torch.classes.quantized.LinearPackedParamsBase") {
+      op = o.slots[0].toTensor().isQuantized() ? "quantized::linear_prepack" : "quantized::linear_prepack_fp16";
+    } else {
+      const bool conv3d = cls == "__torch__.torch.classes.quantized.Conv3dPackedParamsBase";
+      const bool transposed = o.slots.at(7).toBool();
+      op = fmt::format("quantized::{}{}d_prepack", transposed ? "conv_transpose" : "conv", conv3d ? 3 : 2);
+      ins.push_back(g->insertConstant(o.slots.at(2)));  // stride
+      ins.push_back(g->insertConstant(o.slots.at(3)));  // padding
+      if (transposed) ins.push_back(g->insertConstant(o.slots.at(4)));  // output_padding
+      ins.push_back(g->insertConstant(o.slots.at(5)));  // dilation
+      ins.push_back(g->insertConstant(o.slots.at(6)));  // groups
+    }
+    Node* p = g->insertNode(g->create(Symbol::fromQualString(op), ins, 1));
+    p->output()->setType(n->output()->type());
+    p->output()->setDebugName("packed_params");
+    n->output()->replaceAllUsesWith(p->output());
     n->destroy();
   }
   for (Node* n : constants) {
@@ -119,6 +183,30 @@ std::shared_ptr<Graph> graphFrom(const std::string& text, size_t numInputs, cons
     Value* c = g->insertConstant(IValue(weights[k]));
     in->replaceAllUsesWith(c);
     g->eraseInput(i);
+  }
+  // The packed params graphText spelled as prepack ops, constants again (in place: layers
+  // name their nodes by position).
+  std::vector<Node*> prepacks;
+  for (Node* n : g->block()->nodes())
+    if (n->outputs().size() == 1 && n->output()->debugNameBase() == "packed_params" &&
+        std::string(n->kind().toQualString()).rfind("quantized::", 0) == 0)
+      prepacks.push_back(n);
+  for (Node* n : prepacks) {
+    std::unordered_map<const Value*, IValue> ins;
+    for (const Value* e : n->inputs()) {
+      auto v = toIValue(e);
+      if (!v) throw Error("engine graph: packed params made from something other than constants");
+      ins[e] = *v;
+    }
+    auto outs = evaluateStatically(*n, matchOperator(n, OperatorRegistry::global()), [&](const Value* v) {
+      auto it = ins.find(v);
+      return it == ins.end() ? nullptr : &it->second;
+    });
+    if (!outs || outs->size() != 1) throw Error(fmt::format("engine graph: {} cannot be evaluated", n->kind().toQualString()));
+    WithInsertPoint guard(n);
+    Value* c = g->insertConstant(outs->at(0));
+    n->output()->replaceAllUsesWith(c);
+    n->destroy();
   }
   // The tensor-list constants graphText spelled as lists of weights, constants again (in
   // place: layers name their nodes by position).
@@ -218,14 +306,17 @@ NetworkDefinition networkFrom(const json& j, std::shared_ptr<Graph> graph, const
     l.hasResidual = jl.value("residual", false);
     if (jl.contains("activation")) {
       const auto& a = jl.at("activation");
-      l.activation = {activationFrom(a.at("kind").get<std::string>()), a.at("alpha").get<float>(),
-                      a.at("beta").get<float>()};
+      l.activation = {activationFrom(a.at("kind").get<std::string>()), floatFrom(a.at("alpha")),
+                      floatFrom(a.at("beta"))};
     }
     l.fused = jl.value("fused", std::vector<std::string>{});
     l.alpha = jl.value("alpha", 1.0);
     l.op = jl.value("op", std::string());
     l.eps = jl.value("eps", 1e-5);
     l.bf16 = jl.value("bf16", false);
+    l.quantized = jl.value("quantized", false);
+    l.outScale = jl.value("out_scale", 1.0);
+    l.outZeroPoint = jl.value("out_zero_point", int64_t{0});
     if (jl.contains("node")) {
       const size_t k = jl.at("node").get<size_t>();
       if (k >= nodes.size()) throw Error(fmt::format("layer '{}' names node {} of {}", l.name, k, nodes.size()));
@@ -282,12 +373,18 @@ EngineRecord serializeEngine(const Engine& engine) {
       jl["transposed"] = l.transposed;
     }
     jl["residual"] = l.hasResidual;
-    jl["activation"] = {{"kind", toString(l.activation.kind)}, {"alpha", l.activation.alpha}, {"beta", l.activation.beta}};
+    jl["activation"] = {{"kind", toString(l.activation.kind)}, {"alpha", floatJson(l.activation.alpha)},
+                        {"beta", floatJson(l.activation.beta)}};
     jl["fused"] = l.fused;
     jl["alpha"] = l.alpha;
     jl["op"] = l.op;
     jl["eps"] = l.eps;
     jl["bf16"] = l.bf16;
+    if (l.quantized) {
+      jl["quantized"] = true;
+      jl["out_scale"] = l.outScale;
+      jl["out_zero_point"] = l.outZeroPoint;
+    }
     if (l.node) jl["node"] = nodeIndex.at(l.node);
     layers.push_back(std::move(jl));
   }
@@ -300,7 +397,7 @@ EngineRecord serializeEngine(const Engine& engine) {
 std::shared_ptr<Engine> deserializeEngine(const EngineRecord& record, std::string* warning) {
   json j;
   std::string problem;
-  if (record.version != kEngineRecordVersion) {
+  if (record.version < 1 || record.version > kEngineRecordVersion) {
     problem = fmt::format("engine record version {} (this build reads version {})", record.version,
                           kEngineRecordVersion);
   } else {

@@ -19,8 +19,9 @@
 
 namespace torchless::engine {
 
-/// Bumped whenever the meaning of `network` changes.
-inline constexpr int64_t kEngineRecordVersion = 1;
+/// Bumped whenever the meaning of `network` changes; records of earlier versions still read.
+/// 2: int8 layers (`quantized`, `out_scale`, `out_zero_point`), packed params in the graph.
+inline constexpr int64_t kEngineRecordVersion = 2;
 
 /// See the header comment.
 struct EngineRecord {

@@ -2,6 +2,7 @@
 //   Convolution -> BatchNorm                 the statistics folded into weight and bias
 //   Convolution|MatMul -> Binary add         the other operand becomes a sum post-op
 //   Convolution|MatMul [-> add] -> Eltwise   the activation becomes an eltwise post-op
+//   int8 Convolution|MatMul -> relu          a relu post-op (nothing else fuses into int8 layers)
 // A layer is fused into the one before it only when that one's result has no other reader
 // and is not a network output, so no one can observe the intermediate value; in-place forms
 // (relu_, add_ on the product) write only that value. The fused layer takes the position of
@@ -74,7 +75,13 @@ size_t fuseNetwork(NetworkDefinition& net) {
       if (j >= layers.size()) break;
       Layer& r = layers[j];
       bool take = false;
-      if (r.kind == LayerKind::BatchNorm && f.kind == LayerKind::Convolution && !f.transposed && !f.hasResidual &&
+      if (f.quantized) {
+        // int8 layers take only a relu (aten::relu on their quint8 output is max(q, zero point),
+        // what the relu post-op gives): anything else would change PyTorch's integers.
+        take = r.kind == LayerKind::Eltwise && r.activation.kind == Activation::Relu &&
+               f.activation.kind == Activation::None && r.inputs.size() == 1;
+        if (take) f.activation = r.activation;
+      } else if (r.kind == LayerKind::BatchNorm && f.kind == LayerKind::Convolution && !f.transposed && !f.hasResidual &&
           f.activation.kind == Activation::None && r.inputs.size() == 1 && r.mean && r.var &&
           f.weight.dtype() == ScalarType::Float && r.mean->dtype() == ScalarType::Float) {
         foldBatchNorm(f, r);

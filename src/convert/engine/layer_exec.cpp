@@ -8,6 +8,7 @@
 #include "ops/dnnl_utils.h"
 #include "ops/elementwise.h"
 #include "ops/linalg.h"
+#include "ops/quantized.h"
 #include "ops/shape.h"
 #include "ops/tensor_iterator.h"
 #include "runtime/kernel.h"
@@ -422,6 +423,225 @@ class KernelExec : public LayerExec {
   Stack stack_;
 };
 
+// ---- int8 Convolution / MatMul (Layer::quantized) --------------------------------------------
+
+// oneDNN's u8 x s8 convolution with PyTorch's requantization: the primitive configuration of
+// ops::qconv's fast path (Note [oneDNN int8 accumulators] in ops/quantized.cpp: the input's
+// zero point, per-channel output scales from ops::qconvScales, the bias in accumulator units,
+// the output's zero point, relu as a post-op), built once per input signature, with u8
+// activations channels-last in and out so that consecutive layers need no reorder. A linear
+// is a 1x1 convolution over [M, K, 1, 1]. Where the input is not what this takes (another
+// dtype, per-channel qparams) or oneDNN has only its reference implementation for the shape,
+// the node's kernel runs (ops::qconv / qlinear with their own paths), then the fused relu.
+class QProductExec : public LayerExec {
+ public:
+  QProductExec(const Layer& l, const Tensor& x) : l_(l), kernel_(l) { prepare(x); }
+
+  void run(std::vector<IValue>& slots) override {
+    const Tensor& x = slots[static_cast<size_t>(l_.inputs[0])].toTensor();
+    if (x.sizes() != inSizes_ || x.strides() != inStrides_ || x.dtype() != inDtype_ || !sameQParams(x)) prepare(x);
+    if (!dnnl_) {
+      kernel_.run(slots);
+      IValue& y = slots[static_cast<size_t>(l_.outputs[0])];
+      if (l_.activation.kind == Activation::Relu) y = IValue(ops::qrelu(y.toTensor()));
+      return;
+    }
+    Tensor out = arenaOut_;
+    if (!out.defined()) {
+      out = Tensor::fromStorage(Storage::allocate(outBytes_), 0, outSizes_, outStrides_, ScalarType::QUInt8);
+      out.setQuantizer(outQ_);
+    }
+    auto& strm = ops::dnnl_utils::stream();
+    srcUser_.set_data_handle(x.rawData());
+    if (srcReorder_) srcReorder_.execute(strm, srcUser_, src_);
+    dst_.set_data_handle(out.rawData());
+    prim_.execute(strm, args_);
+    strm.wait();
+    slots[static_cast<size_t>(l_.outputs[0])] = IValue(std::move(out));
+  }
+
+  bool ownsOutput() const override { return dnnl_; }
+  size_t outputBytes() const override { return dnnl_ ? outBytes_ : 0; }
+  void useOutputBuffer(const Storage& arena, size_t offset) override {
+    arenaOut_ = Tensor::fromStorage(arena, static_cast<int64_t>(offset), outSizes_, outStrides_, ScalarType::QUInt8);
+    arenaOut_.setQuantizer(outQ_);
+  }
+
+ private:
+  static bool perTensorQUInt8(const Tensor& x) {
+    return x.isQuantized() && x.dtype() == ScalarType::QUInt8 &&
+           x.quantizer()->scheme == QuantizerInfo::Scheme::PerTensorAffine;
+  }
+  bool sameQParams(const Tensor& x) const {
+    if (!perTensorQUInt8(x)) return !dnnl_;
+    return x.quantizer()->scale == inScale_ && x.quantizer()->zeroPoint == inZp_;
+  }
+
+  void prepare(const Tensor& x) {
+    using dt = memory::data_type;
+    using tag = memory::format_tag;
+    inSizes_ = x.sizes();
+    inStrides_ = x.strides();
+    inDtype_ = x.dtype();
+    arenaOut_ = Tensor();
+    dnnl_ = false;
+    if (!perTensorQUInt8(x) || x.numel() == 0 || ops::qconvReferenceLoops()) return;
+    inScale_ = x.quantizer()->scale;
+    inZp_ = x.quantizer()->zeroPoint;
+    ops::QConvScales sc;
+    try {
+      sc = ops::qconvScales(inScale_, l_.weight, l_.bias, l_.outScale);
+    } catch (const Error&) {
+      return;  // the kernel reports it
+    }
+    if (!sc.symmetric) return;
+    const Tensor& w = l_.weight;
+    const int64_t OC = w.size(0), g = l_.groups;
+    dims srcDims, srcStrides, dstDims, wDims, strides, pads, dil;
+    int64_t spatial = 2;
+    if (l_.kind == LayerKind::MatMul) {
+      if (x.dim() < 1 || !x.isContiguous()) return;
+      const int64_t K = x.sizes().back();
+      if (w.dim() != 2 || w.size(1) != K) return;
+      const int64_t M = x.numel() / K;
+      srcDims = {M, K, 1, 1};
+      srcStrides = {K, 1, K, K};
+      dstDims = {M, OC, 1, 1};
+      wDims = {OC, K, 1, 1};
+      strides = {1, 1};
+      pads = {0, 0};
+      dil = {0, 0};
+      outSizes_ = x.sizes();
+      outSizes_.back() = OC;
+      outStrides_ = contiguousStrides(outSizes_);
+    } else {
+      // conv1d's packed weight is [OC, C/g, 1, L] over an input [N, C, L] seen as [N, C, 1, L].
+      const bool oneD = x.dim() == 3 && w.dim() == 4;
+      if (!oneD && x.dim() != w.dim()) return;
+      spatial = w.dim() - 2;
+      if (static_cast<int64_t>(l_.stride.size()) != spatial || static_cast<int64_t>(l_.padding.size()) != spatial ||
+          static_cast<int64_t>(l_.dilation.size()) != spatial || g < 1)
+        return;
+      IntList in = x.sizes(), ins = x.strides();
+      if (oneD) {
+        in.insert(in.begin() + 2, 1);
+        ins.insert(ins.begin() + 2, ins[2] * in[3]);
+      }
+      const int64_t N = in[0], C = in[1];
+      if (w.size(1) * g != C || OC % g != 0) return;
+      srcDims = toDims(in);
+      srcStrides = toDims(ins);
+      dstDims = {N, OC};
+      for (int64_t i = 0; i < spatial; ++i) {
+        const auto j = static_cast<size_t>(i);
+        const int64_t k = w.size(2 + i), st = l_.stride[j], pd = l_.padding[j], dl = l_.dilation[j];
+        if (st < 1 || dl < 1 || pd < 0) return;
+        const int64_t o = (in[2 + j] + 2 * pd - dl * (k - 1) - 1) / st + 1;
+        if (o <= 0) return;
+        dstDims.push_back(o);
+        strides.push_back(st);
+        pads.push_back(pd);
+        dil.push_back(dl - 1);
+      }
+      if (g > 1) {
+        wDims = {g, OC / g, C / g};
+      } else {
+        wDims = {OC, C};
+      }
+      for (int64_t i = 0; i < spatial; ++i) wDims.push_back(w.size(2 + i));
+      outSizes_ = IntList(dstDims.begin(), dstDims.end());
+      if (oneD) outSizes_.erase(outSizes_.begin() + 2);
+      outStrides_ = channelsLastStrides(outSizes_);
+    }
+    outBytes_ = static_cast<size_t>(checkedNumel(outSizes_));
+    const tag cl = spatial == 3 ? tag::acdeb : tag::acdb;
+    const tag plainW = g > 1 ? (spatial == 3 ? tag::goidhw : tag::goihw) : (spatial == 3 ? tag::oidhw : tag::oihw);
+    auto& eng = ops::dnnl_utils::engine();
+    memory::desc srcUser(srcDims, dt::u8, srcStrides), srcMd(srcDims, dt::u8, cl);
+    memory::desc wUser(wDims, dt::s8, plainW), wAny(wDims, dt::s8, tag::any);
+    memory::desc dstMd(dstDims, dt::u8, cl);
+    memory::desc biasMd({OC}, dt::f32, tag::x);
+    dnnl::primitive_attr attr;
+    // Our own scratchpad, allocated once per plan: with the library's, oneDNN may allocate one
+    // per execution (page faults on every call).
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
+    attr.set_output_scales(1 << 1, sc.mult);
+    attr.set_zero_points(DNNL_ARG_DST, 0, {DNNL_RUNTIME_S32_VAL});
+    if (l_.activation.kind == Activation::Relu) {
+      dnnl::post_ops po;
+      po.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+      attr.set_post_ops(po);
+    }
+    memory::desc wPd, scratchMd;
+    try {
+      using cf = dnnl::convolution_forward;
+      auto d = sc.hasBias ? cf::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, srcMd,
+                                     wAny, biasMd, dstMd, strides, dil, pads, pads)
+                          : cf::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, srcMd,
+                                     wAny, dstMd, strides, dil, pads, pads);
+      cf::primitive_desc pd(d, attr, eng);
+      // oneDNN's reference implementation is slower than the kernel's own loops.
+      if (std::string(pd.impl_info_str()).find("ref") != std::string::npos) return;
+      wPd = pd.weights_desc();
+      scratchMd = pd.scratchpad_desc();
+      prim_ = cf(pd);
+    } catch (const dnnl::error&) {
+      return;
+    }
+    Tensor wc = w.contiguous();
+    memory wMem = packedWeights(l_, wUser, wPd, wc);
+    srcUser_ = memory(srcUser, eng, nullptr);
+    if (srcUser != srcMd) {
+      srcBuf_ = Storage::allocate(srcMd.get_size());
+      src_ = memory(srcMd, eng, srcBuf_.data());
+      srcReorder_ = dnnl::reorder(srcUser_, src_);
+    } else {
+      src_ = srcUser_;
+      srcReorder_ = dnnl::reorder();
+    }
+    dst_ = memory(dstMd, eng, nullptr);
+    srcZp_ = static_cast<int32_t>(inZp_);
+    dstZp_ = static_cast<int32_t>(l_.outZeroPoint);
+    bias_ = sc.bias;
+    args_ = {{DNNL_ARG_SRC, src_},
+             {DNNL_ARG_WEIGHTS, wMem},
+             {DNNL_ARG_DST, dst_},
+             {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, memory({{1}, dt::s32, tag::x}, eng, &srcZp_)},
+             {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST, memory({{1}, dt::s32, tag::x}, eng, &dstZp_)}};
+    if (sc.hasBias) args_[DNNL_ARG_BIAS] = memory(biasMd, eng, bias_.data());
+    if (scratchMd.get_size() > 0) {
+      scratch_ = Storage::allocate(scratchMd.get_size());
+      args_[DNNL_ARG_SCRATCHPAD] = memory(scratchMd, eng, scratch_.data());
+    }
+    if (!outQ_) {
+      outQ_ = std::make_shared<QuantizerInfo>();
+      outQ_->scale = l_.outScale;
+      outQ_->zeroPoint = l_.outZeroPoint;
+    }
+    dnnl_ = true;
+  }
+
+  const Layer& l_;
+  KernelExec kernel_;
+  IntList inSizes_, inStrides_;
+  ScalarType inDtype_ = ScalarType::Undefined;
+  double inScale_ = 0;
+  int64_t inZp_ = 0;
+  bool dnnl_ = false;
+  IntList outSizes_, outStrides_;
+  size_t outBytes_ = 0;
+  std::shared_ptr<QuantizerInfo> outQ_;
+  dnnl::primitive prim_;
+  memory srcUser_, src_, dst_;
+  Storage srcBuf_, scratch_;
+  dnnl::reorder srcReorder_;
+  int32_t srcZp_ = 0, dstZp_ = 0;
+  std::vector<float> bias_;
+  Tensor arenaOut_;
+  std::unordered_map<int, memory> args_;
+};
+
 // ---- Shape checks: a prim::If that raises, decided per input signature -------------------
 
 class AssertExec : public LayerExec {
@@ -450,8 +670,12 @@ std::shared_ptr<PackedWeightCache> makePackedWeightCache() { return std::make_sh
 std::unique_ptr<LayerExec> makeLayerExec(const Layer& layer, const std::vector<IValue>& slots) {
   switch (layer.kind) {
     case LayerKind::Convolution:
+      if (layer.quantized)
+        return std::make_unique<QProductExec>(layer, slots[static_cast<size_t>(layer.inputs[0])].toTensor());
       return std::make_unique<ConvExec>(layer, slots[static_cast<size_t>(layer.inputs[0])].toTensor());
     case LayerKind::MatMul:
+      if (layer.quantized)
+        return std::make_unique<QProductExec>(layer, slots[static_cast<size_t>(layer.inputs[0])].toTensor());
       return std::make_unique<MatMulExec>(layer, slots[static_cast<size_t>(layer.inputs[0])].toTensor());
     case LayerKind::Shape:
       if (layer.op == "assert" || layer.op == "assert_false") return std::make_unique<AssertExec>(layer);

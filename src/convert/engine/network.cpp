@@ -79,7 +79,8 @@ std::string NetworkDefinition::str() const {
       extra = " (+" + fmt::format("{}", fmt::join(parts, ", ")) + ")";
     }
     std::string what = l.node ? " " + l.node->kind().toQualString() : "";
-    s += fmt::format("[{}] {}{} {}{}: {} -> {}\n", i, toString(l.kind), what, l.name, extra, names(l.inputs),
+    s += fmt::format("[{}] {}{}{} {}{}: {} -> {}\n", i, toString(l.kind), l.quantized ? " int8" : "", what, l.name,
+                     extra, names(l.inputs),
                      names(l.outputs));
   }
   return s;

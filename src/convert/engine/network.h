@@ -107,6 +107,14 @@ struct Layer {
   std::vector<std::string> fused;  // names of the layers fused into this one (report)
   /// Run the product in bfloat16 (weights and activations; f32 accumulation and results).
   bool bf16 = false;
+  /// Quantized (int8) Convolution / MatMul, from quantized::conv{1,2,3}d(_relu) / linear(_relu):
+  /// quint8 input and output [N, C, *spatial] (MatMul: [*, K]), `weight` qint8 (per tensor or
+  /// per channel along axis 0; conv1d's is [OC, C/g, 1, L] as PyTorch packs it), float bias,
+  /// and the output's (outScale, outZeroPoint). `node` is the quantized:: node: its kernel is
+  /// the reference path. Only a Relu activation fuses into it (the integers stay PyTorch's).
+  bool quantized = false;
+  double outScale = 1.0;
+  int64_t outZeroPoint = 0;
   /// Reordered weights, shared by all plans (set when the engine is built).
   std::shared_ptr<PackedWeightCache> packed;
 
