@@ -1,6 +1,7 @@
 #include "core/storage.h"
 
 #include "core/error.h"
+#include "core/prefault.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -8,6 +9,8 @@
 #include <mutex>
 #include <unordered_map>
 #include <vector>
+
+#include <sys/mman.h>
 
 namespace torchless {
 namespace {
@@ -34,7 +37,8 @@ size_t sizeClass(size_t n) {
 
 class BlockCache {
  public:
-  void* get(size_t cls) {
+  /// A block of class `cls` for `nbytes` (<= cls) that the caller writes.
+  void* get(size_t cls, size_t nbytes) {
     {
       std::lock_guard<std::mutex> lock(mu_);
       auto it = free_.find(cls);
@@ -45,7 +49,9 @@ class BlockCache {
         return p;
       }
     }
-    return std::aligned_alloc(kStorageAlignment, cls);
+    void* p = std::aligned_alloc(kStorageAlignment, cls);
+    prefaultFreshBuffer(p, nbytes);
+    return p;
   }
   void put(void* p, size_t cls) {
     {
@@ -89,6 +95,23 @@ BlockCache& cache() {
 
 }  // namespace
 
+void prefaultFreshBuffer(void* p, size_t nbytes) {
+  constexpr uintptr_t kPage = 4096, kHuge = uintptr_t{2} << 20;
+  if (p == nullptr || nbytes < (size_t{64} << 10)) return;
+  auto inside = [&](uintptr_t unit, uintptr_t& begin, uintptr_t& end) {
+    begin = (reinterpret_cast<uintptr_t>(p) + unit - 1) & ~(unit - 1);
+    end = (reinterpret_cast<uintptr_t>(p) + nbytes) & ~(unit - 1);
+    return end > begin;
+  };
+  uintptr_t begin, end;
+  if (nbytes >= 2 * kHuge && inside(kHuge, begin, end))
+    (void)madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+#ifdef MADV_POPULATE_WRITE
+  if (inside(kPage, begin, end))
+    (void)madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE);
+#endif
+}
+
 Storage Storage::allocate(size_t nbytes) {
   Storage s;
   s.impl_ = std::make_shared<StorageImpl>();
@@ -97,7 +120,7 @@ Storage Storage::allocate(size_t nbytes) {
   void* p;
   if (rounded >= kMinCachedBytes) {
     const size_t cls = sizeClass(rounded);
-    p = cache().get(cls);
+    p = cache().get(cls, nbytes);
     if (!p) throw Error(fmt::format("out of memory allocating {} bytes", nbytes));
     s.impl_->owner = std::shared_ptr<void>(p, [cls](void* q) { cache().put(q, cls); });
   } else {

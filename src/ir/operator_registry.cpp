@@ -91,7 +91,7 @@ bool returnsAlias(const FunctionSchema& s) {
 
 void registerAll(OperatorRegistry& registry, const char* const* begin, const char* const* end) {
   for (auto it = begin; it != end; ++it)
-    if (*it) registry.registerSchema(*it);
+    if (*it) registry.registerSchemaText(*it);
 }
 
 }  // namespace
@@ -120,6 +120,12 @@ OpInfo& OperatorRegistry::registerSchema(std::string_view text) {
     e.addContext(fmt::format("while registering operator schema '{}'", text));
     throw;
   }
+  std::lock_guard<std::recursive_mutex> lock(lazyMutex_);
+  parsePending(schema.name());
+  return addParsed(std::move(schema));
+}
+
+OpInfo& OperatorRegistry::addParsed(FunctionSchema schema) {
   auto info = std::make_unique<OpInfo>();
   info->key = schema.str();
   info->overloadKey = schema.operatorName().str();
@@ -150,14 +156,76 @@ OpInfo& OperatorRegistry::registerSchema(std::string_view text) {
   return *raw;
 }
 
+// ---- Note [Lazy schemas] --------------------------------------------------------------------
+
+namespace {
+/// "aten::add.Tensor" of "aten::add.Tensor(Tensor self, ...) -> Tensor" (all before '(').
+std::string_view overloadKeyOf(std::string_view schema) {
+  return schema.substr(0, std::min(schema.find('('), schema.size()));
+}
+/// "aten::add" of "aten::add.Tensor" or of a whole schema.
+std::string_view nameOf(std::string_view schemaOrOverload) {
+  std::string_view k = overloadKeyOf(schemaOrOverload);
+  return k.substr(0, std::min(k.find('.'), k.size()));
+}
+}  // namespace
+
+void OperatorRegistry::registerSchemaText(std::string_view text) {
+  std::lock_guard<std::recursive_mutex> lock(lazyMutex_);
+  const std::string_view overload = overloadKeyOf(text), name = nameOf(text);
+  if (overload.empty() || overload.size() == text.size())
+    throw Error(fmt::format("operator schema '{}' has no argument list", text));
+  if (auto it = pendingOverloads_.find(overload); it != pendingOverloads_.end()) {
+    if (it->second == text) throw Error(fmt::format("operator schema registered twice: '{}'", text));
+    throw Error(fmt::format("operator {} registered twice: '{}' and '{}'", overload, it->second, text));
+  }
+  if (auto it = byOverload_.find(overload); it != byOverload_.end()) {
+    if (it->second->key == text) throw Error(fmt::format("operator schema registered twice: '{}'", text));
+    throw Error(fmt::format("operator {} registered twice: '{}' and '{}'", overload, it->second->key, text));
+  }
+  pendingOverloads_.emplace(overload, text);
+  pending_[name].push_back(text);
+}
+
+void OperatorRegistry::parsePending(std::string_view qualifiedName) const {
+  // Logically const: parsing makes the entries the texts already stand for.
+  auto& self = const_cast<OperatorRegistry&>(*this);
+  std::lock_guard<std::recursive_mutex> lock(lazyMutex_);
+  auto it = self.pending_.find(qualifiedName);
+  if (it == self.pending_.end()) return;
+  std::vector<FunctionSchema> parsed;
+  parsed.reserve(it->second.size());
+  for (std::string_view text : it->second) {
+    try {
+      parsed.push_back(parseSchema(text));
+    } catch (Error& e) {
+      e.addContext(fmt::format("while registering operator schema '{}'", text));
+      throw;
+    }
+    if (parsed.back().str() != text || parsed.back().name() != qualifiedName)
+      throw Error(fmt::format("operator schema '{}' is not as PyTorch prints it: '{}'", text,
+                              parsed.back().str()));
+  }
+  const std::vector<std::string_view> texts = std::move(it->second);
+  self.pending_.erase(it);
+  for (std::string_view text : texts) self.pendingOverloads_.erase(overloadKeyOf(text));
+  for (FunctionSchema& s : parsed) self.addParsed(std::move(s));
+}
+
+size_t OperatorRegistry::size() const {
+  std::lock_guard<std::recursive_mutex> lock(lazyMutex_);
+  return byKey_.size() + pendingOverloads_.size();
+}
+
 const OpInfo* OperatorRegistry::find(std::string_view schema) const {
+  std::lock_guard<std::recursive_mutex> lock(lazyMutex_);
+  parsePending(nameOf(schema));
   auto it = byKey_.find(schema);
   return it == byKey_.end() ? nullptr : it->second.get();
 }
 
 OpInfo* OperatorRegistry::findMutable(std::string_view schema) {
-  auto it = byKey_.find(schema);
-  return it == byKey_.end() ? nullptr : it->second.get();
+  return const_cast<OpInfo*>(find(schema));
 }
 
 const OpInfo& OperatorRegistry::expect(std::string_view schema) const {
@@ -167,17 +235,23 @@ const OpInfo& OperatorRegistry::expect(std::string_view schema) const {
 }
 
 const OpInfo* OperatorRegistry::findOverload(std::string_view nameDotOverload) const {
+  std::lock_guard<std::recursive_mutex> lock(lazyMutex_);
+  parsePending(nameOf(nameDotOverload));
   auto it = byOverload_.find(nameDotOverload);
   return it == byOverload_.end() ? nullptr : it->second;
 }
 
 const std::vector<const OpInfo*>& OperatorRegistry::lookup(std::string_view qualifiedName) const {
   static const std::vector<const OpInfo*> none;
+  std::lock_guard<std::recursive_mutex> lock(lazyMutex_);
+  parsePending(qualifiedName);
   auto it = byName_.find(qualifiedName);
   return it == byName_.end() ? none : it->second;
 }
 
 std::vector<const OpInfo*> OperatorRegistry::all() const {
+  std::lock_guard<std::recursive_mutex> lock(lazyMutex_);
+  while (!pending_.empty()) parsePending(pending_.begin()->first);
   std::vector<const OpInfo*> out;
   out.reserve(byKey_.size());
   for (const auto& [key, info] : byKey_) out.push_back(info.get());

@@ -18,14 +18,29 @@
 // the later layers (shape rule, kernel) that they fill from their own registerXxx() functions.
 // Converters live in their own registries keyed by OpInfo::key.
 //
-// Thread safety: the table is filled once at start-up; afterwards it is read-only and may be
-// read from any thread. Registering is not thread-safe.
+// Thread safety: the table is filled once at start-up; afterwards it may be read from any
+// thread (lookups that parse take a lock; Note [Lazy schemas]). Registering is not thread-safe.
+//
+// Note [Lazy schemas]
+// Parsing all ~4,200 schemas cost 25-60 ms of every command that touches the table, though a
+// run uses a few hundred of them (issue 13, cold start). The generated schemas are therefore
+// registered as text: registerSchemaText() files the string under its qualified name (the
+// text up to '.' or '('), checks it against the names and overloads already known, and parses
+// nothing. The first lookup that can see an operator of that name (find, findOverload,
+// lookup, all) parses every text of the name, in registration order, and makes their
+// entries, exactly as registerSchema() would have; a whole name at once, because facts such
+// as nondeterministic are per name. Entries never move once made, so a pointer from a lookup
+// stays valid. A text that does not parse, or does not print back to itself, throws
+// torchless::Error from the lookup that parses it (its name stays unparsed, so every later
+// lookup of the name throws too); all() parses the whole table, and a test runs it, so the
+// table shipped stays checked. size() counts unparsed texts without parsing them.
 
 #include "ir/function_schema.h"
 
 #include <cstddef>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -83,6 +98,12 @@ class OperatorRegistry {
   /// name and overload name. Returns the new entry (its address stays valid).
   OpInfo& registerSchema(std::string_view schema);
 
+  /// Adds `schema` without parsing it (Note [Lazy schemas]): it is parsed by the first lookup
+  /// of its name. `schema` must be printed as PyTorch prints it (schema.str() == schema) and
+  /// must outlive the table (a string literal). Throws torchless::Error when the same text or
+  /// another schema with the same name and overload is already registered.
+  void registerSchemaText(std::string_view schema);
+
   /// The entry whose key is `schema` (the exact printed schema), or nullptr.
   const OpInfo* find(std::string_view schema) const;
   OpInfo* findMutable(std::string_view schema);
@@ -94,9 +115,19 @@ class OperatorRegistry {
   const std::vector<const OpInfo*>& lookup(std::string_view qualifiedName) const;
   /// Every entry, sorted by key.
   std::vector<const OpInfo*> all() const;
-  size_t size() const { return byKey_.size(); }
+  size_t size() const;
 
  private:
+  // Note [Lazy schemas]. These take lazyMutex_ themselves; the maps below are changed only
+  // under it (registering from one thread excepted).
+  void parsePending(std::string_view qualifiedName) const;
+  OpInfo& addParsed(FunctionSchema schema);
+  mutable std::recursive_mutex lazyMutex_;
+  /// Qualified name -> the texts of its overloads that are not parsed yet.
+  std::unordered_map<std::string_view, std::vector<std::string_view>> pending_;
+  /// `name.overload` -> text, of every text registered by registerSchemaText and not parsed.
+  std::unordered_map<std::string_view, std::string_view> pendingOverloads_;
+
   std::map<std::string, std::unique_ptr<OpInfo>, std::less<>> byKey_;
   std::map<std::string, OpInfo*, std::less<>> byOverload_;
   std::map<std::string, std::vector<const OpInfo*>, std::less<>> byName_;

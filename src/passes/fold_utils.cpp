@@ -74,14 +74,19 @@ ScalarType dtypeOf<float>() { return ScalarType::Float; }
 template <>
 ScalarType dtypeOf<double>() { return ScalarType::Double; }
 
+/// `t` as a contiguous tensor of `dt`: `t` itself when it already is one (Tensor::to always
+/// copies; the weights of a large model were copied twice per folded conv).
+Tensor contiguousAs(const Tensor& t, ScalarType dt) {
+  return t.dtype() == dt ? t.contiguous() : t.to(dt).contiguous();
+}
+
 template <typename T>
 FoldedWeights compute(const Tensor& w, const Tensor& b, const Tensor& rm, const Tensor& rv,
                       double eps, const Tensor& bnW, const Tensor& bnB, bool linearOrder,
                       ScalarType biasType) {
   const ScalarType dt = dtypeOf<T>();
-  Tensor wc = w.to(dt).contiguous(), bc = b.to(dt).contiguous(), rmc = rm.to(dt).contiguous(),
-         rvc = rv.to(dt).contiguous(), bwc = bnW.to(dt).contiguous(),
-         bbc = bnB.to(dt).contiguous();
+  Tensor wc = contiguousAs(w, dt), bc = contiguousAs(b, dt), rmc = contiguousAs(rm, dt),
+         rvc = contiguousAs(rv, dt), bwc = contiguousAs(bnW, dt), bbc = contiguousAs(bnB, dt);
   const int64_t channels = w.size(0), inner = innerSize(w);
   Tensor nw = Tensor::empty(w.sizes(), dt), nb = Tensor::empty({channels}, dt);
   const T* pw = wc.data<T>();
@@ -97,7 +102,7 @@ FoldedWeights compute(const Tensor& w, const Tensor& b, const Tensor& rm, const 
     ob[c] = linearOrder ? (pb[c] - prm[c]) * scale + pbb[c]
                         : (pb[c] - prm[c]) * rsq * pbw[c] + pbb[c];
   }
-  return {nw.to(w.dtype()), nb.to(biasType)};
+  return {nw.dtype() == w.dtype() ? nw : nw.to(w.dtype()), nb.dtype() == biasType ? nb : nb.to(biasType)};
 }
 
 }  // namespace

@@ -27,6 +27,7 @@ void KernelRegistry::registerKernelCreator(std::string_view schema, OperationCre
   OpInfo& op = entryFor(schema);
   entries_.push_back(KernelEntry{std::move(create)});
   op.kernel = &entries_.back();
+  kernelOps_.push_back(&op);
 }
 
 void KernelRegistry::wrapKernel(std::string_view schema,

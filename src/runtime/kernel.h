@@ -62,10 +62,14 @@ class KernelRegistry {
   bool hasKernel(const Node& node, const OpInfo* op) const;
   /// Number of op-table entries with a kernel.
   size_t numSchemaKernels() const { return entries_.size(); }
+  /// The op-table entries with a kernel, in registration order (no need to parse the whole
+  /// table to find them: Note [Lazy schemas] in ir/operator_registry.h).
+  const std::vector<const OpInfo*>& opsWithKernels() const { return kernelOps_; }
 
  private:
   OpInfo& entryFor(std::string_view schema);
   std::deque<KernelEntry> entries_;
+  std::vector<const OpInfo*> kernelOps_;
   std::unordered_map<Symbol, OperationCreator> nodeKernels_;
 };
 

@@ -1,6 +1,7 @@
 #include "serialize/zip_reader.h"
 
 #include "core/error.h"
+#include "core/prefault.h"
 
 #include <zip.h>
 #include <zlib.h>
@@ -38,6 +39,7 @@ std::shared_ptr<void> alignedBuffer(size_t nbytes) {
   if (rounded == 0) rounded = kAlign;
   void* p = std::aligned_alloc(kAlign, rounded);
   if (!p) throw Error(fmt::format("out of memory allocating {} bytes", nbytes));
+  prefaultFreshBuffer(p, nbytes);
   return std::shared_ptr<void>(p, [](void* q) { std::free(q); });
 }
 

@@ -508,6 +508,87 @@ TEST(OperatorRegistry, DuplicatesAndBadSchemasAreErrors) {
   EXPECT_EQ(r.size(), 1u);
 }
 
+// Note [Lazy schemas]: texts are parsed by the first lookup of their name, a whole name at once.
+TEST(OperatorRegistry, SchemaTextsAreParsedOnFirstLookupOfTheirName) {
+  OperatorRegistry r;
+  r.registerSchemaText("aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor");
+  r.registerSchemaText("aten::randn(int[] size, *, int? dtype=None, int? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor");
+  r.registerSchemaText("aten::randn.generator(int[] size, *, Generator? generator, int? dtype=None, int? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor");
+  r.registerSchemaText("aten::relu(Tensor self) -> Tensor");
+  EXPECT_EQ(r.size(), 4u);
+  // find by the printed schema, findOverload and lookup all see unparsed texts.
+  const OpInfo* add = r.find("aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor");
+  ASSERT_NE(add, nullptr);
+  EXPECT_EQ(add->overloadKey, "aten::add.Tensor");
+  EXPECT_EQ(r.findOverload("aten::add.Tensor"), add);
+  EXPECT_EQ(r.find("aten::add.Tensor(Tensor self, Tensor other) -> Tensor"), nullptr);
+  EXPECT_EQ(r.findOverload("aten::relu")->schema.name(), "aten::relu");
+  // Facts per name come out as with eager registration: the Generator overload makes both random.
+  ASSERT_EQ(r.lookup("aten::randn").size(), 2u);
+  EXPECT_EQ(r.lookup("aten::randn")[0]->overloadKey, "aten::randn");
+  EXPECT_TRUE(r.lookup("aten::randn")[0]->nondeterministic);
+  EXPECT_TRUE(r.lookup("aten::randn")[1]->nondeterministic);
+  // Addresses stay valid as other names are parsed; size() does not change by parsing.
+  EXPECT_EQ(r.all().size(), 4u);
+  EXPECT_EQ(r.findOverload("aten::add.Tensor"), add);
+  EXPECT_EQ(r.size(), 4u);
+  // An eager registration of a name with pending texts parses them first and sees them.
+  r.registerSchemaText("aten::mul.Tensor(Tensor self, Tensor other) -> Tensor");
+  r.registerSchema("aten::mul.Scalar(Tensor self, Scalar other) -> Tensor");
+  ASSERT_EQ(r.lookup("aten::mul").size(), 2u);
+  EXPECT_EQ(r.lookup("aten::mul")[0]->overloadKey, "aten::mul.Tensor");
+}
+
+TEST(OperatorRegistry, SchemaTextErrors) {
+  OperatorRegistry r;
+  r.registerSchemaText("aten::relu(Tensor self) -> Tensor");
+  // Duplicates are found without parsing.
+  try {
+    r.registerSchemaText("aten::relu(Tensor self) -> Tensor");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.message(), "operator schema registered twice: 'aten::relu(Tensor self) -> Tensor'");
+  }
+  try {
+    r.registerSchemaText("aten::relu(Tensor x) -> Tensor");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.message(),
+              "operator aten::relu registered twice: 'aten::relu(Tensor self) -> Tensor' and "
+              "'aten::relu(Tensor x) -> Tensor'");
+  }
+  EXPECT_THROW(r.registerSchemaText("aten::relu"), Error);
+  // After parsing, a text with the same overload is still a duplicate, and so is an eager one.
+  ASSERT_NE(r.findOverload("aten::relu"), nullptr);
+  EXPECT_THROW(r.registerSchemaText("aten::relu(Tensor self) -> Tensor"), Error);
+  r.registerSchemaText("aten::gelu(Tensor self, *, str approximate=\"none\") -> Tensor");
+  EXPECT_THROW(r.registerSchema("aten::gelu(Tensor self, *, str approximate=\"none\") -> Tensor"), Error);
+  // A text that does not parse throws from every lookup that reaches its name, not before.
+  r.registerSchemaText("aten::foo(Tensr self) -> Tensor");
+  EXPECT_EQ(r.findOverload("aten::relu")->overloadKey, "aten::relu");
+  for (int i = 0; i < 2; ++i) {
+    try {
+      r.lookup("aten::foo");
+      FAIL() << "no error";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("while registering operator schema 'aten::foo(Tensr self) -> Tensor'"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  EXPECT_THROW(r.all(), Error);
+  // A text that parses but is not printed as PyTorch prints it (its key would not be found).
+  OperatorRegistry r2;
+  r2.registerSchemaText("aten::bar(Tensor  self) -> Tensor");
+  try {
+    r2.find("aten::bar(Tensor  self) -> Tensor");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.message(), "operator schema 'aten::bar(Tensor  self) -> Tensor' is not as PyTorch prints it: "
+                           "'aten::bar(Tensor self) -> Tensor'");
+  }
+}
+
 TEST(OperatorRegistry, GlobalTableHoldsPyTorchsOperators) {
   initOperatorRegistry();
   initOperatorRegistry();  // once only

@@ -313,7 +313,7 @@ void registerEnginePlugins(EngineConverterRegistry& r) {
       "prim::Print", "prim::RaiseException", "aten::warn", "prim::Uninitialized", "prim::Enter",
       "prim::Exit", "prim::AutogradZero", "prim::TypeCheck", "prim::BailOut", "prim::rpc_async",
       "torchless::conv_fused", "aten::manual_seed", "aten::seed", "aten::initial_seed"};
-  for (const OpInfo* op : OperatorRegistry::global().all()) {
+  for (const OpInfo* op : KernelRegistry::global().opsWithKernels()) {
     if (!op->kernel || r.find(std::string_view(op->key))) continue;
     if (op->hasSideEffects || op->nondeterministic || mutatesContainer(*op) || dataDependentShape(*op)) continue;
     if (kExcluded.count(op->schema.name()) || opaqueTypes(*op)) continue;
