@@ -280,12 +280,13 @@ def main():
     r = torch.randn
     both = ("scripted", "traced")
     w = gen.write_model
-    w("slice_assign", SliceAssign(), [r(4, 5)], both)
+    dr = gen.dr
+    w("slice_assign", SliceAssign(), [r(4, 5)], both, dyn=({0: [0]}, [dr(6, 5)]))
     w("rows_in_loop", RowsInLoop(), [r(3, 4)], ("scripted",), dynamic={0: [0]}, alt_inputs=[r(5, 4)],
       script_for_onnx=True)
-    w("mask_assign", MaskAssign(), [r(4, 5)], both)
+    w("mask_assign", MaskAssign(), [r(4, 5)], both, dyn=({0: [0, 1]}, [dr(3, 7)]))
     w("index_accumulate", IndexAccumulate(), [r(6, 3), torch.tensor([0, 2, 5]), r(3, 3)], both)
-    w("fill_zero", FillZero(), [r(5, 4)], both)
+    w("fill_zero", FillZero(), [r(5, 4)], both, dyn=({0: [0]}, [dr(7, 4)]))
     w("inplace_activations", InplaceActivations(), [r(1, 3, 8, 8)], both)
     w("view_alias", ViewAlias(), [r(3, 4)], both)
     w("transpose_inplace", TransposeInplace(), [r(3, 4)], both)
@@ -294,10 +295,10 @@ def main():
       script_for_onnx=True)
     w("list_in_loop", ListInLoop(), [r(3, 4)], ("scripted",), dynamic={0: [0]}, alt_inputs=[r(5, 4)],
       script_for_onnx=True)
-    w("einsum", Einsum(), [r(2, 3, 4), r(2, 4, 5)], both)
+    w("einsum", Einsum(), [r(2, 3, 4), r(2, 4, 5)], both, dyn=({0: [0], 1: [0]}, [dr(3, 3, 4), dr(3, 4, 5)]))
     w("one_hot", OneHot(), [torch.tensor([[0, 5, 2], [1, 1, 3]])], both)
     w("div_modes", DivModes(), [r(3, 4) * 5, r(3, 4).abs() + 0.5], both)
-    w("new_zeros", NewZeros(), [r(3, 4)], both)
+    w("new_zeros", NewZeros(), [r(3, 4)], both, dyn=({0: [0, 1]}, [dr(5, 2)]))
     w("cast_long", CastLong(), [torch.rand(2, 5)], ("scripted",))
     w("tail_elementwise", TailElementwise(), [r(3, 4), r(3, 4).abs() + 0.5, torch.tensor([[-7, 5, 9], [4, -3, 8]])], both)
     w("tail_no_kernel", TailNoKernel(), [r(3, 4)], ("traced",))
@@ -311,10 +312,10 @@ def main():
     # and a batch-first TransformerEncoder (aten::_transformer_encoder_layer_fwd).
     vit = torchvision.models.VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=2,
                                                hidden_dim=32, mlp_dim=64, num_classes=10)
-    w("vit_tiny", vit, [r(2, 3, 32, 32)], ("traced",))
+    w("vit_tiny", vit, [r(2, 3, 32, 32)], ("traced",), dyn=({0: [0]}, [dr(3, 3, 32, 32)]))
     enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(32, 4, 64, batch_first=True), 2,
                                 enable_nested_tensor=False)
-    w("transformer_encoder_fast", enc, [r(2, 5, 32)], ("traced",))
+    w("transformer_encoder_fast", enc, [r(2, 5, 32)], ("traced",), dyn=({0: [0, 1]}, [dr(3, 7, 32)]))
 
 
 if __name__ == "__main__":

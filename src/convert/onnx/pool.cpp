@@ -86,16 +86,20 @@ void convertAdaptiveAvgPool(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   if (global) return ctx.setOutput(n, 0, ctx.op("GlobalAveragePool", {x}));
   auto sizes = ctx.expectSizes(n, args[0].value());
   std::vector<int64_t> kernel;
-  bool divides = true;
+  bool divides = true, dynamic = false;
   const size_t first = sizes.size() - out.size();
   for (size_t i = 0; i < out.size(); ++i) {
     divides &= sizes[first + i] % out[i] == 0;
     kernel.push_back(sizes[first + i] / std::max<int64_t>(out[i], 1));
+    // Kernels and matrices come from the pooled axes' sizes: those must not be dynamic (a
+    // dynamic batch is fine).
+    dynamic |= ctx.isDynamicDim(args[0].value(), static_cast<int64_t>(first + i));
   }
-  if (divides)
+  if (divides && !dynamic)
     return ctx.setOutput(n, 0, ctx.op("AveragePool", {x}, {attrIs("kernel_shape", kernel), attrIs("strides", kernel)}));
-  if (out.size() > 2 || ctx.isDynamic(args[0].value()) || dtypeOr(ctx, args[0].value()) != ScalarType::Float)
-    args[1].fail(fmt::format("an output size dividing the input size {} (3-d, dynamic or non-float input)",
+  if (out.size() > 2 || dynamic || dtypeOr(ctx, args[0].value()) != ScalarType::Float)
+    args[1].fail(fmt::format("an output size dividing the input size {} (3-d, non-float input or a dynamic "
+                             "pooled axis)",
                              sizes[first]),
                  std::to_string(out[0]));
   const int64_t rank = static_cast<int64_t>(sizes.size());

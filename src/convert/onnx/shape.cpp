@@ -297,6 +297,84 @@ OnnxConverter fillLike(std::optional<double> fixed) {
   };
 }
 
+// Whether a Scalar argument is an int (or bool) at run time: its IR type, else its constant.
+bool isIntScalar(const convert::ArgValue<std::string>& a) {
+  if (a.isIValue()) return a.unwrapToIValue().isInt() || a.unwrapToIValue().isBool();
+  const TypePtr& t = a.value()->type();
+  return t && (t->kind() == TypeKind::IntType || t->kind() == TypeKind::BoolType);
+}
+
+// The dtype a factory op (arange, linspace, eye) makes: its dtype argument, else what the
+// example run observed, else `dflt`.
+ScalarType factoryDtype(OnnxCtx& ctx, const Node& n, OnnxArgs& args, size_t dtypeIndex, ScalarType dflt) {
+  if (dtypeIndex < args.size() && !args[dtypeIndex].isNone())
+    return scalarTypeFromInt(args[dtypeIndex].unwrapToInt()).value_or(dflt);
+  return ctx.dtypeOf(n.output()).value_or(dflt);
+}
+
+// arange(end) / arange.start(start, end) / arange.start_step(start, end, step), also with
+// bounds only known at run time (a sequence length) -> Range
+// (https://onnx.ai/onnx/operators/onnx__Range.html), as torch.onnx's symbolic_opset11.
+// Int bounds count in int64, others in float (double for a double result); then a Cast to
+// the dtype PyTorch gives (int64 when every bound is an int, else the default float).
+OnnxConverter convertArange(size_t numBounds) {
+  return [numBounds](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    bool ints = true;
+    for (size_t i = 0; i < numBounds; ++i) ints &= isIntScalar(args[i]);
+    const ScalarType dt = factoryDtype(ctx, n, args, numBounds, ints ? ScalarType::Long : ScalarType::Float);
+    const bool integral = isIntegralType(dt, /*includeBool=*/false);
+    const ScalarType compute = ints && integral ? ScalarType::Long : dt == ScalarType::Double ? ScalarType::Double
+                                                                                               : ScalarType::Float;
+    std::string start = numBounds == 1 ? ctx.constScalar(0, compute) : tensorOrScalar(ctx, args[0], compute);
+    std::string end = tensorOrScalar(ctx, args[numBounds == 1 ? 0 : 1], compute);
+    std::string step = numBounds == 3 ? tensorOrScalar(ctx, args[2], compute) : ctx.constScalar(1, compute);
+    std::string r = ctx.op("Range", {start, end, step});
+    ctx.setOutput(n, 0, compute == dt ? r : ctx.op("Cast", {r}, {attrI("to", onnxDataType(dt))}));
+  };
+}
+
+// _dim_arange(like, dim): arange(like.size(dim)) as int64 -> Range(0, Shape(like)[dim], 1).
+void convertDimArange(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  const int64_t rank = ctx.expectRank(n, args[0].value());
+  std::string size = ctx.op("Gather", {ctx.op("Shape", {args[0].unwrapToTensor()}),
+                                       ctx.constScalar(static_cast<double>(wrapDim(args[1].unwrapToInt(), rank)),
+                                                       ScalarType::Long)},
+                            {attrI("axis", 0)});
+  ctx.setOutput(n, 0, ctx.op("Range", {ctx.constScalar(0, ScalarType::Long), size, ctx.constScalar(1, ScalarType::Long)}));
+}
+
+// linspace(start, end, steps): start + i * (end - start) / max(steps - 1, 1) for i in
+// Range(0, steps), computed in float (double for a double result), as torch.onnx's
+// symbolic_opset9 (PyTorch fills the upper half from `end` backwards: equal within float
+// rounding).
+void convertLinspace(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  const ScalarType dt = factoryDtype(ctx, n, args, 3, ScalarType::Float);
+  const ScalarType compute = dt == ScalarType::Double ? ScalarType::Double : ScalarType::Float;
+  std::string start = tensorOrScalar(ctx, args[0], compute), end = tensorOrScalar(ctx, args[1], compute);
+  std::string steps = tensorOrScalar(ctx, args[2], ScalarType::Long);
+  std::string one = ctx.constScalar(1, ScalarType::Long);
+  std::string i = ctx.op("Cast", {ctx.op("Range", {ctx.constScalar(0, ScalarType::Long), steps, one})},
+                         {attrI("to", onnxDataType(compute))});
+  std::string denom = ctx.op("Cast", {ctx.op("Max", {ctx.op("Sub", {steps, one}), one})},
+                             {attrI("to", onnxDataType(compute))});
+  std::string delta = ctx.op("Div", {ctx.op("Sub", {end, start}), denom});
+  std::string r = ctx.op("Add", {start, ctx.op("Mul", {i, delta})});
+  ctx.setOutput(n, 0, compute == dt ? r : ctx.op("Cast", {r}, {attrI("to", onnxDataType(dt))}));
+}
+
+// eye(n) / eye.m(n, m) -> EyeLike(ConstantOfShape([n, m]))
+// (https://onnx.ai/onnx/operators/onnx__EyeLike.html), as torch.onnx's symbolic_opset9.
+OnnxConverter convertEye(bool square) {
+  return [square](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    const ScalarType dt = factoryDtype(ctx, n, args, square ? 1 : 2, ScalarType::Float);
+    std::string rows = intAsList(ctx, args[0]);
+    std::string shape = ctx.op("Concat", {rows, square ? rows : intAsList(ctx, args[1])}, {attrI("axis", 0)});
+    ::onnx::TensorProto zero = toTensorProto(filled({1}, 0.0, dt), "value");
+    std::string zeros = ctx.op("ConstantOfShape", {shape}, {attrT("value", zero)});
+    ctx.setOutput(n, 0, ctx.op("EyeLike", {zeros}, {attrI("dtype", onnxDataType(dt))}));
+  };
+}
+
 bool isTensorish(const TypePtr& t) {
   if (!t) return false;
   if (t->kind() == TypeKind::TensorType) return true;
@@ -373,6 +451,21 @@ void convertUnpack(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
       if (ctx.hasTensor(e)) ctx.setOutput(n, i, ctx.toTensor(e));
       else if (ctx.hasTensorList(e)) ctx.setTensorList(n.output(i), ctx.tensorList(e));
       if (ctx.isStatic(e)) ctx.setStatic(n.output(i), ctx.staticValue(e));
+    }
+    return;
+  }
+  if (!args[0].isIValue() && !args[0].isTensorList() && args[0].value()->type() &&
+      args[0].value()->type()->kind() == TypeKind::ListType) {
+    // A list computed at run time: a sequence, element i by SequenceAt; an int list
+    // (`n, c, h, w = x.size()` with a dynamic axis) a 1-d int64 tensor, element i by Gather
+    // (0-d). Elements the preparation folded have no uses.
+    const bool seq = ctx.isSequence(args[0].value());
+    std::string list = seq ? args[0].unwrapToTensor()
+                           : ctx.castTo(args[0].unwrapToTensor(), ctx.dtypeOf(args[0].value()), ScalarType::Long);
+    for (size_t i = 0; i < n.outputs().size(); ++i) {
+      if (!n.output(i)->hasUses()) continue;
+      std::string k = ctx.constScalar(static_cast<double>(i), ScalarType::Long);
+      ctx.setOutput(n, i, seq ? ctx.op("SequenceAt", {list, k}) : ctx.op("Gather", {list, k}, {attrI("axis", 0)}));
     }
     return;
   }
@@ -733,6 +826,13 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
                   "aten::Int.float", "aten::Int.Scalar", "aten::Int.bool", "aten::Float.int", "aten::Float.Scalar",
                   "aten::Float.bool", "aten::Bool.int", "aten::Bool.float"},
                  convertNumberIdentity);
+  r.addOverloads({"aten::arange"}, convertArange(1));
+  r.addOverloads({"aten::arange.start"}, convertArange(2));
+  r.addOverloads({"aten::arange.start_step"}, convertArange(3));
+  r.addOverloads({"aten::_dim_arange"}, convertDimArange);
+  r.addOverloads({"aten::linspace"}, convertLinspace);
+  r.addOverloads({"aten::eye"}, convertEye(true));
+  r.addOverloads({"aten::eye.m"}, convertEye(false));
   r.addOverloads({"aten::zeros"}, fillNew(0.0));
   r.addOverloads({"aten::ones"}, fillNew(1.0));
   r.addOverloads({"aten::full"}, fillNew(std::nullopt));
