@@ -3,6 +3,7 @@
 // prepare.h); what reaches these converters is either a constant or follows a dynamic axis,
 // in which case ints are 0-d int64 tensors and int lists 1-d int64 tensors.
 #include "convert/onnx/onnx_ctx.h"
+#include "convert/onnx/prepare.h"
 
 #include <algorithm>
 #include <limits>
@@ -499,6 +500,17 @@ void convertListGetItem(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
       std::string i = ctx.castTo(args[1].unwrapToTensor(), ctx.dtypeOf(args[1].value()), ScalarType::Long);
       return ctx.setOutput(n, 0, ctx.op("Gather", {ctx.initializer(t), i}, {attrI("axis", 0)}));
     }
+  }
+  if (const Value* list = args[0].value(); !args[0].isIValue() && !args[0].isTensorList() && !ctx.isSequence(list) &&
+                                           list->type() && list->type()->kind() == TypeKind::ListType &&
+                                           !mayHoldTensor(list->type())) {
+    // An int list computed at run time (x.shape with a dynamic axis, then x.shape[0]): a
+    // 1-d int64 tensor, read by Gather (0-d); a negative index counts from the end (Gather's
+    // indices may be negative).
+    std::string xs = ctx.castTo(args[0].unwrapToTensor(), ctx.dtypeOf(list), ScalarType::Long);
+    std::string i = args[1].isIValue() ? ctx.constScalar(static_cast<double>(args[1].unwrapToInt()), ScalarType::Long)
+                                       : ctx.castTo(args[1].unwrapToTensor(), ctx.dtypeOf(args[1].value()), ScalarType::Long);
+    return ctx.setOutput(n, 0, ctx.op("Gather", {xs, i}, {attrI("axis", 0)}));
   }
   if (ctx.isSequence(args[0].value()) || !args[1].isIValue()) {
     std::string seq = ctx.toSequence(args[0].value());
