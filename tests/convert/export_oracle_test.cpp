@@ -328,7 +328,7 @@ std::vector<std::string> shapeConstants(const ::onnx::ModelProto& model) {
 }
 
 // Issue 14 part 8: a case with meta "dyn" exports with those axes dynamic from its examples
-// and again from dyn/'s inputs (other sizes along those axes). Both files pass the checker,
+// and, at opset 17, again from dyn/'s inputs (other sizes along those axes). Both pass the checker,
 // declare the axes as dim_params and match PyTorch in ONNX Runtime at both shapes; the
 // constants feeding shape inputs (shapeConstants) are the same in both, so none was baked
 // from an example's size.
@@ -361,13 +361,21 @@ void exportDynamicCase(const std::string& name, const fs::path& root) {
     o.opset = opset;
     ::onnx::ModelProto fromA, fromB;
     tlo::ExportReport ra, rb;
+    // The export from the other sizes runs at opset 17 only (it checks the same preparation).
+    const bool both = opset == 17;
     try {
       fromA = tlo::exportGraph(*g, a, o, &ra);
-      fromB = tlo::exportGraph(*g, b, o, &rb);
+      if (both) fromB = tlo::exportGraph(*g, b, o, &rb);
     } catch (const Error& e) {
       FAIL() << e.what();
     }
-    EXPECT_TRUE(ra.checked && rb.checked);
+    EXPECT_TRUE(ra.checked);
+    const fs::path outA = dir / fmt::format("dynamic_opset{}.onnx", opset);
+    tlo::saveModel(fromA, outA.string());
+    runOrt(outA, dir, numInputs, meta, fmt::format("{} dynamic opset {}", name, opset));
+    runOrt(outA, dir / "dyn", numInputs, meta, fmt::format("{} dynamic opset {} (other sizes)", name, opset));
+    if (!both) continue;
+    EXPECT_TRUE(rb.checked);
     for (int i = 0; i < fromA.graph().input_size(); ++i) {
       const std::string in = fromA.graph().input(i).name();
       auto axes = base.dynamicAxes.find(in);
@@ -378,12 +386,8 @@ void exportDynamicCase(const std::string& name, const fs::path& root) {
     EXPECT_EQ(ra.opCounts, rb.opCounts) << "the two exports differ in their nodes";
     const auto ca = shapeConstants(fromA), cb = shapeConstants(fromB);
     EXPECT_EQ(ca, cb) << "shape constants differ between examples of two sizes: baked from the example";
-    const fs::path outA = dir / fmt::format("dynamic_opset{}.onnx", opset);
     const fs::path outB = dir / "dyn" / fmt::format("dynamic_opset{}.onnx", opset);
-    tlo::saveModel(fromA, outA.string());
     tlo::saveModel(fromB, outB.string());
-    runOrt(outA, dir, numInputs, meta, fmt::format("{} dynamic opset {}", name, opset));
-    runOrt(outA, dir / "dyn", numInputs, meta, fmt::format("{} dynamic opset {} (other sizes)", name, opset));
     runOrt(outB, dir, numInputs, meta, fmt::format("{} dynamic opset {} (exported from other sizes)", name, opset));
     std::cout << fmt::format("[{} dynamic opset {}] {} shape constants; ours: {}\n", name, opset, ca.size(),
                              counts(ra.opCounts));
@@ -619,7 +623,8 @@ INSTANTIATE_TEST_SUITE_P(
                       "cov:slice_assign_traced", "cov:mask_assign_scripted", "cov:mask_assign_traced",
                       "cov:fill_zero_scripted", "cov:fill_zero_traced", "cov:einsum_scripted", "cov:einsum_traced",
                       "cov:new_zeros_scripted", "cov:new_zeros_traced", "cov:vit_tiny_traced",
-                      "cov:transformer_encoder_fast_traced"),
+                      "cov:transformer_encoder_fast_traced", "cov:runtime_factories_scripted",
+                      "cov:runtime_factories_traced"),
     [](const ::testing::TestParamInfo<std::string>& info) {
       std::string s = info.param;
       return s.rfind("cov:", 0) == 0 ? "coverage_" + s.substr(4) : s;
@@ -654,7 +659,9 @@ INSTANTIATE_TEST_SUITE_P(
                       "vit_tiny_traced", "transformer_encoder_fast_traced", "tail_elementwise_scripted",
                       "tail_elementwise_traced", "tail_no_kernel_traced", "tail_reduce_scripted", "tail_reduce_traced",
                       "tail_shape_scripted", "tail_search_scripted", "tail_search_traced", "scatter_add_scripted",
-                      "scatter_add_traced", "tail_nn_scripted", "tail_nn_traced"),
+                      "scatter_add_traced", "tail_nn_scripted", "tail_nn_traced", "index_writes_scripted",
+                      "index_writes_traced", "index_add_scripted", "index_add_traced",
+                      "runtime_factories_scripted", "runtime_factories_traced"),
     [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 }  // namespace

@@ -274,6 +274,44 @@ class TailNn(nn.Module):
         return a, b, c, d
 
 
+class IndexWrites(nn.Module):
+    """index_copy, index_fill (a scalar and a 0-d tensor value, in place too)."""
+
+    def forward(self, x, idx, src):
+        a = x.index_copy(0, idx, src)
+        b = x.index_fill(1, idx[:2], -1.0)
+        c = x.clone()
+        c.index_fill_(0, idx, torch.tensor(2.0))
+        return a, b, c
+
+
+class IndexAdd(nn.Module):
+    """index_add with repeated indices and alpha (ScatterElements' reduction: opset 16)."""
+
+    def forward(self, x, idx, src):
+        y = x.clone()
+        y.index_add_(1, idx, src)
+        return x.index_add(0, idx, src.t(), alpha=0.5), y
+
+
+class RuntimeFactories(nn.Module):
+    """arange / linspace / eye sized by a dynamic axis (Range, EyeLike), and a write through a
+    slice of a dynamic axis (its positions computed)."""
+
+    def forward(self, x):
+        n, m = x.size(0), x.size(1)
+        a = x + torch.arange(m)
+        b = torch.arange(1, n + 1, dtype=torch.float).unsqueeze(1) * x
+        c = torch.arange(0.5, m, 1.5)
+        d = torch.linspace(-1.0, 1.0, m) * x
+        e = torch.eye(n) @ x
+        f = torch.eye(n, m) + x
+        y = x.clone()
+        y[1:] = 0.5
+        y[::2, 1] = -1.0
+        return a, b, c, d, e, f, y
+
+
 def main():
     os.makedirs(gen.OUT, exist_ok=True)
     torch.manual_seed(0)
@@ -308,6 +346,9 @@ def main():
     w("scatter_add", ScatterAdd(), [r(3, 5), torch.tensor([[0, 2, 0], [1, 4, 1], [3, 3, 3]]), r(3, 3)], both,
       min_opset=16)
     w("tail_nn", TailNn(), [r(2, 4, 6, 6), r(1, 2, 6), r(6)], both)
+    w("index_writes", IndexWrites(), [r(5, 4), torch.tensor([3, 0, 1]), r(3, 4)], both)
+    w("index_add", IndexAdd(), [r(4, 4), torch.tensor([3, 0, 3, 1]), r(4, 4)], both, min_opset=16)
+    w("runtime_factories", RuntimeFactories(), [r(4, 6)], both, dyn=({0: [0, 1]}, [dr(6, 3)]))
     # PyTorch's fast paths, traced under no_grad: a small ViT (aten::_native_multi_head_attention)
     # and a batch-first TransformerEncoder (aten::_transformer_encoder_layer_fwd).
     vit = torchvision.models.VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=2,

@@ -918,6 +918,32 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
     ctx.setOutput(n, 0, ctx.op("SequenceInsert", {seq, x}));
     ctx.markSequence(n.output());
   });
+  // slice.t(l, start, end, step): an int list computed at run time (fcn's x.shape[-2:] with
+  // dynamic axes) -> Slice of the 1-d int64 tensor; a list of tensors with constant bounds ->
+  // the sub-list. (Constant lists were folded before conversion.)
+  r.addOverloads({"aten::slice.t"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    auto bound = [&](size_t i, int64_t dflt) {
+      return args[i].isNone() ? ctx.constInt64s({dflt}) : intAsList(ctx, args[i]);
+    };
+    if (args[0].isTensorList() && args[1].isIValue() && args[2].isIValue() && args[3].isIValue()) {
+      auto xs = args[0].unwrapToTensorList();
+      const int64_t size = static_cast<int64_t>(xs.size()), step = args[3].unwrapToInt();
+      if (step <= 0) args[3].fail("a positive step", std::to_string(step));
+      auto clampIndex = [&](size_t i, int64_t dflt) {
+        int64_t v = args[i].isNone() ? dflt : args[i].unwrapToInt();
+        if (v < 0) v += size;
+        return std::clamp<int64_t>(v, 0, size);
+      };
+      std::vector<std::string> ys;
+      for (int64_t k = clampIndex(1, 0); k < clampIndex(2, size); k += step) ys.push_back(xs[k]);
+      return ctx.setTensorList(n.output(), ys);
+    }
+    if (args[0].isIValue() || args[0].isTensorList() || ctx.isSequence(args[0].value()) ||
+        mayHoldTensor(args[0].value()->type()))
+      args[0].fail("an int list computed at run time, or a list of tensors with constant bounds", "another list");
+    std::string xs = ctx.castTo(args[0].unwrapToTensor(), ctx.dtypeOf(args[0].value()), ScalarType::Long);
+    ctx.setOutput(n, 0, ctx.op("Slice", {xs, bound(1, 0), bound(2, kInt64Max), ctx.constInt64s({0}), intAsList(ctx, args[3])}));
+  });
   r.addOverloads({"aten::len.t"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     ctx.setOutput(n, 0, ctx.op("SequenceLength", {ctx.toSequence(args[0].value())}));
   });
