@@ -661,7 +661,8 @@ INSTANTIATE_TEST_SUITE_P(
                       "tail_shape_scripted", "tail_search_scripted", "tail_search_traced", "scatter_add_scripted",
                       "scatter_add_traced", "tail_nn_scripted", "tail_nn_traced", "index_writes_scripted",
                       "index_writes_traced", "index_add_scripted", "index_add_traced",
-                      "runtime_factories_scripted", "runtime_factories_traced"),
+                      "runtime_factories_scripted", "runtime_factories_traced", "pool_indices_scripted",
+                      "pool_indices_traced"),
     [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 }  // namespace

@@ -312,6 +312,20 @@ class RuntimeFactories(nn.Module):
         return a, b, c, d, e, f, y
 
 
+class PoolIndices(nn.Module):
+    """max_pool with indices (1-d, 2-d with ceil_mode and padding, 3-d) and adaptive max
+    pooling (global, and dividing sizes with indices)."""
+
+    def forward(self, x):
+        a, ai = F.max_pool2d(x, 3, 2, padding=1, ceil_mode=True, return_indices=True)
+        b, bi = F.max_pool1d(x.flatten(2), 4, 3, return_indices=True)
+        c, ci = F.max_pool3d(x.unsqueeze(1), 2, return_indices=True)
+        d = F.adaptive_max_pool2d(x, 1)
+        e, ei = F.adaptive_max_pool2d(x, (2, 5), return_indices=True)
+        f = F.adaptive_max_pool1d(x.flatten(2), 4)
+        return a, ai, b, bi, c, ci, d, e, ei, f
+
+
 def main():
     os.makedirs(gen.OUT, exist_ok=True)
     torch.manual_seed(0)
@@ -348,6 +362,7 @@ def main():
     w("tail_nn", TailNn(), [r(2, 4, 6, 6), r(1, 2, 6), r(6)], both)
     w("index_writes", IndexWrites(), [r(5, 4), torch.tensor([3, 0, 1]), r(3, 4)], both)
     w("index_add", IndexAdd(), [r(4, 4), torch.tensor([3, 0, 3, 1]), r(4, 4)], both, min_opset=16)
+    w("pool_indices", PoolIndices(), [r(2, 3, 10, 10)], both)
     w("runtime_factories", RuntimeFactories(), [r(4, 6)], both, dyn=({0: [0, 1]}, [dr(6, 3)]))
     # PyTorch's fast paths, traced under no_grad: a small ViT (aten::_native_multi_head_attention)
     # and a batch-first TransformerEncoder (aten::_transformer_encoder_layer_fwd).
