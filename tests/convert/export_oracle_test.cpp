@@ -653,7 +653,7 @@ INSTANTIATE_TEST_SUITE_P(
                       "index_accumulate_traced", "fill_zero_scripted", "fill_zero_traced",
                       "inplace_activations_scripted", "inplace_activations_traced", "view_alias_scripted",
                       "view_alias_traced", "transpose_inplace_scripted", "transpose_inplace_traced",
-                      "advanced_index_scripted", "advanced_index_traced", "int_loop_scripted", "list_in_loop_scripted", "einsum_scripted",
+                      "advanced_index_scripted", "advanced_index_traced", "int_loop_scripted", "scalar_loop_scripted", "list_in_loop_scripted", "einsum_scripted",
                       "einsum_traced", "one_hot_scripted", "one_hot_traced", "div_modes_scripted",
                       "div_modes_traced", "new_zeros_scripted", "new_zeros_traced", "cast_long_scripted",
                       "vit_tiny_traced", "transformer_encoder_fast_traced", "tail_elementwise_scripted",

@@ -140,6 +140,19 @@ class IntLoop(nn.Module):
         return acc
 
 
+class ScalarLoop(nn.Module):
+    """Float and bool scalars carried through a loop over a dynamic dim (aten::mul.float,
+    aten::add.float, aten::gt.int, aten::__or__.bool as Loop-carried 0-d tensors)."""
+
+    def forward(self, x):
+        s = 1.0
+        flag = False
+        for i in range(x.size(0)):
+            s = s * 0.5 + float(i)
+            flag = flag or i > 2
+        return x * s + float(flag)
+
+
 class ListInLoop(nn.Module):
     """A list literal filled by append in a loop over a dynamic dim, then stacked and
     concatenated, its length and an element read (ONNX sequences; torch.onnx scripting)."""
@@ -344,6 +357,8 @@ def main():
     w("transpose_inplace", TransposeInplace(), [r(3, 4)], both)
     w("advanced_index", AdvancedIndex(), [r(5, 5), torch.tensor([4, 0, 2])], both)
     w("int_loop", IntLoop(), [r(3, 4)], ("scripted",), dynamic={0: [0]}, alt_inputs=[r(6, 4)],
+      script_for_onnx=True)
+    w("scalar_loop", ScalarLoop(), [r(3, 4)], ("scripted",), dynamic={0: [0]}, alt_inputs=[r(5, 4)],
       script_for_onnx=True)
     w("list_in_loop", ListInLoop(), [r(3, 4)], ("scripted",), dynamic={0: [0]}, alt_inputs=[r(5, 4)],
       script_for_onnx=True)

@@ -860,6 +860,41 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
   r.addOverloads({"aten::_cast_Byte"}, castTo(ScalarType::Byte));
   r.addOverloads({"aten::_cast_Char"}, castTo(ScalarType::Char));
   r.addOverloads({"aten::_cast_Short"}, castTo(ScalarType::Short));
+  // Float scalars computed at run time (loop-carried, from a dynamic size): 0-d float tensors
+  // (OnnxCtx::dtypeOf's Float for a float), int operands cast; int / int is a float division.
+  for (const auto& [name, opType] : std::vector<std::pair<std::string, std::string>>{
+           {"add", "Add"}, {"sub", "Sub"}, {"mul", "Mul"}, {"div", "Div"}}) {
+    std::vector<std::string> schemas = {"aten::" + name + ".float", "aten::" + name + ".int_float",
+                                        "aten::" + name + ".float_int"};
+    if (name == "div") schemas = {"aten::div.float", "aten::div.int"};
+    for (const std::string& schema : schemas)
+      r.addOverloads({schema}, [opType](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+        ctx.setOutput(n, 0, ctx.op(opType, {tensorOrScalar(ctx, args[0], ScalarType::Float),
+                                            tensorOrScalar(ctx, args[1], ScalarType::Float)}));
+      });
+  }
+  r.addOverloads({"aten::neg.float", "aten::neg.int"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    ScalarType dt = n.kind() == Symbol::aten("neg") && n.input(0)->type()->kind() == TypeKind::IntType
+                        ? ScalarType::Long : ScalarType::Float;
+    ctx.setOutput(n, 0, ctx.op("Neg", {tensorOrScalar(ctx, args[0], dt)}));
+  });
+  // Bool scalars (loop-carried flags) and bool tensors: And / Or / Xor / Not.
+  for (const auto& [name, opType] : std::vector<std::pair<std::string, std::string>>{
+           {"__and__", "And"}, {"__or__", "Or"}, {"__xor__", "Xor"}}) {
+    const std::string forBool = "aten::" + name + ".bool", forTensor = "aten::" + name + ".Tensor";
+    r.addOverloads({forBool, forTensor},
+                   [opType](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+                     for (size_t i = 0; i < 2; ++i)
+                       if (ctx.dtypeOf(args[i].value()).value_or(ScalarType::Bool) != ScalarType::Bool)
+                         args[i].fail("a bool (bitwise ops on ints are not exported)",
+                                      toString(*ctx.dtypeOf(args[i].value())));
+                     ctx.setOutput(n, 0, ctx.op(opType, {tensorOrScalar(ctx, args[0], ScalarType::Bool),
+                                                         tensorOrScalar(ctx, args[1], ScalarType::Bool)}));
+                   });
+  }
+  r.addOverloads({"aten::__not__"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    ctx.setOutput(n, 0, ctx.op("Not", {tensorOrScalar(ctx, args[0], ScalarType::Bool)}));
+  });
   r.addOverloads({"aten::lt.int", "aten::lt.float"}, scalarCompare("Less"));
   r.addOverloads({"aten::le.int", "aten::le.float"}, scalarCompare("LessOrEqual"));
   r.addOverloads({"aten::gt.int", "aten::gt.float"}, scalarCompare("Greater"));
