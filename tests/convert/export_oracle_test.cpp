@@ -617,7 +617,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values("mlp", "conv_bn_relu", "view_traced", "softmax", "pool_ceil", "layer_norm", "embedding",
                       "elementwise", "resnet18_scripted", "resnet18_traced", "mobilenet_v2_scripted",
                       "mobilenet_v2_traced", "shufflenet_v2_x0_5_scripted", "shufflenet_v2_x0_5_traced",
-                      "fcn_resnet50_scripted", "dcgan_discriminator_scripted", "dcgan_discriminator_traced",
+                      "dcgan_discriminator_scripted", "dcgan_discriminator_traced",
                       "super_resolution_scripted", "super_resolution_traced", "word_lm_lstm", "word_lm_gru",
                       "word_lm_rnn", "transformer_encoder", "bert_like", "cov:slice_assign_scripted",
                       "cov:slice_assign_traced", "cov:mask_assign_scripted", "cov:mask_assign_traced",
