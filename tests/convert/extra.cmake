@@ -22,6 +22,11 @@ if(TARGET convert_test)
            COMMAND convert_test --gtest_filter=Coverage/CoverageExportOracle.*)
   set_tests_properties(convert_export_coverage_oracle PROPERTIES FIXTURES_REQUIRED convert_export_coverage_cases
                        TIMEOUT 900)
+  # Issue 14 part 8: the cases of both corpora with dynamic axes, exported at two shapes.
+  add_test(NAME convert_export_dynamic_oracle
+           COMMAND convert_test --gtest_filter=Dynamic/DynamicExportOracle.*)
+  set_tests_properties(convert_export_dynamic_oracle PROPERTIES
+                       FIXTURES_REQUIRED "convert_export_cases;convert_export_coverage_cases" TIMEOUT 900)
 endif()
 # Issue 14 part 9: the ATen operators torch.onnx exports against `torchless ops --onnx`; the
 # README's list of gaps must be exact.

@@ -23,7 +23,11 @@ Per case, OUT_DIR/<case>/ holds
   in<i>.npy      the example inputs, p<j>.npy the parameter values,
   out<k>.npy     PyTorch's outputs for the inputs (the scripted / traced module's, flattened:
                  tuples in order, None dropped);
-  alt/           (control flow) other inputs and PyTorch's outputs for them.
+  alt/           (control flow) other inputs and PyTorch's outputs for them;
+  dyn/           (issue 14 part 8) inputs of other sizes along the axes meta.json's "dyn"
+                 declares dynamic ({input name: [axes]}), and PyTorch's outputs for them: the
+                 case is also exported with those axes dynamic, and ONNX Runtime runs the file
+                 at both shapes.
 Models are built once and shared by their scripted and traced cases; torch.onnx.export runs
 once per model and opset.
 """
@@ -200,9 +204,10 @@ def wanted(name):
 
 
 def write_model(name, model, inputs, variants=("scripted",), rtol=1e-4, atol=1e-4, dynamic=None,
-                alt_inputs=None, torch_onnx=True, script_for_onnx=False, min_opset=13):
+                alt_inputs=None, torch_onnx=True, script_for_onnx=False, min_opset=13, dyn=None):
     """Writes one case per variant ("scripted", "traced"; a variant "" names the case `name`).
-    min_opset: the oldest opset the case exports at (scatter_add's reduction needs 16)."""
+    min_opset: the oldest opset the case exports at (scatter_add's reduction needs 16).
+    dyn: ({input index: [axes]}, inputs of other sizes along those axes) for dyn/."""
     cases = [(name if not v else "%s_%s" % (name, v), v) for v in variants]
     cases = [(c, v) for c, v in cases if wanted(c)]
     if not cases:
@@ -232,6 +237,7 @@ def write_model(name, model, inputs, variants=("scripted",), rtol=1e-4, atol=1e-
                 list(g.inputs())[k].replaceAllUsesWith(c)
                 g.eraseInput(k)
             alt_outs = flatten(m(*alt_inputs), []) if alt_inputs else None
+            dyn_outs = flatten(m(*dyn[1]), []) if dyn else None
         # Trace scopes (", scope: __module.conv") carry no semantics.
         text = re.sub(r", scope: [^ #\n]*", "", str(g))
         with open(os.path.join(d, "graph.txt"), "w") as f:
@@ -239,12 +245,15 @@ def write_model(name, model, inputs, variants=("scripted",), rtol=1e-4, atol=1e-
         save_io(d, inputs, outs)
         if alt_inputs:
             save_io(os.path.join(d, "alt"), alt_inputs, alt_outs)
+        if dyn:
+            save_io(os.path.join(d, "dyn"), dyn[1], dyn_outs)
         for j, (_, p) in enumerate(params):
             np.save(os.path.join(d, "p%d.npy" % j), p.numpy())
         meta = {"inputs": len(inputs), "params": [p for p, _ in params], "rtol": rtol, "atol": atol,
                 "traced": variant == "traced", "dynamic": {"input_%d" % i: a for i, a in (dynamic or {}).items()},
                 "alt": alt_inputs is not None, "torch_onnx_ops": counts, "torch_onnx_error": errors,
-                "min_opset": min_opset}
+                "min_opset": min_opset,
+                "dyn": {"input_%d" % i: a for i, a in (dyn[0] if dyn else {}).items()}}
         with open(os.path.join(d, "meta.json"), "w") as f:
             json.dump(meta, f, indent=1)
         print("wrote", case, "(%d params)" % len(params), flush=True)
@@ -451,33 +460,49 @@ def small_classifier(model, attr, first, sizes):
     return model
 
 
+# Inputs of the dyn/ sets come from their own generator, so that the models' weights and the
+# example inputs stay what they were without them.
+DYN_GEN = torch.Generator().manual_seed(14)
+
+
+def dr(*shape):
+    return torch.randn(*shape, generator=DYN_GEN)
+
+
+def dint(high, shape):
+    return torch.randint(0, high, shape, generator=DYN_GEN)
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     r = torch.randn
     both = ("scripted", "traced")
-    write_model("mlp", MLP(), [r(2, 16)], ("",))
-    write_model("conv_bn_relu", ConvBnRelu(), [r(1, 3, 8, 8)], ("",))
-    write_model("view", ViewNet(), [r(2, 3, 7, 7)], ("traced",))
-    write_model("softmax", Softmaxes(), [r(3, 5)], ("",))
-    write_model("pool_ceil", Pools(), [r(1, 2, 10, 10)], ("",))
-    write_model("layer_norm", LayerNormNet(), [r(2, 3, 16)], ("",))
-    write_model("embedding", EmbeddingNet(), [torch.randint(0, 20, (2, 5))], ("",))
-    write_model("elementwise", Elementwise(), [r(3, 4), r(3, 4)], ("",))
+    write_model("mlp", MLP(), [r(2, 16)], ("",), dyn=({0: [0]}, [dr(5, 16)]))
+    write_model("conv_bn_relu", ConvBnRelu(), [r(1, 3, 8, 8)], ("",), dyn=({0: [0, 2, 3]}, [dr(2, 3, 11, 6)]))
+    write_model("view", ViewNet(), [r(2, 3, 7, 7)], ("traced",), dyn=({0: [0]}, [dr(4, 3, 7, 7)]))
+    write_model("softmax", Softmaxes(), [r(3, 5)], ("",), dyn=({0: [0, 1]}, [dr(2, 8)]))
+    write_model("pool_ceil", Pools(), [r(1, 2, 10, 10)], ("",), dyn=({0: [0]}, [dr(3, 2, 10, 10)]))
+    write_model("layer_norm", LayerNormNet(), [r(2, 3, 16)], ("",), dyn=({0: [0, 1]}, [dr(3, 7, 16)]))
+    write_model("embedding", EmbeddingNet(), [torch.randint(0, 20, (2, 5))], ("",), dyn=({0: [0, 1]}, [dint(20, (3, 8))]))
+    write_model("elementwise", Elementwise(), [r(3, 4), r(3, 4)], ("",), dyn=({0: [0], 1: [0]}, [dr(5, 4), dr(5, 4)]))
     # Dynamic trip count (x:0), the while loop runs or not, the if takes either branch.
     write_model("control_flow", ControlFlow(), [r(3, 4)], ("",), dynamic={0: [0]},
                 alt_inputs=[-2.0 - r(6, 4).abs()], script_for_onnx=True)
 
     tv = torchvision.models
     deep = dict(rtol=1e-3, atol=1e-3)  # convnets deeper than 20 layers
-    write_model("resnet18", tv.resnet18(num_classes=10), [r(1, 3, 64, 64)], both, **deep)
+    write_model("resnet18", tv.resnet18(num_classes=10), [r(1, 3, 64, 64)], both, **deep,
+                dyn=({0: [0, 2, 3]}, [dr(2, 3, 80, 48)]))
     write_model("resnet50", tv.resnet50(num_classes=10), [r(1, 3, 64, 64)], both, **deep)
-    write_model("mobilenet_v2", tv.mobilenet_v2(num_classes=10), [r(1, 3, 64, 64)], both, **deep)
+    write_model("mobilenet_v2", tv.mobilenet_v2(num_classes=10), [r(1, 3, 64, 64)], both, **deep,
+                dyn=({0: [0, 2, 3]}, [dr(2, 3, 48, 80)]))
     write_model("mobilenet_v3_small", tv.mobilenet_v3_small(num_classes=10), [r(1, 3, 64, 64)], both, **deep)
     write_model("mobilenet_v3_large", tv.mobilenet_v3_large(num_classes=10), [r(1, 3, 64, 64)], both, **deep)
     write_model("efficientnet_b0", tv.efficientnet_b0(num_classes=10), [r(1, 3, 64, 64)], both, **deep)
     write_model("densenet121", tv.densenet121(num_classes=10), [r(1, 3, 64, 64)], both, **deep)
     write_model("squeezenet1_1", tv.squeezenet1_1(num_classes=10), [r(1, 3, 64, 64)], both)
-    write_model("shufflenet_v2_x0_5", tv.shufflenet_v2_x0_5(num_classes=10), [r(1, 3, 64, 64)], both, **deep)
+    write_model("shufflenet_v2_x0_5", tv.shufflenet_v2_x0_5(num_classes=10), [r(1, 3, 64, 64)], both, **deep,
+                dyn=({0: [0, 2, 3]}, [dr(2, 3, 80, 48)]))
     write_model("googlenet", tv.googlenet(num_classes=10, aux_logits=False, init_weights=False),
                 [r(1, 3, 64, 64)], both, **deep)
     write_model("inception_v3", tv.inception_v3(num_classes=10, aux_logits=False, init_weights=False),
@@ -490,17 +515,20 @@ def main():
     write_model("convnext_tiny", tv.convnext_tiny(num_classes=10), [r(1, 3, 64, 64)], both, **deep)
     write_model("mnasnet0_5", tv.mnasnet0_5(num_classes=10), [r(1, 3, 64, 64)], both, **deep)
     write_model("fcn_resnet50", tv.segmentation.fcn_resnet50(num_classes=5, weights_backbone=None),
-                [r(1, 3, 64, 64)], ("scripted",), **deep)
+                [r(1, 3, 64, 64)], ("scripted",), **deep, dyn=({0: [2, 3]}, [dr(1, 3, 48, 80)]))
 
     write_model("dcgan_generator", DCGANGenerator(), [r(1, 16, 1, 1)], both)
-    write_model("dcgan_discriminator", DCGANDiscriminator(), [r(2, 3, 64, 64)], both)
-    write_model("super_resolution", SuperResolutionNet(), [r(1, 1, 32, 32)], both)
+    write_model("dcgan_discriminator", DCGANDiscriminator(), [r(2, 3, 64, 64)], both, dyn=({0: [0]}, [dr(3, 3, 64, 64)]))
+    write_model("super_resolution", SuperResolutionNet(), [r(1, 1, 32, 32)], both,
+                dyn=({0: [0, 2, 3]}, [dr(2, 1, 24, 40)]))
     for kind in ("LSTM", "GRU", "RNN"):
-        write_model("word_lm_" + kind.lower(), RNNModel(kind), [torch.randint(0, 50, (7, 2))], ("",))
+        write_model("word_lm_" + kind.lower(), RNNModel(kind), [torch.randint(0, 50, (7, 2))], ("",),
+                    dyn=({0: [0, 1]}, [dint(50, (5, 3))]))
     write_model("transformer_encoder",
                 nn.TransformerEncoder(nn.TransformerEncoderLayer(32, 4, 64), 2, enable_nested_tensor=False),
-                [r(5, 2, 32)], ("",))
-    write_model("bert_like", BertLike(), [torch.randint(0, 100, (2, 9))], ("",))
+                [r(5, 2, 32)], ("",), dyn=({0: [0, 1]}, [dr(8, 3, 32)]))
+    write_model("bert_like", BertLike(), [torch.randint(0, 100, (2, 9))], ("",),
+                dyn=({0: [0, 1]}, [dint(100, (3, 13))]))
 
 
 if __name__ == "__main__":

@@ -140,6 +140,19 @@ class IntLoop(nn.Module):
         return acc
 
 
+class ScalarLoop(nn.Module):
+    """Float and bool scalars carried through a loop over a dynamic dim (aten::mul.float,
+    aten::add.float, aten::gt.int, aten::__or__.bool as Loop-carried 0-d tensors)."""
+
+    def forward(self, x):
+        s = 1.0
+        flag = False
+        for i in range(x.size(0)):
+            s = s * 0.5 + float(i)
+            flag = flag or i > 2
+        return x * s + float(flag)
+
+
 class ListInLoop(nn.Module):
     """A list literal filled by append in a loop over a dynamic dim, then stacked and
     concatenated, its length and an element read (ONNX sequences; torch.onnx scripting)."""
@@ -274,30 +287,85 @@ class TailNn(nn.Module):
         return a, b, c, d
 
 
+class IndexWrites(nn.Module):
+    """index_copy, index_fill (a scalar and a 0-d tensor value, in place too)."""
+
+    def forward(self, x, idx, src):
+        a = x.index_copy(0, idx, src)
+        b = x.index_fill(1, idx[:2], -1.0)
+        c = x.clone()
+        c.index_fill_(0, idx, torch.tensor(2.0))
+        return a, b, c
+
+
+class IndexAdd(nn.Module):
+    """index_add with repeated indices and alpha (ScatterElements' reduction: opset 16)."""
+
+    def forward(self, x, idx, src):
+        y = x.clone()
+        y.index_add_(1, idx, src)
+        return x.index_add(0, idx, src.t(), alpha=0.5), y
+
+
+class RuntimeFactories(nn.Module):
+    """arange / linspace / eye sized by a dynamic axis (Range, EyeLike), and a write through a
+    slice of a dynamic axis (its positions computed)."""
+
+    def forward(self, x):
+        n, m = x.size(0), x.size(1)
+        a = x + torch.arange(m)
+        b = torch.arange(1, n + 1, dtype=torch.float).unsqueeze(1) * x
+        c = torch.arange(0.5, m, 1.5)
+        d = torch.linspace(-1.0, 1.0, m) * x
+        e = torch.eye(n) @ x
+        f = torch.eye(n, m) + x
+        y = x.clone()
+        y[1:] = 0.5
+        y[::2, 1] = -1.0
+        return a, b, c, d, e, f, y
+
+
+class PoolIndices(nn.Module):
+    """max_pool with indices (1-d, 2-d with ceil_mode and padding, 3-d) and adaptive max
+    pooling (global, and dividing sizes with indices)."""
+
+    def forward(self, x):
+        a, ai = F.max_pool2d(x, 3, 2, padding=1, ceil_mode=True, return_indices=True)
+        b, bi = F.max_pool1d(x.flatten(2), 4, 3, return_indices=True)
+        c, ci = F.max_pool3d(x.unsqueeze(1), 2, return_indices=True)
+        d = F.adaptive_max_pool2d(x, 1)
+        e, ei = F.adaptive_max_pool2d(x, (2, 5), return_indices=True)
+        f = F.adaptive_max_pool1d(x.flatten(2), 4)
+        return a, ai, b, bi, c, ci, d, e, ei, f
+
+
 def main():
     os.makedirs(gen.OUT, exist_ok=True)
     torch.manual_seed(0)
     r = torch.randn
     both = ("scripted", "traced")
     w = gen.write_model
-    w("slice_assign", SliceAssign(), [r(4, 5)], both)
+    dr = gen.dr
+    w("slice_assign", SliceAssign(), [r(4, 5)], both, dyn=({0: [0]}, [dr(6, 5)]))
     w("rows_in_loop", RowsInLoop(), [r(3, 4)], ("scripted",), dynamic={0: [0]}, alt_inputs=[r(5, 4)],
       script_for_onnx=True)
-    w("mask_assign", MaskAssign(), [r(4, 5)], both)
+    w("mask_assign", MaskAssign(), [r(4, 5)], both, dyn=({0: [0, 1]}, [dr(3, 7)]))
     w("index_accumulate", IndexAccumulate(), [r(6, 3), torch.tensor([0, 2, 5]), r(3, 3)], both)
-    w("fill_zero", FillZero(), [r(5, 4)], both)
+    w("fill_zero", FillZero(), [r(5, 4)], both, dyn=({0: [0]}, [dr(7, 4)]))
     w("inplace_activations", InplaceActivations(), [r(1, 3, 8, 8)], both)
     w("view_alias", ViewAlias(), [r(3, 4)], both)
     w("transpose_inplace", TransposeInplace(), [r(3, 4)], both)
     w("advanced_index", AdvancedIndex(), [r(5, 5), torch.tensor([4, 0, 2])], both)
     w("int_loop", IntLoop(), [r(3, 4)], ("scripted",), dynamic={0: [0]}, alt_inputs=[r(6, 4)],
       script_for_onnx=True)
+    w("scalar_loop", ScalarLoop(), [r(3, 4)], ("scripted",), dynamic={0: [0]}, alt_inputs=[r(5, 4)],
+      script_for_onnx=True)
     w("list_in_loop", ListInLoop(), [r(3, 4)], ("scripted",), dynamic={0: [0]}, alt_inputs=[r(5, 4)],
       script_for_onnx=True)
-    w("einsum", Einsum(), [r(2, 3, 4), r(2, 4, 5)], both)
+    w("einsum", Einsum(), [r(2, 3, 4), r(2, 4, 5)], both, dyn=({0: [0], 1: [0]}, [dr(3, 3, 4), dr(3, 4, 5)]))
     w("one_hot", OneHot(), [torch.tensor([[0, 5, 2], [1, 1, 3]])], both)
     w("div_modes", DivModes(), [r(3, 4) * 5, r(3, 4).abs() + 0.5], both)
-    w("new_zeros", NewZeros(), [r(3, 4)], both)
+    w("new_zeros", NewZeros(), [r(3, 4)], both, dyn=({0: [0, 1]}, [dr(5, 2)]))
     w("cast_long", CastLong(), [torch.rand(2, 5)], ("scripted",))
     w("tail_elementwise", TailElementwise(), [r(3, 4), r(3, 4).abs() + 0.5, torch.tensor([[-7, 5, 9], [4, -3, 8]])], both)
     w("tail_no_kernel", TailNoKernel(), [r(3, 4)], ("traced",))
@@ -307,14 +375,18 @@ def main():
     w("scatter_add", ScatterAdd(), [r(3, 5), torch.tensor([[0, 2, 0], [1, 4, 1], [3, 3, 3]]), r(3, 3)], both,
       min_opset=16)
     w("tail_nn", TailNn(), [r(2, 4, 6, 6), r(1, 2, 6), r(6)], both)
+    w("index_writes", IndexWrites(), [r(5, 4), torch.tensor([3, 0, 1]), r(3, 4)], both)
+    w("index_add", IndexAdd(), [r(4, 4), torch.tensor([3, 0, 3, 1]), r(4, 4)], both, min_opset=16)
+    w("pool_indices", PoolIndices(), [r(2, 3, 10, 10)], both)
+    w("runtime_factories", RuntimeFactories(), [r(4, 6)], both, dyn=({0: [0, 1]}, [dr(6, 3)]))
     # PyTorch's fast paths, traced under no_grad: a small ViT (aten::_native_multi_head_attention)
     # and a batch-first TransformerEncoder (aten::_transformer_encoder_layer_fwd).
     vit = torchvision.models.VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=2,
                                                hidden_dim=32, mlp_dim=64, num_classes=10)
-    w("vit_tiny", vit, [r(2, 3, 32, 32)], ("traced",))
+    w("vit_tiny", vit, [r(2, 3, 32, 32)], ("traced",), dyn=({0: [0]}, [dr(3, 3, 32, 32)]))
     enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(32, 4, 64, batch_first=True), 2,
                                 enable_nested_tensor=False)
-    w("transformer_encoder_fast", enc, [r(2, 5, 32)], ("traced",))
+    w("transformer_encoder_fast", enc, [r(2, 5, 32)], ("traced",), dyn=({0: [0, 1]}, [dr(3, 7, 32)]))
 
 
 if __name__ == "__main__":

@@ -83,6 +83,17 @@ OnnxConverter upsample(std::string mode) {
       std::copy(scales.begin(), scales.end(), t.data<float>());
       return ctx.setOutput(n, 0, ctx.op("Resize", {x, "", ctx.initializer(t)}, attrs));
     }
+    // An output following a dynamic axis: sizes computed, the input's batch and channels
+    // (Shape) then the output size, constant or computed (fcn's x.shape[-2:]).
+    bool dynamic = ctx.isDynamic(n.output()) || !args[1].isIValue();
+    if (dynamic && !args[1].isNone()) {
+      std::string lead = ctx.op("Slice", {ctx.op("Shape", {x}), ctx.constInt64s({0}), ctx.constInt64s({2})});
+      std::string spatial = args[1].isIValue() ? ctx.constInt64s(args[1].unwrapToIntList())
+                                               : ctx.castTo(args[1].unwrapToTensor(), ctx.dtypeOf(args[1].value()),
+                                                            ScalarType::Long);
+      std::string sizes = ctx.op("Concat", {lead, spatial}, {attrI("axis", 0)});
+      return ctx.setOutput(n, 0, ctx.op("Resize", {x, "", "", sizes}, attrs));
+    }
     ctx.setOutput(n, 0, ctx.op("Resize", {x, "", "", ctx.constInt64s(outSizes)}, attrs));
   };
 }

@@ -146,6 +146,13 @@ std::string OnnxCtx::materialize(const Value* v, const IValue& value) {
                           convert::detail::describeIValue(value)));
 }
 
+bool OnnxCtx::isDynamicDim(const Value* v, int64_t d) const {
+  if (!isDynamic(v)) return false;
+  auto it = facts_.find(v);
+  if (it == facts_.end() || it->second.dynamicDims.empty()) return true;
+  return d < 0 || d >= static_cast<int64_t>(it->second.dynamicDims.size()) || it->second.dynamicDims[d];
+}
+
 std::optional<ScalarType> OnnxCtx::dtypeOf(const Value* v) const {
   if (auto it = facts_.find(v); it != facts_.end() && it->second.dtype) return it->second.dtype;
   if (isStatic(v)) {

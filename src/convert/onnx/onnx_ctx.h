@@ -110,6 +110,9 @@ class OnnxCtx : public convert::ConversionCtx<std::string> {
   /// Marks a value whose static value must not be folded (it follows a dynamic axis).
   void markDynamic(const Value* v) { dynamic_.insert(v); }
   bool isDynamic(const Value* v) const { return dynamic_.count(v) > 0; }
+  /// Whether dim `d` (>= 0) of tensor v follows a dynamic axis: by its facts, else (facts
+  /// without dims) whenever v is dynamic.
+  bool isDynamicDim(const Value* v, int64_t d) const;
 
   // ---- sequences ---------------------------------------------------------------------------
 

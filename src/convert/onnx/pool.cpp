@@ -11,7 +11,25 @@ std::vector<int64_t> expand(std::vector<int64_t> v, size_t n) {
   return v;
 }
 
-// max_pool{1,2,3}d(self, kernel, stride=[] (= kernel), padding, dilation, ceil_mode).
+// MaxPool(x, attrs) into n's outputs: the values, and for the *_with_indices forms (a second
+// output that is used) PyTorch's indices, which count within each (n, c) plane while ONNX's
+// count over the whole tensor: each plane's offset (a 1x1 MaxPool's index of its first
+// element, torch.onnx's trick in symbolic_opset10) is subtracted.
+void maxPoolOutputs(OnnxCtx& ctx, const Node& n, const std::string& x, size_t k, const std::vector<OnnxAttr>& attrs) {
+  if (n.outputs().size() < 2 || !n.output(1)->hasUses()) return ctx.setOutput(n, 0, ctx.op("MaxPool", {x}, attrs));
+  auto ys = ctx.opN("MaxPool", {x}, 2, attrs);
+  auto flat = ctx.opN("MaxPool", {x}, 2,
+                      {attrIs("kernel_shape", std::vector<int64_t>(k, 1)), attrIs("strides", std::vector<int64_t>(k, 1))});
+  std::vector<int64_t> axes;
+  for (size_t i = 0; i < k; ++i) axes.push_back(static_cast<int64_t>(2 + i));
+  std::string offset = ctx.op("Slice", {flat[1], ctx.constInt64s(std::vector<int64_t>(k, 0)),
+                                        ctx.constInt64s(std::vector<int64_t>(k, 1)), ctx.constInt64s(axes)});
+  ctx.setOutput(n, 0, ys[0]);
+  ctx.setOutput(n, 1, ctx.op("Sub", {ys[1], offset}));
+}
+
+// max_pool{1,2,3}d(self, kernel, stride=[] (= kernel), padding, dilation, ceil_mode), and the
+// _with_indices forms.
 // With ceil_mode PyTorch drops a last window that would start in the right padding; ONNX's
 // ceil_mode does not, so with known sizes we give the exact output size by padding the end
 // (padding never wins a max) and leave ceil_mode off.
@@ -38,9 +56,32 @@ void convertMaxPool(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
       pads[k + i] = std::max(padding[i], needEnd);
     }
   }
-  ctx.setOutput(n, 0, ctx.op("MaxPool", {args[0].unwrapToTensor()},
-                             {attrIs("kernel_shape", kernel), attrIs("strides", stride), attrIs("pads", pads),
-                              attrIs("dilations", dilation), attrI("ceil_mode", ceil && !exact ? 1 : 0)}));
+  std::vector<OnnxAttr> attrs = {attrIs("kernel_shape", kernel), attrIs("strides", stride), attrIs("pads", pads),
+                                 attrIs("dilations", dilation), attrI("ceil_mode", ceil && !exact ? 1 : 0)};
+  maxPoolOutputs(ctx, n, args[0].unwrapToTensor(), k, attrs);
+}
+
+// adaptive_max_pool{1,2,3}d(self, output_size) -> (values, indices): GlobalMaxPool for output
+// 1 without indices; else, when the pooled sizes divide evenly and are not dynamic, MaxPool
+// with kernel = stride = in / out (torch.onnx's symbolic_opset9 exports these cases only).
+void convertAdaptiveMaxPool(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  auto out = args[1].unwrapToIntList();
+  std::string x = args[0].unwrapToTensor();
+  bool global = true;
+  for (int64_t o : out) global &= o == 1;
+  if (global && !n.output(1)->hasUses()) return ctx.setOutput(n, 0, ctx.op("GlobalMaxPool", {x}));
+  auto sizes = ctx.expectSizes(n, args[0].value());
+  const size_t first = sizes.size() - out.size();
+  std::vector<int64_t> kernel;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i] <= 0 || sizes[first + i] % out[i] != 0 ||
+        ctx.isDynamicDim(args[0].value(), static_cast<int64_t>(first + i)))
+      args[1].fail(fmt::format("an output size dividing the input size {} along a pooled axis that is not dynamic",
+                               sizes[first + i]),
+                   std::to_string(out[i]));
+    kernel.push_back(sizes[first + i] / out[i]);
+  }
+  maxPoolOutputs(ctx, n, x, out.size(), {attrIs("kernel_shape", kernel), attrIs("strides", kernel)});
 }
 
 // avg_pool{1,2,3}d(self, kernel, stride, padding, ceil_mode, count_include_pad[, divisor]).
@@ -86,16 +127,20 @@ void convertAdaptiveAvgPool(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   if (global) return ctx.setOutput(n, 0, ctx.op("GlobalAveragePool", {x}));
   auto sizes = ctx.expectSizes(n, args[0].value());
   std::vector<int64_t> kernel;
-  bool divides = true;
+  bool divides = true, dynamic = false;
   const size_t first = sizes.size() - out.size();
   for (size_t i = 0; i < out.size(); ++i) {
     divides &= sizes[first + i] % out[i] == 0;
     kernel.push_back(sizes[first + i] / std::max<int64_t>(out[i], 1));
+    // Kernels and matrices come from the pooled axes' sizes: those must not be dynamic (a
+    // dynamic batch is fine).
+    dynamic |= ctx.isDynamicDim(args[0].value(), static_cast<int64_t>(first + i));
   }
-  if (divides)
+  if (divides && !dynamic)
     return ctx.setOutput(n, 0, ctx.op("AveragePool", {x}, {attrIs("kernel_shape", kernel), attrIs("strides", kernel)}));
-  if (out.size() > 2 || ctx.isDynamic(args[0].value()) || dtypeOr(ctx, args[0].value()) != ScalarType::Float)
-    args[1].fail(fmt::format("an output size dividing the input size {} (3-d, dynamic or non-float input)",
+  if (out.size() > 2 || dynamic || dtypeOr(ctx, args[0].value()) != ScalarType::Float)
+    args[1].fail(fmt::format("an output size dividing the input size {} (3-d, non-float input or a dynamic "
+                             "pooled axis)",
                              sizes[first]),
                  std::to_string(out[0]));
   const int64_t rank = static_cast<int64_t>(sizes.size());
@@ -114,7 +159,11 @@ void convertAdaptiveAvgPool(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
 }  // namespace
 
 void registerPoolConverters(OnnxConverterRegistry& r) {
-  r.addOverloads({"aten::max_pool1d", "aten::max_pool2d", "aten::max_pool3d"}, convertMaxPool);
+  r.addOverloads({"aten::max_pool1d", "aten::max_pool2d", "aten::max_pool3d", "aten::max_pool1d_with_indices",
+                  "aten::max_pool2d_with_indices", "aten::max_pool3d_with_indices"},
+                 convertMaxPool);
+  r.addOverloads({"aten::adaptive_max_pool1d", "aten::adaptive_max_pool2d", "aten::adaptive_max_pool3d"},
+                 convertAdaptiveMaxPool);
   r.addOverloads({"aten::avg_pool1d", "aten::avg_pool2d", "aten::avg_pool3d"}, convertAvgPool);
   r.addOverloads({"aten::adaptive_avg_pool1d", "aten::adaptive_avg_pool2d", "aten::adaptive_avg_pool3d"},
                  convertAdaptiveAvgPool);

@@ -51,15 +51,16 @@ bool readsOnlyMetadata(Symbol k) {
   return kinds.count(k) > 0;
 }
 
-// A tensor like `t` grown by one along each of `axes` (elements repeat cyclically).
-Tensor growAlong(const Tensor& t, const std::vector<int64_t>& axes) {
+// A tensor like `t` grown along each of `axes` by `by`, or doubled when `by` is 0 (elements
+// repeat cyclically).
+Tensor growAlong(const Tensor& t, const std::vector<int64_t>& axes, int64_t by) {
   Tensor src = t.contiguous();
   std::vector<int64_t> sizes = src.sizes();
   for (int64_t a : axes) {
     int64_t d = a < 0 ? a + src.dim() : a;
     TL_CHECK(d >= 0 && d < src.dim(), "dynamic axis {} is out of range for an input of rank {}", a,
              src.dim());
-    sizes[d] += 1;
+    sizes[d] += by > 0 ? by : std::max<int64_t>(sizes[d], 1);
   }
   Tensor out = Tensor::empty(sizes, src.dtype());
   const size_t item = src.itemsize();
@@ -578,11 +579,23 @@ PreparedGraph prepareForExport(const Graph& source, const std::vector<IValue>& i
     removeDeadNodes(g.block());
     return out;
   }
-  std::vector<IValue> grown;
+  // Note [Dynamic axes by grown runs]
+  // A value follows a dynamic axis when it differs in a run on inputs grown along those axes.
+  // One run grows each axis by 1, a second doubles it: either alone can miss a dependence
+  // (a size halved five times is the same for 80 and 81, or a parity for 80 and 160), the
+  // pair rarely does. The doubled run may fail (a position table shorter than twice the
+  // sequence): then the first run decides alone.
+  std::vector<IValue> grown, doubled;
   if (!dynamicByRunInput.empty()) {
     std::vector<IValue> bigger = runInputs;
-    for (const auto& [i, axes] : dynamicByRunInput) bigger[i] = growAlong(runInputs[i].toTensor(), axes);
+    for (const auto& [i, axes] : dynamicByRunInput) bigger[i] = growAlong(runInputs[i].toTensor(), axes, 1);
     grown = observeStubbed(out.graph, recorded, bigger);
+    for (const auto& [i, axes] : dynamicByRunInput) bigger[i] = growAlong(runInputs[i].toTensor(), axes, 0);
+    try {
+      doubled = observeStubbed(out.graph, recorded, bigger);
+    } catch (const Error&) {
+      doubled.clear();
+    }
   }
   for (size_t i = 0; i < g.inputs().size(); ++i) {
     ValueFacts f;
@@ -605,10 +618,15 @@ PreparedGraph prepareForExport(const Graph& source, const std::vector<IValue>& i
       f.dtype = t.dtype();
       f.sizes = t.sizes();
       f.dynamicDims.assign(t.dim(), false);
-      if (!grown.empty() && grown[i].isTensor()) {
-        const Tensor u = grown[i].toTensor();
+      for (const std::vector<IValue>* other : {&grown, &doubled}) {
+        if (other->empty()) continue;
+        if (!(*other)[i].isTensor()) {
+          out.dynamic.insert(v);
+          continue;
+        }
+        const Tensor u = (*other)[i].toTensor();
         if (u.dim() == t.dim())
-          for (int64_t d = 0; d < t.dim(); ++d) f.dynamicDims[d] = u.sizes()[d] != t.sizes()[d];
+          for (int64_t d = 0; d < t.dim(); ++d) f.dynamicDims[d] = f.dynamicDims[d] || u.sizes()[d] != t.sizes()[d];
         else
           out.dynamic.insert(v);
       }
@@ -617,7 +635,8 @@ PreparedGraph prepareForExport(const Graph& source, const std::vector<IValue>& i
       out.facts[v] = f;
       if (t.numel() <= options.foldTensorLimit) known[v] = IValue(t.clone());
     } else if (x.tag() != IValue::Tag::Uninitialized) {
-      if (!grown.empty() && !grown[i].equals(x)) out.dynamic.insert(v);
+      if ((!grown.empty() && !grown[i].equals(x)) || (!doubled.empty() && !doubled[i].equals(x)))
+        out.dynamic.insert(v);
       known[v] = x;
     }
   }
@@ -639,28 +658,32 @@ PreparedGraph prepareForExport(const Graph& source, const std::vector<IValue>& i
     // Blocks (prim::Loop, prim::If) read outer values that are not among the node's inputs:
     // their outputs count as data-dependent.
     bool dataOut = (dataIn || !n->blocks().empty()) && !readsOnlyMetadata(n->kind());
-    bool foldable = pure && !dataOut;
+    // Per output: known, not following a dynamic axis, of a type constants hold.
+    std::vector<bool> outFoldable;
     for (const Value* v : n->outputs()) {
-      if (!known.count(v) || out.dynamic.count(v)) foldable = false;
+      bool ok = known.count(v) && !out.dynamic.count(v);
       // A list that is appended to later (an unrolled list comprehension's) holds its final
       // value in `known`, and a constant would be appended to on every run: not folded.
       if (v->type() && v->type()->kind() == TypeKind::ListType)
         for (const Use& u : v->uses())
           if (const OpInfo* uop = matchOperator(u.user, OperatorRegistry::global()); uop && uop->mutates)
-            foldable = false;
-      if (isFoldableType(v->type())) continue;
-      if (v->type() && v->type()->kind() == TypeKind::TensorType && allConst) continue;
-      foldable = false;
+            ok = false;
+      ok &= isFoldableType(v->type()) || (v->type() && v->type()->kind() == TypeKind::TensorType && allConst);
+      outFoldable.push_back(ok);
     }
     for (const Value* v : n->outputs()) {
       if (dataOut) dataDependent.insert(v);
-      // A value computed from a dynamic one is dynamic too.
+      // A value computed from a dynamic one is dynamic too (those folded below go).
       for (const Value* in : n->inputs())
         if (out.dynamic.count(in)) out.dynamic.insert(v);
     }
-    if (!foldable || n->outputs().empty()) continue;
+    // Outputs fold one by one: `n, c, h, w = x.size()` with a dynamic n keeps c, h and w
+    // constants (the grown runs tell which follow the axis).
+    if (!pure || dataOut || n->outputs().empty()) continue;
     WithInsertPoint guard(n);
-    for (Value* v : n->outputs()) {
+    for (size_t i = 0; i < n->outputs().size(); ++i) {
+      Value* v = n->output(i);
+      if (!outFoldable[i] || !v->hasUses()) continue;
       Value* c = g.insertConstant(known.at(v), n->sourceRange(), n->scope());
       if (v->type()->kind() == TypeKind::TensorType) out.facts[c] = out.facts[v];
       v->replaceAllUsesWith(c);

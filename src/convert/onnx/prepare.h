@@ -15,11 +15,13 @@
 //      the top level become one prim::ListConstruct per reader;
 //   4. the graph runs once on the example inputs in the interpreter, which specializes it:
 //      every top-level tensor gets its dtype and sizes, every int/float/bool/int[] is known;
-//      with dynamic axes a second run on inputs grown along those axes tells which values
-//      follow them (those stay computed in the ONNX graph: Shape, Gather, ...);
+//      with dynamic axes two more runs, on inputs grown by one and doubled along those axes,
+//      tell which values follow them (those stay computed in the ONNX graph: Shape, Gather,
+//      Range ...; Note [Dynamic axes by grown runs] in prepare.cpp);
 //   5. values that are known and do not follow a dynamic axis are folded to constants
-//      (aten::size, shape arithmetic, prim::NumToTensor of traced graphs, dict keys, devices),
-//      then dead code goes; loops over a constant count (at most 16) that compute no tensor
+//      (aten::size, shape arithmetic, prim::NumToTensor of traced graphs, dict keys, devices;
+//      each output of a node on its own: `n, c, h, w = x.size()` keeps only a dynamic n
+//      computed), then dead code goes; loops over a constant count (at most 16) that compute no tensor
 //      are unrolled (F.interpolate's `[s for _ in range(dim)]`); steps 4-5 repeat while
 //      folding makes prim::If conditions constant or unrolls loops (the nodes of an inlined
 //      branch or an unrolled loop are observed on the next run);

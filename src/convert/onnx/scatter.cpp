@@ -27,6 +27,21 @@ void scatterSlice(OnnxCtx& ctx, const Node& n, const Value* selfV, const std::st
   if (!sizes) dimArg.fail("a dim of known size", "a tensor of unknown sizes");
   const int64_t rank = static_cast<int64_t>(sizes->size());
   dim = wrapDim(dim, rank);
+  if (ctx.isDynamicDim(selfV, dim)) {
+    // Along a dynamic axis the positions are computed: Slice(Range(0, size), start, end,
+    // step) clamps and wraps the bounds as PyTorch does.
+    if (step <= 0) dimArg.fail("a slice with a positive step", std::to_string(step));
+    std::string size = ctx.op("Gather", {ctx.op("Shape", {self}), ctx.constInt64s({dim})}, {attrI("axis", 0)});
+    std::string all = ctx.op("Range", {ctx.constScalar(0, ScalarType::Long), squeeze(ctx, size, {0}),
+                                       ctx.constScalar(1, ScalarType::Long)});
+    std::string positions = ctx.op("Slice", {all, ctx.constInt64s({startArg.value_or(0)}),
+                                             ctx.constInt64s({endArg.value_or(kInt64Max)}), ctx.constInt64s({0}),
+                                             ctx.constInt64s({step})});
+    std::vector<int64_t> shape(rank, 1);
+    shape[dim] = -1;
+    std::string indices = ctx.op("Expand", {ctx.op("Reshape", {positions, ctx.constInt64s(shape)}), ctx.op("Shape", {src})});
+    return ctx.setOutput(n, 0, ctx.op("ScatterElements", {self, indices, src}, {attrI("axis", dim)}));
+  }
   const int64_t size = (*sizes)[dim];
   if (step <= 0) dimArg.fail("a slice with a positive step", std::to_string(step));
   int64_t start = startArg.value_or(0), end = endArg.value_or(kInt64Max);
@@ -241,6 +256,54 @@ OnnxConverter scatter(std::optional<std::string> fixedReduce) {
   };
 }
 
+// index_copy(self, dim, index, source) / index_add(self, dim, index, source, alpha) /
+// index_fill(self, dim, index, value): ScatterElements along dim with index reshaped to lie
+// along dim and expanded to the updates' shape (index_fill's value expanded to self's shape
+// with dim of index's length), as torch.onnx's symbolic_opset9/11 (index_fill, index_copy)
+// and scatter_add (index_add: repeated indices sum, ScatterElements' reduction "add" from
+// opset 16).
+enum class IndexWrite { Copy, Add, Fill };
+
+OnnxConverter indexWrite(IndexWrite kind) {
+  return [kind](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    const int64_t rank = std::max<int64_t>(ctx.expectRank(n, args[0].value()), 1);
+    const int64_t dim = wrapDim(args[1].unwrapToInt(), rank);
+    const ScalarType dt = dtypeOr(ctx, args[0].value());
+    std::string self = args[0].unwrapToTensor();
+    if (ctx.expectRank(n, args[0].value()) == 0) self = ctx.op("Reshape", {self, ctx.constInt64s({1})});
+    std::vector<int64_t> along(rank, 1);
+    along[dim] = -1;
+    std::string index = ctx.op("Reshape", {toLong(ctx, args[2].unwrapToTensor(), args[2].value()), ctx.constInt64s(along)});
+    std::string updates;
+    if (kind == IndexWrite::Fill) {
+      std::string shape = ctx.op("Shape", {self});
+      std::vector<std::string> parts;
+      if (dim > 0) parts.push_back(ctx.op("Slice", {shape, ctx.constInt64s({0}), ctx.constInt64s({dim})}));
+      parts.push_back(ctx.op("Shape", {ctx.op("Reshape", {index, ctx.constInt64s({-1})})}));
+      if (dim + 1 < rank) parts.push_back(ctx.op("Slice", {shape, ctx.constInt64s({dim + 1}), ctx.constInt64s({kInt64Max})}));
+      std::string target = parts.size() == 1 ? parts[0] : ctx.op("Concat", parts, {attrI("axis", 0)});
+      updates = ctx.op("Expand", {tensorOrScalar(ctx, args[3], dt), target});
+    } else {
+      updates = ctx.castTo(args[3].unwrapToTensor(), ctx.dtypeOf(args[3].value()), dt);
+      if (ctx.expectRank(n, args[3].value()) == 0) updates = ctx.op("Reshape", {updates, ctx.constInt64s({1})});
+      if (kind == IndexWrite::Add && args.size() > 4 && !(args[4].isIValue() && args[4].unwrapToDouble() == 1.0))
+        updates = ctx.op("Mul", {updates, tensorOrScalar(ctx, args[4], dt)});
+    }
+    index = ctx.op("Expand", {index, ctx.op("Shape", {updates})});
+    std::vector<OnnxAttr> attrs = {attrI("axis", dim)};
+    if (kind == IndexWrite::Add) {
+      if (ctx.opset() < 16)
+        throw Error(fmt::format("{} is exported from opset 16 (ScatterElements' reduction sums repeated indices); "
+                                "this export writes opset {}",
+                                n.kind().toQualString(), ctx.opset()));
+      attrs.push_back(attrS("reduction", "add"));
+    }
+    std::string out = ctx.op("ScatterElements", {self, index, updates}, attrs);
+    if (ctx.expectRank(n, args[0].value()) == 0) out = ctx.op("Reshape", {out, ctx.constInt64s({})});
+    ctx.setOutput(n, 0, out);
+  };
+}
+
 // masked_select(self, mask) -> Compress of both flattened after broadcasting to one shape: a
 // 1-d tensor of the selected elements in row-major order.
 void convertMaskedSelect(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
@@ -274,6 +337,11 @@ void registerScatterConverters(OnnxConverterRegistry& r) {
                  scatter(std::nullopt));
   r.addOverloads({"aten::scatter_add", "aten::scatter_add_"}, scatter(std::string("add")));
   r.addOverloads({"aten::masked_select"}, convertMaskedSelect);
+  r.addOverloads({"aten::index_copy", "aten::index_copy_"}, indexWrite(IndexWrite::Copy));
+  r.addOverloads({"aten::index_add", "aten::index_add_"}, indexWrite(IndexWrite::Add));
+  r.addOverloads({"aten::index_fill.int_Scalar", "aten::index_fill.int_Tensor", "aten::index_fill_.int_Scalar",
+                  "aten::index_fill_.int_Tensor"},
+                 indexWrite(IndexWrite::Fill));
 }
 
 }  // namespace torchless::onnx_export

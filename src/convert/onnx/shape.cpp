@@ -3,6 +3,7 @@
 // prepare.h); what reaches these converters is either a constant or follows a dynamic axis,
 // in which case ints are 0-d int64 tensors and int lists 1-d int64 tensors.
 #include "convert/onnx/onnx_ctx.h"
+#include "convert/onnx/prepare.h"
 
 #include <algorithm>
 #include <limits>
@@ -297,6 +298,84 @@ OnnxConverter fillLike(std::optional<double> fixed) {
   };
 }
 
+// Whether a Scalar argument is an int (or bool) at run time: its IR type, else its constant.
+bool isIntScalar(const convert::ArgValue<std::string>& a) {
+  if (a.isIValue()) return a.unwrapToIValue().isInt() || a.unwrapToIValue().isBool();
+  const TypePtr& t = a.value()->type();
+  return t && (t->kind() == TypeKind::IntType || t->kind() == TypeKind::BoolType);
+}
+
+// The dtype a factory op (arange, linspace, eye) makes: its dtype argument, else what the
+// example run observed, else `dflt`.
+ScalarType factoryDtype(OnnxCtx& ctx, const Node& n, OnnxArgs& args, size_t dtypeIndex, ScalarType dflt) {
+  if (dtypeIndex < args.size() && !args[dtypeIndex].isNone())
+    return scalarTypeFromInt(args[dtypeIndex].unwrapToInt()).value_or(dflt);
+  return ctx.dtypeOf(n.output()).value_or(dflt);
+}
+
+// arange(end) / arange.start(start, end) / arange.start_step(start, end, step), also with
+// bounds only known at run time (a sequence length) -> Range
+// (https://onnx.ai/onnx/operators/onnx__Range.html), as torch.onnx's symbolic_opset11.
+// Int bounds count in int64, others in float (double for a double result); then a Cast to
+// the dtype PyTorch gives (int64 when every bound is an int, else the default float).
+OnnxConverter convertArange(size_t numBounds) {
+  return [numBounds](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    bool ints = true;
+    for (size_t i = 0; i < numBounds; ++i) ints &= isIntScalar(args[i]);
+    const ScalarType dt = factoryDtype(ctx, n, args, numBounds, ints ? ScalarType::Long : ScalarType::Float);
+    const bool integral = isIntegralType(dt, /*includeBool=*/false);
+    const ScalarType compute = ints && integral ? ScalarType::Long : dt == ScalarType::Double ? ScalarType::Double
+                                                                                               : ScalarType::Float;
+    std::string start = numBounds == 1 ? ctx.constScalar(0, compute) : tensorOrScalar(ctx, args[0], compute);
+    std::string end = tensorOrScalar(ctx, args[numBounds == 1 ? 0 : 1], compute);
+    std::string step = numBounds == 3 ? tensorOrScalar(ctx, args[2], compute) : ctx.constScalar(1, compute);
+    std::string r = ctx.op("Range", {start, end, step});
+    ctx.setOutput(n, 0, compute == dt ? r : ctx.op("Cast", {r}, {attrI("to", onnxDataType(dt))}));
+  };
+}
+
+// _dim_arange(like, dim): arange(like.size(dim)) as int64 -> Range(0, Shape(like)[dim], 1).
+void convertDimArange(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  const int64_t rank = ctx.expectRank(n, args[0].value());
+  std::string size = ctx.op("Gather", {ctx.op("Shape", {args[0].unwrapToTensor()}),
+                                       ctx.constScalar(static_cast<double>(wrapDim(args[1].unwrapToInt(), rank)),
+                                                       ScalarType::Long)},
+                            {attrI("axis", 0)});
+  ctx.setOutput(n, 0, ctx.op("Range", {ctx.constScalar(0, ScalarType::Long), size, ctx.constScalar(1, ScalarType::Long)}));
+}
+
+// linspace(start, end, steps): start + i * (end - start) / max(steps - 1, 1) for i in
+// Range(0, steps), computed in float (double for a double result), as torch.onnx's
+// symbolic_opset9 (PyTorch fills the upper half from `end` backwards: equal within float
+// rounding).
+void convertLinspace(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  const ScalarType dt = factoryDtype(ctx, n, args, 3, ScalarType::Float);
+  const ScalarType compute = dt == ScalarType::Double ? ScalarType::Double : ScalarType::Float;
+  std::string start = tensorOrScalar(ctx, args[0], compute), end = tensorOrScalar(ctx, args[1], compute);
+  std::string steps = tensorOrScalar(ctx, args[2], ScalarType::Long);
+  std::string one = ctx.constScalar(1, ScalarType::Long);
+  std::string i = ctx.op("Cast", {ctx.op("Range", {ctx.constScalar(0, ScalarType::Long), steps, one})},
+                         {attrI("to", onnxDataType(compute))});
+  std::string denom = ctx.op("Cast", {ctx.op("Max", {ctx.op("Sub", {steps, one}), one})},
+                             {attrI("to", onnxDataType(compute))});
+  std::string delta = ctx.op("Div", {ctx.op("Sub", {end, start}), denom});
+  std::string r = ctx.op("Add", {start, ctx.op("Mul", {i, delta})});
+  ctx.setOutput(n, 0, compute == dt ? r : ctx.op("Cast", {r}, {attrI("to", onnxDataType(dt))}));
+}
+
+// eye(n) / eye.m(n, m) -> EyeLike(ConstantOfShape([n, m]))
+// (https://onnx.ai/onnx/operators/onnx__EyeLike.html), as torch.onnx's symbolic_opset9.
+OnnxConverter convertEye(bool square) {
+  return [square](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    const ScalarType dt = factoryDtype(ctx, n, args, square ? 1 : 2, ScalarType::Float);
+    std::string rows = intAsList(ctx, args[0]);
+    std::string shape = ctx.op("Concat", {rows, square ? rows : intAsList(ctx, args[1])}, {attrI("axis", 0)});
+    ::onnx::TensorProto zero = toTensorProto(filled({1}, 0.0, dt), "value");
+    std::string zeros = ctx.op("ConstantOfShape", {shape}, {attrT("value", zero)});
+    ctx.setOutput(n, 0, ctx.op("EyeLike", {zeros}, {attrI("dtype", onnxDataType(dt))}));
+  };
+}
+
 bool isTensorish(const TypePtr& t) {
   if (!t) return false;
   if (t->kind() == TypeKind::TensorType) return true;
@@ -376,6 +455,21 @@ void convertUnpack(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     }
     return;
   }
+  if (!args[0].isIValue() && !args[0].isTensorList() && args[0].value()->type() &&
+      args[0].value()->type()->kind() == TypeKind::ListType) {
+    // A list computed at run time: a sequence, element i by SequenceAt; an int list
+    // (`n, c, h, w = x.size()` with a dynamic axis) a 1-d int64 tensor, element i by Gather
+    // (0-d). Elements the preparation folded have no uses.
+    const bool seq = ctx.isSequence(args[0].value());
+    std::string list = seq ? args[0].unwrapToTensor()
+                           : ctx.castTo(args[0].unwrapToTensor(), ctx.dtypeOf(args[0].value()), ScalarType::Long);
+    for (size_t i = 0; i < n.outputs().size(); ++i) {
+      if (!n.output(i)->hasUses()) continue;
+      std::string k = ctx.constScalar(static_cast<double>(i), ScalarType::Long);
+      ctx.setOutput(n, i, seq ? ctx.op("SequenceAt", {list, k}) : ctx.op("Gather", {list, k}, {attrI("axis", 0)}));
+    }
+    return;
+  }
   if (args[0].isTensorList()) {
     auto xs = args[0].unwrapToTensorList();
     if (xs.size() != n.outputs().size())
@@ -406,6 +500,17 @@ void convertListGetItem(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
       std::string i = ctx.castTo(args[1].unwrapToTensor(), ctx.dtypeOf(args[1].value()), ScalarType::Long);
       return ctx.setOutput(n, 0, ctx.op("Gather", {ctx.initializer(t), i}, {attrI("axis", 0)}));
     }
+  }
+  if (const Value* list = args[0].value(); !args[0].isIValue() && !args[0].isTensorList() && !ctx.isSequence(list) &&
+                                           list->type() && list->type()->kind() == TypeKind::ListType &&
+                                           !mayHoldTensor(list->type())) {
+    // An int list computed at run time (x.shape with a dynamic axis, then x.shape[0]): a
+    // 1-d int64 tensor, read by Gather (0-d); a negative index counts from the end (Gather's
+    // indices may be negative).
+    std::string xs = ctx.castTo(args[0].unwrapToTensor(), ctx.dtypeOf(list), ScalarType::Long);
+    std::string i = args[1].isIValue() ? ctx.constScalar(static_cast<double>(args[1].unwrapToInt()), ScalarType::Long)
+                                       : ctx.castTo(args[1].unwrapToTensor(), ctx.dtypeOf(args[1].value()), ScalarType::Long);
+    return ctx.setOutput(n, 0, ctx.op("Gather", {xs, i}, {attrI("axis", 0)}));
   }
   if (ctx.isSequence(args[0].value()) || !args[1].isIValue()) {
     std::string seq = ctx.toSequence(args[0].value());
@@ -733,6 +838,13 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
                   "aten::Int.float", "aten::Int.Scalar", "aten::Int.bool", "aten::Float.int", "aten::Float.Scalar",
                   "aten::Float.bool", "aten::Bool.int", "aten::Bool.float"},
                  convertNumberIdentity);
+  r.addOverloads({"aten::arange"}, convertArange(1));
+  r.addOverloads({"aten::arange.start"}, convertArange(2));
+  r.addOverloads({"aten::arange.start_step"}, convertArange(3));
+  r.addOverloads({"aten::_dim_arange"}, convertDimArange);
+  r.addOverloads({"aten::linspace"}, convertLinspace);
+  r.addOverloads({"aten::eye"}, convertEye(true));
+  r.addOverloads({"aten::eye.m"}, convertEye(false));
   r.addOverloads({"aten::zeros"}, fillNew(0.0));
   r.addOverloads({"aten::ones"}, fillNew(1.0));
   r.addOverloads({"aten::full"}, fillNew(std::nullopt));
@@ -748,6 +860,41 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
   r.addOverloads({"aten::_cast_Byte"}, castTo(ScalarType::Byte));
   r.addOverloads({"aten::_cast_Char"}, castTo(ScalarType::Char));
   r.addOverloads({"aten::_cast_Short"}, castTo(ScalarType::Short));
+  // Float scalars computed at run time (loop-carried, from a dynamic size): 0-d float tensors
+  // (OnnxCtx::dtypeOf's Float for a float), int operands cast; int / int is a float division.
+  for (const auto& [name, opType] : std::vector<std::pair<std::string, std::string>>{
+           {"add", "Add"}, {"sub", "Sub"}, {"mul", "Mul"}, {"div", "Div"}}) {
+    std::vector<std::string> schemas = {"aten::" + name + ".float", "aten::" + name + ".int_float",
+                                        "aten::" + name + ".float_int"};
+    if (name == "div") schemas = {"aten::div.float", "aten::div.int"};
+    for (const std::string& schema : schemas)
+      r.addOverloads({schema}, [opType](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+        ctx.setOutput(n, 0, ctx.op(opType, {tensorOrScalar(ctx, args[0], ScalarType::Float),
+                                            tensorOrScalar(ctx, args[1], ScalarType::Float)}));
+      });
+  }
+  r.addOverloads({"aten::neg.float", "aten::neg.int"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    ScalarType dt = n.kind() == Symbol::aten("neg") && n.input(0)->type()->kind() == TypeKind::IntType
+                        ? ScalarType::Long : ScalarType::Float;
+    ctx.setOutput(n, 0, ctx.op("Neg", {tensorOrScalar(ctx, args[0], dt)}));
+  });
+  // Bool scalars (loop-carried flags) and bool tensors: And / Or / Xor / Not.
+  for (const auto& [name, opType] : std::vector<std::pair<std::string, std::string>>{
+           {"__and__", "And"}, {"__or__", "Or"}, {"__xor__", "Xor"}}) {
+    const std::string forBool = "aten::" + name + ".bool", forTensor = "aten::" + name + ".Tensor";
+    r.addOverloads({forBool, forTensor},
+                   [opType](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+                     for (size_t i = 0; i < 2; ++i)
+                       if (ctx.dtypeOf(args[i].value()).value_or(ScalarType::Bool) != ScalarType::Bool)
+                         args[i].fail("a bool (bitwise ops on ints are not exported)",
+                                      toString(*ctx.dtypeOf(args[i].value())));
+                     ctx.setOutput(n, 0, ctx.op(opType, {tensorOrScalar(ctx, args[0], ScalarType::Bool),
+                                                         tensorOrScalar(ctx, args[1], ScalarType::Bool)}));
+                   });
+  }
+  r.addOverloads({"aten::__not__"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    ctx.setOutput(n, 0, ctx.op("Not", {tensorOrScalar(ctx, args[0], ScalarType::Bool)}));
+  });
   r.addOverloads({"aten::lt.int", "aten::lt.float"}, scalarCompare("Less"));
   r.addOverloads({"aten::le.int", "aten::le.float"}, scalarCompare("LessOrEqual"));
   r.addOverloads({"aten::gt.int", "aten::gt.float"}, scalarCompare("Greater"));
@@ -805,6 +952,32 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
     std::string seq = ctx.toSequence(args[0].value(), dtypeOr(ctx, args[1].value()));
     ctx.setOutput(n, 0, ctx.op("SequenceInsert", {seq, x}));
     ctx.markSequence(n.output());
+  });
+  // slice.t(l, start, end, step): an int list computed at run time (fcn's x.shape[-2:] with
+  // dynamic axes) -> Slice of the 1-d int64 tensor; a list of tensors with constant bounds ->
+  // the sub-list. (Constant lists were folded before conversion.)
+  r.addOverloads({"aten::slice.t"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    auto bound = [&](size_t i, int64_t dflt) {
+      return args[i].isNone() ? ctx.constInt64s({dflt}) : intAsList(ctx, args[i]);
+    };
+    if (args[0].isTensorList() && args[1].isIValue() && args[2].isIValue() && args[3].isIValue()) {
+      auto xs = args[0].unwrapToTensorList();
+      const int64_t size = static_cast<int64_t>(xs.size()), step = args[3].unwrapToInt();
+      if (step <= 0) args[3].fail("a positive step", std::to_string(step));
+      auto clampIndex = [&](size_t i, int64_t dflt) {
+        int64_t v = args[i].isNone() ? dflt : args[i].unwrapToInt();
+        if (v < 0) v += size;
+        return std::clamp<int64_t>(v, 0, size);
+      };
+      std::vector<std::string> ys;
+      for (int64_t k = clampIndex(1, 0); k < clampIndex(2, size); k += step) ys.push_back(xs[k]);
+      return ctx.setTensorList(n.output(), ys);
+    }
+    if (args[0].isIValue() || args[0].isTensorList() || ctx.isSequence(args[0].value()) ||
+        mayHoldTensor(args[0].value()->type()))
+      args[0].fail("an int list computed at run time, or a list of tensors with constant bounds", "another list");
+    std::string xs = ctx.castTo(args[0].unwrapToTensor(), ctx.dtypeOf(args[0].value()), ScalarType::Long);
+    ctx.setOutput(n, 0, ctx.op("Slice", {xs, bound(1, 0), bound(2, kInt64Max), ctx.constInt64s({0}), intAsList(ctx, args[3])}));
   });
   r.addOverloads({"aten::len.t"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     ctx.setOutput(n, 0, ctx.op("SequenceLength", {ctx.toSequence(args[0].value())}));
