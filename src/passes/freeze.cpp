@@ -143,9 +143,9 @@ bool mayBeWritten(Value* root) {
         default:
           break;
       }
-      const OpInfo* op = opFor(user);
+      const OpInfo* op = user->maybeOperator();
       if (!op) {
-        if (mayWrite(user)) return true;
+        if (user->mayWrite()) return true;
         for (Value* out : user->outputs()) add(out);
         continue;
       }

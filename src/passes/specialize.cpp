@@ -113,7 +113,7 @@ bool foldAppendedLists(Graph& g) {
       Node* at = ancestorIn(u.user, home);
       if (!at || !last->isBefore(at)) ok = false;
       // A reader that could write the list (insert, pop, setitem, a call) keeps it as it is.
-      if (mayWrite(u.user)) ok = false;
+      if (u.user->mayWrite()) ok = false;
     }
     if (!ok) continue;
     std::vector<Value*> elems(l->inputs().begin(), l->inputs().end());
@@ -139,7 +139,7 @@ bool isConstant(const Value* v) { return v->node()->kind() == prim::Constant; }
 bool neverWritten(const Value* v) {
   for (const Use& u : v->uses()) {
     const Node* n = u.user;
-    if (mayWrite(n) || hasSideEffects(n) || !n->blocks().empty()) return false;
+    if (n->mayWrite() || hasSideEffects(n) || !n->blocks().empty()) return false;
     const Symbol k = n->kind();
     if (k == prim::ListConstruct || k == prim::TupleConstruct || k == prim::DictConstruct || k == prim::Return ||
         k == prim::SetAttr)
@@ -172,7 +172,7 @@ bool foldConstantContainerReads(Block* b) {
     ++it;
     for (Block* sub : n->blocks()) changed |= foldConstantContainerReads(sub);
     if (!n->blocks().empty() || n->outputs().size() != 1 || isMutableType(n->output()->type())) continue;
-    if (hasSideEffects(n) || mayWrite(n) || isNondeterministic(n)) continue;
+    if (hasSideEffects(n) || n->mayWrite() || n->isNondeterministic()) continue;
     bool readsContainer = false, ok = !n->inputs().empty();
     Stack stack;
     for (const Value* v : n->inputs()) {
@@ -185,7 +185,7 @@ bool foldConstantContainerReads(Block* b) {
       stack.push_back(std::move(*value));
     }
     if (!ok || !readsContainer) continue;
-    const OpInfo* op = opFor(n);
+    const OpInfo* op = n->maybeOperator();
     Operation operation = KernelRegistry::global().operationFor(*n, op);
     if (!operation) continue;
     try {
@@ -243,7 +243,7 @@ bool foldDictWrites(Graph& g) {
     for (const Use& u : d->output()->uses()) {
       if (u.user->kind() == aten::_set_item && u.offset == 0) continue;
       Node* at = ancestorIn(u.user, home);
-      if (!at || !last->isBefore(at) || mayWrite(u.user)) ok = false;
+      if (!at || !last->isBefore(at) || u.user->mayWrite()) ok = false;
     }
     if (!ok) continue;
     std::vector<Value*> keys, values;
