@@ -1,6 +1,7 @@
 // Shared pieces of the frozen-graph folds (fold_utils.h).
 #include "passes/fold_utils.h"
 
+#include "ir/walk.h"
 #include "passes/node_facts.h"
 #include "passes/passes.h"
 
@@ -144,21 +145,8 @@ void replaceWithFolded(Node* op, Node* bn, const FoldedWeights& f) {
   bn->destroy();
 }
 
-namespace {
-bool foldBlock(Block* block, const std::function<bool(Node*)>& fold) {
-  bool changed = false;
-  for (auto it = block->nodes().begin(); it != block->nodes().end();) {
-    Node* n = *it;
-    ++it;  // n may be destroyed
-    for (Block* b : n->blocks()) changed |= foldBlock(b, fold);
-    changed |= fold(n);
-  }
-  return changed;
-}
-}  // namespace
-
 bool foldNodes(Graph& graph, const std::function<bool(Node*)>& fold) {
-  const bool changed = foldBlock(graph.block(), fold);
+  const bool changed = visitNodes(graph, fold);
   if (changed) eliminateDeadCode(graph);
   return changed;
 }

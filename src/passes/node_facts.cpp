@@ -1,18 +1,15 @@
 // Node and value facts for passes (node_facts.h).
 #include "passes/node_facts.h"
 
+#include "ir/dead_code_elimination.h"
+#include "ir/walk.h"
+
 #include <cstring>
 #include <functional>
 
 namespace torchless::passes {
 
-bool hasSideEffects(const Node* n) {
-  if (n->hasSideEffects()) return true;
-  for (const Block* b : n->blocks())
-    for (const Node* inner : b->nodes())
-      if (hasSideEffects(inner)) return true;
-  return false;
-}
+bool hasSideEffects(const Node* n) { return hasSideEffectsWithin(n); }
 
 bool isMutableType(const TypePtr& t) {
   switch (t->kind()) {
@@ -44,18 +41,9 @@ bool isMutableType(const TypePtr& t) {
   }
 }
 
-namespace {
-bool blockHasWriters(const Block* b) {
-  for (const Node* n : b->nodes()) {
-    if (n->mayWrite()) return true;
-    for (const Block* inner : n->blocks())
-      if (blockHasWriters(inner)) return true;
-  }
-  return false;
+bool graphHasWriters(const Graph& g) {
+  return anyNode(g.block(), [](const Node* n) { return n->mayWrite(); });
 }
-}  // namespace
-
-bool graphHasWriters(const Graph& g) { return blockHasWriters(g.block()); }
 
 bool mustBeNone(const Value* v) {
   if (v->type() && v->type()->kind() == TypeKind::NoneType) return true;

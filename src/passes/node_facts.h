@@ -11,7 +11,8 @@
 
 namespace torchless::passes {
 
-/// Must stay even when unused: Node::hasSideEffects of the node or of a node in its blocks.
+/// Must stay even when unused: Node::hasSideEffects of the node or of a node in its blocks
+/// (hasSideEffectsWithin, ir/dead_code_elimination.h).
 bool hasSideEffects(const Node* n);
 
 /// PyTorch's AliasDb::isMutableType: tensors, lists, dicts, objects, futures, and tuples /

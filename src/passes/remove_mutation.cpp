@@ -24,6 +24,7 @@
 //   %z : Tensor = aten::relu(%x)                           %x2 : Tensor = aten::slice_scatter(
 //   return (%z)                                                %x, %e, %0, %1, %3, %1)
 //                                                          %z : Tensor = aten::relu(%x2)
+#include "ir/walk.h"
 #include "passes/node_facts.h"
 #include "passes/passes.h"
 
@@ -162,8 +163,7 @@ class RemoveMutation {
 
  private:
   void collect(Block* b, std::vector<Node*>& out) {
-    for (Node* n : b->nodes()) {
-      for (Block* s : n->blocks()) collect(s, out);
+    visitNodes(b, [&](Node* n) {
       const OpInfo* op = n->maybeOperator();
       if (writesOther(op) && !writesSelf(n, op)) {
         bool tensorOut = false;
@@ -177,7 +177,8 @@ class RemoveMutation {
                       placeOf(n));
       }
       if (writesSelf(n, op)) out.push_back(n);
-    }
+      return false;
+    });
   }
 
   [[noreturn]] void fail(const Node* m, const std::string& why) {
