@@ -11,6 +11,7 @@
 // and lists element by element; dicts by sorted key; int/float/bool as 0-d arrays; str as
 // outN.txt; None skipped; script objects by attribute in declaration order.
 
+#include "api/module.h"
 #include "core/ivalue.h"
 #include "core/type.h"
 
@@ -20,13 +21,6 @@
 #include <vector>
 
 namespace torchless {
-
-/// One parameter of the method being called (self excluded).
-struct ParamSpec {
-  std::string name;
-  TypePtr type;
-  std::optional<IValue> defaultValue;
-};
 
 /// Reads a tensor from a .npy path (injected so this file does not depend on the reader).
 using TensorLoader = std::function<Tensor(const std::string& path)>;

@@ -8,12 +8,12 @@
 // with the CompilationUnit holding its compiled code. Copies share the same object, as
 // torch.jit.ScriptModule handles do.
 
-#include "api/cli_io.h"
 #include "core/error.h"
 #include "core/ivalue.h"
 #include "ir/function.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,6 +22,14 @@ namespace torchless {
 
 struct ExecutionPlan;
 struct ModuleExecutionCache;
+
+/// One parameter of a method (self excluded): what Module::methodParams reports and the
+/// command line's input words (api/cli_io.h) fill.
+struct ParamSpec {
+  std::string name;
+  TypePtr type;
+  std::optional<IValue> defaultValue;
+};
 
 /// How to load an archive.
 struct LoadOptions {

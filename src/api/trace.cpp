@@ -14,10 +14,10 @@
 #include "api/trace.h"
 
 #include "core/error.h"
+#include "ir/dead_code_elimination.h"
 #include "ir/operator_matching.h"
 #include "ir/operator_registry.h"
 #include "ir/verifier.h"
-#include "passes/node_facts.h"
 #include "runtime/interpreter.h"
 #include "runtime/kernel.h"
 
@@ -907,13 +907,9 @@ class Tracer {
   /// Removes unused nodes without side effects, except prim::GetAttr (PyTorch's inlined
   /// traced graphs keep the GetAttr of every submodule whose method ran).
   void sweepDeadNodes() {
-    std::vector<Node*> order;
-    for (Node* n : g_->nodes()) order.push_back(n);
-    for (auto it = order.rbegin(); it != order.rend(); ++it) {
-      Node* n = *it;
-      if (n->kind() == prim::GetAttr || n->hasUses() || passes::hasSideEffects(n)) continue;
-      n->destroy();
-    }
+    DeadCodeOptions options;
+    options.keep = [](const Node* n) { return n->kind() == prim::GetAttr; };
+    eliminateDeadCode(*g_, options);
   }
 
   struct TensorEntry {

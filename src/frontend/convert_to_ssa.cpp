@@ -5,8 +5,6 @@
 // See Note [Variables as loads and stores] in emitter.h.
 #include "frontend/emitter.h"
 
-#include "ir/operator_matching.h"
-#include "ir/operator_registry.h"
 
 #include <algorithm>
 #include <limits>
@@ -324,26 +322,12 @@ void lowerSimpleTuples(Block* b) {
   }
 }
 
-bool hasSideEffects(const Node* n) {
-  static const std::set<Symbol> effects = {
-      prim::Print, prim::RaiseException, prim::SetAttr, prim::CallMethod, prim::CallFunction,
-      prim::Enter, prim::Exit, prim::If, prim::Loop, prim::Uninitialized /* kept when used */};
-  if (effects.count(n->kind()) && n->kind() != prim::Uninitialized) return true;
-  if (n->hasSideEffects()) return true;
-  if (n->kind().ns() == namespaces::prim && n->kind() != prim::Constant) {
-    // prim ops are pure unless the table says otherwise.
-  }
-  if (const OpInfo* op = matchOperator(n, OperatorRegistry::global()))
-    return op->mutates || op->hasSideEffects;
-  return false;
-}
-
 bool blockHasSideEffects(const Block* b) {
   for (const Node* n : b->nodes()) {
     if (n->kind() == prim::If || n->kind() == prim::Loop) {
       for (const Block* sub : n->blocks())
         if (blockHasSideEffects(sub)) return true;
-    } else if (hasSideEffects(n)) {
+    } else if (n->hasSideEffects()) {
       return true;
     }
   }
@@ -388,7 +372,7 @@ void eliminateDeadCode(Block* b) {
     for (Block* sub : n->blocks()) eliminateDeadCode(sub);
     bool used = false;
     for (Value* o : n->outputs()) used |= o->hasUses();
-    if (used || !n->blocks().empty() || hasSideEffects(n)) continue;
+    if (used || !n->blocks().empty() || n->hasSideEffects()) continue;
     n->destroy();
   }
 }

@@ -2,6 +2,8 @@
 #include "ir/ir.h"
 
 #include "core/error.h"
+#include "ir/operator_matching.h"
+#include "ir/operator_registry.h"
 
 #include <algorithm>
 #include <climits>
@@ -60,6 +62,7 @@ const Graph* Value::owningGraph() const { return node_->owningGraph(); }
 Value* Value::setType(TypePtr type) {
   TL_INTERNAL_ASSERT(type != nullptr, "setType(nullptr)");
   type_ = std::move(type);
+  for (const Use& u : uses_) u.user->invalidateOperator();
   return this;
 }
 
@@ -131,6 +134,7 @@ void Value::replaceFirstUseWith(Value* newValue) {
   TL_INTERNAL_ASSERT(!uses_.empty());
   Use u = uses_.front();
   u.user->inputs_[u.offset] = newValue;
+  u.user->invalidateOperator();
   newValue->uses_.push_back(u);
   uses_.erase(uses_.begin());
 }
@@ -146,6 +150,7 @@ void Value::replaceAllUsesAfterNodeWith(const Node* node, Value* newValue) {
   for (const Use& u : uses_) (u.user->isAfter(node) ? move : keep).push_back(u);
   for (const Use& u : move) {
     u.user->inputs_[u.offset] = newValue;
+    u.user->invalidateOperator();
     newValue->uses_.push_back(u);
   }
   uses_ = std::move(keep);
@@ -219,6 +224,7 @@ Value* Node::dropInput(size_t i) {
                      kind_.toQualString());
   uses.erase(it);
   inputs_[i] = nullptr;
+  invalidateOperator();
   return v;
 }
 
@@ -226,6 +232,7 @@ Value* Node::addInput(Value* v) {
   TL_INTERNAL_ASSERT(v != nullptr && v->owningGraph() == graph_, "input from another graph");
   inputs_.push_back(v);
   v->uses_.push_back(Use{this, inputs_.size() - 1});
+  invalidateOperator();
   return v;
 }
 
@@ -235,6 +242,7 @@ Value* Node::insertInput(size_t i, Value* v) {
   for (size_t j = i; j < inputs_.size(); ++j) findUseForInput(j)->offset += 1;
   inputs_.insert(inputs_.begin() + static_cast<std::ptrdiff_t>(i), v);
   v->uses_.push_back(Use{this, i});
+  invalidateOperator();
   return v;
 }
 
@@ -264,12 +272,14 @@ void Node::removeAllInputs() {
 }
 
 Value* Node::addOutput() {
+  invalidateOperator();
   outputs_.push_back(new Value(this, outputs_.size()));
   return outputs_.back();
 }
 
 Value* Node::insertOutput(size_t i) {
   TL_INTERNAL_ASSERT(i <= outputs_.size());
+  invalidateOperator();
   outputs_.insert(outputs_.begin() + static_cast<std::ptrdiff_t>(i), new Value(this, i));
   for (size_t j = i + 1; j < outputs_.size(); ++j) outputs_[j]->offset_ += 1;
   return outputs_[i];
@@ -281,6 +291,7 @@ void Node::eraseOutput(size_t i) {
   TL_INTERNAL_ASSERT(!v->hasUses(), "erasing output %{} of {} which still has uses", v->debugName(),
                      kind_.toQualString());
   outputs_.erase(outputs_.begin() + static_cast<std::ptrdiff_t>(i));
+  invalidateOperator();
   graph_->freeValue(v);
   for (size_t j = i; j < outputs_.size(); ++j) outputs_[j]->offset_ -= 1;
 }
@@ -514,38 +525,76 @@ bool Node::mustBeNone() const {
          outputs_[0]->type()->kind() != TypeKind::AnyType;
 }
 
-bool Node::hasSideEffects() const {
-  switch (kind_) {
-    case prim::Print:
-    case prim::RaiseException:
+// Note [Op facts]: operators carry their facts in the op table; the IR constructs below have
+// no entry there, and these are theirs (as in the first switch of torch::jit::Node::
+// hasSideEffects).
+namespace {
+
+/// IR constructs that may write state reachable from their inputs: attribute stores, calls
+/// (whose callee may do anything), and the `with` statement's enter / exit.
+bool isWritingConstruct(Symbol kind) {
+  switch (kind) {
     case prim::SetAttr:
-    case prim::Enter:
-    case prim::Exit:
     case prim::CallMethod:
     case prim::CallFunction:
-    case prim::IgnoredPythonOp:
-    case prim::AddStatValue:
-    case prim::TimePoint:
-    case prim::rpc_async:
-    case aten::warn:
-    case aten::append:
-    case aten::_set_item:
-    case aten::copy_:
+    case prim::Enter:
+    case prim::Exit:
       return true;
     default:
+      return false;
+  }
+}
+
+/// A fact of a node no overload matched (wrong arity or types, as in hand-built graphs): true
+/// when every overload of its name has it, and for an unknown aten name ending in `_` (PyTorch
+/// names in-place ops so) when `inPlace` counts.
+template <typename Fact>
+bool factOfEveryOverload(Symbol kind, bool inPlace, Fact fact) {
+  const auto& overloads = OperatorRegistry::global().lookup(kind.toQualString());
+  if (overloads.empty()) {
+    if (!inPlace || !kind.is_aten()) return false;
+    std::string_view n = kind.toUnqualString();
+    return n.size() > 1 && n.back() == '_' && n.substr(0, 2) != "__";
+  }
+  return std::all_of(overloads.begin(), overloads.end(), fact);
+}
+
+}  // namespace
+
+const OpInfo* Node::maybeOperator() const {
+  if (opMatched_.load(std::memory_order_acquire)) return op_.load(std::memory_order_relaxed);
+  const OpInfo* op = nullptr;
+  switch (kind_) {
+    case prim::Constant:
+    case prim::If:
+    case prim::Loop:
+    case prim::Return:
+    case prim::Param:
       break;
+    default:
+      op = matchOperatorUncached(this, OperatorRegistry::global());
   }
-  if (kind_.is_aten()) {
-    std::string_view n = kind_.toUnqualString();
-    // In-place ops (`add_`, `relu_`), but not dunder names (`__is__`).
-    if (n.size() > 1 && n.back() == '_' && n.substr(0, 2) != "__") return true;
-    static const char* mutating[] = {"insert",     "pop",     "remove", "clear",
-                                     "extend",     "reverse", "sort",   "update",
-                                     "setdefault", "popitem", "delete"};
-    for (const char* m : mutating)
-      if (n == m) return true;
-  }
-  return false;
+  op_.store(op, std::memory_order_relaxed);
+  opMatched_.store(true, std::memory_order_release);
+  return op;
+}
+
+bool Node::mayWrite() const {
+  if (isWritingConstruct(kind_)) return true;
+  if (const OpInfo* op = maybeOperator()) return op->mutates;
+  return factOfEveryOverload(kind_, true, [](const OpInfo* o) { return o->mutates; });
+}
+
+bool Node::hasSideEffects() const {
+  if (isWritingConstruct(kind_)) return true;
+  if (const OpInfo* op = maybeOperator()) return op->hasSideEffects || op->mutates;
+  return factOfEveryOverload(kind_, true,
+                             [](const OpInfo* o) { return o->hasSideEffects || o->mutates; });
+}
+
+bool Node::isNondeterministic() const {
+  if (const OpInfo* op = maybeOperator()) return op->nondeterministic;
+  return factOfEveryOverload(kind_, false, [](const OpInfo* o) { return o->nondeterministic; });
 }
 
 // ---- Block ----------------------------------------------------------------------------------

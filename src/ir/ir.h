@@ -41,6 +41,7 @@
 #include "core/type.h"
 #include "ir/symbol.h"
 
+#include <atomic>
 #include <complex>
 #include <cstdint>
 #include <functional>
@@ -60,6 +61,7 @@ class Graph;
 class Block;
 class Node;
 class Value;
+struct OpInfo;  // ir/operator_registry.h
 
 /// Where a node came from, as PyTorch prints it after a node: `# filename:line:col`, line
 /// 1-based, col 0-based (PyTorch's file_line_col). `text` may hold the source text of the
@@ -395,11 +397,23 @@ class Node {
 
   /// A prim::Constant without a value attribute whose output is NoneType (PyTorch's None).
   bool mustBeNone() const;
-  /// Side effects as far as the IR alone knows (prim::Print, prim::RaiseException,
-  /// prim::SetAttr, prim::Enter/Exit, prim::CallMethod/CallFunction, in-place list and dict
-  /// ops of the aten namespace ending in `_` or named append/insert/...). The op table
-  /// refines this per schema.
+
+  // -- facts from the op table (Note [Op facts] in ir/operator_registry.h)
+
+  /// The op-table entry this node calls (matchOperator against the global table), or nullptr
+  /// for IR constructs (prim::Constant, prim::If, prim::SetAttr ...) and unknown operators.
+  /// Matched on first use and kept until an input, an input's type or the output count
+  /// changes (torch::jit::Node::maybeOperator).
+  const OpInfo* maybeOperator() const;
+  /// Must stay even when its outputs are unused, without looking into its blocks: the op's
+  /// side effects or writes, or an IR construct that writes (mayWrite).
   bool hasSideEffects() const;
+  /// May write to one of its inputs or to state reachable from them: a mutating op (`add_`,
+  /// `out=`, list and dict mutators, prim::PythonOp), prim::SetAttr, prim::CallMethod,
+  /// prim::CallFunction, prim::Enter, prim::Exit. Prints and raises do not write.
+  bool mayWrite() const;
+  /// Draws random numbers (OpInfo::nondeterministic).
+  bool isNondeterministic() const;
 
   // -- printing (ir_printer.cpp)
 
@@ -428,6 +442,8 @@ class Node {
   void removeFromList();
   void assignTopoPosition();
   void cloneMetadataFrom(const Node& from);
+  /// Forgets the matched op (maybeOperator); called by every mutator that can change it.
+  void invalidateOperator() { opMatched_.store(false, std::memory_order_relaxed); }
 
   Symbol kind_;
   Graph* graph_;
@@ -441,6 +457,9 @@ class Node {
   std::vector<std::pair<Symbol, AttributeValue>> attributes_;
   SourceLocationPtr sourceRange_;
   ScopePtr scope_;
+  // maybeOperator's cache; atomic because a finished graph may be read from several threads.
+  mutable std::atomic<const OpInfo*> op_{nullptr};
+  mutable std::atomic<bool> opMatched_{false};
 };
 
 // ---- Block ----------------------------------------------------------------------------------

@@ -120,6 +120,11 @@ bool atLeastAsSpecific(const OpInfo& a, const OpInfo& b) {
 }  // namespace
 
 const OpInfo* matchOperator(const Node* node, const OperatorRegistry& registry) {
+  if (&registry == &OperatorRegistry::global()) return node->maybeOperator();
+  return matchOperatorUncached(node, registry);
+}
+
+const OpInfo* matchOperatorUncached(const Node* node, const OperatorRegistry& registry) {
   // Several overloads may accept the inputs (`aten::floordiv(Scalar, Scalar)` and
   // `aten::floordiv.int(int, int)` both take two ints); the most specific one wins, as the
   // emitter's overload resolution would have picked it.

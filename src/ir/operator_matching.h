@@ -23,8 +23,11 @@ bool matchTypeVariables(const TypePtr& formal, const TypePtr& actual, TypeEnv& e
 /// `formal` with its type variables replaced from `env` (unbound ones stay).
 TypePtr substituteTypeVariables(const TypePtr& formal, const TypeEnv& env);
 
-/// The first overload of node->kind() in `registry` whose schema the node's inputs and output
-/// count fit, or nullptr (prim::Constant, prim::If and other structural nodes have none).
+/// The most specific overload of node->kind() in `registry` whose schema the node's inputs and
+/// output count fit, or nullptr (prim::Constant, prim::If and other structural nodes have
+/// none). Against the global table this is node->maybeOperator(), matched once per node.
 const OpInfo* matchOperator(const Node* node, const OperatorRegistry& registry);
+/// As matchOperator, without the node's cache (Node::maybeOperator fills it with this).
+const OpInfo* matchOperatorUncached(const Node* node, const OperatorRegistry& registry);
 
 }  // namespace torchless

@@ -12,55 +12,8 @@ namespace {
 
 #include "ir/op_schemas_generated.inc"
 
-/// Node::hasSideEffects (torch/csrc/jit/ir/ir.cpp), by qualified name.
-bool hasSideEffects(const std::string& name) {
-  static const std::set<std::string, std::less<>> names = {
-      "prim::PythonOp",
-      "prim::IgnoredPythonOp",
-      "prim::Print",
-      "prim::RaiseException",
-      "prim::SetAttr",
-      "aten::warn",
-      "aten::save",
-      "aten::manual_seed",
-      "prim::AddStatValue",
-      "prim::TimePoint",
-      "prim::CallFunction",
-      "prim::CallMethod",
-      "prim::BailoutTemplate",
-      "prim::BailOut",
-      "prim::rpc_async",
-      "prim::rpc_sync",
-      "prim::rpc_remote",
-      "aten::wait",
-      "prim::Enter",
-      "prim::Exit",
-      "aten::seed",
-      "aten::initial_seed",
-  };
-  return names.count(name) > 0;
-}
-
-/// Draws random numbers: takes a Generator, or is one of the random ops without a Generator
-/// overload.
-bool isNondeterministic(const FunctionSchema& s) {
-  static const std::set<std::string, std::less<>> names = {
-      "aten::dropout",
-      "aten::dropout_",
-      "aten::feature_dropout",
-      "aten::feature_dropout_",
-      "aten::alpha_dropout",
-      "aten::alpha_dropout_",
-      "aten::feature_alpha_dropout",
-      "aten::feature_alpha_dropout_",
-      "aten::rrelu",
-      "aten::rrelu_",
-      "aten::rand_like",
-      "aten::randn_like",
-      "aten::randint_like",
-      "aten::native_dropout",
-  };
-  if (names.count(s.name())) return true;
+/// Takes a Generator: draws random numbers.
+bool takesGenerator(const FunctionSchema& s) {
   for (const auto& a : s.arguments()) {
     const Type* t = a.realType().get();
     if (const auto* o = t->cast<OptionalType>()) t = o->getElementType().get();
@@ -89,10 +42,73 @@ bool returnsAlias(const FunctionSchema& s) {
   return false;
 }
 
-void registerAll(OperatorRegistry& registry, const char* const* begin, const char* const* end) {
-  for (auto it = begin; it != end; ++it)
-    if (*it) registry.registerSchemaText(*it);
+struct NamedFacts {
+  const char* name;
+  RegisteredFacts facts;
+};
+
+template <size_t N, size_t M>
+void registerGroup(OperatorRegistry& registry, const char* const (&schemas)[N],
+                   const NamedFacts (&facts)[M]) {
+  for (const char* schema : schemas)
+    if (schema) registry.registerSchemaText(schema);
+  for (const NamedFacts& f : facts)
+    if (f.name) registry.addFacts(f.name, f.facts);
 }
+
+// ---- Facts set where each group is registered (Note [Op facts]) ----------------------------
+// Side effects are the operators of PyTorch's Node::hasSideEffects (torch/csrc/jit/ir/ir.cpp)
+// that have a schema; random ops are those without a Generator overload (the others are
+// found from their schemas); not foldable are ops PyTorch's ConstantPropagation skips.
+constexpr RegisteredFacts kEffect{.sideEffects = true};
+constexpr RegisteredFacts kRandom{.random = true};
+constexpr RegisteredFacts kNotFoldable{.notFoldable = true};
+
+constexpr NamedFacts kAtenFacts[] = {
+    {"aten::warn", kEffect},
+    {"aten::save", kEffect},
+    {"aten::manual_seed", kEffect},
+    {"aten::wait", kEffect},
+    {"aten::dropout", kRandom},
+    {"aten::dropout_", kRandom},
+    {"aten::feature_dropout", kRandom},
+    {"aten::feature_dropout_", kRandom},
+    {"aten::alpha_dropout", kRandom},
+    {"aten::alpha_dropout_", kRandom},
+    {"aten::feature_alpha_dropout", kRandom},
+    {"aten::feature_alpha_dropout_", kRandom},
+    {"aten::rrelu", kRandom},
+    {"aten::rrelu_", kRandom},
+    {"aten::rand_like", kRandom},
+    {"aten::randn_like", kRandom},
+    {"aten::randint_like", kRandom},
+    {"aten::native_dropout", kRandom},
+    // Folding would replace a quantized tensor by a float constant.
+    {"aten::dequantize", kNotFoldable},
+};
+
+constexpr NamedFacts kPrimFacts[] = {
+    // Runs Python: anything may be written.
+    {"prim::PythonOp", {.sideEffects = true, .writes = true}},
+    {"prim::IgnoredPythonOp", {.sideEffects = true, .writes = true}},
+    {"prim::Print", kEffect},
+    {"prim::RaiseException", kEffect},
+    {"prim::AddStatValue", kEffect},
+    {"prim::TimePoint", kEffect},
+    {"prim::BailoutTemplate", kEffect},
+    {"prim::BailOut", kEffect},
+    {"prim::rpc_async", kEffect},
+    {"prim::rpc_sync", kEffect},
+    {"prim::rpc_remote", kEffect},
+    // Placeholders and profiling nodes stand for a run-time value.
+    {"prim::Uninitialized", kNotFoldable},
+    {"prim::AutogradZero", kNotFoldable},
+    {"prim::Guard", kNotFoldable},
+    {"prim::profile", kNotFoldable},
+    {"prim::unchecked_unwrap_optional", kNotFoldable},
+};
+
+constexpr NamedFacts kNoFacts[] = {{nullptr, {}}};
 
 }  // namespace
 
@@ -136,8 +152,8 @@ OpInfo& OperatorRegistry::addParsed(FunctionSchema schema) {
                             it->second->key, info->key));
   info->mutates = schema.isMutable();
   info->returnsAlias = returnsAlias(schema);
-  info->hasSideEffects = hasSideEffects(schema.name());
-  info->nondeterministic = isNondeterministic(schema);
+  info->nondeterministic = takesGenerator(schema);
+  info->foldable = !info->mutates && !info->nondeterministic;
   info->schema = std::move(schema);
 
   OpInfo* raw = info.get();
@@ -148,8 +164,12 @@ OpInfo& OperatorRegistry::addParsed(FunctionSchema schema) {
   bool random = raw->nondeterministic;
   for (const OpInfo* o : overloads) random |= o->nondeterministic;
   if (random) {
+    for (OpInfo* o : overloadsOf(raw->schema.name())) {
+      o->nondeterministic = true;
+      o->foldable = false;
+    }
     raw->nondeterministic = true;
-    for (const OpInfo* o : overloads) byOverload_.at(o->overloadKey)->nondeterministic = true;
+    raw->foldable = false;
   }
   overloads.push_back(raw);
   byKey_.emplace(raw->key, std::move(info));
@@ -217,6 +237,24 @@ size_t OperatorRegistry::size() const {
   return byKey_.size() + pendingOverloads_.size();
 }
 
+std::vector<OpInfo*> OperatorRegistry::overloadsOf(std::string_view qualifiedName) {
+  std::vector<OpInfo*> out;
+  for (const OpInfo* o : lookup(qualifiedName)) out.push_back(byOverload_.at(o->overloadKey));
+  return out;
+}
+
+void OperatorRegistry::addFacts(std::string_view qualifiedName, const RegisteredFacts& facts) {
+  std::vector<OpInfo*> ops = overloadsOf(qualifiedName);
+  if (ops.empty())
+    throw Error(fmt::format("facts given for operator {}, which is not registered", qualifiedName));
+  for (OpInfo* op : ops) {
+    op->hasSideEffects |= facts.sideEffects;
+    op->nondeterministic |= facts.random;
+    op->mutates |= facts.writes;
+    op->foldable &= !(facts.sideEffects || facts.random || facts.writes || facts.notFoldable);
+  }
+}
+
 const OpInfo* OperatorRegistry::find(std::string_view schema) const {
   std::lock_guard<std::recursive_mutex> lock(lazyMutex_);
   parsePending(nameOf(schema));
@@ -258,14 +296,21 @@ std::vector<const OpInfo*> OperatorRegistry::all() const {
   return out;
 }
 
-#define TORCHLESS_REGISTER_GROUP(FN, ARRAY) \
-  void FN(OperatorRegistry& registry) { registerAll(registry, std::begin(ARRAY), std::end(ARRAY)); }
-TORCHLESS_REGISTER_GROUP(registerAtenSchemas, kAtenSchemas)
-TORCHLESS_REGISTER_GROUP(registerPrimSchemas, kPrimSchemas)
-TORCHLESS_REGISTER_GROUP(registerQuantizedSchemas, kQuantizedSchemas)
-TORCHLESS_REGISTER_GROUP(registerTorchvisionSchemas, kTorchvisionSchemas)
-TORCHLESS_REGISTER_GROUP(registerOtherSchemas, kOtherSchemas)
-#undef TORCHLESS_REGISTER_GROUP
+void registerAtenSchemas(OperatorRegistry& registry) {
+  registerGroup(registry, kAtenSchemas, kAtenFacts);
+}
+void registerPrimSchemas(OperatorRegistry& registry) {
+  registerGroup(registry, kPrimSchemas, kPrimFacts);
+}
+void registerQuantizedSchemas(OperatorRegistry& registry) {
+  registerGroup(registry, kQuantizedSchemas, kNoFacts);
+}
+void registerTorchvisionSchemas(OperatorRegistry& registry) {
+  registerGroup(registry, kTorchvisionSchemas, kNoFacts);
+}
+void registerOtherSchemas(OperatorRegistry& registry) {
+  registerGroup(registry, kOtherSchemas, kNoFacts);
+}
 
 void initOperatorRegistry() { (void)OperatorRegistry::global(); }
 

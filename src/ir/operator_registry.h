@@ -13,9 +13,18 @@
 // installed PyTorch. A duplicate schema, a second schema with the same name and overload, or a
 // schema that does not parse throws torchless::Error, which stops start-up.
 //
-// Per-op facts hang off the entry (OpInfo), not off central switches: aliasing and mutation
-// (from the schema), side effects and nondeterminism (set at registration), and slots for
-// the later layers (shape rule, kernel) that they fill from their own registerXxx() functions.
+// Per-op facts hang off the entry (OpInfo), not off central switches. Note [Op facts]:
+//  - from the schema: `mutates` (an argument annotated `(a!)`), `returnsAlias` (a return in an
+//    argument's alias set), and `nondeterministic` for ops that take a Generator;
+//  - set where the op is registered (the fact tables of operator_registry.cpp, applied by the
+//    same registerXxxSchemas() that adds the group): side effects PyTorch's
+//    Node::hasSideEffects lists, random ops without a Generator argument (dropout, rrelu),
+//    writes a schema cannot declare (prim::PythonOp), and ops constant folding must leave;
+//  - derived: `foldable`, false as soon as one of the above says the op is not a function of
+//    its inputs.
+// IR constructs that are not operators (prim::SetAttr, prim::CallMethod, prim::If ...) have no
+// entry; Node::hasSideEffects / Node::mayWrite (ir/ir.h) state their facts.
+// The kernel slot is filled by the runtime from its own registration functions.
 // Converters live in their own registries keyed by OpInfo::key.
 //
 // Thread safety: the table is filled once at start-up; afterwards it may be read from any
@@ -48,9 +57,8 @@
 
 namespace torchless {
 
-// Defined by the layers that fill the extension slots of OpInfo.
-struct ShapeRule;    // passes/: output types from input types
-struct KernelEntry;  // runtime/: the CPU kernel
+// Defined by the runtime, which fills the kernel slot of OpInfo.
+struct KernelEntry;
 
 /// One operator of the table: its schema and the facts about it.
 struct OpInfo {
@@ -61,26 +69,36 @@ struct OpInfo {
   /// "aten::add.Tensor" (name, and `.overload` when there is one).
   std::string overloadKey;
 
-  // ---- facts from the schema ----
-  /// Some argument is written (an alias annotation with `!`): `add_`, `out=` variants.
+  // ---- facts (Note [Op facts]) ----
+  /// Some argument is written: an alias annotation with `!` (`add_`, `out=` variants, list
+  /// and dict mutators), or a registration fact for ops whose schema cannot say
+  /// (prim::PythonOp).
   bool mutates = false;
   /// Some return may alias an argument (shares an alias set with it, or is a wildcard):
   /// views such as `aten::view`, `aten::select`, and the returns of in-place ops.
   bool returnsAlias = false;
-
-  // ---- facts set at registration ----
-  /// Must not be removed or reordered even when its outputs are unused
+  /// Observable beyond its outputs and arguments (prints, raises, RNG state, files, RPC);
+  /// must not be removed or reordered even when its outputs are unused
   /// (Node::hasSideEffects in torch/csrc/jit/ir/ir.cpp).
   bool hasSideEffects = false;
-  /// Draws random numbers (some overload of the name takes a Generator, or it is dropout /
-  /// rrelu); must not be constant-folded or deduplicated.
+  /// Draws random numbers (some overload of the name takes a Generator, or it is marked at
+  /// registration: dropout, rrelu, rand_like); must not be constant-folded or deduplicated.
   bool nondeterministic = false;
+  /// May be evaluated at compile time when its inputs are constants: none of the facts above
+  /// forbids it, and registration did not exclude it (prim::Uninitialized, dequantize).
+  bool foldable = true;
 
-  // ---- extension slots, filled by later layers from their own registration functions ----
-  /// Shape/dtype rule for shape propagation; null = unknown.
-  const ShapeRule* shapeRule = nullptr;
+  // ---- extension slot, filled by the runtime from its registration functions ----
   /// The runtime's kernel; null = no kernel (the op is unsupported by the interpreter).
   const KernelEntry* kernel = nullptr;
+};
+
+/// Facts a schema cannot tell (Note [Op facts]), given where an op group is registered.
+struct RegisteredFacts {
+  bool sideEffects = false;  ///< sets OpInfo::hasSideEffects
+  bool random = false;       ///< sets OpInfo::nondeterministic
+  bool writes = false;       ///< sets OpInfo::mutates
+  bool notFoldable = false;  ///< clears OpInfo::foldable
 };
 
 /// The op table. Use OperatorRegistry::global(); separate instances are for tests.
@@ -103,6 +121,9 @@ class OperatorRegistry {
   /// must outlive the table (a string literal). Throws torchless::Error when the same text or
   /// another schema with the same name and overload is already registered.
   void registerSchemaText(std::string_view schema);
+  /// Adds `facts` to every overload of `qualifiedName` (`prim::Print`). Throws
+  /// torchless::Error when no overload of that name is registered.
+  void addFacts(std::string_view qualifiedName, const RegisteredFacts& facts);
 
   /// The entry whose key is `schema` (the exact printed schema), or nullptr.
   const OpInfo* find(std::string_view schema) const;
@@ -127,6 +148,7 @@ class OperatorRegistry {
   std::unordered_map<std::string_view, std::vector<std::string_view>> pending_;
   /// `name.overload` -> text, of every text registered by registerSchemaText and not parsed.
   std::unordered_map<std::string_view, std::string_view> pendingOverloads_;
+  std::vector<OpInfo*> overloadsOf(std::string_view qualifiedName);
 
   std::map<std::string, std::unique_ptr<OpInfo>, std::less<>> byKey_;
   std::map<std::string, OpInfo*, std::less<>> byOverload_;

@@ -55,7 +55,7 @@ class CSE {
  private:
   bool candidate(const Node* n) const {
     if (n->kind() == prim::profile || !n->blocks().empty()) return false;
-    if (hasSideEffects(n) || isNondeterministic(n) || mayWrite(n)) return false;
+    if (hasSideEffects(n) || n->isNondeterministic() || n->mayWrite()) return false;
     if (n->kind() == prim::Uninitialized) return false;
     if (writers_) {
       for (const Value* v : n->inputs())

@@ -85,13 +85,9 @@ class ConstantPropagator {
 
   bool supported(const Node* n) const {
     switch (n->kind()) {
+      // IR constructs whose value exists only at run time.
       case prim::Constant:
-      case prim::Uninitialized:
       case prim::Closure:
-      case prim::AutogradZero:
-      case prim::Guard:
-      case prim::profile:
-      case prim::unchecked_unwrap_optional:
       case prim::awaitable:
       case prim::fork:
       case prim::GetAttr:
@@ -101,8 +97,15 @@ class ConstantPropagator {
         break;
     }
     if (n->kind().is_onnx() || !n->blocks().empty()) return false;
-    if (n->kind() == Symbol::aten("dequantize")) return false;
-    if (hasSideEffects(n) || isNondeterministic(n) || mayWrite(n)) return false;
+    // The op table's foldability (Note [Op facts]); for a node no overload matched, that of
+    // every overload of its name.
+    if (const OpInfo* op = n->maybeOperator()) {
+      if (!op->foldable) return false;
+    } else {
+      for (const OpInfo* o : OperatorRegistry::global().lookup(n->kind().toQualString()))
+        if (!o->foldable) return false;
+    }
+    if (hasSideEffects(n) || n->isNondeterministic() || n->mayWrite()) return false;
     if (writers_) {
       for (const Value* v : n->inputs())
         if (isMutableType(v->type())) return false;
@@ -113,7 +116,7 @@ class ConstantPropagator {
   }
 
   void fold(Node* n) {
-    const OpInfo* op = opFor(n);
+    const OpInfo* op = n->maybeOperator();
     if (op && op->schema.isVararg()) return;
     Operation operation = KernelRegistry::global().operationFor(*n, op);
     if (!operation) return;

@@ -16,7 +16,6 @@
 //                     %var, %false, %momentum, %eps, %cudnn)           %b_fused_bn, %s, %p, %d, %g)
 //   return (%y)                                                   return (%c)
 #include "passes/fold_utils.h"
-#include "passes/node_facts.h"
 #include "passes/passes.h"
 
 namespace torchless::passes {
@@ -28,44 +27,11 @@ const char* const kFoldConvBnDescription =
     "whose output has other uses, non-constant parameters, training-mode batch_norm, "
     "non-float weights.";
 
-namespace {
-
-std::optional<Tensor> optionalTensor(const Value* v, bool& ok) {
-  if (fold::isNone(v)) return std::nullopt;
-  std::optional<Tensor> t = fold::constantTensor(v);
-  if (!t) ok = false;
-  return t;
-}
-
-bool foldOne(Node* bn) {
-  Node* conv = bn->input(0)->node();
-  if (!fold::isConv(conv) || bn->inputs().size() != 9) return false;
-  if (fold::nonConstantParameters(conv) || fold::nonConstantParameters(bn)) return false;
-  if (conv->output()->uses().size() != 1) return false;
-  std::optional<bool> training = constantBool(bn->input(5));
-  if (!training || *training) return false;
-  std::optional<IValue> eps = toIValue(bn->input(7));
-  if (!eps || !(eps->isDouble() || eps->isInt())) return false;
-  bool ok = true;
-  std::optional<Tensor> w = fold::constantTensor(conv->input(1));
-  std::optional<Tensor> b = optionalTensor(conv->input(2), ok);
-  std::optional<Tensor> gamma = optionalTensor(bn->input(1), ok);
-  std::optional<Tensor> beta = optionalTensor(bn->input(2), ok);
-  std::optional<Tensor> mean = fold::constantTensor(bn->input(3));
-  std::optional<Tensor> var = fold::constantTensor(bn->input(4));
-  if (!ok || !w || !mean || !var) return false;
-  std::optional<fold::FoldedWeights> f = fold::foldBatchNorm(
-      *w, b, *mean, *var, eps->toScalarDouble(), gamma, beta, /*linearOrder=*/false);
-  if (!f) return false;
-  fold::replaceWithFolded(conv, bn, *f);
-  return true;
-}
-
-}  // namespace
-
 bool foldConvBn(Graph& graph) {
+  static const fold::BatchNormFoldTarget conv{
+      .accepts = fold::isConv, .weightDim = 0, .linearOrder = false};
   return fold::foldNodes(graph, [](Node* n) {
-    return n->kind() == Symbol::aten("batch_norm") && foldOne(n);
+    return n->kind() == Symbol::aten("batch_norm") && fold::foldBatchNormInto(n, conv);
   });
 }
 

@@ -13,7 +13,6 @@
 //   %y : Tensor = aten::batch_norm(%l, %gamma, ...)    ==>         %w_fused_bn, %b_fused_bn)
 //   return (%y)                                               return (%l)
 #include "passes/fold_utils.h"
-#include "passes/node_facts.h"
 #include "passes/passes.h"
 
 namespace torchless::passes {
@@ -26,47 +25,23 @@ const char* const kFoldLinearBnDescription =
 
 namespace {
 
-std::optional<Tensor> optionalTensor(const Value* v, bool& ok) {
-  if (fold::isNone(v)) return std::nullopt;
-  std::optional<Tensor> t = fold::constantTensor(v);
-  if (!t) ok = false;
-  return t;
-}
-
-bool foldOne(Node* bn) {
-  Node* linear = bn->input(0)->node();
-  if (linear->kind() != Symbol::aten("linear") || linear->inputs().size() != 3 ||
-      bn->inputs().size() != 9)
-    return false;
-  if (fold::nonConstantParameters(linear) || fold::nonConstantParameters(bn)) return false;
-  if (linear->output()->uses().size() != 1) return false;
-  if (const auto* tt = linear->input(0)->type()->cast<TensorType>()) {
+// aten::linear(input, weight, bias); PyTorch's fold assumes a 2-D input ([N, in]: batch_norm
+// normalises the linear's output features), so another rank in the input's type is left.
+bool isFoldableLinear(const Node* n) {
+  if (n->kind() != Symbol::aten("linear") || n->inputs().size() != 3) return false;
+  if (const auto* tt = n->input(0)->type()->cast<TensorType>()) {
     if (tt->dim() && *tt->dim() != 2) return false;
   }
-  std::optional<bool> training = constantBool(bn->input(5));
-  if (!training || *training) return false;
-  std::optional<IValue> eps = toIValue(bn->input(7));
-  if (!eps || !(eps->isDouble() || eps->isInt())) return false;
-  bool ok = true;
-  std::optional<Tensor> w = fold::constantTensor(linear->input(1));
-  std::optional<Tensor> b = optionalTensor(linear->input(2), ok);
-  std::optional<Tensor> gamma = optionalTensor(bn->input(1), ok);
-  std::optional<Tensor> beta = optionalTensor(bn->input(2), ok);
-  std::optional<Tensor> mean = fold::constantTensor(bn->input(3));
-  std::optional<Tensor> var = fold::constantTensor(bn->input(4));
-  if (!ok || !w || w->dim() != 2 || !mean || !var) return false;
-  std::optional<fold::FoldedWeights> f = fold::foldBatchNorm(
-      *w, b, *mean, *var, eps->toScalarDouble(), gamma, beta, /*linearOrder=*/true);
-  if (!f) return false;
-  fold::replaceWithFolded(linear, bn, *f);
   return true;
 }
 
 }  // namespace
 
 bool foldLinearBn(Graph& graph) {
+  static const fold::BatchNormFoldTarget linear{
+      .accepts = isFoldableLinear, .weightDim = 2, .linearOrder = true};
   return fold::foldNodes(graph, [](Node* n) {
-    return n->kind() == Symbol::aten("batch_norm") && foldOne(n);
+    return n->kind() == Symbol::aten("batch_norm") && fold::foldBatchNormInto(n, linear);
   });
 }
 

@@ -1,6 +1,7 @@
 // Shared pieces of the frozen-graph folds (fold_utils.h).
 #include "passes/fold_utils.h"
 
+#include "ir/walk.h"
 #include "passes/node_facts.h"
 #include "passes/passes.h"
 
@@ -149,23 +150,44 @@ void replaceWithFolded(Node* op, Node* bn, const FoldedWeights& f) {
   bn->destroy();
 }
 
-namespace {
-bool foldBlock(Block* block, const std::function<bool(Node*)>& fold) {
-  bool changed = false;
-  for (auto it = block->nodes().begin(); it != block->nodes().end();) {
-    Node* n = *it;
-    ++it;  // n may be destroyed
-    for (Block* b : n->blocks()) changed |= foldBlock(b, fold);
-    changed |= fold(n);
-  }
+bool foldNodes(Graph& graph, const std::function<bool(Node*)>& fold) {
+  const bool changed = visitNodes(graph, fold);
+  if (changed) eliminateDeadCode(graph);
   return changed;
+}
+
+namespace {
+std::optional<Tensor> optionalTensor(const Value* v, bool& ok) {
+  if (isNone(v)) return std::nullopt;
+  std::optional<Tensor> t = constantTensor(v);
+  if (!t) ok = false;
+  return t;
 }
 }  // namespace
 
-bool foldNodes(Graph& graph, const std::function<bool(Node*)>& fold) {
-  const bool changed = foldBlock(graph.block(), fold);
-  if (changed) eliminateDeadCode(graph);
-  return changed;
+bool foldBatchNormInto(Node* bn, const BatchNormFoldTarget& target) {
+  Node* op = bn->input(0)->node();
+  if (!target.accepts(op) || bn->inputs().size() != 9) return false;
+  if (nonConstantParameters(op) || nonConstantParameters(bn)) return false;
+  if (op->output()->uses().size() != 1) return false;
+  std::optional<bool> training = constantBool(bn->input(5));
+  if (!training || *training) return false;
+  std::optional<IValue> eps = toIValue(bn->input(7));
+  if (!eps || !(eps->isDouble() || eps->isInt())) return false;
+  bool ok = true;
+  std::optional<Tensor> w = constantTensor(op->input(1));
+  std::optional<Tensor> b = optionalTensor(op->input(2), ok);
+  std::optional<Tensor> gamma = optionalTensor(bn->input(1), ok);
+  std::optional<Tensor> beta = optionalTensor(bn->input(2), ok);
+  std::optional<Tensor> mean = constantTensor(bn->input(3));
+  std::optional<Tensor> var = constantTensor(bn->input(4));
+  if (!ok || !w || !mean || !var) return false;
+  if (target.weightDim && w->dim() != target.weightDim) return false;
+  std::optional<FoldedWeights> f = foldBatchNorm(*w, b, *mean, *var, eps->toScalarDouble(), gamma,
+                                                 beta, target.linearOrder);
+  if (!f) return false;
+  replaceWithFolded(op, bn, *f);
+  return true;
 }
 
 }  // namespace torchless::passes::fold

@@ -49,6 +49,23 @@ std::optional<FoldedWeights> foldBatchNorm(const Tensor& w, const std::optional<
 /// constants named after the old ones + "_fused_bn", gives `bn`'s uses to `op` and destroys `bn`.
 void replaceWithFolded(Node* op, Node* bn, const FoldedWeights& f);
 
+/// What differs between folding a batch_norm into a convolution (fold_conv_bn) and into a
+/// linear (fold_linear_bn): the one parameterised fold below.
+struct BatchNormFoldTarget {
+  /// Accepts the node that feeds the batch_norm (its kind, arity, input rank).
+  std::function<bool(const Node*)> accepts;
+  /// The rank the constant weight must have; 0 for any.
+  int64_t weightDim = 0;
+  /// foldBatchNorm's linearOrder.
+  bool linearOrder = false;
+};
+
+/// Folds `bn`, an aten::batch_norm, into the node `op` feeding it when `target` accepts `op`,
+/// `op`'s output has no other use, every parameter of both is a constant, bn is in eval mode
+/// (train the constant false) with running stats and a number eps, and foldBatchNorm fits the
+/// tensors; then replaceWithFolded. Returns whether it folded.
+bool foldBatchNormInto(Node* bn, const BatchNormFoldTarget& target);
+
 /// Calls `fold(n)` on every node of `graph`, blocks nested in a node before the node itself
 /// (`fold` may destroy the node it is given, nothing else), then eliminates dead code when a
 /// fold changed something. Returns whether anything changed. The walk of every fold pass.

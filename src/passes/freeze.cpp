@@ -27,6 +27,7 @@
 //     %y : Tensor = aten::mul(%x, %w)          ==>    %y : Tensor = aten::mul(%x, %self.w)
 //     return (%y)                                     return (%y)
 #include "core/error.h"
+#include "ir/walk.h"
 #include "passes/fold_utils.h"
 #include "passes/node_facts.h"
 #include "passes/passes.h"
@@ -91,15 +92,13 @@ class PathMap {
 
  private:
   void walk(Block* b) {
-    for (Node* n : b->nodes()) {
-      if (n->kind() == prim::GetAttr) {
-        if (const std::string* p = find(n->input(0))) {
-          paths_[n->output()] = joinPath(*p, n->s(attr::name));
-          getAttrs_.push_back(n);
-        }
+    forEachNode(b, [this](Node* n) {
+      if (n->kind() != prim::GetAttr) return;
+      if (const std::string* p = find(n->input(0))) {
+        paths_[n->output()] = joinPath(*p, n->s(attr::name));
+        getAttrs_.push_back(n);
       }
-      for (Block* inner : n->blocks()) walk(inner);
-    }
+    });
   }
   std::unordered_map<const Value*, std::string> paths_;
   std::vector<Node*> getAttrs_;
@@ -152,9 +151,9 @@ bool mayBeWritten(Value* root) {
         default:
           break;
       }
-      const OpInfo* op = opFor(user);
+      const OpInfo* op = user->maybeOperator();
       if (!op) {
-        if (mayWrite(user)) return true;
+        if (user->mayWrite()) return true;
         for (Value* out : user->outputs()) add(out);
         continue;
       }
@@ -204,49 +203,40 @@ IValue detached(const IValue& v) {
 /// Nodes that use an object value as something else than GetAttr's object or SetAttr's
 /// target: the object escapes and all its fields may change.
 void collectEscapes(Graph& g, const PathMap& paths, std::set<std::string>& escaped) {
-  std::function<void(Block*)> walk = [&](Block* b) {
-    for (Node* n : b->nodes()) {
-      for (size_t i = 0; i < n->inputs().size(); ++i) {
-        const std::string* p = paths.find(n->input(i));
-        if (!p || !isObjectType(n->input(i)->type())) continue;
-        if (n->kind() == prim::GetAttr || isFoldableTorchBind(n->input(i)->type())) continue;
-        if (n->kind() == prim::SetAttr && i == 0) continue;
-        if (p->empty())
-          throw Error(fmt::format(
-              "freeze: the module itself ('self') is used as a value by {}{}; torchless can "
-              "only freeze methods that read and write its attributes",
-              n->kind().toQualString(),
-              n->sourceRange() ? " at " + n->sourceRange()->str() : std::string()));
-        escaped.insert(*p);
-      }
-      for (Block* inner : n->blocks()) walk(inner);
+  forEachNode(g.block(), [&](Node* n) {
+    for (size_t i = 0; i < n->inputs().size(); ++i) {
+      const std::string* p = paths.find(n->input(i));
+      if (!p || !isObjectType(n->input(i)->type())) continue;
+      if (n->kind() == prim::GetAttr || isFoldableTorchBind(n->input(i)->type())) continue;
+      if (n->kind() == prim::SetAttr && i == 0) continue;
+      if (p->empty())
+        throw Error(fmt::format(
+            "freeze: the module itself ('self') is used as a value by {}{}; torchless can "
+            "only freeze methods that read and write its attributes",
+            n->kind().toQualString(),
+            n->sourceRange() ? " at " + n->sourceRange()->str() : std::string()));
+      escaped.insert(*p);
     }
-  };
-  walk(g.block());
+  });
 }
 
 /// `aten::dim(conv(x, W, ...))` with a constant W -> W.dim(), as PyTorch's frozen graphs
 /// show (the convolution's input is taken to be batched). This is what lets the
 /// `if input.dim() != 4: raise` of BatchNorm2d disappear, so fold_conv_bn can fold.
 bool foldConvOutputDims(Block* block) {
-  bool changed = false;
-  for (auto it = block->nodes().begin(); it != block->nodes().end();) {
-    Node* n = *it;
-    ++it;
-    for (Block* b : n->blocks()) changed |= foldConvOutputDims(b);
-    if (n->kind() != Symbol::aten("dim") || n->inputs().size() != 1) continue;
+  return visitNodes(block, [](Node* n) {
+    if (n->kind() != Symbol::aten("dim") || n->inputs().size() != 1) return false;
     Node* conv = n->input(0)->node();
-    if (!fold::isConv(conv)) continue;
+    if (!fold::isConv(conv)) return false;
     std::optional<Tensor> w = fold::constantTensor(conv->input(1));
-    if (!w) continue;
+    if (!w) return false;
     Graph& g = *n->owningGraph();
     WithInsertPoint guard(n);
     Value* c = g.insertConstant(IValue(int64_t(w->dim())), n->sourceRange(), n->scope());
     n->output()->replaceAllUsesWith(c);
     n->destroy();
-    changed = true;
-  }
-  return changed;
+    return true;
+  });
 }
 
 }  // namespace
@@ -254,13 +244,9 @@ bool foldConvOutputDims(Block* block) {
 bool foldTrainingAttributes(Graph& graph, const ObjectPtr& self) {
   PathMap paths(graph);
   bool written = false;
-  std::function<void(Block*)> walk = [&](Block* b) {
-    for (Node* n : b->nodes()) {
-      if (n->kind() == prim::SetAttr && n->s(attr::name) == "training") written = true;
-      for (Block* inner : n->blocks()) walk(inner);
-    }
-  };
-  walk(graph.block());
+  forEachNode(graph.block(), [&](Node* n) {
+    if (n->kind() == prim::SetAttr && n->s(attr::name) == "training") written = true;
+  });
   if (written) return false;
   bool changed = false;
   for (Node* n : paths.getAttrs()) {
@@ -284,16 +270,10 @@ std::set<std::string> mutatedAttributes(Graph& graph) {
   std::set<std::string> out;
   PathMap paths(graph);
   collectEscapes(graph, paths, out);
-  std::function<void(Block*)> walk = [&](Block* b) {
-    for (Node* n : b->nodes()) {
-      if (n->kind() == prim::SetAttr) {
-        if (const std::string* p = paths.find(n->input(0)))
-          out.insert(joinPath(*p, n->s(attr::name)));
-      }
-      for (Block* inner : n->blocks()) walk(inner);
-    }
-  };
-  walk(graph.block());
+  forEachNode(graph.block(), [&](Node* n) {
+    if (n->kind() != prim::SetAttr) return;
+    if (const std::string* p = paths.find(n->input(0))) out.insert(joinPath(*p, n->s(attr::name)));
+  });
   for (Node* n : paths.getAttrs()) {
     Value* v = n->output();
     if (isObjectType(v->type()) || !isMutableType(v->type())) continue;

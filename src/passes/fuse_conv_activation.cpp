@@ -27,6 +27,7 @@
 // execution-graph hook). TORCHLESS_JIT=0 in the environment turns it off, as it does the other
 // execution-time optimizations.
 #include "ir/ir.h"
+#include "ir/walk.h"
 #include "passes/pass_manager.h"
 #include "passes/passes.h"
 #include "runtime/interpreter.h"
@@ -157,10 +158,10 @@ Value* residualOf(Node* add, const Value* v) {
 bool fuseBlock(Block* block) {
   bool changed = false;
   std::vector<Node*> convs;
-  for (Node* n : block->nodes()) {
-    for (Block* sub : n->blocks()) changed |= fuseBlock(sub);
+  visitNodes(block, [&](Node* n) {
     if (convForm(n) != ConvForm::None) convs.push_back(n);
-  }
+    return false;
+  });
   for (Node* conv : convs) {
     std::vector<Node*> chain{conv};
     Value* v = conv->output();
@@ -213,17 +214,17 @@ bool fuseBlock(Block* block) {
 // returns it with channels-last strides, which the next one takes without a reorder. Nothing
 // else can observe those strides.
 void markChannelsLast(Block* block) {
-  for (Node* n : block->nodes()) {
-    for (Block* sub : n->blocks()) markChannelsLast(sub);
-    if (n->kind() != kConvFused || !n->output()->hasUses()) continue;
+  visitNodes(block, [](Node* n) {
+    if (n->kind() != kConvFused || !n->output()->hasUses()) return false;
     bool onlyConvs = true;
     for (const Use& u : n->output()->uses())
       onlyConvs &= u.user->kind() == kConvFused && (u.offset == 0 || u.offset == 7);
-    if (!onlyConvs) continue;
+    if (!onlyConvs) return false;
     Graph& g = *n->owningGraph();
     WithInsertPoint guard(n);
     n->replaceInput(12, g.insertConstant(IValue(true)));
-  }
+    return true;
+  });
 }
 
 }  // namespace

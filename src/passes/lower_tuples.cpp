@@ -17,6 +17,7 @@
 //     %t : (int, int) = prim::TupleConstruct(%a, %b)    return (%b)
 //     %x : int, %y : int = prim::TupleUnpack(%t)  ==>
 //     return (%y)
+#include "ir/walk.h"
 #include "passes/node_facts.h"
 #include "passes/passes.h"
 
@@ -74,31 +75,22 @@ class TupleLowering {
 
  private:
   bool lowerBlock(Block* block) {
-    bool changed = false;
-    for (auto it = block->nodes().begin(); it != block->nodes().end();) {
-      Node* n = *it;
-      ++it;
-      for (Block* b : n->blocks()) changed |= lowerBlock(b);
+    return visitNodes(block, [this](Node* n) {
       switch (n->kind()) {
         case prim::TupleUnpack:
         case prim::TupleIndex:
         case prim::TupleSlice:
-          if (removeTupleNode(n)) {
-            n->destroy();
-            changed = true;
-          }
-          break;
+          if (!removeTupleNode(n)) return false;
+          n->destroy();
+          return true;
         case prim::If:
-          changed |= flattenIf(n);
-          break;
+          return flattenIf(n);
         case prim::Loop:
-          changed |= flattenLoop(n);
-          break;
+          return flattenLoop(n);
         default:
-          break;
+          return false;
       }
-    }
-    return changed;
+    });
   }
 
   static bool removeTupleNode(Node* n) {

@@ -1,64 +1,15 @@
 // Node and value facts for passes (node_facts.h).
 #include "passes/node_facts.h"
 
-#include "ir/operator_matching.h"
+#include "ir/dead_code_elimination.h"
+#include "ir/walk.h"
 
 #include <cstring>
 #include <functional>
 
 namespace torchless::passes {
 
-const OpInfo* opFor(const Node* n) {
-  switch (n->kind()) {
-    case prim::Constant:
-    case prim::If:
-    case prim::Loop:
-    case prim::Return:
-    case prim::Param:
-      return nullptr;
-    default:
-      break;
-  }
-  return matchOperator(n, OperatorRegistry::global());
-}
-
-bool mayWrite(const Node* n) {
-  switch (n->kind()) {
-    case prim::SetAttr:
-    case prim::CallMethod:
-    case prim::CallFunction:
-    case prim::Enter:
-    case prim::Exit:
-    case prim::PythonOp:
-    case prim::IgnoredPythonOp:
-      return true;
-    case prim::Print:
-    case prim::RaiseException:
-    case aten::warn:
-      return false;
-    default:
-      break;
-  }
-  if (n->kind().is_aten() && n->hasSideEffects()) return true;
-  const OpInfo* op = opFor(n);
-  return op && op->mutates;
-}
-
-bool hasSideEffects(const Node* n) {
-  if (n->hasSideEffects()) return true;
-  if (const OpInfo* op = opFor(n)) {
-    if (op->hasSideEffects || op->mutates) return true;
-  }
-  for (const Block* b : n->blocks())
-    for (const Node* inner : b->nodes())
-      if (hasSideEffects(inner)) return true;
-  return false;
-}
-
-bool isNondeterministic(const Node* n) {
-  const OpInfo* op = opFor(n);
-  return op && op->nondeterministic;
-}
+bool hasSideEffects(const Node* n) { return hasSideEffectsWithin(n); }
 
 bool isMutableType(const TypePtr& t) {
   switch (t->kind()) {
@@ -90,18 +41,9 @@ bool isMutableType(const TypePtr& t) {
   }
 }
 
-namespace {
-bool blockHasWriters(const Block* b) {
-  for (const Node* n : b->nodes()) {
-    if (mayWrite(n)) return true;
-    for (const Block* inner : n->blocks())
-      if (blockHasWriters(inner)) return true;
-  }
-  return false;
+bool graphHasWriters(const Graph& g) {
+  return anyNode(g.block(), [](const Node* n) { return n->mayWrite(); });
 }
-}  // namespace
-
-bool graphHasWriters(const Graph& g) { return blockHasWriters(g.block()); }
 
 bool mustBeNone(const Value* v) {
   if (v->type() && v->type()->kind() == TypeKind::NoneType) return true;

@@ -1,7 +1,8 @@
 #pragma once
-// What passes ask about nodes and values: side effects, mutation, determinism, mutable types,
-// constant values. Per-op facts come from the op table (ir/operator_registry.h); this file
-// only combines them with what the IR itself knows (Node::hasSideEffects).
+// What passes ask about nodes and values: side effects with blocks, mutable types, constant
+// values, node equality. Per-op facts (mutation, side effects, determinism) are the op
+// table's, read through Node::maybeOperator / mayWrite / hasSideEffects / isNondeterministic
+// (ir/ir.h); this file only combines them.
 
 #include "ir/ir.h"
 #include "ir/operator_registry.h"
@@ -10,27 +11,15 @@
 
 namespace torchless::passes {
 
-/// The op-table entry the node calls (matchOperator against the global table), or nullptr
-/// for structural nodes and unknown ops.
-const OpInfo* opFor(const Node* n);
-
-/// True when the node may write to one of its inputs or to state reachable from them:
-/// a mutating schema (`add_`, `out=`), list and dict mutators, prim::SetAttr, calls.
-bool mayWrite(const Node* n);
-
-/// Must stay even when unused: Node::hasSideEffects (prints, raises, SetAttr, calls,
-/// in-place ops), the op table's hasSideEffects and mutates, and nodes whose blocks contain
-/// such a node.
+/// Must stay even when unused: Node::hasSideEffects of the node or of a node in its blocks
+/// (hasSideEffectsWithin, ir/dead_code_elimination.h).
 bool hasSideEffects(const Node* n);
-
-/// Draws random numbers (the op table's nondeterministic fact).
-bool isNondeterministic(const Node* n);
 
 /// PyTorch's AliasDb::isMutableType: tensors, lists, dicts, objects, futures, and tuples /
 /// optionals / unions containing one.
 bool isMutableType(const TypePtr& t);
 
-/// True when some node of the graph (any block) may write (mayWrite).
+/// True when some node of the graph (any block) may write (Node::mayWrite).
 bool graphHasWriters(const Graph& g);
 
 /// True when the value cannot be None: its type admits no None (not Optional, None, Any,

@@ -151,8 +151,8 @@ class Peephole {
           break;
       }
       if (user->kind() == prim::Return || !user->blocks().empty()) return false;
-      const OpInfo* op = opFor(user);
-      if (!op || op->mutates || op->returnsAlias || mayWrite(user)) return false;
+      const OpInfo* op = user->maybeOperator();
+      if (!op || op->mutates || op->returnsAlias || user->mayWrite()) return false;
     }
     return true;
   }

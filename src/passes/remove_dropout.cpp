@@ -9,6 +9,7 @@
 //   %f : bool = prim::Constant[value=0]()
 //   %y : Tensor = aten::dropout(%x, %p, %f)   ==>   (uses of %y now use %x)
 //   %z : Tensor = aten::relu(%y)                     %z : Tensor = aten::relu(%x)
+#include "ir/walk.h"
 #include "passes/node_facts.h"
 #include "passes/passes.h"
 
@@ -35,18 +36,14 @@ bool isDropout(const Node* n) {
 }
 
 bool run(Block* block) {
-  bool changed = false;
-  std::vector<Node*> dead;
-  for (Node* n : block->nodes()) {
-    for (Block* b : n->blocks()) changed |= run(b);
-    if (!isDropout(n)) continue;
+  return visitNodes(block, [](Node* n) {
+    if (!isDropout(n)) return false;
     std::optional<bool> train = constantBool(n->input(2));
-    if (!train || *train) continue;
+    if (!train || *train) return false;
     n->output()->replaceAllUsesWith(n->input(0));
-    dead.push_back(n);
-  }
-  for (Node* n : dead) n->destroy();
-  return changed || !dead.empty();
+    n->destroy();
+    return true;
+  });
 }
 
 }  // namespace

@@ -24,6 +24,7 @@
 //   %z : Tensor = aten::relu(%x)                           %x2 : Tensor = aten::slice_scatter(
 //   return (%z)                                                %x, %e, %0, %1, %3, %1)
 //                                                          %z : Tensor = aten::relu(%x2)
+#include "ir/walk.h"
 #include "passes/node_facts.h"
 #include "passes/passes.h"
 
@@ -61,7 +62,7 @@ std::string placeOf(const Node* n) {
 }
 
 std::string opName(const Node* n) {
-  const OpInfo* op = opFor(n);
+  const OpInfo* op = n->maybeOperator();
   return op ? op->overloadKey : n->kind().toQualString();
 }
 
@@ -100,7 +101,7 @@ ViewKind viewKind(const Node* n) {
   };
   if (n->inputs().empty() || n->outputs().size() != 1 || !isTensor(n->input(0)) || !isTensor(n->output()))
     return ViewKind::kNone;
-  const OpInfo* op = opFor(n);
+  const OpInfo* op = n->maybeOperator();
   if (!op || op->mutates || !op->returnsAlias) return ViewKind::kNone;
   if (op->schema.arguments().empty() || !op->schema.arguments()[0].aliasInfo()) return ViewKind::kNone;
   if (n->kind().is_aten())
@@ -162,9 +163,8 @@ class RemoveMutation {
 
  private:
   void collect(Block* b, std::vector<Node*>& out) {
-    for (Node* n : b->nodes()) {
-      for (Block* s : n->blocks()) collect(s, out);
-      const OpInfo* op = opFor(n);
+    visitNodes(b, [&](Node* n) {
+      const OpInfo* op = n->maybeOperator();
       if (writesOther(op) && !writesSelf(n, op)) {
         bool tensorOut = false;
         for (size_t i = 1; i < n->inputs().size(); ++i) tensorOut |= isTensor(n->input(i));
@@ -177,7 +177,8 @@ class RemoveMutation {
                       placeOf(n));
       }
       if (writesSelf(n, op)) out.push_back(n);
-    }
+      return false;
+    });
   }
 
   [[noreturn]] void fail(const Node* m, const std::string& why) {
@@ -260,7 +261,7 @@ class RemoveMutation {
       for (const Use& u : aliases[i].value->uses()) {
         Node* user = u.user;
         if (affected(user) || u.offset != 0) continue;
-        const OpInfo* op = opFor(user);
+        const OpInfo* op = user->maybeOperator();
         if (viewKind(user) != ViewKind::kNone || (user == writer && writesSelf(user, op)))
           aliases.push_back({user->output(), user});
       }
@@ -378,7 +379,7 @@ class RemoveMutation {
 
   // The new value of what m writes (m's self), before m; nullptr for metadata-only ops.
   Value* functional(Node* m) {
-    const OpInfo* op = opFor(m);
+    const OpInfo* op = m->maybeOperator();
     const std::string& name = op->schema.name();
     const std::string& overload = op->schema.overloadName();
     Value* self = m->input(0);
@@ -478,7 +479,7 @@ class RemoveMutation {
       // x.transpose_(0, 1): x itself is rebound to the transposed view; the data is untouched.
       WithInsertPoint guard(m);
       const std::string name = std::string(m->kind().toQualString());
-      const OpInfo* op = opFor(m);
+      const OpInfo* op = m->maybeOperator();
       std::string key = name.substr(0, name.size() - 1);
       if (!op->schema.overloadName().empty()) key += "." + op->schema.overloadName();
       if (key == "aten::transpose") key = "aten::transpose.int";

@@ -8,6 +8,7 @@
 //   %d : int = aten::dim(%src)                    (observed: 3)
 //   %c : bool = aten::eq(%d, %three)        ==>   (the taken branch, inlined; the other gone)
 //   %y = prim::If(%c) ...
+#include "ir/walk.h"
 #include "passes/node_facts.h"
 #include "passes/passes.h"
 #include "runtime/kernel.h"
@@ -54,10 +55,10 @@ bool isTensorPropertyRead(const Node& n) {
 namespace {
 
 void collectLists(Block* b, std::vector<Node*>& out) {
-  for (Node* n : b->nodes()) {
-    for (Block* sub : n->blocks()) collectLists(sub, out);
+  visitNodes(b, [&](Node* n) {
     if (n->kind() == prim::ListConstruct) out.push_back(n);
-  }
+    return false;
+  });
 }
 
 // A list that is only appended to (the argument lists functional.py builds for checks whose
@@ -113,7 +114,7 @@ bool foldAppendedLists(Graph& g) {
       Node* at = ancestorIn(u.user, home);
       if (!at || !last->isBefore(at)) ok = false;
       // A reader that could write the list (insert, pop, setitem, a call) keeps it as it is.
-      if (mayWrite(u.user)) ok = false;
+      if (u.user->mayWrite()) ok = false;
     }
     if (!ok) continue;
     std::vector<Value*> elems(l->inputs().begin(), l->inputs().end());
@@ -139,7 +140,7 @@ bool isConstant(const Value* v) { return v->node()->kind() == prim::Constant; }
 bool neverWritten(const Value* v) {
   for (const Use& u : v->uses()) {
     const Node* n = u.user;
-    if (mayWrite(n) || hasSideEffects(n) || !n->blocks().empty()) return false;
+    if (n->mayWrite() || hasSideEffects(n) || !n->blocks().empty()) return false;
     const Symbol k = n->kind();
     if (k == prim::ListConstruct || k == prim::TupleConstruct || k == prim::DictConstruct || k == prim::Return ||
         k == prim::SetAttr)
@@ -166,13 +167,10 @@ std::optional<IValue> constantOrList(const Value* v) {
 // Reads (`in`, `[]`, len ...) of a constant dict or list that nothing writes, evaluated now.
 // constant_propagation leaves them whenever the graph writes any container, as PyTorch's does.
 bool foldConstantContainerReads(Block* b) {
-  bool changed = false;
-  for (auto it = b->nodes().begin(); it != b->nodes().end();) {
-    Node* n = *it;
-    ++it;
-    for (Block* sub : n->blocks()) changed |= foldConstantContainerReads(sub);
-    if (!n->blocks().empty() || n->outputs().size() != 1 || isMutableType(n->output()->type())) continue;
-    if (hasSideEffects(n) || mayWrite(n) || isNondeterministic(n)) continue;
+  return visitNodes(b, [](Node* n) {
+    if (!n->blocks().empty() || n->outputs().size() != 1 || isMutableType(n->output()->type()))
+      return false;
+    if (hasSideEffects(n) || n->mayWrite() || n->isNondeterministic()) return false;
     bool readsContainer = false, ok = !n->inputs().empty();
     Stack stack;
     for (const Value* v : n->inputs()) {
@@ -184,38 +182,37 @@ bool foldConstantContainerReads(Block* b) {
       if (isMutableType(v->type())) readsContainer = true, ok = ok && neverWritten(v);
       stack.push_back(std::move(*value));
     }
-    if (!ok || !readsContainer) continue;
-    const OpInfo* op = opFor(n);
+    if (!ok || !readsContainer) return false;
+    const OpInfo* op = n->maybeOperator();
     Operation operation = KernelRegistry::global().operationFor(*n, op);
-    if (!operation) continue;
+    if (!operation) return false;
     try {
       operation(stack);
     } catch (...) {
-      continue;  // raises at run time (a missing key): left to raise there
+      return false;  // raises at run time (a missing key): left to raise there
     }
-    if (stack.size() != 1 || stack[0].isTensor() || stack[0].isObject()) continue;
+    if (stack.size() != 1 || stack[0].isTensor() || stack[0].isObject()) return false;
     Value* c = nullptr;
     {
       WithInsertPoint guard(n);
       try {
         c = n->owningGraph()->insertConstant(stack[0], n->sourceRange(), n->scope());
       } catch (const Error&) {
-        continue;
+        return false;
       }
     }
     c->setType(n->output()->type());
     n->output()->replaceAllUsesWith(c);
     n->destroy();
-    changed = true;
-  }
-  return changed;
+    return true;
+  });
 }
 
 void collectDicts(Block* b, std::vector<Node*>& out) {
-  for (Node* n : b->nodes()) {
-    for (Block* sub : n->blocks()) collectDicts(sub, out);
+  visitNodes(b, [&](Node* n) {
     if ((n->kind() == Symbol::aten("dict") && n->inputs().empty()) || n->kind() == prim::DictConstruct) out.push_back(n);
-  }
+    return false;
+  });
 }
 
 // A dict built by aten::dict() / prim::DictConstruct and `d[k] = v` with constant keys in one
@@ -243,7 +240,7 @@ bool foldDictWrites(Graph& g) {
     for (const Use& u : d->output()->uses()) {
       if (u.user->kind() == aten::_set_item && u.offset == 0) continue;
       Node* at = ancestorIn(u.user, home);
-      if (!at || !last->isBefore(at) || mayWrite(u.user)) ok = false;
+      if (!at || !last->isBefore(at) || u.user->mayWrite()) ok = false;
     }
     if (!ok) continue;
     std::vector<Value*> keys, values;
@@ -309,17 +306,13 @@ bool foldDictWrites(Graph& g) {
 // prim::unchecked_cast whose input already has the cast's type (an Optional input refined to
 // Tensor): the input itself.
 bool removeNoopCasts(Block* b) {
-  bool changed = false;
-  std::vector<Node*> dead;
-  for (Node* n : b->nodes()) {
-    for (Block* sub : n->blocks()) changed |= removeNoopCasts(sub);
-    if (n->kind() != prim::unchecked_cast) continue;
-    if (!n->input(0)->type()->isSubtypeOf(*n->output()->type())) continue;
+  return visitNodes(b, [](Node* n) {
+    if (n->kind() != prim::unchecked_cast) return false;
+    if (!n->input(0)->type()->isSubtypeOf(*n->output()->type())) return false;
     n->output()->replaceAllUsesWith(n->input(0));
-    dead.push_back(n);
-  }
-  for (Node* n : dead) n->destroy();
-  return changed || !dead.empty();
+    n->destroy();
+    return true;
+  });
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 //         %a : int = aten::add(%c, %1)
 //         -> (%t, %a)
 //     return (%y)
+#include "ir/walk.h"
 #include "passes/node_facts.h"
 #include "passes/passes.h"
 
@@ -172,16 +173,11 @@ void unroll(Node* loop) {
 }
 
 bool unrollLoops(Block* block) {
-  bool changed = false;
-  for (auto it = block->nodes().begin(); it != block->nodes().end();) {
-    Node* n = *it;
-    ++it;  // unroll destroys n
-    for (Block* b : n->blocks()) changed |= unrollLoops(b);
-    if (!isForLoop(n) || !isSmallBlock(n->blocks().at(0))) continue;
-    unroll(n);
-    changed = true;
-  }
-  return changed;
+  return visitNodes(block, [](Node* n) {
+    if (!isForLoop(n) || !isSmallBlock(n->blocks().at(0))) return false;
+    unroll(n);  // destroys n
+    return true;
+  });
 }
 
 }  // namespace
