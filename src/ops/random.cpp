@@ -346,4 +346,32 @@ void bernoulli_(const Tensor& self, double p) {
   });
 }
 
+// DistributionTemplates.h bernoulli_kernel(self, p_): per element, a uniform in p's precision
+// (double: 53 bits of random64, float: 24 bits of random) compared with p, serially.
+void bernoulli_(const Tensor& self, const Tensor& p) {
+  TL_CHECK(p.dtype() == ScalarType::Float || p.dtype() == ScalarType::Double,
+           "bernoulli_: expected p to be a Float or Double tensor, got {}", toString(p.dtype()));
+  Tensor probs = contiguous(expand(p, self.sizes()));
+  Tensor out = self.isContiguous() ? self : contiguous(self);
+  CpuGenerator& g = generator();
+  {
+    std::lock_guard<std::mutex> lock(g.mu);
+    int64_t i = 0;
+    dispatchAll(out, "bernoulli_tensor_cpu_self_", [&](auto zero) {
+      using T = decltype(zero);
+      if (probs.dtype() == ScalarType::Double) {
+        const double* pd = probs.data<double>();
+        forEachElement<T>(out, "bernoulli_", [&](T* o) { *o = static_cast<T>(uniformDouble(g) < pd[i++]); });
+      } else {
+        const float* pf = probs.data<float>();
+        forEachElement<T>(out, "bernoulli_", [&](T* o) { *o = static_cast<T>(uniformFloat(g) < pf[i++]); });
+      }
+    });
+  }
+  if (!out.is(self)) {
+    Tensor target = self;
+    copy_(target, out);
+  }
+}
+
 }  // namespace torchless::ops

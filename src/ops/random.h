@@ -43,5 +43,8 @@ void random_(const Tensor& self);
 Tensor randperm(int64_t n, ScalarType dtype);
 /// Tensor.bernoulli_(p) with a float probability (PyTorch's CPU kernel without MKL).
 void bernoulli_(const Tensor& self, double p);
+/// Tensor.bernoulli_(p) with a Float or Double tensor of probabilities broadcast to self
+/// (torch.bernoulli(p) is bernoulli_ of an empty tensor shaped as p).
+void bernoulli_(const Tensor& self, const Tensor& p);
 
 }  // namespace torchless::ops

@@ -322,13 +322,14 @@ void registerIndexingExtraKernels(KernelRegistry& r) {
   });
   defN<6>(r, "aten::randint", [](const IValue* a) {
     checkCpu(a[4]);
-    Tensor t = ops::empty(toIntList(a[1]), toOptDtype(a[2]).value_or(ScalarType::Long));
+    // dtype=None is float, as in PyTorch (the schema's default is long).
+    Tensor t = ops::empty(toIntList(a[1]), toOptDtype(a[2]).value_or(ops::kDefaultFloat));
     ops::random_(t, 0, a[0].toInt());
     return t;
   });
   defN<7>(r, "aten::randint.low", [](const IValue* a) {
     checkCpu(a[5]);
-    Tensor t = ops::empty(toIntList(a[2]), toOptDtype(a[3]).value_or(ScalarType::Long));
+    Tensor t = ops::empty(toIntList(a[2]), toOptDtype(a[3]).value_or(ops::kDefaultFloat));
     ops::random_(t, a[0].toInt(), a[1].toInt());
     return t;
   });
@@ -378,15 +379,19 @@ void registerIndexingExtraKernels(KernelRegistry& r) {
     ops::bernoulli_(out, a[1].toDouble());
     return out;
   });
-  // Sampling by a tensor of probabilities is not reproduced yet.
-  for (const char* name : {"aten::bernoulli", "aten::bernoulli_.Tensor"}) {
-    const std::string op = name;
-    def(r, name, [op](Stack&) {
-      throw UnsupportedError(fmt::format("{}: sampling with a tensor of probabilities is not supported; "
-                                         "bernoulli(p) with a float p is",
-                                         op));
-    });
-  }
+  defN<2>(r, "aten::bernoulli", [noGenerator](const IValue* a) {
+    noGenerator(a[1], "aten::bernoulli");
+    const Tensor p = a[0].toTensor();
+    Tensor out = ops::zerosLike(p);
+    ops::bernoulli_(out, p);
+    return out;
+  });
+  defN<3>(r, "aten::bernoulli_.Tensor", [noGenerator](const IValue* a) {
+    noGenerator(a[2], "aten::bernoulli_");
+    Tensor self = a[0].toTensor();
+    ops::bernoulli_(self, a[1].toTensor());
+    return self;
+  });
 
   // ---- devices ----
   defN<1>(r, "aten::cpu", [](const IValue* a) { return a[0].toTensor(); });

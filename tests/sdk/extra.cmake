@@ -3,7 +3,8 @@
 # (Included from tests/CMakeLists.txt; CMAKE_CURRENT_LIST_DIR is tests/sdk.)
 #
 #   sdk.install         (fixture) cmake --install into build/sdk_install
-#   sdk.headers_clean   the installed headers name no fmt and no internal (src/) header
+#   sdk.headers_clean   the installed headers, and every header in include/torchless, name no fmt
+#                       and no internal (src/) header
 #   sdk.cli_uses_library  the installed torchless CLI runs on the installed libtorchless.so
 #   sdk.gen_models      (fixture) the archives, written by PyTorch (gen_models.py)
 #   sdk.project_build   (fixture) configures and builds tests/sdk/project against the installed
@@ -24,7 +25,8 @@ add_test(NAME sdk.install COMMAND ${CMAKE_COMMAND} --install ${PROJECT_BINARY_DI
 set_tests_properties(sdk.install PROPERTIES FIXTURES_SETUP sdk_install TIMEOUT 300)
 
 add_test(NAME sdk.headers_clean COMMAND sh -c
-  "! grep -rnE '#include [<\"](fmt/|core/|api/|ir/|runtime/|ops/|convert/|serialize/|frontend/|passes/)' '${_sdk_install}/include/torchless'")
+  "! grep -rnE '#include [<\"](fmt/|core/|api/|ir/|runtime/|ops/|convert/|serialize/|frontend/|passes/)' \
+     '${_sdk_install}/include/torchless' '${PROJECT_SOURCE_DIR}/include/torchless'")
 set_tests_properties(sdk.headers_clean PROPERTIES FIXTURES_REQUIRED sdk_install)
 
 # The installed CLI runs on the installed library (RUNPATH $ORIGIN/../lib), nothing else.
@@ -61,7 +63,8 @@ set_tests_properties(sdk.pkg_config PROPERTIES FIXTURES_REQUIRED sdk_install
 set(_sdk_programs
   tutorial=resnet18_traced.pt classify_topk=classifier.pt from_blob_image=classifier.pt
   outputs=multi_out.pt bert_tokens=bert_like.pt tuple_input=tuple_in.pt errors=.
-  timing=classifier.pt yolo_nms=detector.pt printing=.)
+  timing=classifier.pt yolo_nms=detector.pt printing=. random=. indexing=. inplace=. module_api=classifier.pt
+  batching=classifier.pt)
 foreach(entry ${_sdk_programs})
   string(REPLACE "=" ";" _pair ${entry})
   list(GET _pair 0 _prog)

@@ -1,0 +1,39 @@
+// Random tensors as libtorch gives them: the default generator of a fresh process, then
+// torch::manual_seed; rand / randn (short, 16-element blocks with a tail, float and double),
+// randint, randperm, normal_ / uniform_ in place, rand_like / randn_like, bernoulli.
+#include <torch/torch.h>
+
+#include <iostream>
+
+int main() {
+  // A fresh process starts from libtorch's default seed.
+  std::cout << "fresh " << torch::rand({3}) << "\n";
+  torch::manual_seed(0);
+  std::cout << torch::rand({2, 3}) << "\n";
+  std::cout << torch::randn({5}) << "\n";
+  std::cout << torch::randn({3, 7}) << "\n";  // 21 elements: blocks of 16 and a redrawn tail
+  std::cout << torch::randn({4}, torch::kDouble) << "\n";
+  std::cout << torch::randn({18}, torch::dtype(torch::kFloat64)) << "\n";
+  std::cout << torch::rand({2, 2}, torch::kDouble) << "\n";
+  torch::manual_seed(42);
+  std::cout << torch::randint(10, {2, 4}) << "\n";
+  std::cout << torch::randint(-5, 5, {6}) << "\n";
+  std::cout << torch::randperm(8) << "\n";
+  torch::Tensor t = torch::empty({2, 10});
+  t.normal_(2.0, 0.5);
+  std::cout << t << "\n";
+  t.uniform_(-1.0, 1.0);
+  std::cout << t << "\n";
+  std::cout << torch::rand_like(t).sizes() << " " << torch::randn_like(t).mean().item<float>() << "\n";
+  std::cout << torch::bernoulli(torch::empty({10}), 0.3) << "\n";
+  std::cout << torch::bernoulli(torch::full({2, 5}, 0.5)) << "\n";
+  std::cout << torch::empty({6}, torch::kDouble).bernoulli_(torch::linspace(0, 1, 6, torch::kDouble)) << "\n";
+  // The same seed gives the same numbers.
+  torch::manual_seed(7);
+  torch::Tensor a = torch::randn({100});
+  torch::manual_seed(7);
+  torch::Tensor b = torch::randn({100});
+  std::cout << "same " << (a == b).all().item<bool>() << " mean " << a.mean().item<float>() << " std " << a.std().item<float>() << "\n";
+  std::cout << "big " << torch::randn({1000}).abs().max().item<float>() << " "
+            << torch::rand({1000}).sum().item<double>() << "\n";
+}
