@@ -27,11 +27,17 @@ namespace {
 /// at::CPUGeneratorImpl: mt19937 (at::mt19937 is the standard engine seeded with the low 32
 /// bits of the seed) and the cached second Box-Muller sample of normal_distribution<double>.
 struct CpuGenerator {
-  static constexpr uint64_t kDefaultSeed = 67280421310721ULL;  // c10::default_rng_seed_val
   std::mutex mu;
-  std::mt19937 engine{static_cast<uint32_t>(kDefaultSeed & 0xffffffffULL)};
-  uint64_t seed = kDefaultSeed;
+  uint64_t seed = nondeterministicSeed();
+  std::mt19937 engine{static_cast<uint32_t>(seed & 0xffffffffULL)};
   std::optional<double> nextDoubleNormal;
+
+  /// As c10::detail::getNonDeterministicRandom: libtorch's default generator starts from 64
+  /// random bits, so only torch.manual_seed makes draws repeatable.
+  static uint64_t nondeterministicSeed() {
+    std::random_device rd;
+    return (static_cast<uint64_t>(rd()) << 32) | rd();
+  }
 
   uint32_t random() { return static_cast<uint32_t>(engine()); }
   /// CPUGeneratorImpl::random64: make64BitsFrom32Bits(hi = first, lo = second).

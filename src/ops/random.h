@@ -1,9 +1,10 @@
 #pragma once
 // Random sampling with PyTorch's numbers: the default CPU generator (at::CPUGeneratorImpl,
-// an mt19937 seeded with 67280421310721 at start-up or by torch.manual_seed) and the CPU
-// kernels' transforms of PyTorch 1.13 (ATen/core/DistributionsHelper.h,
-// TransformationHelper.h, native/cpu/DistributionTemplates.h). A fresh process, or the same
-// seed, gives the same tensors as torch.rand / randn / randint / normal_ / uniform_.
+// an mt19937 seeded from the OS at start-up, as libtorch's, or by torch.manual_seed) and the
+// CPU kernels' transforms of PyTorch 1.13 (ATen/core/DistributionsHelper.h,
+// TransformationHelper.h, native/cpu/DistributionTemplates.h). After the same manual_seed,
+// torch.rand / randn / randint / randperm / normal_ / uniform_ / bernoulli give the same
+// tensors as PyTorch.
 //
 // Note [CPU capability of normal_]
 // normal_ on a contiguous float tensor of >= 16 elements transforms uniforms by Box-Muller,

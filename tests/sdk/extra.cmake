@@ -13,7 +13,8 @@
 #                       Its build directory is kept, so ctest rebuilds only what changed.
 #   sdk.c_smoke, sdk.static_smoke, sdk.pkg_config   the installed library used three ways
 #   sdk.compat.<prog>   both builds of a program on the same archive: same stdout bytes, same
-#                       exit code (compare.py)
+#                       exit code (compare.py); sdk.compat.random_no_avx: random with
+#                       ATEN_CPU_CAPABILITY=default
 #   sdk.c_api           c_api_test.py (pytest): the C API through ctypes
 #   sdk.deb             cpack -G DEB, and what the package holds
 set(_sdk_install ${PROJECT_BINARY_DIR}/sdk_install)
@@ -75,6 +76,14 @@ foreach(entry ${_sdk_programs})
   set_tests_properties(sdk.compat.${_prog} PROPERTIES FIXTURES_REQUIRED "sdk_project;sdk_models" TIMEOUT 600
     ENVIRONMENT "OMP_NUM_THREADS=1")
 endforeach()
+
+# PyTorch computes normal_ differently per CPU capability (Note [CPU capability of normal_] in
+# src/ops/random.h); both binaries honour ATEN_CPU_CAPABILITY, so the no-AVX code is checked too.
+add_test(NAME sdk.compat.random_no_avx
+  COMMAND ${TORCHLESS_ORACLE_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/compare.py
+          ${_sdk_project}/random_libtorch ${_sdk_project}/random_torchless)
+set_tests_properties(sdk.compat.random_no_avx PROPERTIES FIXTURES_REQUIRED sdk_project TIMEOUT 600
+  ENVIRONMENT "OMP_NUM_THREADS=1;ATEN_CPU_CAPABILITY=default")
 
 add_test(NAME sdk.c_api COMMAND ${TORCHLESS_ORACLE_PYTHON} -m pytest -q -p no:cacheprovider
          ${CMAKE_CURRENT_LIST_DIR}/c_api_test.py)

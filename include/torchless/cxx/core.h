@@ -1602,8 +1602,8 @@ using NoGradGuard = at::NoGradGuard;
 using Dtype = c10::ScalarType;
 
 /// torch::manual_seed: reseeds the default CPU generator, so that torch::rand / randn / randint /
-/// randperm / normal_ / uniform_ give libtorch's numbers for the same seed (a fresh process
-/// starts from libtorch's default seed).
+/// randperm / normal_ / uniform_ / bernoulli give libtorch's numbers for the same seed (a fresh
+/// process starts from a random seed, as libtorch's).
 inline void manual_seed(uint64_t seed) {
   static const tl_op* op = at::detail::findOp("aten::manual_seed");
   at::detail::call<void>(op, static_cast<int64_t>(seed));
