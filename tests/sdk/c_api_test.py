@@ -272,6 +272,37 @@ def test_submodules_training_and_dtype():
     LIB.tl_module_free(m)
 
 
+@pytest.mark.parametrize("seed", [0, 12345, 2**40 + 7])
+def test_random_ops_give_pytorchs_numbers(seed):
+    """torch.manual_seed + rand/randn/randint/randperm/normal_/uniform_/random_/bernoulli in
+    TorchScript: bit-exact with PyTorch (gen_models.py)."""
+    m = load("random_ops.pt")
+    s = LIB.tl_value_from_int(seed)
+    out = forward(m, s)
+    n = C.c_size_t()
+    check(LIB.tl_value_length(out, C.byref(n)))
+    expected = sorted(MODELS.glob(f"random_{seed}_*.npy"), key=lambda p: int(p.stem.rsplit("_", 1)[1]))
+    assert n.value == len(expected) > 20
+    for i, path in enumerate(expected):
+        e = element(out, i)
+        t = P()
+        check(LIB.tl_value_to_tensor(e, C.byref(t)))
+        shape = [LIB.tl_tensor_sizes(t)[k] for k in range(LIB.tl_tensor_dim(t))]
+        ref = np.load(path)
+        got = np.empty(shape, dtype=ref.dtype)
+        check(LIB.tl_tensor_copy_to(t, got.ctypes.data, got.nbytes))
+        assert got.shape == ref.shape and got.dtype == ref.dtype, path.name
+        assert got.tobytes() == np.ascontiguousarray(ref).tobytes(), f"{path.name}: {got} vs {ref}"
+        LIB.tl_tensor_free(t)
+        LIB.tl_value_free(e)
+    LIB.tl_value_free(out)
+    LIB.tl_value_free(s)
+    bad = P()
+    assert LIB.tl_module_run_method(m, b"bad_normal", None, 0, C.byref(bad)) != TL_OK
+    assert "not implemented for 'Long'" in LIB.tl_last_error().decode()
+    LIB.tl_module_free(m)
+
+
 def test_borrowed_buffer_is_shared_and_deleter_runs():
     calls = []
 
