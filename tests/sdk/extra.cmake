@@ -6,6 +6,7 @@
 #   sdk.headers_clean   the installed headers, and every header in include/torchless, name no fmt
 #                       and no internal (src/) header
 #   sdk.cli_uses_library  the installed torchless CLI runs on the installed libtorchless.so
+#   sdk.compile_fails   what the compat headers lack does not compile (compile_fails.py)
 #   sdk.gen_models      (fixture) the archives, written by PyTorch (gen_models.py)
 #   sdk.project_build   (fixture) configures and builds tests/sdk/project against the installed
 #                       tree: a C program, a static C++ one, and every programs/*.cpp twice,
@@ -35,6 +36,12 @@ add_test(NAME sdk.cli_uses_library COMMAND sh -c
   "test \"$(readlink -f $(ldd '${_sdk_install}/bin/torchless' | awk '/libtorchless/ {print $3}'))\" \
         = \"$(readlink -f '${_sdk_install}/lib/libtorchless.so')\" && '${_sdk_install}/bin/torchless' --version")
 set_tests_properties(sdk.cli_uses_library PROPERTIES FIXTURES_REQUIRED sdk_install)
+
+# What the compat headers lack fails to compile (compile_fails.py), never at run time.
+add_test(NAME sdk.compile_fails COMMAND ${TORCHLESS_ORACLE_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/compile_fails.py
+         ${CMAKE_CXX_COMPILER} ${_sdk_install})
+set_tests_properties(sdk.compile_fails PROPERTIES FIXTURES_REQUIRED sdk_install TIMEOUT 600
+  ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1")
 
 add_test(NAME sdk.gen_models COMMAND ${TORCHLESS_ORACLE_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/gen_models.py ${_sdk_models})
 set_tests_properties(sdk.gen_models PROPERTIES FIXTURES_SETUP sdk_models TIMEOUT 900

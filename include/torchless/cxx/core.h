@@ -1645,8 +1645,9 @@ class Method {
  public:
   Method(std::shared_ptr<tl_module> m, std::string name) : m_(std::move(m)), name_(std::move(name)) {}
   const std::string& name() const { return name_; }
-  IValue operator()(std::vector<IValue> stack, const Kwargs& kwargs = Kwargs()) const {
-    if (!kwargs.empty()) throw c10::Error("torchless: keyword arguments are not supported; pass them in order");
+  /// Keyword arguments are not provided (a call with them does not compile): pass them in order.
+  IValue operator()(std::vector<IValue> stack, const Kwargs& kwargs) const = delete;
+  IValue operator()(std::vector<IValue> stack) const {
     std::vector<const tl_value*> raw;
     for (const IValue& v : stack) raw.push_back(v.unsafeGetHandle());
     tl_value* out = nullptr;
@@ -1670,9 +1671,9 @@ class Module {
   Module() = default;
   explicit Module(tl_module* m) : m_(m, tl_module_free) {}
 
-  IValue forward(std::vector<IValue> inputs, const Kwargs& kwargs = Kwargs()) {
-    return get_method("forward")(std::move(inputs), kwargs);
-  }
+  IValue forward(std::vector<IValue> inputs) { return get_method("forward")(std::move(inputs)); }
+  /// Keyword arguments are not provided (a call with them does not compile).
+  IValue forward(std::vector<IValue> inputs, const Kwargs& kwargs) = delete;
   template <typename... Types>
   IValue run_method(const std::string& name, Types&&... args) {
     return get_method(name)(std::vector<IValue>{IValue(std::forward<Types>(args))...});
