@@ -88,8 +88,8 @@ endforeach()
 # src/ops/random.h); both binaries honour ATEN_CPU_CAPABILITY, so the no-AVX code is checked too.
 add_test(NAME sdk.compat.random_no_avx
   COMMAND ${TORCHLESS_ORACLE_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/compare.py
-          ${_sdk_project}/random_libtorch ${_sdk_project}/random_torchless)
-set_tests_properties(sdk.compat.random_no_avx PROPERTIES FIXTURES_REQUIRED sdk_project TIMEOUT 600
+          ${_sdk_project}/random_libtorch ${_sdk_project}/random_torchless ${_sdk_models})
+set_tests_properties(sdk.compat.random_no_avx PROPERTIES FIXTURES_REQUIRED "sdk_project;sdk_models" TIMEOUT 600
   ENVIRONMENT "OMP_NUM_THREADS=1;ATEN_CPU_CAPABILITY=default")
 
 add_test(NAME sdk.c_api COMMAND ${TORCHLESS_ORACLE_PYTHON} -m pytest -q -p no:cacheprovider

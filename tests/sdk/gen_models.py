@@ -180,6 +180,13 @@ class RandomOps(nn.Module):
         return torch.empty(3, dtype=torch.int64).normal_()
 
 
+# 9. Noise drawn inside forward from the caller's seed (tests/sdk/project/programs/random.cpp).
+class Noisy(nn.Module):
+    def forward(self, x: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+        return x + torch.rand_like(x) * 0.1, torch.randn(2, 20)
+
+
+save(torch.jit.script(Noisy()), "noisy.pt")
 rnd = torch.jit.script(RandomOps())
 save(rnd, "random_ops.pt")
 for seed in (0, 12345, 2**40 + 7):

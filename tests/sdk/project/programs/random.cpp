@@ -1,11 +1,14 @@
 // Random tensors as libtorch gives them: the default generator of a fresh process, then
 // torch::manual_seed; rand / randn (short, 16-element blocks with a tail, float and double),
-// randint, randperm, normal_ / uniform_ in place, rand_like / randn_like, bernoulli.
+// randint, randperm, normal_ / uniform_ in place, rand_like / randn_like, bernoulli, and a
+// scripted model that draws inside forward (argv[1]: the models directory).
+#include <torch/script.h>
 #include <torch/torch.h>
 
 #include <iostream>
+#include <string>
 
-int main() {
+int main(int argc, const char* argv[]) {
   // A fresh process starts from a random seed (as libtorch): only the range can be printed.
   torch::Tensor fresh = torch::rand({100});
   std::cout << "fresh in [0, 1) " << (fresh.min().item<float>() >= 0 && fresh.max().item<float>() < 1) << "\n";
@@ -35,6 +38,13 @@ int main() {
   torch::manual_seed(7);
   torch::Tensor b = torch::randn({100});
   std::cout << "same " << (a == b).all().item<bool>() << " mean " << a.mean().item<float>() << " std " << a.std().item<float>() << "\n";
+  // A model drawing inside forward continues the same stream.
+  torch::jit::Module noisy = torch::jit::load(std::string(argv[1]) + "/noisy.pt");
+  torch::manual_seed(5);
+  for (int i = 0; i < 2; ++i) {
+    auto out = noisy.forward({torch::zeros({2, 3})}).toTuple();
+    std::cout << out->elements()[0] << "\n" << out->elements()[1].toTensor().sum(1) << "\n";
+  }
   std::cout << "big " << torch::randn({1000}).abs().max().item<float>() << " "
             << torch::rand({1000}).sum().item<double>() << "\n";
 }
