@@ -12,6 +12,8 @@ const Scalar&, ScalarType? dtype ... pin_memory -> TensorOptions, ...), it write
   OUT_DIR/ops_generated.h    at:: free functions and the methods' definitions, each calling
                              its op-table entry through the C API (looked up once, by its
                              exact name and overload)
+In-place schemas (`Tensor(a!) self ... -> Tensor(a!)`) return Tensor& as libtorch's do: methods
+a reference to the tensor they were called on, functions the Tensor& they were given.
 Out variants, Dimname/Generator/complex/str-list arguments and schemas whose C++ signature
 repeats an earlier one (int vs SymInt overloads) are left out; what is left out does not
 compile in a user's program, as the issue asks.
@@ -79,7 +81,7 @@ def parse(schema):
 
 def base_type(t):
     # Drop alias annotations: Tensor(a!) -> Tensor, Tensor(a)[] -> Tensor[]
-    return re.sub(r"\([a-z!|*\s]*\)", "", t)
+    return re.sub(r"\([a-z!|*\s>-]*\)", "", t)
 
 
 def cpp_type(t):
@@ -167,8 +169,17 @@ def build(schema):
     names = [a["name"] for a in args]
     factory = all(f in names for f in FACTORY_ARGS)
     params, call_args = [], []
+    # A `Generator? generator=None` argument is left out (always None): torchless has only the
+    # default generator, and a call that passes one does not compile.
+    is_gen = lambda a: base_type(a["type"]) == "Generator?" and a["default"] == "None"
     for a in args:
-        if factory and a["name"] in FACTORY_ARGS:
+        if factory and a["name"] == "dtype":
+            # TensorOptions stands where dtype stood (before memory_format), as in libtorch.
+            dflt = a["default"]
+            opt_default = "{}" if dflt in (None, "None") else "TensorOptions(static_cast<ScalarType>(%s))" % dflt
+            params.append({"ctype": "const TensorOptions&", "name": "options", "default": opt_default})
+            continue
+        if (factory and a["name"] in FACTORY_ARGS) or is_gen(a):
             continue
         ct = cpp_type(a["type"])
         if ct is None:
@@ -179,8 +190,6 @@ def build(schema):
             if p["default"] is None:
                 return None
         params.append(p)
-    if factory:
-        params.append({"ctype": "const TensorOptions&", "name": "options", "default": "{}"})
     # Trailing defaults only (C++ needs every parameter after a defaulted one defaulted).
     seen_default = False
     for p in reversed(params):
@@ -192,6 +201,8 @@ def build(schema):
         if factory and a["name"] in FACTORY_ARGS:
             call_args.append({"dtype": "options.dtype_opt()", "layout": "std::nullopt",
                               "device": "detail::checkedCpu(options)", "pin_memory": "std::nullopt"}[a["name"]])
+        elif is_gen(a):
+            call_args.append("std::nullopt")
         else:
             call_args.append(pname(a["name"]))
     has_tensor = any(base_type(a["type"]).startswith("Tensor") for a in args) or rt != "void" and "Tensor" in rt
@@ -199,7 +210,15 @@ def build(schema):
         return None
     key = s["name"] + ("." + ov if ov else "")
     method = bool(args) and args[0]["name"] == "self" and base_type(args[0]["type"]) == "Tensor" and not factory
-    return {"fname": fname, "key": key, "ret": rt, "params": params, "call_args": call_args, "method": method}
+    # In-place (`Tensor(a!) self ... -> Tensor(a!)`): as libtorch, the method returns a
+    # reference to the tensor it was called on, and the function takes and returns Tensor&.
+    inplace = (method and "!" in args[0]["type"] and len(s["rets"]) == 1 and "!" in s["rets"][0]
+               and rt == "Tensor")
+    if inplace:
+        rt = "Tensor&"
+        params[0]["ctype"] = "Tensor&"
+    return {"fname": fname, "key": key, "ret": rt, "params": params, "call_args": call_args, "method": method,
+            "inplace": inplace}
 
 
 def disambiguate(entries, params_of):
@@ -270,14 +289,25 @@ def main():
             "inline std::optional<Device> checkedCpu(const TensorOptions& o) {\n"
             "  checkDevice(o.device());\n  return std::nullopt;\n}\n}  // namespace detail\n\n"]
     for b in funcs:
+        if b["inplace"]:
+            body.append("/// %s\ninline Tensor& %s(%s) {\n  static const tl_op* op = detail::findOp(\"%s\");\n"
+                        "  detail::call<void>(op, %s);\n  return %s;\n}\n" % (
+                            b["key"], b["fname"], sig(b["params"], True), b["key"], ", ".join(b["call_args"]),
+                            b["call_args"][0]))
+            continue
         ret = "" if b["ret"] == "void" else "return "
         body.append("/// %s\ninline %s %s(%s) {\n  static const tl_op* op = detail::findOp(\"%s\");\n"
                     "  %sdetail::call<%s>(op, %s);\n}\n" % (
                         b["key"], b["ret"], b["fname"], sig(b["params"], True), b["key"], ret, b["ret"],
                         ", ".join(b["call_args"])))
     for b in methods:
-        ret = "" if b["ret"] == "void" else "return "
         call = ["*this"] + b["call_args"][1:]
+        if b["inplace"]:
+            body.append("inline Tensor& Tensor::%s(%s) const {\n  static const tl_op* op = detail::findOp(\"%s\");\n"
+                        "  detail::call<void>(op, %s);\n  return const_cast<Tensor&>(*this);\n}\n" % (
+                            b["fname"], sig(b["params"][1:], False), b["key"], ", ".join(call)))
+            continue
+        ret = "" if b["ret"] == "void" else "return "
         body.append("inline %s Tensor::%s(%s) const {\n  static const tl_op* op = detail::findOp(\"%s\");\n"
                     "  %sdetail::call<%s>(op, %s);\n}\n" % (
                         b["ret"], b["fname"], sig(b["params"][1:], False), b["key"], ret, b["ret"], ", ".join(call)))

@@ -113,6 +113,27 @@ tl_status tl_module_attr(const tl_module* m, const char* name, tl_value** out);
 /* Parameters and buffers named as named_parameters() / named_buffers(): a list of
  * (name, tensor) tuples. which: 0 parameters, 1 buffers. */
 tl_status tl_module_named_tensors(const tl_module* m, int which, tl_value** out);
+/* Attributes as torch::jit::Module::named_attributes(recurse): a list of (name, value)
+ * tuples, each module's attributes in definition order, a submodule followed by its own
+ * attributes (dotted names) when recurse is non-zero. Submodules are TL_VALUE_OTHER values
+ * that tl_value_to_module accepts. */
+tl_status tl_module_named_attributes(const tl_module* m, int recurse, tl_value** out);
+/* The submodule held by `v` (read with tl_module_attr or tl_module_named_attributes) as a
+ * module handle of its own (free it with tl_module_free); it shares the parent's tensors.
+ * TL_ERROR_INVALID_ARGUMENT for any other value. */
+tl_status tl_value_to_module(const tl_value* v, tl_module** out);
+/* 1 if `v` holds a module (a tl_value_to_module would succeed). */
+int tl_value_is_module(const tl_value* v);
+/* Module::to(dtype): every parameter and buffer of the module and its submodules becomes a
+ * tensor of `dtype` (as torch::jit::Module::to, integer buffers too); the methods are planned
+ * again on their next call. Handles made by tl_value_to_module before keep their plans. */
+tl_status tl_module_to_dtype(tl_module* m, tl_dtype dtype);
+/* Module::train(training): sets the `training` attribute of the module and every submodule;
+ * the methods are planned again on their next call (training-mode kernels that torchless
+ * lacks, dropout for one, then fail with TL_ERROR_UNSUPPORTED). */
+tl_status tl_module_set_training(tl_module* m, int training);
+/* The module's `training` attribute: 1 or 0 (1 when the module has none, as libtorch). */
+int tl_module_is_training(const tl_module* m);
 
 /* ---- tensors ---- */
 

@@ -4,7 +4,7 @@
 #include "ops/parallel.h"
 #include "serialize/archive_reader.h"
 
-#include "torchless/onnx_export.h"
+#include "convert/onnx/onnx_export.h"
 
 #include <cstdlib>
 

@@ -4,6 +4,7 @@
 // (Note [Binding kernels] in register_utils.h).
 #include "ops/einsum.h"
 #include "ops/embedding_bag.h"
+#include "ops/random.h"
 #include "ops/reduction.h"
 #include "ops/scatter.h"
 #include "ops/search.h"
@@ -284,21 +285,113 @@ void registerIndexingExtraKernels(KernelRegistry& r) {
   });
 
   // ---- random sampling ----
-  // Note [Random ops]
-  // PyTorch's CPU generator (mt19937 plus per-op transforms) is not reproduced, so sampling
-  // cannot give PyTorch's numbers. These ops mostly sit in training-only branches (torchvision's
-  // stochastic_depth, hand-written dropout): their kernels let such models compile and run in
-  // eval mode, and stop with UnsupportedError if a sampling op is actually reached.
-  for (const char* name : {"aten::bernoulli", "aten::bernoulli.p", "aten::bernoulli_.float", "aten::bernoulli_.Tensor",
-                           "aten::rand_like", "aten::randn_like", "aten::uniform_", "aten::normal_"}) {
-    const std::string op = name;
-    def(r, name, [op](Stack&) {
-      throw UnsupportedError(fmt::format("{}: random sampling is not supported (torchless does not reproduce "
-                                         "PyTorch's random number generator); it is reached only in training "
-                                         "mode in most models",
-                                         op));
-    });
-  }
+  // PyTorch's default CPU generator and transforms (ops/random.h): the same seed gives the
+  // same tensors. Only the default generator exists; a Generator argument must be None.
+  auto noGenerator = [](const IValue& g, const char* op) {
+    if (!g.isNone())
+      throw UnsupportedError(fmt::format("{}: only the default generator is supported (pass generator=None)", op));
+  };
+  def(r, "aten::manual_seed", [](Stack& s) {
+    const int64_t seed = s.back().toInt();
+    s.pop_back();
+    ops::manualSeed(static_cast<uint64_t>(seed));
+  });
+  defN<5>(r, "aten::rand", [](const IValue* a) {
+    checkCpu(a[3]);
+    Tensor t = ops::empty(toIntList(a[0]), toOptDtype(a[1]).value_or(ops::kDefaultFloat));
+    ops::uniform_(t, 0.0, 1.0);
+    return t;
+  });
+  defN<5>(r, "aten::randn", [](const IValue* a) {
+    checkCpu(a[3]);
+    Tensor t = ops::empty(toIntList(a[0]), toOptDtype(a[1]).value_or(ops::kDefaultFloat));
+    ops::normal_(t, 0.0, 1.0);
+    return t;
+  });
+  defN<6>(r, "aten::rand_like", [](const IValue* a) {
+    checkCpu(a[3]);
+    Tensor t = ops::zerosLike(a[0].toTensor(), toOptDtype(a[1]));
+    ops::uniform_(t, 0.0, 1.0);
+    return t;
+  });
+  defN<6>(r, "aten::randn_like", [](const IValue* a) {
+    checkCpu(a[3]);
+    Tensor t = ops::zerosLike(a[0].toTensor(), toOptDtype(a[1]));
+    ops::normal_(t, 0.0, 1.0);
+    return t;
+  });
+  defN<6>(r, "aten::randint", [](const IValue* a) {
+    checkCpu(a[4]);
+    // dtype=None is float, as in PyTorch (the schema's default is long).
+    Tensor t = ops::empty(toIntList(a[1]), toOptDtype(a[2]).value_or(ops::kDefaultFloat));
+    ops::random_(t, 0, a[0].toInt());
+    return t;
+  });
+  defN<7>(r, "aten::randint.low", [](const IValue* a) {
+    checkCpu(a[5]);
+    Tensor t = ops::empty(toIntList(a[2]), toOptDtype(a[3]).value_or(ops::kDefaultFloat));
+    ops::random_(t, a[0].toInt(), a[1].toInt());
+    return t;
+  });
+  defN<5>(r, "aten::randperm", [](const IValue* a) {
+    checkCpu(a[3]);
+    return ops::randperm(a[0].toInt(), toOptDtype(a[1]).value_or(ScalarType::Long));
+  });
+  defN<4>(r, "aten::uniform_", [noGenerator](const IValue* a) {
+    noGenerator(a[3], "aten::uniform_");
+    Tensor self = a[0].toTensor();
+    ops::uniform_(self, a[1].toDouble(), a[2].toDouble());
+    return self;
+  });
+  defN<4>(r, "aten::normal_", [noGenerator](const IValue* a) {
+    noGenerator(a[3], "aten::normal_");
+    Tensor self = a[0].toTensor();
+    ops::normal_(self, a[1].toDouble(), a[2].toDouble());
+    return self;
+  });
+  defN<4>(r, "aten::random_.from", [noGenerator](const IValue* a) {
+    noGenerator(a[3], "aten::random_");
+    Tensor self = a[0].toTensor();
+    ops::random_(self, a[1].toInt(), toOptInt(a[2]));
+    return self;
+  });
+  defN<3>(r, "aten::random_.to", [noGenerator](const IValue* a) {
+    noGenerator(a[2], "aten::random_");
+    Tensor self = a[0].toTensor();
+    ops::random_(self, 0, a[1].toInt());
+    return self;
+  });
+  defN<2>(r, "aten::random_", [noGenerator](const IValue* a) {
+    noGenerator(a[1], "aten::random_");
+    Tensor self = a[0].toTensor();
+    ops::random_(self);
+    return self;
+  });
+  defN<3>(r, "aten::bernoulli_.float", [noGenerator](const IValue* a) {
+    noGenerator(a[2], "aten::bernoulli_");
+    Tensor self = a[0].toTensor();
+    ops::bernoulli_(self, a[1].toDouble());
+    return self;
+  });
+  defN<3>(r, "aten::bernoulli.p", [noGenerator](const IValue* a) {
+    noGenerator(a[2], "aten::bernoulli");
+    Tensor out = ops::zerosLike(a[0].toTensor());
+    ops::bernoulli_(out, a[1].toDouble());
+    return out;
+  });
+  defN<2>(r, "aten::bernoulli", [noGenerator](const IValue* a) {
+    noGenerator(a[1], "aten::bernoulli");
+    const Tensor p = a[0].toTensor();
+    Tensor out = ops::zerosLike(p);
+    ops::bernoulli_(out, p);
+    return out;
+  });
+  defN<3>(r, "aten::bernoulli_.Tensor", [noGenerator](const IValue* a) {
+    noGenerator(a[2], "aten::bernoulli_");
+    Tensor self = a[0].toTensor();
+    ops::bernoulli_(self, a[1].toTensor());
+    return self;
+  });
 
   // ---- devices ----
   defN<1>(r, "aten::cpu", [](const IValue* a) { return a[0].toTensor(); });

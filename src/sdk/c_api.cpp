@@ -8,6 +8,7 @@
 #include "ir/ir.h"
 #include "ir/operator_registry.h"
 #include "ops/parallel.h"
+#include "ops/shape.h"
 #include "runtime/kernel.h"
 #include "sdk/tensor_format.h"
 
@@ -27,6 +28,8 @@ struct tl_tensor {
 };
 struct tl_value {
   torchless::IValue value;
+  /// Keeps a submodule's code alive (set for module objects read from a module).
+  std::shared_ptr<torchless::CompilationUnit> unit;
 };
 /// One op-table entry made callable: a one-node graph whose node the kernel was made for.
 struct tl_op {
@@ -72,6 +75,11 @@ tl_status guarded(F&& f) {
 }
 
 template <typename T>
+T& need(T* p, const char* what) {
+  if (!p) throw InvalidArgument(fmt::format("{} is NULL", what));
+  return *p;
+}
+template <typename T>
 const T& need(const T* p, const char* what) {
   if (!p) throw InvalidArgument(fmt::format("{} is NULL", what));
   return *p;
@@ -109,7 +117,7 @@ std::vector<IValue> argsOf(tl_value* const* args, size_t n) {
   return out;
 }
 
-tl_value* newValue(IValue v) { return new tl_value{std::move(v)}; }
+tl_value* newValue(IValue v) { return new tl_value{std::move(v), nullptr}; }
 
 char* dupString(const std::string& s) {
   char* p = static_cast<char*>(std::malloc(s.size() + 1));
@@ -142,6 +150,31 @@ const OpInfo* findOverloadWithKernel(const std::string& key) {
   return info;
 }
 
+}  // namespace
+
+namespace {
+tl_value* moduleValue(const tl_module& m, IValue v) {
+  auto* out = newValue(std::move(v));
+  if (out->value.isObject() && out->value.toObject()->type->isModule()) out->unit = m.module.unit();
+  return out;
+}
+void collectAttributes(const ObjectPtr& obj, const std::string& prefix, bool recurse, std::vector<IValue>& out) {
+  const auto& attrs = obj->type->attributes();
+  for (size_t i = 0; i < attrs.size() && i < obj->slots.size(); ++i) {
+    const IValue& v = obj->slots[i];
+    out.emplace_back(TupleImpl::create({IValue(prefix + attrs[i].name), v}));
+    if (recurse && v.isObject() && v.toObject()->type->isModule())
+      collectAttributes(v.toObject(), prefix + attrs[i].name + ".", recurse, out);
+  }
+}
+template <typename F>
+void forEachModuleObject(const ObjectPtr& obj, F&& f) {
+  f(obj);
+  for (const IValue& v : obj->slots)
+    if (v.isObject() && v.toObject()->type->isModule()) forEachModuleObject(v.toObject(), f);
+}
+/// A fresh Module over the same object: its methods are planned again on their next call.
+void replan(tl_module& m) { m.module = Module(m.module.object(), m.module.unit()); }
 }  // namespace
 
 extern "C" {
@@ -201,8 +234,75 @@ tl_status tl_module_attr(const tl_module* m, const char* name, tl_value** out) {
     const ObjectPtr& obj = mod.module.object();
     if (!obj || !obj->type->findAttributeSlot(name))
       throw Error(fmt::format("module '{}' has no attribute '{}'", obj ? obj->type->name() : "<empty>", name));
-    *out = newValue(obj->getAttr(name));
+    *out = moduleValue(mod, obj->getAttr(name));
   });
+}
+
+tl_status tl_module_named_attributes(const tl_module* m, int recurse, tl_value** out) {
+  return guarded([&] {
+    const tl_module& mod = need(m, "module");
+    needOut(out);
+    std::vector<IValue> items;
+    if (mod.module.object()) collectAttributes(mod.module.object(), "", recurse != 0, items);
+    TypePtr tt = TupleType::create({StringType::get(), AnyType::get()});
+    *out = newValue(IValue(ListImpl::create(tt, std::move(items))));
+    (*out)->unit = mod.module.unit();
+  });
+}
+
+int tl_value_is_module(const tl_value* v) {
+  return v && v->value.isObject() && v->value.toObject()->type->isModule() && v->unit != nullptr;
+}
+
+tl_status tl_value_to_module(const tl_value* v, tl_module** out) {
+  return guarded([&] {
+    const tl_value& val = need(v, "value");
+    needOut(out);
+    if (!val.value.isObject() || !val.value.toObject()->type->isModule())
+      throw InvalidArgument(fmt::format("expected a module, got {}", val.value.tagName()));
+    if (!val.unit)
+      throw InvalidArgument("this module value was not read from a module (use attr() or named_attributes())");
+    auto m = std::make_unique<tl_module>();
+    m->module = Module(val.value.toObject(), val.unit);
+    m->methods = m->module.methodNames();
+    *out = m.release();
+  });
+}
+
+tl_status tl_module_to_dtype(tl_module* m, tl_dtype dtype) {
+  return guarded([&] {
+    tl_module& mod = need(m, "module");
+    const auto t = static_cast<ScalarType>(dtype);
+    if (tl_dtype_size(dtype) == 0) throw InvalidArgument(fmt::format("unknown dtype {}", static_cast<int>(dtype)));
+    if (!mod.module.object()) throw InvalidArgument("the module is empty");
+    forEachModuleObject(mod.module.object(), [&](const ObjectPtr& obj) {
+      const auto& attrs = obj->type->attributes();
+      for (size_t i = 0; i < attrs.size() && i < obj->slots.size(); ++i)
+        if ((attrs[i].isParameter || attrs[i].isBuffer) && obj->slots[i].isTensor() &&
+            obj->slots[i].toTensor().dtype() != t)
+          obj->slots[i] = IValue(ops::toDtype(obj->slots[i].toTensor(), t));
+    });
+    replan(mod);
+  });
+}
+
+tl_status tl_module_set_training(tl_module* m, int training) {
+  return guarded([&] {
+    tl_module& mod = need(m, "module");
+    if (!mod.module.object()) throw InvalidArgument("the module is empty");
+    forEachModuleObject(mod.module.object(), [&](const ObjectPtr& obj) {
+      if (obj->type->findAttributeSlot("training")) obj->setAttr("training", IValue(training != 0));
+    });
+    replan(mod);
+  });
+}
+
+int tl_module_is_training(const tl_module* m) {
+  if (!m || !m->module.object()) return 1;
+  const ObjectPtr& obj = m->module.object();
+  if (!obj->type->findAttributeSlot("training")) return 1;
+  const IValue& v = obj->getAttr("training");
+  return v.isBool() ? v.toBool() : 1;
 }
 
 tl_status tl_module_named_tensors(const tl_module* m, int which, tl_value** out) {
@@ -366,7 +466,7 @@ tl_status tl_value_dict(tl_value* const* keys, tl_value* const* values, size_t n
   });
 }
 
-tl_value* tl_value_share(const tl_value* v) { return v ? newValue(v->value) : nullptr; }
+tl_value* tl_value_share(const tl_value* v) { return v ? new tl_value{v->value, v->unit} : nullptr; }
 void tl_value_free(tl_value* v) { delete v; }
 
 tl_value_kind tl_value_get_kind(const tl_value* v) {
@@ -453,6 +553,7 @@ tl_status tl_value_element(const tl_value* v, size_t i, tl_value** out) {
     const auto& elems = x.isTuple() ? x.toTuple()->elements : x.toList()->list;
     checkIndex(i, elems.size());
     *out = newValue(elems[i]);
+    (*out)->unit = v->unit;  // modules inside a value read from a module stay convertible
   });
 }
 

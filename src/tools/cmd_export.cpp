@@ -13,6 +13,7 @@
 #include "api/cli_io.h"
 #include "api/module.h"
 #include "convert/conversion_ctx.h"
+#include "convert/onnx/onnx_export.h"
 #include "core/error.h"
 #include "core/npy.h"
 #include "ir/ir_parser.h"
@@ -20,7 +21,6 @@
 #include "passes/passes.h"
 #include "tools/commands.h"
 #include "tools/input_options.h"
-#include "torchless/onnx_export.h"
 
 #include <fstream>
 #include <iostream>

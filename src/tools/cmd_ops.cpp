@@ -2,7 +2,7 @@
 // only the schemas the interpreter has a kernel for; `--coverage` prints how many do.
 // `--onnx` keeps the schemas ONNX export converts, each followed by the opsets it writes.
 #include "convert/engine/engine_ctx.h"
-#include "torchless/onnx_export.h"
+#include "convert/onnx/onnx_export.h"
 #include "ir/operator_registry.h"
 #include "runtime/kernel.h"
 #include "tools/commands.h"

@@ -7,7 +7,7 @@
 #include "core/error.h"
 #include "ir/ir_parser.h"
 #include "ir/operator_matching.h"
-#include "torchless/onnx_export.h"
+#include "convert/onnx/onnx_export.h"
 
 #include <gtest/gtest.h>
 

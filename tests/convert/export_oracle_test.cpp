@@ -12,7 +12,7 @@
 #include "core/error.h"
 #include "core/npy.h"
 #include "ir/ir_parser.h"
-#include "torchless/onnx_export.h"
+#include "convert/onnx/onnx_export.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

@@ -43,6 +43,12 @@ sig("tl_module_method_name", C.c_char_p, P, C.c_size_t)
 sig("tl_module_has_method", C.c_int, P, C.c_char_p)
 sig("tl_module_attr", C.c_int, P, C.c_char_p, PP)
 sig("tl_module_named_tensors", C.c_int, P, C.c_int, PP)
+sig("tl_module_named_attributes", C.c_int, P, C.c_int, PP)
+sig("tl_value_to_module", C.c_int, P, PP)
+sig("tl_value_is_module", C.c_int, P)
+sig("tl_module_to_dtype", C.c_int, P, C.c_int)
+sig("tl_module_set_training", C.c_int, P, C.c_int)
+sig("tl_module_is_training", C.c_int, P)
 sig("tl_tensor_from_buffer", C.c_int, P, C.c_int, I64P, C.c_size_t, I64P, DELETER, P, PP)
 sig("tl_tensor_copy_from", C.c_int, P, C.c_int, I64P, C.c_size_t, PP)
 sig("tl_tensor_zeros", C.c_int, C.c_int, I64P, C.c_size_t, PP)
@@ -209,6 +215,91 @@ def test_tuple_list_dict_outputs_attributes_and_methods():
         check(LIB.tl_value_to_string(element(element(p, i), 0), C.byref(s), None))
         got.append(s.value.decode())
     assert got == ["lin.weight", "lin.bias"]
+    LIB.tl_module_free(m)
+
+
+def test_submodules_training_and_dtype():
+    m = load("classifier.pt")
+    head = P()
+    check(LIB.tl_module_attr(m, b"head", C.byref(head)))
+    assert LIB.tl_value_is_module(head) == 1
+    sub = P()
+    check(LIB.tl_value_to_module(head, C.byref(sub)))
+    feats = np.ones((2, 16), dtype=np.float32)
+    t = borrow(feats)
+    v = LIB.tl_value_from_tensor(t)
+    out = forward(sub, v)
+    assert value_tensor(out).shape == (2, 10)
+    # Not a module: a clear argument error.
+    bad = P()
+    assert LIB.tl_value_to_module(v, C.byref(bad)) == TL_ERROR_INVALID_ARGUMENT
+    assert "expected a module" in LIB.tl_last_error().decode()
+    # named_attributes: the root's own first, a submodule then its attributes (dotted).
+    attrs = P()
+    check(LIB.tl_module_named_attributes(m, 1, C.byref(attrs)))
+    n = C.c_size_t()
+    check(LIB.tl_value_length(attrs, C.byref(n)))
+    names = []
+    for i in range(n.value):
+        pair = element(attrs, i)
+        name = element(pair, 0)
+        p, ln = C.c_char_p(), C.c_size_t()
+        check(LIB.tl_value_to_string(name, C.byref(p), C.byref(ln)))
+        names.append(p.value.decode())
+        LIB.tl_value_free(name)
+        LIB.tl_value_free(pair)
+    assert names[0] == "training" and "head" in names and "head.weight" in names
+    assert names.index("head") < names.index("head.weight")
+    # train / eval.
+    assert LIB.tl_module_is_training(m) == 0  # saved in eval mode
+    check(LIB.tl_module_set_training(m, 1))
+    assert LIB.tl_module_is_training(m) == 1
+    check(LIB.tl_module_set_training(m, 0))
+    # to(float64): the forward now wants float64 inputs and gives float64 outputs.
+    check(LIB.tl_module_to_dtype(m, TL_FLOAT64))
+    x = np.load(MODELS / "classifier_in.npy").astype(np.float64)
+    tx = borrow(x)
+    vx = LIB.tl_value_from_tensor(tx)
+    y = forward(m, vx)
+    got = value_tensor(y)
+    assert got.dtype == np.float64
+    np.testing.assert_allclose(got, np.load(MODELS / "classifier_out.npy"), rtol=1e-4, atol=1e-5)
+    for h in (head, v, out, attrs, vx, y):
+        LIB.tl_value_free(h)
+    for h in (t, tx):
+        LIB.tl_tensor_free(h)
+    LIB.tl_module_free(sub)
+    LIB.tl_module_free(m)
+
+
+@pytest.mark.parametrize("seed", [0, 12345, 2**40 + 7])
+def test_random_ops_give_pytorchs_numbers(seed):
+    """torch.manual_seed + rand/randn/randint/randperm/normal_/uniform_/random_/bernoulli in
+    TorchScript: bit-exact with PyTorch (gen_models.py)."""
+    m = load("random_ops.pt")
+    s = LIB.tl_value_from_int(seed)
+    out = forward(m, s)
+    n = C.c_size_t()
+    check(LIB.tl_value_length(out, C.byref(n)))
+    expected = sorted(MODELS.glob(f"random_{seed}_*.npy"), key=lambda p: int(p.stem.rsplit("_", 1)[1]))
+    assert n.value == len(expected) > 20
+    for i, path in enumerate(expected):
+        e = element(out, i)
+        t = P()
+        check(LIB.tl_value_to_tensor(e, C.byref(t)))
+        shape = [LIB.tl_tensor_sizes(t)[k] for k in range(LIB.tl_tensor_dim(t))]
+        ref = np.load(path)
+        got = np.empty(shape, dtype=ref.dtype)
+        check(LIB.tl_tensor_copy_to(t, got.ctypes.data, got.nbytes))
+        assert got.shape == ref.shape and got.dtype == ref.dtype, path.name
+        assert got.tobytes() == np.ascontiguousarray(ref).tobytes(), f"{path.name}: {got} vs {ref}"
+        LIB.tl_tensor_free(t)
+        LIB.tl_value_free(e)
+    LIB.tl_value_free(out)
+    LIB.tl_value_free(s)
+    bad = P()
+    assert LIB.tl_module_run_method(m, b"bad_normal", None, 0, C.byref(bad)) != TL_OK
+    assert "not implemented for 'Long'" in LIB.tl_last_error().decode()
     LIB.tl_module_free(m)
 
 

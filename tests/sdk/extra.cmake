@@ -3,8 +3,10 @@
 # (Included from tests/CMakeLists.txt; CMAKE_CURRENT_LIST_DIR is tests/sdk.)
 #
 #   sdk.install         (fixture) cmake --install into build/sdk_install
-#   sdk.headers_clean   the installed headers name no fmt and no internal (src/) header
+#   sdk.headers_clean   the installed headers, and every header in include/torchless, name no fmt
+#                       and no internal (src/) header
 #   sdk.cli_uses_library  the installed torchless CLI runs on the installed libtorchless.so
+#   sdk.compile_fails   what the compat headers lack does not compile (compile_fails.py)
 #   sdk.gen_models      (fixture) the archives, written by PyTorch (gen_models.py)
 #   sdk.project_build   (fixture) configures and builds tests/sdk/project against the installed
 #                       tree: a C program, a static C++ one, and every programs/*.cpp twice,
@@ -12,7 +14,8 @@
 #                       Its build directory is kept, so ctest rebuilds only what changed.
 #   sdk.c_smoke, sdk.static_smoke, sdk.pkg_config   the installed library used three ways
 #   sdk.compat.<prog>   both builds of a program on the same archive: same stdout bytes, same
-#                       exit code (compare.py)
+#                       exit code (compare.py); sdk.compat.random_no_avx: random with
+#                       ATEN_CPU_CAPABILITY=default
 #   sdk.c_api           c_api_test.py (pytest): the C API through ctypes
 #   sdk.deb             cpack -G DEB, and what the package holds
 set(_sdk_install ${PROJECT_BINARY_DIR}/sdk_install)
@@ -24,7 +27,8 @@ add_test(NAME sdk.install COMMAND ${CMAKE_COMMAND} --install ${PROJECT_BINARY_DI
 set_tests_properties(sdk.install PROPERTIES FIXTURES_SETUP sdk_install TIMEOUT 300)
 
 add_test(NAME sdk.headers_clean COMMAND sh -c
-  "! grep -rnE '#include [<\"](fmt/|core/|api/|ir/|runtime/|ops/|convert/|serialize/|frontend/|passes/)' '${_sdk_install}/include/torchless'")
+  "! grep -rnE '#include [<\"](fmt/|core/|api/|ir/|runtime/|ops/|convert/|serialize/|frontend/|passes/)' \
+     '${_sdk_install}/include/torchless' '${PROJECT_SOURCE_DIR}/include/torchless'")
 set_tests_properties(sdk.headers_clean PROPERTIES FIXTURES_REQUIRED sdk_install)
 
 # The installed CLI runs on the installed library (RUNPATH $ORIGIN/../lib), nothing else.
@@ -32,6 +36,12 @@ add_test(NAME sdk.cli_uses_library COMMAND sh -c
   "test \"$(readlink -f $(ldd '${_sdk_install}/bin/torchless' | awk '/libtorchless/ {print $3}'))\" \
         = \"$(readlink -f '${_sdk_install}/lib/libtorchless.so')\" && '${_sdk_install}/bin/torchless' --version")
 set_tests_properties(sdk.cli_uses_library PROPERTIES FIXTURES_REQUIRED sdk_install)
+
+# What the compat headers lack fails to compile (compile_fails.py), never at run time.
+add_test(NAME sdk.compile_fails COMMAND ${TORCHLESS_ORACLE_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/compile_fails.py
+         ${CMAKE_CXX_COMPILER} ${_sdk_install})
+set_tests_properties(sdk.compile_fails PROPERTIES FIXTURES_REQUIRED sdk_install TIMEOUT 600
+  ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1")
 
 add_test(NAME sdk.gen_models COMMAND ${TORCHLESS_ORACLE_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/gen_models.py ${_sdk_models})
 set_tests_properties(sdk.gen_models PROPERTIES FIXTURES_SETUP sdk_models TIMEOUT 900
@@ -61,7 +71,8 @@ set_tests_properties(sdk.pkg_config PROPERTIES FIXTURES_REQUIRED sdk_install
 set(_sdk_programs
   tutorial=resnet18_traced.pt classify_topk=classifier.pt from_blob_image=classifier.pt
   outputs=multi_out.pt bert_tokens=bert_like.pt tuple_input=tuple_in.pt errors=.
-  timing=classifier.pt yolo_nms=detector.pt printing=.)
+  timing=classifier.pt yolo_nms=detector.pt printing=. random=. indexing=. inplace=. module_api=classifier.pt
+  batching=classifier.pt)
 foreach(entry ${_sdk_programs})
   string(REPLACE "=" ";" _pair ${entry})
   list(GET _pair 0 _prog)
@@ -72,6 +83,14 @@ foreach(entry ${_sdk_programs})
   set_tests_properties(sdk.compat.${_prog} PROPERTIES FIXTURES_REQUIRED "sdk_project;sdk_models" TIMEOUT 600
     ENVIRONMENT "OMP_NUM_THREADS=1")
 endforeach()
+
+# PyTorch computes normal_ differently per CPU capability (Note [CPU capability of normal_] in
+# src/ops/random.h); both binaries honour ATEN_CPU_CAPABILITY, so the no-AVX code is checked too.
+add_test(NAME sdk.compat.random_no_avx
+  COMMAND ${TORCHLESS_ORACLE_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/compare.py
+          ${_sdk_project}/random_libtorch ${_sdk_project}/random_torchless ${_sdk_models})
+set_tests_properties(sdk.compat.random_no_avx PROPERTIES FIXTURES_REQUIRED "sdk_project;sdk_models" TIMEOUT 600
+  ENVIRONMENT "OMP_NUM_THREADS=1;ATEN_CPU_CAPABILITY=default")
 
 add_test(NAME sdk.c_api COMMAND ${TORCHLESS_ORACLE_PYTHON} -m pytest -q -p no:cacheprovider
          ${CMAKE_CURRENT_LIST_DIR}/c_api_test.py)

@@ -5,7 +5,7 @@
 Each archive is what a libtorch user would load from C++: the PyTorch C++ export tutorial's
 traced resnet18, a scripted classifier, a module with tuple / list / dict outputs, an exported
 method and attributes, a BERT-like model over int64 token ids, a tuple input, a detection head
-for hand-written post-processing, and a model that raises. The C API test also reads the
+for hand-written post-processing, a model that raises, and random ops after manual_seed. The C API test also reads the
 inputs and outputs saved next to them (.npy).
 """
 import sys
@@ -143,4 +143,53 @@ class Raises(nn.Module):
 
 
 save(torch.jit.script(Raises()), "raises.pt")
+
+
+# 8. Random ops in TorchScript after torch.manual_seed (PyTorch's generator and transforms),
+# with the outputs for a few seeds.
+class RandomOps(nn.Module):
+    def forward(self, seed: int) -> List[torch.Tensor]:
+        torch.manual_seed(seed)
+        out = [torch.rand(5), torch.randn(7), torch.randn(40), torch.randn(3, dtype=torch.float64),
+               torch.randn(20, dtype=torch.float64), torch.randn(16), torch.rand(3, dtype=torch.float64)]
+        a = torch.empty(10)
+        a.uniform_(-2.0, 3.0)
+        b = torch.empty(33)
+        b.normal_(2.0, 3.0)
+        c = torch.empty(5)
+        c.normal_(2.0, 3.0)
+        d = torch.empty(4, dtype=torch.float64)
+        d.normal_(-1.0, 0.5)
+        e = torch.empty(4, 6).t()
+        e.normal_()
+        f = torch.empty(6, 4)[:, 1:3]
+        f.uniform_()
+        g = torch.empty(6, dtype=torch.int32)
+        g.random_()
+        h = torch.empty(6, dtype=torch.float64)
+        h.random_()
+        out += [a, b, c, d, e, f, g, h]
+        out += [torch.randint(10, (8,)), torch.randint(-5, 5, (2, 3)), torch.randint(0, 1099511627776, (3,)),
+                torch.randint(10, (4,), dtype=None), torch.randperm(10), torch.bernoulli(torch.empty(12), 0.3),
+                torch.bernoulli(torch.full((9,), 0.5)), torch.rand_like(torch.empty(2, 3)),
+                torch.randn_like(torch.empty(17, dtype=torch.float64)), torch.randn(1000)]
+        return out
+
+    @torch.jit.export
+    def bad_normal(self) -> torch.Tensor:
+        return torch.empty(3, dtype=torch.int64).normal_()
+
+
+# 9. Noise drawn inside forward from the caller's seed (tests/sdk/project/programs/random.cpp).
+class Noisy(nn.Module):
+    def forward(self, x: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+        return x + torch.rand_like(x) * 0.1, torch.randn(2, 20)
+
+
+save(torch.jit.script(Noisy()), "noisy.pt")
+rnd = torch.jit.script(RandomOps())
+save(rnd, "random_ops.pt")
+for seed in (0, 12345, 2**40 + 7):
+    for i, t in enumerate(rnd(seed)):
+        np.save(out / f"random_{seed}_{i}.npy", t.numpy())
 print("sdk models written to", out)

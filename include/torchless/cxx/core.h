@@ -28,6 +28,7 @@
 #include <initializer_list>
 #include <iostream>
 #include <iterator>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -387,6 +388,9 @@ using namespace c10;  // as libtorch's at:: sees c10's names
 
 class Tensor;
 using TensorList = c10::ArrayRef<Tensor>;
+namespace indexing {
+struct TensorIndex;
+}  // namespace indexing
 
 /// at::TensorOptions: dtype and device of a new tensor (layout strided; requires_grad ignored).
 class TensorOptions {
@@ -592,6 +596,15 @@ class Tensor {
   Tensor detach() const { return *this; }
   Tensor& requires_grad_(bool = true) { return *this; }
 
+  /// Python-style indexing (libtorch's at::indexing; see TensorIndex below):
+  /// t.index({Slice(), 0, None, "..."}) reads, t.index_put_({Slice(1, None), 0}, v) writes.
+  Tensor index(ArrayRef<indexing::TensorIndex> indices) const;
+  Tensor index(std::initializer_list<indexing::TensorIndex> indices) const;
+  Tensor& index_put_(ArrayRef<indexing::TensorIndex> indices, const Tensor& rhs);
+  Tensor& index_put_(ArrayRef<indexing::TensorIndex> indices, const Scalar& v);
+  Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, const Tensor& rhs);
+  Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, const Scalar& v);
+
   /// t[i] is t.select(0, i); t[index_tensor] is t.index({index_tensor}).
   Tensor operator[](int64_t i) const;
   Tensor operator[](const Tensor& index) const;
@@ -604,6 +617,16 @@ class Tensor {
   Tensor(const Tensor&) = default;
   Tensor(Tensor&&) = default;
   ~Tensor() = default;
+
+  /// Compound assignment writes in place (also into a selection: t[0] += 1), as libtorch's.
+  Tensor& operator+=(const Tensor& o) { return add_(o); }
+  Tensor& operator+=(const Scalar& o) { return add_(o); }
+  Tensor& operator-=(const Tensor& o) { return sub_(o); }
+  Tensor& operator-=(const Scalar& o) { return sub_(o); }
+  Tensor& operator*=(const Tensor& o) { return mul_(o); }
+  Tensor& operator*=(const Scalar& o) { return mul_(o); }
+  Tensor& operator/=(const Tensor& o) { return div_(o); }
+  Tensor& operator/=(const Scalar& o) { return div_(o); }
 
   bool is_same(const Tensor& o) const { return data_ptr() == o.data_ptr() && sizes() == o.sizes() && strides() == o.strides(); }
 
@@ -838,14 +861,6 @@ inline Tensor operator==(const Tensor& a, const Tensor& b) { return a.eq(b); }
 inline Tensor operator==(const Tensor& a, const Scalar& b) { return a.eq(b); }
 inline Tensor operator!=(const Tensor& a, const Tensor& b) { return a.ne(b); }
 inline Tensor operator!=(const Tensor& a, const Scalar& b) { return a.ne(b); }
-inline Tensor& operator+=(Tensor& a, const Tensor& b) { a.add_(b); return a; }
-inline Tensor& operator+=(Tensor& a, const Scalar& b) { a.add_(b); return a; }
-inline Tensor& operator-=(Tensor& a, const Tensor& b) { a.sub_(b); return a; }
-inline Tensor& operator-=(Tensor& a, const Scalar& b) { a.sub_(b); return a; }
-inline Tensor& operator*=(Tensor& a, const Tensor& b) { a.mul_(b); return a; }
-inline Tensor& operator*=(Tensor& a, const Scalar& b) { a.mul_(b); return a; }
-inline Tensor& operator/=(Tensor& a, const Tensor& b) { a.div_(b); return a; }
-inline Tensor& operator/=(Tensor& a, const Scalar& b) { a.div_(b); return a; }
 
 // ---- factories beside the op table's ----
 namespace detail {
@@ -939,7 +954,267 @@ Tensor tensor(T value, const TensorOptions& options = {}) {
   return t.reshape(IntArrayRef{});
 }
 
+// ---- at::indexing (libtorch's ATen/TensorIndexing.h, same rules) ----
+namespace indexing {
+constexpr int64_t INDEX_MAX = std::numeric_limits<int64_t>::max();
+constexpr int64_t INDEX_MIN = std::numeric_limits<int64_t>::min();
+/// Python's None: a new dimension of size 1.
+constexpr std::nullopt_t None = std::nullopt;
+struct EllipsisIndexType final {
+  EllipsisIndexType() {}
+};
+/// Python's `...`: as many full slices as the other indices leave.
+inline const EllipsisIndexType Ellipsis;
+
+/// Python's start:stop:step (each may be None).
+class Slice final {
+ public:
+  Slice(std::optional<int64_t> start_index = std::nullopt, std::optional<int64_t> stop_index = std::nullopt,
+        std::optional<int64_t> step_index = std::nullopt) {
+    if (!step_index) {
+      step_ = 1;
+    } else {
+      step_ = *step_index;
+      if (step_ == 0) throw c10::ValueError("slice step cannot be zero");
+      if (step_ < -INDEX_MAX) step_ = -INDEX_MAX;
+    }
+    start_ = start_index ? *start_index : (step_ < 0 ? INDEX_MAX : 0);
+    stop_ = stop_index ? *stop_index : (step_ < 0 ? INDEX_MIN : INDEX_MAX);
+  }
+  int64_t start() const { return start_; }
+  int64_t stop() const { return stop_; }
+  int64_t step() const { return step_; }
+
+ private:
+  int64_t start_, stop_, step_;
+};
+inline std::ostream& operator<<(std::ostream& out, const Slice& s) {
+  return out << s.start() << ":" << s.stop() << ":" << s.step();
+}
+
+enum class TensorIndexType { None, Ellipsis, Integer, Boolean, Slice, Tensor };
+
+/// One index of t.index({...}): None, Ellipsis or "...", an integer, a bool, a Slice or a Tensor.
+struct TensorIndex final {
+  TensorIndex(std::nullopt_t) : type_(TensorIndexType::None) {}  // NOLINT
+  TensorIndex(EllipsisIndexType) : type_(TensorIndexType::Ellipsis) {}  // NOLINT
+  TensorIndex(const char* str) : TensorIndex(Ellipsis) {  // NOLINT
+    if (std::string_view(str) != "...")
+      throw c10::Error(std::string("Expected \"...\" to represent an ellipsis index, but got \"") + str + "\"");
+  }
+  TensorIndex(int64_t integer) : integer_(integer), type_(TensorIndexType::Integer) {}  // NOLINT
+  TensorIndex(int integer) : TensorIndex(static_cast<int64_t>(integer)) {}            // NOLINT
+  template <class T, class = std::enable_if_t<std::is_same_v<bool, T>>>
+  TensorIndex(T boolean) : boolean_(boolean), type_(TensorIndexType::Boolean) {}  // NOLINT
+  TensorIndex(Slice slice) : slice_(slice), type_(TensorIndexType::Slice) {}      // NOLINT
+  TensorIndex(Tensor tensor) : tensor_(std::move(tensor)), type_(TensorIndexType::Tensor) {}  // NOLINT
+
+  bool is_none() const { return type_ == TensorIndexType::None; }
+  bool is_ellipsis() const { return type_ == TensorIndexType::Ellipsis; }
+  bool is_integer() const { return type_ == TensorIndexType::Integer; }
+  int64_t integer() const { return integer_; }
+  bool is_boolean() const { return type_ == TensorIndexType::Boolean; }
+  bool boolean() const { return boolean_; }
+  bool is_slice() const { return type_ == TensorIndexType::Slice; }
+  const Slice& slice() const { return slice_; }
+  bool is_tensor() const { return type_ == TensorIndexType::Tensor; }
+  const Tensor& tensor() const { return tensor_; }
+
+ private:
+  int64_t integer_ = 0;
+  bool boolean_ = false;
+  Slice slice_;
+  Tensor tensor_;
+  TensorIndexType type_;
+};
+inline std::ostream& operator<<(std::ostream& out, const TensorIndex& i) {
+  if (i.is_none()) return out << "None";
+  if (i.is_ellipsis()) return out << "...";
+  if (i.is_integer()) return out << i.integer();
+  if (i.is_boolean()) return out << (i.boolean() ? "true" : "false");
+  if (i.is_slice()) return out << i.slice();
+  return out << i.tensor();
+}
+
+namespace impl {
+inline Tensor applySlice(const Tensor& self, int64_t dim, const Slice& s, bool disable_slice_optimization) {
+  if (s.step() <= 0) throw c10::ValueError("step must be greater than zero");
+  if (!disable_slice_optimization && s.start() == 0 && s.stop() == self.size(dim) && s.step() == 1) return self;
+  return self.slice(dim, s.start(), s.stop(), s.step());
+}
+inline Tensor applySelect(const Tensor& self, int64_t dim, int64_t index, int64_t real_dim) {
+  if (index == 0 && dim == 0 && self.dim() == 0)
+    throw c10::IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` "
+                          "in C++ to convert a 0-dim tensor to a number");
+  const int64_t size = self.size(dim);
+  if (index < -size || index >= size)
+    throw c10::IndexError("index " + std::to_string(index) + " is out of bounds for dimension " +
+                          std::to_string(real_dim) + " with size " + std::to_string(size));
+  return self.select(dim, index);
+}
+inline Tensor boolToIndexingTensor(bool value) {
+  int64_t n = value ? 1 : 0;
+  tl_tensor* t = nullptr;
+  detail::check(tl_tensor_zeros(TL_INT64, &n, 1, &t));
+  return Tensor(t);
+}
+inline void recordTensorIndex(const Tensor& t, std::vector<Tensor>& out, int64_t* dim) {
+  out.resize(static_cast<size_t>(*dim + 1));
+  out[static_cast<size_t>(*dim)] = t;
+  ++*dim;
+}
+inline int64_t countSpecifiedDimensions(ArrayRef<TensorIndex> indices) {
+  int64_t count = 0;
+  for (const TensorIndex& i : indices) {
+    if (i.is_tensor()) {
+      const ScalarType t = i.tensor().scalar_type();
+      count += (t == kByte || t == kBool) ? i.tensor().dim() : 1;
+    } else if (!i.is_none() && !i.is_ellipsis() && !i.is_boolean()) {
+      ++count;
+    }
+  }
+  return count;
+}
+inline Tensor applySlicing(const Tensor& self, ArrayRef<TensorIndex> indices, std::vector<Tensor>& outIndices,
+                           bool disable_slice_optimization) {
+  int64_t dim = 0;
+  const int64_t specified = countSpecifiedDimensions(indices);
+  if (specified > self.dim())
+    throw c10::IndexError("too many indices for tensor of dimension " + std::to_string(self.dim()));
+  Tensor result = self;
+  for (size_t k = 0; k < indices.size(); ++k) {
+    const TensorIndex& index = indices[k];
+    const int64_t real_dim = static_cast<int64_t>(k);
+    if (index.is_integer()) {
+      result = applySelect(result, dim, index.integer(), real_dim);
+    } else if (index.is_slice()) {
+      result = applySlice(result, dim, index.slice(), disable_slice_optimization);
+      ++dim;
+    } else if (index.is_ellipsis()) {
+      dim += self.dim() - specified;
+    } else if (index.is_none()) {
+      result = result.unsqueeze(dim);
+      ++dim;
+    } else if (index.is_boolean()) {
+      result = result.unsqueeze(dim);
+      recordTensorIndex(boolToIndexingTensor(index.boolean()), outIndices, &dim);
+    } else {
+      const Tensor& t = index.tensor();
+      const ScalarType st = t.scalar_type();
+      if (t.dim() == 0 && isIntegralType(st, true)) {
+        if (st != kByte && st != kBool) {
+          result = applySelect(result, dim, t.item<int64_t>(), real_dim);
+        } else {
+          result = result.unsqueeze(dim);
+          recordTensorIndex(boolToIndexingTensor(t.item<int64_t>() != 0), outIndices, &dim);
+        }
+      } else {
+        recordTensorIndex(t, outIndices, &dim);
+      }
+    }
+  }
+  return result;
+}
+inline std::vector<std::optional<Tensor>> typeConvertIndices(const std::vector<Tensor>& indices) {
+  std::vector<std::optional<Tensor>> out;
+  for (const Tensor& t : indices) out.push_back(t.defined() ? std::optional<Tensor>(t) : std::nullopt);
+  return out;
+}
+inline IntArrayRef slicePrefix1sSize(IntArrayRef sizes) {
+  size_t first = sizes.size();
+  for (size_t i = 0; i < sizes.size(); ++i)
+    if (sizes[i] != 1) {
+      first = i;
+      break;
+    }
+  return sizes.slice(first);
+}
+inline void copyTo(const Tensor& dst, const Tensor& src) {
+  if (dst.sizes() == src.sizes()) {
+    dst.copy_(src, false);
+    return;
+  }
+  if (src.dim() == 0) {
+    dst.fill_(src);
+    return;
+  }
+  dst.copy_(src.view(slicePrefix1sSize(src.sizes())).expand_as(dst), false);
+}
+}  // namespace impl
+
+/// libtorch's at::indexing::get_item: t.index({...}).
+inline Tensor get_item(const Tensor& self, ArrayRef<TensorIndex> indices, bool disable_slice_optimization = false) {
+  if (indices.size() == 1) {
+    const TensorIndex& index = indices[0];
+    if (index.is_integer()) return impl::applySelect(self, 0, index.integer(), 0);
+    if (index.is_slice()) return impl::applySlice(self, 0, index.slice(), true);
+    if (index.is_none()) return self.unsqueeze(0);
+    if (index.is_ellipsis()) return self.alias();
+    if (index.is_boolean()) {
+      Tensor result = self.unsqueeze(0);
+      std::vector<std::optional<Tensor>> idx{impl::boolToIndexingTensor(index.boolean())};
+      return result.index(ArrayRef<std::optional<Tensor>>(idx));
+    }
+  }
+  std::vector<Tensor> tensorIndices;
+  Tensor sliced = impl::applySlicing(self, indices, tensorIndices, disable_slice_optimization);
+  if (tensorIndices.empty()) return sliced.is_same(self) ? sliced.alias() : sliced;
+  std::vector<std::optional<Tensor>> idx = impl::typeConvertIndices(tensorIndices);
+  return sliced.index(ArrayRef<std::optional<Tensor>>(idx));
+}
+
+/// libtorch's at::indexing::set_item: t.index_put_({...}, value).
+inline void set_item(const Tensor& self, ArrayRef<TensorIndex> indices, const Tensor& value,
+                     bool disable_slice_optimization = false) {
+  if (indices.size() == 1) {
+    const TensorIndex& index = indices[0];
+    if (index.is_boolean() && !index.boolean()) return;
+    if (index.is_ellipsis()) return impl::copyTo(self, value);
+    if (index.is_none() || (index.is_boolean() && index.boolean())) return impl::copyTo(self.unsqueeze(0), value);
+    if (index.is_integer()) return impl::copyTo(impl::applySelect(self, 0, index.integer(), 0), value);
+    if (index.is_slice())
+      return impl::copyTo(impl::applySlice(self, 0, index.slice(), disable_slice_optimization), value);
+  }
+  std::vector<Tensor> tensorIndices;
+  Tensor sliced = impl::applySlicing(self, indices, tensorIndices, disable_slice_optimization);
+  if (tensorIndices.empty()) return impl::copyTo(sliced, value);
+  IntArrayRef valueSizes = value.sizes();
+  IntArrayRef sliced1s = impl::slicePrefix1sSize(valueSizes);
+  Tensor values = valueSizes == sliced1s ? value : value.view(sliced1s);
+  std::vector<std::optional<Tensor>> idx = impl::typeConvertIndices(tensorIndices);
+  sliced.index_put_(ArrayRef<std::optional<Tensor>>(idx), values);
+}
+}  // namespace indexing
+
+inline Tensor Tensor::index(ArrayRef<indexing::TensorIndex> indices) const {
+  if (indices.empty()) throw c10::Error("Tensor.index(...) expects at least one index");
+  return indexing::get_item(*this, indices);
+}
+inline Tensor Tensor::index(std::initializer_list<indexing::TensorIndex> indices) const {
+  return index(ArrayRef<indexing::TensorIndex>(indices));
+}
+inline Tensor& Tensor::index_put_(ArrayRef<indexing::TensorIndex> indices, const Tensor& rhs) {
+  if (indices.empty()) throw c10::Error("Tensor.index_put_(...) expects at least one index");
+  indexing::set_item(*this, indices, rhs);
+  return *this;
+}
+inline Tensor& Tensor::index_put_(ArrayRef<indexing::TensorIndex> indices, const Scalar& v) {
+  if (indices.empty()) throw c10::Error("Tensor.index_put_(...) expects at least one index");
+  indexing::set_item(*this, indices, full({}, v, TensorOptions(scalar_type())));
+  return *this;
+}
+inline Tensor& Tensor::index_put_(std::initializer_list<indexing::TensorIndex> indices, const Tensor& rhs) {
+  return index_put_(ArrayRef<indexing::TensorIndex>(indices), rhs);
+}
+inline Tensor& Tensor::index_put_(std::initializer_list<indexing::TensorIndex> indices, const Scalar& v) {
+  return index_put_(ArrayRef<indexing::TensorIndex>(indices), v);
+}
+
 }  // namespace at
+
+namespace torch::jit {
+class Module;
+}  // namespace torch::jit
 
 namespace c10 {
 
@@ -1079,6 +1354,9 @@ class IValue {
   bool isDoubleList() const { return isList() && allElements(TL_VALUE_DOUBLE); }
   bool isBoolList() const { return isList() && allElements(TL_VALUE_BOOL); }
   bool isObject() const { return kind() == TL_VALUE_OTHER; }
+  /// A submodule read with Module::attr / named_attributes.
+  bool isModule() const { return tl_value_is_module(h_->v) != 0; }
+  torch::jit::Module toModule() const;
   bool isDevice() const { return false; }
   /// libtorch's name of the tag ("Tensor", "Int", "Tuple", "GenericList" ...).
   std::string tagKind() const {
@@ -1323,6 +1601,14 @@ using Error = c10::Error;
 using NoGradGuard = at::NoGradGuard;
 using Dtype = c10::ScalarType;
 
+/// torch::manual_seed: reseeds the default CPU generator, so that torch::rand / randn / randint /
+/// randperm / normal_ / uniform_ / bernoulli give libtorch's numbers for the same seed (a fresh
+/// process starts from a random seed, as libtorch's).
+inline void manual_seed(uint64_t seed) {
+  static const tl_op* op = at::detail::findOp("aten::manual_seed");
+  at::detail::call<void>(op, static_cast<int64_t>(seed));
+}
+
 namespace cuda {
 inline bool is_available() { return false; }
 inline size_t device_count() { return 0; }
@@ -1359,8 +1645,9 @@ class Method {
  public:
   Method(std::shared_ptr<tl_module> m, std::string name) : m_(std::move(m)), name_(std::move(name)) {}
   const std::string& name() const { return name_; }
-  IValue operator()(std::vector<IValue> stack, const Kwargs& kwargs = Kwargs()) const {
-    if (!kwargs.empty()) throw c10::Error("torchless: keyword arguments are not supported; pass them in order");
+  /// Keyword arguments are not provided (a call with them does not compile): pass them in order.
+  IValue operator()(std::vector<IValue> stack, const Kwargs& kwargs) const = delete;
+  IValue operator()(std::vector<IValue> stack) const {
     std::vector<const tl_value*> raw;
     for (const IValue& v : stack) raw.push_back(v.unsafeGetHandle());
     tl_value* out = nullptr;
@@ -1384,9 +1671,9 @@ class Module {
   Module() = default;
   explicit Module(tl_module* m) : m_(m, tl_module_free) {}
 
-  IValue forward(std::vector<IValue> inputs, const Kwargs& kwargs = Kwargs()) {
-    return get_method("forward")(std::move(inputs), kwargs);
-  }
+  IValue forward(std::vector<IValue> inputs) { return get_method("forward")(std::move(inputs)); }
+  /// Keyword arguments are not provided (a call with them does not compile).
+  IValue forward(std::vector<IValue> inputs, const Kwargs& kwargs) = delete;
   template <typename... Types>
   IValue run_method(const std::string& name, Types&&... args) {
     return get_method(name)(std::vector<IValue>{IValue(std::forward<Types>(args))...});
@@ -1434,16 +1721,61 @@ class Module {
     for (auto& p : named_buffers(recurse)) out.push_back(p.value);
     return out;
   }
-  /// Modules loaded by torchless always run in inference mode; train(true) is refused.
-  void eval() {}
-  void train(bool on = true) {
-    if (on) throw c10::Error("torchless runs modules for inference only: train() is not supported");
-  }
-  bool is_training() const { return false; }
+  /// Sets the `training` attribute of this module and every submodule, as libtorch's train();
+  /// the methods are planned again on their next call. Training-mode kernels torchless lacks
+  /// (dropout, for one) then throw c10::Error when reached.
+  void train(bool on = true) { at::detail::check(tl_module_set_training(handle(), on ? 1 : 0)); }
+  void eval() { train(false); }
+  bool is_training() const { return tl_module_is_training(handle()) != 0; }
+  /// Converts every parameter and buffer (of submodules too) to `dtype`, as libtorch's
+  /// torch::jit::Module::to; only the CPU exists.
+  void to(at::ScalarType dtype, bool = false) { at::detail::check(tl_module_to_dtype(handle(), static_cast<tl_dtype>(dtype))); }
   void to(at::Device d, bool = false) { at::detail::checkDevice(d); }
-  void to(at::Device d, at::ScalarType, bool = false) {
+  void to(at::Device d, at::ScalarType dtype, bool non_blocking = false) {
     at::detail::checkDevice(d);
-    throw c10::Error("torchless: Module::to(dtype) is not supported");
+    to(dtype, non_blocking);
+  }
+  /// Attributes (parameters, buffers, submodules, plain values, `training`), each module's in
+  /// definition order; with recurse, a submodule is followed by its own (dotted names).
+  std::vector<NamedIValue> named_attributes(bool recurse = true) const {
+    tl_value* raw = nullptr;
+    at::detail::check(tl_module_named_attributes(handle(), recurse ? 1 : 0, &raw));
+    IValue list(raw);
+    std::vector<NamedIValue> out;
+    size_t n = 0;
+    at::detail::check(tl_value_length(raw, &n));
+    for (size_t i = 0; i < n; ++i) {
+      tl_value* item = nullptr;
+      at::detail::check(tl_value_element(raw, i, &item));
+      IValue pair(item);
+      auto t = pair.toTuple();
+      out.push_back({t->elements()[0].toStringRef(), t->elements()[1]});
+    }
+    return out;
+  }
+  std::vector<IValue> attributes(bool recurse = true) const {
+    std::vector<IValue> out;
+    for (auto& a : named_attributes(recurse)) out.push_back(a.value);
+    return out;
+  }
+  /// The direct submodules, in definition order.
+  std::vector<Named<Module>> named_children() const;
+  std::vector<Module> children() const {
+    std::vector<Module> out;
+    for (auto& c : named_children()) out.push_back(c.value);
+    return out;
+  }
+  /// This module (named "") and every submodule, depth first (dotted names).
+  std::vector<Named<Module>> named_modules() const {
+    std::vector<Named<Module>> out{{"", *this}};
+    for (auto& c : named_children())
+      for (auto& sub : c.value.named_modules()) out.push_back({sub.name.empty() ? c.name : c.name + "." + sub.name, sub.value});
+    return out;
+  }
+  std::vector<Module> modules() const {
+    std::vector<Module> out;
+    for (auto& m : named_modules()) out.push_back(m.value);
+    return out;
   }
 
  private:
@@ -1467,6 +1799,13 @@ class Module {
   std::shared_ptr<tl_module> m_;
 };
 
+inline std::vector<Named<Module>> Module::named_children() const {
+  std::vector<Named<Module>> out;
+  for (auto& a : named_attributes(false))
+    if (a.value.isModule()) out.push_back({a.name, a.value.toModule()});
+  return out;
+}
+
 /// torch::jit::load: a torch.jit.save archive; `device` may only be the CPU.
 inline Module load(const std::string& path, std::optional<at::Device> device = std::nullopt) {
   if (device) at::detail::checkDevice(*device);
@@ -1482,6 +1821,12 @@ using Method = ::torch::jit::Method;
 }  // namespace script
 }  // namespace torch::jit
 }  // namespace torch
+
+inline torch::jit::Module c10::IValue::toModule() const {
+  tl_module* m = nullptr;
+  if (tl_value_to_module(h_->v, &m) != TL_OK) throw Error("Expected Module but got " + tagKind());
+  return torch::jit::Module(m);
+}
 
 /// TORCH_CHECK(cond, message parts...): throws c10::Error with the parts concatenated.
 #define TORCH_CHECK(cond, ...)                                                      \

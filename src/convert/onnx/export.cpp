@@ -6,7 +6,7 @@
 #include "ir/operator_matching.h"
 #include "runtime/kernel.h"
 
-#include "torchless/onnx_export.h"
+#include "convert/onnx/onnx_export.h"
 
 #include <onnx/checker.h>
 #include <onnx/shape_inference/implementation.h>

@@ -157,7 +157,7 @@ using OnnxConverter = std::function<void(OnnxCtx& ctx, const Node& n, OnnxArgs& 
 using OnnxConverterRegistry = convert::ConverterRegistry<OnnxConverter>;
 
 /// The ONNX backend's registry, filled once on first use by the register functions below
-/// (and by user registrations through include/torchless/onnx_export.h).
+/// (and by user registrations through convert/onnx/onnx_export.h).
 OnnxConverterRegistry& onnxConverters();
 
 // Registration functions, one per op family (files named as src/ops/).

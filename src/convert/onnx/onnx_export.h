@@ -1,7 +1,7 @@
 #pragma once
 // ONNX export of torchless graphs, and the extension point for operators torchless lacks.
 //
-//   #include <torchless/onnx_export.h>
+//   #include "convert/onnx/onnx_export.h"   (internal: not installed)
 //
 //   torchless::onnx_export::ExportOptions o;
 //   o.opset = 17;
