@@ -17,5 +17,6 @@ void registerFreezeCommand(CLI::App& app);
 void registerScriptCommand(CLI::App& app);
 void registerTraceCommand(CLI::App& app);
 void registerCompileCommand(CLI::App& app);
+void registerServeCommand(CLI::App& app);
 
 }  // namespace torchless::cli

@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   torchless::cli::registerScriptCommand(app);
   torchless::cli::registerTraceCommand(app);
   torchless::cli::registerCompileCommand(app);
+  torchless::cli::registerServeCommand(app);
 
   // `torchless help [COMMAND]` is `torchless [COMMAND] --help`.
   std::vector<std::string> args(argv + 1, argv + argc);
