@@ -286,9 +286,13 @@ void ServedModel::resolveSignature() {
 
 bool ServedModel::batchable() const {
   const ModelConfig& c = source_.config;
-  if (c.maxBatchSize <= 0 || !c.dynamicBatching) return false;
-  for (const auto& p : params_)
-    if (!isTensorParam(p.type)) return false;
+  if (c.maxBatchSize <= 0 || !c.dynamicBatching || params_.empty() || !isTensorParam(params_[0].type)) return false;
+  // Other parameters may be tensors, or values that joined requests must share (Scheduler).
+  for (const auto& p : params_) {
+    const TypeKind k = unwrapOptional(p.type)->kind();
+    if (k != TypeKind::TensorType && k != TypeKind::IntType && k != TypeKind::FloatType && k != TypeKind::BoolType)
+      return false;
+  }
   return true;
 }
 

@@ -92,8 +92,8 @@ class ServedModel {
   void setReady(bool r) { ready_ = r; }
   size_t instanceCount() const { return instances_.size(); }
   const Module& instance(size_t i) const { return instances_[i]; }
-  /// True when requests may be batched together (max_batch_size > 0, dynamic_batching, every
-  /// input a tensor).
+  /// True when requests may be batched together: max_batch_size > 0, dynamic_batching, the
+  /// first parameter a tensor and the others tensors, numbers, bools or None.
   bool batchable() const;
 
   ModelMetadata metadata() const;

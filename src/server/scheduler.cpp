@@ -79,7 +79,15 @@ void Scheduler::stop() {
 bool Scheduler::compatible(const Job& a, const Job& b) const {
   if (a.args.size() != b.args.size()) return false;
   for (size_t i = 0; i < a.args.size(); ++i) {
-    if (!a.args[i].isTensor() || !b.args[i].isTensor()) return false;
+    const IValue &u = a.args[i], &v = b.args[i];
+    if (!u.isTensor() || !v.isTensor()) {
+      // Values that are not batched must be the same in every joined request.
+      if (u.isNone() && v.isNone()) continue;
+      if (u.isInt() && v.isInt() && u.toInt() == v.toInt()) continue;
+      if (u.isDouble() && v.isDouble() && u.toDouble() == v.toDouble()) continue;
+      if (u.isBool() && v.isBool() && u.toBool() == v.toBool()) continue;
+      return false;
+    }
     const Tensor x = a.args[i].toTensor(), y = b.args[i].toTensor();
     if (x.dtype() != y.dtype() || x.dim() != y.dim() || x.dim() == 0) return false;
     for (int64_t d = 1; d < x.dim(); ++d)
@@ -120,6 +128,10 @@ void Scheduler::runJoined(const Module& m, std::vector<std::unique_ptr<Job>>& jo
   std::vector<IValue> args;
   const size_t nargs = jobs[0]->args.size();
   for (size_t k = 0; k < nargs; ++k) {
+    if (!jobs[0]->args[k].isTensor()) {
+      args.push_back(jobs[0]->args[k]);
+      continue;
+    }
     const Tensor first = jobs[0]->args[k].toTensor();
     IntList sizes = first.sizes();
     sizes[0] = total;

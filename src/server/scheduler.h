@@ -10,8 +10,8 @@
 // - Back-pressure. At most `capacity` requests wait per model; one more is refused at once
 //   (HTTP 429, gRPC UNAVAILABLE) instead of queueing without bound.
 // - Dynamic batching (Triton's): for a batchable model (ServedModel::batchable), a worker that
-//   takes a request also takes the waiting requests whose inputs match it in dtype and in every
-//   dimension but the first, up to max_batch_size rows, waiting at most
+//   takes a request also takes the waiting requests whose tensors match it in dtype and in every
+//   dimension but the first (and whose other arguments are equal), up to max_batch_size rows, waiting at most
 //   max_queue_delay_microseconds after the first request arrived for more; their inputs are
 //   concatenated along dimension 0, and every output, which must keep the batch as its first
 //   dimension, is split back. When a joined execution fails, each request runs alone, so one

@@ -5,6 +5,7 @@
 OUT/repo is a Triton-style model repository (NAME/VERSION/model.pt, NAME/config.json):
   classifier   a small CNN, batchable: x [N,3,8,8] -> logits [N,4]; 2 instances, dynamic batching
                (version 1 is an older copy: the server must serve version 2)
+  compiled     the classifier, compiled at load (torchless compile, profiles from its dims)
   multi        forward(x: Tensor, idx: Tensor, scale: float) -> (x * scale, x.index_select(1, idx))
   words        forward(words: List[str]) -> List[str] (upper-cased, then the count as text);
                raises ValueError for an empty list; no config.json
@@ -91,6 +92,11 @@ save("classifier", 2, torch.jit.script(clf), {
     "instance_group": [{"count": 2}],
     "dynamic_batching": {"max_queue_delay_microseconds": 2000},
     "threads": 1,
+})
+save("compiled", 1, torch.jit.script(clf), {
+    "max_batch_size": 4,
+    "input": [{"name": "x", "data_type": "TYPE_FP32", "dims": [3, 8, 8]}],
+    "compile": {"precision": "fp32", "min_block_size": 1},
 })
 save("multi", 1, torch.jit.script(Multi()), {
     "input": [{"name": "x", "data_type": "FP32", "dims": [2, 3]},

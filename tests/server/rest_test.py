@@ -78,6 +78,15 @@ def test_classifier_json(server):
                                rtol=1e-4, atol=1e-5)
 
 
+def test_compiled_at_load(server):
+    assert any('model="compiled" version=1 ready: loaded and compiled' in l for l in server.log)
+    status, body = server.infer("compiled", {"inputs": [tensor("x", CASES["x"], "FP32")]})
+    assert status == 200, body
+    np.testing.assert_allclose(np.array(body["outputs"][0]["data"]).reshape(3, 4), CASES["logits"], rtol=1e-4, atol=1e-5)
+    status, body = server.infer("compiled", {"inputs": [tensor("x", np.zeros((5, 3, 8, 8), np.float32), "FP32")]})
+    assert status == 400 and "batch size 5 is outside 1..4" in body["error"]
+
+
 def test_outputs_equal_torchless_run(server, tmp_path):
     x = CASES["x"][:2]
     np.save(tmp_path / "x.npy", x)
