@@ -342,6 +342,30 @@ void ServedModel::load() {
   }
 }
 
+std::string ServedModel::warmUp() {
+  std::vector<IValue> args;
+  for (size_t k = 0; k < params_.size(); ++k) {
+    const TensorSpec& s = inputs_[k];
+    if (!isTensorParam(params_[k].type) || !s.hasDims || s.datatype.empty() || s.datatype == "BYTES" ||
+        std::any_of(s.dims.begin(), s.dims.end(), [](int64_t d) { return d < 0; })) {
+      if (k < source_.config.inputs.size() || !params_[k].defaultValue) return "";
+      args.push_back(*params_[k].defaultValue);
+      continue;
+    }
+    std::vector<int64_t> shape = s.dims;
+    if (source_.config.maxBatchSize > 0) shape.insert(shape.begin(), 1);
+    args.push_back(IValue(zeros(*scalarTypeOf(s.datatype, s.name), shape)));
+  }
+  for (const Module& m : instances_) {
+    try {
+      m.forward(args);
+    } catch (const std::exception& e) {
+      return e.what();
+    }
+  }
+  return "";
+}
+
 ModelMetadata ServedModel::metadata() const {
   ModelMetadata md;
   md.name = source_.name;

@@ -80,9 +80,13 @@ class ServedModel {
   /// Loads `threads`-thread instances... (the instances are loaded by load()).
   explicit ServedModel(ModelSource source);
 
-  /// Loads config.instances instances (compiling each when configured) and runs one warm-up
-  /// inference on zeros when every input is declared. Throws torchless::Error.
+  /// Loads config.instances instances (compiling each when configured). Throws torchless::Error.
   void load();
+  /// When every input is a tensor of declared datatype and fixed dims (Triton's model_warmup,
+  /// implied), runs each instance once on zeros of batch 1, so that the first request does
+  /// not pay for building the execution plan. Returns "" or why a warm-up call failed (the
+  /// model may refuse zeros; that is not a load error). Returns "" at once when it cannot.
+  std::string warmUp();
 
   const std::string& name() const { return source_.name; }
   const std::string& version() const { return source_.version; }

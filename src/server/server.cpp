@@ -152,6 +152,9 @@ void Server::loadModels(const std::atomic<bool>& stop) {
       throw;
     }
     const int threads = m->config().threads > 0 ? m->config().threads : share;
+    const std::string warm = m->warmUp();
+    if (!warm.empty())
+      log(LogLevel::Warning, fmt::format("model={} warm-up call on zeros failed (requests will still run): {}", quoted(name), quoted(warm)));
     const size_t capacity = static_cast<size_t>(m->config().maxQueueSize > 0 ? m->config().maxQueueSize : options_.maxQueue);
     auto scheduler = std::make_unique<Scheduler>(*m, capacity, threads, metrics_.model(name));
     scheduler->start();
