@@ -106,3 +106,29 @@ def test_errors_are_statuses(stub):
     assert e.value.code() == grpc.StatusCode.INTERNAL and "bad flag 2" in e.value.details()
     # And the server goes on.
     assert stub.ModelInfer(classify_request(CASES["x"][:1]), timeout=60).outputs[0].name == "logits"
+
+
+def test_full_queue_is_unavailable(stub):
+    # slow: one instance, a queue of 2; eight at once leave some refused.
+    x = np.eye(64, dtype=np.float32) * 0.5
+
+    def request():
+        req = pb.ModelInferRequest(model_name="slow")
+        req.inputs.add(name="x", datatype="FP32", shape=[64, 64])
+        req.inputs.add(name="iters", datatype="INT64", shape=[1]).contents.int64_contents.append(3000)
+        req.raw_input_contents.append(x.tobytes())
+        req.raw_input_contents.append(np.array([3000], np.int64).tobytes())
+        return req
+
+    futures = [stub.ModelInfer.future(request(), timeout=240) for _ in range(8)]
+    codes = []
+    for f in futures:
+        try:
+            f.result()
+            codes.append(grpc.StatusCode.OK)
+        except grpc.RpcError as e:
+            codes.append(e.code())
+            if e.code() == grpc.StatusCode.UNAVAILABLE:
+                assert "queue is full" in e.details()
+    assert set(codes) <= {grpc.StatusCode.OK, grpc.StatusCode.UNAVAILABLE}, codes
+    assert grpc.StatusCode.UNAVAILABLE in codes and grpc.StatusCode.OK in codes

@@ -121,3 +121,28 @@ def test_sigterm_answers_every_accepted_request():
         assert status == 200, (rid, body)
         assert body["outputs"][0]["shape"] == [64, 64]
     assert any("SIGTERM: stopping" in l for l in s.log) and any("level=info stopped" in l for l in s.log)
+
+
+def test_clients_that_disconnect_cost_nothing():
+    s = Server(REPO, "--threads", "1")
+    try:
+        # A body cut off mid-way, then the connection closed.
+        with socket.create_connection(("127.0.0.1", s.http_port), timeout=30) as c:
+            c.sendall(b"POST /v2/models/classifier/infer HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n{\"inputs\": [")
+        # A whole request, and the client gone before the answer.
+        results = {}
+        x = np.eye(64, dtype=np.float32)
+        body = json.dumps({"id": "gone", "inputs": [
+            {"name": "x", "shape": [64, 64], "datatype": "FP32", "data": x.flatten().tolist()},
+            {"name": "iters", "shape": [1], "datatype": "INT64", "data": [300]}]}).encode()
+        with socket.create_connection(("127.0.0.1", s.http_port), timeout=30) as c:
+            c.sendall(b"POST /v2/models/slow/infer HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+        deadline = time.time() + 120
+        while any('id="gone"' in l for l in s.log) is False and time.time() < deadline:
+            time.sleep(0.05)
+        assert any('id="gone"' in l and "status=200" in l for l in s.log)
+        assert in_flight(s, "slow") == 0
+        slow_request(s, "after", results)
+        assert results["after"][0] == 200
+    finally:
+        assert s.terminate() == 0
