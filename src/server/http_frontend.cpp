@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <charconv>
+#include <functional>
 #include <cstring>
 
 namespace torchless::serve {
@@ -271,6 +272,9 @@ HttpFrontend::HttpFrontend(Server& server) : server_(server), http_(std::make_un
   const int threads = o.httpThreads;
   h.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
   h.set_payload_max_length(static_cast<size_t>(o.maxBodyBytes));
+  // Headers and body go out in separate writes: without TCP_NODELAY, Nagle's algorithm holds
+  // the second until the client's delayed ACK (40 ms on Linux) of the first.
+  h.set_tcp_nodelay(true);
   h.set_keep_alive_max_count(1000);
   h.set_keep_alive_timeout(2);  // also bounds how long shutdown waits for idle connections
   h.set_read_timeout(30);
@@ -327,23 +331,22 @@ HttpFrontend::HttpFrontend(Server& server) : server_(server), http_(std::make_un
     res.status = 200;
     res.set_content(server_.metricsText(), "text/plain; version=0.0.4");
   });
-  auto guarded = [this](httplib::Response& res, const std::string& model, const std::function<void()>& fn) {
+  auto guarded = [](httplib::Response& res, const std::function<void()>& fn) {
     try {
       fn();
     } catch (const ServeError& e) {
       sendError(res, e.httpStatus(), e.what());
     }
-    (void)model;
   };
   h.Get(R"(/v2/models/([^/]+)(?:/versions/([^/]+))?/ready)", [this, guarded](const httplib::Request& req, httplib::Response& res) {
-    guarded(res, req.matches[1], [&] {
+    guarded(res, [&] {
       const bool ready = server_.modelReady(req.matches[1], req.matches[2]);
       sendJson(res, json{{"name", req.matches[1].str()}, {"ready", ready}});
       if (!ready) res.status = 503;
     });
   });
   h.Get(R"(/v2/models/([^/]+)(?:/versions/([^/]+))?)", [this, guarded](const httplib::Request& req, httplib::Response& res) {
-    guarded(res, req.matches[1], [&] {
+    guarded(res, [&] {
       const ModelMetadata md = server_.metadata(req.matches[1], req.matches[2]);
       auto tensors = [](const std::vector<TensorMetadata>& ts) {
         json a = json::array();

@@ -356,11 +356,24 @@ std::string ServedModel::warmUp() {
     if (source_.config.maxBatchSize > 0) shape.insert(shape.begin(), 1);
     args.push_back(IValue(zeros(*scalarTypeOf(s.datatype, s.name), shape)));
   }
-  for (const Module& m : instances_) {
-    try {
-      m.forward(args);
-    } catch (const std::exception& e) {
-      return e.what();
+  // Joined batches come in every size up to max_batch_size: plan each (at most 16, the
+  // engine's plan cache) so that no request waits for a plan to be built.
+  const int64_t sizes = batchable() ? std::min<int64_t>(source_.config.maxBatchSize, 16) : 1;
+  for (int64_t b = 1; b <= sizes; ++b) {
+    std::vector<IValue> batch = args;
+    if (b > 1)
+      for (size_t k = 0; k < batch.size(); ++k)
+        if (batch[k].isTensor() && k < inputs_.size() && inputs_[k].hasDims) {
+          IntList shape = batch[k].toTensor().sizes();
+          shape[0] = b;
+          batch[k] = IValue(zeros(batch[k].toTensor().dtype(), shape));
+        }
+    for (const Module& m : instances_) {
+      try {
+        m.forward(batch);
+      } catch (const std::exception& e) {
+        return e.what();
+      }
     }
   }
   return "";

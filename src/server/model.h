@@ -83,7 +83,8 @@ class ServedModel {
   /// Loads config.instances instances (compiling each when configured). Throws torchless::Error.
   void load();
   /// When every input is a tensor of declared datatype and fixed dims (Triton's model_warmup,
-  /// implied), runs each instance once on zeros of batch 1, so that the first request does
+  /// implied), runs each instance once on zeros of batch 1 (of every batch size up to
+  /// max_batch_size, at most 16, with dynamic batching), so that the first request does
   /// not pay for building the execution plan. Returns "" or why a warm-up call failed (the
   /// model may refuse zeros; that is not a load error). Returns "" at once when it cannot.
   std::string warmUp();

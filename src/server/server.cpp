@@ -227,10 +227,15 @@ int runServer(const ServeOptions& options) {
   std::fflush(stdout);
   if (http) http->start();
 
+  // Both frontends stop accepting at once; each returns when its in-flight requests are
+  // answered (the workers still run); then the workers empty the queues and end.
   auto shutdown = [&] {
     server.setNotReady();
+    std::thread grpcStop([&] {
+      if (grpc) grpc->stop();
+    });
     if (http) http->stop();
-    if (grpc) grpc->stop();
+    grpcStop.join();
     server.drain();
   };
   try {
