@@ -1,5 +1,6 @@
 """Starting and stopping `torchless serve` in tests: free ports (the server picks them: port 0,
 and prints them), a time limit on everything, and the process always killed at the end."""
+import ctypes
 import http.client
 import json
 import os
@@ -12,10 +13,16 @@ BIN = os.environ.get("TORCHLESS_BIN", "torchless")
 MODELS = os.environ.get("TORCHLESS_SERVE_MODELS", "")
 
 
+def _die_with_parent():
+    # PR_SET_PDEATHSIG: a server outlives no test runner (ctest's timeout kills pytest).
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)
+
+
 class Server:
     def __init__(self, *args, ready=True, timeout=120):
         self.proc = subprocess.Popen([BIN, "serve", *args, "--http-port", "0", "--grpc-port", "0"],
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                     preexec_fn=_die_with_parent)
         self.log = []
         self.http_port = self.grpc_port = None
         deadline = time.time() + timeout
