@@ -276,7 +276,7 @@ HttpFrontend::HttpFrontend(Server& server) : server_(server), http_(std::make_un
   // the second until the client's delayed ACK (40 ms on Linux) of the first.
   h.set_tcp_nodelay(true);
   h.set_keep_alive_max_count(1000);
-  h.set_keep_alive_timeout(2);  // also bounds how long shutdown waits for idle connections
+  h.set_keep_alive_timeout(5);  // httplib's default; also bounds how long shutdown waits for idle connections
   h.set_read_timeout(30);
   h.set_write_timeout(30);
 
