@@ -183,13 +183,13 @@ def main():
         infer(conn, req, 1)
     bench_runs, seq = [], []
     for _ in range(5):
-        conn.close()  # a bench run outlasts the server's keep-alive timeout
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
-        infer(conn, req, 1)
         r = subprocess.run([a.exe, "bench", model_pt, os.path.join(work, "x0.npy"), "--threads", str(a.threads),
                             "--runs", "20", "--warmup", "3", "--json"], check=True, capture_output=True, text=True,
                            timeout=600)
         bench_runs.append(json.loads(r.stdout)["median_ms"])
+        conn.close()  # the bench run outlasted the server's keep-alive timeout
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+        infer(conn, req, 1)
         for _ in range(20):
             t = time.perf_counter()
             status, y = infer(conn, req, 1)
