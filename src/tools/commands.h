@@ -18,5 +18,6 @@ void registerScriptCommand(CLI::App& app);
 void registerTraceCommand(CLI::App& app);
 void registerCompileCommand(CLI::App& app);
 void registerEnvCommand(CLI::App& app);
+void registerServeCommand(CLI::App& app);
 
 }  // namespace torchless::cli

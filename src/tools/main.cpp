@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   torchless::cli::registerTraceCommand(app);
   torchless::cli::registerCompileCommand(app);
   torchless::cli::registerEnvCommand(app);
+  torchless::cli::registerServeCommand(app);
 
   // `torchless help [COMMAND]` is `torchless [COMMAND] --help`.
   std::vector<std::string> args(argv + 1, argv + argc);

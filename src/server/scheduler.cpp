@@ -1,0 +1,238 @@
+#include "server/scheduler.h"
+
+#include "core/error.h"
+#include "ops/parallel.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+
+namespace torchless::serve {
+
+namespace {
+std::string trimmed(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+}  // namespace
+
+IValue runForward(const Module& m, std::vector<IValue> args, const std::string& modelName) {
+  try {
+    return m.forward(std::move(args));
+  } catch (const ModelError& e) {
+    throw ServeError(ErrorKind::ModelFailed, fmt::format("model '{}' raised: {}", modelName, trimmed(e.what())));
+  } catch (const UnsupportedError& e) {
+    throw ServeError(ErrorKind::Internal, fmt::format("model '{}': {}", modelName, trimmed(e.what())));
+  } catch (const Error& e) {
+    throw ServeError(ErrorKind::BadRequest, fmt::format("model '{}' rejected the inputs: {}", modelName, trimmed(e.what())));
+  } catch (const std::bad_alloc&) {
+    throw ServeError(ErrorKind::Internal, fmt::format("model '{}': out of memory", modelName));
+  } catch (const std::exception& e) {
+    throw ServeError(ErrorKind::Internal, fmt::format("model '{}': {}", modelName, trimmed(e.what())));
+  }
+}
+
+Scheduler::Scheduler(ServedModel& model, size_t capacity, int threadsPerInstance, ModelMetrics& metrics)
+    : model_(model), capacity_(capacity), threads_(threadsPerInstance), metrics_(metrics) {}
+
+Scheduler::~Scheduler() { stop(); }
+
+void Scheduler::start() {
+  for (size_t i = 0; i < model_.instanceCount(); ++i) workers_.emplace_back([this, i] { work(i); });
+}
+
+size_t Scheduler::queued() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return queue_.size();
+}
+
+std::future<Outcome> Scheduler::submit(std::vector<IValue> args) {
+  auto job = std::make_unique<Job>();
+  job->rows = model_.batchSize(args);
+  job->args = std::move(args);
+  job->enqueued = Clock::now();
+  std::future<Outcome> f = job->promise.get_future();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) throw ServeError(ErrorKind::Unavailable, "the server is shutting down");
+    if (queue_.size() >= capacity_)
+      throw ServeError(ErrorKind::Unavailable,
+                       fmt::format("model '{}' has {} requests waiting (its queue is full); retry later",
+                                   model_.name(), queue_.size()));
+    queue_.push_back(std::move(job));
+  }
+  cv_.notify_all();  // a worker gathering a batch and an idle one may both want it
+  return f;
+}
+
+void Scheduler::stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  for (auto& w : workers_)
+    if (w.joinable()) w.join();
+  workers_.clear();
+}
+
+bool Scheduler::compatible(const Job& a, const Job& b) const {
+  if (a.args.size() != b.args.size()) return false;
+  for (size_t i = 0; i < a.args.size(); ++i) {
+    const IValue &u = a.args[i], &v = b.args[i];
+    if (!u.isTensor() || !v.isTensor()) {
+      // Values that are not batched must be the same in every joined request.
+      if (u.isNone() && v.isNone()) continue;
+      if (u.isInt() && v.isInt() && u.toInt() == v.toInt()) continue;
+      if (u.isDouble() && v.isDouble() && u.toDouble() == v.toDouble()) continue;
+      if (u.isBool() && v.isBool() && u.toBool() == v.toBool()) continue;
+      return false;
+    }
+    const Tensor x = a.args[i].toTensor(), y = b.args[i].toTensor();
+    if (x.dtype() != y.dtype() || x.dim() != y.dim() || x.dim() == 0) return false;
+    for (int64_t d = 1; d < x.dim(); ++d)
+      if (x.size(d) != y.size(d)) return false;
+  }
+  return true;
+}
+
+void Scheduler::runAlone(const Module& m, Job& job, int64_t batchRows) {
+  const double queued = std::chrono::duration<double>(Clock::now() - job.enqueued).count();
+  try {
+    Outcome o;
+    o.queueSeconds = queued;
+    o.batchRows = batchRows;
+    o.result = runForward(m, std::move(job.args), model_.name());
+    job.promise.set_value(std::move(o));
+  } catch (...) {
+    job.promise.set_exception(std::current_exception());
+  }
+}
+
+namespace {
+
+// Rows [begin, begin + n) of a contiguous tensor, copied.
+Tensor rows(const Tensor& t, int64_t begin, int64_t n) {
+  IntList sizes = t.sizes();
+  sizes[0] = n;
+  Tensor out = Tensor::empty(sizes, t.dtype());
+  const size_t rowBytes = t.numel() == 0 ? 0 : t.nbytes() / static_cast<size_t>(t.size(0));
+  if (rowBytes != 0 && n != 0) std::memcpy(out.rawData(), static_cast<const char*>(t.rawData()) + rowBytes * begin, rowBytes * n);
+  return out;
+}
+
+}  // namespace
+
+void Scheduler::runJoined(const Module& m, std::vector<std::unique_ptr<Job>>& jobs, int64_t total) {
+  const auto start = Clock::now();
+  std::vector<IValue> args;
+  const size_t nargs = jobs[0]->args.size();
+  for (size_t k = 0; k < nargs; ++k) {
+    if (!jobs[0]->args[k].isTensor()) {
+      args.push_back(jobs[0]->args[k]);
+      continue;
+    }
+    const Tensor first = jobs[0]->args[k].toTensor();
+    IntList sizes = first.sizes();
+    sizes[0] = total;
+    Tensor joined = Tensor::empty(sizes, first.dtype());
+    char* dst = static_cast<char*>(joined.rawData());
+    for (auto& j : jobs) {
+      const Tensor t = j->args[k].toTensor().contiguous();
+      if (t.nbytes()) std::memcpy(dst, t.rawData(), t.nbytes());
+      dst += t.nbytes();
+    }
+    args.push_back(IValue(joined));
+  }
+  IValue result;
+  std::string failure;
+  try {
+    result = runForward(m, std::move(args), model_.name());
+  } catch (const ServeError& e) {
+    failure = e.what();
+  }
+  // Split every output back along dimension 0.
+  std::vector<Tensor> outs;
+  bool tuple = false;
+  if (failure.empty()) {
+    if (result.isTensor()) {
+      outs.push_back(result.toTensor().contiguous());
+    } else if (result.isTuple()) {
+      tuple = true;
+      for (const auto& e : result.toTuple()->elements) {
+        if (!e.isTensor()) { failure = "an output is not a tensor"; break; }
+        outs.push_back(e.toTensor().contiguous());
+      }
+    } else {
+      failure = "the result is not a tensor or a tuple of tensors";
+    }
+    for (const auto& t : outs)
+      if (failure.empty() && (t.dim() == 0 || t.size(0) != total))
+        failure = fmt::format("an output's first dimension is not the batch of {}", total);
+  }
+  if (!failure.empty()) {
+    // One request may be the cause: each runs alone and fails, or not, by itself.
+    for (auto& j : jobs) runAlone(m, *j, 0);
+    return;
+  }
+  int64_t at = 0;
+  for (auto& j : jobs) {
+    Outcome o;
+    o.queueSeconds = std::chrono::duration<double>(start - j->enqueued).count();
+    o.batchRows = total;
+    if (tuple) {
+      std::vector<IValue> parts;
+      for (const auto& t : outs) parts.push_back(IValue(rows(t, at, j->rows)));
+      o.result = IValue(TupleImpl::create(std::move(parts)));
+    } else {
+      o.result = IValue(rows(outs[0], at, j->rows));
+    }
+    at += j->rows;
+    j->promise.set_value(std::move(o));
+  }
+}
+
+void Scheduler::work(size_t instance) {
+  ops::setNumThreads(threads_);
+  const Module& m = model_.instance(instance);
+  const ModelConfig& c = model_.config();
+  const bool batching = model_.batchable();
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+    if (queue_.empty()) return;  // stopping, and nothing left
+    std::vector<std::unique_ptr<Job>> jobs;
+    jobs.push_back(std::move(queue_.front()));
+    queue_.pop_front();
+    int64_t total = jobs[0]->rows;
+    if (batching && total > 0 && total < c.maxBatchSize) {
+      const auto deadline = jobs[0]->enqueued + std::chrono::microseconds(c.maxQueueDelayUs);
+      while (true) {
+        for (auto it = queue_.begin(); it != queue_.end() && total < c.maxBatchSize;) {
+          if ((*it)->rows > 0 && total + (*it)->rows <= c.maxBatchSize && compatible(*jobs[0], **it)) {
+            total += (*it)->rows;
+            jobs.push_back(std::move(*it));
+            it = queue_.erase(it);
+          } else {
+            ++it;
+          }
+        }
+        if (total >= c.maxBatchSize || stopping_ || Clock::now() >= deadline) break;
+        cv_.wait_until(lock, deadline);
+      }
+    }
+    lock.unlock();
+    if (jobs.size() == 1) {
+      metrics_.queued(std::chrono::duration<double>(Clock::now() - jobs[0]->enqueued).count());
+      if (batching) metrics_.batch(std::max<int64_t>(total, 1));
+      runAlone(m, *jobs[0], total);
+    } else {
+      for (auto& j : jobs) metrics_.queued(std::chrono::duration<double>(Clock::now() - j->enqueued).count());
+      metrics_.batch(total);
+      runJoined(m, jobs, total);
+    }
+    lock.lock();
+  }
+}
+
+}  // namespace torchless::serve
