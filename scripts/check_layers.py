@@ -39,8 +39,6 @@ FOLDER_ALIASES = {"sdk": "api"}
 KNOWN_EDGES = {
     ("convert", "passes"): "convert/onnx/prepare.cpp runs lowering passes before export; they "
                            "belong in api's export pipeline (issue 16, part 5)",
-    ("convert", "api"): "convert/onnx/export.cpp implements torchless/onnx_export.h, a public "
-                        "header that still includes src/ (issue 19)",
     ("tools", "core"): "the CLI reads errors, .npy files and values from core/ directly",
     ("tools", "ir"): "graph, info, ops and export print and parse IR directly",
     ("tools", "ops"): "run, bench and export set the thread count through ops/parallel.h",
@@ -49,6 +47,8 @@ KNOWN_EDGES = {
     ("tools", "convert"): "compile and ops read engine records and converter coverage",
     ("tools", "frontend"): "code and script compile source directly",
     ("tools", "serialize"): "code and info read archives directly",
+    ("server", "core"): "the protocol builds tensors and reads errors and types from core/, as "
+                        "tools/ does; api/ does not re-export them",
 }
 
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s*[<"]([^">]+)[">]')

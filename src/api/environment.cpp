@@ -31,4 +31,6 @@ Environment environment() {
   return e;
 }
 
+void setNumThreads(int n) { ops::setNumThreads(n); }
+
 }  // namespace torchless

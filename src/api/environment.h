@@ -23,4 +23,9 @@ struct Environment {
 /// Reads the environment. Throws nothing.
 Environment environment();
 
+/// Sets the number of threads kernels (and oneDNN) use in this process; n <= 0 restores the
+/// default, which uses the cores other processes leave idle (ops/parallel.h). Not per call:
+/// it applies to every later call from any thread.
+void setNumThreads(int n);
+
 }  // namespace torchless

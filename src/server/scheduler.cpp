@@ -1,7 +1,7 @@
 #include "server/scheduler.h"
 
+#include "api/environment.h"
 #include "core/error.h"
-#include "ops/parallel.h"
 
 #include <fmt/format.h>
 
@@ -193,7 +193,7 @@ void Scheduler::runJoined(const Module& m, std::vector<std::unique_ptr<Job>>& jo
 }
 
 void Scheduler::work(size_t instance) {
-  ops::setNumThreads(threads_);
+  torchless::setNumThreads(threads_);
   const Module& m = model_.instance(instance);
   const ModelConfig& c = model_.config();
   const bool batching = model_.batchable();
