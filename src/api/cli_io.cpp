@@ -274,19 +274,34 @@ void flatten(const IValue& v, std::vector<FlatOutput>& out) {
       return;
     case IValue::Tag::Int:
       add(Tensor::scalar(v.toInt()), std::nullopt);
+      out.back().scalar = v;
       return;
     case IValue::Tag::Double:
       add(Tensor::scalar(v.toDouble()), std::nullopt);
+      out.back().scalar = v;
       return;
     case IValue::Tag::Bool:
       add(Tensor::scalarBool(v.toBool()), std::nullopt);
+      out.back().scalar = v;
       return;
     case IValue::Tag::String:
       add(std::nullopt, v.toStringRef());
       return;
-    case IValue::Tag::List:
-      for (const auto& e : v.toList()->list) flatten(e, out);
+    case IValue::Tag::List: {
+      // A List[str] is one text output, one line per element (not a file per word).
+      const auto& items = v.toList()->list;
+      const bool strings = !items.empty() && std::all_of(items.begin(), items.end(),
+                                                         [](const IValue& e) { return e.isString(); });
+      if (strings) {
+        std::string text;
+        for (const auto& e : items) text += e.toStringRef() + "\n";
+        text.pop_back();
+        add(std::nullopt, std::move(text));
+        return;
+      }
+      for (const auto& e : items) flatten(e, out);
       return;
+    }
     case IValue::Tag::Tuple:
       for (const auto& e : v.toTuple()->elements) flatten(e, out);
       return;

@@ -8,7 +8,7 @@
 // `@dict:name=a.npy,other=b.npy`. Missing trailing arguments take their defaults.
 //
 // Outputs: flattened depth-first into out0.npy, out1.npy ...: a tensor is one output; tuples
-// and lists element by element; dicts by sorted key; int/float/bool as 0-d arrays; str as
+// and lists element by element (a List[str] is one outN.txt, a line per element); dicts by sorted key; int/float/bool as 0-d arrays; str as
 // outN.txt; None skipped; script objects by attribute in declaration order.
 
 #include "api/module.h"
@@ -58,6 +58,8 @@ struct FlatOutput {
   std::string fileName;  // out0.npy, out3.txt
   std::optional<Tensor> tensor;
   std::optional<std::string> text;
+  /// The Python value an int / float / bool output came from (`--print` prints it as Python).
+  std::optional<IValue> scalar;
 };
 
 /// Flattens a method result in cli.md's order and names the files.

@@ -42,7 +42,7 @@ void ZipWriter::put64(uint64_t v) { put(&v, 8); }
 
 void ZipWriter::writeRecord(const std::string& record, const void* data, size_t size) {
   TL_INTERNAL_ASSERT(!finished_, "writeRecord after finish");
-  const std::string name = prefix_ + "/" + record;
+  const std::string name = prefix_.empty() ? record : prefix_ + "/" + record;
   for (const auto& e : entries_)
     if (e.name == name) throw Error(fmt::format("record '{}' written twice", record), path_);
   if (name.size() > 0xffff) throw Error("record name too long", path_);

@@ -18,7 +18,8 @@ namespace torchless {
 
 class ZipWriter {
  public:
-  /// Opens `<path>.tmp<pid>` for writing; records go under `<prefix>/`. Throws torchless::Error.
+  /// Opens `<path>.tmp<pid>` for writing; records go under `<prefix>/` (at the top level when
+  /// `prefix` is empty, as in numpy's .npz). Throws torchless::Error.
   ZipWriter(std::string path, std::string prefix);
   ~ZipWriter();
   ZipWriter(const ZipWriter&) = delete;

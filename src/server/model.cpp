@@ -1,5 +1,6 @@
 #include "server/model.h"
 
+#include "api/cli_io.h"
 #include "api/compile.h"
 #include "core/error.h"
 #include "core/type.h"

@@ -7,6 +7,7 @@
 #include "ops/parallel.h"
 #include "tools/commands.h"
 #include "tools/input_options.h"
+#include "tools/output_formats.h"
 
 #include <algorithm>
 #include <cmath>
@@ -28,6 +29,7 @@ struct RunOptions {
   int threads = 0;
   bool print = false;
   InputOptions in;
+  std::string format = "npy";       // npy (one file per value), npz or json (one file)
   std::vector<std::string> expect;  // expected outputs, in output order
   double rtol = 1e-4, atol = 1e-5;
 };
@@ -106,12 +108,23 @@ void runCommand(const RunOptions& o) {
   std::error_code ec;
   std::filesystem::create_directories(o.outputDir, ec);
   if (ec) throw Error(fmt::format("cannot create output directory: {}", ec.message()), o.outputDir);
+  if (o.format != "npy") {
+    const std::string file = o.format == "npz" ? "outputs.npz" : "outputs.json";
+    const std::string path = (std::filesystem::path(o.outputDir) / file).string();
+    if (o.format == "npz") writeNpz(result, path);
+    else writeJson(result, path);
+    std::cout << fmt::format("{}: {} value{}\n", file, outputs.size(), outputs.size() == 1 ? "" : "s");
+  }
   for (const auto& out : outputs) {
-    const std::string path = (std::filesystem::path(o.outputDir) / out.fileName).string();
-    if (out.text) writeTextAtomically(path, *out.text);
-    else saveNpy(path, out.tensor->contiguous());
-    std::cout << describeOutput(out) << "\n";
-    if (o.print) std::cout << (out.text ? *out.text : out.tensor->toString()) << "\n";
+    if (o.format == "npy") {
+      const std::string path = (std::filesystem::path(o.outputDir) / out.fileName).string();
+      if (out.text) writeTextAtomically(path, *out.text);
+      else saveNpy(path, out.tensor->contiguous());
+      std::cout << describeOutput(out) << "\n";
+    }
+    // Python prints a number as itself (7.5, True), a tensor as print(tensor) does.
+    if (o.print)
+      std::cout << (out.text ? *out.text : out.scalar ? out.scalar->repr() : out.tensor->toString()) << "\n";
   }
   if (o.expect.empty()) return;
   if (o.expect.size() > outputs.size())
@@ -141,6 +154,10 @@ void registerRunCommand(CLI::App& app) {
   cmd->add_option("--threads", opts->threads, "threads for kernels (default: all cores)")
       ->check(CLI::Range(1, 4096));
   cmd->add_flag("--print", opts->print, "also print each output as PyTorch prints it");
+  cmd->add_option("--output-format", opts->format,
+                  "npy: out0.npy, out1.npy ... (default); npz: outputs.npz, json: outputs.json, one "
+                  "file keeping tuple, list and dict structure")
+      ->check(CLI::IsMember({"npy", "npz", "json"}));
   cmd->add_option("--expect", opts->expect,
                   "expected outputs (out0 first), comma-separated .npy/.txt files: prints the max "
                   "error of each and exits 1 when one differs beyond --rtol/--atol")

@@ -324,6 +324,41 @@ def check_torchvision(binary, out):
                 compare_cli_outputs(d, expected, f"torchvision {name} #{n} (torchless run)")
 
 
+def check_output_formats(binary, out):
+    """`run --output-format npz|json` keeps the result's structure (issue #17 part 8); a
+    List[str] is one .txt; --print shows numbers as Python prints them."""
+    pt = os.path.join(out, "language_comprehensions.pt")
+    if not os.path.exists(pt):
+        return check(False, "language_comprehensions.pt was not compiled")
+    theirs = torch.jit.load(pt)([1, 2, 3, 4])  # ([1, 4, 9, 16], {"1": 1, ...}, 10)
+    d = os.path.join(out, "formats")
+    os.makedirs(d, exist_ok=True)
+    rc, so, se = run_tool(binary, "run", pt, "@list:1,2,3,4", "--output-dir", d,
+                          "--output-format", "json", "--print")
+    if check(rc == 0, f"run --output-format json: exit {rc}: {se}"):
+        import json
+        with open(os.path.join(d, "outputs.json")) as f:
+            got = json.load(f)
+        check(got[0] == [1, 4, 9, 16] and got[1] == theirs[1] and got[2] == 10,
+              f"json: {got!r} vs {theirs!r}")
+        check(so.splitlines()[-1] == "10", f"--print of an int: {so!r}")
+    rc, _, se = run_tool(binary, "run", pt, "@list:1,2,3,4", "--output-dir", d,
+                         "--output-format", "npz")
+    if check(rc == 0, f"run --output-format npz: exit {rc}: {se}"):
+        z = np.load(os.path.join(d, "outputs.npz"))
+        check(sorted(z.files) == sorted(["0/0", "0/1", "0/2", "0/3", "1/1", "1/2", "1/3", "1/4", "2"]),
+              f"npz keys {z.files}")
+        check(int(z["0/2"]) == 9 and int(z["1/4"]) == 4 and int(z["2"]) == 10, "npz values")
+    fmt_pt = os.path.join(out, "language_formatting.pt")
+    x = os.path.join(d, "x.npy")
+    np.save(x, np.zeros((3, 4), np.float32))
+    rc, _, se = run_tool(binary, "run", fmt_pt, x, "box", "7", "--output-dir", d,
+                         "--output-format", "npz")
+    if check(rc == 0, f"run --output-format npz (strings): exit {rc}: {se}"):
+        z = np.load(os.path.join(d, "outputs.npz"))
+        check(str(z["1"]) == "box: 7 of 2", f"npz string: {z['1']!r}")
+
+
 def check_error(binary, out, name, line, col, message, select=("--function", "f")):
     path = os.path.join(CASES, name + ".py")
     rc, _, se = run_tool(binary, "script", path, *select, "-o", os.path.join(out, name + ".pt"))
@@ -362,6 +397,7 @@ def main(argv):
     check_language(binary, out)
     check_module_features(binary, out)
     check_torchvision(binary, out)
+    check_output_formats(binary, out)
     check_error(binary, out, "syntax_error", 5, 12, "expected an expression but found newline")
     check_error(binary, out, "type_error", 6, 12, "Arguments for call are not valid.")
     check_error(binary, out, "submodule_error", 6, 19,
