@@ -8,8 +8,9 @@
 // `@dict:name=a.npy,other=b.npy`. Missing trailing arguments take their defaults.
 //
 // Outputs: flattened depth-first into out0.npy, out1.npy ...: a tensor is one output; tuples
-// and lists element by element (a List[str] is one outN.txt, a line per element); dicts by sorted key; int/float/bool as 0-d arrays; str as
-// outN.txt; None skipped; script objects by attribute in declaration order.
+// and lists element by element (a List[str] is one outN.txt, a line per element); dicts by
+// sorted key; int/float/bool as 0-d arrays; str as outN.txt; None skipped; script objects by
+// attribute in declaration order.
 
 #include "api/module.h"
 #include "core/ivalue.h"
