@@ -15,6 +15,7 @@
 #include "convert/engine/engine_record.h"
 #include "core/error.h"
 #include "core/npy.h"
+#include "api/environment.h"
 #include "tools/commands.h"
 #include "tools/save_checked.h"
 
@@ -34,6 +35,7 @@ struct CompileOptions {
   std::vector<std::string> inputs, specs, torchExecutedOps;
   size_t minBlockSize = 3;
   bool requireFull = false, checkSupport = false;
+  int threads = 0;
 };
 
 // "[(..);(..);(..)]@fp32" or "1x3x224x224".
@@ -75,6 +77,7 @@ Tensor randomTensor(const IntList& sizes, std::mt19937& gen) {
 }
 
 void compileCommand(const CompileOptions& o) {
+  if (o.threads > 0) setNumThreads(o.threads);
   Module m = load(o.model);
   std::vector<ParamSpec> params = m.methodParams("forward");
   CompileSpec spec;
@@ -152,6 +155,8 @@ void registerCompileCommand(CLI::App& app) {
   cmd->add_flag("--require-full-compilation", o->requireFull, "fail unless all of forward runs in engines");
   cmd->add_flag("--check-method-support", o->checkSupport,
                 "list the nodes no engine converter takes, with their places; exit 0 when there are none");
+  cmd->add_option("--threads", o->threads, "threads for kernels (default: the idle cores)")
+      ->check(CLI::Range(1, 4096));
   cmd->callback([o, cmd] {
     if (!o->checkSupport && o->output.empty()) throw CLI::RequiredError("--output");
     (void)cmd;

@@ -11,6 +11,7 @@
 #include "api/freeze.h"
 #include "api/module.h"
 #include "core/error.h"
+#include "api/environment.h"
 #include "tools/commands.h"
 #include "tools/save_checked.h"
 
@@ -31,9 +32,11 @@ struct FreezeCliOptions {
   bool optimize = false;
   std::vector<std::string> methods;
   std::vector<std::string> preserve;
+  int threads = 0;
 };
 
 void runFreeze(const FreezeCliOptions& o) {
+  if (o.threads > 0) setNumThreads(o.threads);
   Module m = load(o.model);
   FreezeOptions fo;
   fo.preservedAttrs = o.methods;
@@ -74,6 +77,8 @@ void registerFreezeCommand(CLI::App& app) {
   cmd->add_option("--preserve", opts->preserve,
                   "Keep this attribute (dotted path) unfolded (repeatable)")
       ->allow_extra_args(false);
+  cmd->add_option("--threads", opts->threads, "threads for kernels (default: the idle cores)")
+      ->check(CLI::Range(1, 4096));
   cmd->callback([opts]() { runFreeze(*opts); });
 }
 

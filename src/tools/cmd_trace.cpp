@@ -13,6 +13,7 @@
 #include "api/trace.h"
 #include "core/error.h"
 #include "core/npy.h"
+#include "api/environment.h"
 #include "tools/commands.h"
 #include "tools/input_options.h"
 #include "tools/save_checked.h"
@@ -35,6 +36,7 @@ struct TraceCmdOptions {
   std::vector<std::string> checkInputs;
   std::string method = "forward";
   InputOptions in;
+  int threads = 0;
 };
 
 /// "a.npy,3,@list:b.npy,c.npy" -> {"a.npy", "3", "@list:b.npy,c.npy"}.
@@ -71,6 +73,7 @@ std::vector<IValue> givenArgs(const std::vector<std::string>& words, const std::
 }
 
 void traceCommand(const TraceCmdOptions& o) {
+  if (o.threads > 0) setNumThreads(o.threads);
   Module m = load(o.model);
   if (!m.findMethod(o.method)) throw m.noSuchMethod(o.method).withPlace(o.model);
   const std::vector<ParamSpec> params = m.methodParams(o.method);
@@ -120,6 +123,8 @@ void registerTraceCommand(CLI::App& app) {
                   "example inputs, one per argument: x.npy, @list:a.npy,b.npy, @dict:k=a.npy");
   cmd->add_option("-o,--output", opts->output, "the traced archive to write")->required();
   addInputOptions(*cmd, opts->in);
+  cmd->add_option("--threads", opts->threads, "threads for kernels (default: the idle cores)")
+      ->check(CLI::Range(1, 4096));
   cmd->add_option("--check-input", opts->checkInputs,
                   "another input set, words separated by commas (repeatable): re-trace and "
                   "compare graphs and outputs")

@@ -299,6 +299,24 @@ TEST(RunCli, ExpectComparesWithTolerances) {
   fs::remove_all(d);
 }
 
+// Every command that computes takes --threads (issue #17 part 4).
+TEST(RunCli, ThreadsOnEveryCommandThatComputes) {
+  fs::path d = freshDir("threads");
+  for (const std::string cmd : {"freeze", "trace", "compile"}) {
+    std::vector<std::string> args{cmd, kModel};
+    if (cmd != "freeze") args.push_back(kInput);
+    args.insert(args.end(), {"-o", (d / (cmd + ".pt")).string()});
+    auto one = args;
+    one.insert(one.end(), {"--threads", "1"});
+    auto r = runCli(one);
+    EXPECT_EQ(r.status, 0) << cmd << ": " << r.err;
+    auto zero = args;
+    zero.insert(zero.end(), {"--threads", "0"});
+    EXPECT_EQ(runCli(zero).status, 2) << cmd;
+  }
+  fs::remove_all(d);
+}
+
 TEST(RunCli, ThreadsMustBePositive) {
   auto r = testing::runCli({"run", std::string(TORCHLESS_SOURCE_DIR) + "/examples/tiny_cnn.pt",
                             std::string(TORCHLESS_SOURCE_DIR) + "/examples/input.npy", "--threads", "0"});
