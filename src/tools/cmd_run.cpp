@@ -11,12 +11,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
-#include <unistd.h>
 
 namespace torchless::cli {
 namespace {
@@ -78,23 +76,6 @@ bool compareOutput(const FlatOutput& out, const std::string& expectedPath, doubl
                            name, maxAbs, maxRel, rtol, atol,
                            bad == 0 ? "ok" : fmt::format("{} of {} elements differ", bad, a.numel()));
   return bad == 0;
-}
-
-// Writes text to path through a temporary file renamed at the end.
-void writeTextAtomically(const std::string& path, const std::string& text) {
-  std::string tmp = path + ".tmp" + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    out << text;
-    if (!out) {
-      std::remove(tmp.c_str());
-      throw Error("cannot write output", path);
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw Error("cannot write output", path);
-  }
 }
 
 void runCommand(const RunOptions& o) {

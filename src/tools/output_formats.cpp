@@ -158,8 +158,7 @@ void writeNpz(const IValue& result, const std::string& path) {
   zip.finish();
 }
 
-void writeJson(const IValue& result, const std::string& path) {
-  const std::string text = toJson(result).dump(1) + "\n";
+void writeTextAtomically(const std::string& path, const std::string& text) {
   const std::string tmp = path + ".tmp" + std::to_string(::getpid());
   {
     std::ofstream out(tmp, std::ios::binary);
@@ -173,6 +172,10 @@ void writeJson(const IValue& result, const std::string& path) {
     std::remove(tmp.c_str());
     throw Error("cannot write output", path);
   }
+}
+
+void writeJson(const IValue& result, const std::string& path) {
+  writeTextAtomically(path, toJson(result).dump(1) + "\n");
 }
 
 }  // namespace torchless::cli

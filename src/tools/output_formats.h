@@ -8,6 +8,10 @@
 
 namespace torchless::cli {
 
+/// Writes `text` to a temporary file beside `path` and renames it into place, so a reader
+/// never sees half of it. Throws torchless::Error placed at `path` when it cannot be written.
+void writeTextAtomically(const std::string& path, const std::string& text);
+
 /// Writes `result` to `path` as numpy's .npz (a zip of .npy records, np.load reads it): one
 /// array per value, named by its path in the result: tuple and list indices, dict keys and
 /// object attribute names joined by '/' ("0", "1/2", "2/logits"); a result that is not a
