@@ -79,6 +79,7 @@ Module load(const std::string& path, const LoadOptions& options) {
   ZipReaderOptions zipOptions;
   zipOptions.checkCrc = options.checkCrc;
   ArchiveReader ar(path, zipOptions);
+  if (!options.readTensorData) ar.usePlaceholderStorages();
 
   auto unit = std::make_shared<CompilationUnit>();
   std::vector<IValue> constants;

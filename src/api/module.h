@@ -39,6 +39,12 @@ struct LoadOptions {
   /// ("model.pt: record 'data/3': CRC-32 mismatch"). PyTorch never checks; with false, a
   /// record loads as its bytes are, as in PyTorch (deflate and size errors still fail).
   bool checkCrc = true;
+  /// false: tensors are zero-filled placeholders of their saved shapes and dtypes; nothing is
+  /// read from the tensor records and they take no resident memory until written
+  /// (ArchiveReader::usePlaceholderStorages). For reading a model's facts (methods, parameter
+  /// counts and bytes, operators) without materializing its weights, as `torchless info` does;
+  /// running such a module computes with zeros.
+  bool readTensorData = true;
 };
 
 /// A loaded TorchScript module.

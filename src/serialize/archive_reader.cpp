@@ -2,6 +2,8 @@
 
 #include "core/error.h"
 
+
+#include <algorithm>
 #include <cctype>
 #include <limits>
 #include <unordered_set>
@@ -91,9 +93,10 @@ void ArchiveReader::init() {
 }
 
 UnpickleResult ArchiveReader::readPickle(const std::string& record, const std::string& storageDir,
-                                         const UnpickleHooks& hooks) {
+                                         const UnpickleHooks& hooks, bool shortRecordsAsPlaceholders) {
   RecordData rd = zip_->readRecord(record);
   UnpicklerOptions opt;
+  opt.shortRecordsAsPlaceholders = shortRecordsAsPlaceholders;
   opt.place = zip_->recordPlace(record);
   opt.storageDir = storageDir;
   opt.resolveClass = hooks.resolveClass;
@@ -101,10 +104,12 @@ UnpickleResult ArchiveReader::readPickle(const std::string& record, const std::s
   opt.registry = registry_;
   opt.isModuleHint = [this](const std::string& qualname) { return moduleHint(qualname); };
   const ZipReader* zip = zip_.get();
-  opt.readStorage = [zip, storageDir](const std::string& key) {
+  bool placeholders = placeholderStorages_;
+  opt.readStorage = [zip, storageDir, placeholders](const std::string& key) {
     std::string name = storageDir + key;
-    if (!zip->hasRecord(name))
-      throw Error(fmt::format("missing record '{}' for storage key '{}'", name, key));
+    const ZipRecordInfo* info = zip->findRecord(name);
+    if (!info) throw Error(fmt::format("missing record '{}' for storage key '{}'", name, key));
+    if (placeholders) return placeholderRecord(info->size, zip->recordPlace(name));
     return zip->readRecord(name);
   };
   return unpickle(rd.data, rd.size, opt);
@@ -134,6 +139,12 @@ UnpickleResult ArchiveReader::readData(const UnpickleHooks& hooks) {
     root->type = moduleType;
   }
   return r;
+}
+
+std::optional<UnpickleResult> ArchiveReader::readTracedInputs(const UnpickleHooks& hooks) {
+  if (!hasRecord("traced_inputs.pkl")) return std::nullopt;
+  // PyTorch writes the example tensors' records empty: their shapes and dtypes are what is kept.
+  return readPickle("traced_inputs.pkl", "traced_inputs/", hooks, true);
 }
 
 std::optional<bool> ArchiveReader::moduleHint(const std::string& qualname) {
@@ -199,8 +210,10 @@ std::string ArchiveReader::readExtraFile(const std::string& name) const {
   return zip_->readRecordString("extra/" + name);
 }
 
-ArchiveData loadArchiveData(const std::string& path, const UnpickleHooks& hooks) {
+ArchiveData loadArchiveData(const std::string& path, const UnpickleHooks& hooks,
+                            const ArchiveDataOptions& options) {
   ArchiveReader ar(path);
+  if (!options.readTensorData) ar.usePlaceholderStorages();
   ArchiveData d;
   d.path = path;
   d.prefix = ar.zip().prefix();
@@ -223,6 +236,16 @@ ArchiveData loadArchiveData(const std::string& path, const UnpickleHooks& hooks)
   d.dataStorages = std::move(r.storages);
   for (auto& p : r.pendingSetState) d.pendingSetState.push_back(std::move(p));
   for (auto& w : r.warnings) d.warnings.push_back(std::move(w));
+
+  // PyTorch's loader never reads traced_inputs.pkl; a bad one is a warning, not a load error.
+  try {
+    if (std::optional<UnpickleResult> t = ar.readTracedInputs(hooks)) {
+      d.tracedInputs = t->value;
+      for (auto& w : t->warnings) d.warnings.push_back(std::move(w));
+    }
+  } catch (const Error& e) {
+    d.warnings.push_back("traced_inputs.pkl not read: " + e.firstLine());
+  }
 
   for (const auto& q : ar.codeQualifiers()) d.codeSources[q] = *ar.codeSource(q);
   d.registry = ar.registry();

@@ -86,13 +86,23 @@ class ArchiveReader {
   UnpickleResult readConstants(const UnpickleHooks& hooks = {});
   /// Unpickles data.pkl (storages from data/). Its value must be an object (the root module).
   UnpickleResult readData(const UnpickleHooks& hooks = {});
+  /// Unpickles traced_inputs.pkl (storages from traced_inputs/), which torch.jit.trace writes
+  /// since PyTorch 2.0: a Dict[str, List[Any]] from method name to the example inputs it was
+  /// traced with. Returns nullopt when the archive has no such record.
+  std::optional<UnpickleResult> readTracedInputs(const UnpickleHooks& hooks = {});
+  /// From now on, storages are placeholders instead of the records' bytes: zero-filled buffers
+  /// of each record's size, mapped from anonymous memory that takes no resident memory until
+  /// written (Note [Placeholder storages]). Nothing is read from data/, constants/ or
+  /// traced_inputs/ records, and their CRC is not checked. For reading facts (shapes, dtypes,
+  /// sizes) of a large archive without materializing its tensors.
+  void usePlaceholderStorages() { placeholderStorages_ = true; }
   /// Placeholder classes made so far (shared by both pickles).
   const std::shared_ptr<ClassRegistry>& registry() const { return registry_; }
 
  private:
   void init();
   UnpickleResult readPickle(const std::string& record, const std::string& storageDir,
-                            const UnpickleHooks& hooks);
+                            const UnpickleHooks& hooks, bool shortRecordsAsPlaceholders = false);
 
   std::unique_ptr<ZipReader> zip_;
   uint64_t version_ = 0;
@@ -101,6 +111,7 @@ class ArchiveReader {
   std::optional<bool> moduleHint(const std::string& qualname);
 
   std::shared_ptr<ClassRegistry> registry_ = std::make_shared<ClassRegistry>();
+  bool placeholderStorages_ = false;
   std::map<std::string, std::string> codeCache_;  // qualifier -> code text ("" when none)
 };
 
@@ -125,12 +136,22 @@ struct ArchiveData {
   std::vector<LoadedStorage> constantStorages, dataStorages;
   std::vector<std::string> warnings;
   std::shared_ptr<ClassRegistry> registry;
+  /// traced_inputs.pkl's value (method name -> example inputs), None when absent.
+  IValue tracedInputs;
+};
+
+/// What loadArchiveData() reads beside the records' names.
+struct ArchiveDataOptions {
+  /// false: tensors are zero-filled placeholders of their true sizes
+  /// (ArchiveReader::usePlaceholderStorages), for tools that only report facts.
+  bool readTensorData = true;
 };
 
 /// Opens `path` and reads everything without compiling code/: version, constants.pkl, data.pkl,
 /// code sources, extra file names. Classes are placeholders unless `hooks` resolve them.
 /// Throws torchless::Error naming the file and record on any problem.
-ArchiveData loadArchiveData(const std::string& path, const UnpickleHooks& hooks = {});
+ArchiveData loadArchiveData(const std::string& path, const UnpickleHooks& hooks = {},
+                            const ArchiveDataOptions& options = {});
 
 }  // namespace torchless
 

@@ -839,6 +839,8 @@ class Unpickler {
     } else {
       if (!opt_.readStorage) fail("persistent id '{}' but no storage records are available", key);
       RecordData rd = opt_.readStorage(key);
+      if (rd.size < nbytes && opt_.shortRecordsAsPlaceholders)
+        rd = placeholderRecord(nbytes, opt_.place);
       if (rd.size < nbytes)
         fail("storage '{}' needs {} bytes ({} x {}) but record '{}{}' holds {}", key, nbytes,
              numel, dtypeName(st->dtype), opt_.storageDir, key, rd.size);

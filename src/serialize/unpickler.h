@@ -76,6 +76,10 @@ struct UnpicklerOptions {
   std::string storageDir = "data/";
   /// Where storages come from; null means a persistent id is an error.
   StorageReader readStorage;
+  /// A storage whose record is shorter than the tensor needs gets a zero-filled placeholder
+  /// (placeholderRecord) instead of an error: PyTorch writes the records of traced_inputs.pkl
+  /// empty, keeping only shapes and dtypes.
+  bool shortRecordsAsPlaceholders = false;
   /// Class lookup (the frontend's importer); may be null.
   ClassResolver resolveClass;
   /// Non-class types named in type tags and enums (`__torch__.Color`); may be null.

@@ -3,10 +3,12 @@
 #include "core/error.h"
 #include "core/prefault.h"
 
+
 #include <zip.h>
 #include <zlib.h>
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -352,6 +354,30 @@ void ZipReader::readUnchecked(const ZipRecordInfo& info, std::byte* out,
 std::string ZipReader::readRecordString(std::string_view name) const {
   RecordData d = readRecord(name);
   return std::string(d.view());
+}
+
+// Note [Placeholder storages]
+// `torchless info` reports shapes, dtypes and byte counts; it never looks at tensor values.
+// Reading a 500 MB archive's records only to report their sizes would take 500 MB, and the
+// values would be read for nothing. A placeholder storage is a private anonymous mapping of the
+// record's size: reads see zeros through the kernel's shared zero page, so untouched pages take
+// no resident memory, and a write (a __setstate__ that fills a buffer) copies only the pages it
+// touches. MAP_NORESERVE keeps a huge record from being refused by overcommit accounting; the
+// size itself is the zip directory's, which ZipReader has already checked against the file.
+// traced_inputs.pkl is the one place where the size comes from the pickle (PyTorch writes those
+// records empty): a mapping only reserves addresses, so a hostile size costs no memory, and one
+// beyond the address space fails here with an error.
+RecordData placeholderRecord(size_t nbytes, const std::string& place) {
+  size_t mapped = std::max<size_t>(nbytes, 1);
+  void* p = mmap(nullptr, mapped, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED)
+    throw Error(fmt::format("cannot map a placeholder of {} bytes for the record", nbytes), place);
+  RecordData rd;
+  rd.owner = std::shared_ptr<void>(p, [mapped](void* q) { munmap(q, mapped); });
+  rd.data = static_cast<const std::byte*>(p);
+  rd.size = nbytes;
+  return rd;
 }
 
 }  // namespace torchless

@@ -57,6 +57,11 @@ struct RecordData {
   }
 };
 
+/// A zero-filled placeholder of `nbytes` standing for a record's bytes: an anonymous private
+/// mapping that takes no resident memory until written (Note [Placeholder storages] in
+/// zip_reader.cpp). Throws torchless::Error naming `place` when the mapping fails.
+RecordData placeholderRecord(size_t nbytes, const std::string& place);
+
 struct ZipReaderOptions {
   /// Upper bound for one record's uncompressed size.
   uint64_t maxRecordBytes = uint64_t{1} << 40;

@@ -42,7 +42,9 @@ std::string dedentedLines(const frontend::SourceRange& range) {
 }
 
 void printCode(const CodeOptions& o) {
-  ArchiveData d = loadArchiveData(o.model);
+  ArchiveDataOptions read;
+  read.readTensorData = false;  // code needs no tensor values (Note [Placeholder storages])
+  ArchiveData d = loadArchiveData(o.model, {}, read);
   if (!d.root.isObject())
     throw Error(fmt::format("the root value is a {}, not a module object", d.root.tagName()),
                 o.model + ": record 'data.pkl'");

@@ -4,11 +4,13 @@
 // exit 1 with the first stderr line naming the parameter for wrong inputs, exit 2 for usage
 // errors, and no half-written output files.
 #include "oracle_util.h"
+#include "../serialize/serialize_test_util.h"
 
 #include "api/compile.h"
 #include "core/npy.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 
@@ -224,6 +226,50 @@ TEST(InfoCli, ListsMethodsParametersBuffersAndOperators) {
   EXPECT_NE(r.out.find("aten::softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor"),
             std::string::npos)
       << r.out;
+  // The summary comes before the records (issue 17, part 6).
+  EXPECT_NE(r.out.find("module: __torch__.TinyCNN (training: False)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("operators used: 23 distinct, all with kernels"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("traced inputs: none recorded"), std::string::npos) << r.out;
+  EXPECT_LT(r.out.find("parameters: 6 tensors"), r.out.find("records: "));
+}
+
+// `info --json`: the same facts as one JSON object, for scripts.
+TEST(InfoCli, JsonReport) {
+  auto r = runCli({"info", kModel, "--json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["code"]["compiles"], true);
+  EXPECT_EQ(j["module"]["class"], "__torch__.TinyCNN");
+  EXPECT_EQ(j["module"]["training"], false);
+  ASSERT_EQ(j["methods"].size(), 1u);
+  EXPECT_EQ(j["methods"][0]["name"], "forward");
+  EXPECT_EQ(j["methods"][0]["schema"],
+            "forward(__torch__.TinyCNN self, Tensor x, float? scale=None) -> Tensor");
+  EXPECT_EQ(j["parameters"]["count"], 6);
+  EXPECT_EQ(j["parameters"]["bytes"], 1104);
+  EXPECT_EQ(j["buffers"]["count"], 3);
+  EXPECT_TRUE(j["traced_inputs"].is_null());
+  EXPECT_EQ(j["operators"].size(), 23u);
+  EXPECT_TRUE(j["operators_without_kernel"].empty());
+  EXPECT_EQ(j["records"].size(), 24u);
+  EXPECT_EQ(j["format_version"], 3);
+}
+
+// An archive whose code does not compile: info prints what it could read, then fails (exit 1)
+// naming the compile error (issue 18, part 7: an archive that cannot load exits 1).
+TEST(InfoCli, CodeThatDoesNotCompileExitsOne) {
+  auto e = test::minimalArchive();
+  for (auto& x : e)
+    if (x.name == "archive/code/__torch__.py") x.data += "  def forward(self) -> Tensor:\n    return self.nope(\n";
+  std::string path = test::writeTemp("info_bad_code.pt", test::makeZip(e));
+  auto r = runCli({"info", path});
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_NE(r.out.find("code: does not compile"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("records: 5"), std::string::npos) << r.out;
+  EXPECT_NE(r.firstErrLine().find("code/__torch__.py"), std::string::npos) << r.err;
+  auto j = runCli({"info", path, "--json"});
+  EXPECT_EQ(j.status, 1);
+  EXPECT_EQ(nlohmann::json::parse(j.out)["code"]["compiles"], false) << j.out;
 }
 
 }  // namespace

@@ -317,3 +317,65 @@ TEST(ArchiveReader, ZeroNumelStorageWithoutRecord) {
 
 }  // namespace
 }  // namespace torchless
+
+namespace torchless {
+namespace {
+
+// Note [Placeholder storages]: facts without tensor data. The tensor keeps its shape, dtype and
+// storage size; its bytes are zeros (the record is never read), and a record shorter than its
+// tensor is still an error, as when the data is read.
+TEST(ArchiveReader, PlaceholderStoragesKeepShapesAndReadNoData) {
+  std::string path = test::writeTemp("placeholder.pt", test::makeZip(test::minimalArchive()));
+  ArchiveDataOptions read;
+  read.readTensorData = false;
+  ArchiveData d = loadArchiveData(path, {}, read);
+  Tensor w = d.root.toObject()->getAttr("w").toTensor();
+  EXPECT_EQ(w.sizes(), (IntList{2}));
+  EXPECT_EQ(w.dtype(), ScalarType::Float);
+  EXPECT_EQ(w.storage().nbytes(), 8u);
+  EXPECT_EQ(w.data<float>()[0], 0.f);
+  EXPECT_EQ(w.data<float>()[1], 0.f);
+
+  auto e = test::minimalArchive();
+  for (auto& x : e)
+    if (x.name == "archive/data/0") x.data = x.data.substr(0, 4);
+  std::string shortPath = test::writeTemp("placeholder_short.pt", test::makeZip(e));
+  try {
+    loadArchiveData(shortPath, {}, read);
+    ADD_FAILURE() << "a record shorter than its tensor loaded";
+  } catch (const Error& err) {
+    EXPECT_NE(err.firstLine().find("needs 8 bytes"), std::string::npos) << err.firstLine();
+  }
+}
+
+// traced_inputs.pkl (torch.jit.trace, PyTorch >= 2.0): Dict[str, List[Any]] whose tensors'
+// records PyTorch writes empty (0 bytes); the shapes are read, and a broken one is a warning.
+TEST(ArchiveReader, TracedInputsKeepTheirShapes) {
+  Pickle p;
+  p.global("torch.jit._pickle", "restore_type_tag").emptyDict().mark().str("forward");
+  p.global("torch.jit._pickle", "restore_type_tag").emptyList().mark();
+  p.tensor("0", 6, 0, {1, 2, 3}, {6, 3, 1}).appends();
+  p.str("List[Any]").op('\x86').reduce().setitems();
+  p.str("Dict[str, List[Any]]").op('\x86').reduce().stop();
+  auto e = test::minimalArchive();
+  e.push_back({"archive/traced_inputs.pkl", p.bytes()});
+  e.push_back({"archive/traced_inputs/0", ""});
+  ArchiveData d = loadArchiveData(test::writeTemp("traced_inputs.pt", test::makeZip(e)));
+  ASSERT_TRUE(d.tracedInputs.isDict()) << d.tracedInputs.tagName();
+  ASSERT_EQ(d.tracedInputs.toDict()->size(), 1u);
+  const auto& [key, inputs] = *d.tracedInputs.toDict()->entries().begin();
+  EXPECT_EQ(key.toStringRef(), "forward");
+  ASSERT_TRUE(inputs.isList());
+  ASSERT_EQ(inputs.toList()->list.size(), 1u);
+  EXPECT_EQ(inputs.toList()->list[0].toTensor().sizes(), (IntList{1, 2, 3}));
+  EXPECT_TRUE(d.warnings.empty());
+
+  e.back().name = "archive/traced_inputs/1";  // the storage record is missing: a warning only
+  ArchiveData w = loadArchiveData(test::writeTemp("traced_inputs_bad.pt", test::makeZip(e)));
+  EXPECT_TRUE(w.tracedInputs.isNone());
+  ASSERT_EQ(w.warnings.size(), 1u);
+  EXPECT_NE(w.warnings[0].find("traced_inputs.pkl not read"), std::string::npos) << w.warnings[0];
+}
+
+}  // namespace
+}  // namespace torchless
