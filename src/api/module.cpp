@@ -20,6 +20,26 @@ struct ModuleExecutionCache {
 Module::Module(ObjectPtr object, std::shared_ptr<CompilationUnit> unit)
     : object_(std::move(object)), unit_(std::move(unit)), exec_(std::make_shared<ModuleExecutionCache>()) {}
 
+namespace {
+void setTraining(const ObjectPtr& obj, bool on) {
+  if (obj->type->findAttributeSlot("training")) obj->setAttr("training", IValue(on));
+  for (const IValue& v : obj->slots)
+    if (v.isObject() && v.toObject()->type->isModule()) setTraining(v.toObject(), on);
+}
+}  // namespace
+
+void Module::train(bool on) {
+  TL_CHECK(object_ != nullptr, "train(): the module is empty");
+  setTraining(object_, on);
+  exec_ = std::make_shared<ModuleExecutionCache>();  // plans read `training`: plan again
+}
+
+bool Module::isTraining() const {
+  if (!object_ || !object_->type->findAttributeSlot("training")) return true;
+  const IValue& v = object_->getAttr("training");
+  return !v.isBool() || v.toBool();
+}
+
 std::shared_ptr<const ExecutionPlan> Module::executionPlan(const std::string& name) const {
   const GraphFunction* fn = findMethod(name);
   if (!fn || !exec_) return buildExecutionPlan(*this, name);

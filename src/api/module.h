@@ -77,6 +77,15 @@ class Module {
   std::vector<std::pair<std::string, Tensor>> namedParameters() const;
   std::vector<std::pair<std::string, Tensor>> namedBuffers() const;
 
+  /// Sets the `training` attribute of this module object and of every submodule object, as
+  /// nn.Module.train(on) / eval(); this Module's methods are planned again on their next call
+  /// (copies made before keep their plans). Throws torchless::Error when the module is empty.
+  void train(bool on = true);
+  /// train(false).
+  void eval() { train(false); }
+  /// The root object's `training` flag; true when it has none (as torch.jit.freeze reads it).
+  bool isTraining() const;
+
   const ObjectPtr& object() const { return object_; }
   const std::shared_ptr<CompilationUnit>& unit() const { return unit_; }
   bool defined() const { return object_ != nullptr; }

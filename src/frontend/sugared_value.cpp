@@ -509,6 +509,12 @@ SugaredValuePtr ClassValue::call(const SourceRange& loc, Emitter& e,
   }
   if (type_->kind() == TypeKind::ClassType) {
     Value* obj = ClassNewValue(type_).call(loc, e, {}, {}, 1)->asValue(loc, e);
+    // A module class without its own __init__ gets nn.Module's, which takes no arguments.
+    if (type_->cast<ClassType>()->isModule() && !methodSchema(e, type_, "__init__")) {
+      if (!args.empty() || !kwargs.empty())
+        throwErrorAt(loc, "'" + className(type_) + "' has no __init__ of its own: nn.Module's takes no arguments");
+      return simple(obj);
+    }
     MethodValue(obj, "__init__").call(loc, e, args, kwargs, nBinders);
     return simple(obj);
   }

@@ -537,6 +537,11 @@ Tensor convImpl(const Tensor& input, const Tensor& weight, const std::optional<T
 Tensor convolution(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
                    const IntList& stride, const IntList& padding, const IntList& dilation, bool transposed,
                    const IntList& outputPadding, int64_t groups) {
+  // at::_convolution's check_input_shape_forward: only conv1d/2d/3d batchify an unbatched input.
+  TL_CHECK(input.dim() == weight.dim(),
+           "Expected {}-dimensional input for {}-dimensional weight {}, but got {}-dimensional input of size {} "
+           "instead",
+           weight.dim(), weight.dim(), sizesToString(weight.sizes()), input.dim(), sizesToString(input.sizes()));
   return convImpl(input, weight, bias, stride, padding, dilation, transposed, outputPadding, groups, true);
 }
 
@@ -604,13 +609,13 @@ Tensor convolutionReference(const Tensor& input, const Tensor& weight, const std
 
 Tensor convNd(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
               const IntList& stride, const IntList& padding, const IntList& dilation, int64_t groups) {
-  return convolution(input, weight, bias, stride, padding, dilation, false, {0}, groups);
+  return convImpl(input, weight, bias, stride, padding, dilation, false, {0}, groups, true);
 }
 
 Tensor convTransposeNd(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
                        const IntList& stride, const IntList& padding, const IntList& outputPadding,
                        int64_t groups, const IntList& dilation) {
-  return convolution(input, weight, bias, stride, padding, dilation, true, outputPadding, groups);
+  return convImpl(input, weight, bias, stride, padding, dilation, true, outputPadding, groups, true);
 }
 
 }  // namespace torchless::ops

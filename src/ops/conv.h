@@ -14,7 +14,7 @@
 namespace torchless::ops {
 
 /// aten::convolution(input, weight, bias, stride, padding, dilation, transposed,
-/// output_padding, groups). input [N, C, *spatial] (or unbatched [C, *spatial]); weight
+/// output_padding, groups). input [N, C, *spatial] (batched only, as at::_convolution); weight
 /// [OC, C/groups, *k] or, transposed, [C, OC/groups, *k]. stride/padding/dilation/
 /// output_padding may have one value for all dims. Throws as PyTorch ("Given groups=1, weight
 /// of size [8, 4, 3, 3], expected input[1, 3, 10, 10] to have 4 channels, but got 3 channels

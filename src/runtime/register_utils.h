@@ -222,10 +222,12 @@ inline Tensor toTensorChecked(const IValue& v, const char* what) {
 inline void checkCpu(const IValue& device) {
   if (device.isNone()) return;
   if (device.isDevice() && !device.toDevice().isCpu())
-    throw Error(fmt::format("device '{}' is not available: torchless runs on the CPU only",
-                            IValue(device).repr()));
+    throw Error(fmt::format("device '{}' is not available: torchless runs on the CPU only (a model "
+                            "saved on a GPU runs with --map-location cpu)",
+                            device.toDevice().str()));
   if (device.isString() && device.toStringRef().rfind("cpu", 0) != 0)
-    throw Error(fmt::format("device '{}' is not available: torchless runs on the CPU only",
+    throw Error(fmt::format("device '{}' is not available: torchless runs on the CPU only (a model "
+                            "saved on a GPU runs with --map-location cpu)",
                             device.toStringRef()));
 }
 

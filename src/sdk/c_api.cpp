@@ -290,19 +290,13 @@ tl_status tl_module_set_training(tl_module* m, int training) {
   return guarded([&] {
     tl_module& mod = need(m, "module");
     if (!mod.module.object()) throw InvalidArgument("the module is empty");
-    forEachModuleObject(mod.module.object(), [&](const ObjectPtr& obj) {
-      if (obj->type->findAttributeSlot("training")) obj->setAttr("training", IValue(training != 0));
-    });
-    replan(mod);
+    mod.module.train(training != 0);
   });
 }
 
 int tl_module_is_training(const tl_module* m) {
   if (!m || !m->module.object()) return 1;
-  const ObjectPtr& obj = m->module.object();
-  if (!obj->type->findAttributeSlot("training")) return 1;
-  const IValue& v = obj->getAttr("training");
-  return v.isBool() ? v.toBool() : 1;
+  return m->module.isTraining() ? 1 : 0;
 }
 
 tl_status tl_module_named_tensors(const tl_module* m, int which, tl_value** out) {

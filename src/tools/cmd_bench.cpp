@@ -11,6 +11,8 @@
 #include "runtime/op_observer.h"
 #include "ir/ir.h"
 #include "tools/commands.h"
+#include "tools/device_options.h"
+#include "tools/save_checked.h"
 #include "tools/input_options.h"
 
 #include <nlohmann/json.hpp>
@@ -31,6 +33,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 struct BenchOptions {
+  DeviceOptions device;  // --map-location / --device-map
   std::string model;
   std::vector<std::string> inputs;
   std::string method = "forward";
@@ -182,7 +185,7 @@ void benchCommand(const BenchOptions& o) {
   if (o.threads > 0) ops::setNumThreads(o.threads);
   const auto origin = Clock::now();
   auto t0 = Clock::now();
-  Module m = load(o.model);
+  Module m = loadWithDeviceMap(o.model, o.device);
   const double loadMs = msSince(t0);
   if (!m.findMethod(o.method)) throw m.noSuchMethod(o.method).withPlace(o.model);
   const auto params = m.methodParams(o.method);
@@ -245,7 +248,10 @@ void benchCommand(const BenchOptions& o) {
   const double p50 = percentile(times, 0.50), p90 = percentile(times, 0.90), p99 = percentile(times, 0.99);
   const int64_t batch = o.batch > 0 ? o.batch : 1;
   const double ips = wallMs > 0 ? static_cast<double>(times.size()) * static_cast<double>(batch) * 1000.0 / wallMs : 0;
-  if (recorder) recorder->write(o.profile);
+  if (recorder) {
+    createParentDirectory(o.profile);
+    recorder->write(o.profile);
+  }
 
   if (o.json) {
     nlohmann::json j = {{"model", o.model},        {"method", o.method},
@@ -291,8 +297,9 @@ void benchCommand(const BenchOptions& o) {
 void registerBenchCommand(CLI::App& app) {
   auto opts = std::make_shared<BenchOptions>();
   auto* cmd = app.add_subcommand("bench", "Measure load time, latency, throughput and peak memory");
-  cmd->add_option("model", opts->model, "the .pt archive")->required();
-  cmd->add_option("inputs", opts->inputs, "method arguments, as for run");
+  cmd->add_option("MODEL", opts->model, "TorchScript archive (.pt)")->required();
+  addDeviceOptions(cmd, opts->device);
+  cmd->add_option("INPUT", opts->inputs, "method arguments, as for run");
   addInputOptions(*cmd, opts->in);
   cmd->add_option("--method", opts->method, "method to run (default forward)");
   cmd->add_option("--threads", opts->threads, "threads for kernels (default: all cores)")

@@ -91,7 +91,7 @@ void printCode(const CodeOptions& o) {
 void registerCodeCommand(CLI::App& app) {
   auto opts = std::make_shared<CodeOptions>();
   auto* cmd = app.add_subcommand("code", "Print the TorchScript source of an archive's root module");
-  cmd->add_option("model", opts->model, "TorchScript archive (.pt) written by torch.jit.save")
+  cmd->add_option("MODEL", opts->model, "TorchScript archive (.pt)")
       ->required();
   cmd->add_option("--method", opts->method, "Print only this method's def");
   cmd->callback([opts]() { printCode(*opts); });

@@ -17,6 +17,7 @@
 #include "core/npy.h"
 #include "api/environment.h"
 #include "tools/commands.h"
+#include "tools/device_options.h"
 #include "tools/save_checked.h"
 
 #include <iostream>
@@ -31,6 +32,7 @@ namespace torchless::cli {
 namespace {
 
 struct CompileOptions {
+  DeviceOptions device;  // --map-location / --device-map
   std::string model, output, precision = "fp32";
   std::vector<std::string> inputs, specs, torchExecutedOps;
   size_t minBlockSize = 3;
@@ -78,7 +80,7 @@ Tensor randomTensor(const IntList& sizes, std::mt19937& gen) {
 
 void compileCommand(const CompileOptions& o) {
   if (o.threads > 0) setNumThreads(o.threads);
-  Module m = load(o.model);
+  Module m = loadWithDeviceMap(o.model, o.device);
   std::vector<ParamSpec> params = m.methodParams("forward");
   CompileSpec spec;
   spec.minBlockSize = o.minBlockSize;
@@ -142,6 +144,7 @@ void registerCompileCommand(CLI::App& app) {
   auto o = std::make_shared<CompileOptions>();
   auto* cmd = app.add_subcommand("compile", "Compile forward into fused CPU engines, written into an archive");
   cmd->add_option("MODEL", o->model, "TorchScript archive (.pt)")->required();
+  addDeviceOptions(cmd, o->device);
   cmd->add_option("INPUT", o->inputs, "example inputs, as for run");
   cmd->add_option("-o,--output", o->output, "the archive to write");
   cmd->add_option("--input", o->specs,

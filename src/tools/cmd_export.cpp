@@ -20,6 +20,8 @@
 #include "ops/parallel.h"
 #include "passes/passes.h"
 #include "tools/commands.h"
+#include "tools/device_options.h"
+#include "tools/save_checked.h"
 #include "tools/input_options.h"
 
 #include <fstream>
@@ -32,6 +34,7 @@ namespace torchless::cli {
 namespace {
 
 struct ExportCliOptions {
+  DeviceOptions device;  // --map-location / --device-map
   std::string model;
   std::vector<std::string> inputs;
   std::string output;
@@ -56,11 +59,11 @@ std::vector<std::string> splitComma(const std::string& s) {
   return out;
 }
 
-// "x:0,2" -> {"x", {0, 2}}.
+// "x:0,2" -> {"x", {0, 2}}. A malformed spec is a usage error (CLI::ValidationError: exit 2).
 std::pair<std::string, std::vector<int64_t>> parseDynamicAxes(const std::string& spec) {
   auto colon = spec.rfind(':');
   if (colon == std::string::npos || colon == 0 || colon + 1 == spec.size())
-    throw Error(fmt::format("--dynamic-axes expects NAME:AXIS[,AXIS...], got '{}'", spec));
+    throw CLI::ValidationError("--dynamic-axes", fmt::format("expects NAME:AXIS[,AXIS...], got '{}'", spec));
   std::vector<int64_t> axes;
   for (const auto& a : splitComma(spec.substr(colon + 1))) {
     try {
@@ -68,7 +71,7 @@ std::pair<std::string, std::vector<int64_t>> parseDynamicAxes(const std::string&
       axes.push_back(std::stoll(a, &used));
       if (used != a.size()) throw std::invalid_argument(a);
     } catch (const std::exception&) {
-      throw Error(fmt::format("--dynamic-axes: '{}' is not an axis number in '{}'", a, spec));
+      throw CLI::ValidationError("--dynamic-axes", fmt::format("'{}' is not an axis number in '{}'", a, spec));
     }
   }
   return {spec.substr(0, colon), axes};
@@ -196,7 +199,7 @@ void exportCommand(const ExportCliOptions& o) {
     inputs = parseInputs(words, params, loadTensor);
   } else {
     progress("loading " + o.model);
-    Module m = load(o.model);
+    Module m = loadWithDeviceMap(o.model, o.device);
     const GraphFunction* method = m.findMethod(o.method);
     if (!method) throw Error(fmt::format("the module has no {} method", o.method), o.model);
     inputs = parseInputs(words, m.methodParams(o.method), loadTensor);
@@ -221,6 +224,7 @@ void exportCommand(const ExportCliOptions& o) {
   onnx_export::SaveOptions save;
   save.externalDataThreshold = o.externalDataThreshold;
   progress("writing " + o.output);
+  createParentDirectory(o.output);
   const bool external = onnx_export::saveModel(model, o.output, save);
   size_t nodes = 0;
   for (const auto& [op, count] : report.opCounts) nodes += static_cast<size_t>(count);
@@ -240,9 +244,10 @@ void exportCommand(const ExportCliOptions& o) {
 void registerExportCommand(CLI::App& app) {
   auto opts = std::make_shared<ExportCliOptions>();
   auto* cmd = app.add_subcommand("export", "Export a TorchScript archive (or an IR graph) to ONNX");
-  cmd->add_option("model", opts->model, "the .pt archive, or a graph in PyTorch's text format (.ir, .graph)")
+  cmd->add_option("MODEL", opts->model, "the .pt archive, or a graph in PyTorch's text format (.ir, .graph)")
       ->required();
-  cmd->add_option("inputs", opts->inputs, "example inputs, one per argument, as for `run`");
+  addDeviceOptions(cmd, opts->device);
+  cmd->add_option("INPUT", opts->inputs, "example inputs, one per argument, as for `run`");
   cmd->add_option("-o,--output", opts->output, "the .onnx file to write")->required();
   addInputOptions(*cmd, opts->in);
   cmd->add_option("--opset", opts->opset, "ONNX opset (13 to 18, default 17)")

@@ -92,7 +92,7 @@ void runGraph(const GraphOptions& o) {
   if (o.file.empty()) throw CLI::RequiredError("FILE");
   for (const auto& p : o.passes) {
     if (!registry.find(p))
-      throw Error(fmt::format("unknown pass '{}' (torchless graph --list-passes lists them)", p));
+      throw CLI::ValidationError("--pass", fmt::format("unknown pass '{}' (torchless graph --list-passes lists them)", p));
   }
   std::string text = readText(o.file);
   std::shared_ptr<Graph> g;

@@ -400,7 +400,7 @@ void registerInfoCommand(CLI::App& app) {
                                          "the records");
   auto path = std::make_shared<std::string>();
   auto json = std::make_shared<bool>(false);
-  cmd->add_option("model", *path, "TorchScript archive (.pt) written by torch.jit.save")
+  cmd->add_option("MODEL", *path, "TorchScript archive (.pt)")
       ->required();
   cmd->add_flag("--json", *json, "print the report as one JSON object (for scripts)");
   cmd->callback([path, json]() { infoCommand(*path, *json); });

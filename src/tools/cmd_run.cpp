@@ -6,6 +6,8 @@
 #include "core/npy.h"
 #include "ops/parallel.h"
 #include "tools/commands.h"
+#include "tools/device_options.h"
+#include "tools/save_checked.h"
 #include "tools/input_options.h"
 #include "tools/output_formats.h"
 
@@ -20,6 +22,7 @@ namespace torchless::cli {
 namespace {
 
 struct RunOptions {
+  DeviceOptions device;  // --map-location / --device-map
   std::string model;
   std::vector<std::string> inputs;
   std::string outputDir = ".";
@@ -80,15 +83,13 @@ bool compareOutput(const FlatOutput& out, const std::string& expectedPath, doubl
 
 void runCommand(const RunOptions& o) {
   if (o.threads > 0) ops::setNumThreads(o.threads);
-  Module m = load(o.model);
+  Module m = loadWithDeviceMap(o.model, o.device);
   if (!m.findMethod(o.method)) throw m.noSuchMethod(o.method).withPlace(o.model);
   std::vector<ParamSpec> params = m.methodParams(o.method);
   std::vector<IValue> args = commandInputs(o.in, o.inputs, params, o.model, o.method);
   IValue result = m.runMethod(o.method, std::move(args));
   std::vector<FlatOutput> outputs = flattenOutputs(result);
-  std::error_code ec;
-  std::filesystem::create_directories(o.outputDir, ec);
-  if (ec) throw Error(fmt::format("cannot create output directory: {}", ec.message()), o.outputDir);
+  createOutputDirectory(o.outputDir);
   if (o.format != "npy") {
     const std::string file = o.format == "npz" ? "outputs.npz" : "outputs.json";
     const std::string path = (std::filesystem::path(o.outputDir) / file).string();
@@ -125,8 +126,9 @@ void runCommand(const RunOptions& o) {
 void registerRunCommand(CLI::App& app) {
   auto opts = std::make_shared<RunOptions>();
   auto* cmd = app.add_subcommand("run", "Run a method of a TorchScript archive on inputs");
-  cmd->add_option("model", opts->model, "the .pt archive")->required();
-  cmd->add_option("inputs", opts->inputs,
+  cmd->add_option("MODEL", opts->model, "TorchScript archive (.pt)")->required();
+  addDeviceOptions(cmd, opts->device);
+  cmd->add_option("INPUT", opts->inputs,
                   "one per argument: x.npy, 13, -2.5, true, false, none, a word (str), "
                   "@list:a.npy,b.npy, @dict:k=a.npy");
   addInputOptions(*cmd, opts->in);

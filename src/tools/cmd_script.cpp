@@ -166,7 +166,7 @@ void runScript(const ScriptOptions& o) {
 void registerScriptCommand(CLI::App& app) {
   auto opts = std::make_shared<ScriptOptions>();
   auto* cmd = app.add_subcommand("script", "Compile a TorchScript source file into an archive");
-  cmd->add_option("file", opts->file, "Python source holding TorchScript classes and functions")
+  cmd->add_option("FILE", opts->file, "Python source holding TorchScript classes and functions")
       ->required();
   auto* cls = cmd->add_option("--class", opts->className,
                               "The torch.nn.Module class to script (default: the only one)");

@@ -40,7 +40,7 @@ void serveCommand(ServeArgs& a) {
 void registerServeCommand(CLI::App& app) {
   auto a = std::make_shared<ServeArgs>();
   auto* cmd = app.add_subcommand("serve", "Serve models over the KServe v2 / Open Inference Protocol (HTTP and gRPC)");
-  cmd->add_option("repository", a->repository, "model repository: NAME/VERSION/model.pt (+ NAME/config.json)");
+  cmd->add_option("REPOSITORY", a->repository, "model repository: NAME/VERSION/model.pt (+ NAME/config.json)");
   cmd->add_option("--model", a->models, "serve one archive as NAME (repeatable)");
   cmd->add_option("--http-port", a->options.httpPort, "HTTP/REST port (default 8000; 0: a free port; -1: none)")
       ->check(CLI::Range(-1, 65535));

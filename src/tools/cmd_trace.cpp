@@ -15,6 +15,7 @@
 #include "core/npy.h"
 #include "api/environment.h"
 #include "tools/commands.h"
+#include "tools/device_options.h"
 #include "tools/input_options.h"
 #include "tools/save_checked.h"
 
@@ -30,6 +31,7 @@ namespace torchless::cli {
 namespace {
 
 struct TraceCmdOptions {
+  DeviceOptions device;  // --map-location / --device-map
   std::string model;
   std::vector<std::string> inputs;
   std::string output;
@@ -74,7 +76,7 @@ std::vector<IValue> givenArgs(const std::vector<std::string>& words, const std::
 
 void traceCommand(const TraceCmdOptions& o) {
   if (o.threads > 0) setNumThreads(o.threads);
-  Module m = load(o.model);
+  Module m = loadWithDeviceMap(o.model, o.device);
   if (!m.findMethod(o.method)) throw m.noSuchMethod(o.method).withPlace(o.model);
   const std::vector<ParamSpec> params = m.methodParams(o.method);
   TraceOptions options;
@@ -118,8 +120,9 @@ void traceCommand(const TraceCmdOptions& o) {
 void registerTraceCommand(CLI::App& app) {
   auto opts = std::make_shared<TraceCmdOptions>();
   auto* cmd = app.add_subcommand("trace", "Trace a method on example inputs into a straight-line module");
-  cmd->add_option("model", opts->model, "the .pt archive")->required();
-  cmd->add_option("inputs", opts->inputs,
+  cmd->add_option("MODEL", opts->model, "TorchScript archive (.pt)")->required();
+  addDeviceOptions(cmd, opts->device);
+  cmd->add_option("INPUT", opts->inputs,
                   "example inputs, one per argument: x.npy, @list:a.npy,b.npy, @dict:k=a.npy");
   cmd->add_option("-o,--output", opts->output, "the traced archive to write")->required();
   addInputOptions(*cmd, opts->in);

@@ -11,9 +11,21 @@
 
 namespace torchless::cli {
 
+void createOutputDirectory(const std::string& dir) {
+  if (dir.empty()) return;
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw Error(fmt::format("cannot create the output directory: {}", ec.message()), dir);
+}
+
+void createParentDirectory(const std::string& file) {
+  createOutputDirectory(std::filesystem::path(file).parent_path().string());
+}
+
 void saveLoadable(const Module& m, const std::string& path, const char* what) {
   if (std::filesystem::is_directory(path))
     throw Error("cannot write the output: it is a directory", path);
+  createParentDirectory(path);
   // The archive is written under its own file name inside a temporary directory beside the
   // target, so that its records are named after the target ("model/data.pkl", as
   // torch.jit.save names them), then renamed into place.

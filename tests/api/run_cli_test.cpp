@@ -13,6 +13,9 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <fstream>
+#include <set>
+#include <sstream>
 
 namespace torchless {
 namespace {
@@ -457,6 +460,188 @@ TEST(CompileCli, Bf16RunsWhereTheCpuHasItAndSaysSoWhereNot) {
   ASSERT_EQ(run.status, 0) << run.err;
   EXPECT_TRUE(testing::allClose(loadNpy((dir / "out0.npy").string()), loadNpy(src + "/examples/expected.npy"),
                                 1e-2, 1e-2));
+}
+
+}  // namespace
+}  // namespace torchless
+
+namespace torchless {
+namespace {
+
+// `freeze` of a module saved in training mode: refused as torch.jit.freeze refuses it, with an
+// offer of --eval; with --eval, every submodule is switched to eval mode first, so the training
+// branch is gone from the frozen module (issue 17, part 7).
+TEST(FreezeCli, TrainingModeIsRefusedWithAnOfferOfEval) {
+  fs::path d = freshDir("freeze_eval");
+  {
+    std::ofstream f(d / "m.py");
+    f << "import torch\n"
+         "class Inner(torch.nn.Module):\n"
+         "    def forward(self, x: torch.Tensor) -> torch.Tensor:\n"
+         "        if self.training:\n"
+         "            return x * 3.0\n"
+         "        return x\n"
+         "class M(torch.nn.Module):\n"
+         "    def __init__(self):\n"
+         "        super().__init__()\n"
+         "        self.inner = Inner()\n"
+         "    def forward(self, x: torch.Tensor) -> torch.Tensor:\n"
+         "        if self.training:\n"
+         "            return self.inner(x) * 2.0\n"
+         "        return self.inner(x) + 1.0\n";
+  }
+  const std::string model = (d / "m.pt").string(), frozen = (d / "frozen.pt").string();
+  auto s = runCli({"script", (d / "m.py").string(), "--class", "M", "-o", model});
+  ASSERT_EQ(s.status, 0) << s.err;
+  auto refused = runCli({"freeze", model, "-o", frozen});
+  EXPECT_EQ(refused.status, 1);
+  EXPECT_NE(refused.firstErrLine().find("training mode"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.firstErrLine().find("--eval"), std::string::npos) << refused.err;
+  EXPECT_FALSE(fs::exists(frozen));
+  auto ok = runCli({"freeze", model, "-o", frozen, "--eval"});
+  ASSERT_EQ(ok.status, 0) << ok.err;
+  auto r = runCli({"run", frozen, "--input", "2x2:float32:ones", "--output-dir", d.string(), "--print"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  Tensor y = loadNpy((d / "out0.npy").string());
+  ASSERT_EQ(y.numel(), 4);
+  for (int64_t i = 0; i < 4; ++i) EXPECT_EQ(y.data<float>()[i], 2.f) << r.out;  // x + 1, eval
+}
+
+}  // namespace
+}  // namespace torchless
+
+namespace torchless {
+namespace {
+
+// One spelling for positional arguments in every command's --help, as cli.md writes them
+// (MODEL, INPUT..., FILE, REPOSITORY).
+TEST(HelpCli, PositionalArgumentsAreSpelledAsInCliMd) {
+  const std::set<std::string> spellings = {"MODEL", "INPUT", "FILE", "REPOSITORY"};
+  for (const char* cmd : {"info", "graph", "code", "run", "export", "compile", "bench", "serve", "script",
+                          "trace", "freeze"}) {
+    auto r = runCli({cmd, "--help"});
+    ASSERT_EQ(r.status, 0) << cmd << ": " << r.err;
+    size_t at = r.out.find("Positionals:");
+    ASSERT_NE(at, std::string::npos) << cmd << ": " << r.out;
+    std::istringstream lines(r.out.substr(at, r.out.find("Options:", at) - at));
+    std::string line;
+    std::getline(lines, line);
+    size_t count = 0;
+    while (std::getline(lines, line)) {
+      if (line.size() < 3 || line[2] == ' ') continue;  // blank or a wrapped description
+      std::string name = line.substr(2, line.find(' ', 2) - 2);
+      EXPECT_TRUE(spellings.count(name)) << cmd << " spells a positional '" << name << "'";
+      ++count;
+    }
+    EXPECT_GE(count, 1u) << cmd;
+  }
+}
+
+}  // namespace
+}  // namespace torchless
+
+namespace torchless {
+namespace {
+
+// Every command that writes makes a missing output directory, as `run --output-dir` does, and
+// one that cannot be made (a parent is a file) is one clear error with nothing written
+// (issue 17, part 7).
+TEST(OutputDirCli, EveryCommandMakesAMissingOutputDirectory) {
+  fs::path d = freshDir("outdirs");
+  const std::vector<std::pair<std::string, std::vector<std::string>>> commands = {
+      {"run", {"run", kModel, kInput, "--output-dir", (d / "run/a").string()}},
+      {"freeze", {"freeze", kModel, "-o", (d / "freeze/a/m.pt").string()}},
+      {"trace", {"trace", kModel, kInput, "-o", (d / "trace/a/m.pt").string()}},
+      {"compile", {"compile", kModel, kInput, "-o", (d / "compile/a/m.pt").string()}},
+      {"export", {"export", kModel, kInput, "-o", (d / "export/a/m.onnx").string()}},
+  };
+  for (const auto& [name, args] : commands) {
+    auto r = runCli(args);
+    EXPECT_EQ(r.status, 0) << name << ": " << r.err;
+  }
+  EXPECT_TRUE(fs::exists(d / "run/a/out0.npy"));
+  EXPECT_TRUE(fs::exists(d / "freeze/a/m.pt"));
+  EXPECT_TRUE(fs::exists(d / "trace/a/m.pt"));
+  EXPECT_TRUE(fs::exists(d / "compile/a/m.pt"));
+  EXPECT_TRUE(fs::exists(d / "export/a/m.onnx"));
+
+  std::ofstream(d / "file") << "x";
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"run", kModel, kInput, "--output-dir", (d / "file/a").string()},
+           {"freeze", kModel, "-o", (d / "file/a/m.pt").string()},
+           {"export", kModel, kInput, "-o", (d / "file/a/m.onnx").string()}}) {
+    auto r = runCli(args);
+    EXPECT_EQ(r.status, 1) << args[0];
+    EXPECT_NE(r.firstErrLine().find("cannot create the output directory"), std::string::npos)
+        << args[0] << ": " << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace torchless
+
+namespace torchless {
+namespace {
+
+// Usage errors exit 2 (cli.md "Errors"): a bad --opset, --dynamic-axes or --pass, each named.
+TEST(UsageCli, BadOpsetDynamicAxesAndPassExitTwo) {
+  const std::string out = (freshDir("usage") / "m.onnx").string();
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"export", kModel, kInput, "-o", out, "--opset", "5"}, "--opset"},
+      {{"export", kModel, kInput, "-o", out, "--dynamic-axes", "bogus"}, "--dynamic-axes"},
+      {{"export", kModel, kInput, "-o", out, "--dynamic-axes", "x:zz"}, "'zz' is not an axis number"},
+      {{"graph", kModel, "--pass", "nope"}, "unknown pass 'nope'"},
+  };
+  for (const auto& [args, part] : cases) {
+    auto r = runCli(args);
+    EXPECT_EQ(r.status, 2) << args[args.size() - 2] << " " << args.back() << ": " << r.err;
+    EXPECT_NE(r.err.find(part), std::string::npos) << r.err;
+  }
+  EXPECT_FALSE(fs::exists(out));
+}
+
+}  // namespace
+}  // namespace torchless
+
+namespace torchless {
+namespace {
+
+// A model whose code names a GPU (as a trace on a GPU bakes `device=torch.device("cuda:0")`
+// into its code) fails on the CPU as PyTorch fails without CUDA; --map-location cpu and
+// --device-map cuda:0=cpu remap those constants and say so (issue 17, part 9).
+TEST(DeviceMapCli, MapLocationRemapsDeviceConstantsInCode) {
+  fs::path d = freshDir("device_map");
+  {
+    std::ofstream f(d / "m.py");
+    f << "import torch\n"
+         "class M(torch.nn.Module):\n"
+         "    def forward(self, x: torch.Tensor) -> torch.Tensor:\n"
+         "        z = torch.ones([2, 2], device=torch.device(\"cuda:0\"))\n"
+         "        return x.to(torch.device(\"cuda:0\")) + z\n";
+  }
+  const std::string model = (d / "m.pt").string();
+  auto s = runCli({"script", (d / "m.py").string(), "--class", "M", "-o", model});
+  ASSERT_EQ(s.status, 0) << s.err;
+  auto plain = runCli({"run", model, "--input", "2x2:float32:ones", "--output-dir", d.string()});
+  EXPECT_EQ(plain.status, 1);
+  EXPECT_NE(plain.firstErrLine().find("device 'cuda:0' is not available"), std::string::npos) << plain.err;
+  for (const std::vector<std::string>& flag :
+       {std::vector<std::string>{"--map-location", "cpu"}, std::vector<std::string>{"--device-map", "cuda:0=cpu"}}) {
+    std::vector<std::string> args = {"run", model, "--input", "2x2:float32:ones", "--output-dir", d.string()};
+    args.insert(args.end(), flag.begin(), flag.end());
+    auto r = runCli(args);
+    ASSERT_EQ(r.status, 0) << flag[0] << ": " << r.err;
+    EXPECT_NE(r.err.find("device constant (cuda:0) in the code remapped to cpu"), std::string::npos) << r.err;
+    Tensor y = loadNpy((d / "out0.npy").string());
+    ASSERT_EQ(y.numel(), 4);
+    EXPECT_EQ(y.data<float>()[3], 2.f);
+  }
+  auto other = runCli({"run", model, "--input", "2x2:float32:ones", "--device-map", "cuda:1=cpu", "--output-dir",
+                       d.string()});
+  EXPECT_EQ(other.status, 1) << "cuda:0 is not mapped: " << other.err;
+  auto bad = runCli({"run", model, "--map-location", "cuda:0", "--output-dir", d.string()});
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("CPU only"), std::string::npos) << bad.err;
 }
 
 }  // namespace

@@ -265,3 +265,57 @@ TEST(Engine, EveryConverterKeysAnOpTableSchemaAndNativeOnesExist) {
 }
 
 }  // namespace
+
+namespace {
+
+// An unbatched input [C, H, W]: aten::conv2d takes it (PyTorch batchifies), aten::_convolution
+// (what traced models hold) refuses it with PyTorch's message, in the engine and the interpreter
+// alike (issue 17: a 3-D input to a traced ResNet).
+TEST(Engine, UnbatchedInputIsTakenByConv2dAndRefusedByConvolutionAsInPyTorch) {
+  const char* conv2d = R"IR(
+graph(%x : Tensor, %w : Tensor):
+  %none : NoneType = prim::Constant()
+  %one : int = prim::Constant[value=1]()
+  %s : int[] = prim::Constant[value=[1, 1]]()
+  %y : Tensor = aten::conv2d(%x, %w, %none, %s, %s, %s, %one)
+  %r : Tensor = aten::relu(%y)
+  return (%r)
+)IR";
+  const char* convolution = R"IR(
+graph(%x : Tensor, %w : Tensor):
+  %none : NoneType = prim::Constant()
+  %one : int = prim::Constant[value=1]()
+  %f : bool = prim::Constant[value=0]()
+  %t : bool = prim::Constant[value=1]()
+  %s : int[] = prim::Constant[value=[1, 1]]()
+  %z : int[] = prim::Constant[value=[0, 0]]()
+  %y : Tensor = aten::_convolution(%x, %w, %none, %s, %s, %s, %f, %z, %one, %f, %f, %t, %t)
+  %r : Tensor = aten::relu(%y)
+  return (%r)
+)IR";
+  const std::map<std::string, Tensor> w = {{"w", randn({4, 3, 3, 3}, 1)}};
+  Tensor x = randn({3, 8, 8}, 2);
+  auto reference = graphWith(conv2d, w);
+  auto compiled = reference->copy();
+  ASSERT_EQ(partitionGraph(*compiled).numEngines(), 1u);
+  auto want = runGraph(reference, {IValue(x.clone())});
+  EXPECT_EQ(want[0].toTensor().sizes(), (IntList{4, 8, 8}));
+  expectClose(runGraph(compiled, {IValue(x.clone())})[0], want[0], 1e-4);
+
+  auto strict = graphWith(convolution, w);
+  auto strictCompiled = strict->copy();
+  ASSERT_EQ(partitionGraph(*strictCompiled).numEngines(), 1u);
+  const std::string message =
+      "Expected 4-dimensional input for 4-dimensional weight [4, 3, 3, 3], but got 3-dimensional input of "
+      "size [3, 8, 8] instead";
+  for (const auto& g : {strict, strictCompiled}) {
+    try {
+      runGraph(g, {IValue(x.clone())});
+      ADD_FAILURE() << "aten::_convolution took an unbatched input";
+    } catch (const Error& e) {
+      EXPECT_NE(e.firstLine().find(message), std::string::npos) << e.what();
+    }
+  }
+}
+
+}  // namespace

@@ -66,6 +66,7 @@ void addConvolution(EngineCtx& ctx, const Node& n, EngineArgs& args, const ConvF
   l.dilation = args[f.dilation].unwrapToIntList();
   l.groups = args[f.groups].unwrapToInt();
   l.transposed = transposed;
+  l.batchedOnly = f.transposedArg >= 0;
   if (transposed) l.outputPadding = args[f.outputPadding].unwrapToIntList();
   ctx.addLayer(std::move(l), n);
 }

@@ -238,8 +238,11 @@ class ConvExec : public ProductExec {
 
  private:
   Tensor reference(const std::vector<IValue>&, const Tensor& x, const Tensor* residual) const override {
-    Tensor y = ops::convolution(x, l_.weight, l_.bias, l_.stride, l_.padding, l_.dilation, l_.transposed,
-                                l_.outputPadding, l_.groups);
+    Tensor y = l_.batchedOnly ? ops::convolution(x, l_.weight, l_.bias, l_.stride, l_.padding, l_.dilation,
+                                                 l_.transposed, l_.outputPadding, l_.groups)
+               : l_.transposed ? ops::convTransposeNd(x, l_.weight, l_.bias, l_.stride, l_.padding,
+                                                      l_.outputPadding, l_.groups, l_.dilation)
+                               : ops::convNd(x, l_.weight, l_.bias, l_.stride, l_.padding, l_.dilation, l_.groups);
     if (residual) y = ops::add(y, *residual);
     return applyActivation(y, l_.activation);
   }

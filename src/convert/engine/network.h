@@ -102,6 +102,9 @@ struct Layer {
   IntList stride, padding, dilation, outputPadding;
   int64_t groups = 1;
   bool transposed = false;
+  /// From aten::_convolution / convolution, which refuse an unbatched input [C, *spatial]
+  /// ("Expected 4-dimensional input for 4-dimensional weight"); conv1d/2d/3d accept it.
+  bool batchedOnly = false;
   bool hasResidual = false;     // inputs[1] is added before the activation (a sum post-op)
   ActivationSpec activation;    // applied last
   std::vector<std::string> fused;  // names of the layers fused into this one (report)
