@@ -39,7 +39,8 @@ std::string unifiedDiff(const std::string& a, const std::string& b, const std::s
     std::vector<std::vector<uint32_t>> L(xn + 1, std::vector<uint32_t>(yn + 1, 0));
     for (size_t i = xn; i-- > 0;)
       for (size_t j = yn; j-- > 0;)
-        L[i][j] = x[pre + i] == y[pre + j] ? L[i + 1][j + 1] + 1 : std::max(L[i + 1][j], L[i][j + 1]);
+        L[i][j] =
+            x[pre + i] == y[pre + j] ? L[i + 1][j + 1] + 1 : std::max(L[i + 1][j], L[i][j + 1]);
     size_t i = 0, j = 0;
     while (i < xn || j < yn) {
       if (i < xn && j < yn && x[pre + i] == y[pre + j]) {

@@ -11,5 +11,4 @@ namespace torchless {
 std::string unifiedDiff(const std::string& a, const std::string& b, const std::string& nameA,
                         const std::string& nameB);
 
-
 }  // namespace torchless

@@ -27,7 +27,9 @@ IValue evalLiteral(const Expr& e, const TypePtr& type, const std::vector<IValue>
     if (e.kind() == TreeKind::None) return IValue();
     t = t->expect<OptionalType>().getElementType();
   }
-  auto eval = [&](const Expr& x, const TypePtr& xt) { return evalLiteral(x, xt, constants, notConstant); };
+  auto eval = [&](const Expr& x, const TypePtr& xt) {
+    return evalLiteral(x, xt, constants, notConstant);
+  };
   switch (e.kind()) {
     case TreeKind::Const: {
       Const c(e.tree());
@@ -66,8 +68,10 @@ IValue evalLiteral(const Expr& e, const TypePtr& type, const std::vector<IValue>
       std::vector<IValue> elems;
       for (size_t i = 0; i < items.size(); ++i) {
         TypePtr et;
-        if (lt) et = lt->getElementType();
-        else if (tt && i < tt->elements().size()) et = tt->elements()[i];
+        if (lt)
+          et = lt->getElementType();
+        else if (tt && i < tt->elements().size())
+          et = tt->elements()[i];
         elems.push_back(eval(items[i], et));
       }
       if (lt) return IValue(ListImpl::create(lt->getElementType(), std::move(elems)));

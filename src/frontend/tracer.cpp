@@ -76,7 +76,8 @@ bool valueHasTensor(const IValue& v) {
 std::string conversionWarning(Symbol kind) {
   const std::string_view k = kind.toUnqualString();
   if (kind.is_aten()) {
-    if (k == "Bool" || k == "is_nonzero" || k == "equal" || k == "allclose") return "Python boolean";
+    if (k == "Bool" || k == "is_nonzero" || k == "equal" || k == "allclose")
+      return "Python boolean";
     if (k == "Int") return "Python integer";
     if (k == "IntImplicit") return "Python index";
     if (k == "Float" || k == "FloatImplicit") return "Python float";
@@ -116,7 +117,6 @@ bool isPassThrough(const Node* n, const OpInfo* op) {
   return false;
 }
 
-
 /// Traced scalars of one call: the traced Value of each IR value computed from sizes.
 struct Frame {
   std::unordered_map<const Value*, Value*> syms;
@@ -133,8 +133,8 @@ class TracerImpl final : public Tracer {
     const auto& args = fn.schema().arguments();
     TL_CHECK(!args.empty(), "{} is not a method", fn.qualname());
     if (inputs.size() + 1 > args.size())
-      throw Error(fmt::format("{}() takes {} argument{} but {} were given", fn.name(), args.size() - 1,
-                              args.size() == 2 ? "" : "s", inputs.size()));
+      throw Error(fmt::format("{}() takes {} argument{} but {} were given", fn.name(),
+                              args.size() - 1, args.size() == 2 ? "" : "s", inputs.size()));
     selfValue_ = g_->addInput("self")->setType(self_->type);
     std::vector<IValue> callArgs{IValue(self_)};
     for (size_t i = 0; i < inputs.size(); ++i) {
@@ -176,12 +176,15 @@ class TracerImpl final : public Tracer {
       p.push_back(attrs[i].name);
       if (v.isTensor()) {
         const Tensor t = v.toTensor();
-        if (!paramPaths_.count(t.impl().get())) paramPaths_.emplace(t.impl().get(), ParamEntry{t.impl(), p});
+        if (!paramPaths_.count(t.impl().get()))
+          paramPaths_.emplace(t.impl().get(), ParamEntry{t.impl(), p});
       } else if (v.isObject() && !modulePaths_.count(v.toObject().get())) {
         // Submodules recursively; other objects (TorchBind state such as prepacked weights)
         // are read from their attribute when an operator takes them.
-        if (v.toObject()->type->isModule()) collectPaths(v.toObject(), p);
-        else modulePaths_.emplace(v.toObject().get(), p);
+        if (v.toObject()->type->isModule())
+          collectPaths(v.toObject(), p);
+        else
+          modulePaths_.emplace(v.toObject().get(), p);
       }
     }
   }
@@ -225,9 +228,10 @@ class TracerImpl final : public Tracer {
     }
     if (v.isDict() && v.toDict()->size() > 0 && v.toDict()->keyType->kind() == TypeKind::StringType)
       return DictType::create(StringType::get(), inputType(v.toDict()->entries()[0].second, name));
-    throw Error(fmt::format("argument '{}': Type '{}' cannot be traced. Only Tensors and (possibly "
-                            "nested) Lists, Dicts, and Tuples of Tensors can be traced",
-                            name, v.tagName()));
+    throw Error(
+        fmt::format("argument '{}': Type '{}' cannot be traced. Only Tensors and (possibly "
+                    "nested) Lists, Dicts, and Tuples of Tensors can be traced",
+                    name, v.tagName()));
   }
 
   void bindInput(const IValue& v, Value* traced, const std::string& name) {
@@ -285,7 +289,8 @@ class TracerImpl final : public Tracer {
 
   const SeqSym* findSeq(const void* p, size_t n) const {
     auto it = seqs_.find(p);
-    if (it == seqs_.end() || it->second.obj.expired() || it->second.elems.size() != n) return nullptr;
+    if (it == seqs_.end() || it->second.obj.expired() || it->second.elems.size() != n)
+      return nullptr;
     return &it->second;
   }
   const SeqSym* seqOf(const IValue& v) const {
@@ -294,7 +299,8 @@ class TracerImpl final : public Tracer {
     return nullptr;
   }
   static bool anyElem(const SeqSym* s) {
-    return s && std::any_of(s->elems.begin(), s->elems.end(), [](Value* v) { return v != nullptr; });
+    return s &&
+           std::any_of(s->elems.begin(), s->elems.end(), [](Value* v) { return v != nullptr; });
   }
 
   /// The traced value for runtime value `v` of IR value `irv` (may be null) in frame `f`.
@@ -346,9 +352,10 @@ class TracerImpl final : public Tracer {
       }
       auto it = modulePaths_.find(v.toObject().get());
       if (it != modulePaths_.end()) return it->second.empty() ? selfValue_ : ensurePath(it->second);
-      throw Error(fmt::format("cannot trace a value of class {} passed to an operator (only objects "
-                              "held in attributes of the module tree can be)",
-                              v.toObject()->type->name()));
+      throw Error(
+          fmt::format("cannot trace a value of class {} passed to an operator (only objects "
+                      "held in attributes of the module tree can be)",
+                      v.toObject()->type->name()));
     }
     return g_->insertConstant(v);
   }
@@ -372,7 +379,8 @@ class TracerImpl final : public Tracer {
         // parent (prim::GetAttr) even when its forward uses nothing of it (ReLU).
         const ObjectPtr& obj = args[0].toObject();
         auto p = modulePaths_.find(obj.get());
-        if (p != modulePaths_.end() && !p->second.empty() && obj->type->isModule()) ensurePath(p->second);
+        if (p != modulePaths_.end() && !p->second.empty() && obj->type->isModule())
+          ensurePath(p->second);
       }
     }
     frames_.push_back(std::move(f));
@@ -386,11 +394,12 @@ class TracerImpl final : public Tracer {
       outputSyms_ = std::move(outs);
       return;
     }
-    for (size_t i = 0; i < caller->outputs().size(); ++i) setSym(frames_.back(), caller->output(i), outs.at(i));
+    for (size_t i = 0; i < caller->outputs().size(); ++i)
+      setSym(frames_.back(), caller->output(i), outs.at(i));
   }
 
-  void afterOp(const Node& n, const OpInfo* op, const std::vector<IValue>& in, const IValue* outputs,
-               size_t nout) override {
+  void afterOp(const Node& n, const OpInfo* op, const std::vector<IValue>& in,
+               const IValue* outputs, size_t nout) override {
     Frame& f = frames_.back();
     for (size_t i = 0; i < nout; ++i) f.syms.erase(n.output(i));
     observe(&n, op, f, in, std::vector<IValue>(outputs, outputs + nout));
@@ -407,10 +416,12 @@ class TracerImpl final : public Tracer {
 
   void enterLoop(const Node& n) override {
     Frame& f = frames_.back();
-    if (symOf(f, n.input(1))) warn(std::string("Converting a tensor to a Python boolean") + kWarnDataflow, &n);
+    if (symOf(f, n.input(1)))
+      warn(std::string("Converting a tensor to a Python boolean") + kWarnDataflow, &n);
     const Block* body = n.blocks().at(0);
     f.syms.erase(body->inputs()[0]);
-    copySyms(f, n.inputs(), 2, std::vector<Value*>(body->inputs().begin() + 1, body->inputs().end()));
+    copySyms(f, n.inputs(), 2,
+             std::vector<Value*>(body->inputs().begin() + 1, body->inputs().end()));
   }
 
   void endIteration(const Node& n) override {
@@ -419,14 +430,17 @@ class TracerImpl final : public Tracer {
     if (symOf(f, body->outputs()[0]))
       warn(std::string("Converting a tensor to a Python boolean") + kWarnDataflow, &n);
     f.syms.erase(body->inputs()[0]);
-    copySyms(f, body->outputs(), 1, std::vector<Value*>(body->inputs().begin() + 1, body->inputs().end()));
+    copySyms(f, body->outputs(), 1,
+             std::vector<Value*>(body->inputs().begin() + 1, body->inputs().end()));
   }
 
   void exitLoop(const Node& n) override {
     copySyms(frames_.back(), n.blocks().at(0)->inputs(), 1, n.outputs());
   }
 
-  void afterGetAttr(const Node& n, const IValue&) override { frames_.back().syms.erase(n.output()); }
+  void afterGetAttr(const Node& n, const IValue&) override {
+    frames_.back().syms.erase(n.output());
+  }
 
   void beforeSetAttr(const Node& n, const IValue& object, const IValue& value) override {
     if (value.isTensor() && object.isObject() && object.toObject()->type->isModule())
@@ -443,12 +457,15 @@ class TracerImpl final : public Tracer {
   }
 
   static void setSym(Frame& f, const Value* dst, Value* sym) {
-    if (sym) f.syms[dst] = sym;
-    else f.syms.erase(dst);
+    if (sym)
+      f.syms[dst] = sym;
+    else
+      f.syms.erase(dst);
   }
 
   /// dst[i] takes the traced value of src[first + i], all at once (the two may overlap).
-  void copySyms(Frame& f, const std::vector<Value*>& src, size_t first, const std::vector<Value*>& dst) {
+  void copySyms(Frame& f, const std::vector<Value*>& src, size_t first,
+                const std::vector<Value*>& dst) {
     std::vector<Value*> syms;
     for (size_t i = 0; i < dst.size(); ++i) syms.push_back(symOf(f, src.at(first + i)));
     for (size_t i = 0; i < dst.size(); ++i) setSym(f, dst[i], syms[i]);
@@ -459,13 +476,15 @@ class TracerImpl final : public Tracer {
   void observe(const Node* n, const OpInfo* op, Frame& f, const std::vector<IValue>& in,
                const std::vector<IValue>& out) {
     const Symbol k = n->kind();
-    const bool tensorIn = std::any_of(in.begin(), in.end(), [](const IValue& v) { return v.isTensor(); });
+    const bool tensorIn =
+        std::any_of(in.begin(), in.end(), [](const IValue& v) { return v.isTensor(); });
     if (k == aten::size && !in.empty() && in[0].isTensor()) {
       recordSize(n, f, in, out);
       return;
     }
     if (k == aten::len && in.size() == 1 && in[0].isTensor()) {
-      Node* s = g_->insertNode(g_->create(aten::size, {tensorValue(in[0].toTensor()), g_->insertConstant(IValue(int64_t{0}))}));
+      Node* s = g_->insertNode(g_->create(
+          aten::size, {tensorValue(in[0].toTensor()), g_->insertConstant(IValue(int64_t{0}))}));
       s->setSourceRange(n->sourceRange());
       s->output()->setType(IntType::get());
       f.syms[n->output()] = s->output();
@@ -475,7 +494,9 @@ class TracerImpl final : public Tracer {
     if (tensorIn) {
       std::string what = conversionWarning(k);
       if (!what.empty()) {
-        const Tensor t = std::find_if(in.begin(), in.end(), [](const IValue& v) { return v.isTensor(); })->toTensor();
+        const Tensor t = std::find_if(in.begin(), in.end(), [](const IValue& v) {
+                           return v.isTensor();
+                         })->toTensor();
         Value* tv = tensorValue(t);
         if (shapeTensors_.count(tv)) {
           record(n, op, f, in, out);
@@ -507,7 +528,8 @@ class TracerImpl final : public Tracer {
 
   /// aten::size(x, d) is recorded; aten::size(x) becomes one aten::size(x, i) per dimension,
   /// as PyTorch's tracer does for x.shape (unused ones are swept at the end).
-  void recordSize(const Node* n, Frame& f, const std::vector<IValue>& in, const std::vector<IValue>& out) {
+  void recordSize(const Node* n, Frame& f, const std::vector<IValue>& in,
+                  const std::vector<IValue>& out) {
     Value* x = tensorValue(in[0].toTensor());
     if (in.size() == 2) {
       Node* s = g_->insertNode(g_->create(aten::size, {x, materialize(in[1], n->input(1), &f)}));
@@ -519,7 +541,8 @@ class TracerImpl final : public Tracer {
     const auto& l = out[0].toList();
     SeqSym seq{l, {}};
     for (size_t i = 0; i < l->list.size(); ++i) {
-      Node* s = g_->insertNode(g_->create(aten::size, {x, g_->insertConstant(IValue(static_cast<int64_t>(i)))}));
+      Node* s = g_->insertNode(
+          g_->create(aten::size, {x, g_->insertConstant(IValue(static_cast<int64_t>(i)))}));
       s->setSourceRange(n->sourceRange());
       s->output()->setType(IntType::get());
       seq.elems.push_back(s->output());
@@ -547,9 +570,12 @@ class TracerImpl final : public Tracer {
         any |= s != nullptr;
       }
       if (!any || out.empty()) return;
-      if (out[0].isList()) seq.obj = out[0].toList();
-      else if (out[0].isTuple()) seq.obj = out[0].toTuple();
-      else return;
+      if (out[0].isList())
+        seq.obj = out[0].toList();
+      else if (out[0].isTuple())
+        seq.obj = out[0].toTuple();
+      else
+        return;
       const void* key = out[0].isList() ? static_cast<const void*>(out[0].toList().get())
                                         : static_cast<const void*>(out[0].toTuple().get());
       seqs_[key] = std::move(seq);
@@ -573,7 +599,8 @@ class TracerImpl final : public Tracer {
       const auto& l = in[0].toList();
       auto it = seqs_.find(l.get());
       Value* s = symOf(f, n->input(1));
-      if (it != seqs_.end() && !it->second.obj.expired() && it->second.elems.size() + 1 == l->list.size()) {
+      if (it != seqs_.end() && !it->second.obj.expired() &&
+          it->second.elems.size() + 1 == l->list.size()) {
         it->second.elems.push_back(s);
       } else if (s) {
         SeqSym seq{l, std::vector<Value*>(l->list.size() - 1, nullptr)};
@@ -622,8 +649,10 @@ class TracerImpl final : public Tracer {
     bool shapeIn = false, otherIn = false;
     for (size_t i = 0; i < in.size(); ++i) {
       if (!in[i].isTensor()) continue;
-      if (shapeTensors_.count(tin[i])) shapeIn = true;
-      else if (tin[i]->node()->kind() != prim::Constant) otherIn = true;
+      if (shapeTensors_.count(tin[i]))
+        shapeIn = true;
+      else if (tin[i]->node()->kind() != prim::Constant)
+        otherIn = true;
     }
     if (kind == prim::NumToTensor && symOf(f, n->input(0))) shapeIn = true;
     for (size_t i = 0; i < out.size(); ++i) {
@@ -652,8 +681,8 @@ class TracerImpl final : public Tracer {
 
   /// conv1d/2d/3d, conv_transpose1d/2d/3d and aten::convolution are in PyTorch's
   /// DONT_RECORD_TRACE (tools/autograd/gen_trace_type.py): traces hold aten::_convolution.
-  void decomposeConvolution(const OpInfo* op, const std::vector<IValue>& in, std::vector<Value*>& tin,
-                            Symbol& kind) {
+  void decomposeConvolution(const OpInfo* op, const std::vector<IValue>& in,
+                            std::vector<Value*>& tin, Symbol& kind) {
     if (!op) return;
     const std::string& key = op->overloadKey;
     auto boolC = [&](bool b) { return g_->insertConstant(IValue(b)); };
@@ -672,13 +701,15 @@ class TracerImpl final : public Tracer {
       std::vector<Value*> zeros;
       for (int64_t i = 0; i < k; ++i) zeros.push_back(g_->insertConstant(IValue(int64_t{0})));
       Value* outputPadding = g_->insertNode(g_->createList(IntType::get(), zeros))->output();
-      std::vector<Value*> v{tin[0], tin[1], tin[2], tin[3], tin[4], tin[5], boolC(false), outputPadding, tin[6]};
+      std::vector<Value*> v{tin[0], tin[1],       tin[2],        tin[3], tin[4],
+                            tin[5], boolC(false), outputPadding, tin[6]};
       tail(v);
       tin = std::move(v);
       kind = Symbol::aten("_convolution");
     } else if (convT && tin.size() == 8) {
       // (input, weight, bias, stride, padding, output_padding, groups, dilation)
-      std::vector<Value*> v{tin[0], tin[1], tin[2], tin[3], tin[4], tin[7], boolC(true), tin[5], tin[6]};
+      std::vector<Value*> v{tin[0], tin[1],      tin[2], tin[3], tin[4],
+                            tin[7], boolC(true), tin[5], tin[6]};
       tail(v);
       tin = std::move(v);
       kind = Symbol::aten("_convolution");
@@ -722,7 +753,9 @@ class TracerImpl final : public Tracer {
 
 }  // namespace
 
-std::unique_ptr<Tracer> Tracer::create(ObjectPtr self) { return std::make_unique<TracerImpl>(std::move(self)); }
+std::unique_ptr<Tracer> Tracer::create(ObjectPtr self) {
+  return std::make_unique<TracerImpl>(std::move(self));
+}
 
 std::string canonicalGraphText(const Graph& graph) {
   std::shared_ptr<Graph> g = graph.copy();

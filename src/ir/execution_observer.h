@@ -35,7 +35,8 @@ class ExecutionObserver {
   /// is the prim::CallFunction / prim::CallMethod node, or nullptr for the outermost call.
   virtual void enterCall(const Node* caller, const Graph& callee, const IValue* args, size_t n) = 0;
   /// That call returned outputs[0..n); the caller's node outputs take them.
-  virtual void exitCall(const Node* caller, const Graph& callee, const IValue* outputs, size_t n) = 0;
+  virtual void exitCall(const Node* caller, const Graph& callee, const IValue* outputs,
+                        size_t n) = 0;
   /// Operator node `node` (matched to `op`, nullptr for schema-less prim ops) ran on `inputs`
   /// and returned outputs[0..n).
   virtual void afterOp(const Node& node, const OpInfo* op, const std::vector<IValue>& inputs,

@@ -16,12 +16,13 @@ namespace {
 // is not float or not contiguous.
 bool lstmPointwiseFloat(const Tensor& gi, const Tensor& gh, Tensor& h, Tensor& c) {
   if (gi.dtype() != ScalarType::Float || gh.dtype() != ScalarType::Float || !c.defined() ||
-      c.dtype() != ScalarType::Float || !gi.isContiguous() || !gh.isContiguous() || !c.isContiguous() ||
-      gi.sizes() != gh.sizes() || gi.dim() != 2 || c.dim() != 2 || c.size(0) != gi.size(0) ||
-      gi.size(1) != 4 * c.size(1))
+      c.dtype() != ScalarType::Float || !gi.isContiguous() || !gh.isContiguous() ||
+      !c.isContiguous() || gi.sizes() != gh.sizes() || gi.dim() != 2 || c.dim() != 2 ||
+      c.size(0) != gi.size(0) || gi.size(1) != 4 * c.size(1))
     return false;
   const int64_t B = c.size(0), H = c.size(1);
-  Tensor nh = Tensor::empty({B, H}, ScalarType::Float), nc = Tensor::empty({B, H}, ScalarType::Float);
+  Tensor nh = Tensor::empty({B, H}, ScalarType::Float),
+         nc = Tensor::empty({B, H}, ScalarType::Float);
   const float* a = gi.data<float>();
   const float* b = gh.data<float>();
   const float* cp = c.data<float>();
@@ -33,7 +34,8 @@ bool lstmPointwiseFloat(const Tensor& gi, const Tensor& gh, Tensor& h, Tensor& c
     const float* br = b + r * 4 * H;
     for (int64_t j = 0; j < H; ++j) {
       const float i = sig(ar[j] + br[j]), f = sig(ar[H + j] + br[H + j]);
-      const float g = std::tanh(ar[2 * H + j] + br[2 * H + j]), o = sig(ar[3 * H + j] + br[3 * H + j]);
+      const float g = std::tanh(ar[2 * H + j] + br[2 * H + j]),
+                  o = sig(ar[3 * H + j] + br[3 * H + j]);
       const float fc = f * cp[r * H + j], ig = i * g;
       const float cy = fc + ig;
       cq[r * H + j] = cy;
@@ -68,15 +70,20 @@ void rnnCellStep(RnnMode mode, const Tensor& gi, const RnnCellParams& p, Tensor&
       h = add(n, mul(z, sub(h, n)));
       return;
     }
-    case RnnMode::RNN_TANH: h = tanh(add(gi, gh)); return;
-    case RnnMode::RNN_RELU: h = relu(add(gi, gh)); return;
+    case RnnMode::RNN_TANH:
+      h = tanh(add(gi, gh));
+      return;
+    case RnnMode::RNN_RELU:
+      h = relu(add(gi, gh));
+      return;
   }
 }
 
 namespace {
 
 // Runs one direction of one layer over x [T, B, I]; returns [T, B, H], updates h, c.
-Tensor runDirection(RnnMode mode, const Tensor& x, const RnnCellParams& p, Tensor& h, Tensor& c, bool reverse) {
+Tensor runDirection(RnnMode mode, const Tensor& x, const RnnCellParams& p, Tensor& h, Tensor& c,
+                    bool reverse) {
   const int64_t T = x.size(0), B = x.size(1);
   Tensor gi = linear(x, p.wIh, p.bIh);  // [T, B, G*H]
   const int64_t H = h.size(1);
@@ -144,11 +151,13 @@ Tensor runDirectionPacked(RnnMode mode, const Tensor& x, const std::vector<int64
 }
 
 /// Four tensors per layer and direction with biases, two without.
-void checkParamCount(const std::vector<Tensor>& params, bool hasBiases, int64_t numLayers, int64_t dirs) {
+void checkParamCount(const std::vector<Tensor>& params, bool hasBiases, int64_t numLayers,
+                     int64_t dirs) {
   const size_t per = hasBiases ? 4 : 2;
   if (params.size() != per * static_cast<size_t>(numLayers * dirs))
-    throw Error(fmt::format("expected {} weight tensors for {} layers, got {} (proj_size is not supported)",
-                            per * static_cast<size_t>(numLayers * dirs), numLayers, params.size()));
+    throw Error(
+        fmt::format("expected {} weight tensors for {} layers, got {} (proj_size is not supported)",
+                    per * static_cast<size_t>(numLayers * dirs), numLayers, params.size()));
 }
 
 /// The layer loop of rnn() and rnnPacked(): for each layer and direction, the direction's
@@ -156,10 +165,10 @@ void checkParamCount(const std::vector<Tensor>& params, bool hasBiases, int64_t 
 /// goes through runDirection(layerInput, params, h, c, reverse); the directions' outputs are
 /// concatenated along `catDim`. Returns (last layer's output, h_n[, c_n]).
 template <typename RunDirection>
-std::vector<Tensor> runLayers(const Tensor& input, const Tensor& hx, const std::optional<Tensor>& cx,
-                              const std::vector<Tensor>& params, bool hasBiases, int64_t numLayers,
-                              bool bidirectional, int64_t catDim, bool ownState,
-                              RunDirection&& runDirection) {
+std::vector<Tensor> runLayers(const Tensor& input, const Tensor& hx,
+                              const std::optional<Tensor>& cx, const std::vector<Tensor>& params,
+                              bool hasBiases, int64_t numLayers, bool bidirectional, int64_t catDim,
+                              bool ownState, RunDirection&& runDirection) {
   const int64_t dirs = bidirectional ? 2 : 1;
   const size_t per = hasBiases ? 4 : 2;
   Tensor layerInput = input;
@@ -192,26 +201,32 @@ std::vector<Tensor> runLayers(const Tensor& input, const Tensor& hx, const std::
 
 }  // namespace
 
-std::vector<Tensor> rnn(RnnMode mode, Tensor input, const Tensor& hx, const std::optional<Tensor>& cx,
-                        const std::vector<Tensor>& params, bool hasBiases, int64_t numLayers, bool train,
-                        bool bidirectional, bool batchFirst) {
-  if (train) throw Error("recurrent layers in training mode are not supported (torchless runs inference)");
-  if (input.dim() != 3) throw Error(fmt::format("input must have 3 dimensions, got {}", input.dim()));
+std::vector<Tensor> rnn(RnnMode mode, Tensor input, const Tensor& hx,
+                        const std::optional<Tensor>& cx, const std::vector<Tensor>& params,
+                        bool hasBiases, int64_t numLayers, bool train, bool bidirectional,
+                        bool batchFirst) {
+  if (train)
+    throw Error("recurrent layers in training mode are not supported (torchless runs inference)");
+  if (input.dim() != 3)
+    throw Error(fmt::format("input must have 3 dimensions, got {}", input.dim()));
   checkParamCount(params, hasBiases, numLayers, bidirectional ? 2 : 1);
   if (batchFirst) input = transpose(input, 0, 1);
   std::vector<Tensor> result =
       runLayers(input, hx, cx, params, hasBiases, numLayers, bidirectional, /*catDim=*/2,
-                /*ownState=*/false, [&](const Tensor& x, const RnnCellParams& p, Tensor& h, Tensor& c, bool reverse) {
+                /*ownState=*/false,
+                [&](const Tensor& x, const RnnCellParams& p, Tensor& h, Tensor& c, bool reverse) {
                   return runDirection(mode, x, p, h, c, reverse);
                 });
   if (batchFirst) result[0] = contiguous(transpose(result[0], 0, 1));
   return result;
 }
 
-std::vector<Tensor> rnnPacked(RnnMode mode, const Tensor& data, const Tensor& batchSizes, const Tensor& hx,
-                              const std::optional<Tensor>& cx, const std::vector<Tensor>& params,
-                              bool hasBiases, int64_t numLayers, bool train, bool bidirectional) {
-  if (train) throw Error("recurrent layers in training mode are not supported (torchless runs inference)");
+std::vector<Tensor> rnnPacked(RnnMode mode, const Tensor& data, const Tensor& batchSizes,
+                              const Tensor& hx, const std::optional<Tensor>& cx,
+                              const std::vector<Tensor>& params, bool hasBiases, int64_t numLayers,
+                              bool train, bool bidirectional) {
+  if (train)
+    throw Error("recurrent layers in training mode are not supported (torchless runs inference)");
   TL_CHECK(data.dim() == 2, "packed data must have 2 dimensions, got {}", data.dim());
   const std::vector<int64_t> bs = batchSizesOf(batchSizes, data.size(0));
   const int64_t dirs = bidirectional ? 2 : 1;
@@ -225,31 +240,36 @@ std::vector<Tensor> rnnPacked(RnnMode mode, const Tensor& data, const Tensor& ba
   checkHidden(hx, "hidden");
   if (cx) checkHidden(*cx, "cell state");
   return runLayers(data, hx, cx, params, hasBiases, numLayers, bidirectional, /*catDim=*/1,
-                   /*ownState=*/true, [&](const Tensor& x, const RnnCellParams& p, Tensor& h, Tensor& c, bool reverse) {
-                     return runDirectionPacked(mode, x, bs, p, h, c, reverse);
-                   });
+                   /*ownState=*/true,
+                   [&](const Tensor& x, const RnnCellParams& p, Tensor& h, Tensor& c,
+                       bool reverse) { return runDirectionPacked(mode, x, bs, p, h, c, reverse); });
 }
 
-std::tuple<Tensor, Tensor> packPaddedSequence(Tensor input, const Tensor& lengths, bool batchFirst) {
+std::tuple<Tensor, Tensor> packPaddedSequence(Tensor input, const Tensor& lengths,
+                                              bool batchFirst) {
   if (batchFirst) input = transpose(input, 0, 1);
   TL_CHECK(lengths.dim() == 1 && lengths.dtype() == ScalarType::Long,
            "'lengths' argument should be a 1D CPU int64 tensor, but got {}D cpu {} tensor",
            lengths.dim(), toString(lengths.dtype()));
   TL_CHECK(input.dim() >= 2, "expected input of at least 2 dimensions, got {}", input.dim());
   const int64_t B = input.size(1);
-  TL_CHECK(lengths.numel() == B, "Expected `len(lengths)` to be equal to batch_size, but got {} (batch_size={})",
+  TL_CHECK(lengths.numel() == B,
+           "Expected `len(lengths)` to be equal to batch_size, but got {} (batch_size={})",
            lengths.numel(), B);
   std::vector<int64_t> len(static_cast<size_t>(B));
   for (int64_t b = 0; b < B; ++b) len[static_cast<size_t>(b)] = lengths.intAt(b);
   TL_CHECK(B == 0 || len.back() > 0,
-           "Length of all samples has to be greater than 0, but found an element in 'lengths' that is <= 0");
+           "Length of all samples has to be greater than 0, but found an element in 'lengths' that "
+           "is <= 0");
   for (int64_t b = 1; b < B; ++b)
-    TL_CHECK(len[static_cast<size_t>(b - 1)] >= len[static_cast<size_t>(b)],
-             "`lengths` array must be sorted in decreasing order when `enforce_sorted` is True. You can "
-             "pass `enforce_sorted=False` to pack_padded_sequence and/or pack_sequence to sidestep this "
-             "requirement if you do not need ONNX exportability.");
+    TL_CHECK(
+        len[static_cast<size_t>(b - 1)] >= len[static_cast<size_t>(b)],
+        "`lengths` array must be sorted in decreasing order when `enforce_sorted` is True. You can "
+        "pass `enforce_sorted=False` to pack_padded_sequence and/or pack_sequence to sidestep this "
+        "requirement if you do not need ONNX exportability.");
   const int64_t T = B == 0 ? 0 : len[0];
-  TL_CHECK(T <= input.size(0), "lengths[0] = {} is longer than the input's {} steps", T, input.size(0));
+  TL_CHECK(T <= input.size(0), "lengths[0] = {} is longer than the input's {} steps", T,
+           input.size(0));
   std::vector<Tensor> steps;
   std::vector<int64_t> sizes;
   int64_t b = B;
@@ -262,17 +282,19 @@ std::tuple<Tensor, Tensor> packPaddedSequence(Tensor input, const Tensor& length
   return {data, Tensor::fromVector(sizes, {static_cast<int64_t>(sizes.size())})};
 }
 
-std::tuple<Tensor, Tensor> padPackedSequence(const Tensor& data, const Tensor& batchSizes, bool batchFirst,
-                                             const Scalar& paddingValue, int64_t totalLength) {
+std::tuple<Tensor, Tensor> padPackedSequence(const Tensor& data, const Tensor& batchSizes,
+                                             bool batchFirst, const Scalar& paddingValue,
+                                             int64_t totalLength) {
   TL_CHECK(data.dim() >= 1, "packed data must have at least 1 dimension");
   const std::vector<int64_t> bs = batchSizesOf(batchSizes, data.size(0));
   const int64_t maxReal = static_cast<int64_t>(bs.size());
   int64_t maxLen = maxReal;
   if (totalLength > 0) {
-    TL_CHECK(totalLength >= maxReal,
-             "Expected total_length to be at least the length of the longest sequence in input, but "
-             "got total_length={} and max sequence length being {}",
-             totalLength, maxReal);
+    TL_CHECK(
+        totalLength >= maxReal,
+        "Expected total_length to be at least the length of the longest sequence in input, but "
+        "got total_length={} and max sequence length being {}",
+        totalLength, maxReal);
     maxLen = totalLength;
   }
   const int64_t B = bs.empty() ? 0 : bs[0];

@@ -33,16 +33,18 @@ void rnnCellStep(RnnMode mode, const Tensor& gi, const RnnCellParams& p, Tensor&
 /// hx [L*D, B, H], cx likewise for LSTM (nullopt otherwise). Returns (output [T, B, D*H]
 /// ([B, T, D*H]), h_n[, c_n]). Throws torchless::Error in training mode, for an input that is
 /// not 3-D, and for a params count that does not match (proj_size is not supported).
-std::vector<Tensor> rnn(RnnMode mode, Tensor input, const Tensor& hx, const std::optional<Tensor>& cx,
-                        const std::vector<Tensor>& params, bool hasBiases, int64_t numLayers, bool train,
-                        bool bidirectional, bool batchFirst);
+std::vector<Tensor> rnn(RnnMode mode, Tensor input, const Tensor& hx,
+                        const std::optional<Tensor>& cx, const std::vector<Tensor>& params,
+                        bool hasBiases, int64_t numLayers, bool train, bool bidirectional,
+                        bool batchFirst);
 
 /// aten::lstm.data / gru.data / rnn_*.data over a packed sequence: data [N, I], batch_sizes
 /// Long [T] (Note [Packed sequences]); hx [L*D, batch_sizes[0], H]. Returns (output [N, D*H],
 /// h_n[, c_n]). Throws torchless::Error as rnn() does and for inconsistent batch sizes.
-std::vector<Tensor> rnnPacked(RnnMode mode, const Tensor& data, const Tensor& batchSizes, const Tensor& hx,
-                              const std::optional<Tensor>& cx, const std::vector<Tensor>& params,
-                              bool hasBiases, int64_t numLayers, bool train, bool bidirectional);
+std::vector<Tensor> rnnPacked(RnnMode mode, const Tensor& data, const Tensor& batchSizes,
+                              const Tensor& hx, const std::optional<Tensor>& cx,
+                              const std::vector<Tensor>& params, bool hasBiases, int64_t numLayers,
+                              bool train, bool bidirectional);
 
 /// aten::_pack_padded_sequence(input [T, B, *] (or [B, T, *]), lengths [B] sorted decreasing)
 /// -> (data [sum(lengths), *], batch_sizes Long [lengths[0]]), with PyTorch's messages.
@@ -50,7 +52,8 @@ std::tuple<Tensor, Tensor> packPaddedSequence(Tensor input, const Tensor& length
 
 /// aten::_pad_packed_sequence(data, batch_sizes, batch_first, padding_value, total_length)
 /// -> (padded [T, B, *] (a transposed view when batch_first), lengths Long [B]).
-std::tuple<Tensor, Tensor> padPackedSequence(const Tensor& data, const Tensor& batchSizes, bool batchFirst,
-                                             const Scalar& paddingValue, int64_t totalLength);
+std::tuple<Tensor, Tensor> padPackedSequence(const Tensor& data, const Tensor& batchSizes,
+                                             bool batchFirst, const Scalar& paddingValue,
+                                             int64_t totalLength);
 
 }  // namespace torchless::ops

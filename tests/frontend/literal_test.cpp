@@ -96,8 +96,8 @@ TEST(frontend_literal, ClassConstantsOfTheImporter) {
   Fixture f(kSource, {IValue(c0)});
   ClassTypePtr m = f.importer->resolveClass("__torch__.M");
   ASSERT_NE(m, nullptr);
-  expectLiterals({m->findConstant("z"), m->findConstant("d"), m->findConstant("p"), m->findConstant("t"),
-                  m->findConstant("n")},
+  expectLiterals({m->findConstant("z"), m->findConstant("d"), m->findConstant("p"),
+                  m->findConstant("t"), m->findConstant("n")},
                  c0);
 }
 
@@ -121,7 +121,8 @@ TEST(frontend_literal, ConstantsOutsideArchivesAndBadSpecifiers) {
     SCOPED_TRACE(src);
     Fixture f(src);
     try {
-      if (f.importer->resolveFunction("__torch__.f") == nullptr) f.importer->resolveClass("__torch__.M");
+      if (f.importer->resolveFunction("__torch__.f") == nullptr)
+        f.importer->resolveClass("__torch__.M");
       ADD_FAILURE() << "expected an error";
     } catch (const Error& e) {
       const std::string what = e.what();
@@ -138,10 +139,12 @@ TEST(frontend_literal, NonConstantsKeepTheirMessages) {
     f.importer->resolveFunction("__torch__.f");
     ADD_FAILURE() << "expected an error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("default arguments must be constant literals"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("default arguments must be constant literals"),
+              std::string::npos)
         << e.what();
   }
-  Fixture g("class M(Module):\n  __parameters__ = []\n  __buffers__ = []\n  n : Final[int] = len(x)\n");
+  Fixture g(
+      "class M(Module):\n  __parameters__ = []\n  __buffers__ = []\n  n : Final[int] = len(x)\n");
   try {
     g.importer->resolveClass("__torch__.M");
     ADD_FAILURE() << "expected an error";
