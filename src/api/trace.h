@@ -4,7 +4,8 @@
 //   torchless::Module m = torchless::load("model.pt");
 //   torchless::TraceOptions o;
 //   o.checkInputs.push_back({IValue(otherX)});
-//   torchless::TraceResult r = torchless::trace(m, {IValue(x)}, o);   // may throw TracingCheckError
+//   // may throw TracingCheckError:
+//   torchless::TraceResult r = torchless::trace(m, {IValue(x)}, o);
 //   for (const auto& w : r.warnings) std::cerr << w.str() << "\n";
 //   torchless::save(r.module, "traced.pt");
 //

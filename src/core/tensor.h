@@ -157,8 +157,7 @@ decltype(auto) switchDtype(ScalarType dtype, Fn&& fn, Unsupported&& unsupported)
     case ScalarType::ComplexDouble:
       if constexpr (kSet == DtypeSet::kRealAndComplex) return fn(std::complex<double>{});
       break;
-    default:
-      break;
+    default: break;
   }
   unsupported();
   __builtin_unreachable();

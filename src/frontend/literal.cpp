@@ -46,14 +46,10 @@ IValue evalLiteral(const Expr& e, const TypePtr& type, const std::vector<IValue>
       if (v.isComplexDouble()) return IValue(-v.toComplexDouble());
       break;
     }
-    case TreeKind::StringLiteral:
-      return IValue(StringLiteral(e.tree()).text());
-    case TreeKind::True:
-      return IValue(true);
-    case TreeKind::False:
-      return IValue(false);
-    case TreeKind::None:
-      return IValue();
+    case TreeKind::StringLiteral: return IValue(StringLiteral(e.tree()).text());
+    case TreeKind::True: return IValue(true);
+    case TreeKind::False: return IValue(false);
+    case TreeKind::None: return IValue();
     case TreeKind::Var: {
       const std::string& n = Var(e.tree()).name().name();
       if (n == "inf") return IValue(std::numeric_limits<double>::infinity());
@@ -98,8 +94,7 @@ IValue evalLiteral(const Expr& e, const TypePtr& type, const std::vector<IValue>
       }
       break;
     }
-    default:
-      break;
+    default: break;
   }
   throwErrorAt(e.range(), notConstant);
 }

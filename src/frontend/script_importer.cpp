@@ -559,8 +559,9 @@ TypePtr ScriptImporter::typeOf(const Expr& annotation) {
 }
 
 IValue ScriptImporter::literalValue(const Expr& e, const TypePtr& type) {
-  return evalLiteral(e, type, constants_,
-                     "expected a constant (a number, string, bool, None, or a tuple or list of them)");
+  return evalLiteral(
+      e, type, constants_,
+      "expected a constant (a number, string, bool, None, or a tuple or list of them)");
 }
 
 }  // namespace torchless::frontend

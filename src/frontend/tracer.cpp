@@ -106,10 +106,8 @@ bool isPassThrough(const Node* n, const OpInfo* op) {
     case prim::unchecked_cast:
     case prim::unchecked_unwrap_optional:
     case prim::Uninitialized:
-    case prim::ModuleContainerIndex:
-      return true;
-    default:
-      break;
+    case prim::ModuleContainerIndex: return true;
+    default: break;
   }
   if (!op) return false;
   for (const auto& r : op->schema.returns())

@@ -37,7 +37,8 @@ constexpr bool kIsFloat = std::is_floating_point_v<T> || kIsReducedFloat<T>;
 /// `"op" not implemented for 'ComplexFloat'` as PyTorch words it.
 template <typename Fn>
 decltype(auto) dispatchAll(ScalarType dt, const char* op, Fn&& fn) {
-  return switchDtype<DtypeSet::kReal>(dt, std::forward<Fn>(fn), [dt, op] { notImplemented(op, dt); });
+  return switchDtype<DtypeSet::kReal>(dt, std::forward<Fn>(fn),
+                                      [dt, op] { notImplemented(op, dt); });
 }
 
 /// Float, Double, Half, BFloat16.

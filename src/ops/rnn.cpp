@@ -70,12 +70,8 @@ void rnnCellStep(RnnMode mode, const Tensor& gi, const RnnCellParams& p, Tensor&
       h = add(n, mul(z, sub(h, n)));
       return;
     }
-    case RnnMode::RNN_TANH:
-      h = tanh(add(gi, gh));
-      return;
-    case RnnMode::RNN_RELU:
-      h = relu(add(gi, gh));
-      return;
+    case RnnMode::RNN_TANH: h = tanh(add(gi, gh)); return;
+    case RnnMode::RNN_RELU: h = relu(add(gi, gh)); return;
   }
 }
 

@@ -34,11 +34,11 @@ enum class OpCode : uint8_t {
   SETATTR,   // v = pop; pop().toObject()->slots[a] = v
   RET,
   // Only in code compiled with Mode::kObserve (Note [Execution observer]):
-  OPX,       // OP with inputs (b of them) and outputs told to the observer
-  CALLX,     // CALL of callees[a]'s observed code, between enterCall and exitCall
-  CALLIX,    // CALLI likewise
-  HOOK,      // tell the observer Hook(a) of the instruction's node (block b)
-  DROP,      // regs[a] = None (the value's last use is behind)
+  OPX,     // OP with inputs (b of them) and outputs told to the observer
+  CALLX,   // CALL of callees[a]'s observed code, between enterCall and exitCall
+  CALLIX,  // CALLI likewise
+  HOOK,    // tell the observer Hook(a) of the instruction's node (block b)
+  DROP,    // regs[a] = None (the value's last use is behind)
 };
 
 enum class Hook : int32_t { EnterIf, ExitIf, EnterLoop, EndIteration, ExitLoop, GetAttr, SetAttr };
@@ -175,8 +175,10 @@ DropPlan planDrops(const Block* b) {
   auto note = [&](const Value* v, const Node* def) {
     const auto last = lastUse(v);
     if (!last) {
-      if (def) plan.after[def].push_back(v);
-      else plan.atStart.push_back(v);
+      if (def)
+        plan.after[def].push_back(v);
+      else
+        plan.atStart.push_back(v);
     } else if (*last != kReturn) {
       plan.after[byPos[*last]].push_back(v);
     }
@@ -414,8 +416,9 @@ class Compiler {
       // as they are stay, as values a block returns do).
       for (size_t i = 0; i < carried; ++i) {
         const Value* v = body->inputs()[1 + i];
-        const bool returned = std::any_of(v->uses().begin(), v->uses().end(),
-                                          [&](const Use& u) { return u.user == body->returnNode(); });
+        const bool returned = std::any_of(v->uses().begin(), v->uses().end(), [&](const Use& u) {
+          return u.user == body->returnNode();
+        });
         if (!returned) emit(OpCode::DROP, regOf(v));
       }
     }
@@ -448,7 +451,8 @@ class Compiler {
     if (selfType->kind() == TypeKind::InterfaceType) {
       for (const Value* v : n->inputs()) emitLoad(v);
       impl_.ifaceMethods.push_back(method);
-      emit(observe_ ? OpCode::CALLIX : OpCode::CALLI, static_cast<int32_t>(impl_.ifaceMethods.size() - 1),
+      emit(observe_ ? OpCode::CALLIX : OpCode::CALLI,
+           static_cast<int32_t>(impl_.ifaceMethods.size() - 1),
            static_cast<int32_t>(n->inputs().size()));
       emitStoreOutputs(n->outputs());
       return;
@@ -583,26 +587,27 @@ void Code::runImpl(Stack& stack, Observation* obs) const {
           const Node& n = *impl.nodes[static_cast<size_t>(in.node)];
           const size_t nin = static_cast<size_t>(in.b);
           const size_t base = stack.size() - nin;
-          std::vector<IValue> inputs(stack.begin() + static_cast<std::ptrdiff_t>(base), stack.end());
+          std::vector<IValue> inputs(stack.begin() + static_cast<std::ptrdiff_t>(base),
+                                     stack.end());
           impl.ops[static_cast<size_t>(in.a)](stack);
           const size_t nout = n.outputs().size();
           TL_INTERNAL_ASSERT(stack.size() == base + nout, "{} pushed {} values for {} outputs",
                              n.kind().toQualString(), stack.size() - base, nout);
-          obs->observer.afterOp(n, impl.opInfos[static_cast<size_t>(in.a)], inputs, stack.data() + base, nout);
+          obs->observer.afterOp(n, impl.opInfos[static_cast<size_t>(in.a)], inputs,
+                                stack.data() + base, nout);
           ++pc;
           break;
         }
         case OpCode::CALLX:
-          callObserved(*obs, impl.nodes[static_cast<size_t>(in.node)], *impl.callees[static_cast<size_t>(in.a)],
-                       stack);
+          callObserved(*obs, impl.nodes[static_cast<size_t>(in.node)],
+                       *impl.callees[static_cast<size_t>(in.a)], stack);
           ++pc;
           break;
         case OpCode::CALLIX: {
           const auto& method = impl.ifaceMethods[static_cast<size_t>(in.a)];
           const auto& obj = stack[stack.size() - static_cast<size_t>(in.b)].toObject();
           const GraphFunction* fn = asGraphFunction(obj->type->findMethod(method));
-          if (!fn)
-            throw Error(fmt::format("'{}' has no method '{}'", obj->type->name(), method));
+          if (!fn) throw Error(fmt::format("'{}' has no method '{}'", obj->type->name(), method));
           callObserved(*obs, impl.nodes[static_cast<size_t>(in.node)], *fn, stack);
           ++pc;
           break;
@@ -617,7 +622,9 @@ void Code::runImpl(Stack& stack, Observation* obs) const {
             case Hook::EndIteration: obs->observer.endIteration(n); break;
             case Hook::ExitLoop: obs->observer.exitLoop(n); break;
             case Hook::GetAttr: obs->observer.afterGetAttr(n, stack.back()); break;
-            case Hook::SetAttr: obs->observer.beforeSetAttr(n, stack[stack.size() - 2], stack.back()); break;
+            case Hook::SetAttr:
+              obs->observer.beforeSetAttr(n, stack[stack.size() - 2], stack.back());
+              break;
           }
           ++pc;
           break;
@@ -655,8 +662,8 @@ std::string Code::dump() const {
   for (size_t i = 0; i < impl_->code.size(); ++i) {
     const auto& in = impl_->code[i];
     out << i << " " << opName(in.op) << " " << in.a;
-    if (in.op == OpCode::STOREN || in.op == OpCode::CALLI || in.op == OpCode::CALLIX || in.op == OpCode::HOOK ||
-        in.op == OpCode::OPX)
+    if (in.op == OpCode::STOREN || in.op == OpCode::CALLI || in.op == OpCode::CALLIX ||
+        in.op == OpCode::HOOK || in.op == OpCode::OPX)
       out << " " << in.b;
     if (in.op == OpCode::LOOPTEST) out << " " << in.b << " " << in.c << " " << in.d;
     if ((in.op == OpCode::OP || in.op == OpCode::OPX) && in.node >= 0)

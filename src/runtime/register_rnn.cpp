@@ -18,7 +18,8 @@ Operation hiddenRnnPacked(RnnMode mode) {
   // (data, batch_sizes, hx, params, has_biases, num_layers, dropout, train, bidirectional)
   return kernel<9>([mode](const IValue* a) {
     auto r = ops::rnnPacked(mode, a[0].toTensor(), a[1].toTensor(), a[2].toTensor(), std::nullopt,
-                            a[3].toTensorVector(), a[4].toBool(), a[5].toInt(), a[7].toBool(), a[8].toBool());
+                            a[3].toTensorVector(), a[4].toBool(), a[5].toInt(), a[7].toBool(),
+                            a[8].toBool());
     return std::make_tuple(r[0], r[1]);
   });
 }
@@ -42,8 +43,8 @@ void registerRnnKernels(KernelRegistry& r) {
   defN<9>(r, "aten::lstm.input", [](const IValue* a) {
     auto hx = a[1].toTensorVector();
     if (hx.size() != 2) throw Error("lstm expects hx to hold (h_0, c_0)");
-    auto res = ops::rnn(RnnMode::LSTM, a[0].toTensor(), hx[0], hx[1], a[2].toTensorVector(), a[3].toBool(),
-                      a[4].toInt(), a[6].toBool(), a[7].toBool(), a[8].toBool());
+    auto res = ops::rnn(RnnMode::LSTM, a[0].toTensor(), hx[0], hx[1], a[2].toTensorVector(),
+                        a[3].toBool(), a[4].toInt(), a[6].toBool(), a[7].toBool(), a[8].toBool());
     return std::make_tuple(res[0], res[1], res[2]);
   });
   def(r, "aten::gru.input", hiddenRnn(RnnMode::GRU));
@@ -55,8 +56,8 @@ void registerRnnKernels(KernelRegistry& r) {
     auto hx = a[2].toTensorVector();
     if (hx.size() != 2) throw Error("lstm expects hx to hold (h_0, c_0)");
     auto res = ops::rnnPacked(RnnMode::LSTM, a[0].toTensor(), a[1].toTensor(), hx[0], hx[1],
-                            a[3].toTensorVector(), a[4].toBool(), a[5].toInt(), a[7].toBool(),
-                            a[8].toBool());
+                              a[3].toTensorVector(), a[4].toBool(), a[5].toInt(), a[7].toBool(),
+                              a[8].toBool());
     return std::make_tuple(res[0], res[1], res[2]);
   });
   def(r, "aten::gru.data", hiddenRnnPacked(RnnMode::GRU));
@@ -66,7 +67,8 @@ void registerRnnKernels(KernelRegistry& r) {
     return ops::packPaddedSequence(a[0].toTensor(), a[1].toTensor(), a[2].toBool());
   });
   defN<5>(r, "aten::_pad_packed_sequence", [](const IValue* a) {
-    return ops::padPackedSequence(a[0].toTensor(), a[1].toTensor(), a[2].toBool(), toScalar(a[3]), a[4].toInt());
+    return ops::padPackedSequence(a[0].toTensor(), a[1].toTensor(), a[2].toBool(), toScalar(a[3]),
+                                  a[4].toInt());
   });
 
   // Cells: (input [B, I], hx, w_ih, w_hh, b_ih, b_hh).
@@ -78,8 +80,8 @@ void registerRnnKernels(KernelRegistry& r) {
     return std::make_tuple(h, c);
   });
   const std::pair<const char*, RnnMode> cells[] = {{"aten::gru_cell", RnnMode::GRU},
-                                                {"aten::rnn_tanh_cell", RnnMode::RNN_TANH},
-                                                {"aten::rnn_relu_cell", RnnMode::RNN_RELU}};
+                                                   {"aten::rnn_tanh_cell", RnnMode::RNN_TANH},
+                                                   {"aten::rnn_relu_cell", RnnMode::RNN_RELU}};
   for (const auto& [name, m] : cells) {
     const RnnMode mode = m;
     defN<6>(r, name, [mode](const IValue* a) {
