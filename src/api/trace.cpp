@@ -4,7 +4,7 @@
 
 #include "core/error.h"
 #include "ir/operator_registry.h"
-#include "runtime/interpreter.h"
+#include "runtime/observed_run.h"
 #include "runtime/kernel.h"
 
 #include <atomic>
@@ -145,7 +145,9 @@ TracedGraph traceGraph(const Module& module, const std::string& method, std::vec
   initOperatorRegistry();
   initKernels();
   std::unique_ptr<Tracer> tracer = Tracer::create(module.object());
-  std::vector<IValue> args = tracer->begin(*fn, std::move(inputs));
+  // `inputs` stay alive until the trace ends, as the example inputs of torch.jit.trace do (the
+  // in-place warning counts the tensors that share storage).
+  std::vector<IValue> args = tracer->begin(*fn, inputs);
   std::vector<IValue> outputs = runObserved(*fn, std::move(args), *tracer);
   return tracer->finish(outputs);
 }

@@ -127,7 +127,7 @@ class TracerImpl final : public Tracer {
     collectPaths(self_, {});
   }
 
-  std::vector<IValue> begin(const GraphFunction& fn, std::vector<IValue> inputs) override {
+  std::vector<IValue> begin(const GraphFunction& fn, const std::vector<IValue>& inputs) override {
     const auto& args = fn.schema().arguments();
     TL_CHECK(!args.empty(), "{} is not a method", fn.qualname());
     if (inputs.size() + 1 > args.size())

@@ -57,7 +57,7 @@ struct TracedGraph {
 /// Records one trace of a method of the module `self` (Note [Tracing]). Use:
 ///   auto t = Tracer::create(self);
 ///   std::vector<IValue> args = t->begin(fn, inputs);
-///   std::vector<IValue> outs = runObserved(fn, args, *t);   // runtime/interpreter.h
+///   std::vector<IValue> outs = runObserved(fn, args, *t);   // runtime/observed_run.h
 ///   TracedGraph g = t->finish(outs);
 /// One Tracer traces one call.
 class Tracer : public ExecutionObserver {
@@ -68,7 +68,7 @@ class Tracer : public ExecutionObserver {
   /// constants). Inputs must be tensors or (nested) tuples, lists and dicts of tensors, as
   /// torch.jit.trace requires; anything else, too many inputs or a missing one without a
   /// default throws torchless::Error naming the argument.
-  virtual std::vector<IValue> begin(const GraphFunction& fn, std::vector<IValue> inputs) = 0;
+  virtual std::vector<IValue> begin(const GraphFunction& fn, const std::vector<IValue>& inputs) = 0;
   /// After the observed run returned `outputs`: the traced graph (outputs registered, unused
   /// nodes removed, verified) and the warnings given.
   virtual TracedGraph finish(const std::vector<IValue>& outputs) = 0;

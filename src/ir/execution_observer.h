@@ -1,7 +1,7 @@
 #pragma once
 // Note [Execution observer]
 // What a run of a graph does, node by node, told to an observer: the interpreter
-// (runtime/interpreter.h runObserved) calls these hooks when it runs a graph compiled for
+// (runtime/observed_run.h runObserved) calls these hooks when it runs a graph compiled for
 // observation, and the tracer (frontend/tracer.h) is one observer. The interface lives in ir/
 // so that a layer that may not see the runtime (frontend/) can implement it.
 //
@@ -12,7 +12,7 @@
 //  - a loop body's inputs by enterLoop (first iteration) and endIteration (the next one: the
 //    counter and the body's carried outputs become its inputs), a prim::Loop's outputs by
 //    exitLoop (the body inputs' last values, or the loop's inputs when the body never ran).
-// An observed run never uses the execution-graph rewrite (interpreter.h): the observer sees
+// An observed run never uses the execution-graph rewrite (runtime/interpreter.h): the observer sees
 // the graphs as they are. Values are released after their last use as a Python program
 // releases its locals (so that reference counts match PyTorch's tracer), except that a loop
 // keeps its carried values until it ends.

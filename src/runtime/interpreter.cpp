@@ -1,5 +1,7 @@
 #include "runtime/interpreter.h"
 
+#include "runtime/observed_run.h"
+
 #include "core/error.h"
 #include "ir/operator_matching.h"
 #include "runtime/op_observer.h"
@@ -33,7 +35,7 @@ enum class OpCode : uint8_t {
   GETATTR,   // push pop().toObject()->slots[a]
   SETATTR,   // v = pop; pop().toObject()->slots[a] = v
   RET,
-  // Only in code compiled with Mode::kObserve (Note [Execution observer]):
+  // Only in code compiled to observe (runObserved, Note [Execution observer]):
   OPX,     // OP with inputs (b of them) and outputs told to the observer
   CALLX,   // CALL of callees[a]'s observed code, between enterCall and exitCall
   CALLIX,  // CALLI likewise
@@ -122,19 +124,6 @@ struct Code::Impl {
   std::vector<const Node*> nodes;
   size_t numRegisters = 0;
   size_t numInputs = 0;
-  bool observed = false;
-};
-
-struct Code::Observation {
-  ExecutionObserver& observer;
-  std::unordered_map<const GraphFunction*, std::unique_ptr<Code>> codes;
-
-  /// The observed Code of `fn` (its graph as it is, without the execution-graph rewrite).
-  const Code& codeFor(const GraphFunction& fn) {
-    std::unique_ptr<Code>& c = codes[&fn];
-    if (!c) c = std::make_unique<Code>(fn.graph(), fn.qualname(), Code::Mode::kObserve);
-    return *c;
-  }
 };
 
 namespace {
@@ -472,37 +461,61 @@ class Compiler {
   bool observe_ = false;
 };
 
+/// A function's graph compiled for observation (Note [Execution observer]): as it is, without
+/// the execution-graph rewrite, with hooks and register drops.
+struct ObservedCode {
+  std::shared_ptr<Graph> graph;
+  std::string name;
+  Code::Impl impl;
+};
+
+/// One observed run: the observer and the observed code of each function it reached.
+struct Observation {
+  ExecutionObserver& observer;
+  std::unordered_map<const GraphFunction*, std::unique_ptr<ObservedCode>> codes;
+
+  const ObservedCode& codeFor(const GraphFunction& fn) {
+    std::unique_ptr<ObservedCode>& c = codes[&fn];
+    if (!c) {
+      c = std::make_unique<ObservedCode>();
+      c->graph = fn.graph();
+      c->name = fn.qualname();
+      Compiler(c->impl, *c->graph, c->name, /*observe=*/true).compile();
+    }
+    return *c;
+  }
+};
+
+void runCode(const Code::Impl& impl, const std::string& name, Stack& stack, Observation* obs);
+
 /// A call in observed code: enterCall, the callee's observed code, exitCall.
-void callObserved(Code::Observation& o, const Node* caller, const GraphFunction& fn, Stack& stack) {
+void callObserved(Observation& o, const Node* caller, const GraphFunction& fn, Stack& stack) {
   const Graph& g = *fn.graph();
   const size_t nin = g.inputs().size();
   TL_CHECK(stack.size() >= nin, "{} takes {} arguments, got {}", fn.qualname(), nin, stack.size());
   o.observer.enterCall(caller, g, stack.data() + (stack.size() - nin), nin);
-  o.codeFor(fn).run(stack, o);
+  const ObservedCode& callee = o.codeFor(fn);
+  runCode(callee.impl, callee.name, stack, &o);
   const size_t nout = g.outputs().size();
   o.observer.exitCall(caller, g, stack.data() + (stack.size() - nout), nout);
 }
 
 }  // namespace
 
-Code::Code(std::shared_ptr<Graph> graph, std::string name, Mode mode)
+Code::Code(std::shared_ptr<Graph> graph, std::string name)
     : graph_(std::move(graph)), name_(std::move(name)), impl_(std::make_unique<Impl>()) {
-  impl_->observed = mode == Mode::kObserve;
-  Compiler(*impl_, *graph_, name_, impl_->observed).compile();
+  Compiler(*impl_, *graph_, name_, /*observe=*/false).compile();
 }
 
 Code::~Code() = default;
 
-void Code::run(Stack& stack) const {
-  TL_INTERNAL_ASSERT(!impl_->observed, "{}: observed code runs through runObserved", name_);
-  runImpl(stack, nullptr);
-}
+void Code::run(Stack& stack) const { runCode(*impl_, name_, stack, nullptr); }
 
-void Code::run(Stack& stack, Observation& observation) const { runImpl(stack, &observation); }
+namespace {
 
-void Code::runImpl(Stack& stack, Observation* obs) const {
-  const Impl& impl = *impl_;
-  TL_CHECK(stack.size() >= impl.numInputs, "{} expects {} inputs, got {}", name_, impl.numInputs,
+/// The run loop of Code::run and of observed code (`obs` non-null: code compiled to observe).
+void runCode(const Code::Impl& impl, const std::string& name, Stack& stack, Observation* obs) {
+  TL_CHECK(stack.size() >= impl.numInputs, "{} expects {} inputs, got {}", name, impl.numInputs,
            stack.size());
   std::vector<IValue> regs(impl.numRegisters);
   size_t pc = 0;
@@ -641,21 +654,23 @@ void Code::runImpl(Stack& stack, Observation* obs) const {
     const OpCode op = code[pc].op;
     if (op == OpCode::CALL || op == OpCode::CALLI || op == OpCode::CALLX || op == OpCode::CALLIX) {
       std::string where = placeOf(n);
-      e.addContext(fmt::format("called from {}{}", name_, where.empty() ? "" : " at " + where));
+      e.addContext(fmt::format("called from {}{}", name, where.empty() ? "" : " at " + where));
     } else {
       e.withPlace(placeOf(n));
       if (n && !n->kind().is_prim())
-        e.addContext(fmt::format("while running {} in {}", n->kind().toQualString(), name_));
+        e.addContext(fmt::format("while running {} in {}", n->kind().toQualString(), name));
     }
     throw;
   } catch (const std::exception& ex) {
     const int32_t nodeIndex = code[pc].node;
     const Node* n = nodeIndex >= 0 ? impl.nodes[static_cast<size_t>(nodeIndex)] : nullptr;
     Error e(ex.what(), placeOf(n));
-    if (n) e.addContext(fmt::format("while running {} in {}", n->kind().toQualString(), name_));
+    if (n) e.addContext(fmt::format("while running {} in {}", n->kind().toQualString(), name));
     throw e;
   }
 }
+
+}  // namespace
 
 std::string Code::dump() const {
   std::ostringstream out;
@@ -706,7 +721,7 @@ std::vector<IValue> runObserved(const GraphFunction& fn, std::vector<IValue> arg
   Stack stack = std::move(args);
   TL_CHECK(stack.size() == fn.numInputs(), "{} takes {} arguments, got {}", fn.qualname(),
            fn.numInputs(), stack.size());
-  Code::Observation observation{observer, {}};
+  Observation observation{observer, {}};
   callObserved(observation, nullptr, fn, stack);
   const size_t nout = fn.graph()->outputs().size();
   return std::vector<IValue>(stack.end() - static_cast<std::ptrdiff_t>(nout), stack.end());

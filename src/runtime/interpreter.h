@@ -17,7 +17,6 @@
 // that raised them and, for calls, one context line per calling frame.
 
 #include "core/ivalue.h"
-#include "ir/execution_observer.h"
 #include "ir/function.h"
 #include "ir/ir.h"
 #include "runtime/kernel.h"
@@ -34,24 +33,15 @@ class Code;
 /// several threads at once (each call has its own registers).
 class Code {
  public:
-  /// kObserve compiles for runObserved (Note [Execution observer]): the same instructions
-  /// plus the observer's hooks and the release of each register after its value's last use.
-  enum class Mode { kRun, kObserve };
   /// Compiles `graph`. `name` is used in messages ("forward"). Throws UnsupportedError
   /// listing every node without a kernel.
-  Code(std::shared_ptr<Graph> graph, std::string name, Mode mode = Mode::kRun);
+  Code(std::shared_ptr<Graph> graph, std::string name);
   ~Code();
   Code(const Code&) = delete;
   Code& operator=(const Code&) = delete;
 
   /// Pops the graph's inputs from `stack` (first input deepest) and pushes its outputs.
-  /// A Code compiled with Mode::kObserve runs only through runObserved.
   void run(Stack& stack) const;
-
-  /// One observed run: the observer and the observed Code of each function it calls.
-  struct Observation;
-  /// run() telling `observation`'s observer (for runObserved).
-  void run(Stack& stack, Observation& observation) const;
 
   const std::shared_ptr<Graph>& graph() const { return graph_; }
   const std::string& name() const { return name_; }
@@ -61,8 +51,6 @@ class Code {
   struct Impl;
 
  private:
-  void runImpl(Stack& stack, Observation* observation) const;
-
   std::shared_ptr<Graph> graph_;
   std::string name_;
   std::unique_ptr<Impl> impl_;
@@ -81,12 +69,6 @@ void setExecutionGraphRewrite(ExecutionGraphRewrite rewrite);
 /// Calls `fn` with `args` (self first for methods); returns its single output, or a tuple
 /// when the graph has several.
 IValue runFunction(const GraphFunction& fn, std::vector<IValue> args);
-
-/// Calls `fn` with `args` (self first for methods) as runFunction does, telling `observer`
-/// every step (Note [Execution observer]): the graphs of `fn` and of what it calls run as they
-/// are, compiled once per function for this run. Returns the graph's outputs. Errors as run().
-std::vector<IValue> runObserved(const GraphFunction& fn, std::vector<IValue> args,
-                                ExecutionObserver& observer);
 
 /// Calls method `name` of `self` (its class's method) with `args` (self not included).
 /// Throws torchless::Error when the class has no such method.

@@ -74,7 +74,7 @@ void registerRnnKernels(KernelRegistry& r) {
   // Cells: (input [B, I], hx, w_ih, w_hh, b_ih, b_hh).
   defN<6>(r, "aten::lstm_cell", [](const IValue* a) {
     auto hx = a[1].toTensorVector();
-    CellParams p = cellParams(a);
+    RnnCellParams p = cellParams(a);
     Tensor h = hx.at(0), c = hx.at(1);
     ops::rnnCellStep(RnnMode::LSTM, ops::linear(a[0].toTensor(), p.wIh, p.bIh), p, h, c);
     return std::make_tuple(h, c);
@@ -85,7 +85,7 @@ void registerRnnKernels(KernelRegistry& r) {
   for (const auto& [name, m] : cells) {
     const RnnMode mode = m;
     defN<6>(r, name, [mode](const IValue* a) {
-      CellParams p = cellParams(a);
+      RnnCellParams p = cellParams(a);
       Tensor h = a[1].toTensor(), c;
       ops::rnnCellStep(mode, ops::linear(a[0].toTensor(), p.wIh, p.bIh), p, h, c);
       return h;
