@@ -4,8 +4,8 @@
 
 #include "core/error.h"
 #include "ir/operator_registry.h"
-#include "runtime/observed_run.h"
 #include "runtime/kernel.h"
+#include "runtime/observed_run.h"
 
 #include <atomic>
 #include <cmath>
