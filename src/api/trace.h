@@ -4,38 +4,18 @@
 //   torchless::Module m = torchless::load("model.pt");
 //   torchless::TraceOptions o;
 //   o.checkInputs.push_back({IValue(otherX)});
-//   torchless::TraceResult r = torchless::trace(m, {IValue(x)}, o);   // may throw TracingCheckError
+//   // may throw TracingCheckError:
+//   torchless::TraceResult r = torchless::trace(m, {IValue(x)}, o);
 //   for (const auto& w : r.warnings) std::cerr << w.str() << "\n";
 //   torchless::save(r.module, "traced.pt");
 //
-// Note [Tracing]
-// A method runs on example inputs in a tracing evaluator (trace.cpp) that walks the method's
-// IR, runs every operator with the interpreter's own kernels (runtime/kernel.h) and records a
-// straight-line graph specialized to the inputs, as PyTorch's tracer does:
-//  - every executed operator that returns a tensor becomes a node with the same Symbol and
-//    schema (inputs mapped to the traced values), except that conv1d/2d/3d, conv_transpose and
-//    aten::convolution are recorded as aten::_convolution, as PyTorch's DONT_RECORD_TRACE does;
-//  - control flow disappears: the branch taken is inlined, loops are unrolled, calls inlined;
-//  - tensors are mapped to traced values by identity (the TensorImpl), wherever they travel
-//    (lists, tuples, dicts, attributes); parameters, buffers and other tensor attributes of the
-//    module tree are read from `self` through prim::GetAttr chains (one per attribute path, and
-//    one per submodule whose method is called, as PyTorch's inlined traced graphs have them);
-//  - sizes stay symbolic: aten::size (and len() of a tensor, recorded as aten::size(x, 0)) are
-//    nodes, and int/float/bool operators computing on them are recorded too, so that
-//    `x.view(x.size(0), -1)` generalizes to other batch sizes;
-//  - every other value (ints, lists, tensors the trace did not produce) becomes a constant.
-// Values derived from tensor *data* (aten::Bool/Int/Float/item of a tensor), branches taken
-// on sizes, torch.tensor(...) results and in-place writes into storage that other live tensors
-// share are specialized with PyTorch's TracerWarning texts (TraceWarning).
-//
-// Differences from PyTorch's tracer, on purpose: tensor types in the traced graph carry no
-// shapes (`Tensor`, not `Float(1, 3, 224, 224, ...)`); len(tensor) is recorded as aten::size
-// instead of a constant; int arithmetic on sizes is recorded as int operators instead of
-// prim::NumToTensor + tensor arithmetic + aten::Int; the in-place warning is given always, not
-// only with _force_outplace; a check-input output mismatch is an error, not a warning.
+// How it works: Note [Tracing] in frontend/tracer.h. The check inputs' graph diff is
+// core/unified_diff.h.
 
 #include "api/module.h"
 #include "core/error.h"
+#include "core/unified_diff.h"
+#include "frontend/tracer.h"
 #include "ir/ir.h"
 
 #include <memory>
@@ -43,15 +23,6 @@
 #include <vector>
 
 namespace torchless {
-
-/// One TracerWarning: PyTorch's message and the TorchScript source place that caused it.
-struct TraceWarning {
-  std::string message;
-  /// "code/__torch__/m.py:12:4", or "" when the node has no source location.
-  std::string place;
-  /// "code/__torch__/m.py:12:4: TracerWarning: <message>", as Python's warnings print.
-  std::string str() const;
-};
 
 /// How to trace.
 struct TraceOptions {
@@ -91,12 +62,6 @@ class TracingCheckError : public Error {
   std::vector<TraceWarning> warnings_;
 };
 
-/// A traced graph and the warnings given while tracing it (one trace, no checks).
-struct TracedGraph {
-  std::shared_ptr<Graph> graph;
-  std::vector<TraceWarning> warnings;
-};
-
 /// Runs `method` of `module` on `inputs` (self excluded; missing trailing arguments take their
 /// defaults and become constants) and records the traced graph. Inputs must be tensors or
 /// (nested) tuples, lists and dicts of tensors, as torch.jit.trace requires; anything else
@@ -107,14 +72,5 @@ TracedGraph traceGraph(const Module& module, const std::string& method, std::vec
 /// the traced graph against the original method; throws TracingCheckError listing what
 /// differed. The module is mutated only as running the method mutates it.
 TraceResult trace(const Module& module, std::vector<IValue> inputs, const TraceOptions& options = {});
-
-/// The graph printed without source locations and with values renumbered in order (`%0`,
-/// `%1`, ...): equal texts mean the same graph modulo value names (what check inputs compare).
-std::string canonicalGraphText(const Graph& graph);
-
-/// A unified diff (`--- a`, `+++ b`, `@@ -l,n +l,n @@` hunks with 3 lines of context) of two
-/// texts split at newlines; "" when they are equal.
-std::string unifiedDiff(const std::string& a, const std::string& b, const std::string& nameA,
-                        const std::string& nameB);
 
 }  // namespace torchless

@@ -131,26 +131,45 @@ int64_t checkedNumel(const IntList& sizes);
 /// "[2, 3]" as PyTorch prints sizes in messages.
 std::string sizesToString(const IntList& sizes);
 
-/// Calls `fn` with a value of the C++ type of `dtype` (a tag: `decltype(tag)` is scalar_t).
-/// Covers the dtypes kernels compute in; throws torchless::Error for the rest.
-template <typename Fn>
-decltype(auto) dispatchDtype(ScalarType dtype, Fn&& fn) {
+/// The dtypes a dtype switch covers: the real ones (Float, Double, Half, BFloat16, Long, Int,
+/// Short, Char, Byte, Bool), and with kRealAndComplex also ComplexFloat and ComplexDouble.
+enum class DtypeSet { kReal, kRealAndComplex };
+
+/// The one dtype switch that dispatchDtype and the kernels' ops::dispatchAll (ops/dispatch.h)
+/// share: calls `fn` with a value of the C++ type of `dtype` (a tag: `decltype(tag)` is
+/// scalar_t) when `dtype` is in `kSet`; otherwise calls `unsupported()`, which must throw.
+template <DtypeSet kSet, typename Fn, typename Unsupported>
+decltype(auto) switchDtype(ScalarType dtype, Fn&& fn, Unsupported&& unsupported) {
   switch (dtype) {
     case ScalarType::Float: return fn(float{});
     case ScalarType::Double: return fn(double{});
+    case ScalarType::Half: return fn(Half{});
+    case ScalarType::BFloat16: return fn(BFloat16{});
     case ScalarType::Long: return fn(int64_t{});
     case ScalarType::Int: return fn(int32_t{});
     case ScalarType::Short: return fn(int16_t{});
     case ScalarType::Char: return fn(int8_t{});
     case ScalarType::Byte: return fn(uint8_t{});
     case ScalarType::Bool: return fn(bool{});
-    case ScalarType::Half: return fn(Half{});
-    case ScalarType::BFloat16: return fn(BFloat16{});
-    case ScalarType::ComplexFloat: return fn(std::complex<float>{});
-    case ScalarType::ComplexDouble: return fn(std::complex<double>{});
-    default:
-      throw Error(fmt::format("operation not supported for dtype {}", dtypeName(dtype)));
+    case ScalarType::ComplexFloat:
+      if constexpr (kSet == DtypeSet::kRealAndComplex) return fn(std::complex<float>{});
+      break;
+    case ScalarType::ComplexDouble:
+      if constexpr (kSet == DtypeSet::kRealAndComplex) return fn(std::complex<double>{});
+      break;
+    default: break;
   }
+  unsupported();
+  __builtin_unreachable();
+}
+
+/// Calls `fn` with a value of the C++ type of `dtype` (a tag: `decltype(tag)` is scalar_t).
+/// Covers the dtypes kernels compute in; throws torchless::Error for the rest.
+template <typename Fn>
+decltype(auto) dispatchDtype(ScalarType dtype, Fn&& fn) {
+  return switchDtype<DtypeSet::kRealAndComplex>(dtype, std::forward<Fn>(fn), [dtype] {
+    throw Error(fmt::format("operation not supported for dtype {}", dtypeName(dtype)));
+  });
 }
 
 }  // namespace torchless

@@ -2,6 +2,8 @@
 // special forms that see their arguments unevaluated) and type annotations.
 #include "frontend/emitter.h"
 
+#include "frontend/literal.h"
+
 #include <cmath>
 #include <limits>
 
@@ -944,72 +946,7 @@ TypePtr Emitter::parseType(const Expr& e) {
 }
 
 IValue Emitter::evalDefault(const Expr& e, const TypePtr& type) {
-  switch (e.kind()) {
-    case TreeKind::Const: {
-      Const c(e.tree());
-      if (c.isFloatingPoint()) return IValue(c.asFloatingPoint());
-      int64_t v = c.asIntegral();
-      if (type->kind() == TypeKind::FloatType) return IValue(static_cast<double>(v));
-      return IValue(v);
-    }
-    case TreeKind::Neg: {
-      IValue v = evalDefault(UnaryOp(e.tree()).operand(), type);
-      if (v.isInt()) return IValue(-v.toInt());
-      if (v.isDouble()) return IValue(-v.toDouble());
-      break;
-    }
-    case TreeKind::StringLiteral:
-      return IValue(StringLiteral(e.tree()).text());
-    case TreeKind::True:
-      return IValue(true);
-    case TreeKind::False:
-      return IValue(false);
-    case TreeKind::None:
-      return IValue();
-    case TreeKind::ListLiteral:
-    case TreeKind::TupleLiteral: {
-      TypePtr base = type;
-      if (const auto* o = base->cast<OptionalType>()) base = o->getElementType();
-      std::vector<IValue> elems;
-      auto inputs = SequenceLiteral(e.tree()).inputs();
-      for (size_t i = 0; i < inputs.size(); ++i) {
-        TypePtr et = AnyType::get();
-        if (const auto* l = base->cast<ListType>()) et = l->getElementType();
-        if (const auto* t = base->cast<TupleType>(); t && i < t->elements().size())
-          et = t->elements()[i];
-        elems.push_back(evalDefault(inputs[i], et));
-      }
-      if (const auto* l = base->cast<ListType>())
-        return IValue(ListImpl::create(l->getElementType(), std::move(elems)));
-      return IValue(TupleImpl::create(std::move(elems)));
-    }
-    case TreeKind::Select: {
-      // `CONSTANTS.cN`: PyTorch's importer takes tensor defaults from the constants table.
-      Select s(e.tree());
-      const std::string& field = s.selector().name();
-      if (s.value().kind() == TreeKind::Var && Var(s.value().tree()).name().name() == "CONSTANTS" &&
-          field.size() >= 2 && field[0] == 'c' &&
-          field.find_first_not_of("0123456789", 1) == std::string::npos) {
-        if (!env_.constants)
-          throwErrorAt(e.range(), "CONSTANTS is only available when loading archives");
-        size_t idx = std::stoul(field.substr(1));
-        if (idx >= env_.constants->size())
-          throwErrorAt(e.range(),
-                       "constant index " + field + " is out of range of the constants table");
-        return (*env_.constants)[idx];
-      }
-      break;
-    }
-    case TreeKind::Var: {
-      const std::string& n = Var(e.tree()).name().name();
-      if (n == "inf") return IValue(std::numeric_limits<double>::infinity());
-      if (n == "nan") return IValue(std::numeric_limits<double>::quiet_NaN());
-      break;
-    }
-    default:
-      break;
-  }
-  throwErrorAt(e.range(), "default arguments must be constant literals");
+  return evalLiteral(e, type, env_.constants, "default arguments must be constant literals");
 }
 
 }  // namespace torchless::frontend

@@ -165,7 +165,7 @@ class Emitter {
   /// The type an annotation expression denotes (`List[int]`, `Optional[Tensor]`,
   /// `__torch__.Foo`, `torch.Tensor`).
   TypePtr parseType(const Expr& e);
-  /// A constant default value expression (literals, None, lists and tuples of them).
+  /// A constant default value expression (frontend/literal.h evalLiteral).
   IValue evalDefault(const Expr& e, const TypePtr& type);
 
   /// Inserts a node at the insertion point with `loc`.

@@ -3,6 +3,7 @@
 #include "frontend/script_importer.h"
 
 #include "core/error.h"
+#include "frontend/literal.h"
 #include "frontend/parser.h"
 
 #include <algorithm>
@@ -558,76 +559,9 @@ TypePtr ScriptImporter::typeOf(const Expr& annotation) {
 }
 
 IValue ScriptImporter::literalValue(const Expr& e, const TypePtr& type) {
-  TypePtr t = type;
-  if (t && t->kind() == TypeKind::OptionalType) {
-    if (e.kind() == TreeKind::None) return IValue();
-    t = t->expect<OptionalType>().getElementType();
-  }
-  bool wantFloat = t && t->kind() == TypeKind::FloatType;
-  switch (e.kind()) {
-    case TreeKind::Const: {
-      Const c(e.tree());
-      if (c.isComplex()) return IValue(std::complex<double>(0.0, c.asFloatingPoint()));
-      if (c.isFloatingPoint()) return IValue(c.asFloatingPoint());
-      int64_t v = c.asIntegral();
-      return wantFloat ? IValue(static_cast<double>(v)) : IValue(v);
-    }
-    case TreeKind::StringLiteral:
-      return IValue(StringLiteral(e.tree()).text());
-    case TreeKind::True:
-      return IValue(true);
-    case TreeKind::False:
-      return IValue(false);
-    case TreeKind::None:
-      return IValue();
-    case TreeKind::Var: {
-      std::string n = varName(e);
-      if (n == "inf") return IValue(std::numeric_limits<double>::infinity());
-      if (n == "nan") return IValue(std::numeric_limits<double>::quiet_NaN());
-      break;
-    }
-    case TreeKind::Neg: {
-      IValue v = literalValue(UnaryOp(e.tree()).operand(), t);
-      if (v.isDouble()) return IValue(-v.toDouble());
-      if (v.isInt()) return IValue(-v.toInt());
-      break;
-    }
-    case TreeKind::TupleLiteral: {
-      auto items = TupleLiteral(e.tree()).inputs();
-      const TupleType* tt = t ? t->cast<TupleType>() : nullptr;
-      std::vector<IValue> elems;
-      for (size_t i = 0; i < items.size(); ++i)
-        elems.push_back(literalValue(items[i], tt && i < tt->elements().size() ? tt->elements()[i]
-                                                                               : nullptr));
-      return IValue(TupleImpl::create(std::move(elems), tt && tt->isNamed() ? t : nullptr));
-    }
-    case TreeKind::ListLiteral: {
-      auto items = ListLiteral(e.tree()).inputs();
-      TypePtr elemType = t && t->kind() == TypeKind::ListType
-                             ? t->expect<ListType>().getElementType()
-                             : nullptr;
-      std::vector<IValue> elems;
-      for (const Expr& item : items) elems.push_back(literalValue(item, elemType));
-      if (!elemType) elemType = elems.empty() ? TensorType::get() : elems[0].type();
-      return IValue(ListImpl::create(elemType, std::move(elems)));
-    }
-    case TreeKind::Apply: {
-      Apply a(e.tree());
-      if (a.callee().range().text() == "torch.device" && a.inputs().size() == 1 &&
-          a.inputs()[0].kind() == TreeKind::StringLiteral) {
-        try {
-          return IValue(Device::parse(StringLiteral(a.inputs()[0].tree()).text()));
-        } catch (const Error& err) {
-          throwErrorAt(e.range(), err.message());
-        }
-      }
-      break;
-    }
-    default:
-      break;
-  }
-  throwErrorAt(e.range(), "expected a constant (a number, string, bool, None, or a tuple or list "
-                          "of them)");
+  return evalLiteral(
+      e, type, constants_,
+      "expected a constant (a number, string, bool, None, or a tuple or list of them)");
 }
 
 }  // namespace torchless::frontend

@@ -152,7 +152,8 @@ class ScriptImporter {
 
   /// The type an annotation expression denotes, resolving `__torch__` names through this.
   TypePtr typeOf(const Expr& annotation);
-  /// The value of a literal (`3`, `-1.5`, `"zeros"`, `(2, 3)`, `None`, `inf`) of type `type`.
+  /// The value of a literal (`3`, `-1.5`, `"zeros"`, `(2, 3)`, `None`, `inf`) of type `type`
+  /// (frontend/literal.h evalLiteral, with the archive's constants table).
   IValue literalValue(const Expr& e, const TypePtr& type);
   /// The schema of a method stub (interfaces), self first.
   FunctionSchema stubSchema(const Def& def, const TypePtr& selfType);

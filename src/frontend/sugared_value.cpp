@@ -1,6 +1,7 @@
 #include "frontend/sugared_value.h"
 
 #include "frontend/emitter.h"
+#include "frontend/literal.h"
 #include "ir/operator_registry.h"
 
 #include <cmath>
@@ -750,14 +751,7 @@ std::vector<SugaredValuePtr> ModuleContainerValue::asTuple(const SourceRange& lo
 
 SugaredValuePtr ConstantTableValue::attr(const SourceRange& loc, Emitter& e,
                                          const std::string& name) {
-  if (!e.env().constants) throwErrorAt(loc, "CONSTANTS is only available when loading archives");
-  if (name.size() < 2 || name[0] != 'c' ||
-      name.find_first_not_of("0123456789", 1) != std::string::npos || name.size() > 12)
-    throwErrorAt(loc, "invalid constant specifier: " + name);
-  size_t idx = std::stoul(name.substr(1));
-  if (idx >= e.env().constants->size())
-    throwErrorAt(loc, "constant index " + name + " is out of range of the constants table");
-  Value* v = e.constant((*e.env().constants)[idx], loc);
+  Value* v = e.constant(constantsTableEntry(e.env().constants, name, loc), loc);
   // As PyTorch's importer: "specialized tensor information does not need to be propagated on
   // the constant" (a list of CONSTANTS.cN is then Tensor[], as the schemas expect).
   if (v->type()->kind() == TypeKind::TensorType) v->setType(TensorType::get());

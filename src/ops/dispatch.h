@@ -37,19 +37,8 @@ constexpr bool kIsFloat = std::is_floating_point_v<T> || kIsReducedFloat<T>;
 /// `"op" not implemented for 'ComplexFloat'` as PyTorch words it.
 template <typename Fn>
 decltype(auto) dispatchAll(ScalarType dt, const char* op, Fn&& fn) {
-  switch (dt) {
-    case ScalarType::Float: return fn(float{});
-    case ScalarType::Double: return fn(double{});
-    case ScalarType::Half: return fn(Half{});
-    case ScalarType::BFloat16: return fn(BFloat16{});
-    case ScalarType::Long: return fn(int64_t{});
-    case ScalarType::Int: return fn(int32_t{});
-    case ScalarType::Short: return fn(int16_t{});
-    case ScalarType::Char: return fn(int8_t{});
-    case ScalarType::Byte: return fn(uint8_t{});
-    case ScalarType::Bool: return fn(bool{});
-    default: notImplemented(op, dt);
-  }
+  return switchDtype<DtypeSet::kReal>(dt, std::forward<Fn>(fn),
+                                      [dt, op] { notImplemented(op, dt); });
 }
 
 /// Float, Double, Half, BFloat16.

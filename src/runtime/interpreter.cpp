@@ -1,10 +1,14 @@
 #include "runtime/interpreter.h"
 
+#include "runtime/observed_run.h"
+
 #include "core/error.h"
 #include "ir/operator_matching.h"
 #include "runtime/op_observer.h"
 
+#include <algorithm>
 #include <atomic>
+#include <optional>
 #include <sstream>
 #include <unordered_map>
 
@@ -31,7 +35,15 @@ enum class OpCode : uint8_t {
   GETATTR,   // push pop().toObject()->slots[a]
   SETATTR,   // v = pop; pop().toObject()->slots[a] = v
   RET,
+  // Only in code compiled to observe (runObserved, Note [Execution observer]):
+  OPX,     // OP with inputs (b of them) and outputs told to the observer
+  CALLX,   // CALL of callees[a]'s observed code, between enterCall and exitCall
+  CALLIX,  // CALLI likewise
+  HOOK,    // tell the observer Hook(a) of the instruction's node (block b)
+  DROP,    // regs[a] = None (the value's last use is behind)
 };
+
+enum class Hook : int32_t { EnterIf, ExitIf, EnterLoop, EndIteration, ExitLoop, GetAttr, SetAttr };
 
 const char* opName(OpCode op) {
   switch (op) {
@@ -49,6 +61,11 @@ const char* opName(OpCode op) {
     case OpCode::GETATTR: return "GETATTR";
     case OpCode::SETATTR: return "SETATTR";
     case OpCode::RET: return "RET";
+    case OpCode::OPX: return "OPX";
+    case OpCode::CALLX: return "CALLX";
+    case OpCode::CALLIX: return "CALLIX";
+    case OpCode::HOOK: return "HOOK";
+    case OpCode::DROP: return "DROP";
   }
   return "?";
 }
@@ -100,6 +117,7 @@ void setOpObserver(OpObserver* observer) { gOpObserver.store(observer); }
 struct Code::Impl {
   std::vector<Instruction> code;
   std::vector<Operation> ops;
+  std::vector<const OpInfo*> opInfos;  // per ops entry, for the execution observer
   std::vector<IValue> constants;
   std::vector<const GraphFunction*> callees;
   std::vector<std::string> ifaceMethods;
@@ -110,10 +128,60 @@ struct Code::Impl {
 
 namespace {
 
+/// Which values of block `b` (its inputs and its nodes' outputs) die after which of its nodes:
+/// after their last use in `b` (a use inside a nested block counts as a use by the node that
+/// holds the block), or right after their definition when unused (`atStart` for unused block
+/// inputs). Values the block returns stay. (Observed code releases these registers, as a
+/// Python program releases its locals: Note [Execution observer].)
+struct DropPlan {
+  std::unordered_map<const Node*, std::vector<const Value*>> after;
+  std::vector<const Value*> atStart;
+};
+
+DropPlan planDrops(const Block* b) {
+  DropPlan plan;
+  std::unordered_map<const Node*, size_t> pos;
+  std::vector<const Node*> byPos;
+  for (const Node* n : b->nodes()) {
+    pos[n] = byPos.size();
+    byPos.push_back(n);
+  }
+  const size_t kReturn = byPos.size();
+  auto lastUse = [&](const Value* v) -> std::optional<size_t> {
+    std::optional<size_t> last;
+    for (const Use& u : v->uses()) {
+      const Node* user = u.user;
+      while (user && user->owningBlock() != b) {
+        const Block* ob = user->owningBlock();
+        user = ob ? ob->owningNode() : nullptr;
+      }
+      if (!user) return kReturn;  // used from somewhere else: keep
+      const size_t p = user == b->returnNode() ? kReturn : pos.at(user);
+      last = last ? std::max(*last, p) : p;
+    }
+    return last;
+  };
+  auto note = [&](const Value* v, const Node* def) {
+    const auto last = lastUse(v);
+    if (!last) {
+      if (def)
+        plan.after[def].push_back(v);
+      else
+        plan.atStart.push_back(v);
+    } else if (*last != kReturn) {
+      plan.after[byPos[*last]].push_back(v);
+    }
+  };
+  for (const Value* v : b->inputs()) note(v, nullptr);
+  for (const Node* n : b->nodes())
+    for (const Value* v : n->outputs()) note(v, n);
+  return plan;
+}
+
 class Compiler {
  public:
-  Compiler(Code::Impl& impl, const Graph& graph, const std::string& name)
-      : impl_(impl), graph_(graph), name_(name) {}
+  Compiler(Code::Impl& impl, const Graph& graph, const std::string& name, bool observe)
+      : impl_(impl), graph_(graph), name_(name), observe_(observe) {}
 
   void compile() {
     checkKernels();
@@ -201,8 +269,31 @@ class Compiler {
     emit(OpCode::STOREN, regOf(outs[0]), static_cast<int32_t>(outs.size()));
   }
 
-  void emitBlock(const Block* b) {
-    for (const Node* n : b->nodes()) emitNode(n);
+  /// `loopBody`: a loop's body, whose inputs (counter and carried values) are kept until the
+  /// loop ends.
+  void emitBlock(const Block* b, bool loopBody = false) {
+    if (!observe_) {
+      for (const Node* n : b->nodes()) emitNode(n);
+      return;
+    }
+    const DropPlan plan = planDrops(b);
+    auto drop = [&](const std::vector<const Value*>& values) {
+      for (const Value* v : values) {
+        if (loopBody && v->node() == b->paramNode()) continue;
+        auto it = regs_.find(v);
+        if (it != regs_.end()) emit(OpCode::DROP, it->second);  // constants have no register
+      }
+    };
+    drop(plan.atStart);
+    for (const Node* n : b->nodes()) {
+      emitNode(n);
+      auto it = plan.after.find(n);
+      if (it != plan.after.end()) drop(it->second);
+    }
+  }
+
+  void emitHook(Hook hook, size_t block = 0) {
+    if (observe_) emit(OpCode::HOOK, static_cast<int32_t>(hook), static_cast<int32_t>(block));
   }
 
   void emitNode(const Node* n) {
@@ -217,12 +308,14 @@ class Compiler {
       case prim::GetAttr: {
         emitLoad(n->input(0));
         emit(OpCode::GETATTR, slotOf(n, n->input(0), n->s(attr::name)));
+        emitHook(Hook::GetAttr);
         emitStoreOutputs(n->outputs());
         break;
       }
       case prim::SetAttr: {
         emitLoad(n->input(0));
         emitLoad(n->input(1));
+        emitHook(Hook::SetAttr);
         emit(OpCode::SETATTR, slotOf(n, n->input(0), n->s(attr::name)));
         break;
       }
@@ -234,7 +327,9 @@ class Compiler {
         TL_INTERNAL_ASSERT(operation != nullptr, "no kernel for {}", n->kind().toQualString());
         for (const Value* v : n->inputs()) emitLoad(v);
         impl_.ops.push_back(std::move(operation));
-        emit(OpCode::OP, static_cast<int32_t>(impl_.ops.size() - 1));
+        impl_.opInfos.push_back(op);
+        emit(observe_ ? OpCode::OPX : OpCode::OP, static_cast<int32_t>(impl_.ops.size() - 1),
+             static_cast<int32_t>(n->inputs().size()));
         emitStoreOutputs(n->outputs());
       }
     }
@@ -259,14 +354,18 @@ class Compiler {
     int32_t jf = emit(OpCode::JF);
     const Block* thenB = n->blocks().at(0);
     const Block* elseB = n->blocks().at(1);
+    emitHook(Hook::EnterIf, 0);
     emitBlock(thenB);
     for (const Value* v : thenB->outputs()) emitLoad(v);
     emitStoreOutputs(n->outputs());
+    emitHook(Hook::ExitIf, 0);
     int32_t jmp = emit(OpCode::JMP);
     impl_.code[static_cast<size_t>(jf)].a = here();
+    emitHook(Hook::EnterIf, 1);
     emitBlock(elseB);
     for (const Value* v : elseB->outputs()) emitLoad(v);
     emitStoreOutputs(n->outputs());
+    emitHook(Hook::ExitIf, 1);
     impl_.code[static_cast<size_t>(jmp)].a = here();
   }
 
@@ -287,23 +386,37 @@ class Compiler {
     emit(OpCode::STORE, counter);
     for (size_t i = 0; i < carried; ++i) emitLoad(n->input(2 + i));
     if (carried) emit(OpCode::STOREN, regOf(body->inputs()[1]), static_cast<int32_t>(carried));
+    emitHook(Hook::EnterLoop);
     const int32_t head = here();
     const int32_t test = emit(OpCode::LOOPTEST, trip, counter, cond);
-    emitBlock(body);
+    emitBlock(body, /*loopBody=*/true);
     for (const Value* v : body->outputs()) emitLoad(v);
     if (carried) emit(OpCode::STOREN, regOf(body->inputs()[1]), static_cast<int32_t>(carried));
     emit(OpCode::STORE, cond);
     emit(OpCode::INC, counter);
+    emitHook(Hook::EndIteration);
     emit(OpCode::JMP, head);
     impl_.code[static_cast<size_t>(test)].d = here();
     for (size_t i = 0; i < carried; ++i) emit(OpCode::LOAD, regOf(body->inputs()[1 + i]));
     emitStoreOutputs(n->outputs());
+    emitHook(Hook::ExitLoop);
+    if (observe_) {
+      // The carried values live on in the loop's outputs only (the body's inputs it returns
+      // as they are stay, as values a block returns do).
+      for (size_t i = 0; i < carried; ++i) {
+        const Value* v = body->inputs()[1 + i];
+        const bool returned = std::any_of(v->uses().begin(), v->uses().end(), [&](const Use& u) {
+          return u.user == body->returnNode();
+        });
+        if (!returned) emit(OpCode::DROP, regOf(v));
+      }
+    }
   }
 
   void emitCall(const Node* n, const GraphFunction* fn, size_t firstInput) {
     for (size_t i = firstInput; i < n->inputs().size(); ++i) emitLoad(n->input(i));
     impl_.callees.push_back(fn);
-    emit(OpCode::CALL, static_cast<int32_t>(impl_.callees.size() - 1));
+    emit(observe_ ? OpCode::CALLX : OpCode::CALL, static_cast<int32_t>(impl_.callees.size() - 1));
     emitStoreOutputs(n->outputs());
   }
 
@@ -327,7 +440,8 @@ class Compiler {
     if (selfType->kind() == TypeKind::InterfaceType) {
       for (const Value* v : n->inputs()) emitLoad(v);
       impl_.ifaceMethods.push_back(method);
-      emit(OpCode::CALLI, static_cast<int32_t>(impl_.ifaceMethods.size() - 1),
+      emit(observe_ ? OpCode::CALLIX : OpCode::CALLI,
+           static_cast<int32_t>(impl_.ifaceMethods.size() - 1),
            static_cast<int32_t>(n->inputs().size()));
       emitStoreOutputs(n->outputs());
       return;
@@ -344,20 +458,64 @@ class Compiler {
   std::unordered_map<const Node*, const OpInfo*> opOf_;
   size_t nextReg_ = 0;
   int32_t currentNode_ = -1;
+  bool observe_ = false;
 };
+
+/// A function's graph compiled for observation (Note [Execution observer]): as it is, without
+/// the execution-graph rewrite, with hooks and register drops.
+struct ObservedCode {
+  std::shared_ptr<Graph> graph;
+  std::string name;
+  Code::Impl impl;
+};
+
+/// One observed run: the observer and the observed code of each function it reached.
+struct Observation {
+  ExecutionObserver& observer;
+  std::unordered_map<const GraphFunction*, std::unique_ptr<ObservedCode>> codes;
+
+  const ObservedCode& codeFor(const GraphFunction& fn) {
+    std::unique_ptr<ObservedCode>& c = codes[&fn];
+    if (!c) {
+      c = std::make_unique<ObservedCode>();
+      c->graph = fn.graph();
+      c->name = fn.qualname();
+      Compiler(c->impl, *c->graph, c->name, /*observe=*/true).compile();
+    }
+    return *c;
+  }
+};
+
+void runCode(const Code::Impl& impl, const std::string& name, Stack& stack, Observation* obs);
+
+/// A call in observed code: enterCall, the callee's observed code, exitCall.
+void callObserved(Observation& o, const Node* caller, const GraphFunction& fn, Stack& stack) {
+  const Graph& g = *fn.graph();
+  const size_t nin = g.inputs().size();
+  TL_CHECK(stack.size() >= nin, "{} takes {} arguments, got {}", fn.qualname(), nin, stack.size());
+  o.observer.enterCall(caller, g, stack.data() + (stack.size() - nin), nin);
+  const ObservedCode& callee = o.codeFor(fn);
+  runCode(callee.impl, callee.name, stack, &o);
+  const size_t nout = g.outputs().size();
+  o.observer.exitCall(caller, g, stack.data() + (stack.size() - nout), nout);
+}
 
 }  // namespace
 
 Code::Code(std::shared_ptr<Graph> graph, std::string name)
     : graph_(std::move(graph)), name_(std::move(name)), impl_(std::make_unique<Impl>()) {
-  Compiler(*impl_, *graph_, name_).compile();
+  Compiler(*impl_, *graph_, name_, /*observe=*/false).compile();
 }
 
 Code::~Code() = default;
 
-void Code::run(Stack& stack) const {
-  const Impl& impl = *impl_;
-  TL_CHECK(stack.size() >= impl.numInputs, "{} expects {} inputs, got {}", name_, impl.numInputs,
+void Code::run(Stack& stack) const { runCode(*impl_, name_, stack, nullptr); }
+
+namespace {
+
+/// The run loop of Code::run and of observed code (`obs` non-null: code compiled to observe).
+void runCode(const Code::Impl& impl, const std::string& name, Stack& stack, Observation* obs) {
+  TL_CHECK(stack.size() >= impl.numInputs, "{} expects {} inputs, got {}", name, impl.numInputs,
            stack.size());
   std::vector<IValue> regs(impl.numRegisters);
   size_t pc = 0;
@@ -438,37 +596,92 @@ void Code::run(Stack& stack) const {
         }
         case OpCode::RET:
           return;
+        case OpCode::OPX: {
+          const Node& n = *impl.nodes[static_cast<size_t>(in.node)];
+          const size_t nin = static_cast<size_t>(in.b);
+          const size_t base = stack.size() - nin;
+          std::vector<IValue> inputs(stack.begin() + static_cast<std::ptrdiff_t>(base),
+                                     stack.end());
+          impl.ops[static_cast<size_t>(in.a)](stack);
+          const size_t nout = n.outputs().size();
+          TL_INTERNAL_ASSERT(stack.size() == base + nout, "{} pushed {} values for {} outputs",
+                             n.kind().toQualString(), stack.size() - base, nout);
+          obs->observer.afterOp(n, impl.opInfos[static_cast<size_t>(in.a)], inputs,
+                                stack.data() + base, nout);
+          ++pc;
+          break;
+        }
+        case OpCode::CALLX:
+          callObserved(*obs, impl.nodes[static_cast<size_t>(in.node)],
+                       *impl.callees[static_cast<size_t>(in.a)], stack);
+          ++pc;
+          break;
+        case OpCode::CALLIX: {
+          const auto& method = impl.ifaceMethods[static_cast<size_t>(in.a)];
+          const auto& obj = stack[stack.size() - static_cast<size_t>(in.b)].toObject();
+          const GraphFunction* fn = asGraphFunction(obj->type->findMethod(method));
+          if (!fn) throw Error(fmt::format("'{}' has no method '{}'", obj->type->name(), method));
+          callObserved(*obs, impl.nodes[static_cast<size_t>(in.node)], *fn, stack);
+          ++pc;
+          break;
+        }
+        case OpCode::HOOK: {
+          const Node& n = *impl.nodes[static_cast<size_t>(in.node)];
+          const auto block = static_cast<size_t>(in.b);
+          switch (static_cast<Hook>(in.a)) {
+            case Hook::EnterIf: obs->observer.enterIf(n, block); break;
+            case Hook::ExitIf: obs->observer.exitIf(n, block); break;
+            case Hook::EnterLoop: obs->observer.enterLoop(n); break;
+            case Hook::EndIteration: obs->observer.endIteration(n); break;
+            case Hook::ExitLoop: obs->observer.exitLoop(n); break;
+            case Hook::GetAttr: obs->observer.afterGetAttr(n, stack.back()); break;
+            case Hook::SetAttr:
+              obs->observer.beforeSetAttr(n, stack[stack.size() - 2], stack.back());
+              break;
+          }
+          ++pc;
+          break;
+        }
+        case OpCode::DROP:
+          regs[static_cast<size_t>(in.a)] = IValue();
+          ++pc;
+          break;
       }
     }
   } catch (Error& e) {
     const int32_t nodeIndex = code[pc].node;
     const Node* n = nodeIndex >= 0 ? impl.nodes[static_cast<size_t>(nodeIndex)] : nullptr;
-    if (code[pc].op == OpCode::CALL || code[pc].op == OpCode::CALLI) {
+    const OpCode op = code[pc].op;
+    if (op == OpCode::CALL || op == OpCode::CALLI || op == OpCode::CALLX || op == OpCode::CALLIX) {
       std::string where = placeOf(n);
-      e.addContext(fmt::format("called from {}{}", name_, where.empty() ? "" : " at " + where));
+      e.addContext(fmt::format("called from {}{}", name, where.empty() ? "" : " at " + where));
     } else {
       e.withPlace(placeOf(n));
       if (n && !n->kind().is_prim())
-        e.addContext(fmt::format("while running {} in {}", n->kind().toQualString(), name_));
+        e.addContext(fmt::format("while running {} in {}", n->kind().toQualString(), name));
     }
     throw;
   } catch (const std::exception& ex) {
     const int32_t nodeIndex = code[pc].node;
     const Node* n = nodeIndex >= 0 ? impl.nodes[static_cast<size_t>(nodeIndex)] : nullptr;
     Error e(ex.what(), placeOf(n));
-    if (n) e.addContext(fmt::format("while running {} in {}", n->kind().toQualString(), name_));
+    if (n) e.addContext(fmt::format("while running {} in {}", n->kind().toQualString(), name));
     throw e;
   }
 }
+
+}  // namespace
 
 std::string Code::dump() const {
   std::ostringstream out;
   for (size_t i = 0; i < impl_->code.size(); ++i) {
     const auto& in = impl_->code[i];
     out << i << " " << opName(in.op) << " " << in.a;
-    if (in.op == OpCode::STOREN || in.op == OpCode::CALLI) out << " " << in.b;
+    if (in.op == OpCode::STOREN || in.op == OpCode::CALLI || in.op == OpCode::CALLIX ||
+        in.op == OpCode::HOOK || in.op == OpCode::OPX)
+      out << " " << in.b;
     if (in.op == OpCode::LOOPTEST) out << " " << in.b << " " << in.c << " " << in.d;
-    if (in.op == OpCode::OP && in.node >= 0)
+    if ((in.op == OpCode::OP || in.op == OpCode::OPX) && in.node >= 0)
       out << "  # " << impl_->nodes[static_cast<size_t>(in.node)]->kind().toQualString();
     out << "\n";
   }
@@ -501,6 +714,17 @@ IValue runFunction(const GraphFunction& fn, std::vector<IValue> args) {
   if (nout == 1) return pop(stack);
   std::vector<IValue> outs(stack.end() - static_cast<std::ptrdiff_t>(nout), stack.end());
   return IValue(TupleImpl::create(std::move(outs)));
+}
+
+std::vector<IValue> runObserved(const GraphFunction& fn, std::vector<IValue> args,
+                                ExecutionObserver& observer) {
+  Stack stack = std::move(args);
+  TL_CHECK(stack.size() == fn.numInputs(), "{} takes {} arguments, got {}", fn.qualname(),
+           fn.numInputs(), stack.size());
+  Observation observation{observer, {}};
+  callObserved(observation, nullptr, fn, stack);
+  const size_t nout = fn.graph()->outputs().size();
+  return std::vector<IValue>(stack.end() - static_cast<std::ptrdiff_t>(nout), stack.end());
 }
 
 IValue runMethod(const ObjectPtr& self, const std::string& name, std::vector<IValue> args) {
