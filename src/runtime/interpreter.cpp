@@ -5,6 +5,7 @@
 #include "runtime/op_observer.h"
 
 #include <atomic>
+#include <exception>
 #include <sstream>
 #include <unordered_map>
 
@@ -96,6 +97,13 @@ std::atomic<OpObserver*> gOpObserver{nullptr};
 }  // namespace
 
 void setOpObserver(OpObserver* observer) { gOpObserver.store(observer); }
+
+OpObserver* opObserver() { return gOpObserver.load(std::memory_order_relaxed); }
+
+BuildSpan::~BuildSpan() {
+  if (obs_ && std::uncaught_exceptions() == 0)
+    obs_->onSpan("build", name_, detail_, start_, std::chrono::steady_clock::now());
+}
 
 struct Code::Impl {
   std::vector<Instruction> code;

@@ -4,6 +4,7 @@
 #include "convert/engine/layer_exec.h"
 #include "core/error.h"
 #include "ops/parallel.h"
+#include "runtime/op_observer.h"
 
 #include <fmt/format.h>
 
@@ -252,7 +253,16 @@ std::vector<IValue> Engine::run(const std::vector<IValue>& inputs) const {
 
   const auto& layers = network_.layers();
   const auto& ins = network_.inputs();
+  OpObserver* obs = opObserver();
+  using Clock = std::chrono::steady_clock;
+  // "Convolution at code/m.py:3:4", "Plugin aten::mul at ...": the kind (a plugin's op) and place.
+  auto spanDetail = [](const Layer& l) {
+    std::string d = toString(l.kind);
+    if (l.node && (l.kind == LayerKind::Plugin || l.kind == LayerKind::Shape)) d += " " + l.node->kind().toQualString();
+    return l.place.empty() ? d : fmt::format("{} at {}", d, l.place);
+  };
   if (!plan->prepared) {
+    BuildSpan planSpan("engine plan", fmt::format("{} layers", layers.size()));
     plan->slots.assign(network_.values().size(), IValue());
     plan->persistent.assign(network_.values().size(), false);
     plan->execs.clear();
@@ -266,8 +276,10 @@ std::vector<IValue> Engine::run(const std::vector<IValue>& inputs) const {
           plan->persistent[static_cast<size_t>(l.outputs[0])] = true;
           continue;
         }
+        const Clock::time_point t0 = obs ? Clock::now() : Clock::time_point();
         std::unique_ptr<LayerExec> e = makeLayerExec(l, plan->slots);
         e->run(plan->slots);
+        if (obs) obs->onSpan("build", l.name, spanDetail(l), t0, Clock::now());
         if (l.kind == LayerKind::Shape) {  // evaluated once per signature
           for (ValueId o : l.outputs) plan->persistent[static_cast<size_t>(o)] = true;
           continue;
@@ -287,7 +299,13 @@ std::vector<IValue> Engine::run(const std::vector<IValue>& inputs) const {
       LayerExec* e = plan->execs[li].get();
       if (!e) continue;
       try {
-        e->run(plan->slots);
+        if (obs) [[unlikely]] {
+          const Clock::time_point t0 = Clock::now();
+          e->run(plan->slots);
+          obs->onSpan("layer", layers[li].name, spanDetail(layers[li]), t0, Clock::now());
+        } else {
+          e->run(plan->slots);
+        }
       } catch (Error& err) {
         const Layer& l = layers[li];
         err.withPlace(l.place);
