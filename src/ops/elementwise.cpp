@@ -677,7 +677,7 @@ Tensor rsub(const Tensor& a, const Scalar& b, const Scalar& alpha) { return bina
 namespace {
 
 // True when `x` is a float [N, C, H, W] stored channels-last (NHWC memory, dense) and `s` a
-// contiguous float [N or 1, C, 1, 1]: a per-channel scale, as squeeze-and-excitation blocks
+// float [N or 1, C, 1, 1] with its channels adjacent: a per-channel scale, as squeeze-and-excitation blocks
 // apply it to the engine's channels-last activations.
 bool channelsLastTimesPerChannel(const Tensor& x, const Tensor& s) {
   if (x.dtype() != ScalarType::Float || s.dtype() != ScalarType::Float || x.dim() != 4 || s.dim() != 4) return false;
@@ -686,8 +686,12 @@ bool channelsLastTimesPerChannel(const Tensor& x, const Tensor& s) {
   const int64_t C = xs[1], H = xs[2], W = xs[3];
   if (x.numel() == 0 || C < 2 || H * W < 2) return false;
   if (!(st[1] == 1 && st[3] == C && st[2] == C * W && st[0] == C * W * H)) return false;
+  // s's elements at s.data<float>()[n * C + c], whatever strides its size-1 dims carry (a
+  // convolution's channels-last [N, C, 1, 1] output has (C, 1, C, C)).
   const IntList& ss = s.sizes();
-  return (ss[0] == xs[0] || ss[0] == 1) && ss[1] == C && ss[2] == 1 && ss[3] == 1 && s.isContiguous();
+  const IntList& sst = s.strides();
+  return (ss[0] == xs[0] || ss[0] == 1) && ss[1] == C && ss[2] == 1 && ss[3] == 1 && sst[1] == 1 &&
+         (ss[0] == 1 || sst[0] == C);
 }
 
 // x * s for channelsLastTimesPerChannel(x, s): a channels-last result, as PyTorch's

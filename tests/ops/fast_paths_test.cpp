@@ -325,7 +325,9 @@ TEST(OpsFastPaths, ChannelsLastTimesPerChannelScaleMatchesGeneric) {
     for (int64_t sn : {int64_t{1}, sizes[0]}) {
       const Tensor s = filled({sn, sizes[1], 1, 1}, -2, 2, 9);
       const Tensor want = mul(x, s);  // contiguous x: the generic broadcast
-      for (const Tensor& got : {mul(nhwc, s), mul(s, nhwc)}) {
+      // s as a channels-last convolution leaves it: strides (C, 1, C, C).
+      const Tensor sCl = permute(permute(s, {0, 2, 3, 1}).contiguous(), {0, 3, 1, 2});
+      for (const Tensor& got : {mul(nhwc, s), mul(s, nhwc), mul(nhwc, sCl)}) {
         expectSame(got, want);
         EXPECT_EQ(got.strides(), nhwc.strides());
       }
