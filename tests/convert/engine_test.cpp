@@ -115,6 +115,51 @@ TEST(Engine, ResidualBlockFusesIntoTwoConvolutionsAndMatchesTheInterpreter) {
   EXPECT_EQ(seg->built->numPlans(), 1u);
 }
 
+// Note [Residual in place] (engine.cpp): a residual that nothing reads after its fused add
+// lends its arena buffer to the convolution's output (y0, then b3 in a chain); one still read
+// afterwards (d3, by the conv g1, after e1's add) keeps its own. Calls after the first run the planned arena.
+const char* kResidualChain = R"IR(
+graph(%x : Tensor, %w0 : Tensor, %w1 : Tensor, %w2 : Tensor, %w3 : Tensor, %w4 : Tensor, %w5 : Tensor, %w6 : Tensor, %w7 : Tensor, %w8 : Tensor):
+  %none : NoneType = prim::Constant()
+  %one : int = prim::Constant[value=1]()
+  %s : int[] = prim::Constant[value=[1, 1]]()
+  %y0 : Tensor = aten::conv2d(%x, %w0, %none, %s, %s, %s, %one)
+  %a1 : Tensor = aten::conv2d(%y0, %w1, %none, %s, %s, %s, %one)
+  %a2 : Tensor = aten::relu_(%a1)
+  %b1 : Tensor = aten::conv2d(%a2, %w2, %none, %s, %s, %s, %one)
+  %b2 : Tensor = aten::add_(%b1, %y0, %one)
+  %b3 : Tensor = aten::relu_(%b2)
+  %c1 : Tensor = aten::conv2d(%b3, %w3, %none, %s, %s, %s, %one)
+  %c2 : Tensor = aten::relu_(%c1)
+  %d1 : Tensor = aten::conv2d(%c2, %w4, %none, %s, %s, %s, %one)
+  %d2 : Tensor = aten::add_(%d1, %b3, %one)
+  %d3 : Tensor = aten::relu_(%d2)
+  %e0 : Tensor = aten::conv2d(%d3, %w8, %none, %s, %s, %s, %one)
+  %e0r : Tensor = aten::relu(%e0)
+  %e1 : Tensor = aten::conv2d(%e0r, %w5, %none, %s, %s, %s, %one)
+  %e2 : Tensor = aten::add(%e1, %d3, %one)
+  %g1 : Tensor = aten::conv2d(%d3, %w6, %none, %s, %s, %s, %one)
+  %g2 : Tensor = aten::relu(%g1)
+  %h1 : Tensor = aten::conv2d(%g2, %w7, %none, %s, %s, %s, %one)
+  %h2 : Tensor = aten::add_(%h1, %e2, %one)
+  return (%h2)
+)IR";
+
+TEST(Engine, ResidualsNothingReadsLaterAreSummedInPlace) {
+  std::map<std::string, Tensor> w;
+  for (int i = 0; i <= 8; ++i) w["w" + std::to_string(i)] = randn({8, 8, 3, 3}, 20 + i);
+  auto reference = graphWith(kResidualChain, w);
+  auto compiled = reference->copy();
+  PartitionReport report = partitionGraph(*compiled);
+  ASSERT_EQ(report.numEngines(), 1u) << report.str();
+  for (int call = 0; call < 3; ++call) {
+    const Tensor x = randn({2, 8, 6, 6}, 40 + call);
+    auto want = runGraph(reference, {IValue(x.clone())});
+    auto got = runGraph(compiled, {IValue(x.clone())});
+    expectClose(got[0], want[0], 1e-4);
+  }
+}
+
 TEST(Engine, DynamicBatchMakesOnePlanPerSignature) {
   auto reference = graphWith(kResidualBlock, residualWeights());
   auto compiled = reference->copy();

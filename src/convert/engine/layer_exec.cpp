@@ -154,7 +154,7 @@ class ProductExec : public LayerExec {
       out = arenaOut_.defined() ? arenaOut_
                                 : Tensor::fromStorage(Storage::allocate(outBytes_), 0, outSizes_, outStrides_,
                                                       ScalarType::Float);
-      if (residual) {
+      if (residual && residual->rawData() != out.rawData()) {  // same: Note [Residual in place]
         if (residual->strides() == outStrides_ && residual->dtype() == ScalarType::Float)
           std::memcpy(out.rawData(), residual->rawData(), outBytes_);
         else
@@ -171,6 +171,7 @@ class ProductExec : public LayerExec {
   }
 
   bool ownsOutput() const override { return dnnl_; }
+  bool sumsIntoOutput() const override { return dnnl_ && l_.hasResidual; }
   size_t outputBytes() const override { return dnnl_ ? outBytes_ : 0; }
   void useOutputBuffer(const Storage& arena, size_t offset) override {
     arenaOut_ = Tensor::fromStorage(arena, static_cast<int64_t>(offset / sizeof(float)), outSizes_, outStrides_,
@@ -461,6 +462,7 @@ class QProductExec : public LayerExec {
   }
 
   bool ownsOutput() const override { return dnnl_; }
+  bool sumsIntoOutput() const override { return dnnl_ && l_.hasResidual; }
   size_t outputBytes() const override { return dnnl_ ? outBytes_ : 0; }
   void useOutputBuffer(const Storage& arena, size_t offset) override {
     arenaOut_ = Tensor::fromStorage(arena, static_cast<int64_t>(offset), outSizes_, outStrides_, ScalarType::QUInt8);
