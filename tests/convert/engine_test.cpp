@@ -160,6 +160,43 @@ TEST(Engine, ResidualsNothingReadsLaterAreSummedInPlace) {
   }
 }
 
+// The engine keeps convolution and pool outputs channels-last; aten::view after them (LeNet's
+// x.view(-1, 16 * 5 * 5)) sees PyTorch's contiguous layout, in one engine, as the interpreter.
+const char* kConvPoolView = R"IR(
+graph(%x : Tensor, %w1 : Tensor, %w2 : Tensor, %fw : Tensor):
+  %none : NoneType = prim::Constant()
+  %one : int = prim::Constant[value=1]()
+  %zero : int = prim::Constant[value=0]()
+  %f : bool = prim::Constant[value=0]()
+  %s : int[] = prim::Constant[value=[1, 1]]()
+  %p : int[] = prim::Constant[value=[0, 0]]()
+  %k : int[] = prim::Constant[value=[2, 2]]()
+  %flat : int[] = prim::Constant[value=[-1, 72]]()
+  %flat2 : int[] = prim::Constant[value=[-1, 288]]()
+  %c1 : Tensor = aten::conv2d(%x, %w1, %none, %s, %p, %s, %one)
+  %r1 : Tensor = aten::relu(%c1)
+  %m1 : Tensor = aten::max_pool2d(%r1, %k, %k, %p, %s, %f)
+  %v1 : Tensor = aten::view(%m1, %flat)
+  %c2 : Tensor = aten::conv2d(%x, %w2, %none, %s, %p, %s, %one)
+  %v2 : Tensor = aten::view(%c2, %flat2)
+  %y1 : Tensor = aten::linear(%v1, %fw, %none)
+  %y : Tensor = aten::add(%y1, %v2, %one)
+  return (%y)
+)IR";
+
+TEST(Engine, ViewOfChannelsLastActivationsSeesPyTorchsLayout) {
+  auto reference = graphWith(kConvPoolView, {{"w1", randn({8, 3, 3, 3}, 51)},
+                                             {"w2", randn({8, 3, 3, 3}, 52)},
+                                             {"fw", randn({288, 72}, 53)}});
+  auto compiled = reference->copy();
+  PartitionReport report = partitionGraph(*compiled);
+  ASSERT_EQ(report.numEngines(), 1u) << report.str();
+  for (int call = 0; call < 2; ++call) {
+    const Tensor x = randn({2, 3, 8, 8}, 60 + call);
+    expectClose(runGraph(compiled, {IValue(x.clone())})[0], runGraph(reference, {IValue(x.clone())})[0], 1e-4);
+  }
+}
+
 TEST(Engine, DynamicBatchMakesOnePlanPerSignature) {
   auto reference = graphWith(kResidualBlock, residualWeights());
   auto compiled = reference->copy();

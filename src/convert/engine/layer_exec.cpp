@@ -400,6 +400,8 @@ class KernelExec : public LayerExec {
                                          op ? op->key : l.node->kind().toQualString(), l.name),
                              l.place);
     stack_.reserve(l.args.size() + l.outputs.size());
+    static const Symbol kView = Symbol::aten("view");
+    contiguousSelf_ = l.node->kind() == kView;
   }
 
   void run(std::vector<IValue>& slots) override {
@@ -409,6 +411,11 @@ class KernelExec : public LayerExec {
       if (a) stack_.push_back(*a);
       else stack_.push_back(slots[static_cast<size_t>(l_.inputs[j++])]);
     }
+    // The engine keeps activations channels-last where PyTorch's are contiguous (convolutions,
+    // pools): aten::view, which depends on strides, sees them in PyTorch's layout (a conv or
+    // max_pool2d followed by x.view(n, -1), as LeNet does, would otherwise be refused).
+    if (contiguousSelf_ && !stack_.empty() && stack_[0].isTensor() && !stack_[0].toTensor().isContiguous())
+      stack_[0] = IValue(stack_[0].toTensor().contiguous());
     op_(stack_);
     const size_t n = l_.node->outputs().size();
     TL_INTERNAL_ASSERT(stack_.size() >= n, "kernel of '{}' left too few outputs", l_.name);
@@ -422,6 +429,7 @@ class KernelExec : public LayerExec {
   const Layer& l_;
   Operation op_;
   Stack stack_;
+  bool contiguousSelf_ = false;
 };
 
 // ---- int8 Convolution / MatMul (Layer::quantized) --------------------------------------------
