@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "passes/passes.h"
 #include "runtime/kernel.h"
+#include "runtime/op_observer.h"
 
 namespace torchless {
 
@@ -75,6 +76,7 @@ std::pair<std::shared_ptr<ExecutionPlan::Specialization>, IValue> specializeFor(
     const std::shared_ptr<Graph>& frozen, const std::string& qualname, const ObjectPtr& self,
     const engine::PartitionOptions& options, const std::vector<IValue>& inputs, bool guard) {
   registerRecordFactKernel();
+  BuildSpan span("specialize", qualname);
   auto sp = std::make_shared<ExecutionPlan::Specialization>();
   appendSignature(inputs, sp->signature);
   std::shared_ptr<Graph> g = frozen->copy();
@@ -124,6 +126,7 @@ std::pair<std::shared_ptr<ExecutionPlan::Specialization>, IValue> specializeFor(
   }
   passes::specialize(*g, known, inputIsNone, guard ? &guards : nullptr);
   sp->graph = g;
+  BuildSpan partitionSpan("partition", qualname);
   sp->report = engine::partitionGraph(*g, options);
   passes::fuseConvActivation(*g);  // what stays in the interpreter
   sp->code = std::make_unique<Code>(g, qualname);
@@ -170,6 +173,7 @@ std::shared_ptr<ExecutionPlan> buildExecutionPlan(const Module& module, const st
   auto plan = std::make_shared<ExecutionPlan>();
   Module frozen;
   try {
+    BuildSpan span("freeze", fn->qualname());
     FreezeOptions fo;
     if (name != "forward") fo.preservedAttrs = {name};
     frozen = optimizeForInference(module, fo);
@@ -211,6 +215,7 @@ std::shared_ptr<ExecutionPlan> buildExecutionPlan(const Module& module, const st
     }
     plan->frozenGraph = plan->graph->copy();
   }
+  BuildSpan span("partition", fn->qualname());
   plan->report = engine::partitionGraph(*plan->graph, po);
   passes::fuseConvActivation(*plan->graph);  // what stays in the interpreter
   plan->code = std::make_unique<Code>(plan->graph, fn->qualname());

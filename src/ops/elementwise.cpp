@@ -1,6 +1,7 @@
 #include "ops/elementwise.h"
 
 #include "ops/fast_elementwise.h"
+#include "ops/parallel.h"
 #include "ops/tensor_iterator.h"
 
 #include <cmath>
@@ -673,7 +674,52 @@ Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha) { return binar
 Tensor sub(const Tensor& a, const Scalar& b, const Scalar& alpha) { return binary(BinOp::Sub, T_(a), wrapScalar(b), alpha); }
 Tensor rsub(const Tensor& a, const Tensor& b, const Scalar& alpha) { return binary(BinOp::Sub, T_(b), T_(a), alpha); }
 Tensor rsub(const Tensor& a, const Scalar& b, const Scalar& alpha) { return binary(BinOp::Sub, wrapScalar(b), T_(a), alpha); }
+namespace {
+
+// True when `x` is a float [N, C, H, W] stored channels-last (NHWC memory, dense) and `s` a
+// float [N or 1, C, 1, 1] with its channels adjacent: a per-channel scale, as squeeze-and-excitation blocks
+// apply it to the engine's channels-last activations.
+bool channelsLastTimesPerChannel(const Tensor& x, const Tensor& s) {
+  if (x.dtype() != ScalarType::Float || s.dtype() != ScalarType::Float || x.dim() != 4 || s.dim() != 4) return false;
+  const IntList& xs = x.sizes();
+  const IntList& st = x.strides();
+  const int64_t C = xs[1], H = xs[2], W = xs[3];
+  if (x.numel() == 0 || C < 2 || H * W < 2) return false;
+  if (!(st[1] == 1 && st[3] == C && st[2] == C * W && st[0] == C * W * H)) return false;
+  // s's elements at s.data<float>()[n * C + c], whatever strides its size-1 dims carry (a
+  // convolution's channels-last [N, C, 1, 1] output has (C, 1, C, C)).
+  const IntList& ss = s.sizes();
+  const IntList& sst = s.strides();
+  return (ss[0] == xs[0] || ss[0] == 1) && ss[1] == C && ss[2] == 1 && ss[3] == 1 && sst[1] == 1 &&
+         (ss[0] == 1 || sst[0] == C);
+}
+
+// x * s for channelsLastTimesPerChannel(x, s): a channels-last result, as PyTorch's
+// TensorIterator gives for these operands (in either order); the same float products.
+Tensor mulChannelsLastPerChannel(const Tensor& x, const Tensor& s) {
+  const int64_t N = x.sizes()[0], C = x.sizes()[1], H = x.sizes()[2], W = x.sizes()[3], HW = H * W;
+  Storage buf = Storage::allocate(static_cast<size_t>(N * HW * C) * sizeof(float));
+  Tensor out = Tensor::fromStorage(buf, 0, x.sizes(), x.strides(), ScalarType::Float);
+  const float* xp = x.data<float>();
+  const float* sp = s.data<float>();
+  float* op = out.data<float>();
+  const bool perSample = s.sizes()[0] == N && N > 1;
+  parallelFor(N * HW, 1024, [&](int64_t lo, int64_t hi) {
+    for (int64_t r = lo; r < hi; ++r) {
+      const float* sc = sp + (perSample ? (r / HW) * C : 0);
+      const float* in = xp + r * C;
+      float* o = op + r * C;
+      for (int64_t c = 0; c < C; ++c) o[c] = in[c] * sc[c];
+    }
+  });
+  return out;
+}
+
+}  // namespace
+
 Tensor mul(const Tensor& a, const Tensor& b) {
+  if (channelsLastTimesPerChannel(a, b)) return mulChannelsLastPerChannel(a, b);
+  if (channelsLastTimesPerChannel(b, a)) return mulChannelsLastPerChannel(b, a);
   if (fastF32Pair(a, b)) {
     Tensor out = Tensor::empty(a.sizes(), ScalarType::Float);
     fast::mul(a.data<float>(), b.data<float>(), out.data<float>(), a.numel());

@@ -4,6 +4,7 @@
 #include "ops/parallel.h"
 #include "ops/shape.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -133,8 +134,87 @@ std::tuple<Tensor, Tensor> maxPoolWithIndices(const Tensor& x, int64_t k, const 
   return {out, idx};
 }
 
+namespace {
+
+// max_pool2d of a float [N, C, H, W] tensor without indices: a window's maximum, NaN when the
+// window holds one (PyTorch's `val > max || isnan(val)`). A channels-last input (NHWC memory)
+// is read in place and gives a channels-last result, as PyTorch's kernel does; the loop over
+// channels is innermost and vectorizes. Any other input is made contiguous and pooled plane by
+// plane. The window always holds at least one element (geometry() checks the padding).
+Tensor maxPool2dFloat(const Tensor& x, const PoolGeom& g) {
+  const int64_t N = x.sizes()[0], C = x.sizes()[1], IH = g.in3[1], IW = g.in3[2], OH = g.out3[1], OW = g.out3[2];
+  const int64_t KH = g.kernel[1], KW = g.kernel[2], SH = g.stride[1], SW = g.stride[2], PH = g.pad[1],
+                PW = g.pad[2], DH = g.dil[1], DW = g.dil[2];
+  const IntList& st = x.strides();
+  const bool channelsLast = C > 1 && st[1] == 1 && st[3] == C && st[2] == C * IW && st[0] == C * IW * IH;
+  if (channelsLast) {
+    Storage buf = Storage::allocate(static_cast<size_t>(N * OH * OW * C) * sizeof(float));
+    Tensor out = Tensor::fromStorage(buf, 0, {N, C, OH, OW}, {OH * OW * C, 1, OW * C, C}, ScalarType::Float);
+    const float* ip = x.data<float>();
+    float* op = out.data<float>();
+    parallelFor(N * OH, 1, [&](int64_t lo, int64_t hi) {
+      for (int64_t r = lo; r < hi; ++r) {
+        const int64_t n = r / OH, oh = r % OH;
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          float* o = op + ((n * OH + oh) * OW + ow) * C;
+          for (int64_t c = 0; c < C; ++c) o[c] = -std::numeric_limits<float>::infinity();
+          for (int64_t kh = 0; kh < KH; ++kh) {
+            const int64_t ih = oh * SH - PH + kh * DH;
+            if (ih < 0 || ih >= IH) continue;
+            for (int64_t kw = 0; kw < KW; ++kw) {
+              const int64_t iw = ow * SW - PW + kw * DW;
+              if (iw < 0 || iw >= IW) continue;
+              const float* in = ip + ((n * IH + ih) * IW + iw) * C;
+              for (int64_t c = 0; c < C; ++c) {
+                const float v = in[c];
+                o[c] = (v > o[c] || v != v) ? v : o[c];
+              }
+            }
+          }
+        }
+      }
+    });
+    return out;
+  }
+  Tensor c = x.contiguous();
+  Tensor out = Tensor::empty({N, C, OH, OW}, ScalarType::Float);
+  const float* ip = c.data<float>();
+  float* op = out.data<float>();
+  parallelFor(N * C, 1, [&](int64_t lo, int64_t hi) {
+    for (int64_t pl = lo; pl < hi; ++pl) {
+      const float* in = ip + pl * IH * IW;
+      for (int64_t oh = 0; oh < OH; ++oh) {
+        const int64_t h0 = oh * SH - PH;
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          const int64_t w0 = ow * SW - PW;
+          float best = -std::numeric_limits<float>::infinity();
+          for (int64_t kh = 0; kh < KH; ++kh) {
+            const int64_t ih = h0 + kh * DH;
+            if (ih < 0 || ih >= IH) continue;
+            const float* row = in + ih * IW;
+            for (int64_t kw = 0; kw < KW; ++kw) {
+              const int64_t iw = w0 + kw * DW;
+              if (iw < 0 || iw >= IW) continue;
+              const float v = row[iw];
+              best = (v > best || v != v) ? v : best;
+            }
+          }
+          op[(pl * OH + oh) * OW + ow] = best;
+        }
+      }
+    }
+  });
+  return out;
+}
+
+}  // namespace
+
 Tensor maxPool(const Tensor& x, int64_t k, const IntList& kernel, const IntList& stride,
                const IntList& padding, const IntList& dilation, bool ceilMode) {
+  if (k == 2 && x.dim() == 4 && x.dtype() == ScalarType::Float && x.numel() > 0) {
+    const PoolGeom g = geometry(x, k, kernel, stride, padding, dilation, ceilMode, "max_pool");
+    return maxPool2dFloat(x, g);
+  }
   return std::get<0>(maxPoolWithIndices(x, k, kernel, stride, padding, dilation, ceilMode));
 }
 
@@ -257,7 +337,43 @@ std::tuple<Tensor, Tensor> adaptive(const Tensor& x, int64_t k, const IntList& o
 }
 }  // namespace
 
+namespace {
+
+// adaptive_avg_pool2d(x, 1) of a float [N, C, H, W] tensor stored channels-last (NHWC memory),
+// as the engine's convolutions leave it (squeeze-and-excitation blocks, classifier heads):
+// read in place, summed in double over (h, w) in the order of the generic path (so the result
+// is the same to the bit), channels innermost. Returns [N, C, 1, 1].
+Tensor globalAvgPoolChannelsLast(const Tensor& x) {
+  const int64_t N = x.sizes()[0], C = x.sizes()[1], HW = x.sizes()[2] * x.sizes()[3];
+  Tensor out = Tensor::empty({N, C, 1, 1}, ScalarType::Float);
+  const float* ip = x.data<float>();
+  float* op = out.data<float>();
+  constexpr int64_t kBlock = 256;  // channels summed at once (the sums stay on the stack)
+  const int64_t blocks = (C + kBlock - 1) / kBlock;
+  parallelFor(N * blocks, 1, [&](int64_t lo, int64_t hi) {
+    double acc[kBlock];
+    for (int64_t r = lo; r < hi; ++r) {
+      const int64_t n = r / blocks, c0 = (r % blocks) * kBlock, nc = std::min(kBlock, C - c0);
+      std::fill(acc, acc + nc, 0.0);
+      const float* in = ip + n * HW * C + c0;
+      for (int64_t p = 0; p < HW; ++p)
+        for (int64_t c = 0; c < nc; ++c) acc[c] += static_cast<double>(in[p * C + c]);
+      for (int64_t c = 0; c < nc; ++c) op[n * C + c0 + c] = static_cast<float>(acc[c] / static_cast<double>(HW));
+    }
+  });
+  return out;
+}
+
+}  // namespace
+
 Tensor adaptiveAvgPool(const Tensor& x, int64_t k, const IntList& outputSize) {
+  if (k == 2 && x.dim() == 4 && x.dtype() == ScalarType::Float && x.numel() > 0 &&
+      (outputSize == IntList{1} || outputSize == IntList{1, 1})) {
+    const IntList& st = x.strides();
+    const int64_t C = x.sizes()[1], H = x.sizes()[2], W = x.sizes()[3];
+    if (C > 1 && H * W > 1 && st[1] == 1 && st[3] == C && st[2] == C * W && st[0] == C * W * H)
+      return globalAvgPoolChannelsLast(x);
+  }
   return std::get<0>(adaptive<false>(x, k, outputSize));
 }
 std::tuple<Tensor, Tensor> adaptiveMaxPool(const Tensor& x, int64_t k, const IntList& outputSize) {

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <optional>
+#include <exception>
 #include <sstream>
 #include <unordered_map>
 
@@ -113,6 +114,13 @@ std::atomic<OpObserver*> gOpObserver{nullptr};
 }  // namespace
 
 void setOpObserver(OpObserver* observer) { gOpObserver.store(observer); }
+
+OpObserver* opObserver() { return gOpObserver.load(std::memory_order_relaxed); }
+
+BuildSpan::~BuildSpan() {
+  if (obs_ && std::uncaught_exceptions() == 0)
+    obs_->onSpan("build", name_, detail_, start_, std::chrono::steady_clock::now());
+}
 
 struct Code::Impl {
   std::vector<Instruction> code;

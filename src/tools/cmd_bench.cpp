@@ -2,12 +2,15 @@
 // [--batch N] [--concurrency K] [--profile OUT.json] [--json]`: load time, latency (median,
 // min, max, p50/p90/p99 over --runs calls per caller after --warmup calls), throughput and
 // peak resident memory of the process, as trtexec and onnxruntime_perf_test report them.
+// The load time includes building the method's execution plan (freeze and partition); the
+// first call's time (reported apart) includes planning the engines for the inputs' shapes.
 #include "api/cli_io.h"
 #include "api/module.h"
 #include "core/error.h"
 #include "core/npy.h"
 #include "ops/parallel.h"
 #include "ops/shape.h"
+#include "passes/pass_manager.h"
 #include "runtime/op_observer.h"
 #include "ir/ir.h"
 #include "tools/commands.h"
@@ -21,6 +24,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <ctime>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -49,6 +53,14 @@ struct BenchOptions {
 
 double msSince(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+// CPU time of the whole process (every thread), in milliseconds: what a call costs when other
+// processes share the cores, where its wall time also counts their turns.
+double processCpuMs() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
 }
 
 // Peak resident memory of this process image: VmHWM from /proc/self/status (KiB). Not
@@ -98,14 +110,23 @@ double percentile(const std::vector<double>& sorted, double q) {
   return sorted[std::clamp<size_t>(rank, 1, sorted.size()) - 1];
 }
 
-// `--profile`: every kernel call as a Chrome trace event (chrome://tracing, Perfetto), plus the
-// total per operator (Note [Op observer] in runtime/interpreter.h).
+// `--profile`: a Chrome trace (chrome://tracing, Perfetto) of the load, the warm-up calls with
+// the build steps of the first ones (category "build": freeze, partition, engine plan and each
+// layer's preparation), and every kernel call and engine layer of the timed calls ("op",
+// "layer"); plus the totals per operator and per engine layer kind over the timed calls (Note
+// [Op observer] in runtime/op_observer.h).
 class TraceRecorder final : public OpObserver {
  public:
   explicit TraceRecorder(Clock::time_point origin) : origin_(origin) {}
 
-  void onOpStart(const Node&) override { starts().push_back(Clock::now()); }
+  /// From now on, ops and layers are recorded too (the timed calls).
+  void startTimed() { timed_.store(true); }
+
+  void onOpStart(const Node&) override {
+    if (timed_.load(std::memory_order_relaxed)) starts().push_back(Clock::now());
+  }
   void onOpEnd(const Node& node) override {
+    if (!timed_.load(std::memory_order_relaxed)) return;
     auto& s = starts();
     if (s.empty()) return;
     const Clock::time_point t0 = s.back();
@@ -114,23 +135,37 @@ class TraceRecorder final : public OpObserver {
     std::lock_guard<std::mutex> lock(mu_);
     events_.push_back(Event{&node, tid(), us(t0), std::chrono::duration<double, std::micro>(t1 - t0).count()});
   }
-
-  /// A whole call of the method (one event per call, enclosing its operators).
-  void addCall(const std::string& name, Clock::time_point t0, Clock::time_point t1) {
+  void onSpan(const char* category, const std::string& name, const std::string& detail, Clock::time_point t0,
+              Clock::time_point t1) override {
+    const bool isBuild = std::string_view(category) == "build";
+    if (!isBuild && !timed_.load(std::memory_order_relaxed)) return;
     std::lock_guard<std::mutex> lock(mu_);
-    calls_.push_back(Call{name, tid(), us(t0), std::chrono::duration<double, std::micro>(t1 - t0).count()});
+    spans_.push_back(Span{category, name, detail, tid(), us(t0), std::chrono::duration<double, std::micro>(t1 - t0).count()});
+  }
+
+  /// A whole timed call of the method (category "call"), or the load or a warm-up call
+  /// (`category` "load", "warmup"): one event each, enclosing the rest.
+  void addCall(const std::string& name, Clock::time_point t0, Clock::time_point t1, const char* category = "call") {
+    std::lock_guard<std::mutex> lock(mu_);
+    calls_.push_back(Call{name, category, tid(), us(t0), std::chrono::duration<double, std::micro>(t1 - t0).count()});
   }
 
   void write(const std::string& path) const {
     nlohmann::json events = nlohmann::json::array();
     for (const auto& c : calls_)
-      events.push_back({{"name", c.name}, {"cat", "call"}, {"ph", "X"}, {"ts", c.ts}, {"dur", c.dur}, {"pid", 1},
+      events.push_back({{"name", c.name}, {"cat", c.category}, {"ph", "X"}, {"ts", c.ts}, {"dur", c.dur}, {"pid", 1},
                         {"tid", c.tid}});
     for (const auto& e : events_) {
       nlohmann::json args = nlohmann::json::object();
       if (e.node->sourceRange()) args["place"] = e.node->sourceRange()->str();
       events.push_back({{"name", e.node->kind().toQualString()}, {"cat", "op"}, {"ph", "X"}, {"ts", e.ts},
                         {"dur", e.dur}, {"pid", 1}, {"tid", e.tid}, {"args", args}});
+    }
+    for (const auto& sp : spans_) {
+      nlohmann::json args = nlohmann::json::object();
+      if (!sp.detail.empty()) args["detail"] = sp.detail;
+      events.push_back({{"name", sp.name}, {"cat", sp.category}, {"ph", "X"}, {"ts", sp.ts}, {"dur", sp.dur},
+                        {"pid", 1}, {"tid", sp.tid}, {"args", args}});
     }
     nlohmann::json trace = {{"traceEvents", events}, {"displayTimeUnit", "ms"}};
     const std::string tmp = path + ".tmp";
@@ -144,23 +179,48 @@ class TraceRecorder final : public OpObserver {
       throw Error(fmt::format("{}: cannot rename {} to it", path, tmp));
   }
 
-  /// Total milliseconds per operator kind over all calls, largest first.
+  /// Total milliseconds per operator kind over the timed calls, largest first.
   std::vector<std::pair<std::string, double>> totals() const {
     std::map<std::string, double> ms;
     for (const auto& e : events_) ms[e.node->kind().toQualString()] += e.dur / 1000.0;
-    std::vector<std::pair<std::string, double>> out(ms.begin(), ms.end());
-    std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    return sorted(ms);
+  }
+  /// Total milliseconds per engine layer kind (plugins: per operator) over the timed calls
+  /// (inside the engines' torchless::execute_engine ops), largest first.
+  std::vector<std::pair<std::string, double>> layerTotals() const {
+    std::map<std::string, double> ms;
+    for (const auto& sp : spans_)
+      if (sp.category == "layer") ms[sp.detail.substr(0, sp.detail.find(" at "))] += sp.dur / 1000.0;
+    return sorted(ms);
+  }
+  /// The build steps (name, milliseconds) in order; the layers' preparation spans left out.
+  std::vector<std::pair<std::string, double>> buildSteps() const {
+    std::vector<std::pair<std::string, double>> out;
+    for (const auto& sp : spans_)
+      if (sp.category == "build" && (sp.name == "freeze" || sp.name == "partition" || sp.name == "specialize" || sp.name == "engine plan"))
+        out.emplace_back(sp.name, sp.dur / 1000.0);
     return out;
   }
 
  private:
+  static std::vector<std::pair<std::string, double>> sorted(const std::map<std::string, double>& ms) {
+    std::vector<std::pair<std::string, double>> out(ms.begin(), ms.end());
+    std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    return out;
+  }
   struct Event {
     const Node* node;
     int tid;
     double ts, dur;  // microseconds
   };
+  struct Span {
+    std::string category, name, detail;
+    int tid;
+    double ts, dur;
+  };
   struct Call {
     std::string name;
+    const char* category;
     int tid;
     double ts, dur;
   };
@@ -176,42 +236,60 @@ class TraceRecorder final : public OpObserver {
 
   Clock::time_point origin_;
   std::atomic<int> nextTid_{1};
+  std::atomic<bool> timed_{false};
   mutable std::mutex mu_;
   std::vector<Event> events_;
+  std::vector<Span> spans_;
   std::vector<Call> calls_;
 };
 
 void benchCommand(const BenchOptions& o) {
   if (o.threads > 0) ops::setNumThreads(o.threads);
   const auto origin = Clock::now();
-  auto t0 = Clock::now();
-  Module m = loadWithDeviceMap(o.model, o.device);
-  const double loadMs = msSince(t0);
-  if (!m.findMethod(o.method)) throw m.noSuchMethod(o.method).withPlace(o.model);
-  const auto params = m.methodParams(o.method);
-  std::vector<IValue> args = commandInputs(o.in, o.inputs, params, o.model, o.method);
-  if (o.batch > 0) args = atBatch(std::move(args), o.batch, params);
-  double firstMs = -1;
-  for (int i = 0; i < o.warmup; ++i) {
-    auto t = Clock::now();
-    (void)m.runMethod(o.method, args);
-    if (i == 0) firstMs = msSince(t);
-  }
-
   std::unique_ptr<TraceRecorder> recorder;
   if (!o.profile.empty()) {
     recorder = std::make_unique<TraceRecorder>(origin);
     setOpObserver(recorder.get());
   }
+  struct RemoveObserver {
+    ~RemoveObserver() { setOpObserver(nullptr); }
+  } removeObserver;
+  auto t0 = Clock::now();
+  const double cpu0 = processCpuMs();
+  Module m = loadWithDeviceMap(o.model, o.device);
+  if (!m.findMethod(o.method)) throw m.noSuchMethod(o.method).withPlace(o.model);
+  // The method's execution plan (freeze, partition: Note [Execution pipeline] in
+  // api/pipeline.h) is built as part of the load, as ONNX Runtime's session creation
+  // optimizes the graph; the first call still plans its engines for the input shapes.
+  if (passes::jitOptimizationsEnabled()) (void)m.executionPlan(o.method);
+  const double loadMs = msSince(t0);
+  const double loadCpuMs = processCpuMs() - cpu0;
+  if (recorder) recorder->addCall("load", t0, Clock::now(), "load");
+  const auto params = m.methodParams(o.method);
+  std::vector<IValue> args = commandInputs(o.in, o.inputs, params, o.model, o.method);
+  if (o.batch > 0) args = atBatch(std::move(args), o.batch, params);
+  double firstMs = -1, firstCpuMs = -1;
+  for (int i = 0; i < o.warmup; ++i) {
+    auto t = Clock::now();
+    const double c = processCpuMs();
+    (void)m.runMethod(o.method, args);
+    if (i == 0) firstMs = msSince(t), firstCpuMs = processCpuMs() - c;
+    if (recorder) recorder->addCall(fmt::format("{} (warm-up {})", o.method, i + 1), t, Clock::now(), "warmup");
+  }
+  if (recorder) recorder->startTimed();
   // K callers, each making --runs timed calls; latencies of all calls, wall time of all.
   std::vector<std::vector<double>> perCaller(static_cast<size_t>(o.concurrency));
+  std::vector<double> cpuTimes;  // per call, one caller only (process CPU time)
   auto caller = [&](size_t k) {
     auto& times = perCaller[k];
     times.reserve(static_cast<size_t>(o.runs));
+    if (o.concurrency == 1) cpuTimes.reserve(static_cast<size_t>(o.runs));
     for (int i = 0; i < o.runs; ++i) {
       auto t = Clock::now();
+      const double c = o.concurrency == 1 ? processCpuMs() : 0;
       (void)m.runMethod(o.method, args);
       times.push_back(msSince(t));
+      if (o.concurrency == 1) cpuTimes.push_back(processCpuMs() - c);
       if (recorder) recorder->addCall(o.method, t, Clock::now());
     }
   };
@@ -232,10 +310,7 @@ void benchCommand(const BenchOptions& o) {
         }
       });
     for (auto& t : threads) t.join();
-    if (failure) {
-      setOpObserver(nullptr);
-      std::rethrow_exception(failure);
-    }
+    if (failure) std::rethrow_exception(failure);
   }
   const double wallMs = msSince(wall0);
   setOpObserver(nullptr);
@@ -264,6 +339,16 @@ void benchCommand(const BenchOptions& o) {
                         {"concurrency", o.concurrency},
                         {"inferences_per_s", ips}, {"peak_rss_mib", peakRssMiB()}};
     if (firstMs >= 0) j["first_call_ms"] = firstMs;
+    // CPU time of the process: what the load and the calls cost when other processes share the
+    // cores (their wall times also count the others' turns). Median over the timed calls with
+    // one caller.
+    j["load_cpu_ms"] = loadCpuMs;
+    if (firstCpuMs >= 0) j["first_call_cpu_ms"] = firstCpuMs;
+    if (!cpuTimes.empty()) {
+      std::sort(cpuTimes.begin(), cpuTimes.end());
+      const size_t n = cpuTimes.size();
+      j["median_cpu_ms"] = n % 2 ? cpuTimes[n / 2] : (cpuTimes[n / 2 - 1] + cpuTimes[n / 2]) / 2;
+    }
     if (recorder) j["profile"] = o.profile;
     std::cout << j.dump() << "\n";
     return;
@@ -289,6 +374,20 @@ void benchCommand(const BenchOptions& o) {
     for (size_t i = 0; i < totals.size() && i < 15; ++i)
       std::cout << fmt::format("  {:>10.3f} ms {:>5.1f}%  {}\n", totals[i].second,
                                all > 0 ? 100.0 * totals[i].second / all : 0.0, totals[i].first);
+    auto layers = recorder->layerTotals();
+    if (!layers.empty()) {
+      double inEngines = 0;
+      for (const auto& [kind, ms] : layers) inEngines += ms;
+      std::cout << "engine layers by kind (inside torchless::execute_engine):\n";
+      for (size_t i = 0; i < layers.size() && i < 15; ++i)
+        std::cout << fmt::format("  {:>10.3f} ms {:>5.1f}%  {}\n", layers[i].second,
+                                 inEngines > 0 ? 100.0 * layers[i].second / inEngines : 0.0, layers[i].first);
+    }
+    auto steps = recorder->buildSteps();
+    if (!steps.empty()) {
+      std::cout << "build steps (in the warm-up calls):\n";
+      for (const auto& [name, ms] : steps) std::cout << fmt::format("  {:>10.3f} ms  {}\n", ms, name);
+    }
   }
 }
 

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstring>
+#include <map>
 #include <fcntl.h>
 #include <spawn.h>
 
@@ -137,6 +138,58 @@ TEST(BenchCli, ProfileWritesAChromeTraceOfEveryKernelCall) {
     if (e.at("cat") == "op") ++jitOps;
   EXPECT_GT(jitOps, 0);
   EXPECT_EQ(jitOps % 2, 0);
+}
+
+// Issue 13: `--profile` shows inside the engines. Each timed call has one "layer" event per
+// engine layer that runs (the same layers every call), and the build steps appear once, as
+// "build" events: freeze and partition during the load, the engine plan (with each layer's
+// preparation) in the first warm-up call. The text output sums the layers by kind.
+TEST(BenchCli, ProfileShowsEngineLayersAndBuildSteps) {
+  const fs::path d = testing::freshDir("api", "bench_profile_layers");
+  auto r = runCli({"bench", kModel, kInput, "--runs", "3", "--warmup", "2", "--profile", (d / "p.json").string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("engine layers by kind"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Convolution"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("build steps"), std::string::npos) << r.out;
+  auto trace = nlohmann::json::parse(testing::readFile(d / "p.json"));
+  int calls = 0, loads = 0, warmups = 0, layers = 0, convLayers = 0;
+  std::map<std::string, int> steps;
+  double loadEnd = 0, firstWarmupStart = -1;
+  for (const auto& e : trace.at("traceEvents")) {
+    const std::string cat = e.at("cat");
+    if (cat == "call") ++calls;
+    if (cat == "load") ++loads, loadEnd = e.at("ts").get<double>() + e.at("dur").get<double>();
+    if (cat == "warmup") {
+      ++warmups;
+      const double ts = e.at("ts").get<double>();
+      if (firstWarmupStart < 0 || ts < firstWarmupStart) firstWarmupStart = ts;
+    }
+    if (cat == "layer") {
+      ++layers;
+      EXPECT_FALSE(e.at("name").get<std::string>().empty());
+      if (e.at("args").at("detail").get<std::string>().rfind("Convolution", 0) == 0) ++convLayers;
+    }
+    if (cat == "build") ++steps[e.at("name").get<std::string>()];
+  }
+  EXPECT_EQ(calls, 3);
+  EXPECT_EQ(loads, 1);
+  EXPECT_EQ(warmups, 2);
+  EXPECT_GT(convLayers, 0);
+  EXPECT_EQ(layers % 3, 0);  // the same layers in every timed call
+  EXPECT_EQ(steps["freeze"], 1);
+  EXPECT_GE(steps["partition"], 1);
+  EXPECT_EQ(steps["engine plan"], 1);  // one input signature, planned once
+  // freeze and partition ran inside the load, the engine plan after it.
+  for (const auto& e : trace.at("traceEvents")) {
+    if (e.at("cat") != "build") continue;
+    const double end = e.at("ts").get<double>() + e.at("dur").get<double>();
+    if (e.at("name") == "freeze") {
+      EXPECT_LE(end, loadEnd);
+    }
+    if (e.at("name") == "engine plan") {
+      EXPECT_GE(e.at("ts").get<double>(), firstWarmupStart);
+    }
+  }
 }
 
 // Note [OpenMP wait policy] (tools/thread_env.cpp): idle OpenMP threads sleep at once (spin

@@ -115,6 +115,88 @@ TEST(Engine, ResidualBlockFusesIntoTwoConvolutionsAndMatchesTheInterpreter) {
   EXPECT_EQ(seg->built->numPlans(), 1u);
 }
 
+// Note [Residual in place] (engine.cpp): a residual that nothing reads after its fused add
+// lends its arena buffer to the convolution's output (y0, then b3 in a chain); one still read
+// afterwards (d3, by the conv g1, after e1's add) keeps its own. Calls after the first run the planned arena.
+const char* kResidualChain = R"IR(
+graph(%x : Tensor, %w0 : Tensor, %w1 : Tensor, %w2 : Tensor, %w3 : Tensor, %w4 : Tensor, %w5 : Tensor, %w6 : Tensor, %w7 : Tensor, %w8 : Tensor):
+  %none : NoneType = prim::Constant()
+  %one : int = prim::Constant[value=1]()
+  %s : int[] = prim::Constant[value=[1, 1]]()
+  %y0 : Tensor = aten::conv2d(%x, %w0, %none, %s, %s, %s, %one)
+  %a1 : Tensor = aten::conv2d(%y0, %w1, %none, %s, %s, %s, %one)
+  %a2 : Tensor = aten::relu_(%a1)
+  %b1 : Tensor = aten::conv2d(%a2, %w2, %none, %s, %s, %s, %one)
+  %b2 : Tensor = aten::add_(%b1, %y0, %one)
+  %b3 : Tensor = aten::relu_(%b2)
+  %c1 : Tensor = aten::conv2d(%b3, %w3, %none, %s, %s, %s, %one)
+  %c2 : Tensor = aten::relu_(%c1)
+  %d1 : Tensor = aten::conv2d(%c2, %w4, %none, %s, %s, %s, %one)
+  %d2 : Tensor = aten::add_(%d1, %b3, %one)
+  %d3 : Tensor = aten::relu_(%d2)
+  %e0 : Tensor = aten::conv2d(%d3, %w8, %none, %s, %s, %s, %one)
+  %e0r : Tensor = aten::relu(%e0)
+  %e1 : Tensor = aten::conv2d(%e0r, %w5, %none, %s, %s, %s, %one)
+  %e2 : Tensor = aten::add(%e1, %d3, %one)
+  %g1 : Tensor = aten::conv2d(%d3, %w6, %none, %s, %s, %s, %one)
+  %g2 : Tensor = aten::relu(%g1)
+  %h1 : Tensor = aten::conv2d(%g2, %w7, %none, %s, %s, %s, %one)
+  %h2 : Tensor = aten::add_(%h1, %e2, %one)
+  return (%h2)
+)IR";
+
+TEST(Engine, ResidualsNothingReadsLaterAreSummedInPlace) {
+  std::map<std::string, Tensor> w;
+  for (int i = 0; i <= 8; ++i) w["w" + std::to_string(i)] = randn({8, 8, 3, 3}, 20 + i);
+  auto reference = graphWith(kResidualChain, w);
+  auto compiled = reference->copy();
+  PartitionReport report = partitionGraph(*compiled);
+  ASSERT_EQ(report.numEngines(), 1u) << report.str();
+  for (int call = 0; call < 3; ++call) {
+    const Tensor x = randn({2, 8, 6, 6}, 40 + call);
+    auto want = runGraph(reference, {IValue(x.clone())});
+    auto got = runGraph(compiled, {IValue(x.clone())});
+    expectClose(got[0], want[0], 1e-4);
+  }
+}
+
+// The engine keeps convolution and pool outputs channels-last; aten::view after them (LeNet's
+// x.view(-1, 16 * 5 * 5)) sees PyTorch's contiguous layout, in one engine, as the interpreter.
+const char* kConvPoolView = R"IR(
+graph(%x : Tensor, %w1 : Tensor, %w2 : Tensor, %fw : Tensor):
+  %none : NoneType = prim::Constant()
+  %one : int = prim::Constant[value=1]()
+  %zero : int = prim::Constant[value=0]()
+  %f : bool = prim::Constant[value=0]()
+  %s : int[] = prim::Constant[value=[1, 1]]()
+  %p : int[] = prim::Constant[value=[0, 0]]()
+  %k : int[] = prim::Constant[value=[2, 2]]()
+  %flat : int[] = prim::Constant[value=[-1, 72]]()
+  %flat2 : int[] = prim::Constant[value=[-1, 288]]()
+  %c1 : Tensor = aten::conv2d(%x, %w1, %none, %s, %p, %s, %one)
+  %r1 : Tensor = aten::relu(%c1)
+  %m1 : Tensor = aten::max_pool2d(%r1, %k, %k, %p, %s, %f)
+  %v1 : Tensor = aten::view(%m1, %flat)
+  %c2 : Tensor = aten::conv2d(%x, %w2, %none, %s, %p, %s, %one)
+  %v2 : Tensor = aten::view(%c2, %flat2)
+  %y1 : Tensor = aten::linear(%v1, %fw, %none)
+  %y : Tensor = aten::add(%y1, %v2, %one)
+  return (%y)
+)IR";
+
+TEST(Engine, ViewOfChannelsLastActivationsSeesPyTorchsLayout) {
+  auto reference = graphWith(kConvPoolView, {{"w1", randn({8, 3, 3, 3}, 51)},
+                                             {"w2", randn({8, 3, 3, 3}, 52)},
+                                             {"fw", randn({288, 72}, 53)}});
+  auto compiled = reference->copy();
+  PartitionReport report = partitionGraph(*compiled);
+  ASSERT_EQ(report.numEngines(), 1u) << report.str();
+  for (int call = 0; call < 2; ++call) {
+    const Tensor x = randn({2, 3, 8, 8}, 60 + call);
+    expectClose(runGraph(compiled, {IValue(x.clone())})[0], runGraph(reference, {IValue(x.clone())})[0], 1e-4);
+  }
+}
+
 TEST(Engine, DynamicBatchMakesOnePlanPerSignature) {
   auto reference = graphWith(kResidualBlock, residualWeights());
   auto compiled = reference->copy();

@@ -1,10 +1,11 @@
 // The float32 fast paths of elementwise ops (Note [Elementwise fast paths]), in-place
 // activations and adds, the caching allocator's uninitialized blocks, and the fused,
-// primitive-cached oneDNN convolution (ops::convolutionFused): each checked against the
-// generic path it replaces.
+// primitive-cached oneDNN convolution (ops::convolutionFused), float max_pool2d without
+// indices (ops::maxPool): each checked against the generic path it replaces.
 
 #include "ops/conv.h"
 #include "ops/elementwise.h"
+#include "ops/pool.h"
 #include "ops/shape.h"
 
 #include <gtest/gtest.h>
@@ -295,6 +296,77 @@ TEST(OpsFusedConv, PrimitivesAreCachedAcrossCalls) {
   EXPECT_EQ(convolutionCacheSize(), n);
   (void)convNd(filled({1, 5, 9, 7}, -1, 1, 42), w, std::nullopt, {1}, {0}, {1}, 1);
   EXPECT_EQ(convolutionCacheSize(), n + 1);
+}
+
+// adaptive_avg_pool2d(x, 1) of a channels-last float input (squeeze-and-excitation blocks)
+// reads it in place and gives the generic path's numbers to the bit (same double sums, same
+// order); contiguous inputs and other output sizes take the generic path.
+TEST(OpsFastPaths, GlobalAvgPoolOfChannelsLastMatchesGenericBitForBit) {
+  for (const IntList& sizes : {IntList{1, 300, 7, 7}, IntList{2, 5, 3, 4}, IntList{3, 2, 1, 2}}) {
+    const Tensor x = filled(sizes, -3, 3, 11);
+    const Tensor want = adaptiveAvgPool(x, 2, {1, 1});  // contiguous: the generic path
+    const Tensor nhwc = permute(permute(x, {0, 2, 3, 1}).contiguous(), {0, 3, 1, 2});
+    for (const IntList& out : {IntList{1}, IntList{1, 1}}) {
+      const Tensor got = adaptiveAvgPool(nhwc, 2, out);
+      EXPECT_EQ(got.sizes(), (IntList{sizes[0], sizes[1], 1, 1}));
+      expectSame(got, want);
+    }
+  }
+}
+
+// A channels-last float tensor times a per-channel [N or 1, C, 1, 1] scale, in either order
+// (squeeze-and-excitation): the generic broadcast's products, in a channels-last result as
+// PyTorch's TensorIterator gives (torch: (s * x).stride() == (60, 1, 15, 5) for x of
+// [2, 5, 4, 3] in torch.channels_last and s of [2, 5, 1, 1]).
+TEST(OpsFastPaths, ChannelsLastTimesPerChannelScaleMatchesGeneric) {
+  for (const IntList& sizes : {IntList{2, 5, 4, 3}, IntList{1, 96, 14, 14}}) {
+    const Tensor x = filled(sizes, -3, 3, 5);
+    const Tensor nhwc = permute(permute(x, {0, 2, 3, 1}).contiguous(), {0, 3, 1, 2});
+    for (int64_t sn : {int64_t{1}, sizes[0]}) {
+      const Tensor s = filled({sn, sizes[1], 1, 1}, -2, 2, 9);
+      const Tensor want = mul(x, s);  // contiguous x: the generic broadcast
+      // s as a channels-last convolution leaves it: strides (C, 1, C, C).
+      const Tensor sCl = permute(permute(s, {0, 2, 3, 1}).contiguous(), {0, 3, 1, 2});
+      for (const Tensor& got : {mul(nhwc, s), mul(s, nhwc), mul(nhwc, sCl)}) {
+        expectSame(got, want);
+        EXPECT_EQ(got.strides(), nhwc.strides());
+      }
+    }
+  }
+}
+
+// ops::maxPool's float32 2-d path (no indices) against maxPoolWithIndices's values, which the
+// op oracle checks against PyTorch: contiguous and channels-last inputs, padding, dilation,
+// ceil mode, NaN and -inf. A channels-last input gives a channels-last result, as in PyTorch
+// (F.max_pool2d of a torch.channels_last tensor is channels_last).
+TEST(OpsFastPaths, MaxPool2dMatchesGenericWithAndWithoutChannelsLast) {
+  struct Case {
+    IntList sizes, kernel, stride, padding, dilation;
+    bool ceil;
+  };
+  const Case cases[] = {{{1, 64, 12, 12}, {3}, {2}, {1}, {1}, false},
+                        {{2, 5, 9, 8}, {3, 2}, {2, 1}, {1, 0}, {1}, true},
+                        {{1, 3, 11, 10}, {3}, {2}, {1}, {2}, false},
+                        {{2, 7, 5, 5}, {2}, {}, {0}, {1}, true}};
+  for (const Case& c : cases) {
+    for (bool nan : {false, true}) {
+      Tensor x = filled(c.sizes, -3, 3, 7);
+      if (nan) {
+        x.data<float>()[5] = std::numeric_limits<float>::quiet_NaN();
+        x.data<float>()[x.numel() - 3] = -std::numeric_limits<float>::infinity();
+      }
+      const Tensor want = std::get<0>(maxPoolWithIndices(x, 2, c.kernel, c.stride, c.padding, c.dilation, c.ceil));
+      const Tensor got = maxPool(x, 2, c.kernel, c.stride, c.padding, c.dilation, c.ceil);
+      EXPECT_TRUE(got.isContiguous());
+      expectSame(got, want);
+      // The same values stored channels-last (NHWC memory, NCHW sizes).
+      const Tensor nhwc = permute(permute(x, {0, 2, 3, 1}).contiguous(), {0, 3, 1, 2});
+      const Tensor gotCl = maxPool(nhwc, 2, c.kernel, c.stride, c.padding, c.dilation, c.ceil);
+      expectSame(gotCl, want);
+      const IntList& o = gotCl.sizes();
+      EXPECT_EQ(gotCl.strides(), (IntList{o[1] * o[2] * o[3], 1, o[3] * o[1], o[1]}));
+    }
+  }
 }
 
 }  // namespace

@@ -4,12 +4,14 @@
 #include "convert/engine/layer_exec.h"
 #include "core/error.h"
 #include "ops/parallel.h"
+#include "runtime/op_observer.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <unordered_map>
 
 namespace torchless::engine {
 
@@ -116,12 +118,49 @@ void planMemory(const NetworkDefinition& net, Plan& plan) {
   for (ValueId o : net.outputs())
     for (ValueId r : roots[static_cast<size_t>(o)]) escapes[static_cast<size_t>(r)] = true;
 
+  // Note [Residual in place]
+  // A product layer with a fused residual (sum post-op) copies the residual into its output
+  // before oneDNN adds to it. When the residual is an arena buffer's own value (not a view)
+  // that nothing reads after this layer, of the output's sizes, strides and dtype, and not
+  // what the layer reads as its input, the output takes the residual's buffer and the copy is
+  // skipped (ResNet's blocks: every residual add). Chains share one buffer.
+  auto sameLayout = [&](ValueId a, ValueId b) {
+    const IValue& x = plan.slots[static_cast<size_t>(a)];
+    const IValue& y = plan.slots[static_cast<size_t>(b)];
+    if (!x.isTensor() || !y.isTensor()) return false;
+    const Tensor& u = x.toTensor();
+    const Tensor& v = y.toTensor();
+    return u.dtype() == ScalarType::Float && v.dtype() == ScalarType::Float && u.sizes() == v.sizes() &&
+           u.strides() == v.strides() && u.storageOffset() == 0;
+  };
+  std::vector<ValueId> aliasOf(nv, ValueId(-1));
+  auto baseOf = [&](ValueId v) {
+    while (aliasOf[static_cast<size_t>(v)] != ValueId(-1)) v = aliasOf[static_cast<size_t>(v)];
+    return v;
+  };
+  for (size_t li = 0; li < layers.size(); ++li) {
+    const Layer& l = layers[li];
+    LayerExec* e = plan.execs[li].get();
+    if (!e || !e->ownsOutput() || !e->sumsIntoOutput() || l.inputs.size() < 2) continue;
+    const ValueId o = l.outputs[0], r = l.inputs.back(), x = l.inputs[0];
+    const auto ri = static_cast<size_t>(r);
+    if (escapes[static_cast<size_t>(o)] || roots[ri].size() != 1 || roots[ri][0] != r || escapes[ri]) continue;
+    const int d = def[ri];
+    if (d < 0 || !plan.execs[static_cast<size_t>(d)] || !plan.execs[static_cast<size_t>(d)]->ownsOutput()) continue;
+    if (lastUse[ri] != static_cast<int>(li)) continue;
+    const auto& xr = roots[static_cast<size_t>(x)];
+    if (std::find(xr.begin(), xr.end(), r) != xr.end() || x == r) continue;
+    if (e->outputBytes() != plan.execs[static_cast<size_t>(d)]->outputBytes() || !sameLayout(o, r)) continue;
+    aliasOf[static_cast<size_t>(o)] = r;
+  }
+
   struct Buf {
     ValueId v;
     int begin, end;
     size_t bytes, offset = 0;
   };
   std::vector<Buf> bufs;
+  std::unordered_map<ValueId, size_t> bufOf;  // base value -> index in bufs
   for (size_t li = 0; li < layers.size(); ++li) {
     if (!plan.execs[li] || !plan.execs[li]->ownsOutput()) continue;
     ValueId o = layers[li].outputs[0];
@@ -130,6 +169,15 @@ void planMemory(const NetworkDefinition& net, Plan& plan) {
     const size_t bytes = plan.execs[li]->outputBytes();
     if (bytes == 0) continue;
     int end = std::max(lastUse[static_cast<size_t>(o)], static_cast<int>(li));
+    if (aliasOf[static_cast<size_t>(o)] != ValueId(-1)) {
+      auto it = bufOf.find(baseOf(o));
+      if (it != bufOf.end()) {
+        bufs[it->second].end = std::max(bufs[it->second].end, end);
+        continue;
+      }
+      aliasOf[static_cast<size_t>(o)] = ValueId(-1);  // the residual got no buffer: one of its own
+    }
+    bufOf[o] = bufs.size();
     bufs.push_back({o, static_cast<int>(li), end, (bytes + 63) / 64 * 64});
   }
   // Greedy: largest first, lowest offset that overlaps no live buffer placed before.
@@ -161,6 +209,12 @@ void planMemory(const NetworkDefinition& net, Plan& plan) {
   plan.arenaBytes = total;
   for (const Buf& b : bufs)
     plan.execs[static_cast<size_t>(b.begin)]->useOutputBuffer(plan.arena, b.offset);
+  for (size_t li = 0; li < layers.size(); ++li) {
+    if (!plan.execs[li] || layers[li].outputs.empty()) continue;
+    const ValueId o = layers[li].outputs[0];
+    if (aliasOf[static_cast<size_t>(o)] == ValueId(-1)) continue;
+    plan.execs[li]->useOutputBuffer(plan.arena, bufs[bufOf.at(baseOf(o))].offset);
+  }
 }
 
 }  // namespace
@@ -252,7 +306,16 @@ std::vector<IValue> Engine::run(const std::vector<IValue>& inputs) const {
 
   const auto& layers = network_.layers();
   const auto& ins = network_.inputs();
+  OpObserver* obs = opObserver();
+  using Clock = std::chrono::steady_clock;
+  // "Convolution at code/m.py:3:4", "Plugin aten::mul at ...": the kind (a plugin's op) and place.
+  auto spanDetail = [](const Layer& l) {
+    std::string d = toString(l.kind);
+    if (l.node && (l.kind == LayerKind::Plugin || l.kind == LayerKind::Shape)) d += " " + l.node->kind().toQualString();
+    return l.place.empty() ? d : fmt::format("{} at {}", d, l.place);
+  };
   if (!plan->prepared) {
+    BuildSpan planSpan("engine plan", fmt::format("{} layers", layers.size()));
     plan->slots.assign(network_.values().size(), IValue());
     plan->persistent.assign(network_.values().size(), false);
     plan->execs.clear();
@@ -266,8 +329,10 @@ std::vector<IValue> Engine::run(const std::vector<IValue>& inputs) const {
           plan->persistent[static_cast<size_t>(l.outputs[0])] = true;
           continue;
         }
+        const Clock::time_point t0 = obs ? Clock::now() : Clock::time_point();
         std::unique_ptr<LayerExec> e = makeLayerExec(l, plan->slots);
         e->run(plan->slots);
+        if (obs) obs->onSpan("build", l.name, spanDetail(l), t0, Clock::now());
         if (l.kind == LayerKind::Shape) {  // evaluated once per signature
           for (ValueId o : l.outputs) plan->persistent[static_cast<size_t>(o)] = true;
           continue;
@@ -287,7 +352,13 @@ std::vector<IValue> Engine::run(const std::vector<IValue>& inputs) const {
       LayerExec* e = plan->execs[li].get();
       if (!e) continue;
       try {
-        e->run(plan->slots);
+        if (obs) [[unlikely]] {
+          const Clock::time_point t0 = Clock::now();
+          e->run(plan->slots);
+          obs->onSpan("layer", layers[li].name, spanDetail(layers[li]), t0, Clock::now());
+        } else {
+          e->run(plan->slots);
+        }
       } catch (Error& err) {
         const Layer& l = layers[li];
         err.withPlace(l.place);

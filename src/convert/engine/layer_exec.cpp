@@ -154,7 +154,7 @@ class ProductExec : public LayerExec {
       out = arenaOut_.defined() ? arenaOut_
                                 : Tensor::fromStorage(Storage::allocate(outBytes_), 0, outSizes_, outStrides_,
                                                       ScalarType::Float);
-      if (residual) {
+      if (residual && residual->rawData() != out.rawData()) {  // same: Note [Residual in place]
         if (residual->strides() == outStrides_ && residual->dtype() == ScalarType::Float)
           std::memcpy(out.rawData(), residual->rawData(), outBytes_);
         else
@@ -171,6 +171,7 @@ class ProductExec : public LayerExec {
   }
 
   bool ownsOutput() const override { return dnnl_; }
+  bool sumsIntoOutput() const override { return dnnl_ && l_.hasResidual; }
   size_t outputBytes() const override { return dnnl_ ? outBytes_ : 0; }
   void useOutputBuffer(const Storage& arena, size_t offset) override {
     arenaOut_ = Tensor::fromStorage(arena, static_cast<int64_t>(offset / sizeof(float)), outSizes_, outStrides_,
@@ -402,6 +403,8 @@ class KernelExec : public LayerExec {
                                          op ? op->key : l.node->kind().toQualString(), l.name),
                              l.place);
     stack_.reserve(l.args.size() + l.outputs.size());
+    static const Symbol kView = Symbol::aten("view");
+    contiguousSelf_ = l.node->kind() == kView;
   }
 
   void run(std::vector<IValue>& slots) override {
@@ -411,6 +414,11 @@ class KernelExec : public LayerExec {
       if (a) stack_.push_back(*a);
       else stack_.push_back(slots[static_cast<size_t>(l_.inputs[j++])]);
     }
+    // The engine keeps activations channels-last where PyTorch's are contiguous (convolutions,
+    // pools): aten::view, which depends on strides, sees them in PyTorch's layout (a conv or
+    // max_pool2d followed by x.view(n, -1), as LeNet does, would otherwise be refused).
+    if (contiguousSelf_ && !stack_.empty() && stack_[0].isTensor() && !stack_[0].toTensor().isContiguous())
+      stack_[0] = IValue(stack_[0].toTensor().contiguous());
     op_(stack_);
     const size_t n = l_.node->outputs().size();
     TL_INTERNAL_ASSERT(stack_.size() >= n, "kernel of '{}' left too few outputs", l_.name);
@@ -424,6 +432,7 @@ class KernelExec : public LayerExec {
   const Layer& l_;
   Operation op_;
   Stack stack_;
+  bool contiguousSelf_ = false;
 };
 
 // ---- int8 Convolution / MatMul (Layer::quantized) --------------------------------------------
@@ -464,6 +473,7 @@ class QProductExec : public LayerExec {
   }
 
   bool ownsOutput() const override { return dnnl_; }
+  bool sumsIntoOutput() const override { return dnnl_ && l_.hasResidual; }
   size_t outputBytes() const override { return dnnl_ ? outBytes_ : 0; }
   void useOutputBuffer(const Storage& arena, size_t offset) override {
     arenaOut_ = Tensor::fromStorage(arena, static_cast<int64_t>(offset), outSizes_, outStrides_, ScalarType::QUInt8);

@@ -26,6 +26,10 @@ class LayerExec {
   /// From now on, write the output into `arena` at byte `offset` (same sizes and strides as
   /// the first run's output).
   virtual void useOutputBuffer(const Storage& arena, size_t offset) { (void)arena, (void)offset; }
+  /// True when the output starts as a copy of the residual input (a oneDNN sum post-op), so
+  /// that the output may be given the residual's own buffer when nothing reads the residual
+  /// afterwards (Note [Residual in place] in engine.cpp): the copy is then skipped.
+  virtual bool sumsIntoOutput() const { return false; }
 };
 
 /// An empty cache of reordered weights for one Convolution or MatMul layer.

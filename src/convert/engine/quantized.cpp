@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "ops/quantized.h"
+#include "runtime/kernel.h"
 
 #include <fmt/format.h>
 
@@ -128,7 +129,9 @@ void registerEngineQuantizedConverters(EngineConverterRegistry& r) {
     });
   // The other quantized:: ops with kernels: plugin layers. Their only opaque arguments may be
   // packed params; ops that return objects (the prepack ops) stay out, as do impure ones.
-  for (const OpInfo* op : OperatorRegistry::global().all()) {
+  // The kernel registry's list, not OperatorRegistry::all(): that would parse every lazy
+  // schema (Note [Lazy schemas]), ~15 ms of every process that partitions a graph.
+  for (const OpInfo* op : KernelRegistry::global().opsWithKernels()) {
     if (op->schema.name().rfind("quantized::", 0) != 0 || !op->kernel || r.find(std::string_view(op->key))) continue;
     if (op->hasSideEffects || op->nondeterministic || op->mutates) continue;
     bool ok = true;
