@@ -157,8 +157,8 @@ Tensor qinstanceNorm(const Tensor& x, const std::optional<Tensor>& weight, const
                      double eps, double scale, int64_t zeroPoint);
 /// aten::upsample_bilinear2d on a per-tensor quantized x [N, C, H, W] (PyTorch's
 /// upsample_bilinear2d_quantized_cpu): the integers are interpolated in float with float source
-/// indices and requantized with x's own qparams (zp + nearbyint(value - zp)). Channels-last
-/// inputs get the NHWC kernel's fused multiply-adds. Throws for other ranks or empty sizes.
+/// indices, no fused multiply-add, and requantized with x's own qparams (zp + nearbyint(value -
+/// zp)); equal sizes copy. Throws for other ranks or empty sizes.
 Tensor qupsampleBilinear2d(const Tensor& x, const IntList& outputSize, bool alignCorners,
                            std::optional<double> scalesH, std::optional<double> scalesW);
 /// aten::hardsigmoid on a quantized tensor: quantize(min(max(x + 3, 0), 6) / 6) of the

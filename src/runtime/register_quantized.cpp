@@ -7,7 +7,7 @@
 //   aten ops that PyTorch also runs on quantized tensors (relu, max_pool2d, adaptive_avg_pool2d,
 //     upsample_nearest2d, upsample_bilinear2d, cat, sigmoid, hardsigmoid ...): their float kernels are wrapped
 //     (KernelRegistry::wrapKernel) so that a quantized first input takes the quantized path.
-// Also aten::FloatImplicit and aten::stft (ops/spectral.h), which the quantized archives we
+// Also aten::FloatImplicit, IntImplicit and aten::stft (ops/spectral.h), which the quantized archives we
 // meet use (kws_crnn_streaming).
 
 #include "ops/elementwise.h"
@@ -485,6 +485,18 @@ void registerTensorOps(KernelRegistry& r) {
                               "(got {}-d)",
                               t.dim()));
     return IValue(t.itemDouble());
+  });
+  // int(t) of a 0-d integral tensor (eager quantized GroupNorm / InstanceNorm / LayerNorm pass
+  // their zero_point buffer), as PyTorch's checkImplicitTensorToNum(to_int=true).
+  defN<1>(r, "aten::IntImplicit", [](const IValue* a) {
+    const Tensor& t = a[0].toTensor();
+    if (t.dim() != 0)
+      throw Error(fmt::format("Cannot input a tensor of dimension other than 0 as a scalar argument "
+                              "(got {}-d)",
+                              t.dim()));
+    if (isFloatingType(t.dtype()) || t.isQuantized())
+      throw Error(fmt::format("Cannot input a tensor of type {} as an integral argument", dtypeName(t.dtype())));
+    return IValue(t.itemInt());
   });
 }
 
