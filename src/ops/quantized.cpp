@@ -1119,7 +1119,21 @@ Tensor qrelu(const Tensor& x) {
 }
 
 Tensor qhardswish(const Tensor& x, double scale, int64_t zeroPoint) {
-  return quantizePerTensor(hardswish(dequantizeFma(x)), scale, zeroPoint, x.dtype());
+  // PyTorch's qhardswish_kernel (vector body): fma dequantize, x * min(max(x + 3, 0), 6) / 6 in
+  // float (a division, not a multiply by 1/6), quantize with float(1.0 / scale) computed in double.
+  const QuantizerInfo& q = perTensorOf(x, "hardswish");
+  checkScale(scale, "hardswish");
+  checkZeroPoint(zeroPoint, x.dtype(), "hardswish");
+  auto [lo, hi] = quantRange(x.dtype());
+  const float s = static_cast<float>(q.scale), premul = -(s * static_cast<float>(q.zeroPoint));
+  const auto inv = static_cast<float>(1.0 / scale);
+  std::vector<int32_t> ints = intsOf(x);
+  std::vector<int64_t> out(ints.size());
+  for (size_t i = 0; i < ints.size(); ++i) {
+    const float d = std::fma(s, static_cast<float>(ints[i]), premul);
+    out[i] = quantizeOne(d * std::min(std::max(d + 3.0f, 0.0f), 6.0f) / 6.0f, inv, zeroPoint, lo, hi);
+  }
+  return fromInts(out, x.sizes(), x.dtype(), scale, zeroPoint);
 }
 Tensor qhardsigmoid(const Tensor& x) {
   const QuantizerInfo& q = perTensorOf(x, "hardsigmoid");
@@ -1365,15 +1379,44 @@ Tensor qavgPool(const Tensor& x, int64_t spatialDims, const IntList& kernel, con
 
 Tensor qadaptiveAvgPool(const Tensor& x, int64_t spatialDims, const IntList& outputSize) {
   const QuantizerInfo& q = perTensorOf(x, "adaptive_avg_pool");
-  // Window sums of the integers (exact in double), then the window size, as PyTorch's
-  // adaptive pool rounds sum / size to the nearest integer.
+  // PyTorch's channels-last qadaptive_avg_pool kernel: acc = (window sum of the integers) -
+  // zp * size in int32, y = nearbyint(float(acc) * float(in_scale / out_scale / size)) + zp;
+  // the zero point comes off before rounding, so with an odd zp a tie rounds the other way than
+  // sum / size would. Its contiguous (NCHW) kernel rounds float(sum / size) instead; the
+  // quantized ops here do not keep PyTorch's memory formats, so the channels-last rule (what
+  // follows quantized convs, e.g. mobilenet_v3's squeeze-excite) is taken for every input: one
+  // quantum at such ties for a contiguous input (api.quantized's static_pooling says so).
+  // The window sums come from the float adaptive pool in double (exact), times the window size.
   Tensor f = intRepr(x).to(ScalarType::Double);
   Tensor means = adaptiveAvgPool(f, spatialDims, outputSize);
   Tensor mc = means.contiguous();
+  const int64_t nd = mc.dim();
+  std::vector<std::vector<int64_t>> lens(static_cast<size_t>(spatialDims));  // window lengths per dim
+  for (int64_t d = 0; d < spatialDims; ++d) {
+    const int64_t in = x.sizes()[static_cast<size_t>(nd - spatialDims + d)];
+    const int64_t out = mc.sizes()[static_cast<size_t>(nd - spatialDims + d)];
+    for (int64_t o = 0; o < out; ++o) {
+      const int64_t start = (o * in) / out, end = ((o + 1) * in + out - 1) / out;
+      lens[static_cast<size_t>(d)].push_back(end - start);
+    }
+  }
   auto [lo, hi] = quantRange(x.dtype());
+  const double ratio = q.scale / q.scale;
   std::vector<int64_t> v(static_cast<size_t>(mc.numel()));
-  for (size_t i = 0; i < v.size(); ++i)
-    v[i] = std::clamp<int64_t>(static_cast<int64_t>(std::nearbyint(static_cast<float>(mc.data<double>()[i]))), lo, hi);
+  for (size_t i = 0; i < v.size(); ++i) {
+    int64_t size = 1, rest = static_cast<int64_t>(i);
+    for (int64_t d = spatialDims - 1; d >= 0; --d) {
+      const auto& l = lens[static_cast<size_t>(d)];
+      const auto n = static_cast<int64_t>(l.size());
+      size *= l[static_cast<size_t>(rest % n)];
+      rest /= n;
+    }
+    const auto sum = static_cast<int64_t>(std::llround(mc.data<double>()[i] * static_cast<double>(size)));
+    const int64_t acc = sum - q.zeroPoint * size;
+    const auto mult = static_cast<float>(ratio / static_cast<double>(size));
+    const auto r = static_cast<int64_t>(roundHalfEven(static_cast<float>(acc) * mult));
+    v[i] = std::clamp<int64_t>(r + q.zeroPoint, lo, hi);
+  }
   return fromInts(v, mc.sizes(), x.dtype(), q.scale, q.zeroPoint);
 }
 

@@ -8,6 +8,7 @@
 #include "ops/parallel.h"
 #include "ops/quantized.h"
 #include "ops/quantized_util.h"
+#include "ops/shape.h"
 
 #include <algorithm>
 #include <cmath>
@@ -53,19 +54,7 @@ Tensor fromInts(const std::vector<int64_t>& v, const IntList& sizes, ScalarType 
   return out;
 }
 
-/// at::Tensor::is_contiguous(MemoryFormat::ChannelsLast) of a 4-d tensor: dims C, W, H, N in
-/// that order have dense strides, dims of size 1 are not checked.
-bool channelsLastContiguous(const Tensor& x) {
-  if (x.dim() != 4) return false;
-  int64_t expected = 1;
-  for (int d : {1, 3, 2, 0}) {
-    const int64_t size = x.sizes()[static_cast<size_t>(d)];
-    if (size == 1) continue;
-    if (x.strides()[static_cast<size_t>(d)] != expected) return false;
-    expected *= size;
-  }
-  return true;
-}
+bool channelsLastContiguous(const Tensor& x) { return x.dim() == 4 && isChannelsLastContiguous(x); }
 
 /// The statistics of one normalized group of n integers, as quantized_normalize_kernel computes
 /// them: mean in units of the input scale (less the zero point) and

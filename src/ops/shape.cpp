@@ -806,10 +806,8 @@ Tensor replicationPad(const Tensor& x, const IntList& pad) { return padByIndex(x
 Tensor clone(const Tensor& x) { return x.clone(); }
 Tensor contiguous(const Tensor& x) { return x.contiguous(); }
 
-namespace {
-/// at::Tensor::is_contiguous(ChannelsLast / ChannelsLast3d): dims C, then the spatial dims from
-/// the last, then N have dense strides; dims of size 1 are not checked.
-bool channelsLastDense(const Tensor& x) {
+bool isChannelsLastContiguous(const Tensor& x) {
+  if (x.dim() != 4 && x.dim() != 5) return false;
   const int64_t nd = x.dim();
   IntList order{1};
   for (int64_t d = nd - 1; d >= 2; --d) order.push_back(d);
@@ -823,7 +821,6 @@ bool channelsLastDense(const Tensor& x) {
   }
   return true;
 }
-}  // namespace
 
 Tensor contiguous(const Tensor& x, MemoryFormat format) {
   if (format == MemoryFormat::Contiguous) return x.contiguous();
@@ -831,7 +828,7 @@ Tensor contiguous(const Tensor& x, MemoryFormat format) {
   const int64_t rank = format == MemoryFormat::ChannelsLast ? 4 : 5;
   TL_CHECK(x.dim() == rank, "required rank {} tensor to use {} format", rank,
            rank == 4 ? "channels_last" : "channels_last_3d");
-  if (channelsLastDense(x)) return x;
+  if (isChannelsLastContiguous(x)) return x;
   IntList toLast{0}, back{0, rank - 1};
   for (int64_t d = 2; d < rank; ++d) {
     toLast.push_back(d);

@@ -33,12 +33,21 @@ OUT = sys.argv[1]
 os.makedirs(OUT, exist_ok=True)
 
 
-def save(name, module, inputs, compare, why, rtol=0.0, atol=0.0, trace=False):
+def logit_quantum(module):
+    """The output scale of the module's last quantized Linear (the quantum of float logits that
+    dequantize it), or None."""
+    linears = [m for m in module.modules() if isinstance(m, torch.ao.nn.quantized.Linear) and
+               not isinstance(m, torch.ao.nn.quantized.dynamic.Linear)]
+    return float(linears[-1].scale) if linears else None
+
+
+def save(name, module, inputs, compare, why, rtol=0.0, atol=0.0, trace=False, export_quanta=None):
     d = os.path.join(OUT, name)
     os.makedirs(d, exist_ok=True)
     for f in os.listdir(d):  # a re-run's case may have fewer inputs or outputs
         if f.endswith(".npy"):
             os.remove(os.path.join(d, f))
+    quantum = logit_quantum(module)
     m = torch.jit.trace(module, tuple(inputs)) if trace else torch.jit.script(module)
     m.eval()
     path = os.path.join(d, "model.pt")
@@ -53,7 +62,12 @@ def save(name, module, inputs, compare, why, rtol=0.0, atol=0.0, trace=False):
         # a Python float is a 0-d float64 array, as `torchless run` writes it
         np.save(os.path.join(d, f"out{i}.npy"), y.numpy() if torch.is_tensor(y) else np.array(y))
     with open(os.path.join(d, "meta.json"), "w") as f:
-        json.dump({"compare": compare, "why": why, "rtol": rtol, "atol": atol}, f, indent=1)
+        meta = {"compare": compare, "why": why, "rtol": rtol, "atol": atol}
+        if quantum is not None:
+            meta["logit_quantum"] = quantum
+        if export_quanta is not None:  # ONNX Runtime's bound, in logit quanta (QuantizedExportOracle)
+            meta["export_quanta"] = export_quanta
+        json.dump(meta, f, indent=1)
 
 
 # ---- quantized tensors ------------------------------------------------------------------------
@@ -215,9 +229,11 @@ class Pools(nn.Module):
 
 
 save("static_pooling", QM.static_quantize(Pools(), [torch.randn(2, 3, 13, 11) for _ in range(3)]),
-     [torch.randn(2, 3, 13, 11)], "exact",
+     [torch.randn(2, 3, 13, 11)], "quantum",
      "aten::max_pool2d / avg_pool2d (count_include_pad, ceil_mode) / adaptive_avg_pool2d / "
-     "upsample_nearest2d / relu / max_pool1d on quantized tensors")
+     "upsample_nearest2d / relu / max_pool1d on quantized tensors; adaptive_avg_pool2d of this "
+     "contiguous input: PyTorch's NCHW kernel rounds sum / size, torchless its channels-last "
+     "kernel's (sum - zp * size) / size + zp (1 quantum at ties)")
 
 
 class Activations(nn.Module):
@@ -303,7 +319,7 @@ save("static_conv_transpose2d", m, [torch.randn(1, 4, 6, 5)], "exact",
 # documentation shows; small input to keep the fixture fast. Exported, it is the QDQ case with a
 # quantized adaptive_avg_pool2d (ONNX Runtime within one quantum of PyTorch there).
 r18 = QM.torchvision_quantized("resnet18", 64)
-save("static_resnet18", r18, [torch.randn(1, 3, 64, 64)], "exact",
+save("static_resnet18", r18, [torch.randn(1, 3, 64, 64)], "exact", export_quanta=32, why=
      "torchvision's quantizable resnet18, fused, eager static (fbgemm qconfig): the float logits "
      "after the last quantized linear")
 
@@ -557,7 +573,7 @@ class Hardsigmoid(nn.Module):
     def forward(self, x):
         q = torch.quantize_per_tensor(x, 0.05, 60, torch.quint8)
         s = torch.quantize_per_tensor(x, 0.04, -3, torch.qint8)
-        c = q.contiguous(memory_format=torch.channels_last)
+        c = torch.quantize_per_tensor(x, 0.05, 60, torch.quint8).contiguous(memory_format=torch.channels_last)
         F.hardtanh(c, 0.0, 3.0, inplace=True)
         r = s.clone()
         F.relu(r, inplace=True)
@@ -592,12 +608,12 @@ for name, backend, size, why in [
     m = QM.torchvision_quantized(name, size, backend=backend)
     save(f"static_{name}", Logits(m) if name in ("googlenet", "inception_v3") else m, [torch.randn(1, 3, size, size)],
          "exact", f"torchvision's quantizable {name}, fused, eager static ({backend} qconfig): {why}; the "
-         "float logits after the last quantized linear")
+         "float logits after the last quantized linear", export_quanta=32)
 for name, backend, why in [("mobilenet_v2", "fbgemm", "relu6 as in-place hardtanh_ on quantized tensors"),
                            ("mobilenet_v3_large", "qnnpack", "hardswish / hardsigmoid modules")]:
     save(f"fx_{name}_{backend}", QM.torchvision_fx_quantized(name, 64, backend=backend), [torch.randn(1, 3, 64, 64)],
          "exact", f"FX graph mode static quantization of torchvision's float {name} ({backend}): {why}",
-         trace=True)
+         trace=True, export_quanta=32)
 
 
 # ---- printing ---------------------------------------------------------------------------------

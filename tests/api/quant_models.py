@@ -57,24 +57,36 @@ def fx_quantize(model, example, calib, backend="fbgemm"):
     return convert_fx(prepared)
 
 
-def torchvision_model(name, quantizable=True, seed=0):
+def torchvision_model(name, size, quantizable=True, seed=0):
     """torchvision's `name` (a TORCHVISION key) with random weights after torch.manual_seed(seed),
     in eval mode: the quantizable variant (torchvision.models.quantization, quantize=False), or
-    the float model for FX."""
+    the float model for FX. Its batch norms' running statistics are those of three random
+    [2, 3, size, size] batches (train-mode forwards, cumulative averages): with the initial ones
+    (mean 0, var 1) mobilenet_v2 / v3's activations vanish and every logit is 0."""
     import torchvision
 
     ctor, kw = TORCHVISION[name]
     torch.manual_seed(seed)
     if quantizable:
-        return getattr(torchvision.models.quantization, ctor)(weights=None, quantize=False, **kw).eval()
-    return getattr(torchvision.models, ctor)(weights=None, **kw).eval()
+        m = getattr(torchvision.models.quantization, ctor)(weights=None, quantize=False, **kw)
+    else:
+        m = getattr(torchvision.models, ctor)(weights=None, **kw)
+    for mod in m.modules():
+        if isinstance(mod, torch.nn.modules.batchnorm._BatchNorm):
+            mod.reset_running_stats()
+            mod.momentum = None
+    m.train()
+    with torch.no_grad():
+        for _ in range(3):
+            m(torch.randn(2, 3, size, size))
+    return m.eval()
 
 
 def torchvision_quantized(name, size, batches=3, backend="fbgemm", seed=0):
     """torchvision's quantizable `name` (torchvision_model), fuse_model(), then eager static
     quantization calibrated on `batches` random [2, 3, size, size] inputs drawn after the model.
     Returns the converted eager module."""
-    m = torchvision_model(name, True, seed)
+    m = torchvision_model(name, size, True, seed)
     m.fuse_model()
     return static_quantize(m, (torch.randn(2, 3, size, size) for _ in range(batches)), backend=backend)
 
@@ -82,6 +94,6 @@ def torchvision_quantized(name, size, batches=3, backend="fbgemm", seed=0):
 def torchvision_fx_quantized(name, size, batches=3, backend="fbgemm", seed=0):
     """torchvision's float `name` through fx_quantize, example and calibration inputs random
     [2, 3, size, size] drawn after the model. Returns the converted GraphModule (trace it)."""
-    m = torchvision_model(name, False, seed)
+    m = torchvision_model(name, size, False, seed)
     return fx_quantize(m, (torch.randn(2, 3, size, size),),
                        (torch.randn(2, 3, size, size) for _ in range(batches)), backend)
