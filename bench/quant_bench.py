@@ -13,30 +13,20 @@ import sys
 
 import numpy as np
 import torch
-import torch.ao.quantization as tq
-import torchvision
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench as B  # noqa: E402  (run, median_ms, bench_ort, bench_torchless, cpu_name)
+
+sys.path.insert(0, os.path.join(B.ROOT, "tests", "api"))
+import quant_models as QM  # noqa: E402  (the models api.gen_quantized makes, at 224x224)
 
 OUT = os.path.join(B.ROOT, "build", "bench_quant")
 
 
 def make(name):
-    torch.manual_seed(0)
-    if name == "resnet18":
-        m = torchvision.models.quantization.resnet18(weights=None, quantize=False)
-    else:
-        m = torchvision.models.quantization.mobilenet_v2(weights=None, quantize=False)
-    m.eval()
-    m.fuse_model()
-    m.qconfig = tq.get_default_qconfig("fbgemm")
-    tq.prepare(m, inplace=True)
-    with torch.no_grad():
-        for _ in range(4):
-            m(torch.randn(2, 3, 224, 224))
-    tq.convert(m, inplace=True)
-    return torch.jit.script(m)
+    """torchvision's quantizable `name`, fused, eager static (fbgemm qconfig), calibrated on four
+    random [2, 3, 224, 224] batches; scripted."""
+    return torch.jit.script(QM.torchvision_quantized(name, 224, batches=4))
 
 
 def bench_pytorch(path, x, threads, runs, warmup):
@@ -78,7 +68,10 @@ def main():
             tl, first, tl_err = B.bench_torchless(args.exe, path, npy, t, args.runs, args.warmup)
             rows.append((name, t, pt, ort, tl, ort_err or tl_err))
             print(rows[-1], flush=True)
+    load = os.getloadavg()
     lines = ["", "## Quantized models (issue 15): eager static, random weights", "",
+             f"Load average (1 / 5 / 15 min) when the run ended: {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} "
+             f"on {os.cpu_count()} cores: the machine was shared, the numbers are rough.", "",
              f"Machine: {B.cpu_name()}; PyTorch {torch.__version__} (quantized engine "
              f"{torch.backends.quantized.engine}: Debian's build has no fbgemm). Command: "
              f"`/usr/bin/python3 bench/quant_bench.py --runs {args.runs} --warmup {args.warmup} "

@@ -1,4 +1,5 @@
 #include "ops/quantized.h"
+#include "ops/quantized_util.h"
 
 #include "core/error.h"
 #include "ops/dnnl_utils.h"
@@ -25,6 +26,8 @@
 
 namespace torchless::ops {
 namespace {
+
+using namespace qutil;
 
 using Scheme = QuantizerInfo::Scheme;
 
@@ -84,36 +87,6 @@ decltype(auto) dispatchQuant(ScalarType qdtype, Fn&& fn) {
       throw Error(fmt::format("quantized dtype {} is not supported (quint8, qint8, qint32 are)",
                               dtypeName(qdtype)));
   }
-}
-
-/// fbgemm::Quantize<T, LEGACY=false>: x * (1 / scale) in float, round half to even, + zp,
-/// saturate. `inv` is 1.0f / float(scale).
-/// nearbyint(t) in the default rounding mode (half to even), inline: below 2^22 in magnitude,
-/// adding and subtracting 1.5 * 2^23 rounds to an integer (the float spacing there is 1); above,
-/// std::rint. (std::nearbyint saves the floating-point environment on every call.)
-inline float roundHalfEven(float t) {
-  if (std::fabs(t) < 4194304.0f) return (t + 12582912.0f) - 12582912.0f;
-  return std::rint(t);
-}
-
-/// fma(s, q, p) in float, exactly, for an 8-bit integer q and p = -(s * zp) rounded to float:
-/// s * q and p are multiples of s's last bit and their sum needs at most 33 bits, so the
-/// double sum is exact and one rounding to float is the fma's (std::fma is a library call
-/// without -mfma).
-inline float fma8(float s, float q, float p) {
-  return static_cast<float>(static_cast<double>(s) * static_cast<double>(q) + static_cast<double>(p));
-}
-
-/// |t| below this converts to int64 in PyTorch's quantize; NaN, infinities and larger values
-/// become INT64_MIN there, i.e. the dtype's lowest value after saturation (1e30 -> 0 in quint8,
-/// 3e9 -> 255: the installed PyTorch 1.13 says so).
-constexpr float kInt64Range = 9.223372036854775808e18f;
-
-inline int64_t quantizeOne(float x, float inv, int64_t zp, int64_t lo, int64_t hi) {
-  const float t = x * inv;
-  if (!(std::fabs(t) < kInt64Range)) return lo;
-  const double r = static_cast<double>(roundHalfEven(t)) + static_cast<double>(zp);
-  return static_cast<int64_t>(std::clamp(r, static_cast<double>(lo), static_cast<double>(hi)));
 }
 
 Tensor contiguousFloat(const Tensor& x, const char* op) {
@@ -1146,7 +1119,38 @@ Tensor qrelu(const Tensor& x) {
 }
 
 Tensor qhardswish(const Tensor& x, double scale, int64_t zeroPoint) {
-  return quantizePerTensor(hardswish(dequantizeFma(x)), scale, zeroPoint, x.dtype());
+  // PyTorch's qhardswish_kernel (vector body): fma dequantize, x * min(max(x + 3, 0), 6) / 6 in
+  // float (a division, not a multiply by 1/6), quantize with float(1.0 / scale) computed in double.
+  const QuantizerInfo& q = perTensorOf(x, "hardswish");
+  checkScale(scale, "hardswish");
+  checkZeroPoint(zeroPoint, x.dtype(), "hardswish");
+  auto [lo, hi] = quantRange(x.dtype());
+  const float s = static_cast<float>(q.scale), premul = -(s * static_cast<float>(q.zeroPoint));
+  const auto inv = static_cast<float>(1.0 / scale);
+  std::vector<int32_t> ints = intsOf(x);
+  std::vector<int64_t> out(ints.size());
+  for (size_t i = 0; i < ints.size(); ++i) {
+    const float d = std::fma(s, static_cast<float>(ints[i]), premul);
+    out[i] = quantizeOne(d * std::min(std::max(d + 3.0f, 0.0f), 6.0f) / 6.0f, inv, zeroPoint, lo, hi);
+  }
+  return fromInts(out, x.sizes(), x.dtype(), scale, zeroPoint);
+}
+Tensor qhardsigmoid(const Tensor& x) {
+  const QuantizerInfo& q = perTensorOf(x, "hardsigmoid");
+  // PyTorch's fixed output qparams for [0, 1]: scale 2^-8 (2^-32 for qint32), zero point 0
+  // (-128 for qint8)
+  const double outScale = x.dtype() == ScalarType::QInt32 ? 2.3283064365386963e-10 : 0.00390625;
+  const int64_t outZp = x.dtype() == ScalarType::QInt8 ? -128 : 0;
+  auto [lo, hi] = quantRange(x.dtype());
+  const float s = static_cast<float>(q.scale), premul = -(s * static_cast<float>(q.zeroPoint));
+  const float inv = 1.0f / static_cast<float>(outScale);
+  std::vector<int32_t> ints = intsOf(x);
+  std::vector<int64_t> out(ints.size());
+  for (size_t i = 0; i < ints.size(); ++i) {
+    const float d = std::fma(s, static_cast<float>(ints[i]), premul);
+    out[i] = quantizeOne(std::min(std::max(d + 3.0f, 0.0f), 6.0f) / 6.0f, inv, outZp, lo, hi);
+  }
+  return fromInts(out, x.sizes(), x.dtype(), outScale, outZp);
 }
 Tensor qsigmoid(const Tensor& x, double scale, int64_t zeroPoint) {
   return quantizePerTensor(sigmoid(dequantizeFma(x)), scale, zeroPoint, x.dtype());
@@ -1375,15 +1379,44 @@ Tensor qavgPool(const Tensor& x, int64_t spatialDims, const IntList& kernel, con
 
 Tensor qadaptiveAvgPool(const Tensor& x, int64_t spatialDims, const IntList& outputSize) {
   const QuantizerInfo& q = perTensorOf(x, "adaptive_avg_pool");
-  // Window sums of the integers (exact in double), then the window size, as PyTorch's
-  // adaptive pool rounds sum / size to the nearest integer.
+  // PyTorch's channels-last qadaptive_avg_pool kernel: acc = (window sum of the integers) -
+  // zp * size in int32, y = nearbyint(float(acc) * float(in_scale / out_scale / size)) + zp;
+  // the zero point comes off before rounding, so with an odd zp a tie rounds the other way than
+  // sum / size would. Its contiguous (NCHW) kernel rounds float(sum / size) instead; the
+  // quantized ops here do not keep PyTorch's memory formats, so the channels-last rule (what
+  // follows quantized convs, e.g. mobilenet_v3's squeeze-excite) is taken for every input: one
+  // quantum at such ties for a contiguous input (api.quantized's static_pooling says so).
+  // The window sums come from the float adaptive pool in double (exact), times the window size.
   Tensor f = intRepr(x).to(ScalarType::Double);
   Tensor means = adaptiveAvgPool(f, spatialDims, outputSize);
   Tensor mc = means.contiguous();
+  const int64_t nd = mc.dim();
+  std::vector<std::vector<int64_t>> lens(static_cast<size_t>(spatialDims));  // window lengths per dim
+  for (int64_t d = 0; d < spatialDims; ++d) {
+    const int64_t in = x.sizes()[static_cast<size_t>(nd - spatialDims + d)];
+    const int64_t out = mc.sizes()[static_cast<size_t>(nd - spatialDims + d)];
+    for (int64_t o = 0; o < out; ++o) {
+      const int64_t start = (o * in) / out, end = ((o + 1) * in + out - 1) / out;
+      lens[static_cast<size_t>(d)].push_back(end - start);
+    }
+  }
   auto [lo, hi] = quantRange(x.dtype());
+  const double ratio = q.scale / q.scale;
   std::vector<int64_t> v(static_cast<size_t>(mc.numel()));
-  for (size_t i = 0; i < v.size(); ++i)
-    v[i] = std::clamp<int64_t>(static_cast<int64_t>(std::nearbyint(static_cast<float>(mc.data<double>()[i]))), lo, hi);
+  for (size_t i = 0; i < v.size(); ++i) {
+    int64_t size = 1, rest = static_cast<int64_t>(i);
+    for (int64_t d = spatialDims - 1; d >= 0; --d) {
+      const auto& l = lens[static_cast<size_t>(d)];
+      const auto n = static_cast<int64_t>(l.size());
+      size *= l[static_cast<size_t>(rest % n)];
+      rest /= n;
+    }
+    const auto sum = static_cast<int64_t>(std::llround(mc.data<double>()[i] * static_cast<double>(size)));
+    const int64_t acc = sum - q.zeroPoint * size;
+    const auto mult = static_cast<float>(ratio / static_cast<double>(size));
+    const auto r = static_cast<int64_t>(roundHalfEven(static_cast<float>(acc) * mult));
+    v[i] = std::clamp<int64_t>(r + q.zeroPoint, lo, hi);
+  }
   return fromInts(v, mc.sizes(), x.dtype(), q.scale, q.zeroPoint);
 }
 
@@ -1444,60 +1477,6 @@ Tensor qmean(const Tensor& x, const IntList& dims, bool keepdim) {
         static_cast<int64_t>(std::nearbyint(static_cast<float>(sum) / static_cast<float>(count)));
   }
   return fromInts(v, outSizes, x.dtype(), q.scale, q.zeroPoint);
-}
-
-Tensor qlayerNorm(const Tensor& x, const IntList& normalizedShape, const std::optional<Tensor>& weight,
-                  const std::optional<Tensor>& bias, double eps, double scale, int64_t zeroPoint) {
-  const QuantizerInfo& q = perTensorOf(x, "quantized::layer_norm");
-  const int64_t nd = x.dim(), k = static_cast<int64_t>(normalizedShape.size());
-  TL_CHECK(k >= 1 && k <= nd, "quantized::layer_norm: normalized_shape {} does not fit input {}",
-           sizesToString(normalizedShape), sizesToString(x.sizes()));
-  int64_t N = 1;
-  for (int64_t i = 0; i < k; ++i) {
-    TL_CHECK(x.sizes()[nd - k + i] == normalizedShape[static_cast<size_t>(i)],
-             "quantized::layer_norm: normalized_shape {} does not match input {}",
-             sizesToString(normalizedShape), sizesToString(x.sizes()));
-    N *= normalizedShape[static_cast<size_t>(i)];
-  }
-  checkScale(scale, "quantized::layer_norm");
-  checkZeroPoint(zeroPoint, x.dtype(), "quantized::layer_norm");
-  const int64_t M = N == 0 ? 0 : x.numel() / N;
-  auto affine = [&](const std::optional<Tensor>& t, const char* what) {
-    std::vector<float> v;
-    if (!t) return v;
-    TL_CHECK(t->numel() == N && t->dtype() == ScalarType::Float,
-             "quantized::layer_norm: {} must be float32 with {} elements", what, N);
-    Tensor c = t->contiguous();
-    v.assign(c.data<float>(), c.data<float>() + N);
-    return v;
-  };
-  const std::vector<float> gamma = affine(weight, "weight"), beta = affine(bias, "bias");
-  std::vector<int32_t> ints = intsOf(x);
-  auto [lo, hi] = quantRange(x.dtype());
-  const float yInv = 1.0f / static_cast<float>(scale);
-  const float xzp = static_cast<float>(q.zeroPoint);
-  std::vector<int64_t> out(static_cast<size_t>(x.numel()));
-  for (int64_t r = 0; r < M; ++r) {
-    const int32_t* xr = ints.data() + r * N;
-    int64_t sum = 0, sumSq = 0;
-    for (int64_t i = 0; i < N; ++i) {
-      sum += xr[i];
-      sumSq += static_cast<int64_t>(xr[i]) * xr[i];
-    }
-    const float meanShifted = static_cast<float>(sum) / static_cast<float>(N);
-    const float meanDiv = meanShifted - xzp;
-    const float var = std::max(static_cast<float>(sumSq) / static_cast<float>(N) - meanShifted * meanShifted, 0.0f);
-    const float rstd = 1.0f / std::sqrt(var + static_cast<float>(eps));
-    for (int64_t i = 0; i < N; ++i) {
-      // PyTorch dequantizes with a fake scale of 1: (q - zp), exact, less the mean's (m - zp).
-      const float t = (static_cast<float>(xr[i]) - xzp) - meanDiv;
-      const float g = gamma.empty() ? 1.0f : gamma[static_cast<size_t>(i)];
-      const float b = beta.empty() ? 0.0f : beta[static_cast<size_t>(i)];
-      const float y = std::fma(t * rstd, g, b);
-      out[static_cast<size_t>(r * N + i)] = quantizeOne(y, yInv, zeroPoint, lo, hi);
-    }
-  }
-  return fromInts(out, x.sizes(), x.dtype(), scale, zeroPoint);
 }
 
 Tensor qsoftmax(const Tensor& x, int64_t dim, double scale, int64_t zeroPoint) {

@@ -139,11 +139,32 @@ Tensor qbatchNorm(const Tensor& x, const std::optional<Tensor>& weight,
 Tensor qmean(const Tensor& x, const IntList& dims, bool keepdim);
 /// quantized::layer_norm over the last normalized_shape.size() dims, as PyTorch's
 /// quantized_normalize_kernel: mean and variance from integer sums in float, in units of the
-/// input scale (eps is added to that variance, as PyTorch does), y = fma(((q - zp) - (mean - zp))
-/// * rstd, gamma, beta), quantized with (scale, zeroPoint). Throws when normalized_shape does
-/// not match the input's trailing sizes or weight/bias are not float32 of that many elements.
+/// input scale; s = scale_x / sqrt(var * scale_x^2 + eps) (eps in real units, in double);
+/// y = fma(((q - zp) - mean) * s, gamma, beta), quantized with (scale, zeroPoint). Throws when
+/// normalized_shape does not match the input's trailing sizes or weight/bias are not float32 of
+/// that many elements. (ops/quantized_norm.cpp)
 Tensor qlayerNorm(const Tensor& x, const IntList& normalizedShape, const std::optional<Tensor>& weight,
                   const std::optional<Tensor>& bias, double eps, double scale, int64_t zeroPoint);
+/// quantized::group_norm over x [N, C, *] (C divisible by numGroups): the statistics of
+/// qlayerNorm per (sample, group), per-channel weight / bias [C] (float32). A channels-last 4-d
+/// input gets PyTorch's NHWC kernel's arithmetic (y = fma(q - zp, s_c, fma(-s_c, mean, beta_c)))
+/// instead of the NCHW one's (y = fma((q - zp) - mean, s_c, beta_c)); PyTorch's NHWC kernel sums
+/// in float when H * W >= 512, where it can differ by one quantum. Output is contiguous.
+Tensor qgroupNorm(const Tensor& x, int64_t numGroups, const std::optional<Tensor>& weight,
+                  const std::optional<Tensor>& bias, double eps, double scale, int64_t zeroPoint);
+/// quantized::instance_norm: qgroupNorm with one group per channel.
+Tensor qinstanceNorm(const Tensor& x, const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
+                     double eps, double scale, int64_t zeroPoint);
+/// aten::upsample_bilinear2d on a per-tensor quantized x [N, C, H, W] (PyTorch's
+/// upsample_bilinear2d_quantized_cpu): the integers are interpolated in float with float source
+/// indices, no fused multiply-add, and requantized with x's own qparams (zp + nearbyint(value -
+/// zp)); equal sizes copy. Throws for other ranks or empty sizes.
+Tensor qupsampleBilinear2d(const Tensor& x, const IntList& outputSize, bool alignCorners,
+                           std::optional<double> scalesH, std::optional<double> scalesW);
+/// aten::hardsigmoid on a quantized tensor: quantize(min(max(x + 3, 0), 6) / 6) of the
+/// fma-dequantized values, with PyTorch's fixed output qparams (scale 1/256, zero point 0;
+/// qint8: -128; qint32: scale 2^-32).
+Tensor qhardsigmoid(const Tensor& x);
 /// quantized::softmax: quantize(softmax(dequantize(x), dim)) (PyTorch's non-qnnpack path).
 Tensor qsoftmax(const Tensor& x, int64_t dim, double scale, int64_t zeroPoint);
 /// quantized::elu / celu: quantize(elu(dequantize(x))).

@@ -806,6 +806,40 @@ Tensor replicationPad(const Tensor& x, const IntList& pad) { return padByIndex(x
 Tensor clone(const Tensor& x) { return x.clone(); }
 Tensor contiguous(const Tensor& x) { return x.contiguous(); }
 
+bool isChannelsLastContiguous(const Tensor& x) {
+  if (x.dim() != 4 && x.dim() != 5) return false;
+  const int64_t nd = x.dim();
+  IntList order{1};
+  for (int64_t d = nd - 1; d >= 2; --d) order.push_back(d);
+  order.push_back(0);
+  int64_t expected = 1;
+  for (int64_t d : order) {
+    const int64_t size = x.sizes()[static_cast<size_t>(d)];
+    if (size == 1) continue;
+    if (x.strides()[static_cast<size_t>(d)] != expected) return false;
+    expected *= size;
+  }
+  return true;
+}
+
+Tensor contiguous(const Tensor& x, MemoryFormat format) {
+  if (format == MemoryFormat::Contiguous) return x.contiguous();
+  TL_CHECK(format != MemoryFormat::Preserve, "preserve memory format is unsupported by the contiguous operator");
+  const int64_t rank = format == MemoryFormat::ChannelsLast ? 4 : 5;
+  TL_CHECK(x.dim() == rank, "required rank {} tensor to use {} format", rank,
+           rank == 4 ? "channels_last" : "channels_last_3d");
+  if (isChannelsLastContiguous(x)) return x;
+  IntList toLast{0}, back{0, rank - 1};
+  for (int64_t d = 2; d < rank; ++d) {
+    toLast.push_back(d);
+    back.push_back(d - 1);
+  }
+  toLast.push_back(1);
+  Tensor y = permute(permute(x, toLast).contiguous(), back);
+  if (x.isQuantized() && !y.isQuantized()) y.setQuantizer(x.quantizer());
+  return y;
+}
+
 Tensor toDtype(const Tensor& x, ScalarType dtype, bool copy) {
   if (x.dtype() == dtype && !copy) return x;
   Tensor out = Tensor::empty(x.sizes(), dtype);

@@ -85,6 +85,14 @@ Tensor reflectionPad(const Tensor& x, const IntList& pad);
 Tensor replicationPad(const Tensor& x, const IntList& pad);
 Tensor clone(const Tensor& x);
 Tensor contiguous(const Tensor& x);
+/// at::Tensor::is_contiguous(ChannelsLast / ChannelsLast3d) of a 4-d / 5-d tensor: dims C, then
+/// the spatial dims from the last, then N have dense strides (dims of size 1 are not checked).
+/// False for other ranks.
+bool isChannelsLastContiguous(const Tensor& x);
+/// Tensor.contiguous(memory_format): x itself when already dense in that format, else a copy
+/// with contiguous (row-major) or channels-last (NHWC / NDHWC) strides, quantizer kept. Throws
+/// for preserve_format and for a channels-last format of another rank, as PyTorch does.
+Tensor contiguous(const Tensor& x, MemoryFormat format);
 /// Tensor.to(dtype, copy=False): x itself when the dtype already matches and !copy.
 Tensor toDtype(const Tensor& x, ScalarType dtype, bool copy = false);
 /// self.copy_(src): src broadcast to self's shape and cast; works on views. Returns self.

@@ -26,28 +26,6 @@ Tensor dropoutEval(const IValue* a) {
   return ops::dropout(a[0].toTensor(), a[1].toDouble(), a[2].toBool());
 }
 
-std::vector<std::optional<double>> scalesOf(const IValue& v, size_t n) {
-  std::vector<std::optional<double>> out(n);
-  if (v.isNone()) return out;
-  auto d = v.toDoubleVector();
-  for (size_t i = 0; i < n && i < d.size(); ++i) out[i] = d[i];
-  return out;
-}
-
-// upsample_*.vec: output_size or floor(input size * scale_factor) per spatial dim.
-IntList vecOutputSize(const Tensor& x, const IValue& outputSize, const IValue& scaleFactors, size_t n) {
-  if (!outputSize.isNone()) return toIntList(outputSize, n);
-  if (scaleFactors.isNone())
-    throw Error("Must specify exactly one of output_size and scale_factors");
-  auto s = scaleFactors.toDoubleVector();
-  IntList out(n);
-  for (size_t i = 0; i < n; ++i) {
-    const double f = s.size() == 1 ? s[0] : s.at(i);
-    out[i] = static_cast<int64_t>(std::floor(static_cast<double>(x.size(x.dim() - static_cast<int64_t>(n) + static_cast<int64_t>(i))) * f));
-  }
-  return out;
-}
-
 // aten::_upsample_nearest_exact{1,2,3}d: source index floor((dst + 0.5) * in / out), one
 // index_select per spatial dim.
 Tensor upsampleNearestExact(const Tensor& x, const IntList& outputSize,

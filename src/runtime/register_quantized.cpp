@@ -1,12 +1,13 @@
 // Kernels of quantized tensors (ops/quantized.h, Note [Quantized arithmetic]):
 //   aten::quantize_per_tensor / quantize_per_channel / dequantize / int_repr / q_scale ...;
 //   quantized:: compute ops over the packed params of runtime/torchbind.h (conv, linear,
-//     linear_dynamic, add, mul, cat, batch_norm, activations, pooling, embedding_bag);
+//     linear_dynamic, add, mul, cat, batch_norm, layer/group/instance norm, activations, pooling,
+//     embedding_bag);
 //   aten::quantized_lstm / quantized_gru over rnn.CellParamsBase objects (dynamic int8/fp16);
 //   aten ops that PyTorch also runs on quantized tensors (relu, max_pool2d, adaptive_avg_pool2d,
-//     upsample_nearest2d, cat, sigmoid ...): their float kernels are wrapped
+//     upsample_nearest2d, upsample_bilinear2d, cat, sigmoid, hardsigmoid ...): their float kernels are wrapped
 //     (KernelRegistry::wrapKernel) so that a quantized first input takes the quantized path.
-// Also aten::FloatImplicit and aten::stft (ops/spectral.h), which the quantized archives we
+// Also aten::FloatImplicit, IntImplicit and aten::stft (ops/spectral.h), which the quantized archives we
 // meet use (kws_crnn_streaming).
 
 #include "ops/elementwise.h"
@@ -16,10 +17,10 @@
 #include "ops/quantized.h"
 #include "ops/shape.h"
 #include "ops/spectral.h"
+#include "ops/tensor_iterator.h"
 #include "runtime/register_utils.h"
 #include "runtime/torchbind.h"
 
-#include <cstring>
 
 namespace torchless {
 namespace {
@@ -368,6 +369,14 @@ void registerElementwise(KernelRegistry& r) {
     return ops::qlayerNorm(a[0].toTensor(), a[1].toIntVector(), toOptTensor(a[2]), toOptTensor(a[3]),
                            a[4].toDouble(), a[5].toDouble(), a[6].toInt());
   });
+  defN<7>(r, "quantized::group_norm", [](const IValue* a) {
+    return ops::qgroupNorm(a[0].toTensor(), a[1].toInt(), toOptTensor(a[2]), toOptTensor(a[3]), a[4].toDouble(),
+                           a[5].toDouble(), a[6].toInt());
+  });
+  defN<6>(r, "quantized::instance_norm", [](const IValue* a) {
+    return ops::qinstanceNorm(a[0].toTensor(), toOptTensor(a[1]), toOptTensor(a[2]), a[3].toDouble(),
+                              a[4].toDouble(), a[5].toInt());
+  });
   defN<4>(r, "quantized::softmax", [](const IValue* a) {
     return ops::qsoftmax(a[0].toTensor(), a[1].toInt(), a[2].toDouble(), a[3].toInt());
   });
@@ -477,6 +486,18 @@ void registerTensorOps(KernelRegistry& r) {
                               t.dim()));
     return IValue(t.itemDouble());
   });
+  // int(t) of a 0-d integral tensor (eager quantized GroupNorm / InstanceNorm / LayerNorm pass
+  // their zero_point buffer), as PyTorch's checkImplicitTensorToNum(to_int=true).
+  defN<1>(r, "aten::IntImplicit", [](const IValue* a) {
+    const Tensor& t = a[0].toTensor();
+    if (t.dim() != 0)
+      throw Error(fmt::format("Cannot input a tensor of dimension other than 0 as a scalar argument "
+                              "(got {}-d)",
+                              t.dim()));
+    if (isFloatingType(t.dtype()) || t.isQuantized())
+      throw Error(fmt::format("Cannot input a tensor of type {} as an integral argument", dtypeName(t.dtype())));
+    return IValue(t.itemInt());
+  });
 }
 
 // ---- aten ops on quantized tensors -------------------------------------------------------------
@@ -545,14 +566,20 @@ void routeOnIntegers(KernelRegistry& r, std::string_view overloadKey) {
   });
 }
 
+/// The in-place form of a quantized op: y's integers written into self (any strides) and self
+/// takes y's qparams, as PyTorch's quantized copy_ does.
+Tensor assignQuantized(Tensor self, const Tensor& y) {
+  Tensor dst = Tensor::fromStorage(self.storage(), self.storageOffset(), self.sizes(), self.strides(),
+                                   ops::underlyingType(self.dtype()));
+  ops::copyInto(dst, ops::intRepr(y));
+  self.setQuantizer(y.quantizer());
+  return self;
+}
+
 void registerAtenOnQuantized(KernelRegistry& r) {
   routeQuantized(r, "aten::relu", [](const IValue* a) { return ops::qrelu(a[0].toTensor()); });
   routeQuantized(r, "aten::relu_", [](const IValue* a) {
-    Tensor self = a[0].toTensor();
-    if (!self.isContiguous()) throw Error("relu_: a non-contiguous quantized tensor is not supported");
-    Tensor y = ops::qrelu(self);
-    std::memcpy(self.rawData(), y.rawData(), y.nbytes());  // contiguous: qrelu reads self contiguous
-    return self;
+    return assignQuantized(a[0].toTensor(), ops::qrelu(a[0].toTensor()));
   });
   routeQuantized(r, "aten::sigmoid", [](const IValue* a) {
     const Tensor& x = a[0].toTensor();
@@ -570,6 +597,7 @@ void registerAtenOnQuantized(KernelRegistry& r) {
     return ops::qmean(a[0].toTensor(), a[1].isNone() ? IntList{} : a[1].toIntVector(), a[2].toBool());
   });
   routeQuantized(r, "aten::tanh", [](const IValue* a) { return ops::qtanh(a[0].toTensor()); });
+  routeQuantized(r, "aten::hardsigmoid", [](const IValue* a) { return ops::qhardsigmoid(a[0].toTensor()); });
   routeQuantized(r, "aten::leaky_relu", [](const IValue* a) {
     const Tensor& x = a[0].toTensor();
     return ops::qleakyRelu(x, toScalar(a[1]).toDouble(), ops::qScale(x), ops::qZeroPoint(x));
@@ -579,6 +607,13 @@ void registerAtenOnQuantized(KernelRegistry& r) {
   });
   routeQuantized(r, "aten::hardtanh", [](const IValue* a) {
     return ops::qclamp(a[0].toTensor(), toScalar(a[1]).toDouble(), toScalar(a[2]).toDouble());
+  });
+  routeQuantized(r, "aten::hardtanh_", [](const IValue* a) {
+    const Tensor& x = a[0].toTensor();
+    return assignQuantized(x, ops::qclamp(x, toScalar(a[1]).toDouble(), toScalar(a[2]).toDouble()));
+  });
+  routeQuantized(r, "aten::hardsigmoid_", [](const IValue* a) {
+    return assignQuantized(a[0].toTensor(), ops::qhardsigmoid(a[0].toTensor()));
   });
   routeQuantized(r, "aten::clamp", [](const IValue* a) {
     return ops::qclamp(a[0].toTensor(), toOptDouble(a[1]), toOptDouble(a[2]));
@@ -614,6 +649,15 @@ void registerAtenOnQuantized(KernelRegistry& r) {
                            "aten::upsample_nearest3d.vec", "aten::upsample_nearest1d",
                            "aten::upsample_nearest2d", "aten::upsample_nearest3d"})
     routeOnIntegers(r, name);
+  routeQuantized(r, "aten::upsample_bilinear2d", [](const IValue* a) {
+    return ops::qupsampleBilinear2d(a[0].toTensor(), toIntList(a[1], 2), a[2].toBool(), toOptDouble(a[3]),
+                                    toOptDouble(a[4]));
+  });
+  routeQuantized(r, "aten::upsample_bilinear2d.vec", [](const IValue* a) {
+    const Tensor& x = a[0].toTensor();
+    auto scales = scalesOf(a[3], 2);
+    return ops::qupsampleBilinear2d(x, vecOutputSize(x, a[1], a[3], 2), a[2].toBool(), scales[0], scales[1]);
+  });
   routeQuantized(r, "aten::cat", [](const IValue* a) {
     std::vector<Tensor> xs;
     for (const auto& e : a[0].toList()->list) xs.push_back(e.toTensor());

@@ -341,8 +341,11 @@ void registerShapeKernels(KernelRegistry& r) {
 
   // ---- conversions ----
   defFamily(r, "aten::clone", [](const IValue* a) { return ops::clone(a[0].toTensor()); });
-  defFamily(r, "aten::contiguous", [](const IValue* a) { return ops::contiguous(a[0].toTensor()); },
-            false);
+  defFamily(r, "aten::contiguous", [](const IValue* a) {
+    const int64_t f = a[1].toInt();
+    if (f < 0 || f > 3) throw Error(fmt::format("contiguous: unknown memory_format {}", f));
+    return ops::contiguous(a[0].toTensor(), static_cast<MemoryFormat>(f));
+  }, false);
   // aten::_cast_Long & co. (legacy archives): self.to(dtype), self itself when it already has it.
   defN<2>(r, "aten::_cast_Byte", [](const IValue* a) { return ops::toDtype(a[0].toTensor(), ScalarType::Byte); });
   defN<2>(r, "aten::_cast_Char", [](const IValue* a) { return ops::toDtype(a[0].toTensor(), ScalarType::Char); });

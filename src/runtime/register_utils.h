@@ -235,4 +235,10 @@ inline void checkCpu(const IValue& device) {
 /// A List[Tensor] IValue.
 IValue tensorList(std::vector<Tensor> tensors);
 
+/// upsample_*.vec arguments: the n scale factors of a float[]? (None: all unset), and the output
+/// size, output_size or floor(input size * scale_factor) per spatial dim (the last n dims of x).
+/// Throws when both are None.
+std::vector<std::optional<double>> scalesOf(const IValue& v, size_t n);
+IntList vecOutputSize(const Tensor& x, const IValue& outputSize, const IValue& scaleFactors, size_t n);
+
 }  // namespace torchless::kreg

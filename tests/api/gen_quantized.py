@@ -8,10 +8,11 @@ Writes OUT/<case>/{model.pt, in0.npy, ..., out0.npy, ..., meta.json}. meta.json:
            "float"   float outputs within rtol/atol.
   why: what the case checks.
 
-Models are made as users make them: eager static quantization (fuse, prepare, calibrate,
-convert) with the x86 default qconfig, quantize_dynamic for Linear / LSTM / GRU, and scripted
-functions for the tensor ops. They return int_repr() of quantized results so that the integers
-themselves are compared. PyTorch here runs its default quantized engine (onednn on Debian's
+Models are made as users make them (quant_models.py, shared with bench/quant_bench.py): eager
+static quantization (fuse, prepare, calibrate, convert) and FX graph mode quantization with the
+fbgemm or qnnpack default qconfig, torchvision's quantizable networks, quantize_dynamic for
+Linear / LSTM / GRU, and scripted functions for the tensor ops. They return int_repr() of
+quantized results so that the integers themselves are compared. PyTorch here runs its default quantized engine (onednn on Debian's
 1.13 build; its integers for conv and linear are fbgemm's requantization).
 """
 import json
@@ -24,14 +25,29 @@ import torch.ao.quantization as tq
 import torch.nn as nn
 import torch.nn.functional as F
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import quant_models as QM  # noqa: E402  (static_quantize, fx_quantize, torchvision_quantized ...)
+
 torch.manual_seed(0)
 OUT = sys.argv[1]
 os.makedirs(OUT, exist_ok=True)
 
 
-def save(name, module, inputs, compare, why, rtol=0.0, atol=0.0, trace=False):
+def logit_quantum(module):
+    """The output scale of the module's last quantized Linear (the quantum of float logits that
+    dequantize it), or None."""
+    linears = [m for m in module.modules() if isinstance(m, torch.ao.nn.quantized.Linear) and
+               not isinstance(m, torch.ao.nn.quantized.dynamic.Linear)]
+    return float(linears[-1].scale) if linears else None
+
+
+def save(name, module, inputs, compare, why, rtol=0.0, atol=0.0, trace=False, export_quanta=None):
     d = os.path.join(OUT, name)
     os.makedirs(d, exist_ok=True)
+    for f in os.listdir(d):  # a re-run's case may have fewer inputs or outputs
+        if f.endswith(".npy"):
+            os.remove(os.path.join(d, f))
+    quantum = logit_quantum(module)
     m = torch.jit.trace(module, tuple(inputs)) if trace else torch.jit.script(module)
     m.eval()
     path = os.path.join(d, "model.pt")
@@ -46,7 +62,12 @@ def save(name, module, inputs, compare, why, rtol=0.0, atol=0.0, trace=False):
         # a Python float is a 0-d float64 array, as `torchless run` writes it
         np.save(os.path.join(d, f"out{i}.npy"), y.numpy() if torch.is_tensor(y) else np.array(y))
     with open(os.path.join(d, "meta.json"), "w") as f:
-        json.dump({"compare": compare, "why": why, "rtol": rtol, "atol": atol}, f, indent=1)
+        meta = {"compare": compare, "why": why, "rtol": rtol, "atol": atol}
+        if quantum is not None:
+            meta["logit_quantum"] = quantum
+        if export_quanta is not None:  # ONNX Runtime's bound, in logit quanta (QuantizedExportOracle)
+            meta["export_quanta"] = export_quanta
+        json.dump(meta, f, indent=1)
 
 
 # ---- quantized tensors ------------------------------------------------------------------------
@@ -93,19 +114,6 @@ def ir(t: torch.Tensor) -> torch.Tensor:
     return t.int_repr() if t.is_quantized else t
 
 
-def static_quant(model, calib, fuse=None):
-    model.eval()
-    model.qconfig = tq.get_default_qconfig("fbgemm")
-    if fuse:
-        tq.fuse_modules(model, fuse, inplace=True)
-    tq.prepare(model, inplace=True)
-    with torch.no_grad():
-        for c in calib:
-            model(c)
-    tq.convert(model, inplace=True)
-    return model
-
-
 class ConvBnRelu(nn.Module):
     def __init__(self):
         super().__init__()
@@ -129,7 +137,7 @@ with torch.no_grad():
     m.bn.running_mean.uniform_(-0.5, 0.5)
     m.bn.running_var.uniform_(0.5, 2.0)
 calib = [torch.randn(2, 3, 17, 15) for _ in range(4)]
-save("static_conv2d", static_quant(m, calib, [["conv", "bn", "relu"]]), [torch.randn(2, 3, 17, 15)],
+save("static_conv2d", QM.static_quantize(m, calib, [["conv", "bn", "relu"]]), [torch.randn(2, 3, 17, 15)],
      "exact", "quantized::conv2d_relu (fused conv+bn+relu), grouped conv2d without bias, 1x1 conv2d; "
      "per-channel qint8 weights, quint8 activations")
 
@@ -149,16 +157,8 @@ class Conv1d3d(nn.Module):
         return ir(a), ir(b)
 
 
-m = Conv1d3d()
-calib = [torch.randn(2, 4, 23) for _ in range(3)]
-m.eval()
-m.qconfig = tq.get_default_qconfig("fbgemm")
-tq.fuse_modules(m, [["c1", "r1"]], inplace=True)
-tq.prepare(m, inplace=True)
-with torch.no_grad():
-    for c in calib:
-        m(c, torch.randn(1, 2, 5, 9, 7))
-tq.convert(m, inplace=True)
+m = QM.static_quantize(Conv1d3d(), [(c, torch.randn(1, 2, 5, 9, 7)) for c in
+                                      [torch.randn(2, 4, 23) for _ in range(3)]], [["c1", "r1"]])
 save("static_conv1d_conv3d", m, [torch.randn(2, 4, 23), torch.randn(1, 2, 5, 9, 7)], "exact",
      "quantized::conv1d_relu and quantized::conv3d (per-channel weights)")
 
@@ -179,7 +179,7 @@ class LinearNet(nn.Module):
         return ir(a), ir(b), self.dequant(b)
 
 
-save("static_linear", static_quant(LinearNet(), [torch.randn(6, 20) for _ in range(4)],
+save("static_linear", QM.static_quantize(LinearNet(), [torch.randn(6, 20) for _ in range(4)],
                                    [["fc1", "relu"]]),
      [torch.randn(6, 20)], "exact", "quantized::linear_relu and quantized::linear (per-channel weights)")
 
@@ -204,14 +204,7 @@ class Elementwise(nn.Module):
         return ir(s), ir(r), ir(p), ir(c)
 
 
-calib = [(torch.randn(2, 3, 8, 8), torch.randn(2, 3, 8, 8) * 2) for _ in range(4)]
-m = Elementwise().eval()
-m.qconfig = tq.get_default_qconfig("fbgemm")
-tq.prepare(m, inplace=True)
-with torch.no_grad():
-    for a, b in calib:
-        m(a, b)
-tq.convert(m, inplace=True)
+m = QM.static_quantize(Elementwise(), [(torch.randn(2, 3, 8, 8), torch.randn(2, 3, 8, 8) * 2) for _ in range(4)])
 save("static_elementwise", m, [torch.randn(2, 3, 8, 8), torch.randn(2, 3, 8, 8) * 2], "quantum",
      "quantized::add / add_relu (PyTorch's vector path dequantizes with an fma: 1 quantum at "
      "ties), quantized::mul (exact), quantized::cat (requantized through float)")
@@ -235,10 +228,12 @@ class Pools(nn.Module):
                 ir(g))
 
 
-save("static_pooling", static_quant(Pools(), [torch.randn(2, 3, 13, 11) for _ in range(3)]),
-     [torch.randn(2, 3, 13, 11)], "exact",
+save("static_pooling", QM.static_quantize(Pools(), [torch.randn(2, 3, 13, 11) for _ in range(3)]),
+     [torch.randn(2, 3, 13, 11)], "quantum",
      "aten::max_pool2d / avg_pool2d (count_include_pad, ceil_mode) / adaptive_avg_pool2d / "
-     "upsample_nearest2d / relu / max_pool1d on quantized tensors")
+     "upsample_nearest2d / relu / max_pool1d on quantized tensors; adaptive_avg_pool2d of this "
+     "contiguous input: PyTorch's NCHW kernel rounds sum / size, torchless its channels-last "
+     "kernel's (sum - zp * size) / size + zp (1 quantum at ties)")
 
 
 class Activations(nn.Module):
@@ -261,7 +256,7 @@ with torch.no_grad():
     m.bn.running_mean.uniform_(-0.5, 0.5)
     m.bn.running_var.uniform_(0.5, 2.0)
     m.bn.weight.uniform_(0.5, 1.5)
-save("static_activations", static_quant(m, [torch.randn(2, 3, 9, 9) * 2 for _ in range(3)]),
+save("static_activations", QM.static_quantize(m, [torch.randn(2, 3, 9, 9) * 2 for _ in range(3)]),
      [torch.randn(2, 3, 9, 9) * 2], "quantum",
      "quantized::hardswish, leaky_relu, aten::sigmoid on quint8, quantized::batch_norm2d "
      "(PyTorch's vector paths: fma dequantize, Sleef exp: 1 quantum at ties); traced, as the "
@@ -314,13 +309,8 @@ class Transposed(nn.Module):
         return ir(self.t(self.quant(x)))
 
 
-m = Transposed().eval()
-m.qconfig = tq.QConfig(activation=tq.default_observer, weight=tq.default_weight_observer)
-tq.prepare(m, inplace=True)
-with torch.no_grad():
-    for _ in range(3):
-        m(torch.randn(1, 4, 6, 5))
-tq.convert(m, inplace=True)
+m = QM.static_quantize(Transposed(), (torch.randn(1, 4, 6, 5) for _ in range(3)),
+                       qconfig=tq.QConfig(activation=tq.default_observer, weight=tq.default_weight_observer))
 save("static_conv_transpose2d", m, [torch.randn(1, 4, 6, 5)], "exact",
      "quantized::conv_transpose2d (per-tensor weights, stride 2; PyTorch's onednn engine takes no output_padding)")
 
@@ -328,18 +318,8 @@ save("static_conv_transpose2d", m, [torch.randn(1, 4, 6, 5)], "exact",
 # torchvision's quantizable resnet18 (random weights), fused and eager-static quantized as its
 # documentation shows; small input to keep the fixture fast. Exported, it is the QDQ case with a
 # quantized adaptive_avg_pool2d (ONNX Runtime within one quantum of PyTorch there).
-import torchvision  # noqa: E402
-
-torch.manual_seed(0)
-r18 = torchvision.models.quantization.resnet18(weights=None, quantize=False).eval()
-r18.fuse_model()
-r18.qconfig = tq.get_default_qconfig("fbgemm")
-tq.prepare(r18, inplace=True)
-with torch.no_grad():
-    for _ in range(3):
-        r18(torch.randn(2, 3, 64, 64))
-tq.convert(r18, inplace=True)
-save("static_resnet18", r18, [torch.randn(1, 3, 64, 64)], "exact",
+r18 = QM.torchvision_quantized("resnet18", 64)
+save("static_resnet18", r18, [torch.randn(1, 3, 64, 64)], "exact", export_quanta=32, why=
      "torchvision's quantizable resnet18, fused, eager static (fbgemm qconfig): the float logits "
      "after the last quantized linear")
 
@@ -347,15 +327,7 @@ save("static_resnet18", r18, [torch.randn(1, 3, 64, 64)], "exact",
 # torchvision's quantizable mobilenet_v2 the same way (depthwise and pointwise int8 convs,
 # quantized adds, relu6 folded into the convs by fuse_model): the case the engine's int8 layers
 # (issue 15 part 6) run with depthwise convolutions.
-torch.manual_seed(0)
-mv2 = torchvision.models.quantization.mobilenet_v2(weights=None, quantize=False).eval()
-mv2.fuse_model()
-mv2.qconfig = tq.get_default_qconfig("fbgemm")
-tq.prepare(mv2, inplace=True)
-with torch.no_grad():
-    for _ in range(3):
-        mv2(torch.randn(2, 3, 64, 64))
-tq.convert(mv2, inplace=True)
+mv2 = QM.torchvision_quantized("mobilenet_v2", 64)
 save("static_mobilenet_v2", mv2, [torch.randn(1, 3, 64, 64)], "exact",
      "torchvision's quantizable mobilenet_v2, fused, eager static (fbgemm qconfig): the float "
      "logits after the last quantized linear")
@@ -378,15 +350,9 @@ class FxNet(nn.Module):
         return self.fc(torch.flatten(b, 1))
 
 
-from torch.ao.quantization.quantize_fx import convert_fx, prepare_fx  # noqa: E402
-
 torch.manual_seed(0)
-fx_example = torch.randn(2, 3, 8, 8)
-fxp = prepare_fx(FxNet().eval(), tq.get_default_qconfig_mapping("fbgemm"), (fx_example,))
-with torch.no_grad():
-    for _ in range(3):
-        fxp(torch.randn(2, 3, 8, 8))
-save("fx_static", convert_fx(fxp), [torch.randn(2, 3, 8, 8)], "exact",
+fx = QM.fx_quantize(FxNet(), (torch.randn(2, 3, 8, 8),), (torch.randn(2, 3, 8, 8) for _ in range(3)))
+save("fx_static", fx, [torch.randn(2, 3, 8, 8)], "exact",
      "FX graph mode static quantization (prepare_fx / convert_fx): conv2d_relu, add, max_pool2d, "
      "flatten, linear; float output after dequantize", trace=True)
 
@@ -396,14 +362,7 @@ m = ConvBnRelu()
 with torch.no_grad():
     m.bn.running_mean.uniform_(-0.5, 0.5)
     m.bn.running_var.uniform_(0.5, 2.0)
-m.eval()
-m.qconfig = tq.get_default_qconfig("qnnpack")
-tq.fuse_modules(m, [["conv", "bn", "relu"]], inplace=True)
-tq.prepare(m, inplace=True)
-with torch.no_grad():
-    for _ in range(3):
-        m(torch.randn(2, 3, 17, 15))
-tq.convert(m, inplace=True)
+m = QM.static_quantize(m, (torch.randn(2, 3, 17, 15) for _ in range(3)), [["conv", "bn", "relu"]], "qnnpack")
 save("static_qnnpack_qconfig", m, [torch.randn(2, 3, 17, 15)], "exact",
      "eager static quantization with the qnnpack qconfig (per-tensor qint8 weights, full quint8 "
      "range): conv+bn+relu fused, grouped conv, 1x1 conv")
@@ -525,6 +484,136 @@ class Threshold(nn.Module):
 save("quantized_threshold", Threshold(), [torch.randn(2, 3, 7, 5)], "quantum",
      "quantized::threshold and aten::threshold on quint8 / qint8 (the input's qparams out; PyTorch's "
      "vector path dequantizes with an fma, its scalar tail without: 1 quantum at ties)")
+
+
+# ---- group / instance / layer norm, bilinear upsampling, hardsigmoid ---------------------------
+
+class Norms(nn.Module):
+    def forward(self, x, w, b, lw, lb):
+        q = torch.quantize_per_tensor(x, 0.05, 10, torch.quint8)
+        s = torch.quantize_per_tensor(x, 0.04, 3, torch.qint8)
+        cl = q.contiguous(memory_format=torch.channels_last)
+        return (ir(torch.ops.quantized.group_norm(q, 4, w, b, 1e-5, 0.03, 128)),
+                ir(torch.ops.quantized.group_norm(cl, 4, w, b, 1e-5, 0.03, 128)),
+                ir(torch.ops.quantized.group_norm(s, 2, None, None, 0.5, 0.02, 0)),
+                ir(torch.ops.quantized.instance_norm(q, w, b, 1e-5, 0.04, 120)),
+                ir(torch.ops.quantized.instance_norm(cl, None, b, 1.0, 0.04, 120)),
+                # eps large against the variance: PyTorch adds it in real units
+                ir(torch.ops.quantized.layer_norm(q, [7, 9], lw, lb, 1.0, 0.03, 128)))
+
+
+save("quantized_norms", Norms(),
+     [torch.randn(2, 8, 7, 9) * 2, torch.rand(8) + 0.5, torch.randn(8) * 0.3, torch.rand(7, 9) + 0.5,
+      torch.randn(7, 9) * 0.1], "exact",
+     "quantized::group_norm (NCHW, channels-last: PyTorch's NHWC kernel, qint8 without affine), "
+     "instance_norm, layer_norm with eps 1.0 (eps in real units)")
+
+
+class StaticNorms(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.quant = tq.QuantStub()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.gn = nn.GroupNorm(2, 8)
+        self.inorm = nn.InstanceNorm2d(8, affine=True)
+        self.ln = nn.LayerNorm([8, 6, 5])
+
+    def forward(self, x):
+        a = self.gn(self.conv(self.quant(x)))
+        b = self.inorm(a)
+        c = self.ln(b)
+        return ir(a), ir(b), ir(c)
+
+
+m = StaticNorms()
+with torch.no_grad():
+    m.gn.weight.uniform_(0.5, 1.5)
+    m.inorm.bias.uniform_(-0.3, 0.3)
+save("static_norms", QM.static_quantize(m, [torch.randn(2, 3, 6, 5) for _ in range(3)]),
+     [torch.randn(2, 3, 6, 5)], "exact",
+     "eager static nn.GroupNorm / InstanceNorm2d / LayerNorm after a quantized conv (its "
+     "channels-last output: PyTorch's NHWC group norm kernel)")
+
+
+# (sizes and scale factors in two modules: an archive with both F.interpolate specializations
+# does not run in torchless yet, float or quantized)
+class Bilinear(nn.Module):
+    def forward(self, x, y):
+        q = torch.quantize_per_tensor(x, 0.05, 10, torch.quint8)
+        s = torch.quantize_per_tensor(y, 0.03, -2, torch.qint8)
+        cl = torch.quantize_per_tensor(y, 0.05, 10, torch.quint8).contiguous(memory_format=torch.channels_last)
+        return (ir(F.interpolate(q, size=(5, 13), mode="bilinear", align_corners=True)),
+                ir(F.interpolate(q, size=(4, 5), mode="bilinear")),
+                ir(F.interpolate(s, size=(9, 4), mode="bilinear")),
+                ir(F.interpolate(cl, size=(11, 6), mode="bilinear", align_corners=True)),
+                ir(F.interpolate(cl, size=(13, 9), mode="bilinear")),
+                ir(F.interpolate(q, size=(7, 8), mode="bilinear")))
+
+
+class BilinearScale(nn.Module):
+    def forward(self, x, y):
+        q = torch.quantize_per_tensor(x, 0.05, 10, torch.quint8)
+        cl = torch.quantize_per_tensor(y, 0.05, 10, torch.quint8).contiguous(memory_format=torch.channels_last)
+        return (ir(F.interpolate(q, scale_factor=2.0, mode="bilinear")),
+                ir(F.interpolate(q, scale_factor=0.6, mode="bilinear")),
+                ir(F.interpolate(cl, scale_factor=1.7, mode="bilinear")))
+
+
+bilinear_in = [torch.randn(2, 3, 7, 8) * 2, torch.randn(1, 11, 6, 5) * 2]
+why = ("aten::upsample_bilinear2d on quint8 / qint8 (NCHW: float source indices, no fma; channels-last "
+       "with 11 channels: PyTorch's NHWC kernel, its vector body and scalar tail fused as x86 builds "
+       "compile them)")
+save("quantized_upsample_bilinear", Bilinear(), bilinear_in, "exact",
+     why + ", align_corners, downsampling, equal sizes (a copy)")
+save("quantized_upsample_bilinear_scale", BilinearScale(), bilinear_in, "exact",
+     why + ", by scale factor (1 / scale as the ratio)")
+
+
+class Hardsigmoid(nn.Module):
+    def forward(self, x):
+        q = torch.quantize_per_tensor(x, 0.05, 60, torch.quint8)
+        s = torch.quantize_per_tensor(x, 0.04, -3, torch.qint8)
+        c = torch.quantize_per_tensor(x, 0.05, 60, torch.quint8).contiguous(memory_format=torch.channels_last)
+        F.hardtanh(c, 0.0, 3.0, inplace=True)
+        r = s.clone()
+        F.relu(r, inplace=True)
+        return ir(F.hardsigmoid(q)), ir(F.hardsigmoid(s)), ir(c), ir(r)
+
+
+save("quantized_hardsigmoid", Hardsigmoid(), [torch.randn(2, 5, 6, 7) * 3], "quantum",
+     "aten::hardsigmoid on quint8 / qint8 (fixed output qparams; PyTorch's vector path "
+     "dequantizes with an fma, its scalar tail without: 1 quantum at ties), in-place hardtanh_ "
+     "on a channels-last tensor, relu_")
+
+
+class Logits(nn.Module):
+    """The logits of googlenet / inception_v3, whose scripted forward returns a named tuple with
+    the (None) auxiliary outputs."""
+
+    def __init__(self, m):
+        super().__init__()
+        self.m = m
+
+    def forward(self, x):
+        return self.m(x)[0]
+
+
+# torchvision's other quantizable networks (eager static) and FX graph mode quantization of
+# float torchvision networks, small inputs to keep the fixture fast: every op they save runs.
+for name, backend, size, why in [
+        ("mobilenet_v3_large", "fbgemm", 64, "hardswish, hardsigmoid, quantized::mul (squeeze-excite)"),
+        ("shufflenet_v2_x0_5", "qnnpack", 64, "channel shuffle (view / transpose / contiguous), cat"),
+        ("googlenet", "fbgemm", 64, "cat of branches, ceil-mode max pools"),
+        ("inception_v3", "fbgemm", 80, "cat of branches, avg pools")]:
+    m = QM.torchvision_quantized(name, size, backend=backend)
+    save(f"static_{name}", Logits(m) if name in ("googlenet", "inception_v3") else m, [torch.randn(1, 3, size, size)],
+         "exact", f"torchvision's quantizable {name}, fused, eager static ({backend} qconfig): {why}; the "
+         "float logits after the last quantized linear", export_quanta=32)
+for name, backend, why in [("mobilenet_v2", "fbgemm", "relu6 as in-place hardtanh_ on quantized tensors"),
+                           ("mobilenet_v3_large", "qnnpack", "hardswish / hardsigmoid modules")]:
+    save(f"fx_{name}_{backend}", QM.torchvision_fx_quantized(name, 64, backend=backend), [torch.randn(1, 3, 64, 64)],
+         "exact", f"FX graph mode static quantization of torchvision's float {name} ({backend}): {why}",
+         trace=True, export_quanta=32)
 
 
 # ---- printing ---------------------------------------------------------------------------------

@@ -134,6 +134,34 @@ bool isDense(const Tensor& t) {
 
 // ---- oneDNN products: what convolutions and matmuls share ------------------------------------
 
+/// The source operand of a oneDNN primitive: the input as it is in memory (`user`), reordered
+/// into the layout the primitive chose when that differs (into a buffer allocated once per
+/// plan). Shared by the float and the int8 products.
+struct SourceMemory {
+  memory user, src;
+  Storage buf;
+  dnnl::reorder reorder;
+
+  /// Binds user (data set per run) and src for a primitive that wants `md`.
+  void bind(const memory::desc& userMd, const memory::desc& md) {
+    auto& eng = ops::dnnl_utils::engine();
+    user = memory(userMd, eng, nullptr);
+    if (md != userMd) {
+      buf = Storage::allocate(md.get_size());
+      src = memory(md, eng, buf.data());
+      reorder = dnnl::reorder(user, src);
+    } else {
+      src = user;
+      reorder = dnnl::reorder();
+    }
+  }
+  /// Points user at `data` and reorders it into src when needed.
+  void feed(dnnl::stream& strm, void* data) {
+    user.set_data_handle(data);
+    if (reorder) reorder.execute(strm, user, src);
+  }
+};
+
 // A oneDNN product primitive over one input, constant packed weights, an optional bias, and an
 // output written fresh or into the arena, with the residual (when fused) copied into the
 // output first for the sum post-op. Subclasses prepare() the primitive for the input they see
@@ -161,8 +189,7 @@ class ProductExec : public LayerExec {
           ops::copyInto(out, *residual);
       }
       auto& strm = ops::dnnl_utils::stream();
-      srcUser_.set_data_handle(x.rawData());
-      if (srcReorder_) srcReorder_.execute(strm, srcUser_, src_);
+      src_.feed(strm, x.rawData());
       dst_.set_data_handle(out.rawData());
       prim_.execute(strm, args_);
       strm.wait();
@@ -199,17 +226,9 @@ class ProductExec : public LayerExec {
     auto& eng = ops::dnnl_utils::engine();
     Tensor wc = l_.weight.contiguous();
     memory wMem = packedWeights(l_, wUserMd, wMd, wc);
-    srcUser_ = memory(srcUserMd, eng, nullptr);
-    if (srcMd != srcUserMd) {
-      srcBuf_ = Storage::allocate(srcMd.get_size());
-      src_ = memory(srcMd, eng, srcBuf_.data());
-      srcReorder_ = dnnl::reorder(srcUser_, src_);
-    } else {
-      src_ = srcUser_;
-      srcReorder_ = dnnl::reorder();
-    }
+    src_.bind(srcUserMd, srcMd);
     dst_ = memory(dstMd, eng, nullptr);
-    args_ = {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, wMem}, {DNNL_ARG_DST, dst_}};
+    args_ = {{DNNL_ARG_SRC, src_.src}, {DNNL_ARG_WEIGHTS, wMem}, {DNNL_ARG_DST, dst_}};
     if (l_.bias) {
       bias_ = l_.bias->contiguous();
       args_[DNNL_ARG_BIAS] = memory(biasMd, eng, bias_.rawData());
@@ -224,9 +243,8 @@ class ProductExec : public LayerExec {
   IntList outSizes_, outStrides_;
   size_t outBytes_ = 0;
   dnnl::primitive prim_;
-  memory srcUser_, src_, dst_;
-  Storage srcBuf_;
-  dnnl::reorder srcReorder_;
+  SourceMemory src_;
+  memory dst_;
   Tensor bias_, arenaOut_;
   std::unordered_map<int, memory> args_;
 };
@@ -464,8 +482,7 @@ class QProductExec : public LayerExec {
       out.setQuantizer(outQ_);
     }
     auto& strm = ops::dnnl_utils::stream();
-    srcUser_.set_data_handle(x.rawData());
-    if (srcReorder_) srcReorder_.execute(strm, srcUser_, src_);
+    src_.feed(strm, x.rawData());
     dst_.set_data_handle(out.rawData());
     prim_.execute(strm, args_);
     strm.wait();
@@ -604,20 +621,12 @@ class QProductExec : public LayerExec {
     }
     Tensor wc = w.contiguous();
     memory wMem = packedWeights(l_, wUser, wPd, wc);
-    srcUser_ = memory(srcUser, eng, nullptr);
-    if (srcUser != srcMd) {
-      srcBuf_ = Storage::allocate(srcMd.get_size());
-      src_ = memory(srcMd, eng, srcBuf_.data());
-      srcReorder_ = dnnl::reorder(srcUser_, src_);
-    } else {
-      src_ = srcUser_;
-      srcReorder_ = dnnl::reorder();
-    }
+    src_.bind(srcUser, srcMd);
     dst_ = memory(dstMd, eng, nullptr);
     srcZp_ = static_cast<int32_t>(inZp_);
     dstZp_ = static_cast<int32_t>(l_.outZeroPoint);
     bias_ = sc.bias;
-    args_ = {{DNNL_ARG_SRC, src_},
+    args_ = {{DNNL_ARG_SRC, src_.src},
              {DNNL_ARG_WEIGHTS, wMem},
              {DNNL_ARG_DST, dst_},
              {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, memory({{1}, dt::s32, tag::x}, eng, &srcZp_)},
@@ -646,9 +655,9 @@ class QProductExec : public LayerExec {
   size_t outBytes_ = 0;
   std::shared_ptr<QuantizerInfo> outQ_;
   dnnl::primitive prim_;
-  memory srcUser_, src_, dst_;
-  Storage srcBuf_, scratch_;
-  dnnl::reorder srcReorder_;
+  SourceMemory src_;
+  memory dst_;
+  Storage scratch_;
   int32_t srcZp_ = 0, dstZp_ = 0;
   std::vector<float> bias_;
   Tensor arenaOut_;

@@ -154,16 +154,22 @@ bool OnnxCtx::isDynamicDim(const Value* v, int64_t d) const {
 }
 
 std::optional<ScalarType> OnnxCtx::dtypeOf(const Value* v) const {
-  if (auto it = facts_.find(v); it != facts_.end() && it->second.dtype) return it->second.dtype;
+  // A quantized tensor is exported as the float tensor of its dequantized values (Note [QDQ
+  // representation], quantized.cpp): float converters see float.
+  auto exported = [](ScalarType t) { return isQuantizedType(t) ? ScalarType::Float : t; };
+  if (auto it = facts_.find(v); it != facts_.end() && it->second.dtype) return exported(*it->second.dtype);
   if (isStatic(v)) {
     const IValue& x = staticValue(v);
-    if (x.isTensor()) return x.toTensor().dtype();
+    if (x.isTensor()) return exported(x.toTensor().dtype());
     if (x.isInt()) return ScalarType::Long;
     if (x.isDouble()) return ScalarType::Float;
     if (x.isBool()) return ScalarType::Bool;
   }
   if (v->type()) {
-    if (const auto* t = v->type()->cast<TensorType>()) return t->scalarType();
+    if (const auto* t = v->type()->cast<TensorType>()) {
+      auto d = t->scalarType();
+      return d ? std::optional<ScalarType>(exported(*d)) : d;
+    }
     if (v->type()->kind() == TypeKind::IntType) return ScalarType::Long;
     if (v->type()->kind() == TypeKind::BoolType) return ScalarType::Bool;
     if (v->type()->kind() == TypeKind::FloatType) return ScalarType::Float;

@@ -105,19 +105,29 @@ QParams qparamsOf(const OnnxCtx& ctx, const Value* v) {
   if (k == "quantized::hardswish" || k == "quantized::sigmoid") return at(1, 2);
   if (k == "quantized::leaky_relu") return at(3, 4);
   if (k.rfind("quantized::batch_norm", 0) == 0) return at(6, 7);
-  if (k == "aten::sigmoid") {
+  if (k == "quantized::layer_norm" || k == "quantized::group_norm") return at(5, 6);
+  if (k == "quantized::instance_norm") return at(4, 5);
+  if (k == "aten::sigmoid" || k == "aten::hardsigmoid" || k == "aten::hardsigmoid_") {
     QParams p = qparamsOf(ctx, n.input(0));
     p.scale = 1.0 / 256.0;
     p.zeroPoint = p.qdtype == ScalarType::QUInt8 ? 0 : -128;
     return p;
   }
+  if (k == "prim::ListUnpack") {  // the pieces of a chunk / split / unbind keep the parameters
+    const Node& src = *n.input(0)->node();
+    const std::string sk = src.kind().toQualString();
+    if (sk == "aten::chunk" || sk == "aten::unsafe_chunk" || sk == "aten::split" || sk == "aten::unbind" ||
+        sk == "aten::split_with_sizes" || sk == "aten::unsafe_split")
+      return qparamsOf(ctx, src.input(0));
+  }
   static const char* const kSame[] = {
       "aten::relu", "aten::relu_", "aten::max_pool1d", "aten::max_pool2d", "aten::max_pool3d",
       "aten::avg_pool1d", "aten::avg_pool2d", "aten::avg_pool3d", "aten::adaptive_avg_pool1d",
       "aten::adaptive_avg_pool2d", "aten::adaptive_avg_pool3d", "aten::flatten", "aten::reshape",
-      "aten::view", "aten::contiguous", "aten::dropout", "aten::squeeze", "aten::unsqueeze",
-      "aten::permute", "aten::transpose", "aten::upsample_nearest2d", "aten::hardtanh",
-      "aten::clamp", "aten::mean", "aten::cat", "quantized::relu6", "quantized::clamp",
+      "aten::view", "aten::contiguous", "aten::clone", "aten::dropout", "aten::squeeze", "aten::unsqueeze",
+      "aten::permute", "aten::transpose", "aten::upsample_nearest1d", "aten::upsample_nearest2d",
+      "aten::upsample_nearest3d", "aten::upsample_bilinear2d", "aten::hardtanh", "aten::hardtanh_",
+      "aten::clamp", "aten::clamp_", "aten::mean", "aten::cat", "quantized::relu6", "quantized::clamp",
       "quantized::max_pool2d", "quantized::max_pool1d"};
   for (const char* s : kSame)
     if (k == s) {
@@ -340,6 +350,50 @@ OnnxConverter qbatchNorm(bool relu) {
   };
 }
 
+/// A float initializer of `n` copies of v.
+std::string filledConst(OnnxCtx& ctx, const IntList& sizes, float v) {
+  Tensor t = Tensor::empty(sizes, ScalarType::Float);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = v;
+  return ctx.initializer(t);
+}
+
+// quantized::layer_norm(x, normalized_shape, weight?, bias?, eps, scale, zp):
+// LayerNormalization over the trailing dims (opset 17), QDQ out.
+void convertQLayerNorm(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  const IntList shape = args[1].unwrapToIntList();
+  const int64_t k = static_cast<int64_t>(shape.size());
+  std::string x = onGrid(ctx, n.input(0), args[0].unwrapToTensor());
+  std::string w = args[2].isNone() ? filledConst(ctx, shape, 1.0f) : args[2].unwrapToTensor();
+  std::string b = args[3].isNone() ? filledConst(ctx, shape, 0.0f) : args[3].unwrapToTensor();
+  std::string y = ctx.op("LayerNormalization", {x, w, b},
+                         {attrI("axis", -k), attrF("epsilon", args[4].unwrapToDouble())});
+  ctx.setOutput(n, 0, qdq(ctx, y, qparamsOf(ctx, n.output())));
+}
+
+// quantized::group_norm(x, G, weight?, bias?, eps, scale, zp) / instance_norm(x, weight?, bias?,
+// eps, scale, zp): x [N, C, *] as [N, G, -1] through InstanceNormalization (no affine), back to
+// x's shape, then weight and bias per channel; QDQ out.
+OnnxConverter qgroupNorm(bool instance) {
+  return [instance](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    const std::vector<int64_t> sizes = ctx.expectSizes(n, n.input(0));
+    if (sizes.size() < 2) throw Error(fmt::format("{}: expected an input [N, C, *]", n.kind().toQualString()));
+    const int64_t C = sizes[1];
+    const size_t w = instance ? 1 : 2;
+    const int64_t G = instance ? C : args[1].unwrapToInt();
+    std::string x = onGrid(ctx, n.input(0), args[0].unwrapToTensor());
+    std::string g = ctx.op("Reshape", {x, ctx.initializer(Tensor::fromVector(std::vector<int64_t>{0, G, -1}, {3}))});
+    g = ctx.op("InstanceNormalization", {g, filledConst(ctx, {G}, 1.0f), filledConst(ctx, {G}, 0.0f)},
+               {attrF("epsilon", args[w + 2].unwrapToDouble())});
+    std::string y = ctx.op("Reshape", {g, ctx.op("Shape", {x})});
+    IntList perChannel(sizes.size() - 1, 1);
+    perChannel[0] = C;
+    const std::string shape = ctx.initializer(Tensor::fromVector(perChannel, {static_cast<int64_t>(perChannel.size())}));
+    if (!args[w].isNone()) y = ctx.op("Mul", {y, ctx.op("Reshape", {args[w].unwrapToTensor(), shape})});
+    if (!args[w + 1].isNone()) y = ctx.op("Add", {y, ctx.op("Reshape", {args[w + 1].unwrapToTensor(), shape})});
+    ctx.setOutput(n, 0, qdq(ctx, y, qparamsOf(ctx, n.output())));
+  };
+}
+
 // quantized::linear_dynamic / linear_relu_dynamic(X, W_prepack, reduce_range): PyTorch's
 // dynamic quantization spelled out in ONNX, so that ONNX Runtime picks the same input qparams
 // (ops/quantized.cpp's chooseQParams, fbgemm::ChooseQuantizationParams; DynamicQuantizeLinear
@@ -428,6 +482,9 @@ void registerQuantizedConverters(OnnxConverterRegistry& r) {
   r.addOverloads({"quantized::hardswish"}, qunary("HardSwish"));
   r.addOverloads({"quantized::sigmoid"}, qunary("Sigmoid"));
   r.addOverloads({"quantized::leaky_relu"}, qunary("LeakyRelu"));
+  r.addOverloads({"quantized::layer_norm"}, convertQLayerNorm);
+  r.addOverloads({"quantized::group_norm"}, qgroupNorm(false));
+  r.addOverloads({"quantized::instance_norm"}, qgroupNorm(true));
   for (const char* bn : {"quantized::batch_norm", "quantized::batch_norm1d", "quantized::batch_norm2d",
                          "quantized::batch_norm3d"}) {
     r.addOverloads({bn}, qbatchNorm(false));
