@@ -21,6 +21,7 @@
 #include "ir/ir_parser.h"
 
 #include "core/error.h"
+#include "core/stack_guard.h"
 #include "ir/type_parser.h"
 
 #include <cctype>
@@ -372,6 +373,15 @@ class IRParser {
   }
 
   void parseBlock(Block* b) {
+    // Note [Stack guard]: a count, so that every later walk of the graph (verifier, printer,
+    // passes, export, destruction) stays well inside the stack, and the stack itself as a net.
+    if (blockDepth_ >= kMaxBlockDepth || stackNearlyExhausted())
+      fail(pos_, fmt::format("blocks nested too deeply (more than {} levels)", kMaxBlockDepth));
+    ++blockDepth_;
+    struct Leave {
+      size_t& d;
+      ~Leave() { --d; }
+    } leave{blockDepth_};
     expect('(');
     if (!nextIf(')')) {
       do {
@@ -1065,6 +1075,8 @@ class IRParser {
 
   std::string_view text_;
   size_t pos_ = 0;
+  static constexpr size_t kMaxBlockDepth = 5000;
+  size_t blockDepth_ = 0;
   Graph* graph_;
   std::unordered_map<std::string, Value*>& vmap_;
   const ParseIROptions& options_;

@@ -17,6 +17,7 @@
 #include "core/error.h"
 #include "core/npy.h"
 #include "ir/ir_parser.h"
+#include "ir/verifier.h"
 #include "ops/parallel.h"
 #include "passes/passes.h"
 #include "tools/commands.h"
@@ -191,6 +192,12 @@ void exportCommand(const ExportCliOptions& o) {
     ParseIROptions po;
     po.filename = o.model;
     parseIR(ss.str(), graph.get(), po);
+    try {
+      verify(*graph);  // as `graph` does: a prim::If without blocks is refused here
+    } catch (Error& e) {
+      e.withPlace(o.model);
+      throw;
+    }
     std::vector<ParamSpec> params;
     for (const Value* v : graph->inputs()) params.push_back({v->debugName(), v->type(), std::nullopt});
     inputs = parseInputs(words, params, loadTensor);

@@ -6,12 +6,16 @@
 
 #include <CLI/CLI.hpp>
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <iostream>
+#include <new>
 #include <string>
 #include <vector>
 
-int main(int argc, char** argv) {
+namespace {
+int realMain(int argc, char** argv) {
   CLI::App app{"torchless: TorchScript models without Python or libtorch", "torchless"};
   app.set_version_flag("--version", std::string("torchless ") + TORCHLESS_VERSION);
   app.require_subcommand(0, 1);
@@ -52,4 +56,36 @@ int main(int argc, char** argv) {
     return 1;
   }
   return 0;
+}
+
+// The command runs on a thread with a large stack: deep but legitimate models (long call chains
+// in code/, deeply nested blocks) get that far, and deeper ones stop at the stack guard with a
+// clean error (Note [Stack guard] in core/stack_guard.h). The stack is only reserved address
+// space; pages are touched as it grows.
+constexpr size_t kCommandStackBytes = size_t{256} << 20;
+
+struct MainArgs {
+  int argc;
+  char** argv;
+  int status;
+};
+
+void* runMain(void* p) {
+  auto* a = static_cast<MainArgs*>(p);
+  a->status = realMain(a->argc, a->argv);
+  return nullptr;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  MainArgs args{argc, argv, 1};
+  pthread_attr_t attr;
+  pthread_t thread;
+  if (pthread_attr_init(&attr) == 0 && pthread_attr_setstacksize(&attr, kCommandStackBytes) == 0 &&
+      pthread_create(&thread, &attr, runMain, &args) == 0) {
+    pthread_attr_destroy(&attr);
+    pthread_join(thread, nullptr);
+    return args.status;
+  }
+  return realMain(argc, argv);  // no big thread (address space limited): the normal stack
 }

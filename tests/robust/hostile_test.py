@@ -118,6 +118,109 @@ def shared_tuple_dict_key(ctx):
     ctx.expect(["run", p, x, "--output-dir", ctx.path("out_dict")], 0, stdout="out0.npy")
 
 
+# ---- part 2: recursion ----------------------------------------------------------------------
+
+def write_text(ctx, name, text):
+    p = ctx.path(name)
+    with open(p, "w") as f:
+        f.write(text)
+    return p
+
+
+@case
+def deep_call_chain_in_code(ctx):
+    """forward calls f0, f0 calls f1, ... 3000 methods deep: compiled, or a clean error."""
+    n = 3000
+    body = "  def forward(self: __torch__.M, x: Tensor) -> Tensor:\n    return (self).f0(x, )\n"
+    for i in range(n):
+        nxt = f"(self).f{i + 1}(x, )" if i + 1 < n else "x"
+        body += f"  def f{i}(self: __torch__.M, x: Tensor) -> Tensor:\n    return {nxt}\n"
+    p = ctx.path("deep_calls.pt")
+    write_archive(p, {"__torch__.py": module_source("M", [], body)}, module_pickle("M", []))
+    x = npy_ones(ctx)
+    for cmd in (["code", p], ["graph", p], ["graph", p, "--inline"],
+                ["run", p, x, "--output-dir", ctx.path("out_calls")]):
+        r, out, err = ctx.cli(*cmd)
+        first = err.split("\n", 1)[0]
+        if r == 0:
+            continue
+        if r != 1 or "nested too deeply" not in first:
+            raise AssertionError(f"{cmd[0]}: status {r}, stderr {err[-400:]!r}")
+
+
+def nested_if_ir(depth):
+    lines = ["graph(%x : Tensor):", "  %c : bool = prim::Constant[value=1]()"]
+    ind = "  "
+    for i in range(depth):
+        lines.append(f"{ind}%y{i} : Tensor = prim::If(%c)")
+        lines.append(f"{ind}  block0():")
+        ind += "    "
+    lines.append(f"{ind}-> (%x)")
+    for i in reversed(range(depth)):
+        ind = ind[:-4]
+        lines.append(f"{ind}  block1():")
+        lines.append(f"{ind}    -> (%x)")
+        if i > 0:
+            lines.append(f"{ind}-> (%y{i})")
+    lines.append("  return (%y0)")
+    return "\n".join(lines) + "\n"
+
+
+@case
+def ir_blocks_nested_deep(ctx):
+    """IR text with prim::If blocks nested 20,000 deep: a clean error naming the place."""
+    p = write_text(ctx, "deep_blocks.ir", nested_if_ir(20000))
+    ctx.expect(["graph", p], 1, message="nested too deeply")
+    ctx.expect(["export", p, "-o", ctx.path("deep_blocks.onnx")], 1, message="nested too deeply")
+    # 50 deep is fine
+    q = write_text(ctx, "ok_blocks.ir", nested_if_ir(50))
+    ctx.expect(["graph", q], 0, stdout="prim::If")
+
+
+@case
+def ir_if_without_blocks(ctx):
+    """`prim::If` with no blocks: graph and export both reject it cleanly."""
+    p = write_text(ctx, "if_no_blocks.ir",
+                   "graph(%x : Tensor):\n  %c : bool = prim::Constant[value=1]()\n"
+                   "  %y : Tensor = prim::If(%c)\n  return (%y)\n")
+    ctx.expect(["graph", p], 1)
+    ctx.expect(["export", p, "-o", ctx.path("if_no_blocks.onnx")], 1, message="prim::If")
+    if os.path.exists(ctx.path("if_no_blocks.onnx")):
+        raise AssertionError("export left a file behind")
+
+
+DEEP_WORDS = ("nested too deeply", "too deeply nested", "too many nested")
+
+
+@case
+def deep_expressions(ctx):
+    """Deeply nested expressions in code/ and in a script file: a clean error or success."""
+    for depth in (5000, 100000):
+        expr = "(" * depth + "x" + ")" * depth
+        chain = " + ".join(["x"] * depth)
+        call = "torch.neg(" * depth + "x" + ")" * depth
+        for name, e in (("parens", expr), ("chain", chain), ("calls", call)):
+            body = f"  def forward(self: __torch__.M, x: Tensor) -> Tensor:\n    return {e}\n"
+            p = ctx.path(f"deep_{name}_{depth}.pt")
+            write_archive(p, {"__torch__.py": module_source("M", [], body)},
+                          module_pickle("M", []))
+            for cmd in (["code", p], ["graph", p]):
+                r, out, err = ctx.cli(*cmd)
+                first = err.split("\n", 1)[0]
+                if r == 0:
+                    continue
+                if r != 1 or not any(w in first for w in DEEP_WORDS):
+                    raise AssertionError(f"{name} {depth} {cmd[0]}: status {r}, {first!r}")
+            src = write_text(ctx, f"deep_{name}_{depth}.py",
+                             f"import torch\ndef f(x: torch.Tensor) -> torch.Tensor:\n"
+                             f"    return {e}\n")
+            r, out, err = ctx.cli("script", src, "--function", "f", "-o",
+                                  ctx.path(f"deep_{name}_{depth}_s.pt"))
+            first = err.split("\n", 1)[0]
+            if r != 0 and (r != 1 or not any(w in first for w in DEEP_WORDS)):
+                raise AssertionError(f"script {name} {depth}: status {r}, {first!r}")
+
+
 def main():
     bin_, work = sys.argv[1], sys.argv[2]
     only = sys.argv[3] if len(sys.argv) > 3 else ""
