@@ -1,6 +1,7 @@
 #include "serialize/zip_reader.h"
 
 #include "core/error.h"
+#include "core/memory_budget.h"
 #include "core/prefault.h"
 
 
@@ -228,6 +229,15 @@ void ZipReader::init(zip_source_t* src) {
                               "(zip bomb?)",
                               info.size, size_),
                   place);
+    // Issue #18: source is small; a code record that inflates past this is refused before
+    // anything is inflated (PyTorch's largest generated files are a few MB).
+    constexpr uint64_t kMaxCodeRecordBytes = uint64_t{64} << 20;
+    if ((rec.starts_with("code/") || rec.ends_with(".debug_pkl")) &&
+        info.size > kMaxCodeRecordBytes)
+      throw Error(fmt::format("code record declares {} bytes; source records are limited to {} "
+                              "MiB",
+                              info.size, kMaxCodeRecordBytes >> 20),
+                  place);
     byName_.emplace(rec, records_.size());
     records_.push_back(std::move(info));
   }
@@ -246,7 +256,13 @@ RecordData ZipReader::readRecord(std::string_view name) const {
     throw Error("record too large for this machine", place);
   RecordData out;
   out.size = static_cast<size_t>(info->size);
-  out.owner = alignedBuffer(out.size);
+  try {
+    checkAllocation(out.size, "reading the record");  // Note [Memory budget]
+    out.owner = alignedBuffer(out.size);
+  } catch (Error& e) {
+    e.withPlace(place);
+    throw;
+  }
   auto* buf = static_cast<std::byte*>(out.owner.get());
   out.data = buf;
 

@@ -2,6 +2,7 @@
 // (torchless::Error: first stderr line says what and where), 2 usage error (CLI11).
 
 #include "core/error.h"
+#include "core/memory_budget.h"
 #include "tools/commands.h"
 
 #include <CLI/CLI.hpp>
@@ -35,6 +36,21 @@ int realMain(int argc, char** argv) {
   torchless::cli::registerEnvCommand(app);
   torchless::cli::registerServeCommand(app);
 
+  // Note [Memory budget] (core/memory_budget.h): every command takes --max-memory.
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+    sub->add_option_function<std::string>(
+        "--max-memory",
+        [](const std::string& v) {
+          try {
+            torchless::setMemoryBudget(torchless::parseMemorySize(v));
+          } catch (const torchless::Error& e) {
+            throw CLI::ValidationError("--max-memory", e.message());
+          }
+        },
+        "refuse allocations sized by the model or its files past this many bytes (512M, 4G; "
+        "default: the machine's memory)");
+  }
+
   // `torchless help [COMMAND]` is `torchless [COMMAND] --help`.
   std::vector<std::string> args(argv + 1, argv + argc);
   if (!args.empty() && args[0] == "help") {
@@ -50,6 +66,10 @@ int realMain(int argc, char** argv) {
     return code == 0 ? 0 : 2;
   } catch (const torchless::Error& e) {
     std::cerr << e.what() << "\n";
+    return 1;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "out of memory (an allocation failed; see README, Reliability, for "
+                 "--max-memory)\n";
     return 1;
   } catch (const std::exception& e) {
     std::cerr << e.what() << "\n";

@@ -221,6 +221,69 @@ def deep_expressions(ctx):
                 raise AssertionError(f"script {name} {depth}: status {r}, {first!r}")
 
 
+# ---- part 4: allocations sized from files --------------------------------------------------
+
+def code_archive(ctx, name, body):
+    p = ctx.path(name)
+    write_archive(p, {"__torch__.py": module_source("M", [], body)}, module_pickle("M", []))
+    return p
+
+
+@case
+def ir_tensor_constant_size(ctx):
+    """A 2^31-element tensor constant in 100 bytes of IR text is refused before allocating."""
+    p = write_text(ctx, "big_const.ir",
+                   "graph(%x : Tensor):\n"
+                   "  %c : Tensor = prim::Constant[value= 1 [ CPUBoolType{2147483648} ]]()\n"
+                   "  return (%c)\n")
+    ctx.expect(["graph", p], 1, message="tensor constant of 2147483648 elements")
+    ctx.expect(["export", p, "-o", ctx.path("big_const.onnx")], 1,
+               message="tensor constant of 2147483648 elements")
+
+
+@case
+def inflated_code_record(ctx):
+    """A small zip whose code record inflates to 200 MiB: refused before inflating."""
+    import zipfile
+    p = ctx.path("inflated.pt")
+    src = module_source("M", [], FORWARD) + "#" + " " * (200 << 20) + "\n"
+    with zipfile.ZipFile(p, "w") as z:
+        z.writestr("m/data.pkl", module_pickle("M", []), zipfile.ZIP_STORED)
+        z.writestr("m/code/__torch__.py", src, zipfile.ZIP_DEFLATED)
+        z.writestr("m/constants.pkl", b"\x80\x02).", zipfile.ZIP_STORED)
+        z.writestr("m/version", b"3\n", zipfile.ZIP_STORED)
+    if os.path.getsize(p) > (1 << 20):
+        raise AssertionError("the generated archive is not small")
+    for cmd in ("info", "code", "graph"):
+        ctx.expect([cmd, p], 1, message="code record declares 209715")
+
+
+@case
+def list_times_huge(ctx):
+    """`[0] * 10**12` is refused before it allocates, naming the list and its size."""
+    body = ("  def forward(self: __torch__.M, x: Tensor) -> Tensor:\n"
+            "    l = torch.mul([0], 1000000000000)\n"
+            "    return torch.add(x, torch.len(l))\n")
+    p = code_archive(ctx, "list_mul.pt", body)
+    x = npy_ones(ctx)
+    ctx.expect(["run", p, x, "--output-dir", ctx.path("out_listmul")], 1,
+               message="list * 1000000000000")
+
+
+@case
+def max_memory_option(ctx):
+    """--max-memory bounds tensor allocations; a malformed value is a usage error."""
+    body = ("  def forward(self: __torch__.M, x: Tensor) -> Tensor:\n"
+            "    y = torch.zeros([1000, 1000])\n"
+            "    return torch.add(x, torch.sum(y))\n")
+    p = code_archive(ctx, "zeros.pt", body)
+    x = npy_ones(ctx)
+    ctx.expect(["run", p, x, "--output-dir", ctx.path("out_mm"), "--max-memory", "1M"], 1,
+               message="more than the memory budget of 1048576 bytes")
+    ctx.expect(["run", p, x, "--output-dir", ctx.path("out_mm2"), "--max-memory", "1G"], 0)
+    ctx.expect(["run", p, x, "--max-memory", "lots"], 2)
+
+
 def main():
     bin_, work = sys.argv[1], sys.argv[2]
     only = sys.argv[3] if len(sys.argv) > 3 else ""
