@@ -284,6 +284,30 @@ def max_memory_option(ctx):
     ctx.expect(["run", p, x, "--max-memory", "lots"], 2)
 
 
+# ---- part 3: 64 or more dimensions -----------------------------------------------------------
+
+@case
+def sixty_four_dimensions(ctx):
+    """A 64-dim tensor from a .npy or from reshape is refused where it enters, not asserted."""
+    import struct
+    p = ctx.path("dims64.npy")
+    shape = "(" + ", ".join(["1"] * 64) + ")"
+    header = "{'descr': '<f4', 'fortran_order': False, 'shape': %s, }" % shape
+    header += " " * (63 - len(header) % 64) + "\n"
+    with open(p, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode())
+        f.write(struct.pack("<f", 1.0))
+    m = code_archive(ctx, "ident.pt", FORWARD)
+    ctx.expect(["run", m, p, "--output-dir", ctx.path("out_d64")], 1,
+               message="more than 63 dimensions")
+    ones = ", ".join(["1"] * 64)
+    body = ("  def forward(self: __torch__.M, x: Tensor) -> Tensor:\n"
+            f"    return torch.reshape(torch.sum(x), [{ones}])\n")
+    r = code_archive(ctx, "reshape64.pt", body)
+    ctx.expect(["run", r, npy_ones(ctx), "--output-dir", ctx.path("out_r64")], 1,
+               message="more than 63 dimensions")
+
+
 def main():
     bin_, work = sys.argv[1], sys.argv[2]
     only = sys.argv[3] if len(sys.argv) > 3 else ""
