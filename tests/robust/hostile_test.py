@@ -308,6 +308,53 @@ def sixty_four_dimensions(ctx):
                message="more than 63 dimensions")
 
 
+# ---- part 5: INT_MIN // -1 ------------------------------------------------------------------
+
+def read_npy_ints(path):
+    """The values of a small little-endian int32/int64 .npy file written by `torchless run`."""
+    import ast
+    import struct
+    with open(path, "rb") as f:
+        data = f.read()
+    hlen = struct.unpack("<H", data[8:10])[0]
+    header = ast.literal_eval(data[10:10 + hlen].decode())
+    code = {"<i8": "q", "<i4": "i"}[header["descr"]]
+    body = data[10 + hlen:]
+    return list(struct.unpack(f"<{len(body) // struct.calcsize(code)}{code}", body))
+
+
+@case
+def int_min_divided_by_minus_one(ctx):
+    """INT_MIN // -1 and % -1 wrap as NumPy does (no SIGFPE): ints, int64 and int32 tensors."""
+    body = ("  def forward(self: __torch__.M, x: Tensor) -> Tuple[Tensor, Tensor]:\n"
+            "    m = torch.sub(-9223372036854775807, 1)\n"
+            "    q = torch.floordiv(m, -1)\n"
+            "    r = torch.remainder(m, -1)\n"
+            "    t = torch.tensor([m, m, m, m, m])\n"
+            "    a = torch.floor_divide(t, -1)\n"
+            "    b = torch.div(t, -1, rounding_mode=\"trunc\")\n"
+            "    c = torch.remainder(t, -1)\n"
+            "    d = torch.fmod(t, -1)\n"
+            "    e = torch.div(t, -1, rounding_mode=\"floor\")\n"
+            "    s = torch.tensor([-2147483648, 7], dtype=3)\n"
+            "    i32 = torch.cat([torch.floor_divide(s, -1), torch.remainder(s, -1),\n"
+            "                     torch.div(s, -1, rounding_mode=\"trunc\"), torch.fmod(s, -1)])\n"
+            "    return (torch.cat([torch.tensor([q, r]), a, b, c, d, e]), i32)\n")
+    p = code_archive(ctx, "intmin.pt", body)
+    x = npy_ones(ctx)
+    out = ctx.path("out_intmin")
+    ctx.expect(["run", p, x, "--output-dir", out], 0)
+    m = -(1 << 63)
+    got = read_npy_ints(os.path.join(out, "out0.npy"))
+    want = [m, 0, m, m, m, m, m, m, m, m, m, m, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, m, m, m, m, m]
+    if got != want:
+        raise AssertionError(f"int64 results {got}, expected {want}")
+    got32 = read_npy_ints(os.path.join(out, "out1.npy"))
+    n = -(1 << 31)
+    if got32 != [n, -7, 0, 0, n, -7, 0, 0]:
+        raise AssertionError(f"int32 results {got32}")
+
+
 def main():
     bin_, work = sys.argv[1], sys.argv[2]
     only = sys.argv[3] if len(sys.argv) > 3 else ""
