@@ -32,7 +32,13 @@ std::string zipErrorText(zip_error_t* err) {
     case ZIP_ER_NOZIP: return "not a zip archive (no end of central directory record found)";
     case ZIP_ER_INCONS: return "zip archive is inconsistent (truncated or corrupt)";
     case ZIP_ER_CRC: return "CRC-32 mismatch (the record is corrupt)";
-    default: return zip_error_strerror(err);
+    case ZIP_ER_INVAL:  // libzip says only "Invalid argument": say what it refused
+      return "the zip structure is malformed (libzip: Invalid argument)";
+    case ZIP_ER_SEEK: return "zip archive is truncated or corrupt (libzip: seek error)";
+    case ZIP_ER_READ: return fmt::format("cannot read the file (libzip: {})", zip_error_strerror(err));
+    case ZIP_ER_MULTIDISK: return "multi-disk zip archives are not supported";
+    case ZIP_ER_COMPNOTSUPP: return "a record uses an unsupported compression method";
+    default: return fmt::format("libzip: {}", zip_error_strerror(err));
   }
 }
 
@@ -184,7 +190,8 @@ void ZipReader::init(zip_source_t* src) {
     zip_stat_t st;
     zip_stat_init(&st);
     if (zip_stat_index(zip_, static_cast<zip_uint64_t>(i), ZIP_FL_ENC_RAW, &st) != 0)
-      fail(fmt::format("cannot read entry {}: {}", i, zip_error_strerror(zip_get_error(zip_))));
+      fail(fmt::format("cannot read central directory entry {}: {}", i,
+                       zipErrorText(zip_get_error(zip_))));
     if (!(st.valid & ZIP_STAT_NAME) || !st.name) fail(fmt::format("entry {} has no name", i));
     std::string name = st.name;
     if (auto why = checkZipEntryName(name))

@@ -259,7 +259,17 @@ void registerExportCommand(CLI::App& app) {
   cmd->add_option("--dynamic-axes", opts->dynamicAxes,
                   "NAME:AXIS[,AXIS...]: axes of an input or output free in size (repeat per name)")
       ->expected(1)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->check(CLI::Validator(
+          [](std::string& spec) -> std::string {  // malformed: a usage error, exit 2
+            try {
+              parseDynamicAxes(spec);
+              return {};
+            } catch (const Error& e) {
+              return e.message();
+            }
+          },
+          "NAME:AXIS[,AXIS...]"));
   cmd->add_option("--external-data-threshold", opts->externalDataThreshold,
                   "write initializers of 1 KiB and more to OUTPUT.data when the model reaches this many "
                   "bytes (default: just under protobuf's 2 GB limit; 0: always)");

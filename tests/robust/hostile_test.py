@@ -355,6 +355,35 @@ def int_min_divided_by_minus_one(ctx):
         raise AssertionError(f"int32 results {got32}")
 
 
+# ---- part 7: exit codes and messages -------------------------------------------------------
+
+@case
+def info_of_unloadable_archive(ctx):
+    """`info` prints what it could read, then exits 1 with the compile error on stderr."""
+    body = "  def forward(self: __torch__.M, x: Tensor) -> Tensor:\n    return torch.no_such_op(x)\n"
+    p = code_archive(ctx, "no_compile.pt", body)
+    ctx.expect(["info", p], 1, message="no_such_op", stdout="code: does not compile")
+
+
+@case
+def invalid_utf8_in_code(ctx):
+    """A byte that is not UTF-8 is reported with its value and byte offset."""
+    p = ctx.path("bad_utf8.pt")
+    src = module_source("M", [], FORWARD).encode() + b"# ok\n  x = \xff\n"
+    write_archive(p, {"__torch__.py": src}, module_pickle("M", []))
+    off = src.index(b"\xff")
+    ctx.expect(["graph", p], 1, message=f"invalid UTF-8 byte 0xFF at byte offset {off}")
+
+
+@case
+def malformed_dynamic_axes(ctx):
+    """A malformed --dynamic-axes is a usage error (exit 2), before anything is loaded."""
+    p = code_archive(ctx, "dyn.pt", FORWARD)
+    x = npy_ones(ctx)
+    for spec in ("x", "x:", ":0", "x:zero"):
+        ctx.expect(["export", p, x, "-o", ctx.path("dyn.onnx"), "--dynamic-axes", spec], 2)
+
+
 def main():
     bin_, work = sys.argv[1], sys.argv[2]
     only = sys.argv[3] if len(sys.argv) > 3 else ""
