@@ -362,7 +362,7 @@ def info_of_unloadable_archive(ctx):
     """`info` prints what it could read, then exits 1 with the compile error on stderr."""
     body = "  def forward(self: __torch__.M, x: Tensor) -> Tensor:\n    return torch.no_such_op(x)\n"
     p = code_archive(ctx, "no_compile.pt", body)
-    ctx.expect(["info", p], 1, message="no_such_op", stdout="code: does not compile")
+    ctx.expect(["info", p], 1, message="no_such_op")
 
 
 @case
