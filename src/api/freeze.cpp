@@ -40,9 +40,12 @@ IValue deepCopy(const IValue& v, std::unordered_map<const void*, IValue>& memo) 
     }
     case IValue::Tag::Tuple: {
       const TuplePtr& t = v.toTuple();
+      // Memoized as well: a tuple shared through the pickle memo is copied once (Note [Shared
+      // values] in core/ivalue.cpp). Tuples cannot contain themselves, so copying first is safe.
+      if (auto it = memo.find(t.get()); it != memo.end()) return it->second;
       std::vector<IValue> elems;
       for (const IValue& e : t->elements) elems.push_back(deepCopy(e, memo));
-      return IValue(TupleImpl::create(std::move(elems), t->type));
+      return remember(t.get(), IValue(TupleImpl::create(std::move(elems), t->type)));
     }
     case IValue::Tag::Dict: {
       const DictPtr& d = v.toDict();

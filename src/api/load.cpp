@@ -48,10 +48,12 @@ void mapDevices(const IValue& v, const Device& device, std::unordered_set<const 
       }
       return;
     }
-    case IValue::Tag::Tuple:
+    case IValue::Tag::Tuple:  // shared tuples and dicts once each too (Note [Shared values])
+      if (!seen.insert(v.toTuple().get()).second) return;
       for (const auto& e : v.toTuple()->elements) mapDevices(e, device, seen);
       return;
     case IValue::Tag::Dict:
+      if (!seen.insert(v.toDict().get()).second) return;
       for (const auto& [k, e] : v.toDict()->entries()) mapDevices(e, device, seen);
       return;
     default:

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <set>
 
 namespace torchless {
 
@@ -148,6 +149,56 @@ bool IValue::isSameIdentity(const IValue& o) const {
   }
 }
 
+namespace {
+// Pairs of containers already found equal during one equals() call: with shared values
+// (Note [Shared values]) each pair of nodes is compared once, so the walk is linear in the DAGs.
+struct EqualsMemo {
+  std::set<std::pair<const void*, const void*>> equal;
+};
+
+bool equalsImpl(const IValue& a, const IValue& b, std::unique_ptr<EqualsMemo>& memo);
+
+bool elementsEqual(const std::vector<IValue>& a, const std::vector<IValue>& b,
+                   std::unique_ptr<EqualsMemo>& memo) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!equalsImpl(a[i], b[i], memo)) return false;
+  return true;
+}
+
+bool equalsImpl(const IValue& a, const IValue& o, std::unique_ptr<EqualsMemo>& memo) {
+  using Tag = IValue::Tag;
+  if (a.tag() != o.tag() || (a.tag() != Tag::List && a.tag() != Tag::Tuple && a.tag() != Tag::Dict))
+    return a.equals(o);
+  const void* pa = a.tag() == Tag::List ? static_cast<const void*>(a.toList().get())
+                   : a.tag() == Tag::Tuple ? static_cast<const void*>(a.toTuple().get())
+                                           : static_cast<const void*>(a.toDict().get());
+  const void* po = o.tag() == Tag::List ? static_cast<const void*>(o.toList().get())
+                   : o.tag() == Tag::Tuple ? static_cast<const void*>(o.toTuple().get())
+                                           : static_cast<const void*>(o.toDict().get());
+  if (pa == po) return true;  // Python's containers compare `is` first, too
+  if (!memo) memo = std::make_unique<EqualsMemo>();
+  if (memo->equal.count({pa, po})) return true;
+  bool r;
+  if (a.tag() == Tag::List) {
+    r = elementsEqual(a.toList()->list, o.toList()->list, memo);
+  } else if (a.tag() == Tag::Tuple) {
+    r = elementsEqual(a.toTuple()->elements, o.toTuple()->elements, memo);
+  } else {
+    const auto& x = *a.toDict();
+    const auto& y = *o.toDict();
+    r = x.size() == y.size();
+    for (const auto& [k, v] : x.entries()) {
+      if (!r) break;
+      const IValue* w = y.find(k);
+      r = w && equalsImpl(v, *w, memo);
+    }
+  }
+  if (r) memo->equal.insert({pa, po});
+  return r;
+}
+}  // namespace
+
 bool IValue::equals(const IValue& o) const {
   // Numbers compare across int/float/bool as Python does.
   if (isScalar() && o.isScalar() && !isComplexDouble() && !o.isComplexDouble()) {
@@ -160,29 +211,9 @@ bool IValue::equals(const IValue& o) const {
     case Tag::ComplexDouble: return p_.c[0] == o.p_.c[0] && p_.c[1] == o.p_.c[1];
     case Tag::String: return toStringRef() == o.toStringRef();
     case Tag::Device: return p_.dev == o.p_.dev;
-    case Tag::List: {
-      const auto &a = toList()->list, &b = o.toList()->list;
-      if (a.size() != b.size()) return false;
-      for (size_t i = 0; i < a.size(); ++i)
-        if (!a[i].equals(b[i])) return false;
-      return true;
-    }
-    case Tag::Tuple: {
-      const auto &a = toTuple()->elements, &b = o.toTuple()->elements;
-      if (a.size() != b.size()) return false;
-      for (size_t i = 0; i < a.size(); ++i)
-        if (!a[i].equals(b[i])) return false;
-      return true;
-    }
-    case Tag::Dict: {
-      const auto& a = *toDict();
-      const auto& b = *o.toDict();
-      if (a.size() != b.size()) return false;
-      for (const auto& [k, v] : a.entries()) {
-        const IValue* w = b.find(k);
-        if (!w || !v.equals(*w)) return false;
-      }
-      return true;
+    case Tag::List: case Tag::Tuple: case Tag::Dict: {
+      std::unique_ptr<EqualsMemo> memo;
+      return equalsImpl(*this, o, memo);
     }
     case Tag::Enum:
       return toEnum()->type->name() == o.toEnum()->type->name() &&
@@ -206,9 +237,18 @@ size_t IValue::hash() const {
     case Tag::String: return std::hash<std::string>()(toStringRef());
     case Tag::Device: return std::hash<int>()(static_cast<int>(p_.dev.type) * 1000 + p_.dev.index);
     case Tag::Tuple: {
-      size_t h = 0x345678;
-      for (const auto& e : toTuple()->elements) h = h * 1000003 ^ e.hash();
-      return h;
+      // Memoized per TupleImpl (Note [Shared values]): a shared key hashes in linear time.
+      std::unordered_map<const TupleImpl*, size_t> memo;
+      std::function<size_t(const TupleImpl&)> tupleHash = [&](const TupleImpl& t) -> size_t {
+        auto it = memo.find(&t);
+        if (it != memo.end()) return it->second;
+        size_t h = 0x345678;
+        for (const auto& e : t.elements)
+          h = h * 1000003 ^ (e.isTuple() ? tupleHash(*e.toTuple()) : e.hash());
+        memo.emplace(&t, h);
+        return h;
+      };
+      return tupleHash(*toTuple());
     }
     case Tag::Enum: return std::hash<std::string>()(toEnum()->name);
     case Tag::Tensor:
@@ -247,6 +287,55 @@ static std::string reprDouble(double d) {
   return s;
 }
 
+namespace {
+// Text past this many bytes is refused: a value shared through the pickle memo can expand to far
+// more text than memory holds (Note [Shared values]).
+constexpr size_t kMaxReprBytes = size_t{64} << 20;
+
+void reprInto(const IValue& v, std::string& s) {
+  if (s.size() > kMaxReprBytes)
+    throw Error(fmt::format("value too large to print: its text passes {} MiB (a value shared "
+                            "many times inside itself?)", kMaxReprBytes >> 20));
+  switch (v.tag()) {
+    case IValue::Tag::List: {
+      s += '[';
+      bool first = true;
+      for (const auto& e : v.toList()->list) {
+        if (!first) s += ", ";
+        first = false;
+        reprInto(e, s);
+      }
+      s += ']';
+      return;
+    }
+    case IValue::Tag::Tuple: {
+      const auto& e = v.toTuple()->elements;
+      s += '(';
+      for (size_t i = 0; i < e.size(); ++i) {
+        if (i) s += ", ";
+        reprInto(e[i], s);
+      }
+      s += e.size() == 1 ? ",)" : ")";
+      return;
+    }
+    case IValue::Tag::Dict: {
+      s += '{';
+      bool first = true;
+      for (const auto& [k, x] : v.toDict()->entries()) {
+        if (!first) s += ", ";
+        first = false;
+        reprInto(k, s);
+        s += ": ";
+        reprInto(x, s);
+      }
+      s += '}';
+      return;
+    }
+    default: s += v.repr(); return;
+  }
+}
+}  // namespace
+
 std::string IValue::repr() const {
   switch (tag_) {
     case Tag::None: return "None";
@@ -259,35 +348,41 @@ std::string IValue::repr() const {
     case Tag::String: return reprString(toStringRef());
     case Tag::Device: return fmt::format("device(type='{}'{})", deviceTypeName(p_.dev.type),
                                          p_.dev.index >= 0 ? fmt::format(", index={}", p_.dev.index) : "");
-    case Tag::List: {
-      std::string s = "[";
-      bool first = true;
-      for (const auto& v : toList()->list) {
-        s += (first ? "" : ", ") + v.repr();
-        first = false;
-      }
-      return s + "]";
-    }
-    case Tag::Tuple: {
-      const auto& e = toTuple()->elements;
-      std::string s = "(";
-      for (size_t i = 0; i < e.size(); ++i) s += (i ? ", " : "") + e[i].repr();
-      return s + (e.size() == 1 ? ",)" : ")");
-    }
-    case Tag::Dict: {
-      std::string s = "{";
-      bool first = true;
-      for (const auto& [k, v] : toDict()->entries()) {
-        s += (first ? "" : ", ") + k.repr() + ": " + v.repr();
-        first = false;
-      }
-      return s + "}";
+    case Tag::List: case Tag::Tuple: case Tag::Dict: {
+      std::string s;
+      reprInto(*this, s);
+      return s;
     }
     case Tag::Object: return fmt::format("<{} object>", toObject()->type->name());
     case Tag::Enum: return fmt::format("{}.{}", toEnum()->type->name(), toEnum()->name);
     case Tag::Capsule: return "<capsule>";
   }
   return "?";
+}
+
+// Note [Shared values]
+// A pickle's memo lets one tuple, list or dict appear many times in a value, so a 2 KB file can
+// hold a DAG whose expansion has 2^100 leaves ("billion laughs"). The unpickler keeps the
+// sharing (memo entries are the same IValue), and every walk over values must be linear in the
+// DAG: memoize per node (type inference here, hashing, freezing), or bound the output (repr).
+namespace {
+TypePtr tupleTypeMemo(const TupleImpl& t, std::unordered_map<const TupleImpl*, TypePtr>& memo) {
+  if (t.type) return t.type;
+  auto it = memo.find(&t);
+  if (it != memo.end()) return it->second;
+  std::vector<TypePtr> elems;
+  elems.reserve(t.elements.size());
+  for (const auto& e : t.elements)
+    elems.push_back(e.isTuple() ? tupleTypeMemo(*e.toTuple(), memo) : e.type());
+  TypePtr r = TupleType::create(std::move(elems));
+  memo.emplace(&t, r);
+  return r;
+}
+}  // namespace
+
+TypePtr IValue::tupleTypeShared(const TupleImpl& t) {
+  std::unordered_map<const TupleImpl*, TypePtr> memo;
+  return tupleTypeMemo(t, memo);
 }
 
 TypePtr IValue::type() const {
@@ -305,9 +400,14 @@ TypePtr IValue::type() const {
     case Tag::Tuple: {
       const auto& t = *toTuple();
       if (t.type) return t.type;
+      bool nested = false;
+      for (const auto& e : t.elements) nested = nested || e.isTuple();
       std::vector<TypePtr> elems;
-      for (const auto& e : t.elements) elems.push_back(e.type());
-      return TupleType::create(std::move(elems));
+      if (!nested) {
+        for (const auto& e : t.elements) elems.push_back(e.type());
+        return TupleType::create(std::move(elems));
+      }
+      return tupleTypeShared(t);
     }
     case Tag::Dict: return DictType::create(toDict()->keyType, toDict()->valueType);
     case Tag::Object: return toObject()->type;

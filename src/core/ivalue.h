@@ -118,6 +118,8 @@ struct IValue {
 
  private:
   [[noreturn]] void typeError(const char* expected) const;
+  /// type() of a tuple with tuple elements, memoized per TupleImpl (Note [Shared values]).
+  static TypePtr tupleTypeShared(const TupleImpl& t);
   Tag tag_ = Tag::None;
   union Payload {
     double d;

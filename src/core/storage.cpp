@@ -1,6 +1,7 @@
 #include "core/storage.h"
 
 #include "core/error.h"
+#include "core/memory_budget.h"
 #include "core/prefault.h"
 
 #include <algorithm>
@@ -119,6 +120,7 @@ Storage Storage::allocate(size_t nbytes) {
   if (rounded == 0) rounded = kStorageAlignment;
   void* p;
   if (rounded >= kMinCachedBytes) {
+    checkAllocation(nbytes, "a tensor's storage");  // Note [Memory budget]
     const size_t cls = sizeClass(rounded);
     p = cache().get(cls, nbytes);
     if (!p) throw Error(fmt::format("out of memory allocating {} bytes", nbytes));

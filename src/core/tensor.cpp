@@ -24,6 +24,13 @@ IntList contiguousStrides(const IntList& sizes) {
 }
 
 int64_t checkedNumel(const IntList& sizes) {
+  // Issue #18: the kernels' iterator holds at most 63 dimensions (ops/tensor_iterator.cpp);
+  // a tensor with more is refused where it is made (reader, .npy, reshape), not asserted later.
+  constexpr size_t kMaxDims = 63;
+  if (sizes.size() > kMaxDims)
+    throw Error(fmt::format("tensors of more than {} dimensions are not supported (this one has "
+                            "{})",
+                            kMaxDims, sizes.size()));
   int64_t n = 1;
   for (int64_t s : sizes) {
     if (s < 0) throw Error(fmt::format("negative size in {}", sizesToString(sizes)));

@@ -40,7 +40,9 @@ TORCHLESS_SINGLETON_GET(AnyClassType)
 TORCHLESS_SINGLETON_GET(AnyEnumType)
 #undef TORCHLESS_SINGLETON_GET
 
-bool operator==(const Type& a, const Type& b) { return a.equals(b); }
+// Identity first: types inferred from shared values share their nodes (IValue::type), and a
+// walk of a shared type DAG must not expand it.
+bool operator==(const Type& a, const Type& b) { return &a == &b || a.equals(b); }
 
 bool Type::equals(const Type& rhs) const {
   if (kind() != rhs.kind()) return false;

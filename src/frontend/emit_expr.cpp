@@ -2,6 +2,7 @@
 // special forms that see their arguments unevaluated) and type annotations.
 #include "frontend/emitter.h"
 
+#include "core/stack_guard.h"
 #include "frontend/literal.h"
 
 #include <cmath>
@@ -288,6 +289,8 @@ Value* Emitter::emitAnnotate(const SourceRange& loc, const TypePtr& type, const 
 
 SugaredValuePtr Emitter::emitSugaredExpr(const Expr& e, size_t nBinders, const TypePtr& typeHint) {
   const SourceRange& loc = e.range();
+  if (stackNearlyExhausted())  // Note [Stack guard]: deep expressions, long call chains
+    throwErrorAt(loc, "expression or call chain nested too deeply (the stack is nearly exhausted)");
   switch (e.kind()) {
     case TreeKind::Var:
       return getSugaredVar(loc, Var(e.tree()).name().name());

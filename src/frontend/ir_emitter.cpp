@@ -3,6 +3,7 @@
 // stores] and Note [Early exits] in emitter.h.
 #include "frontend/emitter.h"
 
+#include "core/stack_guard.h"
 #include "ir/operator_registry.h"
 
 #include <cctype>
@@ -284,6 +285,9 @@ void Emitter::emitIfElseBlocks(const SourceRange& loc, const CondValue& cond,
 
 void Emitter::emitStatements(const std::vector<Stmt>& stmts, size_t begin) {
   Block* block = graph_->insertPointBlock();
+  if (stackNearlyExhausted() && begin < stmts.size())  // Note [Stack guard]
+    throwErrorAt(stmts[begin].range(), "blocks or call chain nested too deeply (the stack is "
+                                       "nearly exhausted)");
   for (size_t i = begin; i < stmts.size(); ++i) {
     if (exitBlocks_.count(block) || returnBlocks_.count(block)) return;  // dead code
     const Stmt& stmt = stmts[i];

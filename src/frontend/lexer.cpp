@@ -89,10 +89,24 @@ std::string describeChar(const std::string& text, size_t pos) {
   auto c = static_cast<unsigned char>(text[pos]);
   if (c < 0x20 || c == 0x7F) return fmt::format("'\\x{:02x}'", c);
   if (c < 0x80) return fmt::format("'{}'", static_cast<char>(c));
-  // Decode one UTF-8 sequence for the U+XXXX form.
+  // Decode one UTF-8 sequence for the U+XXXX form. An invalid sequence (a stray continuation
+  // byte, a bad lead byte, a truncated or overlong sequence) is named by its byte and offset,
+  // not by a made-up code point (issue #18).
+  auto invalid = [&] {
+    return fmt::format("invalid UTF-8 byte 0x{:02X} at byte offset {}", c, pos);
+  };
+  if (c < 0xC2 || c > 0xF4) return invalid();
   size_t n = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
+  if (pos + n > text.size()) return invalid();
   uint32_t cp = c & (0x3F >> (n - 1));
-  for (size_t i = 1; i < n && pos + i < text.size(); ++i) cp = (cp << 6) | (text[pos + i] & 0x3F);
+  for (size_t i = 1; i < n; ++i) {
+    auto b = static_cast<unsigned char>(text[pos + i]);
+    if ((b & 0xC0) != 0x80) return invalid();
+    cp = (cp << 6) | (b & 0x3F);
+  }
+  if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
+      (cp >= 0xD800 && cp <= 0xDFFF))
+    return invalid();
   return fmt::format("'{}' (U+{:04X})", text.substr(pos, n), cp);
 }
 
@@ -443,7 +457,9 @@ void Lexer::lexToken() {
   }
   size_t n = 1;
   while (pos_ + n < end_ && (static_cast<unsigned char>(text_[pos_ + n]) & 0xC0) == 0x80) ++n;
-  fail(pos_, pos_ + n, fmt::format("invalid character {} in source", describeChar(text_, pos_)));
+  std::string what = describeChar(text_, pos_);
+  if (what.starts_with("invalid UTF-8")) fail(pos_, pos_ + 1, what + " in source");
+  fail(pos_, pos_ + n, fmt::format("invalid character {} in source", what));
 }
 
 void Lexer::lexNumber() {

@@ -21,6 +21,7 @@
 #include "ir/ir_parser.h"
 
 #include "core/error.h"
+#include "core/stack_guard.h"
 #include "ir/type_parser.h"
 
 #include <cctype>
@@ -372,6 +373,15 @@ class IRParser {
   }
 
   void parseBlock(Block* b) {
+    // Note [Stack guard]: a count, so that every later walk of the graph (verifier, printer,
+    // passes, export, destruction) stays well inside the stack, and the stack itself as a net.
+    if (blockDepth_ >= kMaxBlockDepth || stackNearlyExhausted())
+      fail(pos_, fmt::format("blocks nested too deeply (more than {} levels)", kMaxBlockDepth));
+    ++blockDepth_;
+    struct Leave {
+      size_t& d;
+      ~Leave() { --d; }
+    } leave{blockDepth_};
     expect('(');
     if (!nextIf(')')) {
       do {
@@ -789,8 +799,19 @@ class IRParser {
         if (k > s) tokens.emplace_back(body.substr(s, k - s));
       }
     }
+    // Issue #18: the size comes from the text, so it is checked before anything is allocated.
+    // A constant may leave values out (they are zeros), but not more than kMaxUnbackedElements.
     int64_t numel = 1;
-    for (int64_t s : sizes) numel *= s;
+    for (int64_t s : sizes) {
+      if (s != 0 && numel > std::numeric_limits<int64_t>::max() / s)
+        fail(at, "tensor constant size overflows");
+      numel *= s;
+    }
+    constexpr int64_t kMaxUnbackedElements = int64_t{1} << 24;
+    if (numel > kMaxUnbackedElements && numel > static_cast<int64_t>(tokens.size()))
+      fail(at, fmt::format("tensor constant of {} elements is larger than the {} values written "
+                           "for it (the limit for unwritten values is {})",
+                           numel, tokens.size(), kMaxUnbackedElements));
     std::vector<double> values(static_cast<size_t>(std::max<int64_t>(numel, 0)), 0.0);
     int64_t rows = 1, cols = 1;
     if (sizes.size() == 1) cols = sizes[0];
@@ -1065,6 +1086,8 @@ class IRParser {
 
   std::string_view text_;
   size_t pos_ = 0;
+  static constexpr size_t kMaxBlockDepth = 5000;
+  size_t blockDepth_ = 0;
   Graph* graph_;
   std::unordered_map<std::string, Value*>& vmap_;
   const ParseIROptions& options_;

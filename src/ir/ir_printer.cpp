@@ -18,6 +18,7 @@
 #include "ir/ir_printer.h"
 
 #include "core/error.h"
+#include "core/stack_guard.h"
 #include "ir/ir.h"
 
 #include <cmath>
@@ -536,6 +537,7 @@ std::ostream& Node::print(std::ostream& out, size_t level, std::vector<const Nod
     out << " # " << sourceRange_->str();
   if (!printBody) return out;
   out << "\n";
+  if (!blocks_.empty()) checkStack("print: blocks");  // Note [Stack guard]
   for (size_t i = 0; i < blocks_.size(); ++i) {
     const Block* b = blocks_[i];
     indent(out, level + 1) << "block" << i << "(";

@@ -1,6 +1,7 @@
 #include "ir/verifier.h"
 
 #include "core/error.h"
+#include "core/stack_guard.h"
 
 #include <sstream>
 #include <unordered_set>
@@ -25,6 +26,7 @@ class Verifier {
   }
 
   void collectNodes(const Block* b) {
+    checkStack("verify: blocks");  // Note [Stack guard]
     live_.insert(b->returnNode());
     live_.insert(b->paramNode());
     for (const Node* n : b->nodes()) {
@@ -116,6 +118,7 @@ class Verifier {
   }
 
   void checkBlock(const Block* b) {
+    checkStack("verify: blocks");
     std::vector<const Value*> scope;
     const Node* param = b->paramNode();
     if (param->owningBlock() != b) fail(param, "a block's param node does not know its block");

@@ -470,6 +470,27 @@ inline A powInt(A base, A exp) {
   }
 }
 
+// Note [Integer division overflow]
+// INT_MIN / -1 and INT_MIN % -1 trap (SIGFPE) on x86. PyTorch crashes there; we give NumPy's
+// answers instead: the quotient wraps (INT_MIN // -1 == INT_MIN) and the remainder is 0. This
+// covers div(rounding_mode='trunc'|'floor'), floor_divide, remainder and fmod on int tensors,
+// and TorchScript's int `//` and `%` (runtime/builtin_ops.cpp). Division by zero is unchanged.
+template <class T>
+inline T wrappingDiv(T a, T b) {
+  if constexpr (std::is_signed_v<T>) {
+    if (b == -1) return static_cast<T>(static_cast<std::make_unsigned_t<T>>(0) -
+                                       static_cast<std::make_unsigned_t<T>>(a));
+  }
+  return static_cast<T>(a / b);
+}
+template <class T>
+inline T wrappingRem(T a, T b) {
+  if constexpr (std::is_signed_v<T>) {
+    if (b == -1) return T(0);
+  }
+  return static_cast<T>(a % b);
+}
+
 template <typename A>
 inline A floorDivFloat(A a, A b) {
   if (b == A(0)) return a / b;
@@ -511,7 +532,7 @@ void runArith(BinOp op, const TensorIter& it, const Scalar& alpha) {
       if constexpr (fl) {
         cpuKernel<T, T, T>(it, [](T a, T b) { return castTo<T>(std::trunc(A(a) / A(b))); });
       } else if constexpr (!std::is_same_v<T, bool>) {
-        cpuKernel<T, T, T>(it, [](T a, T b) { return castTo<T>(a / b); });
+        cpuKernel<T, T, T>(it, [](T a, T b) { return wrappingDiv(a, b); });
       }
       return;
     case BinOp::DivFloor:
@@ -520,8 +541,8 @@ void runArith(BinOp op, const TensorIter& it, const Scalar& alpha) {
       } else if constexpr (!std::is_same_v<T, bool>) {
         cpuKernel<T, T, T>(it, [](T a, T b) {
           if constexpr (std::is_signed_v<T>) {
-            T q = static_cast<T>(a / b);
-            if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+            T q = wrappingDiv(a, b);
+            if ((wrappingRem(a, b) != 0) && ((a < 0) != (b < 0))) --q;
             return q;
           } else {
             return static_cast<T>(a / b);
@@ -538,7 +559,7 @@ void runArith(BinOp op, const TensorIter& it, const Scalar& alpha) {
         });
       } else if constexpr (!std::is_same_v<T, bool>) {
         cpuKernel<T, T, T>(it, [](T a, T b) {
-          T r = static_cast<T>(a % b);
+          T r = wrappingRem(a, b);
           if constexpr (std::is_signed_v<T>) {
             if (r != 0 && ((r < 0) != (b < 0))) r = static_cast<T>(r + b);
           }
@@ -548,7 +569,7 @@ void runArith(BinOp op, const TensorIter& it, const Scalar& alpha) {
       return;
     case BinOp::Fmod:
       if constexpr (fl) cpuKernel<T, T, T>(it, [](T a, T b) { return castTo<T>(std::fmod(A(a), A(b))); });
-      else if constexpr (!std::is_same_v<T, bool>) cpuKernel<T, T, T>(it, [](T a, T b) { return static_cast<T>(a % b); });
+      else if constexpr (!std::is_same_v<T, bool>) cpuKernel<T, T, T>(it, [](T a, T b) { return wrappingRem(a, b); });
       return;
     case BinOp::Pow:
       if constexpr (fl) cpuKernel<T, T, T>(it, [](T a, T b) { return castTo<T>(std::pow(A(a), A(b))); });

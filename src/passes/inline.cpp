@@ -16,6 +16,7 @@
 //     return (%y)                                       return (%y)
 //   with f = graph(%a : Tensor): %r : Tensor = aten::relu(%a) return (%r)
 #include "core/error.h"
+#include "core/stack_guard.h"
 #include "ir/function.h"
 #include "passes/passes.h"
 
@@ -50,6 +51,7 @@ const GraphFunction* calleeOf(const Node* n) {
 class Inliner {
  public:
   bool run(Block* block) {
+    checkStack("inline: blocks");  // Note [Stack guard]
     for (auto it = block->nodes().begin(); it != block->nodes().end();) {
       Node* n = *it;
       const GraphFunction* fn = calleeOf(n);

@@ -3,6 +3,7 @@
 // torch/csrc/jit/runtime/register_prim_ops.cpp.
 
 #include "core/error.h"
+#include "core/memory_budget.h"
 #include "runtime/register_utils.h"
 
 #include <algorithm>
@@ -225,6 +226,14 @@ void registerBuiltinListKernels(KernelRegistry& r) {
   });
   auto repeat = [](const ListPtr& l, int64_t n) {
     std::vector<IValue> out;
+    if (n > 0 && !l->list.empty()) {  // Note [Memory budget]: `[0] * 10**12`
+      size_t count = l->list.size();
+      if (static_cast<uint64_t>(n) > SIZE_MAX / sizeof(IValue) / count)
+        throw Error(fmt::format("list * {}: the result's size overflows", n));
+      checkAllocation(count * static_cast<size_t>(n) * sizeof(IValue),
+                      fmt::format("list * {} ({} elements)", n, count * static_cast<size_t>(n)));
+      out.reserve(count * static_cast<size_t>(n));
+    }
     for (int64_t i = 0; i < n; ++i) out.insert(out.end(), l->list.begin(), l->list.end());
     return out;
   };

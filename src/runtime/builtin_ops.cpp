@@ -24,14 +24,18 @@ using namespace kreg;
 using Complex = std::complex<double>;
 
 // Python's floor division and modulo on ints (ZeroDivisionError on 0).
+// INT64_MIN // -1 wraps to INT64_MIN and INT64_MIN % -1 is 0, as NumPy's int64 does (Note
+// [Integer division overflow] in ops/elementwise.cpp); a plain `/` would trap with SIGFPE.
 int64_t floordiv(int64_t a, int64_t b) {
   if (b == 0) throw ModelError("ZeroDivisionError: integer division or modulo by zero");
+  if (b == -1) return static_cast<int64_t>(0ULL - static_cast<uint64_t>(a));
   int64_t q = a / b;
   if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
   return q;
 }
 int64_t pymod(int64_t a, int64_t b) {
   if (b == 0) throw ModelError("ZeroDivisionError: integer division or modulo by zero");
+  if (b == -1) return 0;
   int64_t r = a % b;
   if (r != 0 && ((r < 0) != (b < 0))) r += b;
   return r;
@@ -177,6 +181,7 @@ void registerBuiltinKernels(KernelRegistry& r) {
   numericBinary(
       r, "aten::__round_to_zero_floordiv", [](int64_t a, int64_t b) {
         if (b == 0) throw ModelError("ZeroDivisionError: integer division or modulo by zero");
+        if (b == -1) return IValue(static_cast<int64_t>(0ULL - static_cast<uint64_t>(a)));
         return IValue(a / b);
       },
       [](double a, double b) { return IValue(std::trunc(a / b)); });

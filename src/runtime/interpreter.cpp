@@ -3,6 +3,7 @@
 #include "runtime/observed_run.h"
 
 #include "core/error.h"
+#include "core/stack_guard.h"
 #include "ir/operator_matching.h"
 #include "runtime/op_observer.h"
 
@@ -575,6 +576,12 @@ void runCode(const Code::Impl& impl, const std::string& name, Stack& stack, Obse
           break;
         }
         case OpCode::CALL:
+          // Note [Stack guard]: a model that recurses without end stops here, as Python's
+          // RecursionError, not with a signal.
+          if (stackNearlyExhausted())
+            throw ModelError(fmt::format("RecursionError: maximum recursion depth exceeded while "
+                                         "calling '{}'",
+                                         impl.callees[static_cast<size_t>(in.a)]->qualname()));
           codeFor(*impl.callees[static_cast<size_t>(in.a)]).run(stack);
           ++pc;
           break;

@@ -1,6 +1,7 @@
 #include "serialize/python_print.h"
 
 #include "core/error.h"
+#include "core/stack_guard.h"
 #include "ir/operator_matching.h"
 #include "ir/operator_registry.h"
 
@@ -210,6 +211,7 @@ class FunctionPrinter {
   }
 
   void printBlockBody(const Block* b, std::string& out) {
+    checkStack("code printer: blocks");  // Note [Stack guard]
     size_t before = out.size();
     for (const Node* n : b->nodes()) printNode(n, out);
     (void)before;

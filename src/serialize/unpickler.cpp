@@ -633,11 +633,13 @@ class Unpickler {
   static TypePtr placeholderAttributeType(const IValue& v) {
     TypePtr t = v.type();
     std::vector<const Type*> work{t.get()};
+    std::unordered_set<const Type*> seen{t.get()};  // a shared type DAG: each node once
     while (!work.empty()) {
       const Type* x = work.back();
       work.pop_back();
       if (x->kind() == TypeKind::ClassType) return AnyType::get();
-      for (const auto& c : x->containedTypes()) work.push_back(c.get());
+      for (const auto& c : x->containedTypes())
+        if (seen.insert(c.get()).second) work.push_back(c.get());
     }
     return t;
   }

@@ -1,6 +1,7 @@
 #include "serialize/zip_reader.h"
 
 #include "core/error.h"
+#include "core/memory_budget.h"
 #include "core/prefault.h"
 
 
@@ -31,7 +32,13 @@ std::string zipErrorText(zip_error_t* err) {
     case ZIP_ER_NOZIP: return "not a zip archive (no end of central directory record found)";
     case ZIP_ER_INCONS: return "zip archive is inconsistent (truncated or corrupt)";
     case ZIP_ER_CRC: return "CRC-32 mismatch (the record is corrupt)";
-    default: return zip_error_strerror(err);
+    case ZIP_ER_INVAL:  // libzip says only "Invalid argument": say what it refused
+      return "the zip structure is malformed (libzip: Invalid argument)";
+    case ZIP_ER_SEEK: return "zip archive is truncated or corrupt (libzip: seek error)";
+    case ZIP_ER_READ: return fmt::format("cannot read the file (libzip: {})", zip_error_strerror(err));
+    case ZIP_ER_MULTIDISK: return "multi-disk zip archives are not supported";
+    case ZIP_ER_COMPNOTSUPP: return "a record uses an unsupported compression method";
+    default: return fmt::format("libzip: {}", zip_error_strerror(err));
   }
 }
 
@@ -183,7 +190,8 @@ void ZipReader::init(zip_source_t* src) {
     zip_stat_t st;
     zip_stat_init(&st);
     if (zip_stat_index(zip_, static_cast<zip_uint64_t>(i), ZIP_FL_ENC_RAW, &st) != 0)
-      fail(fmt::format("cannot read entry {}: {}", i, zip_error_strerror(zip_get_error(zip_))));
+      fail(fmt::format("cannot read central directory entry {}: {}", i,
+                       zipErrorText(zip_get_error(zip_))));
     if (!(st.valid & ZIP_STAT_NAME) || !st.name) fail(fmt::format("entry {} has no name", i));
     std::string name = st.name;
     if (auto why = checkZipEntryName(name))
@@ -228,6 +236,15 @@ void ZipReader::init(zip_source_t* src) {
                               "(zip bomb?)",
                               info.size, size_),
                   place);
+    // Issue #18: source is small; a code record that inflates past this is refused before
+    // anything is inflated (PyTorch's largest generated files are a few MB).
+    constexpr uint64_t kMaxCodeRecordBytes = uint64_t{64} << 20;
+    if ((rec.starts_with("code/") || rec.ends_with(".debug_pkl")) &&
+        info.size > kMaxCodeRecordBytes)
+      throw Error(fmt::format("code record declares {} bytes; source records are limited to {} "
+                              "MiB",
+                              info.size, kMaxCodeRecordBytes >> 20),
+                  place);
     byName_.emplace(rec, records_.size());
     records_.push_back(std::move(info));
   }
@@ -246,7 +263,13 @@ RecordData ZipReader::readRecord(std::string_view name) const {
     throw Error("record too large for this machine", place);
   RecordData out;
   out.size = static_cast<size_t>(info->size);
-  out.owner = alignedBuffer(out.size);
+  try {
+    checkAllocation(out.size, "reading the record");  // Note [Memory budget]
+    out.owner = alignedBuffer(out.size);
+  } catch (Error& e) {
+    e.withPlace(place);
+    throw;
+  }
   auto* buf = static_cast<std::byte*>(out.owner.get());
   out.data = buf;
 

@@ -17,6 +17,7 @@
 #include "core/error.h"
 #include "core/npy.h"
 #include "ir/ir_parser.h"
+#include "ir/verifier.h"
 #include "ops/parallel.h"
 #include "passes/passes.h"
 #include "tools/commands.h"
@@ -194,6 +195,12 @@ void exportCommand(const ExportCliOptions& o) {
     ParseIROptions po;
     po.filename = o.model;
     parseIR(ss.str(), graph.get(), po);
+    try {
+      verify(*graph);  // as `graph` does: a prim::If without blocks is refused here
+    } catch (Error& e) {
+      e.withPlace(o.model);
+      throw;
+    }
     std::vector<ParamSpec> params;
     for (const Value* v : graph->inputs()) params.push_back({v->debugName(), v->type(), std::nullopt});
     inputs = parseInputs(words, params, loadTensor);
@@ -257,7 +264,17 @@ void registerExportCommand(CLI::App& app) {
   cmd->add_option("--dynamic-axes", opts->dynamicAxes,
                   "NAME:AXIS[,AXIS...]: axes of an input or output free in size (repeat per name)")
       ->expected(1)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->check(CLI::Validator(
+          [](std::string& spec) -> std::string {  // malformed: a usage error, exit 2
+            try {
+              parseDynamicAxes(spec);
+              return {};
+            } catch (const Error& e) {
+              return e.message();
+            }
+          },
+          "NAME:AXIS[,AXIS...]"));
   cmd->add_option("--external-data-threshold", opts->externalDataThreshold,
                   "write initializers of 1 KiB and more to OUTPUT.data when the model reaches this many "
                   "bytes (default: just under protobuf's 2 GB limit; 0: always)");

@@ -63,6 +63,8 @@ void countClasses(const IValue& v, std::map<std::string, ClassStats>& out,
       for (const auto& slot : o->slots) countClasses(slot, out, seen);
       return;
     }
+    // Containers are visited once each too: a pickle may share one many times (Note [Shared
+    // values] in core/ivalue.cpp).
     case IValue::Tag::List:
       if (!seen.insert(v.toList().get()).second) return;
       for (const auto& e : v.toList()->list) countClasses(e, out, seen);

@@ -2,16 +2,21 @@
 // (torchless::Error: first stderr line says what and where), 2 usage error (CLI11).
 
 #include "core/error.h"
+#include "core/memory_budget.h"
 #include "tools/commands.h"
 
 #include <CLI/CLI.hpp>
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <iostream>
+#include <new>
 #include <string>
 #include <vector>
 
-int main(int argc, char** argv) {
+namespace {
+int realMain(int argc, char** argv) {
   CLI::App app{"torchless: TorchScript models without Python or libtorch", "torchless"};
   app.set_version_flag("--version", std::string("torchless ") + TORCHLESS_VERSION);
   app.require_subcommand(0, 1);
@@ -31,6 +36,21 @@ int main(int argc, char** argv) {
   torchless::cli::registerEnvCommand(app);
   torchless::cli::registerServeCommand(app);
 
+  // Note [Memory budget] (core/memory_budget.h): every command takes --max-memory.
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+    sub->add_option_function<std::string>(
+        "--max-memory",
+        [](const std::string& v) {
+          try {
+            torchless::setMemoryBudget(torchless::parseMemorySize(v));
+          } catch (const torchless::Error& e) {
+            throw CLI::ValidationError("--max-memory", e.message());
+          }
+        },
+        "refuse allocations sized by the model or its files past this many bytes (512M, 4G; "
+        "default: the machine's memory)");
+  }
+
   // `torchless help [COMMAND]` is `torchless [COMMAND] --help`.
   std::vector<std::string> args(argv + 1, argv + argc);
   if (!args.empty() && args[0] == "help") {
@@ -47,9 +67,45 @@ int main(int argc, char** argv) {
   } catch (const torchless::Error& e) {
     std::cerr << e.what() << "\n";
     return 1;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "out of memory (an allocation failed; see README, Reliability, for "
+                 "--max-memory)\n";
+    return 1;
   } catch (const std::exception& e) {
     std::cerr << e.what() << "\n";
     return 1;
   }
   return 0;
+}
+
+// The command runs on a thread with a large stack: deep but legitimate models (long call chains
+// in code/, deeply nested blocks) get that far, and deeper ones stop at the stack guard with a
+// clean error (Note [Stack guard] in core/stack_guard.h). The stack is only reserved address
+// space; pages are touched as it grows.
+constexpr size_t kCommandStackBytes = size_t{256} << 20;
+
+struct MainArgs {
+  int argc;
+  char** argv;
+  int status;
+};
+
+void* runMain(void* p) {
+  auto* a = static_cast<MainArgs*>(p);
+  a->status = realMain(a->argc, a->argv);
+  return nullptr;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  MainArgs args{argc, argv, 1};
+  pthread_attr_t attr;
+  pthread_t thread;
+  if (pthread_attr_init(&attr) == 0 && pthread_attr_setstacksize(&attr, kCommandStackBytes) == 0 &&
+      pthread_create(&thread, &attr, runMain, &args) == 0) {
+    pthread_attr_destroy(&attr);
+    pthread_join(thread, nullptr);
+    return args.status;
+  }
+  return realMain(argc, argv);  // no big thread (address space limited): the normal stack
 }

@@ -6,8 +6,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <unistd.h>
 
@@ -161,16 +163,21 @@ void writeNpz(const IValue& result, const std::string& path) {
 void writeTextAtomically(const std::string& path, const std::string& text) {
   const std::string tmp = path + ".tmp" + std::to_string(::getpid());
   {
+    errno = 0;
     std::ofstream out(tmp, std::ios::binary);
     out << text;
+    out.flush();
     if (!out) {
+      const int err = errno;
       std::remove(tmp.c_str());
-      throw Error("cannot write output", path);
+      throw Error(fmt::format("cannot write output: {}", err ? std::strerror(err) : "I/O error"),
+                  path);
     }
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
     std::remove(tmp.c_str());
-    throw Error("cannot write output", path);
+    throw Error(fmt::format("cannot rename the output into place: {}", std::strerror(err)), path);
   }
 }
 

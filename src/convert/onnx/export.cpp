@@ -3,6 +3,7 @@
 #include "convert/onnx/prepare.h"
 #include "convert/preflight.h"
 #include "core/error.h"
+#include "core/stack_guard.h"
 #include "ir/operator_matching.h"
 #include "runtime/kernel.h"
 
@@ -59,6 +60,7 @@ class Exporter {
   Exporter(OnnxCtx& ctx, const OnnxConverterRegistry& registry) : ctx_(ctx), registry_(registry) {}
 
   void convertBlock(const Block* b) {
+    checkStack("export: blocks");  // Note [Stack guard]
     for (const Node* n : b->nodes()) convertNode(*n);
   }
 
