@@ -53,9 +53,25 @@ void convertNonzero(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   ctx.setOutput(n, 0, ctx.op("Transpose", {ctx.op("NonZero", {args[0].unwrapToTensor()})}, {attrIs("perm", {1, 0})}));
 }
 
+// bucketize(self, boundaries, out_int32, right): the number of boundaries below each value (at or
+// below it with right=True), as ReduceSum over a comparison with the 1-d sorted boundaries
+// (torch.onnx has no bucketize symbolic of its own; this is searchsorted's definition).
+void convertBucketize(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  if (ctx.expectRank(n, args[1].value()) != 1) args[1].fail("1-d boundaries", "another rank");
+  const bool right = args[3].unwrapToBool(false);
+  ScalarType dt = promoteTypes(dtypeOr(ctx, args[0].value()), dtypeOr(ctx, args[1].value()));
+  std::string x = tensorOrScalar(ctx, args[0], dt);
+  std::string b = ctx.castTo(args[1].unwrapToTensor(), ctx.dtypeOf(args[1].value()), dt);
+  std::string cmp = ctx.op(right ? "GreaterOrEqual" : "Greater", {unsqueeze(ctx, x, {-1}), b});
+  std::string count = reduce(ctx, "Sum", ctx.op("Cast", {cmp}, {attrI("to", onnxDataType(ScalarType::Long))}), {-1}, false);
+  ctx.setOutput(n, 0, args[2].unwrapToBool(false) ? ctx.op("Cast", {count}, {attrI("to", onnxDataType(ScalarType::Int))})
+                                                   : count);
+}
+
 }  // namespace
 
 void registerSearchConverters(OnnxConverterRegistry& r) {
+  r.addOverloads({"aten::bucketize.Tensor", "aten::bucketize.Scalar"}, convertBucketize);
   r.addOverloads({"aten::topk"}, convertTopk);
   r.addOverloads({"aten::sort", "aten::sort.stable", "aten::argsort", "aten::argsort.stable"}, convertSort);
   r.addOverloads({"aten::nonzero"}, convertNonzero);
