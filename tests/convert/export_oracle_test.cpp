@@ -629,7 +629,7 @@ INSTANTIATE_TEST_SUITE_P(
                       "cov:fill_zero_scripted", "cov:fill_zero_traced", "cov:einsum_scripted", "cov:einsum_traced",
                       "cov:new_zeros_scripted", "cov:new_zeros_traced", "cov:vit_tiny_traced",
                       "cov:transformer_encoder_fast_traced", "cov:runtime_factories_scripted",
-                      "cov:runtime_factories_traced"),
+                      "cov:runtime_factories_traced", "fcn_resnet50_scripted"),
     [](const ::testing::TestParamInfo<std::string>& info) {
       std::string s = info.param;
       return s.rfind("cov:", 0) == 0 ? "coverage_" + s.substr(4) : s;
@@ -670,7 +670,7 @@ INSTANTIATE_TEST_SUITE_P(
                       "pool_indices_traced", "embedding_bags_scripted", "embedding_bags_traced",
                       "split_sequences_scripted", "lists_in_if_scripted", "index_put_none_scripted",
                       "index_put_none_traced", "int_bitwise_scripted", "int_bitwise_traced", "grid_sample_scripted",
-                      "grid_sample_traced",
+                      "grid_sample_traced", "uniques_scripted", "uniques_traced",
                       "tail_tensor_facts_scripted", "tail_tensor_facts_traced"),
     [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 

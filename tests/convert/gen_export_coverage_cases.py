@@ -466,6 +466,17 @@ class GridSample(nn.Module):
         return outs
 
 
+class Uniques(nn.Module):
+    """torch.unique (aten::_unique2, sorted) with inverse and counts, and along a dim
+    (aten::unique_dim); ONNX Unique."""
+
+    def forward(self, x, m):
+        u, inv, cnt = torch.unique(x, return_inverse=True, return_counts=True)
+        v, vinv = torch.unique(m, dim=0, return_inverse=True)
+        w, wcnt = torch.unique(m, dim=1, return_counts=True)
+        return u, inv, cnt, v, vinv, w, wcnt, torch.unique(x.float() * 0.5)
+
+
 def main():
     os.makedirs(gen.OUT, exist_ok=True)
     torch.manual_seed(0)
@@ -523,6 +534,8 @@ def main():
     w("tail_tensor_facts", TailTensorFacts(), [facts_x, facts_y, torch.tensor([0, 5, 15])], both)
     # Grid points at pixel centres and halfway (nearest rounds half to even) avoided: random.
     w("grid_sample", GridSample(), [r(2, 3, 5, 6), torch.rand(2, 4, 7, 2) * 2.6 - 1.3], both, min_opset=16)
+    w("uniques", Uniques(), [torch.tensor([[3, 1, 2], [1, 5, 3]]), torch.tensor([[1, 2, 1], [0, 4, 0], [1, 2, 1]])],
+      both)
     # PyTorch's fast paths, traced under no_grad: a small ViT (aten::_native_multi_head_attention)
     # and a batch-first TransformerEncoder (aten::_transformer_encoder_layer_fwd).
     vit = torchvision.models.VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=2,
