@@ -629,7 +629,7 @@ INSTANTIATE_TEST_SUITE_P(
                       "cov:fill_zero_scripted", "cov:fill_zero_traced", "cov:einsum_scripted", "cov:einsum_traced",
                       "cov:new_zeros_scripted", "cov:new_zeros_traced", "cov:vit_tiny_traced",
                       "cov:transformer_encoder_fast_traced", "cov:runtime_factories_scripted",
-                      "cov:runtime_factories_traced", "fcn_resnet50_scripted"),
+                      "cov:runtime_factories_traced"),
     [](const ::testing::TestParamInfo<std::string>& info) {
       std::string s = info.param;
       return s.rfind("cov:", 0) == 0 ? "coverage_" + s.substr(4) : s;
