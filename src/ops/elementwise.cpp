@@ -249,6 +249,7 @@ Tensor rsqrt(const Tensor& x) {
 Tensor exp(const Tensor& x) { return unaryFloat(x, "exp_vml_cpu", [](auto v) { return std::exp(v); }); }
 Tensor log(const Tensor& x) { return unaryFloat(x, "log_vml_cpu", [](auto v) { return std::log(v); }); }
 Tensor log1p(const Tensor& x) { return unaryFloat(x, "log1p_vml_cpu", [](auto v) { return std::log1p(v); }); }
+Tensor log10(const Tensor& x) { return unaryFloat(x, "log10_vml_cpu", [](auto v) { return std::log10(v); }); }
 Tensor sin(const Tensor& x) { return unaryFloat(x, "sin_vml_cpu", [](auto v) { return std::sin(v); }); }
 Tensor cos(const Tensor& x) { return unaryFloat(x, "cos_vml_cpu", [](auto v) { return std::cos(v); }); }
 Tensor tan(const Tensor& x) { return unaryFloat(x, "tan_vml_cpu", [](auto v) { return std::tan(v); }); }
@@ -309,6 +310,20 @@ Tensor bitwiseNot(const Tensor& x) {
 
 Tensor isnan(const Tensor& x) {
   return unaryToBool(x, "isnan", [](auto v) { return v != v; });
+}
+
+Tensor isinf(const Tensor& x) {
+  return unaryToBool(x, "isinf", [](auto v) {
+    if constexpr (std::is_floating_point_v<decltype(v)>) return std::isinf(v);
+    else return false;
+  });
+}
+
+Tensor isfinite(const Tensor& x) {
+  return unaryToBool(x, "isfinite", [](auto v) {
+    if constexpr (std::is_floating_point_v<decltype(v)>) return std::isfinite(v);
+    else return true;
+  });
 }
 
 Tensor relu(const Tensor& x) {
@@ -422,7 +437,7 @@ namespace {
 
 enum class BinOp {
   Add, Sub, Mul, Div, DivTrunc, DivFloor, Rem, Fmod, Pow, Atan2, Max, Min,
-  Eq, Ne, Lt, Le, Gt, Ge, LAnd, LOr, LXor, BAnd, BOr, BXor,
+  Eq, Ne, Lt, Le, Gt, Ge, LAnd, LOr, LXor, BAnd, BOr, BXor, LShift, RShift,
 };
 
 const char* binName(BinOp op) {
@@ -442,6 +457,8 @@ const char* binName(BinOp op) {
     case BinOp::BAnd: return "bitwise_and_cpu";
     case BinOp::BOr: return "bitwise_or_cpu";
     case BinOp::BXor: return "bitwise_xor_cpu";
+    case BinOp::LShift: return "lshift_cpu";
+    case BinOp::RShift: return "rshift_cpu";
     default: return "comparison_cpu";
   }
 }
@@ -593,6 +610,26 @@ void runArith(BinOp op, const TensorIter& it, const Scalar& alpha) {
     case BinOp::BXor:
       if constexpr (std::is_integral_v<T>) cpuKernel<T, T, T>(it, [](T a, T b) { return static_cast<T>(a ^ b); });
       return;
+    // PyTorch's BinaryOpsKernel.cpp lshift / rshift of integers (a shift past the width or by a
+    // negative count gives 0, or the sign for >>).
+    case BinOp::LShift:
+      if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+        cpuKernel<T, T, T>(it, [](T a, T b) {
+          constexpr T kBits = static_cast<T>(sizeof(T) * 8);
+          if (static_cast<std::make_signed_t<T>>(b) < 0 || b >= kBits) return T(0);
+          return static_cast<T>(static_cast<std::make_unsigned_t<T>>(a) << b);
+        });
+      }
+      return;
+    case BinOp::RShift:
+      if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+        cpuKernel<T, T, T>(it, [](T a, T b) {
+          constexpr T kBits = static_cast<T>(sizeof(T) * 8);
+          if (static_cast<std::make_signed_t<T>>(b) < 0 || b >= kBits) return static_cast<T>(a >> (kBits - 1));
+          return static_cast<T>(a >> b);
+        });
+      }
+      return;
     default: break;
   }
   TL_INTERNAL_ASSERT(false, "runArith: unexpected op");
@@ -654,6 +691,10 @@ Tensor binary(BinOp op, const Operand& a, const Operand& b, const Scalar& alpha 
     case BinOp::BOr:
     case BinOp::BXor:
       if (!integral) notImplemented(binName(op), ct);
+      break;
+    case BinOp::LShift:
+    case BinOp::RShift:
+      if (!integral || ct == ScalarType::Bool) notImplemented(binName(op), ct);
       break;
     default: break;
   }
@@ -780,6 +821,8 @@ TL_CMP(ge, Ge)
 TL_CMP(bitwiseAnd, BAnd)
 TL_CMP(bitwiseOr, BOr)
 TL_CMP(bitwiseXor, BXor)
+TL_CMP(lshift, LShift)
+TL_CMP(rshift, RShift)
 #undef TL_CMP
 Tensor logicalAnd(const Tensor& a, const Tensor& b) { return binary(BinOp::LAnd, T_(a), T_(b)); }
 Tensor logicalOr(const Tensor& a, const Tensor& b) { return binary(BinOp::LOr, T_(a), T_(b)); }

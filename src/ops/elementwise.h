@@ -41,6 +41,7 @@ Tensor sqrt(const Tensor& x);
 Tensor rsqrt(const Tensor& x);
 Tensor exp(const Tensor& x);
 Tensor log(const Tensor& x);
+Tensor log10(const Tensor& x);
 Tensor log1p(const Tensor& x);
 Tensor sin(const Tensor& x);
 Tensor cos(const Tensor& x);
@@ -61,6 +62,8 @@ Tensor sign(const Tensor& x);
 Tensor logicalNot(const Tensor& x);     // -> Bool
 Tensor bitwiseNot(const Tensor& x);     // integral and Bool only
 Tensor isnan(const Tensor& x);          // -> Bool
+Tensor isinf(const Tensor& x);          // -> Bool (integers: false)
+Tensor isfinite(const Tensor& x);       // -> Bool (integers: true)
 
 // Activations (torch.nn.functional); relu/relu6/hardtanh accept integers, the rest are
 // floating only ("silu_cpu" not implemented for 'Long').
@@ -139,6 +142,13 @@ Tensor bitwiseOr(const Tensor& a, const Tensor& b);
 Tensor bitwiseOr(const Tensor& a, const Scalar& b);
 Tensor bitwiseXor(const Tensor& a, const Tensor& b);
 Tensor bitwiseXor(const Tensor& a, const Scalar& b);
+/// a << b and a >> b (aten::__lshift__ / __rshift__) of integers (arithmetic for >>; a count
+/// past the width or negative gives 0, or the sign for >>), as PyTorch 1.13's
+/// BinaryOpsKernel.cpp. Bool (after promotion) and floating types throw "not implemented".
+Tensor lshift(const Tensor& a, const Tensor& b);
+Tensor lshift(const Tensor& a, const Scalar& b);
+Tensor rshift(const Tensor& a, const Tensor& b);
+Tensor rshift(const Tensor& a, const Scalar& b);
 
 // ---- ternary and friends ----
 

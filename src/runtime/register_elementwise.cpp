@@ -104,6 +104,9 @@ void registerElementwiseKernels(KernelRegistry& r) {
   defFamily(r, "aten::log2", [](const IValue* a) {
     return ops::div(ops::log(a[0].toTensor()), Scalar(std::log(2.0)));
   });
+  defFamily(r, "aten::log10", [](const IValue* a) { return ops::log10(a[0].toTensor()); });
+  defFamily(r, "aten::isinf", [](const IValue* a) { return ops::isinf(a[0].toTensor()); });
+  defFamily(r, "aten::isfinite", [](const IValue* a) { return ops::isfinite(a[0].toTensor()); });
   defFamily(r, "aten::log_sigmoid", [](const IValue* a) {
     return ops::log(ops::sigmoid(a[0].toTensor()));
   });
@@ -211,6 +214,10 @@ void registerElementwiseKernels(KernelRegistry& r) {
   binary(r, "aten::__and__.Tensor", "aten::__and__.Scalar", andT, andS);
   binary(r, "aten::__or__.Tensor", "aten::__or__.Scalar", orT, orS);
   binary(r, "aten::__xor__.Tensor", "aten::__xor__.Scalar", xorT, xorS);
+  const BinaryT lshiftT = ops::lshift, rshiftT = ops::rshift;
+  const BinaryS lshiftS = ops::lshift, rshiftS = ops::rshift;
+  binary(r, "aten::__lshift__.Tensor", "aten::__lshift__.Scalar", lshiftT, lshiftS);
+  binary(r, "aten::__rshift__.Tensor", "aten::__rshift__.Scalar", rshiftT, rshiftS);
   // __iand__ & co. are the in-place forms TorchScript emits for `x &= y`.
   defN<2>(r, "aten::__iand__.Tensor", [](const IValue* a) {
     return assignInPlace(a[0], ops::bitwiseAnd(a[0].toTensor(), a[1].toTensor()));

@@ -11,6 +11,7 @@
 #include "ops/shape.h"
 #include "ops/tensor_iterator.h"
 #include "ops/vision.h"
+#include "ops/grid_sample.h"
 #include "runtime/register_utils.h"
 
 namespace torchless {
@@ -395,6 +396,12 @@ void registerIndexingExtraKernels(KernelRegistry& r) {
 
   // ---- devices ----
   defN<1>(r, "aten::cpu", [](const IValue* a) { return a[0].toTensor(); });
+
+  // ---- grid_sample ----
+  for (const char* name : {"aten::grid_sampler", "aten::grid_sampler_2d"})
+    defFamily(r, name, [](const IValue* a) {
+      return ops::gridSampler(a[0].toTensor(), a[1].toTensor(), a[2].toInt(), a[3].toInt(), a[4].toBool());
+    });
 
   // ---- torchvision ----
   defN<3>(r, "torchvision::nms", [](const IValue* a) {

@@ -13,7 +13,7 @@ ctest fixture so that it runs in parallel with gen_export_cases.py.
 """
 import os
 import sys
-from typing import List
+from typing import List, Optional
 
 import torch
 import torch.nn as nn
@@ -339,6 +339,146 @@ class PoolIndices(nn.Module):
         return a, ai, b, bi, c, ci, d, e, ei, f
 
 
+# ---- session 6: embedding_bag, sequences from split, lists in if, index_put with None, int bits --
+
+class EmbeddingBags(nn.Module):
+    """embedding_bag (torch.onnx: a Loop over the bags): bags by offsets (sum, mean, max, with
+    per-sample weights, include_last_offset, padding_idx, an empty bag) and fixed-size bags of a
+    2-d input."""
+
+    def __init__(self):
+        super().__init__()
+        self.sum = nn.EmbeddingBag(10, 3, mode="sum")
+        self.mean = nn.EmbeddingBag(10, 3, mode="mean", padding_idx=2)
+        self.max = nn.EmbeddingBag(10, 3, mode="max")
+        self.last = nn.EmbeddingBag(10, 3, mode="sum", include_last_offset=True)
+
+    def forward(self, idx, offsets, w, idx2):
+        return (self.sum(idx, offsets), self.sum(idx, offsets, per_sample_weights=w), self.mean(idx, offsets),
+                self.max(idx, offsets), self.last(idx, offsets), self.mean(idx2), self.max(idx2))
+
+
+class SplitSequences(nn.Module):
+    """unbind / split / chunk along a dynamic axis used as lists: read in a loop, stacked, their
+    length taken (SplitToSequence; the count is not known at export)."""
+
+    def forward(self, x):
+        acc = torch.zeros_like(x[0])
+        for t in x.unbind(0):
+            acc = acc + t * 2.0
+        parts = x.split(2, 0)
+        sums = [p.sum(0) for p in parts]
+        chunks = torch.chunk(x, 3, 0)
+        return acc, torch.stack(sums, 0), torch.cat(chunks, 0) * 2.0 + chunks[-1].sum(), x * float(len(parts) + len(chunks))
+
+
+class ListsInIf(nn.Module):
+    """Lists built inside If branches (of different lengths) and appended to under an if in a
+    loop."""
+
+    def forward(self, x):
+        if bool(x.sum() > 0):
+            l = [x, x * 2.0]
+        else:
+            l = [x * 3.0]
+        outs: List[torch.Tensor] = []
+        for i in range(x.size(0)):
+            if bool(x[i].sum() > 0):
+                outs.append(x[i])
+            else:
+                outs.append(-x[i] * 2.0)
+        return torch.cat(l, 0), torch.stack(outs, 0)
+
+
+class IndexPutNone(nn.Module):
+    """Index writes that mix full slices with tensor indices (index_put with None entries):
+    y[:, idx] = v, y[:, :, idx] += u, y[i, :, j] = 0, y[:, mask] = -1."""
+
+    def forward(self, x, idx, mask):
+        a = x.clone()
+        a[:, idx] = x[:, :3] * 2.0
+        b = x.clone()
+        b[:, :, idx] += 1.0
+        c = x.clone()
+        c[idx % 4, :, idx] = 0.0
+        d = x.clone()
+        d[:, mask] = -1.0
+        e = x.clone()
+        e[1:, idx] = 5.0
+        return a, b, c, d, e
+
+
+class IntBitwise(nn.Module):
+    """Bitwise ops on int tensors (BitwiseAnd / Or / Xor / Not: opset 18) and shifts."""
+
+    def forward(self, a, b):
+        return (a & b, a | b, a ^ b, ~a, torch.bitwise_and(a, 6), torch.bitwise_or(a, 1),
+                torch.bitwise_xor(b, 3), torch.bitwise_not(b), a << 2, a >> 1, b << a.clamp(0, 3))
+
+
+class TailTensorFacts(nn.Module):
+    """The long tail, session 6: isinf / isfinite / log10; dim / numel / is_floating_point /
+    `is None` / item (facts of a tensor); take, unsafe_split_with_sizes, nonzero_numpy and
+    where(cond), unfold, diagonal, bucketize, masked_scatter, LSTMCell (lstm_cell), 3-d
+    reflection and replication pads, aten::convolution."""
+
+    def __init__(self):
+        super().__init__()
+        self.cell = nn.LSTMCell(4, 3)
+        self.w = nn.Parameter(torch.randn(2, 3, 3, 3))
+
+    def forward(self, x, y, idx, b: Optional[torch.Tensor] = None):
+        r = y / x
+        a = torch.isinf(r).float() + torch.isfinite(r).float() + torch.log10(x.abs() + 1.0)
+        k = x * float(x.dim() + x.numel())
+        if x.is_floating_point():
+            k = k + 1.0
+        if b is None:
+            k = k * 2.0
+        s = x * x[0, 0].item()
+        t = torch.take(x, idx)
+        p, q = torch.unsafe_split_with_sizes(x, [1, 3], 0)
+        nz = torch.where(x > 0), torch.ops.aten.nonzero_numpy(x > 0.5)
+        u = x.unfold(1, 2, 1), x.unfold(0, 3, 2)
+        d = torch.diagonal(x, 1), torch.diagonal(x.unsqueeze(0), -1, 1, 2)
+        bounds = torch.tensor([-1.0, 0.0, 0.5])
+        bk = torch.bucketize(x, bounds), torch.bucketize(x, bounds, right=True, out_int32=True)
+        ms = x.masked_scatter(x > 0, y * 10.0)
+        h, c = self.cell(x, (x[:, :3], x[:, 1:]))
+        v = x.reshape(1, 1, 2, 2, 4)
+        pads = (torch.ops.aten.reflection_pad3d(v, [1, 1, 1, 1, 1, 0]),
+                torch.ops.aten.replication_pad3d(v, [1, 0, 2, 1, 0, 1]))
+        cv = torch.convolution(x.reshape(1, 1, 4, 4).expand(1, 3, 4, 4), self.w, None, [1, 1], [1, 1], [1, 1],
+                               False, [0, 0], 1)
+        return a, k, s, t, p, q, nz, u, d, bk, ms, h, c, pads, cv
+
+
+class GridSample(nn.Module):
+    """F.grid_sample (aten::grid_sampler; GridSample from opset 16): every mode and every
+    padding mode, with and without align_corners, the grid reaching past [-1, 1]."""
+
+    def forward(self, x, grid):
+        return (F.grid_sample(x, grid, mode="bilinear", padding_mode="zeros", align_corners=False),
+                F.grid_sample(x, grid, mode="bilinear", padding_mode="border", align_corners=True),
+                F.grid_sample(x, grid, mode="bilinear", padding_mode="reflection", align_corners=True),
+                F.grid_sample(x, grid, mode="nearest", padding_mode="reflection", align_corners=False),
+                F.grid_sample(x, grid, mode="nearest", padding_mode="zeros", align_corners=True),
+                F.grid_sample(x, grid, mode="bicubic", padding_mode="border", align_corners=False),
+                F.grid_sample(x, grid, mode="bicubic", padding_mode="reflection", align_corners=True),
+                F.grid_sample(x, grid, mode="bicubic", padding_mode="zeros", align_corners=False))
+
+
+class Uniques(nn.Module):
+    """torch.unique (aten::_unique2, sorted) with inverse and counts, and along a dim
+    (aten::unique_dim); ONNX Unique."""
+
+    def forward(self, x, m):
+        u, inv, cnt = torch.unique(x, return_inverse=True, return_counts=True)
+        v, vinv = torch.unique(m, dim=0, return_inverse=True)
+        w, wcnt = torch.unique(m, dim=1, return_counts=True)
+        return u, inv, cnt, v, vinv, w, wcnt, torch.unique(x.float() * 0.5)
+
+
 def main():
     os.makedirs(gen.OUT, exist_ok=True)
     torch.manual_seed(0)
@@ -379,6 +519,25 @@ def main():
     w("index_add", IndexAdd(), [r(4, 4), torch.tensor([3, 0, 3, 1]), r(4, 4)], both, min_opset=16)
     w("pool_indices", PoolIndices(), [r(2, 3, 10, 10)], both)
     w("runtime_factories", RuntimeFactories(), [r(4, 6)], both, dyn=({0: [0, 1]}, [dr(6, 3)]))
+    w("embedding_bags", EmbeddingBags(), [torch.tensor([1, 2, 4, 5, 4, 3, 2, 9]), torch.tensor([0, 3, 3, 5]),
+                                          r(8), torch.tensor([[1, 2, 4], [4, 3, 9]])], both)
+    w("split_sequences", SplitSequences(), [r(5, 4)], ("scripted",), dynamic={0: [0]}, alt_inputs=[r(8, 4)],
+      script_for_onnx=True)
+    w("lists_in_if", ListsInIf(), [r(3, 4)], ("scripted",), dynamic={0: [0]}, alt_inputs=[-r(5, 4).abs()],
+      script_for_onnx=True)
+    w("index_put_none", IndexPutNone(), [r(4, 5, 6), torch.tensor([4, 0, 2]),
+                                         torch.tensor([True, False, True, True, False])], both)
+    w("int_bitwise", IntBitwise(), [torch.tensor([[5, -3, 12], [7, 0, -8]]), torch.tensor([[3, 6, -1], [2, 9, 4]])],
+      both, min_opset=18)
+    facts_x = r(4, 4)
+    facts_x[0, 1] = 0.0
+    facts_y = r(4, 4)
+    facts_y[0, 0] = 0.0
+    w("tail_tensor_facts", TailTensorFacts(), [facts_x, facts_y, torch.tensor([0, 5, 15])], both)
+    # Grid points at pixel centres and halfway (nearest rounds half to even) avoided: random.
+    w("grid_sample", GridSample(), [r(2, 3, 5, 6), torch.rand(2, 4, 7, 2) * 2.6 - 1.3], both, min_opset=16)
+    w("uniques", Uniques(), [torch.tensor([[3, 1, 2], [1, 5, 3]]), torch.tensor([[1, 2, 1], [0, 4, 0], [1, 2, 1]])],
+      both)
     # PyTorch's fast paths, traced under no_grad: a small ViT (aten::_native_multi_head_attention)
     # and a batch-first TransformerEncoder (aten::_transformer_encoder_layer_fwd).
     vit = torchvision.models.VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=2,

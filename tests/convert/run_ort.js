@@ -18,6 +18,7 @@ function readNpy(file) {
   const copy = new Uint8Array(buf.subarray(start + headerLen)).buffer;
   if (descr === '<f4') return new ort.Tensor('float32', new Float32Array(copy), shape);
   if (descr === '<i8') return new ort.Tensor('int64', new BigInt64Array(copy), shape);
+  if (descr === '<i4') return new ort.Tensor('int32', new Int32Array(copy), shape);
   if (descr === '|b1') return new ort.Tensor('bool', new Uint8Array(copy), shape);
   if (descr === '|u1') return new ort.Tensor('uint8', new Uint8Array(copy), shape);  // int_repr
   if (descr === '|i1') return new ort.Tensor('int8', new Int8Array(copy), shape);

@@ -134,12 +134,12 @@ UNARY = {
     "sigmoid": torch.sigmoid, "erf": torch.erf, "reciprocal": torch.reciprocal,
     "floor": torch.floor, "ceil": torch.ceil, "trunc": torch.trunc, "round": torch.round,
     "sign": torch.sign, "logical_not": torch.logical_not, "bitwise_not": torch.bitwise_not,
-    "isnan": torch.isnan, "relu": F.relu, "relu6": F.relu6, "gelu": F.gelu,
+    "isnan": torch.isnan, "isinf": torch.isinf, "isfinite": torch.isfinite, "log10": torch.log10, "relu": F.relu, "relu6": F.relu6, "gelu": F.gelu,
     "gelu_tanh": lambda x: F.gelu(x, approximate="tanh"), "silu": F.silu, "hardswish": F.hardswish,
     "hardsigmoid": F.hardsigmoid, "hardtanh": F.hardtanh, "leaky_relu": F.leaky_relu,
     "elu": F.elu, "selu": F.selu, "softplus": F.softplus, "mish": F.mish,
 }
-DOMAIN = {"sqrt": (0.01, 5), "rsqrt": (0.1, 5), "log": (0.01, 5), "log1p": (-0.9, 5),
+DOMAIN = {"sqrt": (0.01, 5), "rsqrt": (0.1, 5), "log": (0.01, 5), "log10": (0.01, 5), "log1p": (-0.9, 5),
           "asin": (-0.99, 0.99), "acos": (-0.99, 0.99), "tan": (-1.4, 1.4), "reciprocal": (0.1, 3)}
 for name, fn in UNARY.items():
     lo, hi = DOMAIN.get(name, (-3, 3))
@@ -154,6 +154,8 @@ for name, fn in UNARY.items():
     case(name, [inp([5], dtype=torch.uint8)], fn, tol=TRANS)
 case("round", [inp([6], lo=-5, hi=5)], lambda x: torch.round(x, decimals=2), {"decimals": 2})
 case("round", [torch.tensor([0.5, 1.5, 2.5, -0.5, -1.5])], torch.round)
+for name in ("isinf", "isfinite", "isnan"):
+    case(name, [torch.tensor([1.0, float("inf"), -float("inf"), float("nan"), 0.0])], UNARY[name])
 case("hardtanh", [inp([9])], lambda x: F.hardtanh(x, -0.5, 2.0), {"min": -0.5, "max": 2.0})
 case("leaky_relu", [inp([9])], lambda x: F.leaky_relu(x, 0.2), {"slope": 0.2})
 case("elu", [inp([9])], lambda x: F.elu(x, 0.7), {"alpha": 0.7}, tol=TRANS)
@@ -200,6 +202,16 @@ for name, fn in BINARY.items():
             for dt in (torch.float32, torch.int64, torch.uint8, torch.bool):
                 case(name + "_scalar", [inp([5], dt, lo=0.5)], lambda x, s=s, fn=fn: fn(x, s),
                      {"other": s}, tol=TRANS)
+# shifts of integers (counts past the width and negative ones; uint8 / int8 / int32; a bool
+# promoted by an int scalar)
+case("lshift", [torch.tensor([5, -3, 12, 7, 0, -8]), torch.tensor([0, 1, 2, 63, 64, -1])], lambda a, b: a << b)
+case("rshift", [torch.tensor([5, -3, 12, 7, 0, -8]), torch.tensor([0, 1, 2, 63, 64, -1])], lambda a, b: a >> b)
+case("lshift", [torch.tensor([200, 3], dtype=torch.uint8), torch.tensor([1, 9], dtype=torch.uint8)], lambda a, b: a << b)
+case("rshift", [torch.tensor([-128, 7], dtype=torch.int8), torch.tensor([2, 1], dtype=torch.int8)], lambda a, b: a >> b)
+case("lshift_scalar", [torch.tensor([5, -3], dtype=torch.int32)], lambda a: a << 2, {"other": 2})
+case("rshift_scalar", [torch.tensor([True, False])], lambda a: a >> 1, {"other": 1})
+case("lshift", [torch.tensor([1.5]), torch.tensor([1.0])], lambda a, b: a << b)  # not implemented for 'Float'
+case("rshift", [torch.tensor([True]), torch.tensor([True])], lambda a, b: a >> b)  # nor for 'Bool'
 # integer division by zero, alpha, rsub, pow with negative exponents, NaN in maximum
 case("div_floor", [torch.tensor([5, -5, 7]), torch.tensor([2, 2, 0])], BINARY["div_floor"])
 case("remainder", [torch.tensor([5, -5, 7]), torch.tensor([-3, 3, 1])], torch.remainder)
@@ -500,6 +512,18 @@ for shape, size, scale, ac, dt in [([1, 3, 48, 64], [32, 42], None, True, torch.
          tol=(0.0, 0.0) if dt == torch.float32 else (1e-15, 0.0))
 case("interpolate", [inp([2, 3, 5])], lambda x: F.interpolate(x, scale_factor=2.5), {"size": None, "scale": [2.5], "mode": "nearest", "align_corners": None})
 case("interpolate", [inp([1, 2, 3, 4, 5])], lambda x: F.interpolate(x, size=[4, 3, 7]), {"size": [4, 3, 7], "scale": None, "mode": "nearest", "align_corners": None})
+
+# grid_sampler: every mode, padding mode and align_corners, a grid past [-1, 1]; float and double
+for mi, mode in enumerate(["bilinear", "nearest", "bicubic"]):
+    for pi, padding in enumerate(["zeros", "border", "reflection"]):
+        for ac in (False, True):
+            dt = torch.float64 if (mi + pi) % 2 else torch.float32
+            case("grid_sampler", [inp([2, 3, 5, 6], dt), inp([2, 4, 7, 2], dt, lo=-1.3, hi=1.3)],
+                 lambda x, g, m=mode, p=padding, a=ac: F.grid_sample(x, g, mode=m, padding_mode=p, align_corners=a),
+                 {"mode": mi, "padding": pi, "align_corners": ac},
+                 tol=(1e-5, 1e-5) if dt == torch.float32 else (1e-10, 1e-12))
+case("grid_sampler", [inp([2, 3, 5, 6]), inp([1, 4, 7, 2])], lambda x, g: torch.grid_sampler(x, g, 0, 0, False),
+     {"mode": 0, "padding": 0, "align_corners": False})  # batch sizes differ: PyTorch's error
 
 with open(os.path.join(OUT, "manifest.json.tmp"), "w") as f:
     json.dump({"torch": torch.__version__, "cases": CASES}, f, indent=1)

@@ -4,6 +4,7 @@
 #include "core/npy.h"
 #include "ops/conv.h"
 #include "ops/elementwise.h"
+#include "ops/grid_sample.h"
 #include "ops/linalg.h"
 #include "ops/nn.h"
 #include "ops/norm.h"
@@ -73,7 +74,8 @@ std::map<std::string, OpFn> makeTable() {
   unary("asin", asin); unary("acos", acos); unary("atan", atan); unary("tanh", tanh);
   unary("sigmoid", sigmoid); unary("erf", erf); unary("reciprocal", reciprocal); unary("floor", floor);
   unary("ceil", ceil); unary("trunc", trunc); unary("sign", sign); unary("logical_not", logicalNot);
-  unary("bitwise_not", bitwiseNot); unary("isnan", isnan); unary("relu", relu); unary("relu6", relu6);
+  unary("bitwise_not", bitwiseNot); unary("isnan", isnan); unary("isinf", isinf); unary("isfinite", isfinite);
+  unary("log10", log10); unary("relu", relu); unary("relu6", relu6);
   unary("silu", silu); unary("hardswish", hardswish); unary("hardsigmoid", hardsigmoid); unary("selu", selu);
   unary("mish", mish);
   t["round"] = [](const Ins& in, Args a) { return Outs{round(in[0], get<int64_t>(a, "decimals", 0))}; };
@@ -116,6 +118,11 @@ std::map<std::string, OpFn> makeTable() {
   binary("logical_xor", logicalXor, nullptr);
   binary("bitwise_and", bitwiseAnd, bitwiseAnd); binary("bitwise_or", bitwiseOr, bitwiseOr);
   binary("bitwise_xor", bitwiseXor, bitwiseXor);
+  binary("lshift", lshift, lshift); binary("rshift", rshift, rshift);
+  t["grid_sampler"] = [](const Ins& in, Args a) {
+    return Outs{gridSampler(in[0], in[1], a["mode"].get<int64_t>(), a["padding"].get<int64_t>(),
+                            a["align_corners"].get<bool>())};
+  };
 
   t["where"] = [](const Ins& in, Args) { return Outs{where(in[0], in[1], in[2])}; };
   t["where_scalar"] = [](const Ins& in, Args a) { return Outs{where(in[0], in[1], scalarOf(a["other"]))}; };

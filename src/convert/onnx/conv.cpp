@@ -153,7 +153,7 @@ void convertLinearClampRun(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
 void registerConvConverters(OnnxConverterRegistry& r) {
   r.addOverloads({"prepacked::conv2d_clamp_run"}, convertConv2dClampRun);
   r.addOverloads({"prepacked::linear_clamp_run"}, convertLinearClampRun);
-  r.addOverloads({"aten::_convolution", "aten::_convolution.deprecated"}, convertConvolution);
+  r.addOverloads({"aten::_convolution", "aten::_convolution.deprecated", "aten::convolution"}, convertConvolution);
   r.addOverloads({"aten::conv1d", "aten::conv2d", "aten::conv3d", "aten::conv1d.padding",
                   "aten::conv2d.padding", "aten::conv3d.padding"},
                  convertConvNd);

@@ -367,6 +367,24 @@ void registerElementwiseConverters(OnnxConverterRegistry& r) {
     std::string y = ctx.op("Where", {ctx.op("Greater", {x, l}), ctx.op("Sub", {x, l}), zero});
     ctx.setOutput(n, 0, ctx.op("Where", {ctx.op("Less", {x, neg}), ctx.op("Add", {x, l}), y}));
   });
+  // isinf -> IsInf; isfinite -> Not(IsInf or IsNaN). Integer tensors are finite and not inf.
+  r.addOverloads({"aten::isinf", "aten::isfinite"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    const bool finite = n.kind() == Symbol::aten("isfinite");
+    std::string x = args[0].unwrapToTensor();
+    auto dt = ctx.dtypeOf(args[0].value());
+    if (dt && !isFloatingType(*dt)) {
+      std::string t = ctx.op("Equal", {x, x});
+      return ctx.setOutput(n, 0, finite ? t : ctx.op("Not", {t}));
+    }
+    std::string inf = ctx.op("IsInf", {x});
+    ctx.setOutput(n, 0, finite ? ctx.op("Not", {ctx.op("Or", {inf, ctx.op("IsNaN", {x})})}) : inf);
+  });
+  // log10(x) = Log(x) / ln(10) (integers compute in float).
+  r.addOverloads({"aten::log10", "aten::log10_"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    ScalarType out = resultDtype(ctx, n);
+    std::string x = ctx.castTo(args[0].unwrapToTensor(), ctx.dtypeOf(args[0].value()), out);
+    ctx.setOutput(n, 0, ctx.op("Div", {ctx.op("Log", {x}), ctx.constScalar(std::log(10.0), out)}));
+  });
   r.addOverloads({"aten::isnan"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     ctx.setOutput(n, 0, ctx.op("IsNaN", {args[0].unwrapToTensor()}));
   });

@@ -122,12 +122,23 @@ class Exporter {
     return true;
   }
 
-  // A subgraph output must be produced inside it: outer values go through Identity.
+  // A subgraph output must be produced inside it, and once (ONNX's shape inference loses the
+  // types of a branch that names one value as two outputs): outer values and repeats go through
+  // Identity. Identity takes sequences from opset 14; before, a sequence is copied by inserting
+  // a 0-d element of its dtype and erasing it again.
   std::string subgraphOutput(::onnx::GraphProto& g, const Value* v) {
-    std::string name = isTensorListType(v) ? ctx_.toSequence(v) : ctx_.toTensor(v);
+    const bool list = isTensorListType(v);
+    std::string name = list ? ctx_.toSequence(v) : ctx_.toTensor(v);
+    bool repeated = false;
+    for (const auto& o : g.output()) repeated = repeated || o.name() == name;
     for (const auto& node : g.node())
       for (const auto& o : node.output())
-        if (o == name) return name;
+        if (o == name && !repeated) return name;
+    if (list && ctx_.opset() < 14) {
+      std::string filler = ctx_.constScalar(0, ctx_.dtypeOf(v).value_or(ScalarType::Float));
+      return ctx_.op("SequenceErase", {ctx_.op("SequenceInsert", {name, filler}),
+                                       ctx_.constScalar(-1, ScalarType::Long)});
+    }
     return ctx_.op("Identity", {name});
   }
 

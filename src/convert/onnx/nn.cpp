@@ -1,5 +1,8 @@
 // ONNX converters: softmax, dropout, embedding, padding, upsampling (src/ops/nn.cpp's family).
 #include "convert/onnx/onnx_ctx.h"
+#include "convert/onnx/onnx_export.h"
+
+#include <limits>
 
 namespace torchless::onnx_export {
 
@@ -28,6 +31,83 @@ void convertDropout(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
 void convertEmbedding(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   std::string idx = ctx.castTo(args[1].unwrapToTensor(), ctx.dtypeOf(args[1].value()), ScalarType::Long);
   ctx.setOutput(n, 0, ctx.op("Gather", {args[0].unwrapToTensor(), idx}, {attrI("axis", 0)}));
+}
+
+// embedding_bag(weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights,
+// include_last_offset[, padding_idx]) -> output 0 only (offset2bag, bag_size and max_indices
+// are training outputs; a use of them is refused). torch.onnx writes a Loop over the bags; here
+// a [bags, n] membership mask M (offsets[b] <= i < offsets[b + 1], not padding_idx) drives
+// sum = MatMul(M, Gather(weight, indices) * per_sample_weights), mean = sum / max(count, 1) and
+// max = ReduceMax(Where(M, rows, -inf)) with empty bags 0, as PyTorch's kernel.
+void convertEmbeddingBag(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  for (size_t i = 1; i < n.outputs().size(); ++i)
+    if (n.output(i)->hasUses())
+      throw Error(fmt::format("embedding_bag: output {} (offset2bag, bag_size, max_indices) is used; only the bags "
+                              "(output 0) are exported", i));
+  const ScalarType dt = dtypeOr(ctx, args[0].value());
+  const int64_t mode = args[4].unwrapToInt();
+  if (mode < 0 || mode > 2) args[4].fail("0 (sum), 1 (mean) or 2 (max)", std::to_string(mode));
+  if (ctx.expectRank(n, args[1].value()) != 1) args[1].fail("1-d indices", "another rank");
+  const bool lastOffset = args[7].unwrapToBool(false);
+  std::string w = args[0].unwrapToTensor();
+  std::string idx = ctx.castTo(args[1].unwrapToTensor(), ctx.dtypeOf(args[1].value()), ScalarType::Long);
+  std::string offsets = ctx.castTo(args[2].unwrapToTensor(), ctx.dtypeOf(args[2].value()), ScalarType::Long);
+  std::string count = ctx.op("Shape", {idx});  // [n]
+  auto slice1 = [&](const std::string& x, int64_t lo, int64_t hi) {
+    return ctx.op("Slice", {x, ctx.constInt64s({lo}), ctx.constInt64s({hi}), ctx.constInt64s({0})});
+  };
+  std::string starts = lastOffset ? slice1(offsets, 0, -1) : offsets;
+  std::string ends = lastOffset ? slice1(offsets, 1, std::numeric_limits<int64_t>::max())
+                                : ctx.op("Concat", {slice1(offsets, 1, std::numeric_limits<int64_t>::max()), count},
+                                         {attrI("axis", 0)});
+  std::string pos = unsqueeze(ctx, ctx.op("Range", {ctx.constScalar(0, ScalarType::Long),
+                                                     squeeze(ctx, count, {0}), ctx.constScalar(1, ScalarType::Long)}),
+                              {0});  // [1, n]
+  std::string m = ctx.op("And", {ctx.op("GreaterOrEqual", {pos, unsqueeze(ctx, starts, {1})}),
+                                 ctx.op("Less", {pos, unsqueeze(ctx, ends, {1})})});  // [bags, n]
+  if (args.size() > 8 && !args[8].isNone()) {
+    int64_t pad = args[8].unwrapToInt();
+    if (pad < 0) {
+      auto ws = ctx.expectSizes(n, args[0].value());
+      pad += ws[0];
+    }
+    std::string keep = ctx.op("Not", {ctx.op("Equal", {idx, ctx.constScalar(static_cast<double>(pad), ScalarType::Long)})});
+    m = ctx.op("And", {m, unsqueeze(ctx, keep, {0})});
+  }
+  std::string rows = ctx.op("Gather", {w, idx}, {attrI("axis", 0)});  // [n, D]
+  if (!args[6].isNone()) {
+    if (mode != 0) args[6].fail("None (per_sample_weights needs mode='sum')", "a tensor");
+    std::string psw = ctx.castTo(args[6].unwrapToTensor(), ctx.dtypeOf(args[6].value()), dt);
+    rows = ctx.op("Mul", {rows, unsqueeze(ctx, psw, {1})});
+  }
+  std::string mf = ctx.op("Cast", {m}, {attrI("to", onnxDataType(dt))});
+  std::string bagSize = reduce(ctx, "Sum", mf, {1}, true);  // [bags, 1]
+  std::string y;
+  if (mode == 2) {
+    std::string low = ctx.constScalar(-std::numeric_limits<double>::infinity(), dt);
+    y = reduce(ctx, "Max", ctx.op("Where", {unsqueeze(ctx, m, {2}), unsqueeze(ctx, rows, {0}), low}), {1}, false);
+    y = ctx.op("Where", {ctx.op("Greater", {bagSize, ctx.constScalar(0, dt)}), y, ctx.constScalar(0, dt)});
+  } else {
+    y = ctx.op("MatMul", {mf, rows});
+    if (mode == 1) y = ctx.op("Div", {y, ctx.op("Max", {bagSize, ctx.constScalar(1, dt)})});
+  }
+  ctx.setOutput(n, 0, y);
+}
+
+// grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners) -> GridSample
+// (opset 16, 4-d input; https://onnx.ai/onnx/operators/onnx__GridSample.html), as torch.onnx's
+// symbolic_opset16.
+void convertGridSampler(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  static const char* const kModes[] = {"bilinear", "nearest", "bicubic"};
+  static const char* const kPadding[] = {"zeros", "border", "reflection"};
+  const int64_t mode = args[2].unwrapToInt(), padding = args[3].unwrapToInt();
+  if (mode < 0 || mode > 2) args[2].fail("0 (bilinear), 1 (nearest) or 2 (bicubic)", std::to_string(mode));
+  if (padding < 0 || padding > 2) args[3].fail("0 (zeros), 1 (border) or 2 (reflection)", std::to_string(padding));
+  if (auto r = ctx.rankOf(args[0].value()); r && *r != 4)
+    args[0].fail("a 4-d input (GridSample samples 2-d grids up to opset 19)", fmt::format("rank {}", *r));
+  ctx.setOutput(n, 0, ctx.op("GridSample", {args[0].unwrapToTensor(), args[1].unwrapToTensor()},
+                             {attrS("mode", kModes[mode]), attrS("padding_mode", kPadding[padding]),
+                              attrI("align_corners", args[4].unwrapToBool() ? 1 : 0)}));
 }
 
 // constant_pad_nd(self, pad, value) -> Pad(constant). torch's pad lists (begin, end) pairs
@@ -153,6 +233,11 @@ void registerNnConverters(OnnxConverterRegistry& r) {
                   "aten::feature_alpha_dropout_"},
                  convertDropout);
   r.addOverloads({"aten::embedding"}, convertEmbedding);
+  r.addOverloads({"aten::embedding_bag", "aten::embedding_bag.padding_idx"}, convertEmbeddingBag);
+  for (const char* name : {"aten::grid_sampler", "aten::grid_sampler_2d"}) {
+    r.addOverloads({name}, convertGridSampler);
+    setConverterMinOpset(OperatorRegistry::global().findOverload(name)->key, 16);
+  }
   // one_hot(self, num_classes) -> OneHot(self, depth, [0, 1]) in int64
   // (https://onnx.ai/onnx/operators/onnx__OneHot.html); num_classes -1 is max(self) + 1.
   r.addOverloads({"aten::one_hot"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
@@ -170,8 +255,21 @@ void registerNnConverters(OnnxConverterRegistry& r) {
                   "aten::upsample_bilinear2d.vec", "aten::upsample_trilinear3d.vec"},
                  upsample("linear"));
   r.addOverloads({"aten::upsample_bicubic2d.vec"}, upsample("cubic"));
-  r.addOverloads({"aten::reflection_pad1d", "aten::reflection_pad2d"}, padMode(std::string("reflect")));
-  r.addOverloads({"aten::replication_pad1d", "aten::replication_pad2d"}, padMode(std::string("replicate")));
+  r.addOverloads({"aten::reflection_pad1d", "aten::reflection_pad2d", "aten::reflection_pad3d"},
+                 padMode(std::string("reflect")));
+  r.addOverloads({"aten::replication_pad1d", "aten::replication_pad2d", "aten::replication_pad3d"},
+                 padMode(std::string("replicate")));
+  // native_dropout(input, p, train) in inference: (input, a mask of ones); train=True is refused.
+  r.addOverloads({"aten::native_dropout"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    if (!args[2].isNone() && args[2].unwrapToBool() && args[1].unwrapToDouble() > 0)
+      args[2].fail("False (export runs in inference mode; call eval() first)", "True");
+    std::string x = args[0].unwrapToTensor();
+    ctx.setOutput(n, 0, x);
+    if (n.output(1)->hasUses()) {
+      Tensor one = Tensor::fromVector(std::vector<float>{1.0f}, {1}).to(ScalarType::Bool);
+      ctx.setOutput(n, 1, ctx.op("ConstantOfShape", {ctx.op("Shape", {x})}, {attrT("value", toTensorProto(one, "value"))}));
+    }
+  });
   r.addOverloads({"aten::pad"}, padMode(std::nullopt));
   r.addOverloads({"aten::pixel_unshuffle"}, convertPixelUnshuffle);
   r.addOverloads({"aten::_log_softmax"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {

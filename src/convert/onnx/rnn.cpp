@@ -164,9 +164,32 @@ OnnxConverter recurrent(Cell cell) {
   };
 }
 
+// lstm_cell(input, (h, c), w_ih, w_hh, b_ih, b_hh) -> (h', c'), one step decomposed as
+// torch.onnx's symbolic_opset9 lstm_cell and PyTorch's LSTMCell: gates = input @ w_ih^T + b_ih
+// + h @ w_hh^T + b_hh, split into i, f, g, o (Split into 4 equal parts); c' = sigmoid(f) * c +
+// sigmoid(i) * tanh(g); h' = sigmoid(o) * tanh(c').
+void convertLstmCell(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  auto hx = args[1].unwrapToTensorList();
+  if (hx.size() != 2) args[1].fail("(h, c)", fmt::format("{} tensors", hx.size()));
+  auto linear = [&](const std::string& x, size_t w, size_t b) {
+    std::string y = ctx.op("MatMul", {x, ctx.op("Transpose", {args[w].unwrapToTensor()}, {attrIs("perm", {1, 0})})});
+    return args[b].isNone() ? y : ctx.op("Add", {y, args[b].unwrapToTensor()});
+  };
+  std::string gates = ctx.op("Add", {linear(args[0].unwrapToTensor(), 2, 4), linear(hx[0], 3, 5)});
+  std::vector<OnnxAttr> splitAttrs = {attrI("axis", -1)};
+  if (ctx.opset() >= 18) splitAttrs.push_back(attrI("num_outputs", 4));  // required from 18
+  auto parts = ctx.opN("Split", {gates}, 4, splitAttrs);
+  std::string i = ctx.op("Sigmoid", {parts[0]}), f = ctx.op("Sigmoid", {parts[1]});
+  std::string g = ctx.op("Tanh", {parts[2]}), o = ctx.op("Sigmoid", {parts[3]});
+  std::string c = ctx.op("Add", {ctx.op("Mul", {f, hx[1]}), ctx.op("Mul", {i, g})});
+  ctx.setOutput(n, 0, ctx.op("Mul", {o, ctx.op("Tanh", {c})}));
+  ctx.setOutput(n, 1, c);
+}
+
 }  // namespace
 
 void registerRnnConverters(OnnxConverterRegistry& r) {
+  r.addOverloads({"aten::lstm_cell"}, convertLstmCell);
   r.addOverloads({"aten::lstm.input"}, recurrent(Cell::LSTM));
   r.addOverloads({"aten::gru.input"}, recurrent(Cell::GRU));
   r.addOverloads({"aten::rnn_tanh.input"}, recurrent(Cell::RNN_TANH));

@@ -165,6 +165,101 @@ void convertIndex(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   ctx.setOutput(n, 0, ctx.op("GatherND", {self, nd}));
 }
 
+// ScatterND(x, nd, updates), with reduction "add" when accumulating (opset 16), else into zeros
+// added to x (torch.onnx's opset 11 form).
+std::string scatterNd(OnnxCtx& ctx, const std::string& x, const std::string& nd, const std::string& updates,
+                      bool accumulate, ScalarType dt) {
+  if (!accumulate) return ctx.op("ScatterND", {x, nd, updates});
+  if (ctx.opset() >= 16) return ctx.op("ScatterND", {x, nd, updates}, {attrS("reduction", "add")});
+  Tensor zero = Tensor::fromVector(std::vector<float>{0.0f}, {1}).to(dt);
+  std::string zeros = ctx.op("ConstantOfShape", {ctx.op("Shape", {x})}, {attrT("value", toTensorProto(zero, "value"))});
+  return ctx.op("Add", {x, ctx.op("ScatterND", {zeros, nd, updates})});
+}
+
+// index_put whose indices mix full slices (None) with index tensors or masks, as x[:, idx] = v,
+// x[i, :, j] += u, x[:, mask] = v. Following PyTorch's advanced indexing: a boolean mask of k
+// dims stands for its k nonzero() columns; the index tensors broadcast to one shape B; the
+// indexed view's shape is self.shape[:p] + B + the rest when the indexed dims are adjacent
+// (starting at p), else B + the unindexed dims. The indexed dims are transposed to the front,
+// the values (broadcast to the view's shape, B moved to the front) scattered by ScatterND, and
+// the result transposed back.
+void indexPutMixed(OnnxCtx& ctx, const Node& n, OnnxArgs& args, const std::string& self, const std::string& values,
+                   bool accumulate, const std::vector<std::pair<std::string, const Value*>>& idx, int64_t rank) {
+  const ScalarType dt = dtypeOr(ctx, args[0].value());
+  std::vector<std::pair<int64_t, std::string>> adv;  // (dim of self, int64 index tensor)
+  int64_t bRank = 0, dim = 0;
+  for (const auto& [t, v] : idx) {
+    if (t.empty()) {
+      ++dim;
+      continue;
+    }
+    if (isBoolIndex(ctx, v)) {
+      const int64_t mr = ctx.expectRank(n, v);
+      std::string nz = ctx.op("NonZero", {ctx.castTo(t, ctx.dtypeOf(v), ScalarType::Bool)});  // [mr, count]
+      for (int64_t j = 0; j < mr; ++j)
+        adv.emplace_back(dim + j, ctx.op("Gather", {nz, ctx.constScalar(static_cast<double>(j), ScalarType::Long)},
+                                         {attrI("axis", 0)}));
+      bRank = std::max<int64_t>(bRank, 1);
+      dim += mr;
+    } else {
+      adv.emplace_back(dim, toLong(ctx, t, v));
+      bRank = std::max(bRank, ctx.expectRank(n, v));
+      ++dim;
+    }
+  }
+  if (dim > rank) args[1].fail(fmt::format("at most {} indices", rank), std::to_string(dim));
+  bool adjacent = true;
+  for (size_t i = 1; i < adv.size(); ++i) adjacent = adjacent && adv[i].first == adv[i - 1].first + 1;
+  const int64_t first = adv.front().first, m = static_cast<int64_t>(adv.size());
+  // Broadcast the index tensors to one shape (adding zeros of each shape), stack them on a last axis.
+  std::string zero = ctx.op("Mul", {adv[0].second, ctx.constScalar(0, ScalarType::Long)});
+  for (size_t i = 1; i < adv.size(); ++i)
+    zero = ctx.op("Add", {zero, ctx.op("Mul", {adv[i].second, ctx.constScalar(0, ScalarType::Long)})});
+  std::vector<std::string> parts;
+  for (const auto& a : adv) parts.push_back(unsqueeze(ctx, ctx.op("Add", {a.second, zero}), {-1}));
+  std::string nd = parts.size() == 1 ? parts[0] : ctx.op("Concat", parts, {attrI("axis", -1)});
+  // self with the indexed dims first.
+  std::vector<int64_t> perm, rest;
+  std::vector<bool> isAdv(rank, false);
+  for (const auto& a : adv) {
+    perm.push_back(a.first);
+    isAdv[a.first] = true;
+  }
+  for (int64_t d = 0; d < rank; ++d)
+    if (!isAdv[d]) rest.push_back(d);
+  perm.insert(perm.end(), rest.begin(), rest.end());
+  std::string xt = ctx.op("Transpose", {self}, {attrIs("perm", perm)});
+  // The indexed view's shape, and the values broadcast to it.
+  std::string selfShape = ctx.op("Shape", {self});
+  auto dims = [&](int64_t lo, int64_t hi) {
+    return ctx.op("Slice", {selfShape, ctx.constInt64s({lo}), ctx.constInt64s({hi}), ctx.constInt64s({0})});
+  };
+  std::string bShape = ctx.op("Shape", {zero});
+  std::vector<std::string> viewParts;
+  if (adjacent && first > 0) viewParts.push_back(dims(0, first));
+  viewParts.push_back(bShape);
+  if (adjacent) {
+    if (first + m < rank) viewParts.push_back(dims(first + m, rank));
+  } else {
+    for (int64_t d : rest) viewParts.push_back(dims(d, d + 1));
+  }
+  std::string view = viewParts.size() == 1 ? viewParts[0] : ctx.op("Concat", viewParts, {attrI("axis", 0)});
+  std::string updates = ctx.op("Expand", {values, view});
+  if (adjacent && first > 0) {
+    // pre + B + post -> B + pre + post
+    std::vector<int64_t> up;
+    for (int64_t j = 0; j < bRank; ++j) up.push_back(first + j);
+    for (int64_t j = 0; j < first; ++j) up.push_back(j);
+    const int64_t viewRank = first + bRank + (rank - first - m);
+    for (int64_t j = first + bRank; j < viewRank; ++j) up.push_back(j);
+    updates = ctx.op("Transpose", {updates}, {attrIs("perm", up)});
+  }
+  std::string y = scatterNd(ctx, xt, nd, updates, accumulate, dt);
+  std::vector<int64_t> inv(rank);
+  for (int64_t i = 0; i < rank; ++i) inv[perm[i]] = i;
+  ctx.setOutput(n, 0, ctx.op("Transpose", {y}, {attrIs("perm", inv)}));
+}
+
 // index_put(self, indices, values, accumulate): a boolean mask with one value -> Where; else
 // ScatterND with values expanded to indices.shape[:-1] + self.shape[k:]
 // (https://onnx.ai/onnx/operators/onnx__ScatterND.html); accumulate adds (reduction "add" from
@@ -191,6 +286,15 @@ void convertIndexPut(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     std::string v = vsizes->empty() ? values : ctx.op("Reshape", {values, ctx.constInt64s({})});
     return ctx.setOutput(n, 0, ctx.op("Where", {mask, v, self}));
   }
+  bool mixed = false;  // a None before a tensor index, or a mask among other indices
+  for (size_t i = 0; i < idx.size(); ++i) {
+    if (idx[i].first.empty()) {
+      for (size_t j = i + 1; j < idx.size(); ++j) mixed = mixed || !idx[j].first.empty();
+    } else if (isBoolIndex(ctx, idx[i].second) && idx.size() > 1) {
+      mixed = true;
+    }
+  }
+  if (mixed) return indexPutMixed(ctx, n, args, self, values, accumulate, idx, rank);
   auto [nd, k] = ndIndices(ctx, n, args[1], idx);
   // values broadcast to indices.shape[:-1] + self.shape[k:].
   std::string ndShape = ctx.op("Shape", {nd});
@@ -324,7 +428,31 @@ void convertMaskedSelect(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
 
 }  // namespace
 
+// take(self, index): Gather from self flattened.
+void convertTake(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  std::string flat = ctx.op("Reshape", {args[0].unwrapToTensor(), ctx.constInt64s({-1})});
+  ctx.setOutput(n, 0, ctx.op("Gather", {flat, toLong(ctx, args[1].unwrapToTensor(), args[1].value())}, {attrI("axis", 0)}));
+}
+
+// masked_scatter(self, mask, source): the positions where mask (broadcast to self) is true, in
+// C order, take source's first elements in order -> ScatterND with NonZero's positions and
+// source flattened and cut to their count (torch.onnx's symbolic_opset11 masked_scatter).
+void convertMaskedScatter(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  std::string self = args[0].unwrapToTensor();
+  const ScalarType dt = dtypeOr(ctx, args[0].value());
+  std::string mask = ctx.castTo(args[1].unwrapToTensor(), ctx.dtypeOf(args[1].value()), ScalarType::Bool);
+  mask = ctx.op("Expand", {mask, ctx.op("Shape", {self})});
+  std::string idx = ctx.op("Transpose", {ctx.op("NonZero", {mask})}, {attrIs("perm", {1, 0})});  // [k, rank]
+  std::string count = ctx.op("Slice", {ctx.op("Shape", {idx}), ctx.constInt64s({0}), ctx.constInt64s({1}), ctx.constInt64s({0})});
+  std::string src = ctx.op("Reshape", {ctx.castTo(args[2].unwrapToTensor(), ctx.dtypeOf(args[2].value()), dt),
+                                       ctx.constInt64s({-1})});
+  src = ctx.op("Slice", {src, ctx.constInt64s({0}), count, ctx.constInt64s({0})});
+  ctx.setOutput(n, 0, ctx.op("ScatterND", {self, idx, src}));
+}
+
 void registerScatterConverters(OnnxConverterRegistry& r) {
+  r.addOverloads({"aten::take"}, convertTake);
+  r.addOverloads({"aten::masked_scatter", "aten::masked_scatter_"}, convertMaskedScatter);
   r.addOverloads({"aten::slice_scatter"}, convertSliceScatter);
   r.addOverloads({"aten::select_scatter"}, convertSelectScatter);
   r.addOverloads({"aten::fill.Scalar"}, convertFill);

@@ -53,9 +53,48 @@ void convertNonzero(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   ctx.setOutput(n, 0, ctx.op("Transpose", {ctx.op("NonZero", {args[0].unwrapToTensor()})}, {attrIs("perm", {1, 0})}));
 }
 
+// bucketize(self, boundaries, out_int32, right): the number of boundaries below each value (at or
+// below it with right=True), as ReduceSum over a comparison with the 1-d sorted boundaries
+// (torch.onnx has no bucketize symbolic of its own; this is searchsorted's definition).
+void convertBucketize(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  if (ctx.expectRank(n, args[1].value()) != 1) args[1].fail("1-d boundaries", "another rank");
+  const bool right = args[3].unwrapToBool(false);
+  ScalarType dt = promoteTypes(dtypeOr(ctx, args[0].value()), dtypeOr(ctx, args[1].value()));
+  std::string x = tensorOrScalar(ctx, args[0], dt);
+  std::string b = ctx.castTo(args[1].unwrapToTensor(), ctx.dtypeOf(args[1].value()), dt);
+  std::string cmp = ctx.op(right ? "GreaterOrEqual" : "Greater", {unsqueeze(ctx, x, {-1}), b});
+  std::string count = reduce(ctx, "Sum", ctx.op("Cast", {cmp}, {attrI("to", onnxDataType(ScalarType::Long))}), {-1}, false);
+  ctx.setOutput(n, 0, args[2].unwrapToBool(false) ? ctx.op("Cast", {count}, {attrI("to", onnxDataType(ScalarType::Int))})
+                                                   : count);
+}
+
+// _unique / _unique2 (flattened) and unique_dim -> Unique(sorted=1[, axis])
+// (https://onnx.ai/onnx/operators/onnx__Unique.html), as torch.onnx's symbolic_opset11:
+// values, inverse (reshaped to self's shape when flattened) and counts. An output not
+// requested is PyTorch's empty tensor. sorted=False is refused: PyTorch's CPU kernel then
+// returns a hash-set order that ONNX cannot reproduce.
+void convertUnique(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  const bool byDim = n.kind() == Symbol::aten("unique_dim");
+  const size_t base = byDim ? 2 : 1;
+  if (!args[base].unwrapToBool(true)) args[base].fail("True (an unsorted unique has no ONNX order)", "False");
+  const bool inverse = args[base + 1].unwrapToBool(false);
+  const bool counts = args.size() > base + 2 && args[base + 2].unwrapToBool(false);
+  std::string x = args[0].unwrapToTensor();
+  std::vector<OnnxAttr> attrs = {attrI("sorted", 1)};
+  if (byDim) attrs.push_back(attrI("axis", wrapDim(args[1].unwrapToInt(), ctx.expectRank(n, args[0].value()))));
+  auto outs = ctx.opN("Unique", {x}, 4, attrs);
+  ctx.setOutput(n, 0, outs[0]);
+  std::string empty = ctx.initializer(Tensor::empty({0}, ScalarType::Long));
+  if (n.outputs().size() > 1 && n.output(1)->hasUses())
+    ctx.setOutput(n, 1, !inverse ? empty : byDim ? outs[2] : ctx.op("Reshape", {outs[2], ctx.op("Shape", {x})}));
+  if (n.outputs().size() > 2 && n.output(2)->hasUses()) ctx.setOutput(n, 2, counts ? outs[3] : empty);
+}
+
 }  // namespace
 
 void registerSearchConverters(OnnxConverterRegistry& r) {
+  r.addOverloads({"aten::_unique", "aten::_unique2", "aten::unique_dim"}, convertUnique);
+  r.addOverloads({"aten::bucketize.Tensor", "aten::bucketize.Scalar"}, convertBucketize);
   r.addOverloads({"aten::topk"}, convertTopk);
   r.addOverloads({"aten::sort", "aten::sort.stable", "aten::argsort", "aten::argsort.stable"}, convertSort);
   r.addOverloads({"aten::nonzero"}, convertNonzero);

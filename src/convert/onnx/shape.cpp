@@ -4,6 +4,7 @@
 // in which case ints are 0-d int64 tensors and int lists 1-d int64 tensors.
 #include "convert/onnx/onnx_ctx.h"
 #include "convert/onnx/prepare.h"
+#include "runtime/kernel.h"
 
 #include <algorithm>
 #include <limits>
@@ -167,6 +168,16 @@ void convertCat(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   ctx.setOutput(n, 0, xs.size() == 1 ? xs[0] : ctx.op("Concat", xs, {attrI("axis", dim)}));
 }
 
+// Whether list `v` (split / unbind / chunk's result) has its length follow a dynamic axis of
+// `x` along `dim`, and is used as a list (not unpacked to a fixed number of values): then it
+// is an ONNX sequence from SplitToSequence, its length known only at run time.
+bool splitsToSequence(const OnnxCtx& ctx, const Value* x, int64_t dim, const Value* v) {
+  if (!ctx.isDynamicDim(x, dim)) return false;
+  for (const Use& u : v->uses())
+    if (u.user->kind() == prim::ListUnpack) return false;
+  return true;
+}
+
 // split / split_with_sizes / chunk -> Split with a sizes input (opset 13+): a tensor list.
 void convertSplit(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   auto sizes = ctx.expectSizes(n, args[0].value());
@@ -174,7 +185,26 @@ void convertSplit(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   int64_t dim = wrapDim(args[2].unwrapToInt(0), rank);
   std::vector<int64_t> parts;
   const std::string name(n.kind().toUnqualString());
-  if (name == "chunk" || name == "unsafe_chunk") {
+  const bool chunk = name == "chunk" || name == "unsafe_chunk";
+  if ((chunk || args[1].unwrapToIValue().isInt()) && splitsToSequence(ctx, args[0].value(), dim, n.output())) {
+    // Pieces of one size (the last one smaller) along a dynamic axis: SplitToSequence with a
+    // 0-d split; chunk's size is ceil(size / chunks), computed at run time.
+    std::string x = args[0].unwrapToTensor();
+    std::string each;
+    if (chunk) {
+      const int64_t chunks = args[1].unwrapToInt();
+      std::string size = ctx.op("Gather", {ctx.op("Shape", {x}), ctx.constScalar(static_cast<double>(dim), ScalarType::Long)},
+                                {attrI("axis", 0)});
+      each = ctx.op("Div", {ctx.op("Add", {size, ctx.constScalar(static_cast<double>(chunks - 1), ScalarType::Long)}),
+                            ctx.constScalar(static_cast<double>(chunks), ScalarType::Long)});
+    } else {
+      each = ctx.constScalar(static_cast<double>(args[1].unwrapToInt()), ScalarType::Long);
+    }
+    ctx.setOutput(n, 0, ctx.op("SplitToSequence", {x, each}, {attrI("axis", dim)}));
+    ctx.markSequence(n.output());
+    return setElementFacts(ctx, n.output(), ctx.dtypeOf(args[0].value()), rank);
+  }
+  if (chunk) {
     int64_t chunks = args[1].unwrapToInt();
     int64_t each = (sizes[dim] + chunks - 1) / chunks;
     for (int64_t left = sizes[dim]; left > 0; left -= each) parts.push_back(std::min(each, left));
@@ -721,6 +751,12 @@ void convertUnbind(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   auto sizes = ctx.expectSizes(n, args[0].value());
   int64_t dim = wrapDim(args[1].unwrapToInt(0), static_cast<int64_t>(sizes.size()));
   const int64_t count = sizes[dim];
+  if (splitsToSequence(ctx, args[0].value(), dim, n.output())) {
+    // A dynamic count: SplitToSequence into ones, keepdims=0.
+    ctx.setOutput(n, 0, ctx.op("SplitToSequence", {args[0].unwrapToTensor()}, {attrI("axis", dim), attrI("keepdims", 0)}));
+    ctx.markSequence(n.output());
+    return setElementFacts(ctx, n.output(), ctx.dtypeOf(args[0].value()), static_cast<int64_t>(sizes.size()) - 1);
+  }
   std::vector<std::string> xs;
   if (count == 1) {
     xs.push_back(squeeze(ctx, args[0].unwrapToTensor(), {dim}));
@@ -878,19 +914,61 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
                         ? ScalarType::Long : ScalarType::Float;
     ctx.setOutput(n, 0, ctx.op("Neg", {tensorOrScalar(ctx, args[0], dt)}));
   });
-  // Bool scalars (loop-carried flags) and bool tensors: And / Or / Xor / Not.
+  // Bool scalars (loop-carried flags) and bool tensors: And / Or / Xor. Integers (tensors and
+  // int scalars): BitwiseAnd / BitwiseOr / BitwiseXor, which ONNX has from opset 18 (torch.onnx
+  // 1.13 refuses them at every opset).
   for (const auto& [name, opType] : std::vector<std::pair<std::string, std::string>>{
-           {"__and__", "And"}, {"__or__", "Or"}, {"__xor__", "Xor"}}) {
-    const std::string forBool = "aten::" + name + ".bool", forTensor = "aten::" + name + ".Tensor";
-    r.addOverloads({forBool, forTensor},
-                   [opType](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
-                     for (size_t i = 0; i < 2; ++i)
-                       if (ctx.dtypeOf(args[i].value()).value_or(ScalarType::Bool) != ScalarType::Bool)
-                         args[i].fail("a bool (bitwise ops on ints are not exported)",
-                                      toString(*ctx.dtypeOf(args[i].value())));
-                     ctx.setOutput(n, 0, ctx.op(opType, {tensorOrScalar(ctx, args[0], ScalarType::Bool),
-                                                         tensorOrScalar(ctx, args[1], ScalarType::Bool)}));
-                   });
+           {"and", "And"}, {"or", "Or"}, {"xor", "Xor"}}) {
+    std::vector<std::string> schemas;
+    for (const char* overload : {".bool", ".int", ".Tensor", ".Scalar"}) {
+      schemas.push_back("aten::__" + name + "__" + overload);
+      if (std::string(overload) != ".bool" && std::string(overload) != ".int")
+        schemas.push_back("aten::__i" + name + "__" + overload);
+    }
+    for (const char* overload : {".Tensor", ".Scalar", ".Scalar_Tensor"}) schemas.push_back("aten::bitwise_" + name + overload);
+    for (const char* overload : {".Tensor", ".Scalar"}) schemas.push_back("aten::bitwise_" + name + "_" + overload);
+    std::vector<std::string> known;
+    for (const auto& sc : schemas)
+      if (OperatorRegistry::global().findOverload(sc)) known.push_back(sc);
+    const std::string bitwise = "Bitwise" + opType;
+    OnnxConverter fn = [opType, bitwise](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+      std::optional<ScalarType> dt = ctx.dtypeOf(n.output());
+      if (!dt) {
+        auto a = ctx.dtypeOf(args[0].value()), b = ctx.dtypeOf(args[1].value());
+        dt = a && b ? promoteTypes(*a, *b) : a ? a : b;
+      }
+      if (dt.value_or(ScalarType::Bool) == ScalarType::Bool)
+        return ctx.setOutput(n, 0, ctx.op(opType, {tensorOrScalar(ctx, args[0], ScalarType::Bool),
+                                                   tensorOrScalar(ctx, args[1], ScalarType::Bool)}));
+      if (!isIntegralType(*dt, false)) args[0].fail("a bool or integer tensor", toString(*dt));
+      if (ctx.opset() < 18)
+        throw Error(fmt::format("{} of {} values is exported from opset 18 ({}); this export is at opset {}",
+                                n.kind().toQualString(), toString(*dt), bitwise, ctx.opset()));
+      ctx.setOutput(n, 0, ctx.op(bitwise, {tensorOrScalar(ctx, args[0], *dt), tensorOrScalar(ctx, args[1], *dt)}));
+    };
+    for (const auto& sc : known) r.addOverloads({std::string_view(sc)}, fn);
+  }
+  // Shifts of integers (torch.onnx's symbolic_opset9 __lshift_ / __rshift_): x << y = x * 2^y,
+  // x >> y = floor(x / 2^y) (an arithmetic shift), computed in double and cast back.
+  for (const bool left : {true, false}) {
+    const std::string name = left ? "lshift" : "rshift";
+    std::vector<std::string> known;
+    for (const std::string& sc : {"aten::__" + name + "__.Tensor", "aten::__" + name + "__.Scalar",
+                                  "aten::__i" + name + "__.Tensor", "aten::__i" + name + "__.Scalar",
+                                  "aten::__" + name + "__.int"})
+      if (OperatorRegistry::global().findOverload(sc)) known.push_back(sc);
+    OnnxConverter fn = [left](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+      std::optional<ScalarType> dt = ctx.dtypeOf(n.output());
+      if (!dt) dt = ctx.dtypeOf(args[0].value());
+      const ScalarType out = dt.value_or(ScalarType::Long);
+      if (!isIntegralType(out, false)) args[0].fail("an integer tensor", toString(out));
+      std::string x = tensorOrScalar(ctx, args[0], ScalarType::Double);
+      std::string y = tensorOrScalar(ctx, args[1], ScalarType::Double);
+      std::string p = ctx.op("Pow", {ctx.constScalar(2.0, ScalarType::Double), y});
+      std::string v = left ? ctx.op("Mul", {x, p}) : ctx.op("Floor", {ctx.op("Div", {x, p})});
+      ctx.setOutput(n, 0, ctx.op("Cast", {v}, {attrI("to", onnxDataType(out))}));
+    };
+    for (const auto& sc : known) r.addOverloads({std::string_view(sc)}, fn);
   }
   r.addOverloads({"aten::__not__"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     ctx.setOutput(n, 0, ctx.op("Not", {tensorOrScalar(ctx, args[0], ScalarType::Bool)}));
@@ -1001,6 +1079,141 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
   r.addOverloads({"aten::tril", "aten::tril_"}, trilu(false));
   r.addOverloads({"aten::triu", "aten::triu_"}, trilu(true));
   r.addOverloads({"aten::broadcast_tensors", "aten::meshgrid", "aten::meshgrid.indexing"}, convertBroadcastTensors);
+  // tensor(list, dtype): a constant list -> an initializer (the runtime's kernel builds it, as
+  // torch.tensor does); a 1-d list of numbers computed at run time -> their 0-d values
+  // unsqueezed and concatenated, cast to dtype (torch.onnx's symbolic_opset9 tensor).
+  r.addOverloads({"aten::tensor"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    bool allStatic = true;
+    for (const Value* v : n.inputs()) allStatic = allStatic && ctx.isStatic(v);
+    const KernelRegistry& kernels = KernelRegistry::global();
+    if (allStatic && kernels.hasKernel(n, args.op())) {
+      Stack stack;
+      for (const Value* v : n.inputs()) stack.push_back(ctx.staticValue(v));
+      kernels.operationFor(n, args.op())(stack);
+      return ctx.setOutput(n, 0, ctx.initializer(stack.back().toTensor()));
+    }
+    const Node* list = args[0].value()->node();
+    if (list->kind() != prim::ListConstruct) args[0].fail("a list literal of numbers", "a list computed at run time");
+    ScalarType dt = ScalarType::Long;
+    for (const Value* e : list->inputs()) {
+      if (e->type() && e->type()->kind() == TypeKind::FloatType) dt = ScalarType::Float;
+      if (e->type() && e->type()->kind() == TypeKind::TensorType) args[0].fail("a list of numbers", "a list of tensors");
+    }
+    if (!args[1].isNone()) dt = *scalarTypeFromInt(args[1].unwrapToInt());
+    std::vector<std::string> xs;
+    for (const Value* e : list->inputs())
+      xs.push_back(unsqueeze(ctx, ctx.castTo(ctx.toTensor(e), ctx.dtypeOf(e), dt), {0}));
+    ctx.setOutput(n, 0, xs.size() == 1 ? xs[0] : ctx.op("Concat", xs, {attrI("axis", 0)}));
+  });
+  // ---- facts of a tensor that export knows (torch.onnx's symbolic_opset9 dim, numel, ...) ----
+  // dim(x): the rank.
+  r.addOverloads({"aten::dim"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    ctx.setStatic(n.output(), IValue(ctx.expectRank(n, args[0].value())));
+  });
+  // numel(x): the product of the sizes; ReduceProd(Shape(x)) when a dim follows a dynamic axis.
+  r.addOverloads({"aten::numel"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    auto sizes = ctx.sizesOf(args[0].value());
+    if (sizes && !ctx.isDynamic(args[0].value())) {
+      int64_t c = 1;
+      for (int64_t d : *sizes) c *= d;
+      return ctx.setStatic(n.output(), IValue(c));
+    }
+    ctx.setOutput(n, 0, reduce(ctx, "Prod", ctx.op("Shape", {args[0].unwrapToTensor()}), {}, false));
+  });
+  r.addOverloads({"aten::is_floating_point"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    auto dt = ctx.dtypeOf(args[0].value());
+    if (!dt) args[0].fail("a tensor of known dtype", "an unknown dtype");
+    ctx.setStatic(n.output(), IValue(isFloatingType(*dt)));
+  });
+  // x is None / x is not None where x is a tensor computed at run time (never None) or None.
+  r.addOverloads({"aten::__is__", "aten::__isnot__"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    const bool isnot = n.kind() == Symbol::aten("__isnot__");
+    bool same;
+    if (args[0].isNone() || args[1].isNone()) same = args[0].isNone() && args[1].isNone();
+    else args[1].fail("None (identity of other objects is not exported)", "another value");
+    ctx.setStatic(n.output(), IValue(isnot ? !same : same));
+  });
+  // item(x): the 0-d value (a number computed at run time is a 0-d tensor here).
+  r.addOverloads({"aten::item"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    std::string x = args[0].unwrapToTensor();
+    auto r = ctx.rankOf(args[0].value());
+    ctx.setOutput(n, 0, r && *r == 0 ? x : ctx.op("Reshape", {x, ctx.constInt64s({})}));
+  });
+  r.addOverloads({"aten::_shape_as_tensor"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    ctx.setOutput(n, 0, ctx.op("Shape", {args[0].unwrapToTensor()}));
+  });
+  r.addOverloads({"aten::unsafe_split_with_sizes"}, convertSplit);
+  r.addOverloads({"aten::_cast_Half"}, castTo(ScalarType::Half));
+  // as_tensor(data, dtype): data cast to dtype (a copy is a value here).
+  r.addOverloads({"aten::as_tensor"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    std::string x = args[0].unwrapToTensor();
+    if (args[1].isNone()) return ctx.setOutput(n, 0, x);
+    ctx.setOutput(n, 0, ctx.castTo(x, ctx.dtypeOf(args[0].value()), *scalarTypeFromInt(args[1].unwrapToInt())));
+  });
+  // nonzero_numpy(x) and where(condition): one 1-d index tensor per dim (NonZero's rows).
+  r.addOverloads({"aten::nonzero_numpy", "aten::where"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    const int64_t rank = ctx.expectRank(n, args[0].value());
+    std::string nz = ctx.op("NonZero", {args[0].unwrapToTensor()});
+    std::vector<std::string> xs;
+    for (int64_t d = 0; d < rank; ++d)
+      xs.push_back(ctx.op("Gather", {nz, ctx.constScalar(static_cast<double>(d), ScalarType::Long)}, {attrI("axis", 0)}));
+    ctx.setTensorList(n.output(), xs);
+    setElementFacts(ctx, n.output(), ScalarType::Long, 1);
+  });
+  // unfold(dim, size, step): windows along dim as a new last dim -> Gather with the [windows,
+  // size] positions (dim's size known), then the size axis moved last (torch.onnx's opset 12
+  // unfold takes Slices and a Concat).
+  r.addOverloads({"aten::unfold"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    auto sizes = ctx.expectSizes(n, args[0].value());
+    const int64_t rank = static_cast<int64_t>(sizes.size());
+    const int64_t dim = rank == 0 ? 0 : wrapDim(args[1].unwrapToInt(), rank);
+    const int64_t size = args[2].unwrapToInt(), step = args[3].unwrapToInt();
+    if (rank == 0) args[0].fail("a tensor of at least 1 dim", "a 0-d tensor");
+    if (ctx.isDynamicDim(args[0].value(), dim)) args[0].fail("a static size along the unfolded dim", "a dynamic axis");
+    if (step <= 0) args[3].fail("a positive step", std::to_string(step));
+    if (size > sizes[dim]) args[2].fail(fmt::format("a size of at most {}", sizes[dim]), std::to_string(size));
+    const int64_t windows = (sizes[dim] - size) / step + 1;
+    Tensor idx = Tensor::empty({windows, size}, ScalarType::Long);
+    for (int64_t w = 0; w < windows; ++w)
+      for (int64_t k = 0; k < size; ++k) idx.data<int64_t>()[w * size + k] = w * step + k;
+    std::string y = ctx.op("Gather", {args[0].unwrapToTensor(), ctx.initializer(idx)}, {attrI("axis", dim)});
+    // y: [..., windows, size, rest...] -> [..., windows, rest..., size]
+    std::vector<int64_t> perm;
+    for (int64_t d = 0; d <= dim; ++d) perm.push_back(d);
+    for (int64_t d = dim + 2; d <= rank; ++d) perm.push_back(d);
+    perm.push_back(dim + 1);
+    ctx.setOutput(n, 0, ctx.op("Transpose", {y}, {attrIs("perm", perm)}));
+  });
+  // diagonal(offset, dim1, dim2): dim1 and dim2 moved last, the rows of the diagonal gathered,
+  // then per row its column (GatherElements), the diagonal as the last dim.
+  r.addOverloads({"aten::diagonal"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    auto sizes = ctx.expectSizes(n, args[0].value());
+    const int64_t rank = static_cast<int64_t>(sizes.size());
+    if (rank < 2) args[0].fail("a tensor of at least 2 dims", fmt::format("rank {}", rank));
+    const int64_t off = args[1].unwrapToInt(0);
+    const int64_t d1 = wrapDim(args[2].unwrapToInt(0), rank), d2 = wrapDim(args[3].unwrapToInt(1), rank);
+    if (d1 == d2) args[3].fail("a dim other than dim1", std::to_string(d2));
+    if (ctx.isDynamicDim(args[0].value(), d1) || ctx.isDynamicDim(args[0].value(), d2))
+      args[0].fail("static sizes along dim1 and dim2", "a dynamic axis");
+    const int64_t r0 = std::max<int64_t>(-off, 0), c0 = std::max<int64_t>(off, 0);
+    const int64_t len = std::max<int64_t>(0, std::min(sizes[d1] - r0, sizes[d2] - c0));
+    std::vector<int64_t> perm;
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != d1 && d != d2) perm.push_back(d);
+    perm.push_back(d1);
+    perm.push_back(d2);
+    std::string x = ctx.op("Transpose", {args[0].unwrapToTensor()}, {attrIs("perm", perm)});
+    std::vector<int64_t> rows(len), cols(len);
+    for (int64_t j = 0; j < len; ++j) rows[j] = r0 + j, cols[j] = c0 + j;
+    std::string picked = ctx.op("Gather", {x, ctx.constInt64s(rows)}, {attrI("axis", rank - 2)});  // [..., len, B]
+    std::string shape = ctx.op("Shape", {picked});
+    std::string lead = ctx.op("Slice", {shape, ctx.constInt64s({0}), ctx.constInt64s({rank - 1}), ctx.constInt64s({0})});
+    std::string target = ctx.op("Concat", {lead, ctx.constInt64s({1})}, {attrI("axis", 0)});
+    Tensor colIdx = Tensor::fromVector(cols, {len, 1});
+    std::string idx = ctx.op("Expand", {ctx.initializer(colIdx), target});
+    std::string y = ctx.op("GatherElements", {picked, idx}, {attrI("axis", rank - 1)});
+    ctx.setOutput(n, 0, squeeze(ctx, y, {rank - 1}));
+  });
   // empty / empty_like: zeros (any values are right; zeros are reproducible).
   r.addOverloads({"aten::empty.memory_format"}, fillNew(0.0));
   r.addOverloads({"aten::empty_like"}, fillLike(0.0));
