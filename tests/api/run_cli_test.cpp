@@ -468,31 +468,36 @@ TEST(CompileCli, Bf16RunsWhereTheCpuHasItAndSaysSoWhereNot) {
 namespace torchless {
 namespace {
 
+/// Writes `source` to DIR/m.py and scripts its class M into DIR/m.pt with `torchless script`;
+/// returns the archive's path.
+std::string scriptClassM(const fs::path& d, const std::string& source) {
+  std::ofstream(d / "m.py") << source;
+  auto s = runCli({"script", (d / "m.py").string(), "--class", "M", "-o", (d / "m.pt").string()});
+  EXPECT_EQ(s.status, 0) << s.err;
+  return (d / "m.pt").string();
+}
+
 // `freeze` of a module saved in training mode: refused as torch.jit.freeze refuses it, with an
 // offer of --eval; with --eval, every submodule is switched to eval mode first, so the training
 // branch is gone from the frozen module (issue 17, part 7).
 TEST(FreezeCli, TrainingModeIsRefusedWithAnOfferOfEval) {
   fs::path d = freshDir("freeze_eval");
-  {
-    std::ofstream f(d / "m.py");
-    f << "import torch\n"
-         "class Inner(torch.nn.Module):\n"
-         "    def forward(self, x: torch.Tensor) -> torch.Tensor:\n"
-         "        if self.training:\n"
-         "            return x * 3.0\n"
-         "        return x\n"
-         "class M(torch.nn.Module):\n"
-         "    def __init__(self):\n"
-         "        super().__init__()\n"
-         "        self.inner = Inner()\n"
-         "    def forward(self, x: torch.Tensor) -> torch.Tensor:\n"
-         "        if self.training:\n"
-         "            return self.inner(x) * 2.0\n"
-         "        return self.inner(x) + 1.0\n";
-  }
-  const std::string model = (d / "m.pt").string(), frozen = (d / "frozen.pt").string();
-  auto s = runCli({"script", (d / "m.py").string(), "--class", "M", "-o", model});
-  ASSERT_EQ(s.status, 0) << s.err;
+  const std::string model = scriptClassM(d,
+                                         "import torch\n"
+                                         "class Inner(torch.nn.Module):\n"
+                                         "    def forward(self, x: torch.Tensor) -> torch.Tensor:\n"
+                                         "        if self.training:\n"
+                                         "            return x * 3.0\n"
+                                         "        return x\n"
+                                         "class M(torch.nn.Module):\n"
+                                         "    def __init__(self):\n"
+                                         "        super().__init__()\n"
+                                         "        self.inner = Inner()\n"
+                                         "    def forward(self, x: torch.Tensor) -> torch.Tensor:\n"
+                                         "        if self.training:\n"
+                                         "            return self.inner(x) * 2.0\n"
+                                         "        return self.inner(x) + 1.0\n");
+  const std::string frozen = (d / "frozen.pt").string();
   auto refused = runCli({"freeze", model, "-o", frozen});
   EXPECT_EQ(refused.status, 1);
   EXPECT_NE(refused.firstErrLine().find("training mode"), std::string::npos) << refused.err;
@@ -611,17 +616,13 @@ namespace {
 // --device-map cuda:0=cpu remap those constants and say so (issue 17, part 9).
 TEST(DeviceMapCli, MapLocationRemapsDeviceConstantsInCode) {
   fs::path d = freshDir("device_map");
-  {
-    std::ofstream f(d / "m.py");
-    f << "import torch\n"
-         "class M(torch.nn.Module):\n"
-         "    def forward(self, x: torch.Tensor) -> torch.Tensor:\n"
-         "        z = torch.ones([2, 2], device=torch.device(\"cuda:0\"))\n"
-         "        return x.to(torch.device(\"cuda:0\")) + z\n";
-  }
-  const std::string model = (d / "m.pt").string();
-  auto s = runCli({"script", (d / "m.py").string(), "--class", "M", "-o", model});
-  ASSERT_EQ(s.status, 0) << s.err;
+  const std::string model =
+      scriptClassM(d,
+                   "import torch\n"
+                   "class M(torch.nn.Module):\n"
+                   "    def forward(self, x: torch.Tensor) -> torch.Tensor:\n"
+                   "        z = torch.ones([2, 2], device=torch.device(\"cuda:0\"))\n"
+                   "        return x.to(torch.device(\"cuda:0\")) + z\n");
   auto plain = runCli({"run", model, "--input", "2x2:float32:ones", "--output-dir", d.string()});
   EXPECT_EQ(plain.status, 1);
   EXPECT_NE(plain.firstErrLine().find("device 'cuda:0' is not available"), std::string::npos) << plain.err;
