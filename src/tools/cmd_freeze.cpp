@@ -42,7 +42,9 @@ struct FreezeCliOptions {
 void runFreeze(const FreezeCliOptions& o) {
   if (o.threads > 0) setNumThreads(o.threads);
   Module m = loadWithDeviceMap(o.model, o.device);
-  if (m.isTraining()) {
+  // As torch.jit.freeze: a root without a `training` flag counts as eval (libtorch's
+  // is_training() would say true).
+  if (m.object()->type->findAttributeSlot("training") && m.isTraining()) {
     if (!o.eval)
       throw Error(fmt::format("module '{}' was saved in training mode, and freezing needs eval mode "
                               "(as torch.jit.freeze); pass --eval to switch every submodule to eval "
