@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include <pthread.h>
+#include <signal.h>
 
 #include <algorithm>
 #include <iostream>
@@ -104,6 +105,12 @@ int main(int argc, char** argv) {
   if (pthread_attr_init(&attr) == 0 && pthread_attr_setstacksize(&attr, kCommandStackBytes) == 0 &&
       pthread_create(&thread, &attr, runMain, &args) == 0) {
     pthread_attr_destroy(&attr);
+    // Process-directed signals must reach the command's threads, not this one: `serve` blocks
+    // SIGTERM / SIGINT in its threads and sigwait()s for them (graceful shutdown), which only
+    // works when no thread leaves them unblocked; other commands keep the default actions.
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, nullptr);
     pthread_join(thread, nullptr);
     return args.status;
   }
