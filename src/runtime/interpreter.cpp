@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "core/stack_guard.h"
 #include "ir/operator_matching.h"
+#include "runtime/canonicalize_ops.h"
 #include "runtime/op_observer.h"
 
 #include <algorithm>
@@ -512,7 +513,7 @@ void callObserved(Observation& o, const Node* caller, const GraphFunction& fn, S
 }  // namespace
 
 Code::Code(std::shared_ptr<Graph> graph, std::string name)
-    : graph_(std::move(graph)), name_(std::move(name)), impl_(std::make_unique<Impl>()) {
+    : graph_(canonicalizeOps(graph)), name_(std::move(name)), impl_(std::make_unique<Impl>()) {
   Compiler(*impl_, *graph_, name_, /*observe=*/false).compile();
 }
 

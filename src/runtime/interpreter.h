@@ -33,8 +33,9 @@ class Code;
 /// several threads at once (each call has its own registers).
 class Code {
  public:
-  /// Compiles `graph`. `name` is used in messages ("forward"). Throws UnsupportedError
-  /// listing every node without a kernel.
+  /// Compiles `graph` (after the rewrite PyTorch's executor requires: canonicalizeOps in
+  /// runtime/canonicalize_ops.h, on a copy when it changes anything). `name` is used in
+  /// messages ("forward"). Throws UnsupportedError listing every node without a kernel.
   Code(std::shared_ptr<Graph> graph, std::string name);
   ~Code();
   Code(const Code&) = delete;

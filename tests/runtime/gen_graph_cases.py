@@ -54,8 +54,10 @@ class Writer:
         fname = f"{self.name}.{kind}{self.count}.npy"
         self.count += 1
         t = t.detach().contiguous()
-        arr = t.numpy() if t.dtype != torch.bfloat16 else t.float().numpy()
-        np.save(os.path.join(OUT, fname), arr, allow_pickle=False)
+        if t.dtype == torch.bfloat16:  # .npy has no bfloat16: it travels as float32
+            np.save(os.path.join(OUT, fname), t.float().numpy(), allow_pickle=False)
+            return {"t": "tensor", "file": fname, "dtype": "bfloat16"}
+        np.save(os.path.join(OUT, fname), t.numpy(), allow_pickle=False)
         return {"t": "tensor", "file": fname}
 
     def value(self, v, kind):

@@ -3,9 +3,16 @@
 // PyTorch's outputs at the case's tolerance. The files live in the build dir
 // (runtime_graph_cases/, written by the runtime_gen_graph_cases ctest fixture); without them
 // the test skips. TORCHLESS_GRAPH_CASES=substring runs only matching cases.
+//
+// The same test runs the kernel cases (gen_kernel_cases.py) and the ops oracle
+// (gen_op_cases.py), whose cases are keyed by schema: a case's "schemas" are what PyTorch's
+// nodes called, and each of our nodes must match the same op-table entry before it runs (so
+// the kernel registry's binding is tested with the kernel); a case with "error" must throw.
 
 #include "core/npy.h"
 #include "ir/ir_parser.h"
+#include "ir/operator_registry.h"
+#include "ops/shape.h"
 #include "runtime/interpreter.h"
 #include "runtime/kernel.h"
 
@@ -35,10 +42,30 @@ double jsonFloat(const json& v) {
   return v.get<double>();
 }
 
+// A tensor of the manifest: its .npy file, in its "dtype" when .npy cannot hold it (bfloat16).
+Tensor loadTensor(const json& v, const fs::path& dir) {
+  Tensor t = loadNpy((dir / v.at("file").get<std::string>()).string());
+  if (v.contains("dtype")) {
+    auto dtype = scalarTypeFromDtypeName(v.at("dtype").get<std::string>());
+    if (!dtype) throw Error("unknown dtype " + v.at("dtype").dump());
+    t = t.to(*dtype);
+  }
+  return t;
+}
+
 // The input value `v` as an IValue of graph input type `type`.
 IValue toInput(const json& v, const TypePtr& type, const fs::path& dir) {
   const std::string t = v.at("t");
-  if (t == "tensor") return IValue(loadNpy((dir / v.at("file").get<std::string>()).string()));
+  if (t == "tensor") {
+    Tensor x = loadTensor(v, dir);
+    const std::string view =
+        v.contains("view") && !v.at("view").is_null() ? v.at("view").get<std::string>() : "";
+    if (view == "T")
+      x = ops::transpose(x, -1, -2);  // the generator's views of its saved base
+    else if (view == "S")
+      x = ops::slice(x, -1, std::nullopt, std::nullopt, 2);
+    return IValue(x);
+  }
   if (t == "none") return IValue();
   if (t == "bool") return IValue(v.at("v").get<bool>());
   if (t == "int") return IValue(v.at("v").get<int64_t>());
@@ -70,7 +97,7 @@ void compare(const IValue& actual, const json& expected, const fs::path& dir, do
   auto fail = [&](const std::string& what) { errors.push_back(where + ": " + what); };
   if (t == "tensor") {
     if (!actual.isTensor()) return fail(fmt::format("expected a Tensor, got {}", actual.tagName()));
-    Tensor want = loadNpy((dir / expected.at("file").get<std::string>()).string());
+    Tensor want = loadTensor(expected, dir);
     Tensor got = actual.toTensor();
     if (got.sizes() != want.sizes())
       return fail(fmt::format("shape {} != expected {}", sizesToString(got.sizes()), sizesToString(want.sizes())));
@@ -159,6 +186,28 @@ void compare(const IValue& actual, const json& expected, const fs::path& dir, do
   fail("unknown expected kind " + t);
 }
 
+/// "aten::add.Tensor" of "aten::add.Tensor(Tensor self, ...) -> Tensor".
+std::string schemaName(const std::string& schema) { return schema.substr(0, schema.find('(')); }
+
+// "" or why an operator node of `g` does not match the op-table entry of the schema PyTorch's
+// node called (`schemas`, in node order).
+std::string checkSchemas(const Graph& g, const json& schemas) {
+  size_t k = 0;
+  for (const Node* n : g.nodes()) {
+    if (n->kind().is_prim()) continue;
+    if (k >= schemas.size())
+      return fmt::format("more operator nodes than the {} schemas PyTorch called", schemas.size());
+    const std::string want = schemaName(schemas[k++].get<std::string>());
+    const OpInfo* op = n->maybeOperator();
+    if (!op)
+      return fmt::format("{}: no op-table entry matches the node; PyTorch called {}", n->kind(),
+                         want);
+    if (schemaName(op->key) != want)
+      return fmt::format("the node matched {}; PyTorch called {}", op->key, want);
+  }
+  return "";
+}
+
 // Runs one case; returns the mismatches (empty = pass).
 std::vector<std::string> runCase(const json& c, const fs::path& dir) {
   std::vector<std::string> errors;
@@ -167,13 +216,34 @@ std::vector<std::string> runCase(const json& c, const fs::path& dir) {
   text << in.rdbuf();
   auto graph = std::make_shared<Graph>();
   parseIR(text.str(), graph.get());
-  Code code(graph, c.at("name").get<std::string>());
+  if (c.contains("schemas") && !c.at("schemas").empty()) {
+    const std::string mismatch = checkSchemas(*graph, c.at("schemas"));
+    if (!mismatch.empty()) return {mismatch};
+  }
+  const bool expectError =
+      c.contains("error");  // PyTorch raised: so must we (an Error, not a crash)
+  std::unique_ptr<Code> compiled;
+  try {
+    compiled = std::make_unique<Code>(graph, c.at("name").get<std::string>());
+  } catch (const Error&) {
+    if (expectError) return {};
+    throw;
+  }
+  const Code& code = *compiled;
   Stack stack;
   const auto& inputs = c.at("inputs");
   const auto& gin = graph->inputs();
   if (gin.size() != inputs.size())
     return {fmt::format("graph has {} inputs, manifest {}", gin.size(), inputs.size())};
   for (size_t i = 0; i < inputs.size(); ++i) stack.push_back(toInput(inputs[i], gin[i]->type(), dir));
+  if (expectError) {
+    try {
+      code.run(stack);
+    } catch (const Error&) {
+      return {};
+    }
+    return {fmt::format("PyTorch raised \"{}\", we did not", c.at("error").get<std::string>())};
+  }
   code.run(stack);
   const auto& outputs = c.at("outputs");
   if (stack.size() != outputs.size())
