@@ -70,10 +70,8 @@ std::optional<IValue> asScalar(const IValue& v) {
   if (v.isInt() || v.isDouble() || v.isBool() || v.isComplexDouble()) return v;
   if (v.isTensor()) {
     const Tensor t = v.toTensor();
-    if (t.numel() != 1) return std::nullopt;
-    if (isFloatingType(t.dtype())) return IValue(t.itemDouble());
-    if (t.dtype() == ScalarType::Bool) return IValue(t.itemBool());
-    if (isIntegralType(t.dtype(), false)) return IValue(t.itemInt());
+    if (t.numel() != 1 || isComplexType(t.dtype())) return std::nullopt;
+    return itemIValue(t);
   }
   return std::nullopt;
 }

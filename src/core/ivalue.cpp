@@ -465,4 +465,12 @@ void Object::setAttr(std::string_view name, IValue v) {
   slots[*slot] = std::move(v);
 }
 
+IValue itemIValue(const Tensor& t) {
+  if (t.numel() != 1)
+    throw Error(fmt::format("a Tensor with {} elements cannot be converted to Scalar", t.numel()));
+  if (isFloatingType(t.dtype())) return IValue(t.itemDouble());
+  if (t.dtype() == ScalarType::Bool) return IValue(t.itemBool());
+  return IValue(t.itemInt());
+}
+
 }  // namespace torchless

@@ -214,4 +214,9 @@ struct EnumHolder {
   IValue value;
 };
 
+/// The Python number of a one-element tensor, as Tensor.item() gives it: float for floating
+/// dtypes, bool for bool, int for integral ones (complex is not handled). Throws
+/// torchless::Error when `t` has more or fewer than one element.
+IValue itemIValue(const Tensor& t);
+
 }  // namespace torchless

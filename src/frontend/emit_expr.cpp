@@ -298,113 +298,124 @@ SugaredValuePtr Emitter::emitSugaredExpr(const Expr& e, size_t nBinders, const T
       Select s(e.tree());
       return emitSugaredExpr(s.value(), 1)->attr(loc, *this, s.selector().name());
     }
-    case TreeKind::Apply: {
-      Apply a(e.tree());
-      // Special forms whose arguments are types or unevaluated.
-      if (a.callee().kind() == TreeKind::Var) {
-        const std::string& fname = Var(a.callee().tree()).name().name();
-        auto inputs = a.inputs();
-        auto needArgs = [&](size_t n) {
-          if (inputs.size() != n || !a.attributes().empty())
-            throwErrorAt(loc, fname + " expects " + std::to_string(n) + " positional arguments");
-        };
-        if (fname == "annotate") {
-          needArgs(2);
-          TypePtr t = parseType(inputs[0]);
-          return std::make_shared<SimpleValue>(emitAnnotate(loc, t, inputs[1]));
-        }
-        if (fname == "unchecked_cast") {
-          needArgs(2);
-          TypePtr t = parseType(inputs[0]);
-          Value* v = emitExpr(inputs[1]);
-          return std::make_shared<SimpleValue>(
-              insert(graph_->createUncheckedCast(v, t), loc)->output());
-        }
-        if (fname == "uninitialized") {
-          needArgs(1);
-          TypePtr t = parseType(inputs[0]);
-          return std::make_shared<SimpleValue>(
-              insert(graph_->createUninitialized(t), loc)->output());
-        }
-        if (fname == "isinstance") {
-          needArgs(2);
-          Value* v = emitExpr(inputs[0]);
-          std::vector<TypePtr> types;
-          Expr texpr = inputs[1];
-          // The builtins `list` and `tuple` name any list / tuple (PyTorch's AnyListType,
-          // AnyTupleType), as in torchvision's `isinstance(boxes, (list, tuple))`.
-          auto isinstanceType = [this](const Expr& t) -> TypePtr {
-            if (t.kind() == TreeKind::Var) {
-              const std::string& name = Var(t.tree()).name().name();
-              if (name == "list") return AnyListType::get();
-              if (name == "tuple") return AnyTupleType::get();
-            }
-            return parseType(t);
-          };
-          if (texpr.kind() == TreeKind::TupleLiteral) {
-            for (Expr t : SequenceLiteral(texpr.tree()).inputs()) types.push_back(isinstanceType(t));
-          } else {
-            types.push_back(isinstanceType(texpr));
-          }
-          bool always = false, never = true;
-          for (const auto& t : types) {
-            if (v->type()->isSubtypeOf(*t)) always = true;
-            if (t->isSubtypeOf(*v->type()) || v->type()->kind() == TypeKind::AnyType ||
-                canHoldNone(*v->type()) || v->type()->kind() == TypeKind::UnionType)
-              never = false;
-          }
-          if (always || never)
-            return std::make_shared<SimpleValue>(constant(IValue(always), loc));
-          Node* n = insert(graph_->create(prim::isinstance, {v}, 1), loc);
-          n->tys_(attr::types, types);
-          n->output()->setType(BoolType::get());
-          return std::make_shared<SimpleValue>(n->output());
-        }
-        if (fname == "getattr" || fname == "hasattr") {
-          if (inputs.size() < 2 || inputs[1].kind() != TreeKind::StringLiteral)
-            throwErrorAt(loc, fname + " expects an object and a string literal name");
-          auto obj = emitSugaredExpr(inputs[0], 1);
-          std::string field = StringLiteral(inputs[1].tree()).text();
-          if (fname == "getattr") return obj->attr(loc, *this, field);
-          bool has = false;
-          if (auto sv = std::dynamic_pointer_cast<SimpleValue>(obj)) {
-            if (const auto* cls = sv->value()->type()->cast<ClassType>())
-              has = cls->findAttribute(field) || cls->findMethod(field) ||
-                    cls->findConstant(field);
-          }
-          return std::make_shared<SimpleValue>(constant(IValue(has), loc));
-        }
-        if (fname == "fork")
-          throwErrorAt(loc, "fork is not supported by torchless: it needs a nested function");
-      }
-      SugaredValuePtr callee = emitSugaredExpr(a.callee(), 1);
-      if (auto classNew = std::dynamic_pointer_cast<ClassNewValue>(callee)) {
-        // `X.__new__(X)`: the argument is the class itself, not a value (PyTorch's emitApply
-        // checks it the same way); the object's __init__ is called separately.
-        auto inputs = a.inputs();
-        if (inputs.size() != 1 || !a.attributes().empty())
-          throwErrorAt(loc, "Only one argument to __new__ allowed");
-        auto arg = emitSugaredExpr(inputs[0], 1);
-        auto classArg = std::dynamic_pointer_cast<ClassValue>(arg);
-        if (!classArg)
-          throwErrorAt(inputs[0].range(),
-                       "Expected class value as argument to __new__, got " + arg->kind() +
-                           " instead");
-        if (!classArg->type_->isSubtypeOf(*classNew->type_) ||
-            !classNew->type_->isSubtypeOf(*classArg->type_))
-          throwErrorAt(inputs[0].range(),
-                       "Argument to __new__() must match the class you are calling __new__() "
-                       "on. Got: " + classArg->type_->reprStr());
-        return classNew->call(loc, *this, {}, {}, nBinders);
-      }
-      auto args = emitArgs(a.inputs());
-      auto kwargs = emitKwargs(a.attributes());
-      return callee->call(loc, *this, args, kwargs, nBinders);
-    }
+    case TreeKind::Apply: return emitApply(Apply(e.tree()), nBinders);
     default:
       break;
   }
-  // Everything else is a plain value.
+  return emitPlainExpr(e, typeHint);
+}
+
+// A call: a special form (emitSpecialForm), `X.__new__(X)`, or a callee called with arguments.
+SugaredValuePtr Emitter::emitApply(const Apply& a, size_t nBinders) {
+  const SourceRange& loc = a.range();
+  if (SugaredValuePtr special = emitSpecialForm(a)) return special;
+  SugaredValuePtr callee = emitSugaredExpr(a.callee(), 1);
+  if (auto classNew = std::dynamic_pointer_cast<ClassNewValue>(callee)) {
+    // `X.__new__(X)`: the argument is the class itself, not a value (PyTorch's emitApply
+    // checks it the same way); the object's __init__ is called separately.
+    auto inputs = a.inputs();
+    if (inputs.size() != 1 || !a.attributes().empty())
+      throwErrorAt(loc, "Only one argument to __new__ allowed");
+    auto arg = emitSugaredExpr(inputs[0], 1);
+    auto classArg = std::dynamic_pointer_cast<ClassValue>(arg);
+    if (!classArg)
+      throwErrorAt(inputs[0].range(),
+                   "Expected class value as argument to __new__, got " + arg->kind() + " instead");
+    if (!classArg->type_->isSubtypeOf(*classNew->type_) ||
+        !classNew->type_->isSubtypeOf(*classArg->type_))
+      throwErrorAt(inputs[0].range(),
+                   "Argument to __new__() must match the class you are calling __new__() "
+                   "on. Got: " +
+                       classArg->type_->reprStr());
+    return classNew->call(loc, *this, {}, {}, nBinders);
+  }
+  auto args = emitArgs(a.inputs());
+  auto kwargs = emitKwargs(a.attributes());
+  return callee->call(loc, *this, args, kwargs, nBinders);
+}
+
+// The calls whose arguments are types or unevaluated: annotate, unchecked_cast, uninitialized,
+// isinstance, getattr / hasattr (and fork, refused). Null for any other call.
+SugaredValuePtr Emitter::emitSpecialForm(const Apply& a) {
+  const SourceRange& loc = a.range();
+  if (a.callee().kind() != TreeKind::Var) return nullptr;
+  const std::string& fname = Var(a.callee().tree()).name().name();
+  auto inputs = a.inputs();
+  auto needArgs = [&](size_t n) {
+    if (inputs.size() != n || !a.attributes().empty())
+      throwErrorAt(loc, fname + " expects " + std::to_string(n) + " positional arguments");
+  };
+  if (fname == "annotate") {
+    needArgs(2);
+    TypePtr t = parseType(inputs[0]);
+    return std::make_shared<SimpleValue>(emitAnnotate(loc, t, inputs[1]));
+  }
+  if (fname == "unchecked_cast") {
+    needArgs(2);
+    TypePtr t = parseType(inputs[0]);
+    Value* v = emitExpr(inputs[1]);
+    return std::make_shared<SimpleValue>(insert(graph_->createUncheckedCast(v, t), loc)->output());
+  }
+  if (fname == "uninitialized") {
+    needArgs(1);
+    TypePtr t = parseType(inputs[0]);
+    return std::make_shared<SimpleValue>(insert(graph_->createUninitialized(t), loc)->output());
+  }
+  if (fname == "isinstance") {
+    needArgs(2);
+    Value* v = emitExpr(inputs[0]);
+    std::vector<TypePtr> types;
+    Expr texpr = inputs[1];
+    // The builtins `list` and `tuple` name any list / tuple (PyTorch's AnyListType,
+    // AnyTupleType), as in torchvision's `isinstance(boxes, (list, tuple))`.
+    auto isinstanceType = [this](const Expr& t) -> TypePtr {
+      if (t.kind() == TreeKind::Var) {
+        const std::string& name = Var(t.tree()).name().name();
+        if (name == "list") return AnyListType::get();
+        if (name == "tuple") return AnyTupleType::get();
+      }
+      return parseType(t);
+    };
+    if (texpr.kind() == TreeKind::TupleLiteral) {
+      for (Expr t : SequenceLiteral(texpr.tree()).inputs()) types.push_back(isinstanceType(t));
+    } else {
+      types.push_back(isinstanceType(texpr));
+    }
+    bool always = false, never = true;
+    for (const auto& t : types) {
+      if (v->type()->isSubtypeOf(*t)) always = true;
+      if (t->isSubtypeOf(*v->type()) || v->type()->kind() == TypeKind::AnyType ||
+          canHoldNone(*v->type()) || v->type()->kind() == TypeKind::UnionType)
+        never = false;
+    }
+    if (always || never) return std::make_shared<SimpleValue>(constant(IValue(always), loc));
+    Node* n = insert(graph_->create(prim::isinstance, {v}, 1), loc);
+    n->tys_(attr::types, types);
+    n->output()->setType(BoolType::get());
+    return std::make_shared<SimpleValue>(n->output());
+  }
+  if (fname == "getattr" || fname == "hasattr") {
+    if (inputs.size() < 2 || inputs[1].kind() != TreeKind::StringLiteral)
+      throwErrorAt(loc, fname + " expects an object and a string literal name");
+    auto obj = emitSugaredExpr(inputs[0], 1);
+    std::string field = StringLiteral(inputs[1].tree()).text();
+    if (fname == "getattr") return obj->attr(loc, *this, field);
+    bool has = false;
+    if (auto sv = std::dynamic_pointer_cast<SimpleValue>(obj)) {
+      if (const auto* cls = sv->value()->type()->cast<ClassType>())
+        has = cls->findAttribute(field) || cls->findMethod(field) || cls->findConstant(field);
+    }
+    return std::make_shared<SimpleValue>(constant(IValue(has), loc));
+  }
+  if (fname == "fork")
+    throwErrorAt(loc, "fork is not supported by torchless: it needs a nested function");
+  return nullptr;
+}
+
+// An expression whose value is a plain IR value: literals, operators, subscripts,
+// comprehensions.
+SugaredValuePtr Emitter::emitPlainExpr(const Expr& e, const TypePtr& typeHint) {
+  const SourceRange& loc = e.range();
   switch (e.kind()) {
     case TreeKind::Const: {
       Const c(e.tree());
@@ -519,6 +530,33 @@ SugaredValuePtr Emitter::emitSugaredExpr(const Expr& e, size_t nBinders, const T
     }
     case TreeKind::Subscript:
       return std::make_shared<SimpleValue>(emitSubscript(Subscript(e.tree()), typeHint));
+    case TreeKind::ListLiteral:
+    case TreeKind::TupleLiteral:
+    case TreeKind::DictLiteral: return emitContainerLiteral(e, typeHint);
+    case TreeKind::ListComp:
+      return std::make_shared<SimpleValue>(emitListComprehension(ListComp(e.tree()), typeHint));
+    case TreeKind::DictComp:
+      return std::make_shared<SimpleValue>(emitDictComprehension(DictComp(e.tree()), typeHint));
+    case TreeKind::SetLiteral: throwErrorAt(loc, "set literals are not supported in TorchScript");
+    case TreeKind::Dots: throwErrorAt(loc, "'...' can only be used in subscripts");
+    case TreeKind::SliceExpr: throwErrorAt(loc, "slices can only be used in subscripts");
+    case TreeKind::Starred:
+      throwErrorAt(loc, "Starred expressions are only allowed in calls and assignments");
+    default: break;
+  }
+  if (isBinaryOpKind(e.kind())) {
+    BinOp b(e.tree());
+    Value* lhs = emitExpr(b.lhs());
+    Value* rhs = emitExpr(b.rhs());
+    return std::make_shared<SimpleValue>(emitBinaryOp(loc, e.kind(), lhs, rhs));
+  }
+  throwErrorAt(loc, std::string("unsupported expression ") + treeKindEnumName(e.kind()));
+}
+
+// A list, tuple or dict literal, its element types from `typeHint` when it names them.
+SugaredValuePtr Emitter::emitContainerLiteral(const Expr& e, const TypePtr& typeHint) {
+  const SourceRange& loc = e.range();
+  switch (e.kind()) {
     case TreeKind::ListLiteral: {
       auto values = emitArgs(SequenceLiteral(e.tree()).inputs());
       TypePtr elem = TensorType::get();
@@ -588,28 +626,10 @@ SugaredValuePtr Emitter::emitSugaredExpr(const Expr& e, size_t nBinders, const T
       return std::make_shared<SimpleValue>(
           insert(graph_->createDict(kt, vt, keys, values), loc)->output());
     }
-    case TreeKind::ListComp:
-      return std::make_shared<SimpleValue>(emitListComprehension(ListComp(e.tree()), typeHint));
-    case TreeKind::DictComp:
-      return std::make_shared<SimpleValue>(emitDictComprehension(DictComp(e.tree()), typeHint));
-    case TreeKind::SetLiteral:
-      throwErrorAt(loc, "set literals are not supported in TorchScript");
-    case TreeKind::Dots:
-      throwErrorAt(loc, "'...' can only be used in subscripts");
-    case TreeKind::SliceExpr:
-      throwErrorAt(loc, "slices can only be used in subscripts");
-    case TreeKind::Starred:
-      throwErrorAt(loc, "Starred expressions are only allowed in calls and assignments");
     default:
       break;
   }
-  if (isBinaryOpKind(e.kind())) {
-    BinOp b(e.tree());
-    Value* lhs = emitExpr(b.lhs());
-    Value* rhs = emitExpr(b.rhs());
-    return std::make_shared<SimpleValue>(emitBinaryOp(loc, e.kind(), lhs, rhs));
-  }
-  throwErrorAt(loc, std::string("unsupported expression ") + treeKindEnumName(e.kind()));
+  throwErrorAt(loc, "not a list, tuple or dict literal");
 }
 
 // ---- comprehensions -----------------------------------------------------------------------

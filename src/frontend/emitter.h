@@ -117,6 +117,14 @@ class Emitter {
   // ---- statements (ir_emitter.cpp) ------------------------------------------------------
   void emitStatements(const std::vector<Stmt>& stmts, size_t begin);
   void emitStatements(const List<Stmt>& stmts);
+  // One statement kind each (emitStatements dispatches).
+  bool emitIf(const If& s, std::vector<Stmt> rest);
+  bool emitLoopStatement(const Stmt& stmt, const std::vector<Stmt>& rest);
+  void emitReturn(const Return& r, Block* block);
+  void emitRaise(const Raise& r, Block* block);
+  void emitAssert(const Assert& a);
+  void emitDelete(const Delete& d);
+  void emitWith(const With& w);
   void emitIfElseBlocks(const SourceRange& loc, const CondValue& cond,
                         const std::vector<Stmt>& trueBranch, const std::vector<Stmt>& falseBranch);
   /// prim::Loop over `iterable` (nullptr for while) binding `target` each iteration.
@@ -147,6 +155,10 @@ class Emitter {
   Value* emitExpr(const Expr& e, const TypePtr& typeHint = nullptr);
   SugaredValuePtr emitSugaredExpr(const Expr& e, size_t nBinders,
                                   const TypePtr& typeHint = nullptr);
+  SugaredValuePtr emitApply(const Apply& a, size_t nBinders);
+  SugaredValuePtr emitSpecialForm(const Apply& a);
+  SugaredValuePtr emitPlainExpr(const Expr& e, const TypePtr& typeHint);
+  SugaredValuePtr emitContainerLiteral(const Expr& e, const TypePtr& typeHint);
   CondValue emitCondExpr(const Expr& e);
   Value* emitToBool(const SourceRange& loc, Value* v);
   std::vector<NamedValue> emitArgs(const List<Expr>& inputs);

@@ -288,57 +288,21 @@ void Emitter::emitStatements(const std::vector<Stmt>& stmts, size_t begin) {
   if (stackNearlyExhausted() && begin < stmts.size())  // Note [Stack guard]
     throwErrorAt(stmts[begin].range(), "blocks or call chain nested too deeply (the stack is "
                                        "nearly exhausted)");
+  // The statements after the i-th (Note [Early exits] moves them into a branch).
+  auto tail = [&](size_t i) {
+    return std::vector<Stmt>(stmts.begin() + static_cast<long>(i) + 1, stmts.end());
+  };
   for (size_t i = begin; i < stmts.size(); ++i) {
     if (exitBlocks_.count(block) || returnBlocks_.count(block)) return;  // dead code
     const Stmt& stmt = stmts[i];
     switch (stmt.kind()) {
-      case TreeKind::If: {
-        If s(stmt.tree());
-        std::vector<Stmt> tb = toVector(s.trueBranch()), fb = toVector(s.falseBranch());
-        bool tj = alwaysJumps(tb), fj = alwaysJumps(fb);
-        bool takesRest = tj != fj && i + 1 < stmts.size();
-        if (takesRest) {
-          // Note [Early exits]: the rest of this block runs only on the branch that goes on.
-          std::vector<Stmt>& goesOn = tj ? fb : tb;
-          goesOn.insert(goesOn.end(), stmts.begin() + static_cast<long>(i) + 1, stmts.end());
-        }
-        CondValue cond = emitCondExpr(s.cond());
-        emitIfElseBlocks(s.range(), cond, tb, fb);
-        // A branch that raises or returns refines what holds afterwards (`if x is None: raise`).
-        if (!cond.staticIf && !takesRest) {
-          Node* ifNode = graph_->insertPoint()->prev();
-          if (ifNode->kind() == prim::If) {
-            bool tExit = exitBlocks_.count(ifNode->blocks()[0]) > 0;
-            bool fExit = exitBlocks_.count(ifNode->blocks()[1]) > 0;
-            if (tExit && !fExit) insertRefinements(s.range(), cond.refinements.whenFalse);
-            else if (fExit && !tExit) insertRefinements(s.range(), cond.refinements.whenTrue);
-          }
-        }
-        if (takesRest) return;
+      case TreeKind::If:
+        if (emitIf(If(stmt.tree()), tail(i))) return;  // the rest went into a branch
         break;
-      }
       case TreeKind::While:
-      case TreeKind::For: {
-        std::vector<Stmt> body;
-        if (stmt.kind() == TreeKind::While) {
-          While s(stmt.tree());
-          body = toVector(s.body());
-          emitLoopCommon(s.range(), nullptr, std::nullopt, body, s.cond());
-        } else {
-          body = toVector(For(stmt.tree()).body());
-          emitFor(For(stmt.tree()));
-        }
-        if (!containsExit(body, TreeKind::Return)) break;
-        // Note [Early exits]: `if $did_return: return $return`, the rest of this block in
-        // the other branch.
-        SourceRange loc = stmt.range();
-        Stmt ret(Return::create(loc, Maybe<Expr>::create(loc, Var::create(loc, Ident::create(loc, kReturnVar)).tree())).tree());
-        std::vector<Stmt> rest(stmts.begin() + static_cast<long>(i) + 1, stmts.end());
-        CondValue cond;
-        cond.value = getVar(loc, kDidReturnVar);
-        emitIfElseBlocks(loc, cond, {ret}, rest);
-        return;
-      }
+      case TreeKind::For:
+        if (emitLoopStatement(stmt, tail(i))) return;  // the rest went into a branch
+        break;
       case TreeKind::Assign:
         if (env_.declareAttributes && emitInitializerStatement(stmt)) break;
         emitAssignment(Assign(stmt.tree()));
@@ -354,97 +318,9 @@ void Emitter::emitStatements(const std::vector<Stmt>& stmts, size_t begin) {
       }
       case TreeKind::Pass:
         break;
-      case TreeKind::Return: {
-        Return r(stmt.tree());
-        bool synthetic = r.value().present() && r.value().get().kind() == TreeKind::Var &&
-                         Var(r.value().get().tree()).name().name() == kReturnVar;
-        Value* v;
-        if (r.value().present()) {
-          v = emitExpr(r.value().get(), declaredReturn_);
-        } else {
-          v = graph_->insertConstant(IValue());
-        }
-        if (declaredReturn_) {
-          if (!(v->type()->isSubtypeOf(*TensorType::get()) &&
-                v->type()->isSubtypeOf(*NoneType::get())))
-            v = tryConvertToType(r.range(), *graph_, declaredReturn_, v, true);
-          if (!v->type()->isSubtypeOf(*declaredReturn_))
-            throwErrorAt(r.range(), "Return value was annotated as having type " +
-                                        declaredReturn_->reprStr() +
-                                        " but is actually of type " + v->type()->reprStr());
-        } else if (!synthetic) {
-          TypePtr merged = mergedReturn_ ? mergedReturn_ : v->type();
-          auto u = unifyTypes(merged, v->type());
-          if (!u)
-            throwErrorAt(r.range(), "Previous return statement returned a value of type " +
-                                        merged->reprStr() +
-                                        " but this return statement returns a value of type " +
-                                        v->type()->reprStr());
-          mergedReturn_ = *u;
-        }
-        setValue(r.range(), kReturnVar, v);
-        if (loopDepth_ > 0) {
-          // Note [Early exits]: a return inside a loop leaves it as a break does; the
-          // statement after the loop returns the value.
-          setValue(r.range(), kDidReturnVar, constant(IValue(true), r.range()));
-          setValue(r.range(), continueFlag(loopDepth_ - 1), constant(IValue(false), r.range()));
-          return;
-        }
-        returnBlocks_.insert(block);
-        return;
-      }
-      case TreeKind::Raise: {
-        Raise r(stmt.tree());
-        Value* msg;
-        Value* cls;
-        if (!r.exception().present()) throwErrorAt(r.range(), "bare raise is not supported");
-        auto sv = emitSugaredExpr(r.exception().get(), 1);
-        if (auto em = std::dynamic_pointer_cast<ExceptionMessageValue>(sv)) {
-          msg = em->message_;
-          cls = em->qualifiedClassName_;
-        } else if (auto ev = std::dynamic_pointer_cast<ExceptionValue>(sv)) {
-          msg = constant(IValue(std::string()), r.range());
-          cls = constant(IValue("builtins." + ev->name_), r.range());
-        } else {
-          throwErrorAt(r.range(), "exceptions must derive from BaseException");
-        }
-        if (!msg->type()->isSubtypeOf(*StringType::get())) msg = builtin(r.range(), "aten::str", {msg});
-        insert(graph_->create(prim::RaiseException, {msg, cls}, 0), r.range());
-        exitBlocks_.insert(block);
-        return;
-      }
-      case TreeKind::Assert: {
-        Assert a(stmt.tree());
-        CondValue cond = emitCondExpr(a.test());
-        // if cond: pass  else: raise AssertionError(msg)
-        Block* before = graph_->insertPointBlock();
-        (void)before;
-        if (cond.staticIf && *cond.staticIf) break;
-        Node* n = insert(graph_->create(prim::If, {cond.value}, 0), a.range());
-        n->addBlock();
-        Block* fb = n->addBlock();
-        {
-          pushFrame(fb);
-          WithInsertPoint guard(fb);
-          Value* msg;
-          if (!a.msg().present()) {
-            msg = constant(IValue(std::string("AssertionError: ")), a.range());
-          } else if (a.msg().get().kind() == TreeKind::StringLiteral) {
-            msg = constant(IValue("AssertionError: " + StringLiteral(a.msg().get().tree()).text()),
-                           a.msg().get().range());
-          } else {
-            Value* m = emitExpr(a.msg().get());
-            msg = builtin(a.range(), "aten::format",
-                          {constant(IValue(std::string("AssertionError: {}")), a.range()), m});
-          }
-          Value* none = graph_->insertConstant(IValue());
-          insert(graph_->create(prim::RaiseException, {msg, none}, 0), a.range());
-          exitBlocks_.insert(fb);
-          popFrame();
-        }
-        insertRefinements(a.range(), cond.refinements.whenTrue);
-        break;
-      }
+      case TreeKind::Return: emitReturn(Return(stmt.tree()), block); return;
+      case TreeKind::Raise: emitRaise(Raise(stmt.tree()), block); return;
+      case TreeKind::Assert: emitAssert(Assert(stmt.tree())); break;
       case TreeKind::Break:
       case TreeKind::Continue: {
         if (loopDepth_ == 0 || loopHasBreak_.empty())
@@ -454,59 +330,8 @@ void Emitter::emitStatements(const std::vector<Stmt>& stmts, size_t begin) {
           setValue(stmt.range(), continueFlag(loopDepth_ - 1), constant(IValue(false), stmt.range()));
         return;  // Note [Early exits]: the rest of the body was moved into the other branch
       }
-      case TreeKind::Delete: {
-        Delete d(stmt.tree());
-        for (Expr target : d.targets()) {
-          if (target.kind() == TreeKind::Var) {
-            removeVar(target.range(), Var(target.tree()).name().name());
-          } else if (target.kind() == TreeKind::Subscript) {
-            Subscript sub(target.tree());
-            if (sub.subscriptExprs().size() != 1)
-              throwErrorAt(target.range(), "del with more than one index is not supported");
-            Value* obj = emitExpr(sub.value());
-            Value* idx = emitExpr(sub.subscriptExprs()[0]);
-            if (obj->type()->kind() == TypeKind::ClassType) {
-              MethodValue(obj, "__delitem__").call(target.range(), *this,
-                                                   {NamedValue{target.range(), "", idx}}, {}, 0);
-            } else {
-              builtin(target.range(), "aten::Delete", {obj, idx});
-            }
-          } else {
-            throwErrorAt(target.range(), "del statements are only supported for deleting list "
-                                         "and dict items and variables");
-          }
-        }
-        break;
-      }
-      case TreeKind::With: {
-        With w(stmt.tree());
-        std::vector<Value*> entered;
-        for (WithItem item : w.items()) {
-          // Autograd modes change nothing torchless computes (it keeps no graph for
-          // gradients): `with torch.no_grad():` runs its body as is.
-          if (isGradModeContext(item)) continue;
-          Value* obj = emitExpr(item.target());
-          const auto* cls = obj->type()->cast<ClassType>();
-          if (!cls)
-            throwErrorAt(item.range(), "With item expression must return an object");
-          TypePtr enterType = NoneType::get();
-          if (auto* fn = dynamic_cast<GraphFunction*>(cls->findMethod("__enter__"))) {
-            if (!fn->schema().returns().empty()) enterType = fn->schema().returns()[0].type();
-          }
-          Node* enter = insert(graph_->create(prim::Enter, {obj}, 1), item.range());
-          enter->output()->setType(enterType);
-          if (item.var().present())
-            emitExprsAssign(item.var().get(), std::make_shared<SimpleValue>(enter->output()),
-                            item.range());
-          entered.push_back(obj);
-        }
-        emitStatements(w.body());
-        for (auto it = entered.rbegin(); it != entered.rend(); ++it) {
-          Node* exit = insert(graph_->create(prim::Exit, {*it}, 1), w.range());
-          exit->output()->setType(AnyType::get());
-        }
-        break;
-      }
+      case TreeKind::Delete: emitDelete(Delete(stmt.tree())); break;
+      case TreeKind::With: emitWith(With(stmt.tree())); break;
       case TreeKind::Def:
         throwErrorAt(stmt.range(), "nested function definitions are only supported for fork, "
                                    "which torchless does not compile");
@@ -519,6 +344,198 @@ void Emitter::emitStatements(const std::vector<Stmt>& stmts, size_t begin) {
         throwErrorAt(stmt.range(), std::string("unsupported statement ") +
                                        treeKindEnumName(stmt.kind()));
     }
+  }
+}
+
+// `if`; true when a branch that always exits made the other take `rest`, the statements
+// after it (Note [Early exits]).
+bool Emitter::emitIf(const If& s, std::vector<Stmt> rest) {
+  std::vector<Stmt> tb = toVector(s.trueBranch()), fb = toVector(s.falseBranch());
+  bool tj = alwaysJumps(tb), fj = alwaysJumps(fb);
+  bool takesRest = tj != fj && !rest.empty();
+  if (takesRest) {
+    // Note [Early exits]: the rest of this block runs only on the branch that goes on.
+    std::vector<Stmt>& goesOn = tj ? fb : tb;
+    goesOn.insert(goesOn.end(), rest.begin(), rest.end());
+  }
+  CondValue cond = emitCondExpr(s.cond());
+  emitIfElseBlocks(s.range(), cond, tb, fb);
+  // A branch that raises or returns refines what holds afterwards (`if x is None: raise`).
+  if (!cond.staticIf && !takesRest) {
+    Node* ifNode = graph_->insertPoint()->prev();
+    if (ifNode->kind() == prim::If) {
+      bool tExit = exitBlocks_.count(ifNode->blocks()[0]) > 0;
+      bool fExit = exitBlocks_.count(ifNode->blocks()[1]) > 0;
+      if (tExit && !fExit)
+        insertRefinements(s.range(), cond.refinements.whenFalse);
+      else if (fExit && !tExit)
+        insertRefinements(s.range(), cond.refinements.whenTrue);
+    }
+  }
+  return takesRest;
+}
+
+// `while` / `for`; true when a return inside moved `rest` into the branch that did not
+// return (Note [Early exits]).
+bool Emitter::emitLoopStatement(const Stmt& stmt, const std::vector<Stmt>& rest) {
+  std::vector<Stmt> body;
+  if (stmt.kind() == TreeKind::While) {
+    While s(stmt.tree());
+    body = toVector(s.body());
+    emitLoopCommon(s.range(), nullptr, std::nullopt, body, s.cond());
+  } else {
+    body = toVector(For(stmt.tree()).body());
+    emitFor(For(stmt.tree()));
+  }
+  if (!containsExit(body, TreeKind::Return)) return false;
+  // Note [Early exits]: `if $did_return: return $return`, the rest of this block in
+  // the other branch.
+  SourceRange loc = stmt.range();
+  Stmt ret(Return::create(loc, Maybe<Expr>::create(
+                                   loc, Var::create(loc, Ident::create(loc, kReturnVar)).tree()))
+               .tree());
+  CondValue cond;
+  cond.value = getVar(loc, kDidReturnVar);
+  emitIfElseBlocks(loc, cond, {ret}, rest);
+  return true;
+}
+
+// `return`; `block` is the block of the statement (Note [Early exits]).
+void Emitter::emitReturn(const Return& r, Block* block) {
+  bool synthetic = r.value().present() && r.value().get().kind() == TreeKind::Var &&
+                   Var(r.value().get().tree()).name().name() == kReturnVar;
+  Value* v;
+  if (r.value().present()) {
+    v = emitExpr(r.value().get(), declaredReturn_);
+  } else {
+    v = graph_->insertConstant(IValue());
+  }
+  if (declaredReturn_) {
+    if (!(v->type()->isSubtypeOf(*TensorType::get()) && v->type()->isSubtypeOf(*NoneType::get())))
+      v = tryConvertToType(r.range(), *graph_, declaredReturn_, v, true);
+    if (!v->type()->isSubtypeOf(*declaredReturn_))
+      throwErrorAt(r.range(), "Return value was annotated as having type " +
+                                  declaredReturn_->reprStr() + " but is actually of type " +
+                                  v->type()->reprStr());
+  } else if (!synthetic) {
+    TypePtr merged = mergedReturn_ ? mergedReturn_ : v->type();
+    auto u = unifyTypes(merged, v->type());
+    if (!u)
+      throwErrorAt(r.range(), "Previous return statement returned a value of type " +
+                                  merged->reprStr() +
+                                  " but this return statement returns a value of type " +
+                                  v->type()->reprStr());
+    mergedReturn_ = *u;
+  }
+  setValue(r.range(), kReturnVar, v);
+  if (loopDepth_ > 0) {
+    // Note [Early exits]: a return inside a loop leaves it as a break does; the
+    // statement after the loop returns the value.
+    setValue(r.range(), kDidReturnVar, constant(IValue(true), r.range()));
+    setValue(r.range(), continueFlag(loopDepth_ - 1), constant(IValue(false), r.range()));
+    return;
+  }
+  returnBlocks_.insert(block);
+}
+
+// `raise`; `block` is the block of the statement, which then always exits.
+void Emitter::emitRaise(const Raise& r, Block* block) {
+  Value* msg;
+  Value* cls;
+  if (!r.exception().present()) throwErrorAt(r.range(), "bare raise is not supported");
+  auto sv = emitSugaredExpr(r.exception().get(), 1);
+  if (auto em = std::dynamic_pointer_cast<ExceptionMessageValue>(sv)) {
+    msg = em->message_;
+    cls = em->qualifiedClassName_;
+  } else if (auto ev = std::dynamic_pointer_cast<ExceptionValue>(sv)) {
+    msg = constant(IValue(std::string()), r.range());
+    cls = constant(IValue("builtins." + ev->name_), r.range());
+  } else {
+    throwErrorAt(r.range(), "exceptions must derive from BaseException");
+  }
+  if (!msg->type()->isSubtypeOf(*StringType::get())) msg = builtin(r.range(), "aten::str", {msg});
+  insert(graph_->create(prim::RaiseException, {msg, cls}, 0), r.range());
+  exitBlocks_.insert(block);
+}
+
+// `assert c, msg`: if c: pass, else: raise AssertionError(msg).
+void Emitter::emitAssert(const Assert& a) {
+  CondValue cond = emitCondExpr(a.test());
+  // if cond: pass  else: raise AssertionError(msg)
+  if (cond.staticIf && *cond.staticIf) return;
+  Node* n = insert(graph_->create(prim::If, {cond.value}, 0), a.range());
+  n->addBlock();
+  Block* fb = n->addBlock();
+  {
+    pushFrame(fb);
+    WithInsertPoint guard(fb);
+    Value* msg;
+    if (!a.msg().present()) {
+      msg = constant(IValue(std::string("AssertionError: ")), a.range());
+    } else if (a.msg().get().kind() == TreeKind::StringLiteral) {
+      msg = constant(IValue("AssertionError: " + StringLiteral(a.msg().get().tree()).text()),
+                     a.msg().get().range());
+    } else {
+      Value* m = emitExpr(a.msg().get());
+      msg = builtin(a.range(), "aten::format",
+                    {constant(IValue(std::string("AssertionError: {}")), a.range()), m});
+    }
+    Value* none = graph_->insertConstant(IValue());
+    insert(graph_->create(prim::RaiseException, {msg, none}, 0), a.range());
+    exitBlocks_.insert(fb);
+    popFrame();
+  }
+  insertRefinements(a.range(), cond.refinements.whenTrue);
+}
+
+void Emitter::emitDelete(const Delete& d) {
+  for (Expr target : d.targets()) {
+    if (target.kind() == TreeKind::Var) {
+      removeVar(target.range(), Var(target.tree()).name().name());
+    } else if (target.kind() == TreeKind::Subscript) {
+      Subscript sub(target.tree());
+      if (sub.subscriptExprs().size() != 1)
+        throwErrorAt(target.range(), "del with more than one index is not supported");
+      Value* obj = emitExpr(sub.value());
+      Value* idx = emitExpr(sub.subscriptExprs()[0]);
+      if (obj->type()->kind() == TypeKind::ClassType) {
+        MethodValue(obj, "__delitem__")
+            .call(target.range(), *this, {NamedValue{target.range(), "", idx}}, {}, 0);
+      } else {
+        builtin(target.range(), "aten::Delete", {obj, idx});
+      }
+    } else {
+      throwErrorAt(target.range(),
+                   "del statements are only supported for deleting list "
+                   "and dict items and variables");
+    }
+  }
+}
+
+void Emitter::emitWith(const With& w) {
+  std::vector<Value*> entered;
+  for (WithItem item : w.items()) {
+    // Autograd modes change nothing torchless computes (it keeps no graph for
+    // gradients): `with torch.no_grad():` runs its body as is.
+    if (isGradModeContext(item)) continue;
+    Value* obj = emitExpr(item.target());
+    const auto* cls = obj->type()->cast<ClassType>();
+    if (!cls) throwErrorAt(item.range(), "With item expression must return an object");
+    TypePtr enterType = NoneType::get();
+    if (auto* fn = dynamic_cast<GraphFunction*>(cls->findMethod("__enter__"))) {
+      if (!fn->schema().returns().empty()) enterType = fn->schema().returns()[0].type();
+    }
+    Node* enter = insert(graph_->create(prim::Enter, {obj}, 1), item.range());
+    enter->output()->setType(enterType);
+    if (item.var().present())
+      emitExprsAssign(item.var().get(), std::make_shared<SimpleValue>(enter->output()),
+                      item.range());
+    entered.push_back(obj);
+  }
+  emitStatements(w.body());
+  for (auto it = entered.rbegin(); it != entered.rend(); ++it) {
+    Node* exit = insert(graph_->create(prim::Exit, {*it}, 1), w.range());
+    exit->output()->setType(AnyType::get());
   }
 }
 

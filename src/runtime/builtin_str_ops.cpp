@@ -137,9 +137,8 @@ void appendPercentArg(char key, const IValue& v, std::string& out) {
   }
 }
 
-}  // namespace
-
-void registerBuiltinStrKernels(KernelRegistry& r) {
+// %-formatting, str.format and str().
+void registerStrFormatKernels(KernelRegistry& r) {
   // aten::percentFormat(str self, ...): `"%s: %d" % (name, n)`; the one argument after the
   // format is a tuple of arguments or the single argument (PyTorch's percentFormat).
   defN<2>(r, "aten::percentFormat", [](const IValue* a) {
@@ -190,6 +189,10 @@ void registerBuiltinStrKernels(KernelRegistry& r) {
     };
   });
   defN<1>(r, "aten::str", [](const IValue* a) { return IValue(toStr(a[0])); });
+}
+
+// Len, indexing, slicing, concatenation, comparison, join.
+void registerStrBasicKernels(KernelRegistry& r) {
   defN<1>(r, "aten::len.str", [](const IValue* a) { return IValue(static_cast<int64_t>(str(a[0]).size())); });
   for (const char* name : {"aten::__getitem__.str", "prim::StringIndex"})
     defN<2>(r, name, [](const IValue* a) {
@@ -228,6 +231,10 @@ void registerBuiltinStrKernels(KernelRegistry& r) {
     }
     return IValue(out);
   });
+}
+
+// Split, strip and case mapping.
+void registerStrSplitAndCaseKernels(KernelRegistry& r) {
   defN<3>(r, "aten::split.str", [](const IValue* a) {
     const int64_t max = a[2].toInt();
     return strList(a[1].isNone() ? splitWhitespace(str(a[0]), max) : splitSep(str(a[0]), str(a[1]), max));
@@ -304,6 +311,10 @@ void registerBuiltinStrKernels(KernelRegistry& r) {
     }
     return IValue(out);
   });
+}
+
+// Character classes, prefix / suffix tests, find, count, replace.
+void registerStrSearchKernels(KernelRegistry& r) {
   defN<1>(r, "aten::isdigit", [](const IValue* a) { return IValue(allChars(str(a[0]), ::isdigit)); });
   defN<1>(r, "aten::isdecimal", [](const IValue* a) { return IValue(allChars(str(a[0]), ::isdigit)); });
   defN<1>(r, "aten::isnumeric", [](const IValue* a) { return IValue(allChars(str(a[0]), ::isdigit)); });
@@ -408,6 +419,10 @@ void registerBuiltinStrKernels(KernelRegistry& r) {
     out += s.substr(start);
     return IValue(out);
   });
+}
+
+// List, ord / chr, padding, partition, devices.
+void registerStrConversionKernels(KernelRegistry& r) {
   defN<1>(r, "aten::list", [](const IValue* a) {
     std::vector<std::string> out;
     for (char c : str(a[0])) out.emplace_back(1, c);
@@ -465,6 +480,16 @@ void registerBuiltinStrKernels(KernelRegistry& r) {
     const Device d = a[0].toDevice();
     return d.index < 0 ? IValue() : IValue(static_cast<int64_t>(d.index));
   });
+}
+
+}  // namespace
+
+void registerBuiltinStrKernels(KernelRegistry& r) {
+  registerStrFormatKernels(r);
+  registerStrBasicKernels(r);
+  registerStrSplitAndCaseKernels(r);
+  registerStrSearchKernels(r);
+  registerStrConversionKernels(r);
 }
 
 }  // namespace torchless

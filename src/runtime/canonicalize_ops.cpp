@@ -32,12 +32,6 @@ bool canonicalizable(const Node* n) {
   return n->inputs().size() >= 2 && isCanonicalized(n) && zeroDimConstant(n->input(1)).has_value();
 }
 
-IValue numberOf(const Tensor& t) {
-  if (isFloatingType(t.dtype())) return IValue(t.itemDouble());
-  if (t.dtype() == ScalarType::Bool) return IValue(t.itemBool());
-  return IValue(t.itemInt());
-}
-
 }  // namespace
 
 std::shared_ptr<Graph> canonicalizeOps(const std::shared_ptr<Graph>& graph) {
@@ -46,7 +40,7 @@ std::shared_ptr<Graph> canonicalizeOps(const std::shared_ptr<Graph>& graph) {
   visitNodes(*copy, [](Node* n) {
     if (!canonicalizable(n)) return false;
     WithInsertPoint guard(n);
-    Value* number = n->owningGraph()->insertConstant(numberOf(*zeroDimConstant(n->input(1))));
+    Value* number = n->owningGraph()->insertConstant(itemIValue(*zeroDimConstant(n->input(1))));
     n->replaceInput(1, number);
     return true;
   });

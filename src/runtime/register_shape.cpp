@@ -143,15 +143,6 @@ Tensor scalarTensor(const IValue& v, std::optional<ScalarType> dtype) {
   return ops::full({}, s, dtype.value_or(def));
 }
 
-// Python number of a one-element tensor (Tensor.item(), aten::ScalarImplicit).
-IValue itemOf(const Tensor& t) {
-  if (t.numel() != 1)
-    throw Error(fmt::format("a Tensor with {} elements cannot be converted to Scalar", t.numel()));
-  if (isFloatingType(t.dtype())) return IValue(t.itemDouble());
-  if (t.dtype() == ScalarType::Bool) return IValue(t.itemBool());
-  return IValue(t.itemInt());
-}
-
 Tensor padMode(const Tensor& x, const IntList& pad, const std::string& mode, std::optional<double> value) {
   if (mode == "constant") return ops::constantPadNd(x, pad, Scalar(value.value_or(0.0)));
   if (value && *value != 0.0)
@@ -161,10 +152,8 @@ Tensor padMode(const Tensor& x, const IntList& pad, const std::string& mode, std
   throw Error(fmt::format("Unrecognised padding mode {}", mode));
 }
 
-}  // namespace
-
-void registerShapeKernels(KernelRegistry& r) {
-  // ---- views ----
+// ---- views ----
+void registerViewKernels(KernelRegistry& r) {
   defFamily(r, "aten::view", [](const IValue* a) { return ops::view(a[0].toTensor(), toIntList(a[1])); },
             false);
   defFamily(r, "aten::view_as", [](const IValue* a) {
@@ -240,8 +229,10 @@ void registerShapeKernels(KernelRegistry& r) {
   defN<1>(r, "aten::t_", [](const IValue* a) { return setMetadata(a[0], ops::t(a[0].toTensor())); });
   defN<1>(r, "aten::detach_", [](const IValue* a) { return a[0]; });
   defN<2>(r, "aten::requires_grad_", [](const IValue* a) { return a[0]; });
+}
 
-  // ---- splits (lists of views) ----
+// ---- splits (lists of views) ----
+void registerSplitKernels(KernelRegistry& r) {
   defN<3>(r, "aten::chunk", [](const IValue* a) {
     return tensorList(ops::chunk(a[0].toTensor(), a[1].toInt(), a[2].toInt()));
   });
@@ -267,8 +258,10 @@ void registerShapeKernels(KernelRegistry& r) {
     for (const auto& t : ts) out.push_back(ops::broadcastTo(t, shape));
     return tensorList(std::move(out));
   });
+}
 
-  // ---- copies and indexing ----
+// ---- copies and indexing ----
+void registerCopyAndIndexKernels(KernelRegistry& r) {
   defFamily(r, "aten::cat",
             [](const IValue* a) { return ops::cat(a[0].toTensorVector(), a[1].toInt()); });
   defFamily(r, "aten::concat",
@@ -338,8 +331,10 @@ void registerShapeKernels(KernelRegistry& r) {
   defFamily(r, "aten::pixel_unshuffle",
             [](const IValue* a) { return ops::pixelUnshuffle(a[0].toTensor(), a[1].toInt()); });
   defFamily(r, "aten::one_hot", [](const IValue* a) { return ops::oneHot(a[0].toTensor(), a[1].toInt()); });
+}
 
-  // ---- conversions ----
+// ---- conversions ----
+void registerConversionKernels(KernelRegistry& r) {
   defFamily(r, "aten::clone", [](const IValue* a) { return ops::clone(a[0].toTensor()); });
   defFamily(r, "aten::contiguous", [](const IValue* a) {
     const int64_t f = a[1].toInt();
@@ -417,8 +412,10 @@ void registerShapeKernels(KernelRegistry& r) {
     ops::zero_(self);
     return self;
   });
+}
 
-  // ---- factories (layout/device/pin_memory accepted; CPU only) ----
+// ---- factories (layout/device/pin_memory accepted; CPU only) ----
+void registerFactoryKernels(KernelRegistry& r) {
   defFamily(r, "aten::zeros", [](const IValue* a) {
     checkCpu(a[3]);
     return ops::zeros(toIntList(a[0]), toOptDtype(a[1]).value_or(ops::kDefaultFloat));
@@ -517,8 +514,10 @@ void registerShapeKernels(KernelRegistry& r) {
   defN<2>(r, "aten::_dim_arange", [](const IValue* a) {
     return ops::arange(Scalar(a[0].toTensor().size(a[1].toInt())), ScalarType::Long);
   });
+}
 
-  // ---- metadata ----
+// ---- metadata ----
+void registerMetadataKernels(KernelRegistry& r) {
   defN<1>(r, "aten::size", [](const IValue* a) { return intList(a[0].toTensor().sizes()); });
   defN<2>(r, "aten::size.int", [](const IValue* a) { return IValue(a[0].toTensor().size(a[1].toInt())); });
   defN<1>(r, "aten::stride", [](const IValue* a) { return intList(a[0].toTensor().strides()); });
@@ -537,8 +536,8 @@ void registerShapeKernels(KernelRegistry& r) {
   defN<1>(r, "aten::Int.Tensor", [](const IValue* a) { return IValue(a[0].toTensor().itemInt()); });
   defN<1>(r, "aten::Float.Tensor", [](const IValue* a) { return IValue(a[0].toTensor().itemDouble()); });
   defN<1>(r, "aten::Bool.Tensor", [](const IValue* a) { return IValue(a[0].toTensor().itemBool()); });
-  defN<1>(r, "aten::ScalarImplicit", [](const IValue* a) { return itemOf(a[0].toTensor()); });
-  defN<1>(r, "aten::item", [](const IValue* a) { return itemOf(a[0].toTensor()); });
+  defN<1>(r, "aten::ScalarImplicit", [](const IValue* a) { return itemIValue(a[0].toTensor()); });
+  defN<1>(r, "aten::item", [](const IValue* a) { return itemIValue(a[0].toTensor()); });
   defN<1>(r, "prim::dtype",
           [](const IValue* a) { return IValue(static_cast<int64_t>(a[0].toTensor().dtype())); });
   defN<1>(r, "prim::device", [](const IValue* a) { return IValue(a[0].toTensor().device()); });
@@ -552,6 +551,17 @@ void registerShapeKernels(KernelRegistry& r) {
   defN<1>(r, "prim::is_quantized", [](const IValue* a) { return IValue(a[0].toTensor().isQuantized()); });
   defN<1>(r, "prim::requires_grad",
           [](const IValue* a) { return IValue(a[0].toTensor().requiresGrad()); });
+}
+
+}  // namespace
+
+void registerShapeKernels(KernelRegistry& r) {
+  registerViewKernels(r);
+  registerSplitKernels(r);
+  registerCopyAndIndexKernels(r);
+  registerConversionKernels(r);
+  registerFactoryKernels(r);
+  registerMetadataKernels(r);
 }
 
 }  // namespace torchless
