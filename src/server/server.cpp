@@ -226,13 +226,7 @@ ModelSource Server::sourceOf(const std::string& name) const {
   if (!options_.repository.empty()) {
     const std::filesystem::path dir = std::filesystem::path(options_.repository) / name;
     std::error_code ec;
-    if (std::filesystem::is_directory(dir, ec)) {
-      try {
-        return scanModel(dir.string());
-      } catch (const Error& e) {
-        throw ServeError(ErrorKind::BadRequest, fmt::format("cannot load model '{}': {}", name, e.what()));
-      }
-    }
+    if (std::filesystem::is_directory(dir, ec)) return scanModel(dir.string());  // throws torchless::Error
   }
   for (const auto& [n, path] : options_.models)
     if (n == name) {  // a --model: its file again
@@ -249,23 +243,27 @@ ModelSource Server::sourceOf(const std::string& name) const {
 void Server::loadModel(const std::string& name) {
   std::lock_guard<std::mutex> load(loadMu_);
   if (draining_) throw ServeError(ErrorKind::Unavailable, "the server is shutting down");
-  const ModelSource source = sourceOf(name);
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    Slot& slot = slots_[name];
-    slot.source = source;
-    if (!slot.model) slot.state = "LOADING";
-  }
   Loaded l;
   try {
+    const ModelSource source = sourceOf(name);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      Slot& slot = slots_[name];
+      slot.source = source;
+      if (!slot.model) slot.state = "LOADING";
+    }
     l = build(source);
+  } catch (const ServeError&) {
+    throw;  // not a model of the repository
   } catch (const std::exception& e) {
     std::string why = e.what();
     while (!why.empty() && why.back() == '\n') why.pop_back();
-    std::lock_guard<std::mutex> lock(mu_);
-    Slot& slot = slots_[name];
-    slot.reason = why;
-    if (!slot.model) slot.state = "UNAVAILABLE";
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      Slot& slot = slots_[name];
+      slot.reason = why;
+      if (!slot.model) slot.state = "UNAVAILABLE";
+    }
     log(LogLevel::Warning, fmt::format("model={} load failed: {}", logfmtQuoted(name), logfmtQuoted(why)));
     throw ServeError(ErrorKind::BadRequest, fmt::format("failed to load model '{}': {}", name, why));
   }
