@@ -254,6 +254,7 @@ void Scheduler::work(size_t instance) {
   const Module& m = model_->instance(instance);
   const ModelConfig& c = model_->config();
   std::unique_lock<std::mutex> lock(mu_);
+  Clock::time_point freeSince = Clock::now();  // when this instance last became idle
   while (true) {
     // Wait for work this instance can take (a request's thread may be using it); at a stop,
     // end once the queue is empty.
@@ -270,7 +271,9 @@ void Scheduler::work(size_t instance) {
     busy_[instance] = 1;
     int64_t total = jobs[0]->rows;
     if (batching_ && total > 0 && total < c.maxBatchSize) {
-      const auto deadline = jobs[0]->enqueued + std::chrono::microseconds(c.maxQueueDelayUs);
+      // Gather for at most the delay after the oldest request came, or after the instance became
+      // idle when the request waited for it (Note [Serving execution]).
+      const auto deadline = std::max(jobs[0]->enqueued, freeSince) + std::chrono::microseconds(c.maxQueueDelayUs);
       while (true) {
         for (auto it = queue_.begin(); it != queue_.end() && total < c.maxBatchSize;) {
           if ((*it)->rows > 0 && total + (*it)->rows <= c.maxBatchSize && compatible(*jobs[0], **it)) {
@@ -298,6 +301,7 @@ void Scheduler::work(size_t instance) {
     jobs.clear();
     lock.lock();
     busy_[instance] = 0;
+    freeSince = Clock::now();
   }
 }
 
