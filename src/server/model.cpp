@@ -167,8 +167,9 @@ std::string highestVersion(const fs::path& dir) {
 
 std::vector<fs::path> modelDirs(const std::string& repository, std::error_code& ec) {
   std::vector<fs::path> dirs;
+  std::error_code entry;
   for (const auto& e : fs::directory_iterator(repository, ec))
-    if (e.is_directory() && e.path().filename().string()[0] != '.') dirs.push_back(e.path());
+    if (e.is_directory(entry) && e.path().filename().string()[0] != '.') dirs.push_back(e.path());
   std::sort(dirs.begin(), dirs.end());
   return dirs;
 }

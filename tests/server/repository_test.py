@@ -160,6 +160,13 @@ def test_grpc_repository(repo):
         with pytest.raises(grpc.RpcError) as e:
             stub.RepositoryModelLoad(req, timeout=30)
         assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "'config' is not supported" in e.value.details()
+        for method in ("RepositoryIndex", "RepositoryModelLoad", "RepositoryModelUnload"):  # not a protobuf message
+            garbled = channel.unary_unary(f"/inference.GRPCInferenceService/{method}")
+            with pytest.raises(grpc.RpcError) as e:
+                garbled(b"\xff\xff\xff\xff", timeout=30)
+            assert e.value.code() in (grpc.StatusCode.INTERNAL, grpc.StatusCode.INVALID_ARGUMENT), e.value
+        assert [m.name for m in stub.RepositoryIndex(pb.RepositoryIndexRequest(ready=True), timeout=30).models] == \
+            ["classifier", "slow"]
         assert classify(s)[0] == 200
     finally:
         channel.close()
