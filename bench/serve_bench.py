@@ -255,7 +255,6 @@ def main():
             f"| min | {b_min:.2f} ms | {s_min:.2f} ms | {s_min - b_min:+.2f} ms ({(s_min / b_min - 1) * 100:+.1f}%) |",
             f"| CPU time per call (process, median of rounds) | {b_cpu:.2f} ms | {s_cpu:.2f} ms | "
             f"{s_cpu - b_cpu:+.2f} ms |",
-            f"| sequential req/s (one client) | {1e3 / b_med:.0f} calls/s | {1e3 / statistics.mean(s_all):.0f} req/s | |",
             "",
         ]
 
