@@ -140,8 +140,8 @@ class Service final : public inference::GRPCInferenceService::Service {
     try {
       auto t = req->parameters().find("timeout");  // Triton's, in microseconds
       if (t != req->parameters().end()) {
-        if (t->second.parameter_choice_case() != inference::InferParameter::kInt64Param || t->second.int64_param() < 0 ||
-            t->second.int64_param() > (int64_t{1} << 40))
+        if (t->second.parameter_choice_case() != inference::InferParameter::kInt64Param ||
+            t->second.int64_param() < 0 || t->second.int64_param() > (int64_t{1} << 40))
           badRequest("parameter 'timeout' must be an int64_param of 0..2^40 microseconds");
         request.timeoutUs = t->second.int64_param();
       }
@@ -156,7 +156,8 @@ class Service final : public inference::GRPCInferenceService::Service {
       const auto left = ctx->deadline() - std::chrono::system_clock::now();
       auto deadline = std::chrono::steady_clock::time_point::max();
       if (left < std::chrono::hours(24 * 365))
-        deadline = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(left);
+        deadline = std::chrono::steady_clock::now() +
+                   std::chrono::duration_cast<std::chrono::steady_clock::duration>(left);
       const InferResponse r = server_.infer(request, "grpc", deadline);
       res->set_model_name(r.model);
       res->set_model_version(r.version);
@@ -186,23 +187,29 @@ class Service final : public inference::GRPCInferenceService::Service {
     }
     return grpc::Status::OK;
   }
-  grpc::Status RepositoryModelLoad(grpc::ServerContext*, const inference::RepositoryModelLoadRequest* req,
+  grpc::Status RepositoryModelLoad(grpc::ServerContext*,
+                                   const inference::RepositoryModelLoadRequest* req,
                                    inference::RepositoryModelLoadResponse*) override {
     try {
       if (!req->parameters().empty())
-        badRequest(fmt::format("model load: parameter '{}' is not supported", req->parameters().begin()->first));
+        badRequest(fmt::format("model load: parameter '{}' is not supported",
+                               req->parameters().begin()->first));
       server_.loadModel(req->model_name());
       return grpc::Status::OK;
     } catch (const ServeError& e) {
       return statusOf(e);
     }
   }
-  grpc::Status RepositoryModelUnload(grpc::ServerContext*, const inference::RepositoryModelUnloadRequest* req,
+  grpc::Status RepositoryModelUnload(grpc::ServerContext*,
+                                     const inference::RepositoryModelUnloadRequest* req,
                                      inference::RepositoryModelUnloadResponse*) override {
     try {
       for (const auto& [key, value] : req->parameters())
-        if (key != "unload_dependents" || value.parameter_choice_case() != inference::ModelRepositoryParameter::kBoolParam)
-          badRequest(fmt::format("model unload: parameter '{}' is not supported (only unload_dependents, a bool)", key));
+        if (key != "unload_dependents" ||
+            value.parameter_choice_case() != inference::ModelRepositoryParameter::kBoolParam)
+          badRequest(fmt::format(
+              "model unload: parameter '{}' is not supported (only unload_dependents, a bool)",
+              key));
       server_.unloadModel(req->model_name());
       return grpc::Status::OK;
     } catch (const ServeError& e) {

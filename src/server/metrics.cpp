@@ -127,8 +127,11 @@ std::string Metrics::text() const {
   }
   out += "# HELP process_resident_memory_bytes Resident memory size in bytes.\n";
   out += "# TYPE process_resident_memory_bytes gauge\n";
-  out += fmt::format("process_resident_memory_bytes {}\n", static_cast<int64_t>(resident) * sysconf(_SC_PAGESIZE));
-  out += "# HELP torchless_allocator_cached_bytes Freed tensor blocks kept for reuse (Note [Caching allocator]).\n";
+  out += fmt::format("process_resident_memory_bytes {}\n",
+                     static_cast<int64_t>(resident) * sysconf(_SC_PAGESIZE));
+  out +=
+      "# HELP torchless_allocator_cached_bytes Freed tensor blocks kept for reuse (Note [Caching "
+      "allocator]).\n";
   out += "# TYPE torchless_allocator_cached_bytes gauge\n";
   out += fmt::format("torchless_allocator_cached_bytes {}\n", Storage::cachedBytes());
   return out;

@@ -102,8 +102,8 @@ ModelConfig parseModelConfig(const std::string& text, const std::string& place) 
   }
   if (j.contains("dynamic_batching")) {
     const json& d = j["dynamic_batching"];
-    checkKeys(d, {"max_queue_delay_microseconds", "preferred_batch_size", "default_queue_policy"}, "dynamic_batching",
-              place);
+    checkKeys(d, {"max_queue_delay_microseconds", "preferred_batch_size", "default_queue_policy"},
+              "dynamic_batching", place);
     c.dynamicBatching = true;
     if (d.contains("max_queue_delay_microseconds"))
       c.maxQueueDelayUs = intValue(d["max_queue_delay_microseconds"], "max_queue_delay_microseconds", 0, 10'000'000, place);
@@ -112,14 +112,17 @@ ModelConfig parseModelConfig(const std::string& text, const std::string& place) 
       checkKeys(q, {"default_timeout_microseconds", "allow_timeout_override", "timeout_action"},
                 "dynamic_batching.default_queue_policy", place);
       if (q.contains("default_timeout_microseconds"))
-        c.defaultTimeoutUs = intValue(q["default_timeout_microseconds"], "default_timeout_microseconds", 0,
-                                      int64_t{1} << 40, place);
+        c.defaultTimeoutUs = intValue(q["default_timeout_microseconds"],
+                                      "default_timeout_microseconds", 0, int64_t{1} << 40, place);
       if (q.contains("allow_timeout_override")) {
-        if (!q["allow_timeout_override"].is_boolean()) configError(place, "'allow_timeout_override' must be true or false");
+        if (!q["allow_timeout_override"].is_boolean())
+          configError(place, "'allow_timeout_override' must be true or false");
         c.allowTimeoutOverride = q["allow_timeout_override"].get<bool>();
       }
       if (q.contains("timeout_action") && q["timeout_action"] != "REJECT")
-        configError(place, "timeout_action: only \"REJECT\" is supported (a timed-out request is answered with an error)");
+        configError(place,
+                    "timeout_action: only \"REJECT\" is supported (a timed-out request is answered "
+                    "with an error)");
     }
     if (c.maxBatchSize == 0) configError(place, "dynamic_batching needs max_batch_size > 0");
   }
@@ -145,7 +148,8 @@ ModelConfig parseModelConfig(const std::string& text, const std::string& place) 
 namespace {
 
 bool isVersionName(const std::string& v) {
-  return !v.empty() && v.size() <= 18 && std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; });
+  return !v.empty() && v.size() <= 18 &&
+         std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
 // The highest VERSION of `dir` holding model.pt ("" when none).
@@ -155,7 +159,9 @@ std::string highestVersion(const fs::path& dir) {
   std::string version;
   for (const auto& v : fs::directory_iterator(dir, ec)) {
     const std::string vname = v.path().filename().string();
-    if (!v.is_directory(ec) || !isVersionName(vname) || !fs::is_regular_file(v.path() / "model.pt", ec)) continue;
+    if (!v.is_directory(ec) || !isVersionName(vname) ||
+        !fs::is_regular_file(v.path() / "model.pt", ec))
+      continue;
     const int64_t n = std::stoll(vname);
     if (n > best) {
       best = n;
@@ -182,7 +188,8 @@ ModelSource scanModel(const std::string& dirName) {
   s.name = dir.filename().string();
   s.version = highestVersion(dir);
   if (s.version.empty())
-    throw Error("model directory has no VERSION/model.pt (Triton's layout: NAME/1/model.pt)", dir.string());
+    throw Error("model directory has no VERSION/model.pt (Triton's layout: NAME/1/model.pt)",
+                dir.string());
   s.path = (dir / s.version / "model.pt").string();
   const fs::path config = dir / "config.json";
   if (fs::exists(config)) {
@@ -197,9 +204,11 @@ ModelSource scanModel(const std::string& dirName) {
 
 std::vector<ModelSource> scanRepository(const std::string& repository) {
   std::error_code ec;
-  if (!fs::is_directory(repository, ec)) throw Error("model repository is not a directory", repository);
+  if (!fs::is_directory(repository, ec))
+    throw Error("model repository is not a directory", repository);
   const std::vector<fs::path> dirs = modelDirs(repository, ec);
-  if (ec) throw Error(fmt::format("cannot read the model repository: {}", ec.message()), repository);
+  if (ec)
+    throw Error(fmt::format("cannot read the model repository: {}", ec.message()), repository);
   std::vector<ModelSource> out;
   for (const auto& dir : dirs) out.push_back(scanModel(dir.string()));
   if (out.empty()) throw Error("model repository holds no model (expected NAME/VERSION/model.pt)", repository);
@@ -209,7 +218,8 @@ std::vector<ModelSource> scanRepository(const std::string& repository) {
 std::vector<std::pair<std::string, std::string>> listRepository(const std::string& repository) {
   std::vector<std::pair<std::string, std::string>> out;
   std::error_code ec;
-  for (const auto& dir : modelDirs(repository, ec)) out.emplace_back(dir.filename().string(), highestVersion(dir));
+  for (const auto& dir : modelDirs(repository, ec))
+    out.emplace_back(dir.filename().string(), highestVersion(dir));
   return out;
 }
 

@@ -32,8 +32,8 @@ IValue runForward(const Module& m, std::vector<IValue> args, const std::string& 
   }
 }
 
-Scheduler::Scheduler(std::shared_ptr<const ServedModel> model, size_t capacity, int threadsPerInstance,
-                     ModelMetrics& metrics)
+Scheduler::Scheduler(std::shared_ptr<const ServedModel> model, size_t capacity,
+                     int threadsPerInstance, ModelMetrics& metrics)
     : model_(std::move(model)),
       batching_(model_->batchable()),
       capacity_(capacity),
@@ -44,7 +44,8 @@ Scheduler::Scheduler(std::shared_ptr<const ServedModel> model, size_t capacity, 
 Scheduler::~Scheduler() { stop(); }
 
 void Scheduler::start() {
-  for (size_t i = 0; i < model_->instanceCount(); ++i) workers_.emplace_back([this, i] { work(i); });
+  for (size_t i = 0; i < model_->instanceCount(); ++i)
+    workers_.emplace_back([this, i] { work(i); });
 }
 
 size_t Scheduler::queued() const {
@@ -54,20 +55,23 @@ size_t Scheduler::queued() const {
 
 ServeError Scheduler::timeoutError(Clock::time_point enqueued, bool executing) const {
   const double ms = std::chrono::duration<double, std::milli>(Clock::now() - enqueued).count();
-  return ServeError(ErrorKind::Timeout,
-                    executing ? fmt::format("model '{}': the request's timeout passed after {:.1f} ms while it was "
-                                            "executing; its result is dropped",
-                                            model_->name(), ms)
-                              : fmt::format("model '{}': the request's timeout passed after {:.1f} ms waiting in the "
-                                            "queue; it was not run",
-                                            model_->name(), ms));
+  return ServeError(
+      ErrorKind::Timeout,
+      executing
+          ? fmt::format("model '{}': the request's timeout passed after {:.1f} ms while it was "
+                        "executing; its result is dropped",
+                        model_->name(), ms)
+          : fmt::format("model '{}': the request's timeout passed after {:.1f} ms waiting in the "
+                        "queue; it was not run",
+                        model_->name(), ms));
 }
 
 Outcome Scheduler::run(std::vector<IValue> args, Clock::time_point deadline) {
   const auto enqueued = Clock::now();
   const bool hasDeadline = deadline != Clock::time_point::max();
   std::unique_lock<std::mutex> lock(mu_);
-  if (stopping_) throw ServeError(ErrorKind::Unavailable, fmt::format("model '{}' is stopping", model_->name()));
+  if (stopping_)
+    throw ServeError(ErrorKind::Unavailable, fmt::format("model '{}' is stopping", model_->name()));
   if (!batching_ && !hasDeadline && queue_.empty()) {
     // An idle instance and nothing waiting: run here, with no hand-off to a worker.
     for (size_t i = 0; i < busy_.size(); ++i) {
@@ -102,9 +106,10 @@ Outcome Scheduler::run(std::vector<IValue> args, Clock::time_point deadline) {
   Job* const raw = job.get();
   std::future<Outcome> f = job->promise.get_future();
   if (queue_.size() >= capacity_)
-    throw ServeError(ErrorKind::Unavailable,
-                     fmt::format("model '{}' has {} requests waiting (its queue is full); retry later", model_->name(),
-                                 queue_.size()));
+    throw ServeError(
+        ErrorKind::Unavailable,
+        fmt::format("model '{}' has {} requests waiting (its queue is full); retry later",
+                    model_->name(), queue_.size()));
   queue_.push_back(std::move(job));
   lock.unlock();
   cv_.notify_all();  // a worker gathering a batch and an idle one may both want it
@@ -117,7 +122,8 @@ Outcome Scheduler::run(std::vector<IValue> args, Clock::time_point deadline) {
       }
     lock.unlock();
     // A worker took it: answer at the deadline unless the answer is there already.
-    if (f.wait_for(std::chrono::seconds(0)) == std::future_status::timeout) throw timeoutError(enqueued, true);
+    if (f.wait_for(std::chrono::seconds(0)) == std::future_status::timeout)
+      throw timeoutError(enqueued, true);
   }
   return f.get();
 }
@@ -258,14 +264,17 @@ void Scheduler::work(size_t instance) {
   while (true) {
     // Wait for work this instance can take (a request's thread may be using it); at a stop,
     // end once the queue is empty.
-    cv_.wait(lock, [&] { return (stopping_ && queue_.empty()) || (!queue_.empty() && !busy_[instance]); });
+    cv_.wait(lock, [&] {
+      return (stopping_ && queue_.empty()) || (!queue_.empty() && !busy_[instance]);
+    });
     if (queue_.empty()) return;  // stopping, and nothing left
     std::vector<std::unique_ptr<Job>> jobs;
     jobs.push_back(std::move(queue_.front()));
     queue_.pop_front();
     const auto now = Clock::now();
     if (jobs[0]->deadline <= now) {  // its waiter is giving up; do not run it
-      jobs[0]->promise.set_exception(std::make_exception_ptr(timeoutError(jobs[0]->enqueued, false)));
+      jobs[0]->promise.set_exception(
+          std::make_exception_ptr(timeoutError(jobs[0]->enqueued, false)));
       continue;
     }
     busy_[instance] = 1;
@@ -273,7 +282,8 @@ void Scheduler::work(size_t instance) {
     if (batching_ && total > 0 && total < c.maxBatchSize) {
       // Gather for at most the delay after the oldest request came, or after the instance became
       // idle when the request waited for it (Note [Serving execution]).
-      const auto deadline = std::max(jobs[0]->enqueued, freeSince) + std::chrono::microseconds(c.maxQueueDelayUs);
+      const auto deadline =
+          std::max(jobs[0]->enqueued, freeSince) + std::chrono::microseconds(c.maxQueueDelayUs);
       while (true) {
         for (auto it = queue_.begin(); it != queue_.end() && total < c.maxBatchSize;) {
           if ((*it)->rows > 0 && total + (*it)->rows <= c.maxBatchSize && compatible(*jobs[0], **it)) {

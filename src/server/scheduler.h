@@ -11,13 +11,12 @@
 //   (HTTP 429, gRPC UNAVAILABLE) instead of queueing without bound.
 // - Dynamic batching (Triton's): for a batchable model (ServedModel::batchable), a worker that
 //   takes a request also takes the waiting requests whose tensors match it in dtype and in every
-//   dimension but the first (and whose other arguments are equal), up to max_batch_size rows, waiting at most
-//   max_queue_delay_microseconds for more after the first request arrived or, when it had to
-//   wait for the instance, after the instance became idle; their inputs are
-//   concatenated along dimension 0, and every output, which must keep the batch as its first
-//   dimension, is split back. When a joined execution fails, each request runs alone, so one
-//   bad request fails only itself.
-//   Why the delay restarts when the instance becomes idle: with the delay counted from the
+//   dimension but the first (and whose other arguments are equal), up to max_batch_size rows,
+//   waiting at most max_queue_delay_microseconds for more after the first request arrived or, when
+//   it had to wait for the instance, after the instance became idle; their inputs are concatenated
+//   along dimension 0, and every output, which must keep the batch as its first dimension, is split
+//   back. When a joined execution fails, each request runs alone, so one bad request fails only
+//   itself. Why the delay restarts when the instance becomes idle: with the delay counted from the
 //   oldest request only, requests that waited through an execution have used it up, so an
 //   idle instance ran at once whatever had come by then. Closed-loop clients (8 of them, one
 //   instance) then fell into batches alternating 3 and 5 rows instead of 8 (resnet18: 0.7x the
@@ -60,7 +59,8 @@ class Scheduler {
  public:
   using Clock = std::chrono::steady_clock;
   /// Serves `model` (already loaded) with at most `capacity` waiting requests.
-  Scheduler(std::shared_ptr<const ServedModel> model, size_t capacity, int threadsPerInstance, ModelMetrics& metrics);
+  Scheduler(std::shared_ptr<const ServedModel> model, size_t capacity, int threadsPerInstance,
+            ModelMetrics& metrics);
   ~Scheduler();
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;

@@ -6,17 +6,17 @@
 
 #include <fmt/format.h>
 
+#include <malloc.h>
+#include <pthread.h>
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <iostream>
-#include <malloc.h>
 #include <mutex>
-#include <pthread.h>
 #include <thread>
 
 namespace torchless::serve {
@@ -56,15 +56,18 @@ std::string logfmtQuoted(const std::string& s) {
 Server::Loaded Server::find(const std::string& name, const std::string& version) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = slots_.find(name);
-  if (it == slots_.end()) throw ServeError(ErrorKind::NotFound, fmt::format("unknown model '{}'", name));
+  if (it == slots_.end())
+    throw ServeError(ErrorKind::NotFound, fmt::format("unknown model '{}'", name));
   const Slot& s = it->second;
   if (!s.model)
     throw ServeError(ErrorKind::NotFound,
-                     fmt::format("model '{}' is not loaded ({}{})", name, s.state == "LOADING" ? "loading" : "unavailable",
+                     fmt::format("model '{}' is not loaded ({}{})", name,
+                                 s.state == "LOADING" ? "loading" : "unavailable",
                                  s.reason.empty() ? "" : ": " + s.reason));
   if (!version.empty() && version != s.model->version())
-    throw ServeError(ErrorKind::NotFound, fmt::format("model '{}' has no version '{}' (serving version {})", name,
-                                                      version, s.model->version()));
+    throw ServeError(ErrorKind::NotFound,
+                     fmt::format("model '{}' has no version '{}' (serving version {})", name,
+                                 version, s.model->version()));
   return {s.model, s.scheduler};
 }
 
@@ -79,7 +82,8 @@ bool Server::modelReady(const std::string& name, const std::string& version) con
 
 ModelMetadata Server::metadata(const std::string& name, const std::string& version) const {
   const Loaded l = find(name, version);
-  if (!l.model->ready()) throw ServeError(ErrorKind::Unavailable, fmt::format("model '{}' is loading", name));
+  if (!l.model->ready())
+    throw ServeError(ErrorKind::Unavailable, fmt::format("model '{}' is loading", name));
   return l.model->metadata();
 }
 
@@ -91,7 +95,8 @@ void Server::logFailure(const char* protocol, const std::string& model, const Se
   }
   if (known) metrics_.model(model).request(e.httpStatus(), 0);
   log(e.kind() == ErrorKind::Internal ? LogLevel::Error : LogLevel::Info,
-      fmt::format("protocol={} model={} status={} error={}", protocol, logfmtQuoted(model), e.httpStatus(), logfmtQuoted(e.what())));
+      fmt::format("protocol={} model={} status={} error={}", protocol, logfmtQuoted(model),
+                  e.httpStatus(), logfmtQuoted(e.what())));
 }
 
 InferResponse Server::infer(const InferRequest& request, const char* protocol,
@@ -109,7 +114,8 @@ InferResponse Server::infer(const InferRequest& request, const char* protocol,
     const ModelConfig& c = model->config();
     int64_t timeoutUs = request.timeoutUs;
     if (c.defaultTimeoutUs > 0)
-      timeoutUs = c.allowTimeoutOverride && timeoutUs > 0 ? std::min(timeoutUs, c.defaultTimeoutUs) : c.defaultTimeoutUs;
+      timeoutUs = c.allowTimeoutOverride && timeoutUs > 0 ? std::min(timeoutUs, c.defaultTimeoutUs)
+                                                          : c.defaultTimeoutUs;
     auto deadline = transportDeadline;
     if (timeoutUs > 0) deadline = std::min(deadline, start + std::chrono::microseconds(timeoutUs));
     std::vector<IValue> args = model->bindInputs(request);
@@ -131,15 +137,18 @@ InferResponse Server::infer(const InferRequest& request, const char* protocol,
     const double s = seconds();
     mm.request(200, s);
     if (options_.logLevel >= LogLevel::Info)
-      log(LogLevel::Info, fmt::format("protocol={} model={} version={} id={} status=200 duration_ms={:.3f} queue_ms={:.3f} batch={}",
-                                      protocol, logfmtQuoted(model->name()), model->version(), logfmtQuoted(request.id), s * 1e3,
-                                      o.queueSeconds * 1e3, o.batchRows));
+      log(LogLevel::Info,
+          fmt::format("protocol={} model={} version={} id={} status=200 duration_ms={:.3f} "
+                      "queue_ms={:.3f} batch={}",
+                      protocol, logfmtQuoted(model->name()), model->version(),
+                      logfmtQuoted(request.id), s * 1e3, o.queueSeconds * 1e3, o.batchRows));
     return r;
   } catch (const ServeError& e) {
     if (model) metrics_.model(model->name()).request(e.httpStatus(), seconds());
     log(e.kind() == ErrorKind::Internal ? LogLevel::Error : LogLevel::Info,
-        fmt::format("protocol={} model={} id={} status={} duration_ms={:.3f} error={}", protocol, logfmtQuoted(request.model),
-                    logfmtQuoted(request.id), e.httpStatus(), seconds() * 1e3, logfmtQuoted(e.what())));
+        fmt::format("protocol={} model={} id={} status={} duration_ms={:.3f} error={}", protocol,
+                    logfmtQuoted(request.model), logfmtQuoted(request.id), e.httpStatus(),
+                    seconds() * 1e3, logfmtQuoted(e.what())));
     throw;
   }
 }
@@ -156,7 +165,8 @@ void Server::discover() {
     s.path = path;
     sources.push_back(std::move(s));
   }
-  if (sources.empty()) throw Error("nothing to serve: give a model repository or --model NAME=MODEL.pt");
+  if (sources.empty())
+    throw Error("nothing to serve: give a model repository or --model NAME=MODEL.pt");
   std::lock_guard<std::mutex> lock(mu_);
   for (auto& s : sources) {
     if (slots_.count(s.name)) throw Error(fmt::format("model '{}' is given twice", s.name), s.path);
@@ -178,24 +188,32 @@ Server::Loaded Server::build(const ModelSource& source) {
   const int threads = m->config().threads > 0 ? m->config().threads : share_;
   const std::string warm = m->warmUp();
   if (!warm.empty())
-    log(LogLevel::Warning, fmt::format("model={} warm-up call on zeros failed (requests will still run): {}",
-                                       logfmtQuoted(source.name), logfmtQuoted(warm)));
-  const size_t capacity = static_cast<size_t>(m->config().maxQueueSize > 0 ? m->config().maxQueueSize : options_.maxQueue);
+    log(LogLevel::Warning,
+        fmt::format("model={} warm-up call on zeros failed (requests will still run): {}",
+                    logfmtQuoted(source.name), logfmtQuoted(warm)));
+  const size_t capacity = static_cast<size_t>(
+      m->config().maxQueueSize > 0 ? m->config().maxQueueSize : options_.maxQueue);
   auto scheduler = std::make_shared<Scheduler>(m, capacity, threads, metrics_.model(source.name));
   scheduler->start();
   m->setReady(true);
-  log(LogLevel::Info, fmt::format("model={} version={} ready: loaded{} in {:.2f} s, {} instance{} x {} thread{}, queue {}{}",
-                                  logfmtQuoted(source.name), m->version(), m->config().compile ? " and compiled" : "",
-                                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
-                                  m->instanceCount(), m->instanceCount() == 1 ? "" : "s", threads, threads == 1 ? "" : "s",
-                                  capacity, m->batchable() ? fmt::format(", dynamic batching up to {}", m->config().maxBatchSize) : ""));
+  log(LogLevel::Info,
+      fmt::format(
+          "model={} version={} ready: loaded{} in {:.2f} s, {} instance{} x {} thread{}, queue "
+          "{}{}",
+          logfmtQuoted(source.name), m->version(), m->config().compile ? " and compiled" : "",
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+          m->instanceCount(), m->instanceCount() == 1 ? "" : "s", threads, threads == 1 ? "" : "s",
+          capacity,
+          m->batchable() ? fmt::format(", dynamic batching up to {}", m->config().maxBatchSize)
+                         : ""));
   return {m, scheduler};
 }
 
 void Server::loadModels(const std::atomic<bool>& stop) {
   std::lock_guard<std::mutex> load(loadMu_);
-  const int budget =
-      options_.threads > 0 ? options_.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int budget = options_.threads > 0
+                         ? options_.threads
+                         : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::vector<ModelSource> sources;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -219,16 +237,19 @@ void Server::loadModels(const std::atomic<bool>& stop) {
 namespace {
 // A model name that names one directory of the repository and nothing else.
 bool safeModelName(const std::string& name) {
-  return !name.empty() && name[0] != '.' && name.find_first_of(std::string("/\\\0", 3)) == std::string::npos;
+  return !name.empty() && name[0] != '.' &&
+         name.find_first_of(std::string("/\\\0", 3)) == std::string::npos;
 }
 }  // namespace
 
 ModelSource Server::sourceOf(const std::string& name) const {
-  if (!safeModelName(name)) throw ServeError(ErrorKind::NotFound, fmt::format("'{}' is not a model name", name));
+  if (!safeModelName(name))
+    throw ServeError(ErrorKind::NotFound, fmt::format("'{}' is not a model name", name));
   if (!options_.repository.empty()) {
     const std::filesystem::path dir = std::filesystem::path(options_.repository) / name;
     std::error_code ec;
-    if (std::filesystem::is_directory(dir, ec)) return scanModel(dir.string());  // throws torchless::Error
+    if (std::filesystem::is_directory(dir, ec))
+      return scanModel(dir.string());  // throws torchless::Error
   }
   for (const auto& [n, path] : options_.models)
     if (n == name) {  // a --model: its file again
@@ -238,8 +259,10 @@ ModelSource Server::sourceOf(const std::string& name) const {
       s.path = path;
       return s;
     }
-  throw ServeError(ErrorKind::NotFound, fmt::format("no model '{}' in the repository{}", name,
-                                                    options_.repository.empty() ? " (there is none: only --model)" : ""));
+  throw ServeError(
+      ErrorKind::NotFound,
+      fmt::format("no model '{}' in the repository{}", name,
+                  options_.repository.empty() ? " (there is none: only --model)" : ""));
 }
 
 void Server::loadModel(const std::string& name) {
@@ -266,8 +289,10 @@ void Server::loadModel(const std::string& name) {
       slot.reason = why;
       if (!slot.model) slot.state = "UNAVAILABLE";
     }
-    log(LogLevel::Warning, fmt::format("model={} load failed: {}", logfmtQuoted(name), logfmtQuoted(why)));
-    throw ServeError(ErrorKind::BadRequest, fmt::format("failed to load model '{}': {}", name, why));
+    log(LogLevel::Warning,
+        fmt::format("model={} load failed: {}", logfmtQuoted(name), logfmtQuoted(why)));
+    throw ServeError(ErrorKind::BadRequest,
+                     fmt::format("failed to load model '{}': {}", name, why));
   }
   std::shared_ptr<Scheduler> old;
   {
@@ -285,7 +310,8 @@ void Server::loadModel(const std::string& name) {
 void Server::unloadModel(const std::string& name) {
   std::lock_guard<std::mutex> load(loadMu_);
   if (draining_) throw ServeError(ErrorKind::Unavailable, "the server is shutting down");
-  if (!safeModelName(name)) throw ServeError(ErrorKind::NotFound, fmt::format("'{}' is not a model name", name));
+  if (!safeModelName(name))
+    throw ServeError(ErrorKind::NotFound, fmt::format("'{}' is not a model name", name));
   std::shared_ptr<Scheduler> old;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -294,7 +320,8 @@ void Server::unloadModel(const std::string& name) {
       bool inRepository = false;
       if (!options_.repository.empty())
         for (const auto& [n, v] : listRepository(options_.repository)) inRepository |= n == name;
-      if (!inRepository) throw ServeError(ErrorKind::NotFound, fmt::format("unknown model '{}'", name));
+      if (!inRepository)
+        throw ServeError(ErrorKind::NotFound, fmt::format("unknown model '{}'", name));
       return;  // in the repository, never loaded: nothing to do
     }
     if (it->second.model) it->second.model->setReady(false);

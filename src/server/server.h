@@ -82,7 +82,8 @@ class Server {
   /// earliest of its `timeout` (or its model's default), and `transportDeadline` (gRPC's
   /// deadline). Throws ServeError.
   InferResponse infer(const InferRequest& request, const char* protocol,
-                      std::chrono::steady_clock::time_point transportDeadline = std::chrono::steady_clock::time_point::max());
+                      std::chrono::steady_clock::time_point transportDeadline =
+                          std::chrono::steady_clock::time_point::max());
 
   /// Note [Repository API]. Throw ServeError: NotFound for a name that is neither a model of
   /// the repository nor a --model, BadRequest for a load that fails (naming why), Unavailable
