@@ -19,6 +19,7 @@ grpc::Status statusOf(const ServeError& e) {
     case ErrorKind::Unavailable: return {grpc::StatusCode::UNAVAILABLE, e.what()};
     case ErrorKind::ModelFailed:
     case ErrorKind::Internal: return {grpc::StatusCode::INTERNAL, e.what()};
+    case ErrorKind::Timeout: return {grpc::StatusCode::DEADLINE_EXCEEDED, e.what()};
   }
   return {grpc::StatusCode::INTERNAL, e.what()};
 }
@@ -105,6 +106,7 @@ class Service final : public inference::GRPCInferenceService::Service {
     res->set_name("torchless");
     res->set_version(TORCHLESS_SERVER_VERSION);
     res->add_extensions("binary_tensor_data");
+    res->add_extensions("model_repository");
     return grpc::Status::OK;
   }
   grpc::Status ModelMetadata(grpc::ServerContext*, const inference::ModelMetadataRequest* req,
@@ -129,13 +131,20 @@ class Service final : public inference::GRPCInferenceService::Service {
       return statusOf(e);
     }
   }
-  grpc::Status ModelInfer(grpc::ServerContext*, const inference::ModelInferRequest* req,
+  grpc::Status ModelInfer(grpc::ServerContext* ctx, const inference::ModelInferRequest* req,
                           inference::ModelInferResponse* res) override {
     InferRequest request;
     request.model = req->model_name();
     request.version = req->model_version();
     request.id = req->id();
     try {
+      auto t = req->parameters().find("timeout");  // Triton's, in microseconds
+      if (t != req->parameters().end()) {
+        if (t->second.parameter_choice_case() != inference::InferParameter::kInt64Param ||
+            t->second.int64_param() < 0 || t->second.int64_param() > (int64_t{1} << 40))
+          badRequest("parameter 'timeout' must be an int64_param of 0..2^40 microseconds");
+        request.timeoutUs = t->second.int64_param();
+      }
       for (int i = 0; i < req->inputs_size(); ++i) request.inputs.push_back(inputOf(*req, i));
       for (const auto& o : req->outputs()) request.outputs.emplace_back(o.name(), false);
     } catch (const ServeError& e) {
@@ -143,7 +152,13 @@ class Service final : public inference::GRPCInferenceService::Service {
       return statusOf(e);
     }
     try {
-      const InferResponse r = server_.infer(request, "grpc");
+      // The client's gRPC deadline bounds the wait too (none: a far time point).
+      const auto left = ctx->deadline() - std::chrono::system_clock::now();
+      auto deadline = std::chrono::steady_clock::time_point::max();
+      if (left < std::chrono::hours(24 * 365))
+        deadline = std::chrono::steady_clock::now() +
+                   std::chrono::duration_cast<std::chrono::steady_clock::duration>(left);
+      const InferResponse r = server_.infer(request, "grpc", deadline);
       res->set_model_name(r.model);
       res->set_model_version(r.version);
       res->set_id(r.id);
@@ -160,7 +175,49 @@ class Service final : public inference::GRPCInferenceService::Service {
     }
   }
 
- int64_t maxBody() const { return server_.options().maxBodyBytes; }
+  // Triton's model repository extension (Note [Repository API] in server/server.h).
+  grpc::Status RepositoryIndex(grpc::ServerContext*, const inference::RepositoryIndexRequest* req,
+                               inference::RepositoryIndexResponse* res) override {
+    for (const auto& e : server_.repositoryIndex(req->ready())) {
+      auto* m = res->add_models();
+      m->set_name(e.name);
+      m->set_version(e.version);
+      m->set_state(e.state);
+      m->set_reason(e.reason);
+    }
+    return grpc::Status::OK;
+  }
+  grpc::Status RepositoryModelLoad(grpc::ServerContext*,
+                                   const inference::RepositoryModelLoadRequest* req,
+                                   inference::RepositoryModelLoadResponse*) override {
+    try {
+      if (!req->parameters().empty())
+        badRequest(fmt::format("model load: parameter '{}' is not supported",
+                               req->parameters().begin()->first));
+      server_.loadModel(req->model_name());
+      return grpc::Status::OK;
+    } catch (const ServeError& e) {
+      return statusOf(e);
+    }
+  }
+  grpc::Status RepositoryModelUnload(grpc::ServerContext*,
+                                     const inference::RepositoryModelUnloadRequest* req,
+                                     inference::RepositoryModelUnloadResponse*) override {
+    try {
+      for (const auto& [key, value] : req->parameters())
+        if (key != "unload_dependents" ||
+            value.parameter_choice_case() != inference::ModelRepositoryParameter::kBoolParam)
+          badRequest(fmt::format(
+              "model unload: parameter '{}' is not supported (only unload_dependents, a bool)",
+              key));
+      server_.unloadModel(req->model_name());
+      return grpc::Status::OK;
+    } catch (const ServeError& e) {
+      return statusOf(e);
+    }
+  }
+
+  int64_t maxBody() const { return server_.options().maxBodyBytes; }
 
  private:
   Server& server_;

@@ -190,6 +190,38 @@ json dataOf(const WireTensor& w) {
   return out;
 }
 
+// The JSON object of a repository request's body: {} when the body is empty.
+json repositoryBody(const std::string& body, const std::string& what) {
+  if (body.empty()) return json::object();
+  json j;
+  try {
+    j = json::parse(body);
+  } catch (const json::parse_error& e) {
+    badRequest(fmt::format("malformed JSON in the {} request body: {}", what, e.what()));
+  }
+  if (!j.is_object()) badRequest(fmt::format("the {} request body must be a JSON object", what));
+  return j;
+}
+
+// Load and unload take Triton's parameters; those that change what is loaded (a config given
+// inline, files) are refused rather than ignored.
+void checkRepositoryParameters(const json& j, const std::string& what,
+                               std::initializer_list<const char*> allowed) {
+  for (auto it = j.begin(); it != j.end(); ++it)
+    if (it.key() != "parameters")
+      badRequest(fmt::format("{}: unknown key '{}' (only 'parameters')", what, it.key()));
+  const json* params = member(j, "parameters");
+  if (!params) return;
+  if (!params->is_object()) badRequest(what + ": 'parameters' must be an object");
+  for (auto it = params->begin(); it != params->end(); ++it) {
+    bool ok = false;
+    for (const char* a : allowed) ok |= it.key() == a;
+    if (!ok) badRequest(fmt::format("{}: parameter '{}' is not supported", what, it.key()));
+    if (!it->is_boolean())
+      badRequest(fmt::format("{}: parameter '{}' must be true or false", what, it.key()));
+  }
+}
+
 }  // namespace
 
 InferRequest parseInferBody(const std::string& body, std::optional<size_t> headerLength) {
@@ -213,6 +245,14 @@ InferRequest parseInferBody(const std::string& body, std::optional<size_t> heade
     r.id = id->get<std::string>();
   }
   r.binaryOutputs = boolParameter(j, "binary_data_output", "the request");
+  if (const json* params = member(j, "parameters")) {
+    if (const json* t = member(*params, "timeout")) {  // Triton's, in microseconds
+      if (!t->is_number_unsigned() || t->get<uint64_t>() > (uint64_t{1} << 40))
+        badRequest(fmt::format(
+            "parameter 'timeout' is {}, expected microseconds: an integer 0..2^40", t->dump()));
+      r.timeoutUs = static_cast<int64_t>(t->get<uint64_t>());
+    }
+  }
   const json* inputs = member(j, "inputs");
   if (!inputs || !inputs->is_array()) badRequest("the request needs an 'inputs' list");
   const char* binary = body.data() + jsonSize;
@@ -325,7 +365,9 @@ HttpFrontend::HttpFrontend(Server& server) : server_(server), http_(std::make_un
     if (!ready) res.status = 503;
   });
   h.Get("/v2", [](const httplib::Request&, httplib::Response& res) {
-    sendJson(res, json{{"name", "torchless"}, {"version", TORCHLESS_SERVER_VERSION}, {"extensions", {"binary_tensor_data"}}});
+    sendJson(res, json{{"name", "torchless"},
+                       {"version", TORCHLESS_SERVER_VERSION},
+                       {"extensions", {"binary_tensor_data", "model_repository"}}});
   });
   h.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
     res.status = 200;
@@ -357,6 +399,46 @@ HttpFrontend::HttpFrontend(Server& server) : server_(server), http_(std::make_un
                          {"inputs", tensors(md.inputs)}, {"outputs", tensors(md.outputs)}});
     });
   });
+  // Triton's model repository extension (Note [Repository API] in server/server.h).
+  h.Post(
+      "/v2/repository/index", [this, guarded](const httplib::Request& req, httplib::Response& res) {
+        guarded(res, [&] {
+          const json j = repositoryBody(req.body, "repository index");
+          for (auto it = j.begin(); it != j.end(); ++it)
+            if (it.key() != "ready" && it.key() != "repository_name")
+              badRequest(fmt::format(
+                  "repository index: unknown key '{}' (known: ready, repository_name)", it.key()));
+          bool readyOnly = false;
+          if (const json* r = member(j, "ready")) {
+            if (!r->is_boolean()) badRequest("repository index: 'ready' must be true or false");
+            readyOnly = r->get<bool>();
+          }
+          json out = json::array();
+          for (const auto& e : server_.repositoryIndex(readyOnly)) {
+            json m{{"name", e.name}, {"state", e.state}};
+            if (!e.version.empty()) m["version"] = e.version;
+            if (!e.reason.empty()) m["reason"] = e.reason;
+            out.push_back(std::move(m));
+          }
+          sendJson(res, out);
+        });
+      });
+  h.Post(R"(/v2/repository/models/([^/]+)/(load|unload))",
+         [this, guarded](const httplib::Request& req, httplib::Response& res) {
+           const std::string name = req.matches[1], action = req.matches[2];
+           guarded(res, [&] {
+             const json j = repositoryBody(req.body, "model " + action);
+             if (action == "load") {
+               checkRepositoryParameters(j, "model load", {});
+               server_.loadModel(name);
+             } else {
+               checkRepositoryParameters(j, "model unload",
+                                         {"unload_dependents"});  // no ensembles: no dependents
+               server_.unloadModel(name);
+             }
+             res.status = 200;  // Triton answers a load or unload with an empty body
+           });
+         });
   h.Post(R"(/v2/models/([^/]+)(?:/versions/([^/]+))?/infer)", [this](const httplib::Request& req, httplib::Response& res) {
     const std::string model = req.matches[1];
     InferRequest request;

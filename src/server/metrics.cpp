@@ -1,5 +1,11 @@
 #include "server/metrics.h"
 
+#include "core/storage.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+
 #include <fmt/format.h>
 
 #include <memory>
@@ -112,6 +118,22 @@ std::string Metrics::text() const {
   out += "# HELP torchless_inference_requests_in_flight Requests accepted and not yet answered.\n";
   out += "# TYPE torchless_inference_requests_in_flight gauge\n";
   for (const auto& [name, m] : models_) m->writeInFlight(out, name);
+  // The process (Prometheus' standard name) and the tensor allocator's cache: what memory
+  // the server holds, to watch for growth.
+  long pages = 0, resident = 0;
+  if (FILE* f = std::fopen("/proc/self/statm", "r")) {
+    if (std::fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
+    std::fclose(f);
+  }
+  out += "# HELP process_resident_memory_bytes Resident memory size in bytes.\n";
+  out += "# TYPE process_resident_memory_bytes gauge\n";
+  out += fmt::format("process_resident_memory_bytes {}\n",
+                     static_cast<int64_t>(resident) * sysconf(_SC_PAGESIZE));
+  out +=
+      "# HELP torchless_allocator_cached_bytes Freed tensor blocks kept for reuse (Note [Caching "
+      "allocator]).\n";
+  out += "# TYPE torchless_allocator_cached_bytes gauge\n";
+  out += fmt::format("torchless_allocator_cached_bytes {}\n", Storage::cachedBytes());
   return out;
 }
 

@@ -5,6 +5,7 @@
 //   torchless_queue_duration_seconds{model}            histogram: waiting for an instance
 //   torchless_batch_size{model}                        histogram: requests' rows per execution
 //   torchless_inference_requests_in_flight{model}      gauge: accepted, not yet answered
+//   process_resident_memory_bytes, torchless_allocator_cached_bytes   gauges of the process
 
 #include <array>
 #include <cstdint>

@@ -102,10 +102,28 @@ ModelConfig parseModelConfig(const std::string& text, const std::string& place) 
   }
   if (j.contains("dynamic_batching")) {
     const json& d = j["dynamic_batching"];
-    checkKeys(d, {"max_queue_delay_microseconds", "preferred_batch_size"}, "dynamic_batching", place);
+    checkKeys(d, {"max_queue_delay_microseconds", "preferred_batch_size", "default_queue_policy"},
+              "dynamic_batching", place);
     c.dynamicBatching = true;
     if (d.contains("max_queue_delay_microseconds"))
       c.maxQueueDelayUs = intValue(d["max_queue_delay_microseconds"], "max_queue_delay_microseconds", 0, 10'000'000, place);
+    if (d.contains("default_queue_policy")) {
+      const json& q = d["default_queue_policy"];
+      checkKeys(q, {"default_timeout_microseconds", "allow_timeout_override", "timeout_action"},
+                "dynamic_batching.default_queue_policy", place);
+      if (q.contains("default_timeout_microseconds"))
+        c.defaultTimeoutUs = intValue(q["default_timeout_microseconds"],
+                                      "default_timeout_microseconds", 0, int64_t{1} << 40, place);
+      if (q.contains("allow_timeout_override")) {
+        if (!q["allow_timeout_override"].is_boolean())
+          configError(place, "'allow_timeout_override' must be true or false");
+        c.allowTimeoutOverride = q["allow_timeout_override"].get<bool>();
+      }
+      if (q.contains("timeout_action") && q["timeout_action"] != "REJECT")
+        configError(place,
+                    "timeout_action: only \"REJECT\" is supported (a timed-out request is answered "
+                    "with an error)");
+    }
     if (c.maxBatchSize == 0) configError(place, "dynamic_batching needs max_batch_size > 0");
   }
   if (j.contains("threads")) c.threads = static_cast<int>(intValue(j["threads"], "threads", 1, 4096, place));
@@ -127,45 +145,81 @@ ModelConfig parseModelConfig(const std::string& text, const std::string& place) 
 
 // ---- the repository ----
 
+namespace {
+
+bool isVersionName(const std::string& v) {
+  return !v.empty() && v.size() <= 18 &&
+         std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// The highest VERSION of `dir` holding model.pt ("" when none).
+std::string highestVersion(const fs::path& dir) {
+  std::error_code ec;
+  int64_t best = -1;
+  std::string version;
+  for (const auto& v : fs::directory_iterator(dir, ec)) {
+    const std::string vname = v.path().filename().string();
+    if (!v.is_directory(ec) || !isVersionName(vname) ||
+        !fs::is_regular_file(v.path() / "model.pt", ec))
+      continue;
+    const int64_t n = std::stoll(vname);
+    if (n > best) {
+      best = n;
+      version = vname;
+    }
+  }
+  return version;
+}
+
+std::vector<fs::path> modelDirs(const std::string& repository, std::error_code& ec) {
+  std::vector<fs::path> dirs;
+  std::error_code entry;
+  for (const auto& e : fs::directory_iterator(repository, ec))
+    if (e.is_directory(entry) && e.path().filename().string()[0] != '.') dirs.push_back(e.path());
+  std::sort(dirs.begin(), dirs.end());
+  return dirs;
+}
+
+}  // namespace
+
+ModelSource scanModel(const std::string& dirName) {
+  const fs::path dir(dirName);
+  ModelSource s;
+  s.name = dir.filename().string();
+  s.version = highestVersion(dir);
+  if (s.version.empty())
+    throw Error("model directory has no VERSION/model.pt (Triton's layout: NAME/1/model.pt)",
+                dir.string());
+  s.path = (dir / s.version / "model.pt").string();
+  const fs::path config = dir / "config.json";
+  if (fs::exists(config)) {
+    std::ifstream in(config, std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    if (!in) throw Error("cannot read", config.string());
+    s.config = parseModelConfig(text.str(), config.string());
+  }
+  return s;
+}
+
 std::vector<ModelSource> scanRepository(const std::string& repository) {
   std::error_code ec;
-  if (!fs::is_directory(repository, ec)) throw Error("model repository is not a directory", repository);
-  std::vector<fs::path> dirs;
-  for (const auto& e : fs::directory_iterator(repository, ec))
-    if (e.is_directory() && e.path().filename().string()[0] != '.') dirs.push_back(e.path());
-  if (ec) throw Error(fmt::format("cannot read the model repository: {}", ec.message()), repository);
-  std::sort(dirs.begin(), dirs.end());
+  if (!fs::is_directory(repository, ec))
+    throw Error("model repository is not a directory", repository);
+  const std::vector<fs::path> dirs = modelDirs(repository, ec);
+  if (ec)
+    throw Error(fmt::format("cannot read the model repository: {}", ec.message()), repository);
   std::vector<ModelSource> out;
-  for (const auto& dir : dirs) {
-    ModelSource s;
-    s.name = dir.filename().string();
-    int64_t best = -1;
-    for (const auto& v : fs::directory_iterator(dir, ec)) {
-      const std::string vname = v.path().filename().string();
-      if (!v.is_directory() || vname.empty() || vname.size() > 18 ||
-          !std::all_of(vname.begin(), vname.end(), [](char c) { return c >= '0' && c <= '9'; }))
-        continue;
-      if (!fs::is_regular_file(v.path() / "model.pt")) continue;
-      const int64_t n = std::stoll(vname);
-      if (n > best) {
-        best = n;
-        s.version = vname;
-        s.path = (v.path() / "model.pt").string();
-      }
-    }
-    if (best < 0)
-      throw Error("model directory has no VERSION/model.pt (Triton's layout: NAME/1/model.pt)", dir.string());
-    const fs::path config = dir / "config.json";
-    if (fs::exists(config)) {
-      std::ifstream in(config, std::ios::binary);
-      std::stringstream text;
-      text << in.rdbuf();
-      if (!in) throw Error("cannot read", config.string());
-      s.config = parseModelConfig(text.str(), config.string());
-    }
-    out.push_back(std::move(s));
-  }
+  for (const auto& dir : dirs) out.push_back(scanModel(dir.string()));
   if (out.empty()) throw Error("model repository holds no model (expected NAME/VERSION/model.pt)", repository);
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> listRepository(const std::string& repository) {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::error_code ec;
+  for (const auto& dir : modelDirs(repository, ec))
+    out.emplace_back(dir.filename().string(), highestVersion(dir));
   return out;
 }
 

@@ -12,7 +12,9 @@
 //    "input":  [{"name": "x", "data_type": "TYPE_FP32", "dims": [3, 224, 224]}],
 //    "output": [{"name": "logits", "data_type": "TYPE_FP32", "dims": [1000]}],
 //    "instance_group": [{"count": 2}],    model instances (default 1)
-//    "dynamic_batching": {"max_queue_delay_microseconds": 500},
+//    "dynamic_batching": {"max_queue_delay_microseconds": 500,
+//                         "default_queue_policy": {"default_timeout_microseconds": 100000,
+//                                                  "allow_timeout_override": true}},
 //    "threads": 1,                        per instance (default: the budget shared out)
 //    "max_queue_size": 64,                requests waiting (default: --max-queue)
 //    "compile": {"precision": "fp32", "min_block_size": 3}}   torchless::compile at load
@@ -20,6 +22,9 @@
 // exclude the batch dimension when max_batch_size > 0, and -1 marks a free dimension. Input
 // names are forward's parameters in order (the config may rename them); outputs are the result
 // flattened as `torchless run` writes them, named output__0, output__1 ... unless configured.
+// default_queue_policy follows Triton: requests time out after default_timeout_microseconds
+// (Note [Serving execution]); a request's own `timeout` parameter may shorten it only when
+// allow_timeout_override is true. Without a default, a request's `timeout` applies as given.
 // Without config.json nothing declares dtypes or shapes (TorchScript keeps neither): any
 // datatype is accepted and metadata says FP32 with shape [-1].
 
@@ -30,6 +35,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace torchless::serve {
@@ -51,6 +57,8 @@ struct ModelConfig {
   int threads = 0;
   bool dynamicBatching = false;
   int64_t maxQueueDelayUs = 0;
+  int64_t defaultTimeoutUs = 0;  // 0: none
+  bool allowTimeoutOverride = false;
   int64_t maxQueueSize = 0;
   bool compile = false;
   std::string precision = "fp32";
@@ -73,6 +81,12 @@ struct ModelSource {
 /// torchless::Error naming the directory or file for a missing repository, a model with no
 /// version holding model.pt, or a bad config.json.
 std::vector<ModelSource> scanRepository(const std::string& repository);
+/// One model directory of a repository (its highest version, its config.json). Throws
+/// torchless::Error naming the directory or file, as scanRepository.
+ModelSource scanModel(const std::string& dir);
+/// The model directories of a repository with their highest version holding model.pt ("" when
+/// none), without reading configs. Throws nothing; an unreadable repository lists nothing.
+std::vector<std::pair<std::string, std::string>> listRepository(const std::string& repository);
 
 /// A loaded model: its instances and its calling convention.
 class ServedModel {

@@ -13,6 +13,7 @@ int ServeError::httpStatus() const {
     case ErrorKind::Unavailable: return 429;
     case ErrorKind::ModelFailed:
     case ErrorKind::Internal: return 500;
+    case ErrorKind::Timeout: return 504;
   }
   return 500;
 }

@@ -18,15 +18,16 @@ namespace torchless::serve {
 /// What went wrong, in the protocol's classes. HTTP status / gRPC code:
 ///   BadRequest 400 / INVALID_ARGUMENT, NotFound 400 / NOT_FOUND (an unknown model or version),
 ///   Unavailable 429 / UNAVAILABLE (queue full, shutting down, not ready),
-///   ModelFailed 500 / INTERNAL (the model raised), Internal 500 / INTERNAL.
-enum class ErrorKind { BadRequest, NotFound, Unavailable, ModelFailed, Internal };
+///   ModelFailed 500 / INTERNAL (the model raised), Internal 500 / INTERNAL,
+///   Timeout 504 / DEADLINE_EXCEEDED (the request's timeout passed; google.rpc.Code's mapping).
+enum class ErrorKind { BadRequest, NotFound, Unavailable, ModelFailed, Internal, Timeout };
 
 /// An error answered to the client: `what()` is the message of the v2 error body.
 class ServeError : public std::runtime_error {
  public:
   ServeError(ErrorKind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}
   ErrorKind kind() const { return kind_; }
-  /// 400, 429 or 500.
+  /// 400, 429, 500 or 504.
   int httpStatus() const;
 
  private:
@@ -80,6 +81,8 @@ struct InferRequest {
   std::vector<std::pair<std::string, bool>> outputs;
   /// HTTP: request parameter binary_data_output (every output binary).
   bool binaryOutputs = false;
+  /// Triton's request parameter `timeout`, in microseconds (0: none given).
+  int64_t timeoutUs = 0;
 };
 
 /// One inference response.

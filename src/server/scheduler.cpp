@@ -32,13 +32,20 @@ IValue runForward(const Module& m, std::vector<IValue> args, const std::string& 
   }
 }
 
-Scheduler::Scheduler(ServedModel& model, size_t capacity, int threadsPerInstance, ModelMetrics& metrics)
-    : model_(model), capacity_(capacity), threads_(threadsPerInstance), metrics_(metrics) {}
+Scheduler::Scheduler(std::shared_ptr<const ServedModel> model, size_t capacity,
+                     int threadsPerInstance, ModelMetrics& metrics)
+    : model_(std::move(model)),
+      batching_(model_->batchable()),
+      capacity_(capacity),
+      threads_(threadsPerInstance),
+      metrics_(metrics),
+      busy_(model_->instanceCount(), 0) {}
 
 Scheduler::~Scheduler() { stop(); }
 
 void Scheduler::start() {
-  for (size_t i = 0; i < model_.instanceCount(); ++i) workers_.emplace_back([this, i] { work(i); });
+  for (size_t i = 0; i < model_->instanceCount(); ++i)
+    workers_.emplace_back([this, i] { work(i); });
 }
 
 size_t Scheduler::queued() const {
@@ -46,23 +53,79 @@ size_t Scheduler::queued() const {
   return queue_.size();
 }
 
-std::future<Outcome> Scheduler::submit(std::vector<IValue> args) {
-  auto job = std::make_unique<Job>();
-  job->rows = model_.batchSize(args);
-  job->args = std::move(args);
-  job->enqueued = Clock::now();
-  std::future<Outcome> f = job->promise.get_future();
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (stopping_) throw ServeError(ErrorKind::Unavailable, "the server is shutting down");
-    if (queue_.size() >= capacity_)
-      throw ServeError(ErrorKind::Unavailable,
-                       fmt::format("model '{}' has {} requests waiting (its queue is full); retry later",
-                                   model_.name(), queue_.size()));
-    queue_.push_back(std::move(job));
+ServeError Scheduler::timeoutError(Clock::time_point enqueued, bool executing) const {
+  const double ms = std::chrono::duration<double, std::milli>(Clock::now() - enqueued).count();
+  return ServeError(
+      ErrorKind::Timeout,
+      executing
+          ? fmt::format("model '{}': the request's timeout passed after {:.1f} ms while it was "
+                        "executing; its result is dropped",
+                        model_->name(), ms)
+          : fmt::format("model '{}': the request's timeout passed after {:.1f} ms waiting in the "
+                        "queue; it was not run",
+                        model_->name(), ms));
+}
+
+Outcome Scheduler::run(std::vector<IValue> args, Clock::time_point deadline) {
+  const auto enqueued = Clock::now();
+  const bool hasDeadline = deadline != Clock::time_point::max();
+  std::unique_lock<std::mutex> lock(mu_);
+  if (stopping_)
+    throw ServeError(ErrorKind::Unavailable, fmt::format("model '{}' is stopping", model_->name()));
+  if (!batching_ && !hasDeadline && queue_.empty()) {
+    // An idle instance and nothing waiting: run here, with no hand-off to a worker.
+    for (size_t i = 0; i < busy_.size(); ++i) {
+      if (busy_[i]) continue;
+      busy_[i] = 1;
+      lock.unlock();
+      struct Release {  // the instance is idle again however forward ends
+        Scheduler* s;
+        size_t i;
+        ~Release() {
+          bool waiting;
+          {
+            std::lock_guard<std::mutex> l(s->mu_);
+            s->busy_[i] = 0;
+            waiting = !s->queue_.empty() || s->stopping_;
+          }
+          if (waiting) s->cv_.notify_all();
+        }
+      } release{this, i};
+      metrics_.queued(0);
+      torchless::setNumThreads(threads_);  // the calling thread's OpenMP team
+      Outcome o;
+      o.result = runForward(model_->instance(i), std::move(args), model_->name());
+      return o;
+    }
   }
+  auto job = std::make_unique<Job>();
+  job->rows = model_->batchSize(args);
+  job->args = std::move(args);
+  job->enqueued = enqueued;
+  job->deadline = deadline;
+  Job* const raw = job.get();
+  std::future<Outcome> f = job->promise.get_future();
+  if (queue_.size() >= capacity_)
+    throw ServeError(
+        ErrorKind::Unavailable,
+        fmt::format("model '{}' has {} requests waiting (its queue is full); retry later",
+                    model_->name(), queue_.size()));
+  queue_.push_back(std::move(job));
+  lock.unlock();
   cv_.notify_all();  // a worker gathering a batch and an idle one may both want it
-  return f;
+  if (hasDeadline && f.wait_until(deadline) == std::future_status::timeout) {
+    lock.lock();
+    for (auto it = queue_.begin(); it != queue_.end(); ++it)
+      if (it->get() == raw) {
+        queue_.erase(it);
+        throw timeoutError(enqueued, false);
+      }
+    lock.unlock();
+    // A worker took it: answer at the deadline unless the answer is there already.
+    if (f.wait_for(std::chrono::seconds(0)) == std::future_status::timeout)
+      throw timeoutError(enqueued, true);
+  }
+  return f.get();
 }
 
 void Scheduler::stop() {
@@ -102,7 +165,7 @@ void Scheduler::runAlone(const Module& m, Job& job, int64_t batchRows) {
     Outcome o;
     o.queueSeconds = queued;
     o.batchRows = batchRows;
-    o.result = runForward(m, std::move(job.args), model_.name());
+    o.result = runForward(m, std::move(job.args), model_->name());
     job.promise.set_value(std::move(o));
   } catch (...) {
     job.promise.set_exception(std::current_exception());
@@ -147,7 +210,7 @@ void Scheduler::runJoined(const Module& m, std::vector<std::unique_ptr<Job>>& jo
   IValue result;
   std::string failure;
   try {
-    result = runForward(m, std::move(args), model_.name());
+    result = runForward(m, std::move(args), model_->name());
   } catch (const ServeError& e) {
     failure = e.what();
   }
@@ -194,19 +257,33 @@ void Scheduler::runJoined(const Module& m, std::vector<std::unique_ptr<Job>>& jo
 
 void Scheduler::work(size_t instance) {
   torchless::setNumThreads(threads_);
-  const Module& m = model_.instance(instance);
-  const ModelConfig& c = model_.config();
-  const bool batching = model_.batchable();
+  const Module& m = model_->instance(instance);
+  const ModelConfig& c = model_->config();
   std::unique_lock<std::mutex> lock(mu_);
+  Clock::time_point freeSince = Clock::now();  // when this instance last became idle
   while (true) {
-    cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+    // Wait for work this instance can take (a request's thread may be using it); at a stop,
+    // end once the queue is empty.
+    cv_.wait(lock, [&] {
+      return (stopping_ && queue_.empty()) || (!queue_.empty() && !busy_[instance]);
+    });
     if (queue_.empty()) return;  // stopping, and nothing left
     std::vector<std::unique_ptr<Job>> jobs;
     jobs.push_back(std::move(queue_.front()));
     queue_.pop_front();
+    const auto now = Clock::now();
+    if (jobs[0]->deadline <= now) {  // its waiter is giving up; do not run it
+      jobs[0]->promise.set_exception(
+          std::make_exception_ptr(timeoutError(jobs[0]->enqueued, false)));
+      continue;
+    }
+    busy_[instance] = 1;
     int64_t total = jobs[0]->rows;
-    if (batching && total > 0 && total < c.maxBatchSize) {
-      const auto deadline = jobs[0]->enqueued + std::chrono::microseconds(c.maxQueueDelayUs);
+    if (batching_ && total > 0 && total < c.maxBatchSize) {
+      // Gather for at most the delay after the oldest request came, or after the instance became
+      // idle when the request waited for it (Note [Serving execution]).
+      const auto deadline =
+          std::max(jobs[0]->enqueued, freeSince) + std::chrono::microseconds(c.maxQueueDelayUs);
       while (true) {
         for (auto it = queue_.begin(); it != queue_.end() && total < c.maxBatchSize;) {
           if ((*it)->rows > 0 && total + (*it)->rows <= c.maxBatchSize && compatible(*jobs[0], **it)) {
@@ -224,14 +301,17 @@ void Scheduler::work(size_t instance) {
     lock.unlock();
     if (jobs.size() == 1) {
       metrics_.queued(std::chrono::duration<double>(Clock::now() - jobs[0]->enqueued).count());
-      if (batching) metrics_.batch(std::max<int64_t>(total, 1));
+      if (batching_) metrics_.batch(std::max<int64_t>(total, 1));
       runAlone(m, *jobs[0], total);
     } else {
       for (auto& j : jobs) metrics_.queued(std::chrono::duration<double>(Clock::now() - j->enqueued).count());
       metrics_.batch(total);
       runJoined(m, jobs, total);
     }
+    jobs.clear();
     lock.lock();
+    busy_[instance] = 0;
+    freeSince = Clock::now();
   }
 }
 

@@ -11,11 +11,26 @@
 //   (HTTP 429, gRPC UNAVAILABLE) instead of queueing without bound.
 // - Dynamic batching (Triton's): for a batchable model (ServedModel::batchable), a worker that
 //   takes a request also takes the waiting requests whose tensors match it in dtype and in every
-//   dimension but the first (and whose other arguments are equal), up to max_batch_size rows, waiting at most
-//   max_queue_delay_microseconds after the first request arrived for more; their inputs are
-//   concatenated along dimension 0, and every output, which must keep the batch as its first
-//   dimension, is split back. When a joined execution fails, each request runs alone, so one
-//   bad request fails only itself.
+//   dimension but the first (and whose other arguments are equal), up to max_batch_size rows,
+//   waiting at most max_queue_delay_microseconds for more after the first request arrived or, when
+//   it had to wait for the instance, after the instance became idle; their inputs are concatenated
+//   along dimension 0, and every output, which must keep the batch as its first dimension, is split
+//   back. When a joined execution fails, each request runs alone, so one bad request fails only
+//   itself. Why the delay restarts when the instance becomes idle: with the delay counted from the
+//   oldest request only, requests that waited through an execution have used it up, so an
+//   idle instance ran at once whatever had come by then. Closed-loop clients (8 of them, one
+//   instance) then fell into batches alternating 3 and 5 rows instead of 8 (resnet18: 0.7x the
+//   throughput of no batching, bench/RESULTS.md), the straggler batch running while the others'
+//   next requests were arriving. A request waits at most its time in a busy queue plus the delay.
+// - No hand-off when there is nothing to gather. Without dynamic batching, a request that finds
+//   the queue empty and an instance idle runs on the thread that received it (the HTTP or gRPC
+//   thread), as `torchless bench` runs it; only a request that must wait is queued for an
+//   instance's worker. A request with a timeout is always queued, so that its waiter can give
+//   up at the deadline.
+// - Timeouts (Triton's request parameter `timeout`). A queued request whose deadline passes is
+//   taken out of the queue and answered ErrorKind::Timeout; one that is already executing is
+//   answered Timeout at the deadline too, and its result is dropped when it comes (an execution
+//   cannot be interrupted).
 // - Shutdown. stop() lets the workers empty the queue, then joins them: every accepted request
 //   is answered.
 
@@ -42,42 +57,49 @@ struct Outcome {
 
 class Scheduler {
  public:
+  using Clock = std::chrono::steady_clock;
   /// Serves `model` (already loaded) with at most `capacity` waiting requests.
-  Scheduler(ServedModel& model, size_t capacity, int threadsPerInstance, ModelMetrics& metrics);
+  Scheduler(std::shared_ptr<const ServedModel> model, size_t capacity, int threadsPerInstance,
+            ModelMetrics& metrics);
   ~Scheduler();
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
 
   /// Starts one worker per instance.
   void start();
-  /// Queues a request's bound arguments. The future gives the outcome, or throws ServeError
-  /// (ModelFailed, BadRequest, Internal). Throws ServeError(Unavailable) when the queue is
-  /// full or the scheduler is stopping.
-  std::future<Outcome> submit(std::vector<IValue> args);
+  /// Runs a request's bound arguments: at once on the calling thread when no batching is
+  /// configured, the queue is empty, an instance is idle and there is no deadline; otherwise
+  /// through the queue, waiting at most until `deadline` (Clock::time_point::max(): none).
+  /// Throws ServeError: Unavailable when the queue is full or the scheduler is stopping,
+  /// Timeout when the deadline passes first, and what runForward throws.
+  Outcome run(std::vector<IValue> args, Clock::time_point deadline);
   /// Answers every queued request, then joins the workers. Idempotent.
   void stop();
   size_t queued() const;
 
  private:
-  using Clock = std::chrono::steady_clock;
   struct Job {
     std::vector<IValue> args;
     int64_t rows = 0;
     std::promise<Outcome> promise;
     Clock::time_point enqueued;
+    Clock::time_point deadline = Clock::time_point::max();
   };
   void work(size_t instance);
   bool compatible(const Job& a, const Job& b) const;
   void runAlone(const Module& m, Job& job, int64_t batchRows);
   void runJoined(const Module& m, std::vector<std::unique_ptr<Job>>& jobs, int64_t rows);
 
-  ServedModel& model_;
+  ServeError timeoutError(Clock::time_point enqueued, bool executing) const;
+  std::shared_ptr<const ServedModel> model_;
+  bool batching_;
   size_t capacity_;
   int threads_;
   ModelMetrics& metrics_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::unique_ptr<Job>> queue_;
+  std::vector<char> busy_;  // per instance: executing (on its worker or on a request's thread)
   bool stopping_ = false;
   std::vector<std::thread> workers_;
 };

@@ -7,7 +7,11 @@
 #                      every bad input answered 400/500 while the server goes on, metrics, logs
 #   server.grpc        grpc_test.py (pytest, grpcio; the proto compiled by grpc_tools at test time)
 #   server.lifecycle   lifecycle_test.py: start-up errors and exit codes, back-pressure (429),
+#                      RSS flat over 10,000 requests of batch sizes 1..8,
 #                      SIGTERM under load answering every accepted request
+#   server.repository  repository_test.py: Triton's repository API (index, load, unload, reload
+#                      of a new version, failed loads) over HTTP and gRPC, request timeouts
+#                      (parameter, config default, gRPC deadline), each with its bad inputs
 #   server.deploy      deploy_test.py: deploy/ manifests parse (yaml), agree, and their args,
 #                      ports and probe paths start and answer on a real server
 # Servers pick free ports (port 0) and are killed at the end of each test; ctest's TIMEOUT
@@ -18,7 +22,7 @@ add_test(NAME server.gen_models
   COMMAND ${TORCHLESS_ORACLE_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/gen_serve_models.py ${_server_models})
 set_tests_properties(server.gen_models PROPERTIES FIXTURES_SETUP server_models TIMEOUT 300
   ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1;OMP_NUM_THREADS=1")
-foreach(_t rest grpc lifecycle deploy)
+foreach(_t rest grpc lifecycle repository deploy)
   add_test(NAME server.${_t}
     COMMAND ${TORCHLESS_ORACLE_PYTHON} -m pytest -q -p no:cacheprovider ${CMAKE_CURRENT_LIST_DIR}/${_t}_test.py
     WORKING_DIRECTORY ${PROJECT_BINARY_DIR})

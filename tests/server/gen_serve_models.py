@@ -12,6 +12,9 @@ OUT/repo is a Triton-style model repository (NAME/VERSION/model.pt, NAME/config.
   raiser       forward(x: Tensor, flag: int) raises RuntimeError("bad flag 2") when flag == 2
   slow         forward(x: Tensor, iters: int): iters matrix products (for queueing tests);
                1 instance, 1 thread
+  wide         a one-conv net on x [N,3,64,64] (inputs of 48 KiB a row: the tensor allocator's
+               cached sizes), dynamic batching up to 8; wide_plain the same without batching
+               (for the memory test)
 OUT/cases.npz  inputs and PyTorch's outputs.
 """
 import json
@@ -79,6 +82,15 @@ class Slow(torch.nn.Module):
         return y
 
 
+class Wide(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 3, padding=1)
+
+    def forward(self, x):
+        return torch.relu(self.conv(x)).mean(dim=(2, 3))
+
+
 clf = Classifier().eval()
 with torch.no_grad():
     clf.bn.running_mean.uniform_(-0.5, 0.5)
@@ -107,6 +119,9 @@ save("multi", 1, torch.jit.script(Multi()), {
 save("words", 1, torch.jit.script(Words()))
 save("raiser", 1, torch.jit.script(Raiser()))
 save("slow", 1, torch.jit.script(Slow()), {"threads": 1, "max_queue_size": 2})
+wide = {"max_batch_size": 8, "input": [{"name": "x", "data_type": "TYPE_FP32", "dims": [3, 64, 64]}], "threads": 1}
+save("wide", 1, torch.jit.script(Wide().eval()), {**wide, "dynamic_batching": {"max_queue_delay_microseconds": 500}})
+save("wide_plain", 1, torch.jit.script(Wide().eval()), wide)
 
 x = torch.randn(3, 3, 8, 8)
 mx = torch.randn(2, 3)
