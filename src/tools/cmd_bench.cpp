@@ -197,8 +197,9 @@ class TraceRecorder final : public OpObserver {
   std::vector<std::pair<std::string, double>> buildSteps() const {
     std::vector<std::pair<std::string, double>> out;
     for (const auto& sp : spans_)
-      if (sp.category == "build" && (sp.name == "freeze" || sp.name == "partition" || sp.name == "specialize" || sp.name == "prepare" ||
-                                      sp.name == "engine plan"))
+      if (sp.category == "build" &&
+          (sp.name == "freeze" || sp.name == "partition" || sp.name == "specialize" ||
+           sp.name == "prepare" || sp.name == "engine plan"))
         out.emplace_back(sp.name, sp.dur / 1000.0);
     return out;
   }
@@ -341,17 +342,25 @@ void benchCommand(const BenchOptions& o) {
   }
 
   if (o.json) {
-    nlohmann::json j = {{"model", o.model},        {"method", o.method},
-                        {"threads", ops::getNumThreads()}, {"runs", o.runs},
-                        {"warmup", o.warmup},      {"load_ms", loadMs},
-                        {"read_ms", readMs},       {"build_ms", buildMs},
+    nlohmann::json j = {{"model", o.model},
+                        {"method", o.method},
+                        {"threads", ops::getNumThreads()},
+                        {"runs", o.runs},
+                        {"warmup", o.warmup},
+                        {"load_ms", loadMs},
+                        {"read_ms", readMs},
+                        {"build_ms", buildMs},
                         {"prepared", prepared},
-                        {"median_ms", median},     {"min_ms", times.front()},
-                        {"max_ms", times.back()},  {"p50_ms", p50},
-                        {"p90_ms", p90},           {"p99_ms", p99},
+                        {"median_ms", median},
+                        {"min_ms", times.front()},
+                        {"max_ms", times.back()},
+                        {"p50_ms", p50},
+                        {"p90_ms", p90},
+                        {"p99_ms", p99},
                         {"batch", o.batch > 0 ? nlohmann::json(o.batch) : nlohmann::json(nullptr)},
                         {"concurrency", o.concurrency},
-                        {"inferences_per_s", ips}, {"peak_rss_mib", peakRssMiB()}};
+                        {"inferences_per_s", ips},
+                        {"peak_rss_mib", peakRssMiB()}};
     if (firstMs >= 0) j["first_call_ms"] = firstMs;
     // CPU time of the process: what the load and the calls cost when other processes share the
     // cores (their wall times also count the others' turns). Median over the timed calls with
@@ -371,8 +380,8 @@ void benchCommand(const BenchOptions& o) {
   std::cout << fmt::format("model: {} ({})\n", o.model, o.method)
             << fmt::format("threads: {}{}\n", ops::getNumThreads(),
                            o.threads > 0 ? "" : " (default: the cores other processes leave idle)")
-            << fmt::format("load: {:.2f} ms (read {:.2f} ms, build {:.2f} ms{})\n", loadMs, readMs, buildMs,
-                           prepared ? ", engines planned for these inputs" : "");
+            << fmt::format("load: {:.2f} ms (read {:.2f} ms, build {:.2f} ms{})\n", loadMs, readMs,
+                           buildMs, prepared ? ", engines planned for these inputs" : "");
   if (firstMs >= 0) std::cout << fmt::format("first call: {:.3f} ms\n", firstMs);
   if (o.batch > 0 || o.concurrency > 1)
     std::cout << fmt::format("batch: {}, concurrency: {}\n", o.batch > 0 ? std::to_string(o.batch) : "as given",

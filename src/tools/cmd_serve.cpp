@@ -24,7 +24,8 @@ int runServerModule(const serve::ServeOptions& o) {
   if (!lib) throw Error(fmt::format("serve: cannot load the server library: {}", dlerror()));
   using Entry = int (*)(const serve::ServeOptions*);
   auto run = reinterpret_cast<Entry>(dlsym(lib, "torchless_serve_run"));
-  if (!run) throw Error(fmt::format("serve: libtorchless_server.so has no entry point: {}", dlerror()));
+  if (!run)
+    throw Error(fmt::format("serve: libtorchless_server.so has no entry point: {}", dlerror()));
   return run(&o);  // the library stays open: its threads and statics live until exit
 }
 

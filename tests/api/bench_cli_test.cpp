@@ -79,7 +79,8 @@ TEST(BenchCli, FlagsParseAndPrint) {
   // The load is the read and the build at these inputs' shapes (Note [Preparing at load]).
   EXPECT_TRUE(o.at("prepared").get<bool>()) << j.out;
   EXPECT_GE(o.at("build_ms").get<double>(), 0.0);
-  EXPECT_NEAR(o.at("load_ms").get<double>(), o.at("read_ms").get<double>() + o.at("build_ms").get<double>(), 1e-6);
+  EXPECT_NEAR(o.at("load_ms").get<double>(),
+              o.at("read_ms").get<double>() + o.at("build_ms").get<double>(), 1e-6);
 }
 
 TEST(BenchCli, BadFlagsAreUsageOrUserErrors) {

@@ -3,8 +3,8 @@
 // runtime/op_observer.h, not timed) and still gives PyTorch's numbers; a method whose run could
 // be seen (module state, prints) is not run by it.
 #include "api/pipeline.h"
-#include "oracle_util.h"
 #include "ops/shape.h"
+#include "oracle_util.h"
 #include "runtime/op_observer.h"
 
 #include <nlohmann/json.hpp>
@@ -25,7 +25,8 @@ class BuildCounter : public OpObserver {
   ~BuildCounter() override { setOpObserver(nullptr); }
   void onOpStart(const Node&) override {}
   void onOpEnd(const Node&) override {}
-  void onSpan(const char* category, const std::string&, const std::string&, std::chrono::steady_clock::time_point,
+  void onSpan(const char* category, const std::string&, const std::string&,
+              std::chrono::steady_clock::time_point,
               std::chrono::steady_clock::time_point) override {
     if (std::string(category) == "build") ++builds;
   }
@@ -45,7 +46,8 @@ Case readCase(const fs::path& dir) {
   c.m = load((dir / "model.pt").string());
   std::vector<std::string> words;
   for (const auto& w : meta["args"]) words.push_back(resolveWord(w.get<std::string>(), dir));
-  c.args = parseInputs(words, c.m.methodParams("forward"), [](const std::string& p) { return loadNpy(p); });
+  c.args = parseInputs(words, c.m.methodParams("forward"),
+                       [](const std::string& p) { return loadNpy(p); });
   for (const auto& o : meta["outputs"]) c.outputs.push_back(dir / o.get<std::string>());
   c.rtol = meta.contains("rtol") ? meta["rtol"].get<double>() : 1e-4;
   c.atol = meta.contains("atol") ? meta["atol"].get<double>() : 1e-4;
@@ -57,7 +59,8 @@ void expectPyTorchsNumbers(const Case& c, const IValue& out, const std::string& 
   ASSERT_EQ(outs.size(), c.outputs.size()) << what;
   for (size_t i = 0; i < outs.size(); ++i) {
     ASSERT_TRUE(outs[i].tensor.has_value()) << what;
-    EXPECT_TRUE(allClose(*outs[i].tensor, loadNpy(c.outputs[i].string()), c.rtol, c.atol)) << what << ", output " << i;
+    EXPECT_TRUE(allClose(*outs[i].tensor, loadNpy(c.outputs[i].string()), c.rtol, c.atol))
+        << what << ", output " << i;
   }
 }
 
