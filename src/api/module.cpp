@@ -80,10 +80,11 @@ std::vector<ParamSpec> Module::methodParams(const std::string& name) const {
   return params;
 }
 
-IValue Module::runMethod(const std::string& name, std::vector<IValue> inputs) const {
-  const GraphFunction* fn = findMethod(name);
-  if (!fn) throw noSuchMethod(name);
-  const auto& args = fn->schema().arguments();
+namespace {
+// Checks the count of `inputs` (self excluded) against `fn`'s schema and appends the defaults
+// of missing trailing arguments.
+void fillDefaults(const GraphFunction& fn, const std::string& name, std::vector<IValue>& inputs) {
+  const auto& args = fn.schema().arguments();
   const size_t given = inputs.size() + 1;
   if (given > args.size())
     throw Error(fmt::format("{}() takes {} argument{} but {} were given", name, args.size() - 1,
@@ -93,6 +94,23 @@ IValue Module::runMethod(const std::string& name, std::vector<IValue> inputs) co
       throw Error(fmt::format("{}() missing value for argument '{}'", name, args[i].name()));
     inputs.push_back(*args[i].defaultValue());
   }
+}
+}  // namespace
+
+bool Module::prepare(const std::string& name, const std::vector<IValue>& inputs) const {
+  const GraphFunction* fn = findMethod(name);
+  if (!fn) throw noSuchMethod(name);
+  if (!exec_ || !passes::jitOptimizationsEnabled()) return false;
+  std::vector<IValue> filled = inputs;
+  fillDefaults(*fn, name, filled);
+  ops::adaptThreadsToLoad();  // engine plans are made for the thread count of the calls
+  return preparePlan(*executionPlan(name), filled);
+}
+
+IValue Module::runMethod(const std::string& name, std::vector<IValue> inputs) const {
+  const GraphFunction* fn = findMethod(name);
+  if (!fn) throw noSuchMethod(name);
+  fillDefaults(*fn, name, inputs);
   ops::adaptThreadsToLoad();  // Note [Threads that never hurt] in ops/core_parallelism.h
   if (exec_ && passes::jitOptimizationsEnabled()) {
     std::shared_ptr<const ExecutionPlan> plan = executionPlan(name);

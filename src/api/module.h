@@ -63,6 +63,18 @@ class Module {
   IValue runMethod(const std::string& name, std::vector<IValue> inputs) const;
   /// The execution plan of method `name` (built now if it was not). Throws as runMethod.
   std::shared_ptr<const ExecutionPlan> executionPlan(const std::string& name) const;
+  /// Builds now what the first call of method `name` with inputs like `inputs` (self excluded,
+  /// missing trailing arguments take their defaults) would build, so that call only executes
+  /// (Note [Preparing at load] in api/pipeline.h): the execution plan, the specialization for
+  /// the inputs' signature, each engine's plan for their shapes (oneDNN primitives, reordered
+  /// weights, the arena) and the kernels' caches. It runs the method once (twice when it is
+  /// specialized) on copies of `inputs` and discards the result, as TensorRT's builder runs its
+  /// layers on the profile's shapes. Returns false, having run nothing, when the method runs as
+  /// loaded (it keeps module state), when its graph prints, draws random numbers or
+  /// calls Python (a preparation run would be observable), when an input cannot be copied (an
+  /// object, a dict, a non-contiguous tensor), or under TORCHLESS_JIT=0. An error of the
+  /// preparation run is not thrown (the call that follows reports it); returns false then.
+  bool prepare(const std::string& name, const std::vector<IValue>& inputs) const;
   /// The method's function (self is its first graph input); nullptr when there is none.
   const GraphFunction* findMethod(const std::string& name) const;
   /// Method names of the root class, in definition order.

@@ -3,6 +3,7 @@
 
 #include "api/freeze.h"
 #include "core/error.h"
+#include "ir/operator_registry.h"
 #include "passes/passes.h"
 #include "runtime/kernel.h"
 #include "runtime/op_observer.h"
@@ -246,6 +247,82 @@ IValue runExecutionPlan(const ExecutionPlan& plan, std::vector<IValue> inputs) {
     if (sp) return runGraphCode(*sp->code, sp->graph->outputs().size(), plan.self, std::move(inputs));
   }
   return runGraphCode(*plan.code, plan.graph->outputs().size(), plan.self, std::move(inputs));
+}
+
+namespace {
+
+// True when running the block could be seen outside its result (Note [Preparing at load]).
+// Raising is not (the error is dropped, the real call raises it), nor is aten::warn: it prints
+// once per call site of a compiled graph (builtin_ops.cpp), and the preparation runs the same
+// compiled graphs as the calls, so a warning moves from the first call to the load.
+bool observableWithin(const Block* b) {
+  static const Symbol kWarn = Symbol::fromQualString("aten::warn");
+  static const Symbol kPythonOp = Symbol::fromQualString("prim::PythonOp");
+  static const Symbol kIgnoredPythonOp = Symbol::fromQualString("prim::IgnoredPythonOp");
+  for (const Node* n : b->nodes()) {
+    const Symbol k = n->kind();
+    if (k == prim::Print || k == kPythonOp || k == kIgnoredPythonOp) return true;
+    if (n->isNondeterministic()) return true;
+    if (k != prim::RaiseException && k != kWarn) {
+      const OpInfo* op = n->maybeOperator();
+      if (op && op->hasSideEffects) return true;
+    }
+    for (const Block* sub : n->blocks())
+      if (observableWithin(sub)) return true;
+  }
+  return false;
+}
+
+// A copy of `v` that the method may write into without touching `v`: tensors cloned (when
+// contiguous, so that the copy has the same signature), tuples and lists copied element by
+// element. nullopt for what cannot be copied that way.
+std::optional<IValue> copyForPreparation(const IValue& v, int depth = 0) {
+  if (v.isTensor()) {
+    const Tensor& t = v.toTensor();
+    if (!t.isContiguous()) return std::nullopt;
+    return IValue(t.clone());
+  }
+  if ((v.isTuple() || v.isList()) && depth < 8) {
+    const std::vector<IValue>& elems = v.isTuple() ? v.toTuple()->elements : v.toList()->list;
+    std::vector<IValue> copies;
+    copies.reserve(elems.size());
+    for (const IValue& e : elems) {
+      std::optional<IValue> c = copyForPreparation(e, depth + 1);
+      if (!c) return std::nullopt;
+      copies.push_back(std::move(*c));
+    }
+    if (v.isTuple()) return IValue(TupleImpl::create(std::move(copies), v.toTuple()->type));
+    return IValue(ListImpl::create(v.toList()->elementType, std::move(copies)));
+  }
+  if (v.isNone() || v.isScalar() || v.isString() || v.isDevice()) return v;
+  return std::nullopt;
+}
+
+}  // namespace
+
+bool preparePlan(const ExecutionPlan& plan, const std::vector<IValue>& inputs) {
+  if (!plan.code) return false;  // runs as loaded: it keeps module state
+  if (observableWithin(plan.graph->block())) return false;
+  if (plan.frozenGraph && observableWithin(plan.frozenGraph->block())) return false;
+  // Two runs when the first one only specializes (Note [Specialization]): the second builds
+  // the specialization's engine plans.
+  const int runs = plan.frozenGraph ? 2 : 1;
+  BuildSpan span("prepare", plan.qualname);
+  for (int i = 0; i < runs; ++i) {
+    std::vector<IValue> copies;
+    copies.reserve(inputs.size());
+    for (const IValue& v : inputs) {
+      std::optional<IValue> c = copyForPreparation(v);
+      if (!c) return false;
+      copies.push_back(std::move(*c));
+    }
+    try {
+      (void)runExecutionPlan(plan, std::move(copies));
+    } catch (const Error&) {
+      return false;  // the real call reports it
+    }
+  }
+  return true;
 }
 
 void appendSignature(const std::vector<IValue>& inputs, std::vector<int64_t>& out) {

@@ -32,6 +32,23 @@
 // The folding assumes, as PyTorch's guards on inputs do, that the rank, dtype and None-ness
 // of intermediate values follow from the inputs' signature (not from tensor values).
 
+// Note [Preparing at load]
+// The first call of a method builds (Note [Execution pipeline], [Specialization], Note [Engine
+// plans] in convert/engine/engine.h): freezing and partitioning, the specialization, and per
+// engine and input signature the oneDNN primitives, the weights reordered into their layouts
+// and the arena. Built on that call, it made the first call 4-350x the steady one (issue 13's
+// warm-up cliff). Module::prepare does it when the module is loaded and the inputs' shapes are
+// known (`bench`, as ONNX Runtime's session creation and TensorRT's engine build do): it builds
+// the plan and runs it on copies of the inputs, discarding the result, once more when the
+// first run only specialized. Engine plans are keyed by sizes, dtypes, contiguity and the
+// thread count, so the next call with inputs of the same signature finds everything built.
+// Nothing is run when running could be seen: a method that runs as loaded (it keeps module
+// state), a graph with prints, Python calls or random numbers (the op table's facts:
+// OpInfo::hasSideEffects other than raising and aten::warn, which prints once per call site of
+// the compiled graphs the calls run too; Node::isNondeterministic), or inputs that
+// cannot be copied (objects, dicts: the method could mutate them). Inputs are copied because
+// a frozen graph may still write into its inputs (`x.add_(1)`).
+
 #include "api/module.h"
 #include "convert/engine/partition.h"
 #include "runtime/interpreter.h"
@@ -91,6 +108,12 @@ std::shared_ptr<ExecutionPlan> buildExecutionPlan(const Module& module, const st
 /// A call with a new signature may first specialize the plan (Note [Specialization]).
 /// Throws what the model raises (torchless::Error).
 IValue runExecutionPlan(const ExecutionPlan& plan, std::vector<IValue> inputs);
+
+/// Builds what the first call of `plan` with inputs like `inputs` (self excluded, defaults
+/// filled) would build, by running it on copies of them (Note [Preparing at load]). Returns
+/// false, having run nothing, when that could be seen or the inputs cannot be copied; an
+/// error of the preparation run is swallowed (false: the real call reports it).
+bool preparePlan(const ExecutionPlan& plan, const std::vector<IValue>& inputs);
 
 /// The signature of `inputs` (Note [Specialization]), appended to `out`: per input, a tag,
 /// and for tensors their dtype and rank; tuples and lists of up to 16 elements recursively.

@@ -6,10 +6,28 @@
 #include "server/server.h"
 #include "tools/commands.h"
 
+#include <dlfcn.h>
 #include <fmt/format.h>
 
 namespace torchless::cli {
 namespace {
+
+// Note [Server loaded on use]
+// The server (libtorchless_server.so) links gRPC++, abseil, c-ares, cpp-httplib and OpenSSL:
+// ~40 shared libraries whose loading and relocation cost ~30 ms of CPU, twice what the rest of
+// the CLI's start-up costs. Only `serve` needs them, so the CLI does not link the server; it
+// opens it here, found through the CLI's run path (build/lib, or $ORIGIN/../lib installed),
+// and calls its one entry point (server/module_entry.cpp). Both link the same
+// libtorchless.so, so the op table and the kernels are shared, and exceptions pass through.
+int runServerModule(const serve::ServeOptions& o) {
+  void* lib = dlopen("libtorchless_server.so", RTLD_NOW | RTLD_LOCAL);
+  if (!lib) throw Error(fmt::format("serve: cannot load the server library: {}", dlerror()));
+  using Entry = int (*)(const serve::ServeOptions*);
+  auto run = reinterpret_cast<Entry>(dlsym(lib, "torchless_serve_run"));
+  if (!run)
+    throw Error(fmt::format("serve: libtorchless_server.so has no entry point: {}", dlerror()));
+  return run(&o);  // the library stays open: its threads and statics live until exit
+}
 
 struct ServeArgs {
   std::string repository;
@@ -32,7 +50,7 @@ void serveCommand(ServeArgs& a) {
   else o.logLevel = serve::LogLevel::Info;
   if (o.repository.empty() && o.models.empty())
     throw CLI::ValidationError("serve", "give a model REPOSITORY or --model NAME=MODEL.pt");
-  serve::runServer(o);
+  runServerModule(o);
 }
 
 }  // namespace

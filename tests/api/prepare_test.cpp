@@ -1,0 +1,174 @@
+// Note [Preparing at load] (api/pipeline.h): Module::prepare builds what the first call would,
+// so that call builds nothing (counted through the "build" spans every building step reports,
+// runtime/op_observer.h, not timed) and still gives PyTorch's numbers; a method whose run could
+// be seen (module state, prints) is not run by it.
+#include "api/pipeline.h"
+#include "ops/shape.h"
+#include "oracle_util.h"
+#include "runtime/op_observer.h"
+
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <fstream>
+
+namespace torchless::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Counts the build spans (freeze, partition, specialize, engine plan, layer preparation)
+// reported while it is installed.
+class BuildCounter : public OpObserver {
+ public:
+  BuildCounter() { setOpObserver(this); }
+  ~BuildCounter() override { setOpObserver(nullptr); }
+  void onOpStart(const Node&) override {}
+  void onOpEnd(const Node&) override {}
+  void onSpan(const char* category, const std::string&, const std::string&,
+              std::chrono::steady_clock::time_point,
+              std::chrono::steady_clock::time_point) override {
+    if (std::string(category) == "build") ++builds;
+  }
+  std::atomic<int> builds{0};
+};
+
+struct Case {
+  Module m;
+  std::vector<IValue> args;
+  std::vector<fs::path> outputs;
+  double rtol, atol;
+};
+
+Case readCase(const fs::path& dir) {
+  auto meta = nlohmann::json::parse(readFile(dir / "meta.json"));
+  Case c;
+  c.m = load((dir / "model.pt").string());
+  std::vector<std::string> words;
+  for (const auto& w : meta["args"]) words.push_back(resolveWord(w.get<std::string>(), dir));
+  c.args = parseInputs(words, c.m.methodParams("forward"),
+                       [](const std::string& p) { return loadNpy(p); });
+  for (const auto& o : meta["outputs"]) c.outputs.push_back(dir / o.get<std::string>());
+  c.rtol = meta.contains("rtol") ? meta["rtol"].get<double>() : 1e-4;
+  c.atol = meta.contains("atol") ? meta["atol"].get<double>() : 1e-4;
+  return c;
+}
+
+void expectPyTorchsNumbers(const Case& c, const IValue& out, const std::string& what) {
+  std::vector<FlatOutput> outs = flattenOutputs(out);
+  ASSERT_EQ(outs.size(), c.outputs.size()) << what;
+  for (size_t i = 0; i < outs.size(); ++i) {
+    ASSERT_TRUE(outs[i].tensor.has_value()) << what;
+    EXPECT_TRUE(allClose(*outs[i].tensor, loadNpy(c.outputs[i].string()), c.rtol, c.atol))
+        << what << ", output " << i;
+  }
+}
+
+const fs::path kModels = fs::path(TORCHLESS_API_MODELS);
+const fs::path kEncoderCalls = kModels.parent_path() / "api_specialize" / "transformer_encoder";
+
+// A convnet that is one engine, and the transformer encoder that is specialized first
+// (Note [Specialization]: prepare runs it twice).
+TEST(PrepareOracle, TheFirstCallAfterPrepareBuildsNothing) {
+  for (const fs::path& dir : {kModels / "resnet18_traced", kEncoderCalls / "call0"}) {
+    Case c = readCase(dir);
+    ASSERT_TRUE(c.m.prepare("forward", c.args)) << dir;
+    std::shared_ptr<const ExecutionPlan> plan = c.m.executionPlan("forward");
+    ASSERT_NE(plan->code, nullptr) << dir;
+    EXPECT_GE(plan->report.numEngines() + (plan->frozenGraph ? 1u : 0u), 1u) << plan->report.str();
+    BuildCounter counter;
+    IValue out = c.m.runMethod("forward", c.args);
+    EXPECT_EQ(counter.builds.load(), 0) << dir << ": the first call after prepare built something";
+    expectPyTorchsNumbers(c, out, dir.string() + ", first call");
+    expectPyTorchsNumbers(c, c.m.runMethod("forward", c.args), dir.string() + ", second call");
+  }
+}
+
+// The counter can fail: without prepare, the first call builds (and prepare's own run gave
+// the numbers the call gives, on copies of the inputs, which it leaves untouched).
+TEST(PrepareOracle, WithoutPrepareTheFirstCallBuilds) {
+  Case c = readCase(kModels / "resnet18_traced");
+  Tensor before = c.args[0].toTensor().clone();
+  {
+    BuildCounter counter;
+    expectPyTorchsNumbers(c, c.m.runMethod("forward", c.args), "first call, not prepared");
+    EXPECT_GT(counter.builds.load(), 0);
+  }
+  EXPECT_TRUE(allClose(c.args[0].toTensor(), before, 0, 0));
+  // Another batch size is another engine plan: built on its call even after prepare.
+  Case d = readCase(kModels / "resnet18_traced");
+  ASSERT_TRUE(d.m.prepare("forward", d.args));
+  std::vector<IValue> two = {IValue(ops::cat({d.args[0].toTensor(), d.args[0].toTensor()}, 0))};
+  BuildCounter counter;
+  (void)d.m.runMethod("forward", two);
+  EXPECT_GT(counter.builds.load(), 0);
+}
+
+// Writes `source` to DIR/m.py and scripts its class M with `torchless script`.
+Module scriptM(const std::string& name, const std::string& source) {
+  fs::path d = freshDir("api", name);
+  std::ofstream(d / "m.py") << source;
+  auto s = runCli({"script", (d / "m.py").string(), "--class", "M", "-o", (d / "m.pt").string()});
+  EXPECT_EQ(s.status, 0) << s.err;
+  return load((d / "m.pt").string());
+}
+
+// A method that changes module state runs as loaded (Note [Execution pipeline]): prepare must
+// not run it, or the first real call would see the state one step on.
+TEST(Prepare, AMethodThatKeepsStateIsNotRun) {
+  Module m = scriptM("prepare_state",
+                     "import torch\n"
+                     "class M(torch.nn.Module):\n"
+                     "    def __init__(self):\n"
+                     "        super().__init__()\n"
+                     "        self.calls = 0\n"
+                     "    def forward(self, x: torch.Tensor) -> torch.Tensor:\n"
+                     "        self.calls += 1\n"
+                     "        return x * float(self.calls)\n");
+  m.eval();
+  std::vector<IValue> args = {IValue(Tensor::fromVector(std::vector<float>{1.f, 1.f}, {2}))};
+  EXPECT_FALSE(m.prepare("forward", args));
+  Tensor y = m.runMethod("forward", args).toTensor();
+  EXPECT_EQ(y.data<float>()[0], 1.f) << "the first call saw calls == " << y.data<float>()[0];
+  y = m.runMethod("forward", args).toTensor();
+  EXPECT_EQ(y.data<float>()[0], 2.f);
+}
+
+// A method that prints is not run either (its output would show twice), nor one that draws
+// random numbers; one that writes into its input is run on a copy.
+TEST(Prepare, ObservableRunsAreNotMadeAndInputsAreCopied) {
+  Module printing = scriptM("prepare_print",
+                            "import torch\n"
+                            "class M(torch.nn.Module):\n"
+                            "    def forward(self, x: torch.Tensor) -> torch.Tensor:\n"
+                            "        print('called')\n"
+                            "        return x + 1.0\n");
+  printing.eval();
+  std::vector<IValue> args = {IValue(Tensor::fromVector(std::vector<float>{1.f, 1.f}, {2}))};
+  EXPECT_FALSE(printing.prepare("forward", args));
+
+  Module random = scriptM("prepare_random",
+                          "import torch\n"
+                          "class M(torch.nn.Module):\n"
+                          "    def forward(self, x: torch.Tensor) -> torch.Tensor:\n"
+                          "        return x + torch.rand_like(x)\n");
+  random.eval();
+  EXPECT_FALSE(random.prepare("forward", args));
+
+  Module inPlace = scriptM("prepare_in_place",
+                           "import torch\n"
+                           "class M(torch.nn.Module):\n"
+                           "    def forward(self, x: torch.Tensor) -> torch.Tensor:\n"
+                           "        x.add_(1.0)\n"
+                           "        return x * 2.0\n");
+  inPlace.eval();
+  Tensor x = Tensor::fromVector(std::vector<float>{1.f, 1.f}, {2});
+  EXPECT_TRUE(inPlace.prepare("forward", {IValue(x)}));
+  EXPECT_EQ(x.data<float>()[0], 1.f) << "prepare wrote into the caller's input";
+  Tensor y = inPlace.runMethod("forward", {IValue(x)}).toTensor();
+  EXPECT_EQ(x.data<float>()[0], 2.f);  // as PyTorch: the call itself writes into x
+  EXPECT_EQ(y.data<float>()[0], 4.f);
+}
+
+}  // namespace
+}  // namespace torchless::testing
