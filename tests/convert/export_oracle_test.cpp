@@ -628,7 +628,8 @@ INSTANTIATE_TEST_SUITE_P(
                       "cov:slice_assign_traced", "cov:mask_assign_scripted", "cov:mask_assign_traced",
                       "cov:fill_zero_scripted", "cov:fill_zero_traced", "cov:einsum_scripted", "cov:einsum_traced",
                       "cov:new_zeros_scripted", "cov:new_zeros_traced", "cov:vit_tiny_traced",
-                      "cov:transformer_encoder_fast_traced", "cov:runtime_factories_scripted",
+                      "cov:transformer_encoder_fast_traced", "cov:transformer_encoder_fast_scripted",
+                      "cov:runtime_factories_scripted",
                       "cov:runtime_factories_traced"),
     [](const ::testing::TestParamInfo<std::string>& info) {
       std::string s = info.param;
@@ -661,7 +662,8 @@ INSTANTIATE_TEST_SUITE_P(
                       "advanced_index_scripted", "advanced_index_traced", "int_loop_scripted", "scalar_loop_scripted", "list_in_loop_scripted", "einsum_scripted",
                       "einsum_traced", "one_hot_scripted", "one_hot_traced", "div_modes_scripted",
                       "div_modes_traced", "new_zeros_scripted", "new_zeros_traced", "cast_long_scripted",
-                      "vit_tiny_traced", "transformer_encoder_fast_traced", "tail_elementwise_scripted",
+                      "vit_tiny_traced", "transformer_encoder_fast_traced", "transformer_encoder_fast_scripted",
+                      "transformer_masks_scripted", "transformer_masks_traced", "tail_elementwise_scripted",
                       "tail_elementwise_traced", "tail_no_kernel_traced", "tail_reduce_scripted", "tail_reduce_traced",
                       "tail_shape_scripted", "tail_search_scripted", "tail_search_traced", "scatter_add_scripted",
                       "scatter_add_traced", "tail_nn_scripted", "tail_nn_traced", "index_writes_scripted",

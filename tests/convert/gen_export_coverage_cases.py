@@ -479,6 +479,28 @@ class Uniques(nn.Module):
         return u, inv, cnt, v, vinv, w, wcnt, torch.unique(x.float() * 0.5)
 
 
+class TransformerMasks(nn.Module):
+    """PyTorch's fast paths with masks: encoder layers with a key padding mask
+    (_transformer_encoder_layer_fwd, mask_type 1), attention with a key padding mask
+    (_native_multi_head_attention) and with a float attention mask, and a causal bool mask
+    (the slow path)."""
+
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(32, 4, 64, batch_first=True), 2,
+                                         enable_nested_tensor=False)
+        self.mha = nn.MultiheadAttention(32, 4, batch_first=True)
+
+    def forward(self, x, pad):
+        y = self.enc(x, src_key_padding_mask=pad)
+        n = x.size(1)
+        causal = torch.triu(torch.ones(n, n, dtype=torch.bool), 1)
+        a, _ = self.mha(y, y, y, attn_mask=causal, need_weights=False)
+        b, _ = self.mha(y, y, y, key_padding_mask=pad, need_weights=False)
+        c, _ = self.mha(y, y, y, attn_mask=causal.float() * -2.0, need_weights=False)
+        return a, b, c
+
+
 def main():
     os.makedirs(gen.OUT, exist_ok=True)
     torch.manual_seed(0)
@@ -543,9 +565,12 @@ def main():
     vit = torchvision.models.VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=2,
                                                hidden_dim=32, mlp_dim=64, num_classes=10)
     w("vit_tiny", vit, [r(2, 3, 32, 32)], ("traced",), dyn=({0: [0]}, [dr(3, 3, 32, 32)]))
+    # Scripted, the fast path's flags come through ifs (bench.py's bert_small / bert_like).
     enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(32, 4, 64, batch_first=True), 2,
                                 enable_nested_tensor=False)
-    w("transformer_encoder_fast", enc, [r(2, 5, 32)], ("traced",), dyn=({0: [0, 1]}, [dr(3, 7, 32)]))
+    w("transformer_encoder_fast", enc, [r(2, 5, 32)], both, dyn=({0: [0, 1]}, [dr(3, 7, 32)]))
+    pad = torch.tensor([[False] * 5, [False] * 3 + [True] * 2])
+    w("transformer_masks", TransformerMasks(), [r(2, 5, 32), pad], both)
 
 
 if __name__ == "__main__":

@@ -693,11 +693,17 @@ PreparedGraph prepareForExport(const Graph& source, const std::vector<IValue>& i
   const size_t ifsBefore = countIfs(g.block());
   inlineConstantIfs(g.block());
   const bool unrolled = unrollScalarLoops(g);
+  // Scripted nn.TransformerEncoderLayer computes its fast path's flags (use_gelu, the mask)
+  // through ifs: they are constants only now, and the decomposed ops run in the next round.
+  const bool decomposed = decomposeFastPaths(g, [&](const Value* v) -> const ValueFacts* {
+    auto it = out.facts.find(v);
+    return it == out.facts.end() ? nullptr : &it->second;
+  });
   // An unrolled list comprehension appends at the top level now (its readers may reach the
   // top level only once the branches around them are inlined): one list per reader.
   lowerListAppends(g);
   removeDeadNodes(g.block());
-  if ((countIfs(g.block()) == ifsBefore && !unrolled) || round == 31) break;
+  if ((countIfs(g.block()) == ifsBefore && !unrolled && !decomposed) || round == 31) break;
   }
   // Forget values the sweeps destroyed before anything new is made (addresses are reused).
   {
