@@ -166,6 +166,18 @@ class WithHelper(nn.Module):
         return helper(x, 3) + self.running
 
 
+class InterpolateOverloads(nn.Module):
+    """F.interpolate called with a size list, a float scale and a list of scales: three
+    overloads of one name in the archive (functional.py, ___torch_mangle_0.py, _1.py), which
+    must stay three functions (their constants once pooled into one)."""
+
+    def forward(self, x):
+        a = F.interpolate(x, size=(8, 8), mode="bilinear", align_corners=False)
+        b = F.interpolate(x, scale_factor=2.0, mode="nearest")
+        c = F.interpolate(x, scale_factor=(1.5, 2.0), mode="bilinear", recompute_scale_factor=True)
+        return a, b, c
+
+
 class Color(Enum):
     RED = 1
     GREEN = 2
@@ -525,6 +537,7 @@ def main():
     write_case(root, "interface", torch.jit.script(WithInterface()), [r(3)])
     write_case(root, "setstate", torch.jit.script(WithState()), [r(3)])
     write_case(root, "lstm_scripted", torch.jit.script(Lstm().eval()), [r(2, 5, 4)])
+    write_case(root, "interpolate_overloads", torch.jit.script(InterpolateOverloads()), [r(1, 2, 4, 5)])
     import torchvision
     rn = torchvision.models.resnet18(num_classes=10).eval()
     write_case(root, "resnet18_traced", torch.jit.trace(rn, r(1, 3, 64, 64)), [r(1, 3, 64, 64)],

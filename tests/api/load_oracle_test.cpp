@@ -224,6 +224,7 @@ const std::map<std::string, Expectation>& generatedExpectations() {
       {"interface", {}},
       {"setstate", {}},
       {"lstm_scripted", {}},
+      {"interpolate_overloads", {}},
       {"resnet18_traced", {}},
       {"resnet18_scripted", {}},
       // Issue 6's corpus (gen_models.py corpus()).
