@@ -349,6 +349,20 @@ TEST_P(GeneratedOracle, MatchesPyTorch) {
   compareNamed(m.namedBuffers(), meta.at("buffers"), "buffers");
 }
 
+// F.interpolate given a size and a scale factor: PyTorch raises (gen_models.py checks its
+// message), and so does the archive here, with the same message.
+TEST(GeneratedOracleErrors, InterpolateWithSizeAndScaleFactorRaisesAsPyTorch) {
+  const fs::path dir = modelsDir() / "interpolate_overloads";
+  Module m = load((dir / "model.pt").string());
+  try {
+    m.runMethod("forward", {IValue(loadNpy((dir / "in0.npy").string())), IValue(true)});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("only one of size or scale_factor should be defined"), std::string::npos)
+        << e.what();
+  }
+}
+
 // torchless::save of each archive as loaded (before anything runs), loaded again: the same
 // outputs as PyTorch's (issue 5: load(save(m)) behaves as m).
 TEST_P(GeneratedOracle, SavedArchiveRunsTheSame) {
