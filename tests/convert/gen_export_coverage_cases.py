@@ -668,6 +668,8 @@ def main():
     # and a batch-first TransformerEncoder (aten::_transformer_encoder_layer_fwd).
     vit = torchvision.models.VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=2,
                                                hidden_dim=32, mlp_dim=64, num_classes=10)
+    # torchvision zero-initializes the head: the logits would be 0 whatever the encoder computed.
+    nn.init.normal_(vit.heads.head.weight, std=0.2)
     w("vit_tiny", vit, [r(2, 3, 32, 32)], ("traced",), dyn=({0: [0]}, [dr(3, 3, 32, 32)]))
     # Scripted, the fast path's flags come through ifs (bench.py's bert_small / bert_like).
     enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(32, 4, 64, batch_first=True), 2,
