@@ -358,7 +358,8 @@ TEST(GeneratedOracleErrors, InterpolateWithSizeAndScaleFactorRaisesAsPyTorch) {
     m.runMethod("forward", {IValue(loadNpy((dir / "in0.npy").string())), IValue(true)});
     FAIL() << "no error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("only one of size or scale_factor should be defined"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("only one of size or scale_factor should be defined"),
+              std::string::npos)
         << e.what();
   }
 }

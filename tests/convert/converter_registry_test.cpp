@@ -426,8 +426,11 @@ graph(%x : Float(1, 1, 2, 2, 2), %g : Float(1, 2, 2, 2, 3)):
   %f : bool = prim::Constant[value=0]()
   %y : Tensor = aten::grid_sampler(%x, %g, %0, %0, %f)
   return (%y)
-)IR", {IValue(x5), IValue(g5)});
-  EXPECT_NE(msg.find("must be a 4-d input (GridSample samples 2-d grids up to opset 19), got rank 5"), std::string::npos)
+)IR",
+                             {IValue(x5), IValue(g5)});
+  EXPECT_NE(
+      msg.find("must be a 4-d input (GridSample samples 2-d grids up to opset 19), got rank 5"),
+      std::string::npos)
       << msg;
   Tensor p = Tensor::fromVector(std::vector<float>{0.2f, 0.3f, 0.5f}, {3});
   // multinomial: ONNX's Multinomial draws with replacement.
@@ -438,8 +441,11 @@ graph(%p : Tensor):
   %none : NoneType = prim::Constant()
   %y : Tensor = aten::multinomial(%p, %two, %f, %none)
   return (%y)
-)IR", {IValue(p)});
-  EXPECT_NE(msg.find("must be True, or one sample (ONNX's Multinomial draws with replacement)"), std::string::npos) << msg;
+)IR",
+                 {IValue(p)});
+  EXPECT_NE(msg.find("must be True, or one sample (ONNX's Multinomial draws with replacement)"),
+            std::string::npos)
+      << msg;
   // rrelu in training draws random slopes.
   msg = errorFor(R"IR(
 graph(%x : Tensor):
@@ -449,8 +455,11 @@ graph(%x : Tensor):
   %none : NoneType = prim::Constant()
   %y : Tensor = aten::rrelu(%x, %lo, %hi, %t, %none)
   return (%y)
-)IR", {IValue(p)});
-  EXPECT_NE(msg.find("must be False (random slopes in training are not exported)"), std::string::npos) << msg;
+)IR",
+                 {IValue(p)});
+  EXPECT_NE(msg.find("must be False (random slopes in training are not exported)"),
+            std::string::npos)
+      << msg;
   // fake quantization to a range that is neither uint8's nor int8's.
   msg = errorFor(R"IR(
 graph(%x : Tensor):
@@ -459,7 +468,8 @@ graph(%x : Tensor):
   %hi : int = prim::Constant[value=15]()
   %y : Tensor = aten::fake_quantize_per_tensor_affine(%x, %s, %z, %z, %hi)
   return (%y)
-)IR", {IValue(p)});
+)IR",
+                 {IValue(p)});
   EXPECT_NE(msg.find("[0, 255] or [-128, 127]"), std::string::npos) << msg;
   // the nuclear norm needs singular values.
   Tensor m = Tensor::fromVector(std::vector<float>{1, 2, 3, 4}, {2, 2});
@@ -473,6 +483,8 @@ graph(%x : Float(2, 2)):
   %none : NoneType = prim::Constant()
   %y : Tensor = aten::linalg_matrix_norm(%x, %ord, %dims, %f, %none)
   return (%y)
-)IR", {IValue(m)});
-  EXPECT_NE(msg.find("the nuclear and spectral norms need an SVD ONNX lacks"), std::string::npos) << msg;
+)IR",
+                 {IValue(m)});
+  EXPECT_NE(msg.find("the nuclear and spectral norms need an SVD ONNX lacks"), std::string::npos)
+      << msg;
 }

@@ -51,8 +51,9 @@ class Builder {
   Value* linear(Value* x, Value* w, Value* b) { return op("aten::linear", {x, w, b}); }
 
   // Self- or cross-attention: [B, L, E] -> [B, L, E] (and the [B, H, L, S] probabilities).
-  std::pair<Value*, Value*> attention(Value* q, Value* k, Value* v, int64_t e, int64_t h, Value* qkvW,
-                                      Value* qkvB, Value* projW, Value* projB, const Mask& mask) {
+  std::pair<Value*, Value*> attention(Value* q, Value* k, Value* v, int64_t e, int64_t h,
+                                      Value* qkvW, Value* qkvB, Value* projW, Value* projB,
+                                      const Mask& mask) {
     const int64_t d = e / h;
     Value* qp = linear(q, third(qkvW, 0, e), third(qkvB, 0, e));
     Value* kp = linear(k, third(qkvW, 1, e), third(qkvB, 1, e));
@@ -70,7 +71,8 @@ class Builder {
     if (mask.value) {
       Value* m = mask.value;
       if (mask.keyPadding) m = op("aten::reshape", {m, ints({b, i(1), i(1), s})});
-      scores = mask.isBool ? op("aten::masked_fill", {scores, m, c(IValue(-std::numeric_limits<double>::infinity()))})
+      scores = mask.isBool ? op("aten::masked_fill",
+                                {scores, m, c(IValue(-std::numeric_limits<double>::infinity()))})
                            : op("aten::add", {scores, m, i(1)});
     }
     Value* attn = op("aten::softmax", {scores, i(-1), none()});
@@ -103,8 +105,8 @@ bool isNoneConst(const Value* v) {
 // The mask input `m` with its mask_type input `type` (None: a [B, S] mask of a batch B and
 // S keys is a key padding mask, as the kernel decides), or nullopt when its dtype or (for an
 // undecided type) sizes are unknown.
-std::optional<Mask> resolveMask(const Value* m, const Value* type, const Value* query, const Value* key,
-                                const FactsOf& facts) {
+std::optional<Mask> resolveMask(const Value* m, const Value* type, const Value* query,
+                                const Value* key, const FactsOf& facts) {
   if (isNoneConst(m)) return Mask{};
   auto factsOf = [&](const Value* v) { return facts ? facts(v) : nullptr; };
   auto rankOf = [&](const Value* v) -> std::optional<size_t> {
@@ -129,7 +131,8 @@ std::optional<Mask> resolveMask(const Value* m, const Value* type, const Value* 
   const ValueFacts *mf = factsOf(m), *qf = factsOf(query), *kf = factsOf(key);
   if (!qf || !kf || !qf->sizes || !kf->sizes || qf->sizes->size() != 3 || kf->sizes->size() != 3)
     return std::nullopt;
-  mask.keyPadding = *rank == 2 && (*mf->sizes)[0] == (*qf->sizes)[0] && (*mf->sizes)[1] == (*kf->sizes)[1];
+  mask.keyPadding =
+      *rank == 2 && (*mf->sizes)[0] == (*qf->sizes)[0] && (*mf->sizes)[1] == (*kf->sizes)[1];
   return mask;
 }
 
@@ -141,13 +144,14 @@ bool decomposeMha(Graph& g, Node* n, const FactsOf& facts) {
   auto need = constBool(n->input(10)), average = constBool(n->input(11));
   if (!e || !h || !need || !average || *h <= 0 || *e % *h != 0) return false;
   Builder b(g, n);
-  auto [out, attn] = b.attention(n->input(0), n->input(1), n->input(2), *e, *h, n->input(5), n->input(6),
-                                 n->input(7), n->input(8), *mask);
+  auto [out, attn] = b.attention(n->input(0), n->input(1), n->input(2), *e, *h, n->input(5),
+                                 n->input(6), n->input(7), n->input(8), *mask);
   if (n->output(1)->hasUses() && !*need) {
     // The kernel's weights without need_weights: an empty tensor of the query's dtype (a
     // scripted `a, _ = mha(...)` keeps the use through its tuple).
     const ValueFacts* qf = facts ? facts(n->input(0)) : nullptr;
-    n->output(1)->replaceAllUsesWith(b.c(IValue(Tensor::empty({0}, qf && qf->dtype ? *qf->dtype : ScalarType::Float))));
+    n->output(1)->replaceAllUsesWith(
+        b.c(IValue(Tensor::empty({0}, qf && qf->dtype ? *qf->dtype : ScalarType::Float))));
   } else if (n->output(1)->hasUses()) {
     Value* w = *average ? b.op("aten::mean", {attn, b.ints({b.i(1)}), b.c(IValue(false)), b.none()}) : attn;
     n->output(1)->replaceAllUsesWith(w);
@@ -170,7 +174,8 @@ bool decomposeEncoderLayer(Graph& g, Node* n, const FactsOf& facts) {
     return b.op("aten::layer_norm", {x, shape, n->input(w), n->input(w + 1), n->input(9), b.c(IValue(true))});
   };
   auto attention = [&](Value* x) {
-    return b.attention(x, x, x, *e, *h, n->input(3), n->input(4), n->input(5), n->input(6), *mask).first;
+    return b.attention(x, x, x, *e, *h, n->input(3), n->input(4), n->input(5), n->input(6), *mask)
+        .first;
   };
   auto ffn = [&](Value* x) {
     Value* y = b.linear(x, n->input(14), n->input(15));
@@ -197,7 +202,8 @@ bool decomposeBlock(Graph& g, Block* block, const FactsOf& facts) {
     Node* n = *it;
     ++it;
     for (Block* b : n->blocks()) changed |= decomposeBlock(g, b, facts);
-    if (n->kind() == Symbol::aten("_native_multi_head_attention")) changed |= decomposeMha(g, n, facts);
+    if (n->kind() == Symbol::aten("_native_multi_head_attention"))
+      changed |= decomposeMha(g, n, facts);
     else if (n->kind() == Symbol::aten("_transformer_encoder_layer_fwd"))
       changed |= decomposeEncoderLayer(g, n, facts);
   }
@@ -206,6 +212,8 @@ bool decomposeBlock(Graph& g, Block* block, const FactsOf& facts) {
 
 }  // namespace
 
-bool decomposeFastPaths(Graph& g, const FactsOf& facts) { return decomposeBlock(g, g.block(), facts); }
+bool decomposeFastPaths(Graph& g, const FactsOf& facts) {
+  return decomposeBlock(g, g.block(), facts);
+}
 
 }  // namespace torchless::onnx_export

@@ -84,10 +84,12 @@ void convertCross(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
 void convertTensordot(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   auto sa = ctx.expectSizes(n, args[0].value()), sb = ctx.expectSizes(n, args[1].value());
   auto da = args[2].unwrapToIntList(), db = args[3].unwrapToIntList();
-  if (da.size() != db.size()) args[3].fail(fmt::format("{} dims, as dims_self", da.size()), std::to_string(db.size()));
+  if (da.size() != db.size())
+    args[3].fail(fmt::format("{} dims, as dims_self", da.size()), std::to_string(db.size()));
   for (auto& d : da) d = wrapDim(d, static_cast<int64_t>(sa.size()));
   for (auto& d : db) d = wrapDim(d, static_cast<int64_t>(sb.size()));
-  auto split = [](const std::vector<int64_t>& sizes, const std::vector<int64_t>& contracted, bool contractedFirst) {
+  auto split = [](const std::vector<int64_t>& sizes, const std::vector<int64_t>& contracted,
+                  bool contractedFirst) {
     std::vector<int64_t> freeDims, perm, outSizes;
     int64_t freeCount = 1, inner = 1;
     for (int64_t d = 0; d < static_cast<int64_t>(sizes.size()); ++d)
@@ -95,16 +97,20 @@ void convertTensordot(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
         freeDims.push_back(d), freeCount *= sizes[d], outSizes.push_back(sizes[d]);
       }
     for (int64_t d : contracted) inner *= sizes[d];
-    if (contractedFirst) perm = contracted, perm.insert(perm.end(), freeDims.begin(), freeDims.end());
-    else perm = freeDims, perm.insert(perm.end(), contracted.begin(), contracted.end());
+    if (contractedFirst)
+      perm = contracted, perm.insert(perm.end(), freeDims.begin(), freeDims.end());
+    else
+      perm = freeDims, perm.insert(perm.end(), contracted.begin(), contracted.end());
     return std::make_tuple(perm, freeCount, inner, outSizes);
   };
   auto [pa, fa, ia, oa] = split(sa, da, false);
   auto [pb, fb, ib, ob] = split(sb, db, true);
-  std::string a = ctx.op("Reshape", {ctx.op("Transpose", {args[0].unwrapToTensor()}, {attrIs("perm", pa)}),
-                                     ctx.constInt64s({fa, ia})});
-  std::string b = ctx.op("Reshape", {ctx.op("Transpose", {args[1].unwrapToTensor()}, {attrIs("perm", pb)}),
-                                     ctx.constInt64s({ib, fb})});
+  std::string a =
+      ctx.op("Reshape", {ctx.op("Transpose", {args[0].unwrapToTensor()}, {attrIs("perm", pa)}),
+                         ctx.constInt64s({fa, ia})});
+  std::string b =
+      ctx.op("Reshape", {ctx.op("Transpose", {args[1].unwrapToTensor()}, {attrIs("perm", pb)}),
+                         ctx.constInt64s({ib, fb})});
   oa.insert(oa.end(), ob.begin(), ob.end());
   ctx.setOutput(n, 0, ctx.op("Reshape", {ctx.op("MatMul", {a, b}), ctx.constInt64s(oa)}));
 }
@@ -142,9 +148,10 @@ void registerLinalgConverters(OnnxConverterRegistry& r) {
   r.addOverloads({"aten::tensordot"}, convertTensordot);
   // linalg_det -> Det (https://onnx.ai/onnx/operators/onnx__Det.html); logdet -> Log(Det):
   // NaN for a negative determinant, as PyTorch.
-  r.addOverloads({"aten::linalg_det", "aten::det"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
-    ctx.setOutput(n, 0, ctx.op("Det", {args[0].unwrapToTensor()}));
-  });
+  r.addOverloads({"aten::linalg_det", "aten::det"},
+                 [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+                   ctx.setOutput(n, 0, ctx.op("Det", {args[0].unwrapToTensor()}));
+                 });
   r.addOverloads({"aten::logdet"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     ctx.setOutput(n, 0, ctx.op("Log", {ctx.op("Det", {args[0].unwrapToTensor()})}));
   });

@@ -17,7 +17,8 @@ const char* reductionName(const convert::ArgValue<std::string>& a) {
 }
 
 // Mean / Sum of every element, or x itself for `none`.
-std::string reduceLoss(OnnxCtx& ctx, const convert::ArgValue<std::string>& a, const std::string& x) {
+std::string reduceLoss(OnnxCtx& ctx, const convert::ArgValue<std::string>& a,
+                       const std::string& x) {
   const std::string kind = reductionName(a);
   if (kind == "none") return x;
   return reduce(ctx, kind == "mean" ? "Mean" : "Sum", x, {}, false);
@@ -29,22 +30,25 @@ std::string reduceLoss(OnnxCtx& ctx, const convert::ArgValue<std::string>& a, co
 // An unbatched [C] input is viewed [1, C].
 void convertNllLoss(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   std::string x = args[0].unwrapToTensor();
-  std::string t = ctx.castTo(args[1].unwrapToTensor(), ctx.dtypeOf(args[1].value()), ScalarType::Long);
+  std::string t =
+      ctx.castTo(args[1].unwrapToTensor(), ctx.dtypeOf(args[1].value()), ScalarType::Long);
   const bool unbatched = ctx.expectRank(n, args[0].value()) == 1;
   if (unbatched) x = unsqueeze(ctx, x, {0}), t = unsqueeze(ctx, t, {0});
   std::vector<std::string> in = {x, t};
   if (auto w = args[2].unwrapToOptionalTensor()) in.push_back(*w);
   const std::string reduction = reductionName(args[3]);
-  std::string y = ctx.op("NegativeLogLikelihoodLoss", in,
-                         {attrS("reduction", reduction), attrI("ignore_index", args[4].unwrapToInt())});
+  std::string y =
+      ctx.op("NegativeLogLikelihoodLoss", in,
+             {attrS("reduction", reduction), attrI("ignore_index", args[4].unwrapToInt())});
   ctx.setOutput(n, 0, unbatched && reduction == "none" ? squeeze(ctx, y, {0}) : y);
 }
 
 // cross_entropy_loss(self, target, weight, reduction, ignore_index, label_smoothing): class
-// indices -> SoftmaxCrossEntropyLoss (https://onnx.ai/onnx/operators/onnx__SoftmaxCrossEntropyLoss.html);
-// class probabilities (a float target) -> -sum_c(w_c * target * log_softmax) over the class dim,
-// the mean dividing by the batch elements, with label smoothing mixing the target with 1 / C,
-// as PyTorch. Label smoothing of class indices is refused (as torch.onnx does).
+// indices -> SoftmaxCrossEntropyLoss
+// (https://onnx.ai/onnx/operators/onnx__SoftmaxCrossEntropyLoss.html); class probabilities (a float
+// target) -> -sum_c(w_c * target * log_softmax) over the class dim, the mean dividing by the batch
+// elements, with label smoothing mixing the target with 1 / C, as PyTorch. Label smoothing of class
+// indices is refused (as torch.onnx does).
 void convertCrossEntropy(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   std::string x = args[0].unwrapToTensor();
   const double smoothing = args[5].unwrapToDouble(0.0);
@@ -58,7 +62,8 @@ void convertCrossEntropy(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     if (smoothing != 0) {
       auto sizes = ctx.expectSizes(n, args[0].value());
       const double c = static_cast<double>(sizes[classDim]);
-      t = ctx.op("Add", {ctx.op("Mul", {t, ctx.constScalar(1 - smoothing, dt)}), ctx.constScalar(smoothing / c, dt)});
+      t = ctx.op("Add", {ctx.op("Mul", {t, ctx.constScalar(1 - smoothing, dt)}),
+                         ctx.constScalar(smoothing / c, dt)});
     }
     std::string prod = ctx.op("Mul", {ctx.op("LogSoftmax", {x}, {attrI("axis", classDim)}), t});
     if (auto w = args[2].unwrapToOptionalTensor()) {
@@ -69,14 +74,17 @@ void convertCrossEntropy(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     std::string loss = ctx.op("Neg", {reduce(ctx, "Sum", prod, {classDim}, false)});
     return ctx.setOutput(n, 0, reduceLoss(ctx, args[3], loss));
   }
-  if (smoothing != 0) args[5].fail("0 with class indices (ONNX's SoftmaxCrossEntropyLoss has no smoothing)", std::to_string(smoothing));
+  if (smoothing != 0)
+    args[5].fail("0 with class indices (ONNX's SoftmaxCrossEntropyLoss has no smoothing)",
+                 std::to_string(smoothing));
   std::string t = ctx.castTo(args[1].unwrapToTensor(), targetType, ScalarType::Long);
   if (unbatched) x = unsqueeze(ctx, x, {0}), t = unsqueeze(ctx, t, {0});
   std::vector<std::string> in = {x, t};
   if (auto w = args[2].unwrapToOptionalTensor()) in.push_back(*w);
   const std::string reduction = reductionName(args[3]);
-  std::string y = ctx.op("SoftmaxCrossEntropyLoss", in,
-                         {attrS("reduction", reduction), attrI("ignore_index", args[4].unwrapToInt())});
+  std::string y =
+      ctx.op("SoftmaxCrossEntropyLoss", in,
+             {attrS("reduction", reduction), attrI("ignore_index", args[4].unwrapToInt())});
   ctx.setOutput(n, 0, unbatched && reduction == "none" ? squeeze(ctx, y, {0}) : y);
 }
 
@@ -86,11 +94,13 @@ void convertCrossEntropy(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
 // times weight.
 void convertBceWithLogits(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   ScalarType dt = dtypeOr(ctx, n.output());
-  std::string x = args[0].unwrapToTensor(), t = ctx.castTo(args[1].unwrapToTensor(), ctx.dtypeOf(args[1].value()), dt);
+  std::string x = args[0].unwrapToTensor(),
+              t = ctx.castTo(args[1].unwrapToTensor(), ctx.dtypeOf(args[1].value()), dt);
   std::string one = ctx.constScalar(1, dt);
   std::string m = ctx.op("Max", {ctx.op("Neg", {x}), ctx.constScalar(0, dt)});
-  std::string lse = ctx.op("Log", {ctx.op("Add", {ctx.op("Exp", {ctx.op("Neg", {m})}),
-                                                  ctx.op("Exp", {ctx.op("Sub", {ctx.op("Neg", {x}), m})})})});
+  std::string lse =
+      ctx.op("Log", {ctx.op("Add", {ctx.op("Exp", {ctx.op("Neg", {m})}),
+                                    ctx.op("Exp", {ctx.op("Sub", {ctx.op("Neg", {x}), m})})})});
   std::string loss = ctx.op("Mul", {ctx.op("Sub", {one, t}), x});
   if (auto pw = args[3].unwrapToOptionalTensor()) {
     std::string logWeight = ctx.op("Add", {ctx.op("Mul", {ctx.op("Sub", {*pw, one}), t}), one});
@@ -112,7 +122,8 @@ void convertKlDiv(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     loss = ctx.op("Mul", {ctx.op("Exp", {t}), ctx.op("Sub", {t, x})});
   } else {
     std::string zero = ctx.constScalar(0, dt);
-    std::string xlogy = ctx.op("Where", {ctx.op("Equal", {t, zero}), zero, ctx.op("Mul", {t, ctx.op("Log", {t})})});
+    std::string xlogy =
+        ctx.op("Where", {ctx.op("Equal", {t, zero}), zero, ctx.op("Mul", {t, ctx.op("Log", {t})})});
     loss = ctx.op("Sub", {xlogy, ctx.op("Mul", {t, x})});
   }
   ctx.setOutput(n, 0, reduceLoss(ctx, args[2], loss));

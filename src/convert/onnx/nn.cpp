@@ -182,13 +182,16 @@ OnnxConverter upsample(std::string mode) {
 // Circular padding (F.pad's mode="circular", aten::_pad_circular): per padded dim (pairs from
 // the last dim backwards), the last `before` elements, the tensor, and the first `after`
 // elements, concatenated (wrap-around).
-std::string padCircular(OnnxCtx& ctx, const convert::ArgValue<std::string>& padArg, std::string x, int64_t rank) {
+std::string padCircular(OnnxCtx& ctx, const convert::ArgValue<std::string>& padArg, std::string x,
+                        int64_t rank) {
   auto pad = padArg.unwrapToIntList();
   for (size_t i = 0; i + 1 < pad.size(); i += 2) {
     const int64_t dim = rank - 1 - static_cast<int64_t>(i / 2), before = pad[i], after = pad[i + 1];
-    if (before < 0 || after < 0) padArg.fail("pads of at least 0", fmt::format("[{}, {}]", before, after));
+    if (before < 0 || after < 0)
+      padArg.fail("pads of at least 0", fmt::format("[{}, {}]", before, after));
     auto slice = [&](int64_t from, int64_t to) {
-      return ctx.op("Slice", {x, ctx.constInt64s({from}), ctx.constInt64s({to}), ctx.constInt64s({dim})});
+      return ctx.op("Slice",
+                    {x, ctx.constInt64s({from}), ctx.constInt64s({to}), ctx.constInt64s({dim})});
     };
     std::vector<std::string> parts;
     if (before > 0) parts.push_back(slice(-before, std::numeric_limits<int64_t>::max()));
@@ -212,9 +215,12 @@ OnnxConverter padMode(std::optional<std::string> fixed) {
                                         {attrS("mode", "constant")}));
     }
     if (mode == "circular")
-      return ctx.setOutput(n, 0, padCircular(ctx, args[1], args[0].unwrapToTensor(), ctx.expectRank(n, args[0].value())));
+      return ctx.setOutput(
+          n, 0,
+          padCircular(ctx, args[1], args[0].unwrapToTensor(), ctx.expectRank(n, args[0].value())));
     std::string onnxMode = mode == "reflect" ? "reflect" : mode == "replicate" ? "edge" : "";
-    if (onnxMode.empty()) args[2].fail("'constant', 'reflect', 'replicate' or 'circular'", "'" + mode + "'");
+    if (onnxMode.empty())
+      args[2].fail("'constant', 'reflect', 'replicate' or 'circular'", "'" + mode + "'");
     auto pads = onnxPads(args[1].unwrapToIntList(), ctx.expectRank(n, args[0].value()));
     ctx.setOutput(n, 0, ctx.op("Pad", {args[0].unwrapToTensor(), ctx.constInt64s(pads)}, {attrS("mode", onnxMode)}));
   };
@@ -246,12 +252,15 @@ void convertPixelShuffle(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
 // are with 1 and 0, so the values are exact.
 void convertIm2col(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   auto sizes = ctx.expectSizes(n, args[0].value());
-  if (sizes.size() != 3 && sizes.size() != 4) args[0].fail("a 3-d or 4-d tensor", fmt::format("rank {}", sizes.size()));
+  if (sizes.size() != 3 && sizes.size() != 4)
+    args[0].fail("a 3-d or 4-d tensor", fmt::format("rank {}", sizes.size()));
   const bool unbatched = sizes.size() == 3;
   const int64_t c = sizes[unbatched ? 0 : 1];
-  auto k = args[1].unwrapToIntList(), dil = args[2].unwrapToIntList(), pad = args[3].unwrapToIntList(),
-       stride = args[4].unwrapToIntList();
-  auto two = [](std::vector<int64_t> v) { return v.size() == 1 ? std::vector<int64_t>{v[0], v[0]} : v; };
+  auto k = args[1].unwrapToIntList(), dil = args[2].unwrapToIntList(),
+       pad = args[3].unwrapToIntList(), stride = args[4].unwrapToIntList();
+  auto two = [](std::vector<int64_t> v) {
+    return v.size() == 1 ? std::vector<int64_t>{v[0], v[0]} : v;
+  };
   k = two(k), dil = two(dil), pad = two(pad), stride = two(stride);
   ScalarType dt = dtypeOr(ctx, args[0].value());
   const int64_t taps = k[0] * k[1];
@@ -260,9 +269,10 @@ void convertIm2col(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   Tensor w = Tensor::fromVector(pick, {c * taps, 1, k[0], k[1]});
   std::string x = args[0].unwrapToTensor();
   if (unbatched) x = unsqueeze(ctx, x, {0});
-  std::string y = ctx.op("Conv", {x, ctx.initializer(dt == ScalarType::Float ? w : w.to(dt))},
-                         {attrIs("kernel_shape", k), attrIs("dilations", dil), attrIs("strides", stride),
-                          attrIs("pads", {pad[0], pad[1], pad[0], pad[1]}), attrI("group", c)});
+  std::string y =
+      ctx.op("Conv", {x, ctx.initializer(dt == ScalarType::Float ? w : w.to(dt))},
+             {attrIs("kernel_shape", k), attrIs("dilations", dil), attrIs("strides", stride),
+              attrIs("pads", {pad[0], pad[1], pad[0], pad[1]}), attrI("group", c)});
   y = ctx.op("Reshape", {y, ctx.constInt64s({0, c * taps, -1})});
   ctx.setOutput(n, 0, unbatched ? squeeze(ctx, y, {0}) : y);
 }
@@ -288,7 +298,8 @@ void convertHannWindow(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   Tensor t = Tensor::empty({len}, ScalarType::Double);
   const double m = static_cast<double>(periodic ? len + 1 : len);
   for (int64_t i = 0; i < len; ++i)
-    t.data<double>()[i] = len == 1 ? 1.0 : 0.5 - 0.5 * std::cos(2 * M_PI * static_cast<double>(i) / (m - 1));
+    t.data<double>()[i] =
+        len == 1 ? 1.0 : 0.5 - 0.5 * std::cos(2 * M_PI * static_cast<double>(i) / (m - 1));
   ctx.setOutput(n, 0, ctx.initializer(t.to(dt)));
 }
 
@@ -325,7 +336,9 @@ void registerNnConverters(OnnxConverterRegistry& r) {
   r.addOverloads({"aten::constant_pad_nd"}, convertConstantPad);
   r.addOverloads({"aten::im2col"}, convertIm2col);
   r.addOverloads({"aten::_pad_circular"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
-    ctx.setOutput(n, 0, padCircular(ctx, args[1], args[0].unwrapToTensor(), ctx.expectRank(n, args[0].value())));
+    ctx.setOutput(
+        n, 0,
+        padCircular(ctx, args[1], args[0].unwrapToTensor(), ctx.expectRank(n, args[0].value())));
   });
   r.addOverloads({"aten::conv_tbc"}, convertConvTbc);
   r.addOverloads({"aten::hann_window", "aten::hann_window.periodic"}, convertHannWindow);

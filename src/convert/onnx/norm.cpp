@@ -132,7 +132,8 @@ void convertNativeLayerNorm(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   std::string mean = reduce(ctx, "Mean", x, axes, true);
   std::string d = ctx.op("Sub", {x, mean});
   std::string var = reduce(ctx, "Mean", ctx.op("Mul", {d, d}), axes, true);
-  std::string rstd = ctx.op("Reciprocal", {ctx.op("Sqrt", {ctx.op("Add", {var, ctx.constScalar(eps, dt)})})});
+  std::string rstd =
+      ctx.op("Reciprocal", {ctx.op("Sqrt", {ctx.op("Add", {var, ctx.constScalar(eps, dt)})})});
   std::string y = ctx.op("Mul", {d, rstd});
   if (w) y = ctx.op("Mul", {y, *w});
   if (b) y = ctx.op("Add", {y, *b});

@@ -201,7 +201,8 @@ bool unrollScalarLoops(Graph& g) {
 // Whether any node of `b` (nested blocks too) writes one of its inputs.
 bool hasWrites(const Block* b) {
   for (const Node* n : b->nodes()) {
-    if (const OpInfo* op = matchOperator(n, OperatorRegistry::global()); op && op->mutates) return true;
+    if (const OpInfo* op = matchOperator(n, OperatorRegistry::global()); op && op->mutates)
+      return true;
     for (const Block* s : n->blocks())
       if (hasWrites(s)) return true;
   }
@@ -217,9 +218,11 @@ bool hasWrites(const Block* b) {
 // which top-level ones copied (their output's storage is not their input's); those become
 // aten::clone (contiguous keeps its memory format), a fresh tensor for mutation removal.
 // Nested ones (not observed) stay views.
-void resolveCopyingViews(const std::shared_ptr<Graph>& graph, const std::vector<IValue>& runInputs) {
-  static const std::unordered_set<Symbol> kinds = {Symbol::aten("contiguous"), Symbol::aten("reshape"),
-                                                   Symbol::aten("flatten"), Symbol::aten("reshape_as")};
+void resolveCopyingViews(const std::shared_ptr<Graph>& graph,
+                         const std::vector<IValue>& runInputs) {
+  static const std::unordered_set<Symbol> kinds = {Symbol::aten("contiguous"),
+                                                   Symbol::aten("reshape"), Symbol::aten("flatten"),
+                                                   Symbol::aten("reshape_as")};
   std::vector<Node*> nodes;
   for (Node* n : graph->nodes())
     if (kinds.count(n->kind()) && n->outputs().size() == 1) nodes.push_back(n);
@@ -241,8 +244,10 @@ void resolveCopyingViews(const std::shared_ptr<Graph>& graph, const std::vector<
     Node* n = nodes[i];
     WithInsertPoint guard(n);
     std::vector<Value*> inputs{n->input(0)};
-    if (n->kind() == Symbol::aten("contiguous") && n->inputs().size() > 1) inputs.push_back(n->input(1));
-    else inputs.push_back(graph->insertConstant(IValue()));
+    if (n->kind() == Symbol::aten("contiguous") && n->inputs().size() > 1)
+      inputs.push_back(n->input(1));
+    else
+      inputs.push_back(graph->insertConstant(IValue()));
     Node* copy = graph->create(Symbol::aten("clone"), inputs);
     copy->output()->setType(n->output()->type());
     copy->setSourceRange(n->sourceRange());

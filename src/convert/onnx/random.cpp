@@ -20,7 +20,10 @@ ScalarType dtypeArg(const OnnxArgs& args, size_t i, ScalarType dflt = ScalarType
 OnnxConverter sized(std::string opType) {
   return [opType](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     ScalarType dt = dtypeArg(args, 1);
-    ctx.setOutput(n, 0, ctx.op(opType, {}, {attrIs("shape", args[0].unwrapToIntList()), attrI("dtype", onnxDataType(dt))}));
+    ctx.setOutput(
+        n, 0,
+        ctx.op(opType, {},
+               {attrIs("shape", args[0].unwrapToIntList()), attrI("dtype", onnxDataType(dt))}));
   };
 }
 
@@ -28,7 +31,8 @@ OnnxConverter sized(std::string opType) {
 OnnxConverter like(std::string opType) {
   return [opType](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     ScalarType dt = dtypeArg(args, 1, dtypeOr(ctx, args[0].value()));
-    ctx.setOutput(n, 0, ctx.op(opType, {args[0].unwrapToTensor()}, {attrI("dtype", onnxDataType(dt))}));
+    ctx.setOutput(n, 0,
+                  ctx.op(opType, {args[0].unwrapToTensor()}, {attrI("dtype", onnxDataType(dt))}));
   };
 }
 
@@ -38,12 +42,16 @@ void convertNormal(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   const std::string overload = args.op() ? args.op()->schema.overloadName() : "";
   ScalarType dt = dtypeOr(ctx, n.output());
   if (overload == "float_float")
-    return ctx.setOutput(n, 0, ctx.op("RandomNormal", {}, {attrIs("shape", args[2].unwrapToIntList()),
-                                                           attrF("mean", args[0].unwrapToDouble()),
-                                                           attrF("scale", args[1].unwrapToDouble()),
-                                                           attrI("dtype", onnxDataType(dtypeArg(args, 4)))}));
+    return ctx.setOutput(
+        n, 0,
+        ctx.op("RandomNormal", {},
+               {attrIs("shape", args[2].unwrapToIntList()), attrF("mean", args[0].unwrapToDouble()),
+                attrF("scale", args[1].unwrapToDouble()),
+                attrI("dtype", onnxDataType(dtypeArg(args, 4)))}));
   std::string mean = tensorOrScalar(ctx, args[0], dt), std = tensorOrScalar(ctx, args[1], dt);
-  std::string shapeOf = overload == "Tensor_float" ? mean : overload == "float_Tensor" ? std : ctx.op("Add", {mean, std});
+  std::string shapeOf = overload == "Tensor_float"   ? mean
+                        : overload == "float_Tensor" ? std
+                                                     : ctx.op("Add", {mean, std});
   std::string z = ctx.op("RandomNormalLike", {shapeOf}, {attrI("dtype", onnxDataType(dt))});
   ctx.setOutput(n, 0, ctx.op("Add", {ctx.op("Mul", {z, std}), mean}));
 }
@@ -53,7 +61,8 @@ void convertNormal(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
 void convertBernoulli(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   ScalarType dt = dtypeOr(ctx, n.output());
   std::string x = args[0].unwrapToTensor();
-  std::string p = args.size() > 1 && !args[1].isNone() && args[1].argument() && args[1].argument()->name() == "p"
+  std::string p = args.size() > 1 && !args[1].isNone() && args[1].argument() &&
+                          args[1].argument()->name() == "p"
                       ? tensorOrScalar(ctx, args[1], dt)
                       : x;
   std::string u = ctx.op("RandomUniformLike", {x}, {attrI("dtype", onnxDataType(dt))});
@@ -70,7 +79,9 @@ void convertMultinomial(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   const bool oneRow = ctx.expectRank(n, args[0].value()) == 1;
   std::string x = ctx.op("Log", {args[0].unwrapToTensor()});
   if (oneRow) x = unsqueeze(ctx, x, {0});
-  std::string y = ctx.op("Multinomial", {x}, {attrI("sample_size", samples), attrI("dtype", onnxDataType(ScalarType::Long))});
+  std::string y =
+      ctx.op("Multinomial", {x},
+             {attrI("sample_size", samples), attrI("dtype", onnxDataType(ScalarType::Long))});
   ctx.setOutput(n, 0, oneRow ? squeeze(ctx, y, {0}) : y);
 }
 
@@ -81,10 +92,11 @@ void registerRandomConverters(OnnxConverterRegistry& r) {
   r.addOverloads({"aten::randn"}, sized("RandomNormal"));
   r.addOverloads({"aten::rand_like"}, like("RandomUniformLike"));
   r.addOverloads({"aten::randn_like"}, like("RandomNormalLike"));
-  r.addOverloads({"aten::normal.Tensor_Tensor", "aten::normal.Tensor_float", "aten::normal.float_Tensor",
-                  "aten::normal.float_float"},
+  r.addOverloads({"aten::normal.Tensor_Tensor", "aten::normal.Tensor_float",
+                  "aten::normal.float_Tensor", "aten::normal.float_float"},
                  convertNormal);
-  r.addOverloads({"aten::bernoulli", "aten::bernoulli.p", "aten::bernoulli.Tensor"}, convertBernoulli);
+  r.addOverloads({"aten::bernoulli", "aten::bernoulli.p", "aten::bernoulli.Tensor"},
+                 convertBernoulli);
   r.addOverloads({"aten::multinomial"}, convertMultinomial);
 }
 

@@ -144,14 +144,18 @@ std::string vectorNorm(OnnxCtx& ctx, const std::string& x, ScalarType dt, double
 // A matrix norm over axes (r, c) of `x` (linalg_matrix_norm): "fro" the 2-norm of the
 // entries; ord 1 / -1 the largest / smallest column sum of |x|, inf / -inf the largest /
 // smallest row sum. "nuc" and ord 2 / -2 need singular values, which ONNX lacks: an error.
-std::string matrixNorm(OnnxCtx& ctx, const convert::ArgValue<std::string>& ordArg, const std::string& x,
-                       const std::string& ord, int64_t r, int64_t c, bool keep) {
+std::string matrixNorm(OnnxCtx& ctx, const convert::ArgValue<std::string>& ordArg,
+                       const std::string& x, const std::string& ord, int64_t r, int64_t c,
+                       bool keep) {
   if (ord == "fro") return reduce(ctx, "L2", x, {r, c}, keep);
   double p = 0;
-  if (ord == "1" || ord == "-1") p = ord == "1" ? 1 : -1;
-  else if (ord == "inf" || ord == "-inf") p = ord == "inf" ? 2 : -2;  // 2: rows (see below)
+  if (ord == "1" || ord == "-1")
+    p = ord == "1" ? 1 : -1;
+  else if (ord == "inf" || ord == "-inf")
+    p = ord == "inf" ? 2 : -2;  // 2: rows (see below)
   else
-    ordArg.fail("'fro', 1, -1, inf or -inf (the nuclear and spectral norms need an SVD ONNX lacks)", ord);
+    ordArg.fail("'fro', 1, -1, inf or -inf (the nuclear and spectral norms need an SVD ONNX lacks)",
+                ord);
   // ord +-1: sum over rows (axis r), then max / min over columns; +-inf the other way round.
   const bool columns = std::abs(p) == 1;
   std::string sums = reduce(ctx, "Sum", ctx.op("Abs", {x}), {columns ? r : c}, true);
@@ -233,7 +237,9 @@ void registerReductionConverters(OnnxConverterRegistry& r) {
   r.addOverloads({"aten::aminmax"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     std::string x = args[0].unwrapToTensor();
     std::vector<int64_t> axes;
-    if (!args[1].isNone()) axes = {wrapDim(args[1].unwrapToInt(), std::max<int64_t>(ctx.expectRank(n, args[0].value()), 1))};
+    if (!args[1].isNone())
+      axes = {
+          wrapDim(args[1].unwrapToInt(), std::max<int64_t>(ctx.expectRank(n, args[0].value()), 1))};
     const bool keep = args[2].unwrapToBool();
     ctx.setOutput(n, 0, reduce(ctx, "Min", x, axes, keep));
     ctx.setOutput(n, 1, reduce(ctx, "Max", x, axes, keep));
@@ -241,7 +247,8 @@ void registerReductionConverters(OnnxConverterRegistry& r) {
   // linalg_norm(self, ord, dim, keepdim, dtype): a vector norm over one dim (or over all of a
   // flattened tensor when ord and dim are None), a matrix norm over two (see matrixNorm), as
   // torch.linalg.norm decides.
-  r.addOverloads({"aten::linalg_norm", "aten::linalg_norm.ord_str"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  r.addOverloads({"aten::linalg_norm", "aten::linalg_norm.ord_str"}, [](OnnxCtx& ctx, const Node& n,
+                                                                        OnnxArgs& args) {
     ScalarType dt = dtypeOr(ctx, n.output());
     std::string x = ctx.castTo(args[0].unwrapToTensor(), ctx.dtypeOf(args[0].value()), dt);
     const int64_t rank = ctx.expectRank(n, args[0].value());
@@ -255,28 +262,34 @@ void registerReductionConverters(OnnxConverterRegistry& r) {
     }
     if (axes.empty())
       for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
-    if (axes.size() == 2) return ctx.setOutput(n, 0, matrixNorm(ctx, args[1], x, ordText(args[1]), axes[0], axes[1], keep));
+    if (axes.size() == 2)
+      return ctx.setOutput(n, 0,
+                           matrixNorm(ctx, args[1], x, ordText(args[1]), axes[0], axes[1], keep));
     if (axes.size() != 1 || args[1].unwrapToIValue().isString())
-      args[2].fail("one dim (a vector norm) or two (a matrix norm)", fmt::format("{} dims", axes.size()));
+      args[2].fail("one dim (a vector norm) or two (a matrix norm)",
+                   fmt::format("{} dims", axes.size()));
     ctx.setOutput(n, 0, vectorNorm(ctx, x, dt, args[1].unwrapToDouble(), axes, keep));
   });
-  r.addOverloads({"aten::linalg_matrix_norm", "aten::linalg_matrix_norm.str_ord"},
-                 [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
-                   std::string x = ctx.castTo(args[0].unwrapToTensor(), ctx.dtypeOf(args[0].value()),
-                                              dtypeOr(ctx, n.output()));
-                   const int64_t rank = ctx.expectRank(n, args[0].value());
-                   auto dims = args[2].unwrapToIntList(std::vector<int64_t>{-2, -1});
-                   if (dims.size() != 2) args[2].fail("two dims", fmt::format("{} dims", dims.size()));
-                   ctx.setOutput(n, 0, matrixNorm(ctx, args[1], x, ordText(args[1]), wrapDim(dims[0], rank),
-                                                  wrapDim(dims[1], rank), args[3].unwrapToBool()));
-                 });
+  r.addOverloads(
+      {"aten::linalg_matrix_norm", "aten::linalg_matrix_norm.str_ord"},
+      [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+        std::string x = ctx.castTo(args[0].unwrapToTensor(), ctx.dtypeOf(args[0].value()),
+                                   dtypeOr(ctx, n.output()));
+        const int64_t rank = ctx.expectRank(n, args[0].value());
+        auto dims = args[2].unwrapToIntList(std::vector<int64_t>{-2, -1});
+        if (dims.size() != 2) args[2].fail("two dims", fmt::format("{} dims", dims.size()));
+        ctx.setOutput(n, 0,
+                      matrixNorm(ctx, args[1], x, ordText(args[1]), wrapDim(dims[0], rank),
+                                 wrapDim(dims[1], rank), args[3].unwrapToBool()));
+      });
   // cosine_similarity(x1, x2, dim, eps) = sum(x1 * x2) / sqrt(max(sum(x1^2) * sum(x2^2), eps^2))
   // over dim (PyTorch's ATen formula; torch.onnx's symbolic_opset9).
   r.addOverloads({"aten::cosine_similarity"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     ScalarType dt = dtypeOr(ctx, n.output());
     std::string a = ctx.castTo(args[0].unwrapToTensor(), ctx.dtypeOf(args[0].value()), dt);
     std::string b = ctx.castTo(args[1].unwrapToTensor(), ctx.dtypeOf(args[1].value()), dt);
-    const int64_t rank = std::max(ctx.expectRank(n, args[0].value()), ctx.expectRank(n, args[1].value()));
+    const int64_t rank =
+        std::max(ctx.expectRank(n, args[0].value()), ctx.expectRank(n, args[1].value()));
     const int64_t dim = wrapDim(args[2].unwrapToInt(), rank);
     const double eps = args[3].unwrapToDouble();
     std::string w = ctx.op("Mul", {sumOver(ctx, a, a, dim), sumOver(ctx, b, b, dim)});
@@ -286,19 +299,23 @@ void registerReductionConverters(OnnxConverterRegistry& r) {
   // pairwise_distance(x1, x2, p, eps, keepdim) = norm(x1 - x2 + eps, p) over the last dim.
   r.addOverloads({"aten::pairwise_distance"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     ScalarType dt = dtypeOr(ctx, n.output());
-    const int64_t rank = std::max(ctx.expectRank(n, args[0].value()), ctx.expectRank(n, args[1].value()));
+    const int64_t rank =
+        std::max(ctx.expectRank(n, args[0].value()), ctx.expectRank(n, args[1].value()));
     std::string d = ctx.op("Sub", {args[0].unwrapToTensor(), args[1].unwrapToTensor()});
     d = ctx.op("Add", {d, ctx.constScalar(args[3].unwrapToDouble(), dt)});
-    ctx.setOutput(n, 0, vectorNorm(ctx, d, dt, args[2].unwrapToDouble(), {std::max<int64_t>(rank - 1, 0)},
-                                   args[4].unwrapToBool()));
+    ctx.setOutput(n, 0,
+                  vectorNorm(ctx, d, dt, args[2].unwrapToDouble(), {std::max<int64_t>(rank - 1, 0)},
+                             args[4].unwrapToBool()));
   });
   // cdist(x1 [..., P, M], x2 [..., R, M], p) -> [..., P, R]: the p-norm of every difference,
   // through Unsqueeze to [..., P, 1, M] and [..., 1, R, M] (PyTorch's direct form; its matmul
   // form for p = 2 on big inputs differs by rounding only).
   r.addOverloads({"aten::cdist"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     ScalarType dt = dtypeOr(ctx, n.output());
-    std::string d = ctx.op("Sub", {unsqueeze(ctx, args[0].unwrapToTensor(), {-2}), unsqueeze(ctx, args[1].unwrapToTensor(), {-3})});
-    const int64_t rank = std::max(ctx.expectRank(n, args[0].value()), ctx.expectRank(n, args[1].value())) + 1;
+    std::string d = ctx.op("Sub", {unsqueeze(ctx, args[0].unwrapToTensor(), {-2}),
+                                   unsqueeze(ctx, args[1].unwrapToTensor(), {-3})});
+    const int64_t rank =
+        std::max(ctx.expectRank(n, args[0].value()), ctx.expectRank(n, args[1].value())) + 1;
     ctx.setOutput(n, 0, vectorNorm(ctx, d, dt, args[2].unwrapToDouble(), {rank - 1}, false));
   });
   // _weight_norm(v, g, dim) = v * g / ||v|| (the 2-norm over every dim but `dim`; over all for

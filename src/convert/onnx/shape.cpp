@@ -848,16 +848,19 @@ void convertTensorSplit(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   if (sections) {
     const int64_t k = spec.isInt() ? spec.toInt() : args[1].unwrapToScalar().toInt();
     if (k <= 0) args[1].fail("a number of sections of at least 1", std::to_string(k));
-    for (int64_t i = 0; i < k; ++i) bounds.push_back(bounds.back() + size / k + (i < size % k ? 1 : 0));
+    for (int64_t i = 0; i < k; ++i)
+      bounds.push_back(bounds.back() + size / k + (i < size % k ? 1 : 0));
   } else {
-    for (int64_t i : args[1].unwrapToIntList()) bounds.push_back(std::clamp(i < 0 ? i + size : i, int64_t{0}, size));
+    for (int64_t i : args[1].unwrapToIntList())
+      bounds.push_back(std::clamp(i < 0 ? i + size : i, int64_t{0}, size));
     bounds.push_back(size);
   }
   std::vector<std::string> outs;
   std::string x = args[0].unwrapToTensor();
   for (size_t i = 0; i + 1 < bounds.size(); ++i) {
     const int64_t from = bounds[i], to = std::max(bounds[i], bounds[i + 1]);
-    outs.push_back(ctx.op("Slice", {x, ctx.constInt64s({from}), ctx.constInt64s({to}), ctx.constInt64s({dim})}));
+    outs.push_back(ctx.op(
+        "Slice", {x, ctx.constInt64s({from}), ctx.constInt64s({to}), ctx.constInt64s({dim})}));
   }
   ctx.setTensorList(n.output(), outs);
   setElementFacts(ctx, n.output(), ctx.dtypeOf(args[0].value()), rank);
@@ -887,7 +890,9 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
     }
   });
   // is_pinned: CPU tensors of an exported model are never in pinned memory.
-  r.addOverloads({"aten::is_pinned"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs&) { ctx.setStatic(n.output(), IValue(false)); });
+  r.addOverloads({"aten::is_pinned"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs&) {
+    ctx.setStatic(n.output(), IValue(false));
+  });
   r.addOverloads({"aten::expand"}, convertExpand);
   r.addOverloads({"aten::expand_as"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     ctx.setOutput(n, 0, ctx.op("Expand", {args[0].unwrapToTensor(), ctx.op("Shape", {args[1].unwrapToTensor()})}));
@@ -910,7 +915,8 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
   r.addOverloads({"aten::mul.int"}, intArith("Mul"));
   // floordiv rounds down (Python's //): (a - a mod b) / b, Mod taking the divisor's sign.
   r.addOverloads({"aten::floordiv.int"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
-    std::string a = tensorOrScalar(ctx, args[0], ScalarType::Long), b = tensorOrScalar(ctx, args[1], ScalarType::Long);
+    std::string a = tensorOrScalar(ctx, args[0], ScalarType::Long),
+                b = tensorOrScalar(ctx, args[1], ScalarType::Long);
     ctx.setOutput(n, 0, ctx.op("Div", {ctx.op("Sub", {a, ctx.op("Mod", {a, b})}), b}));
   });
   // __range_length(lo, hi, step): the trip count of range(lo, hi, step), max(0, ceil((hi - lo) /
@@ -919,11 +925,13 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
   r.addOverloads({"aten::__range_length"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     const int64_t step = args[2].unwrapToInt();
     if (step == 0) args[2].fail("a step other than 0", "0");
-    std::string lo = tensorOrScalar(ctx, args[0], ScalarType::Long), hi = tensorOrScalar(ctx, args[1], ScalarType::Long);
+    std::string lo = tensorOrScalar(ctx, args[0], ScalarType::Long),
+                hi = tensorOrScalar(ctx, args[1], ScalarType::Long);
     std::string span = step > 0 ? ctx.op("Sub", {hi, lo}) : ctx.op("Sub", {lo, hi});
     const int64_t by = step > 0 ? step : -step;
     span = ctx.op("Add", {span, ctx.constScalar(static_cast<double>(by - 1), ScalarType::Long)});
-    std::string count = ctx.op("Div", {span, ctx.constScalar(static_cast<double>(by), ScalarType::Long)});
+    std::string count =
+        ctx.op("Div", {span, ctx.constScalar(static_cast<double>(by), ScalarType::Long)});
     ctx.setOutput(n, 0, ctx.op("Max", {count, ctx.constScalar(0, ScalarType::Long)}));
   });
   // __derive_index(index, start, step) = start + index * step: the loop variable of a
