@@ -351,7 +351,7 @@ TEST_P(GeneratedOracle, MatchesPyTorch) {
 
 // F.interpolate given a size and a scale factor: PyTorch raises (gen_models.py checks its
 // message), and so does the archive here, with the same message.
-TEST(GeneratedOracleErrors, InterpolateWithSizeAndScaleFactorRaisesAsPyTorch) {
+TEST(InterpolateErrorOracle, SizeAndScaleFactorTogetherRaiseAsInPyTorch) {
   const fs::path dir = modelsDir() / "interpolate_overloads";
   Module m = load((dir / "model.pt").string());
   try {
