@@ -403,6 +403,10 @@ std::string constantKey(const Node* n) {
   // CONSTANTS.cN weights of one shape must stay two constants).
   if (auto v = toIValue(n->output()); v && v->isTensor() && v->toTensor().defined())
     s << " @" << static_cast<const void*>(v->toTensor().impl().get());
+  // Function constants print by name only: F.interpolate's overloads (`___torch_mangle_N`)
+  // share the name `interpolate`, and pool only when they are the same function.
+  if (const auto* ft = n->output()->type()->cast<FunctionType>())
+    s << " @" << static_cast<const void*>(ft->function());
   return s.str();
 }
 

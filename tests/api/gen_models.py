@@ -166,6 +166,20 @@ class WithHelper(nn.Module):
         return helper(x, 3) + self.running
 
 
+class InterpolateOverloads(nn.Module):
+    """F.interpolate called with a size list, a float scale and a list of scales: three
+    overloads of one name in the archive (functional.py, ___torch_mangle_0.py, _1.py), which
+    must stay three functions (their constants once pooled into one)."""
+
+    def forward(self, x, both: bool = False):
+        a = F.interpolate(x, size=(8, 8), mode="bilinear", align_corners=False)
+        b = F.interpolate(x, scale_factor=2.0, mode="nearest")
+        c = F.interpolate(x, scale_factor=(1.5, 2.0), mode="bilinear", recompute_scale_factor=True)
+        if both:  # PyTorch refuses a size and a scale factor together (load_oracle_test.cpp)
+            c = F.interpolate(x, size=(8, 8), scale_factor=2.0)
+        return a, b, c
+
+
 class Color(Enum):
     RED = 1
     GREEN = 2
@@ -525,6 +539,13 @@ def main():
     write_case(root, "interface", torch.jit.script(WithInterface()), [r(3)])
     write_case(root, "setstate", torch.jit.script(WithState()), [r(3)])
     write_case(root, "lstm_scripted", torch.jit.script(Lstm().eval()), [r(2, 5, 4)])
+    interp = torch.jit.script(InterpolateOverloads())
+    write_case(root, "interpolate_overloads", interp, [r(1, 2, 4, 5)])
+    try:
+        interp(r(1, 2, 4, 5), True)
+        raise AssertionError("PyTorch accepted F.interpolate with a size and a scale factor")
+    except torch.jit.Error as e:
+        assert "only one of size or scale_factor should be defined" in str(e), str(e)
     import torchvision
     rn = torchvision.models.resnet18(num_classes=10).eval()
     write_case(root, "resnet18_traced", torch.jit.trace(rn, r(1, 3, 64, 64)), [r(1, 3, 64, 64)],

@@ -224,6 +224,7 @@ const std::map<std::string, Expectation>& generatedExpectations() {
       {"interface", {}},
       {"setstate", {}},
       {"lstm_scripted", {}},
+      {"interpolate_overloads", {}},
       {"resnet18_traced", {}},
       {"resnet18_scripted", {}},
       // Issue 6's corpus (gen_models.py corpus()).
@@ -346,6 +347,21 @@ TEST_P(GeneratedOracle, MatchesPyTorch) {
   if (!meta.contains("parameters")) return;  // corpus_* cases record outputs only
   compareNamed(m.namedParameters(), meta.at("parameters"), "parameters");
   compareNamed(m.namedBuffers(), meta.at("buffers"), "buffers");
+}
+
+// F.interpolate given a size and a scale factor: PyTorch raises (gen_models.py checks its
+// message), and so does the archive here, with the same message.
+TEST(InterpolateErrorOracle, SizeAndScaleFactorTogetherRaiseAsInPyTorch) {
+  const fs::path dir = modelsDir() / "interpolate_overloads";
+  Module m = load((dir / "model.pt").string());
+  try {
+    m.runMethod("forward", {IValue(loadNpy((dir / "in0.npy").string())), IValue(true)});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("only one of size or scale_factor should be defined"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 // torchless::save of each archive as loaded (before anything runs), loaded again: the same

@@ -409,3 +409,82 @@ graph(%x : Tensor):
   tlo::exportGraph(*ap2, {IValue(x4)}, {}, &r);
   EXPECT_EQ(r.opCounts["MatMul"], 2);
 }
+
+TEST(OnnxExport, TailConvertersNameWhatTheyCannotExport) {
+  auto errorFor = [](const char* ir, std::vector<IValue> inputs) {
+    auto g = parse(ir);
+    return errorOf([&] { tlo::exportGraph(*g, std::move(inputs)); });
+  };
+  // grid_sampler on a 5-d input (a 3-d grid): GridSample is 2-d up to opset 19, ours end at 18.
+  // (Typed inputs: the interpreter has no 3-d grid_sampler, so the sizes come from the types,
+  // as a trace's do.)
+  Tensor x5 = Tensor::fromVector(std::vector<float>(8, 1.0f), {1, 1, 2, 2, 2});
+  Tensor g5 = Tensor::fromVector(std::vector<float>(24, 0.5f), {1, 2, 2, 2, 3});
+  std::string msg = errorFor(R"IR(
+graph(%x : Float(1, 1, 2, 2, 2), %g : Float(1, 2, 2, 2, 3)):
+  %0 : int = prim::Constant[value=0]()
+  %f : bool = prim::Constant[value=0]()
+  %y : Tensor = aten::grid_sampler(%x, %g, %0, %0, %f)
+  return (%y)
+)IR",
+                             {IValue(x5), IValue(g5)});
+  EXPECT_NE(
+      msg.find("must be a 4-d input (GridSample samples 2-d grids up to opset 19), got rank 5"),
+      std::string::npos)
+      << msg;
+  Tensor p = Tensor::fromVector(std::vector<float>{0.2f, 0.3f, 0.5f}, {3});
+  // multinomial: ONNX's Multinomial draws with replacement.
+  msg = errorFor(R"IR(
+graph(%p : Tensor):
+  %two : int = prim::Constant[value=2]()
+  %f : bool = prim::Constant[value=0]()
+  %none : NoneType = prim::Constant()
+  %y : Tensor = aten::multinomial(%p, %two, %f, %none)
+  return (%y)
+)IR",
+                 {IValue(p)});
+  EXPECT_NE(msg.find("must be True, or one sample (ONNX's Multinomial draws with replacement)"),
+            std::string::npos)
+      << msg;
+  // rrelu in training draws random slopes.
+  msg = errorFor(R"IR(
+graph(%x : Tensor):
+  %lo : float = prim::Constant[value=0.1]()
+  %hi : float = prim::Constant[value=0.3]()
+  %t : bool = prim::Constant[value=1]()
+  %none : NoneType = prim::Constant()
+  %y : Tensor = aten::rrelu(%x, %lo, %hi, %t, %none)
+  return (%y)
+)IR",
+                 {IValue(p)});
+  EXPECT_NE(msg.find("must be False (random slopes in training are not exported)"),
+            std::string::npos)
+      << msg;
+  // fake quantization to a range that is neither uint8's nor int8's.
+  msg = errorFor(R"IR(
+graph(%x : Tensor):
+  %s : float = prim::Constant[value=0.1]()
+  %z : int = prim::Constant[value=0]()
+  %hi : int = prim::Constant[value=15]()
+  %y : Tensor = aten::fake_quantize_per_tensor_affine(%x, %s, %z, %z, %hi)
+  return (%y)
+)IR",
+                 {IValue(p)});
+  EXPECT_NE(msg.find("[0, 255] or [-128, 127]"), std::string::npos) << msg;
+  // the nuclear norm needs singular values.
+  Tensor m = Tensor::fromVector(std::vector<float>{1, 2, 3, 4}, {2, 2});
+  msg = errorFor(R"IR(
+graph(%x : Float(2, 2)):
+  %ord : str = prim::Constant[value="nuc"]()
+  %m2 : int = prim::Constant[value=-2]()
+  %m1 : int = prim::Constant[value=-1]()
+  %dims : int[] = prim::ListConstruct(%m2, %m1)
+  %f : bool = prim::Constant[value=0]()
+  %none : NoneType = prim::Constant()
+  %y : Tensor = aten::linalg_matrix_norm(%x, %ord, %dims, %f, %none)
+  return (%y)
+)IR",
+                 {IValue(m)});
+  EXPECT_NE(msg.find("the nuclear and spectral norms need an SVD ONNX lacks"), std::string::npos)
+      << msg;
+}

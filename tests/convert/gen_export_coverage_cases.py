@@ -108,6 +108,33 @@ class ViewAlias(nn.Module):
         return y + 1.0, v
 
 
+class CopyingViews(nn.Module):
+    """contiguous / reshape / flatten copy a tensor their input's strides do not allow as a view
+    (then a write through the result leaves the input alone) and alias it otherwise (Note
+    [Views that may copy] in convert/onnx/prepare.cpp)."""
+
+    def forward(self, x, img):
+        a = x.clone()
+        c = a.t().contiguous()
+        c[0] = 1.0
+        b = x.clone()
+        d = b.contiguous()
+        d[1] = 2.0
+        e = x.clone()
+        f = e.t().reshape(-1)
+        f[0] = 3.0
+        g = x.clone()
+        h = g.reshape(-1)
+        h[2] = 4.0
+        k = x.clone()
+        m = k.t().flatten()
+        m.mul_(2.0)
+        p = img.clone()
+        q = p.contiguous(memory_format=torch.channels_last)
+        q.add_(1.0)
+        return a, c, b, d, e, f, g, h, k, m, p, q
+
+
 class TransposeInplace(nn.Module):
     def forward(self, x):
         y = x.clone()
@@ -129,14 +156,17 @@ class AdvancedIndex(nn.Module):
 
 
 class IntLoop(nn.Module):
-    """A while loop on ints (aten::lt.int, aten::tensor.int) over a dynamic dim."""
+    """A while loop on ints (aten::lt.int, aten::tensor.int, floordiv of negatives) and a
+    range with a start and a step (aten::__range_length) over a dynamic dim."""
 
     def forward(self, x):
         acc = torch.zeros_like(x[0])
         i = 0
         while i < x.size(0):
-            acc = acc + x[i] * torch.tensor(i, dtype=torch.float)
+            acc = acc + x[i] * torch.tensor(i, dtype=torch.float) + float((i - 2) // 2)
             i += 1
+        for j in range(1, x.size(0), 2):
+            acc = acc + x[j]
         return acc
 
 
@@ -250,7 +280,8 @@ class TailShape(nn.Module):
         d = torch.tril(x[0]), torch.triu(x, 1), torch.tril(x, -1)
         e = torch.broadcast_tensors(v.unsqueeze(1), x[0, 0])
         f = torch.meshgrid(v, v[:2], indexing="ij"), torch.meshgrid(v, v[:2], indexing="xy")
-        return a, b, c, p - q * r, acc, d, e, f
+        g = list(x.split(2, 2))  # aten::list.t
+        return a, b, c, p - q * r, acc, d, e, f, torch.cat([g[1], g[0]], 2)
 
 
 class TailSearch(nn.Module):
@@ -479,6 +510,100 @@ class Uniques(nn.Module):
         return u, inv, cnt, v, vinv, w, wcnt, torch.unique(x.float() * 0.5)
 
 
+class TailMath(nn.Module):
+    """Traced (most have no interpreter kernel yet; the trace's types give the sizes): distances
+    and norms, cross / tensordot / det, aminmax, nan_to_num, native_layer_norm, rrelu (eval),
+    tensor_split, weight norm, F.unfold (im2col), circular padding, conv_tbc, hann_window,
+    conjugation no-ops, fake quantization."""
+
+    def __init__(self):
+        super().__init__()
+        self.wn = nn.utils.weight_norm(nn.Linear(5, 3))
+        self.ln_w = nn.Parameter(torch.rand(5) + 0.5)
+        self.ln_b = nn.Parameter(torch.randn(5))
+        self.tbc_w = nn.Parameter(torch.randn(3, 5, 2))
+        self.tbc_b = nn.Parameter(torch.randn(2))
+
+    def forward(self, x, y, img):
+        a3, b3 = x[:, :3], y[:, :3]
+        dist = (F.cosine_similarity(x, y), F.cosine_similarity(x[:, None], y[None], dim=-1), F.pairwise_distance(x, y),
+                F.pairwise_distance(x, y, p=1.0, keepdim=True), torch.cdist(x[None], y[None]),
+                torch.cdist(x, y, p=1.0), torch.cross(a3, b3, dim=1), torch.linalg.cross(a3, b3))
+        m = x[:, :4] @ y[:, :4].T + torch.eye(4) * 3.0
+        norms = (torch.linalg.norm(x), torch.linalg.norm(x, 3.0, dim=1), torch.linalg.norm(x, "fro"),
+                 torch.linalg.norm(x, float("inf")), torch.linalg.matrix_norm(x[None], ord=1),
+                 torch.linalg.matrix_norm(x, ord=-float("inf"), keepdim=True), torch.linalg.det(m), torch.logdet(m))
+        mn, mx = torch.aminmax(x)
+        mn1, mx1 = torch.aminmax(x, dim=1, keepdim=True)
+        bad = torch.log(x) + torch.sign(y) / torch.zeros_like(y)
+        ln = torch.native_layer_norm(x, [5], self.ln_w, self.ln_b, 1e-5)
+        t_tbc = torch.stack([x, y], 1)
+        pieces = torch.tensor_split(x, 3, dim=1) + x.tensor_split([1, 4], dim=1) + torch.tensor_split(x, [3, 1])
+        fq = (torch.fake_quantize_per_tensor_affine(x, 0.05, 10, 0, 255),
+              torch.fake_quantize_per_channel_affine(x, torch.tensor([0.02, 0.05, 0.1, 0.03, 0.2]),
+                                                     torch.tensor([0, 3, -5, 0, 1], dtype=torch.int32), 1, -128, 127))
+        return (dist, norms, mn, mx, mn1, mx1, torch.nan_to_num(bad), torch.nan_to_num(bad, 1.0, 2.0, -3.0), ln,
+                F.rrelu(x, 0.1, 0.3), pieces, self.wn(x), F.unfold(img, 3, padding=1, stride=2),
+                F.unfold(img, (2, 3), dilation=(2, 1)), F.pad(img, (1, 2, 2, 1), mode="circular"),
+                torch.conv_tbc(t_tbc, self.tbc_w, self.tbc_b, 1), torch.hann_window(8) * x[0, 0],
+                torch.hann_window(7, periodic=False), x.resolve_conj().resolve_neg(), torch.conj_physical(y), fq)
+
+
+class TailLosses(nn.Module):
+    """Losses a model returns: cross entropy with class indices (weights, ignore_index,
+    unbatched, per pixel) and with class probabilities (label smoothing), nll_loss (2-d and
+    4-d), binary cross entropy with logits (weight, pos_weight), kl_div (batchmean, log target)."""
+
+    def forward(self, logits, target, probs, pix, pix_target, z, zt):
+        w = torch.tensor([1.0, 2.0, 0.5, 1.5])
+        lp = F.log_softmax(logits, 1)
+        return (F.cross_entropy(logits, target), F.cross_entropy(logits, target, weight=w, ignore_index=2),
+                F.cross_entropy(logits, target, reduction="none"), F.cross_entropy(logits[0], target[0]),
+                F.cross_entropy(logits, probs, label_smoothing=0.1), F.cross_entropy(logits, probs, weight=w, reduction="sum"),
+                F.cross_entropy(pix, pix_target), F.nll_loss(lp, target, weight=w, reduction="sum"),
+                F.nll_loss(F.log_softmax(pix, 1), pix_target, reduction="none"),
+                F.binary_cross_entropy_with_logits(z, zt),
+                F.binary_cross_entropy_with_logits(z, zt, weight=torch.tensor([0.3, 1.0, 0.7]), pos_weight=torch.tensor([1.0, 2.0, 0.5]),
+                                                   reduction="none"),
+                F.kl_div(lp, probs, reduction="batchmean"), F.kl_div(lp, lp * 0.5, reduction="sum", log_target=True),
+                F.kl_div(lp, probs * (probs > 0.3), reduction="none"))
+
+
+class TailRandom(nn.Module):
+    """Random ops in forms whose results do not depend on the draws (ONNX Runtime draws other
+    numbers): a uniform draw is below 1, a normal draw times 0, Bernoulli of 0 and 1, a
+    multinomial draw from one-hot rows."""
+
+    def forward(self, x, onehot):
+        u = torch.rand(3, 4)
+        return ((u < 1.0) & (u >= 0.0), torch.rand_like(x) < 1.0, torch.randn_like(x) * 0.0 + x,
+                torch.randn(2, 3) * 0.0, torch.normal(x, 0.0), torch.normal(x, torch.zeros_like(x)),
+                torch.bernoulli((x > 0).float()), torch.bernoulli(x, 1.0), torch.bernoulli(x, 0.0),
+                torch.multinomial(onehot, 1), torch.multinomial(onehot[0], 3, replacement=True))
+
+
+class TransformerMasks(nn.Module):
+    """PyTorch's fast paths with masks: encoder layers with a key padding mask
+    (_transformer_encoder_layer_fwd, mask_type 1), attention with a key padding mask
+    (_native_multi_head_attention) and with a float attention mask, and a causal bool mask
+    (the slow path)."""
+
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(32, 4, 64, batch_first=True), 2,
+                                         enable_nested_tensor=False)
+        self.mha = nn.MultiheadAttention(32, 4, batch_first=True)
+
+    def forward(self, x, pad):
+        y = self.enc(x, src_key_padding_mask=pad)
+        n = x.size(1)
+        causal = torch.triu(torch.ones(n, n, dtype=torch.bool), 1)
+        a, _ = self.mha(y, y, y, attn_mask=causal, need_weights=False)
+        b, _ = self.mha(y, y, y, key_padding_mask=pad, need_weights=False)
+        c, _ = self.mha(y, y, y, attn_mask=causal.float() * -2.0, need_weights=False)
+        return a, b, c
+
+
 def main():
     os.makedirs(gen.OUT, exist_ok=True)
     torch.manual_seed(0)
@@ -495,6 +620,7 @@ def main():
     w("inplace_activations", InplaceActivations(), [r(1, 3, 8, 8)], both)
     w("view_alias", ViewAlias(), [r(3, 4)], both)
     w("transpose_inplace", TransposeInplace(), [r(3, 4)], both)
+    w("copying_views", CopyingViews(), [r(3, 4), r(1, 3, 2, 2)], both)
     w("advanced_index", AdvancedIndex(), [r(5, 5), torch.tensor([4, 0, 2])], both)
     w("int_loop", IntLoop(), [r(3, 4)], ("scripted",), dynamic={0: [0]}, alt_inputs=[r(6, 4)],
       script_for_onnx=True)
@@ -542,10 +668,22 @@ def main():
     # and a batch-first TransformerEncoder (aten::_transformer_encoder_layer_fwd).
     vit = torchvision.models.VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=2,
                                                hidden_dim=32, mlp_dim=64, num_classes=10)
+    # torchvision zero-initializes the head: the logits would be 0 whatever the encoder computed.
+    nn.init.normal_(vit.heads.head.weight, std=0.2)
     w("vit_tiny", vit, [r(2, 3, 32, 32)], ("traced",), dyn=({0: [0]}, [dr(3, 3, 32, 32)]))
+    # Scripted, the fast path's flags come through ifs (bench.py's bert_small / bert_like).
     enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(32, 4, 64, batch_first=True), 2,
                                 enable_nested_tensor=False)
-    w("transformer_encoder_fast", enc, [r(2, 5, 32)], ("traced",), dyn=({0: [0, 1]}, [dr(3, 7, 32)]))
+    w("transformer_encoder_fast", enc, [r(2, 5, 32)], both, dyn=({0: [0, 1]}, [dr(3, 7, 32)]))
+    w("tail_math", TailMath(), [r(4, 5), r(4, 5), r(1, 2, 6, 7)], ("traced",), min_opset=13)
+    w("tail_losses", TailLosses(), [r(3, 4), torch.tensor([1, 0, 3]), torch.softmax(r(3, 4), 1), r(2, 4, 3, 3),
+                                    torch.randint(0, 4, (2, 3, 3)), r(2, 3), torch.rand(2, 3)], ("traced",))
+    onehot = torch.zeros(2, 5)
+    onehot[0, 3] = 1.0
+    onehot[1, 1] = 1.0
+    w("tail_random", TailRandom(), [r(3, 4), onehot], ("traced",))
+    pad = torch.tensor([[False] * 5, [False] * 3 + [True] * 2])
+    w("transformer_masks", TransformerMasks(), [r(2, 5, 32), pad], both)
 
 
 if __name__ == "__main__":

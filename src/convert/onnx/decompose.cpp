@@ -5,17 +5,29 @@
 //   aten::_transformer_encoder_layer_fwd (nn.TransformerEncoderLayer's fast path) -> the same
 //     attention, residual adds, layer_norm, linear + relu / gelu + linear.
 // The arithmetic follows runtime/register_nn.cpp's kernels (multiHeadAttention,
-// transformerEncoderLayer). Attention masks are not decomposed: such nodes stay and the
-// pre-flight names them.
+// transformerEncoderLayer). A mask (mask_type 0: an attention mask [L, S]; 1: a key padding
+// mask [B, S], viewed [B, 1, 1, S]) is applied to the scores as the kernel does: a bool mask by
+// masked_fill(-inf), a float one added. Its dtype comes from the example run's facts (or its
+// IR type); when it is unknown, or a node's sizes, heads or flags are not constants yet, the node
+// stays: the preparation decomposes again once folding made them constants (scripted
+// TransformerEncoderLayer computes them through ifs), and the pre-flight names what is left.
 #include "convert/onnx/prepare.h"
 
 #include "core/error.h"
 
 #include <cmath>
+#include <limits>
 
 namespace torchless::onnx_export {
 
 namespace {
+
+// An attention mask as the fast-path kernels apply it (none when value is null).
+struct Mask {
+  Value* value = nullptr;
+  bool isBool = false;
+  bool keyPadding = false;  // mask_type 1 with a [B, S] mask: viewed [B, 1, 1, S]
+};
 
 class Builder {
  public:
@@ -38,10 +50,10 @@ class Builder {
   Value* third(Value* w, int64_t k, int64_t n) { return op("aten::slice", {w, i(0), i(k * n), i((k + 1) * n), i(1)}); }
   Value* linear(Value* x, Value* w, Value* b) { return op("aten::linear", {x, w, b}); }
 
-  // Self- or cross-attention without a mask: [B, L, E] -> [B, L, E] (and the [B, H, L, S]
-  // probabilities).
-  std::pair<Value*, Value*> attention(Value* q, Value* k, Value* v, int64_t e, int64_t h, Value* qkvW,
-                                      Value* qkvB, Value* projW, Value* projB) {
+  // Self- or cross-attention: [B, L, E] -> [B, L, E] (and the [B, H, L, S] probabilities).
+  std::pair<Value*, Value*> attention(Value* q, Value* k, Value* v, int64_t e, int64_t h,
+                                      Value* qkvW, Value* qkvB, Value* projW, Value* projB,
+                                      const Mask& mask) {
     const int64_t d = e / h;
     Value* qp = linear(q, third(qkvW, 0, e), third(qkvB, 0, e));
     Value* kp = linear(k, third(qkvW, 1, e), third(qkvB, 1, e));
@@ -56,6 +68,13 @@ class Builder {
     Value* kh = heads(kp, s);
     Value* vh = heads(vp, s);
     Value* scores = op("aten::matmul", {qh, op("aten::transpose", {kh, i(2), i(3)})});
+    if (mask.value) {
+      Value* m = mask.value;
+      if (mask.keyPadding) m = op("aten::reshape", {m, ints({b, i(1), i(1), s})});
+      scores = mask.isBool ? op("aten::masked_fill",
+                                {scores, m, c(IValue(-std::numeric_limits<double>::infinity()))})
+                           : op("aten::add", {scores, m, i(1)});
+    }
     Value* attn = op("aten::softmax", {scores, i(-1), none()});
     Value* out = op("aten::matmul", {attn, vh});
     out = op("aten::reshape", {op("aten::transpose", {out, i(1), i(2)}), ints({b, l, i(e)})});
@@ -83,16 +102,57 @@ bool isNoneConst(const Value* v) {
   return iv && iv->isNone();
 }
 
-bool decomposeMha(Graph& g, Node* n) {
-  if (n->inputs().size() != 13 || !isNoneConst(n->input(9))) return false;
+// The mask input `m` with its mask_type input `type` (None: a [B, S] mask of a batch B and
+// S keys is a key padding mask, as the kernel decides), or nullopt when its dtype or (for an
+// undecided type) sizes are unknown.
+std::optional<Mask> resolveMask(const Value* m, const Value* type, const Value* query,
+                                const Value* key, const FactsOf& facts) {
+  if (isNoneConst(m)) return Mask{};
+  auto factsOf = [&](const Value* v) { return facts ? facts(v) : nullptr; };
+  auto rankOf = [&](const Value* v) -> std::optional<size_t> {
+    const ValueFacts* f = factsOf(v);
+    return f && f->sizes ? std::optional<size_t>(f->sizes->size()) : std::nullopt;
+  };
+  std::optional<ScalarType> dtype;
+  if (const ValueFacts* f = factsOf(m)) dtype = f->dtype;
+  if (const TensorType* tt = m->type() ? m->type()->cast<TensorType>() : nullptr; !dtype && tt)
+    dtype = tt->scalarType();
+  auto kind = constInt(type);
+  if (!dtype || (!kind && !isNoneConst(type))) return std::nullopt;
+  Mask mask{const_cast<Value*>(m), *dtype == ScalarType::Bool, false};
+  if (kind && *kind != 1) return mask;
+  auto rank = rankOf(m);
+  if (!rank) return std::nullopt;
+  if (kind) {
+    mask.keyPadding = *rank == 2;
+    return mask;
+  }
+  // No mask_type: a [B, S] mask is a key padding mask.
+  const ValueFacts *mf = factsOf(m), *qf = factsOf(query), *kf = factsOf(key);
+  if (!qf || !kf || !qf->sizes || !kf->sizes || qf->sizes->size() != 3 || kf->sizes->size() != 3)
+    return std::nullopt;
+  mask.keyPadding =
+      *rank == 2 && (*mf->sizes)[0] == (*qf->sizes)[0] && (*mf->sizes)[1] == (*kf->sizes)[1];
+  return mask;
+}
+
+bool decomposeMha(Graph& g, Node* n, const FactsOf& facts) {
+  if (n->inputs().size() != 13) return false;
+  auto mask = resolveMask(n->input(9), n->input(12), n->input(0), n->input(1), facts);
+  if (!mask) return false;
   auto e = constInt(n->input(3)), h = constInt(n->input(4));
   auto need = constBool(n->input(10)), average = constBool(n->input(11));
   if (!e || !h || !need || !average || *h <= 0 || *e % *h != 0) return false;
-  if (n->output(1)->hasUses() && !*need) return false;
   Builder b(g, n);
-  auto [out, attn] = b.attention(n->input(0), n->input(1), n->input(2), *e, *h, n->input(5), n->input(6),
-                                 n->input(7), n->input(8));
-  if (n->output(1)->hasUses()) {
+  auto [out, attn] = b.attention(n->input(0), n->input(1), n->input(2), *e, *h, n->input(5),
+                                 n->input(6), n->input(7), n->input(8), *mask);
+  if (n->output(1)->hasUses() && !*need) {
+    // The kernel's weights without need_weights: an empty tensor of the query's dtype (a
+    // scripted `a, _ = mha(...)` keeps the use through its tuple).
+    const ValueFacts* qf = facts ? facts(n->input(0)) : nullptr;
+    n->output(1)->replaceAllUsesWith(
+        b.c(IValue(Tensor::empty({0}, qf && qf->dtype ? *qf->dtype : ScalarType::Float))));
+  } else if (n->output(1)->hasUses()) {
     Value* w = *average ? b.op("aten::mean", {attn, b.ints({b.i(1)}), b.c(IValue(false)), b.none()}) : attn;
     n->output(1)->replaceAllUsesWith(w);
   }
@@ -101,8 +161,10 @@ bool decomposeMha(Graph& g, Node* n) {
   return true;
 }
 
-bool decomposeEncoderLayer(Graph& g, Node* n) {
-  if (n->inputs().size() != 20 || !isNoneConst(n->input(18))) return false;
+bool decomposeEncoderLayer(Graph& g, Node* n, const FactsOf& facts) {
+  if (n->inputs().size() != 20) return false;
+  auto mask = resolveMask(n->input(18), n->input(19), n->input(0), n->input(0), facts);
+  if (!mask) return false;
   auto e = constInt(n->input(1)), h = constInt(n->input(2));
   auto gelu = constBool(n->input(7)), normFirst = constBool(n->input(8));
   if (!e || !h || !gelu || !normFirst || *h <= 0 || *e % *h != 0) return false;
@@ -112,7 +174,8 @@ bool decomposeEncoderLayer(Graph& g, Node* n) {
     return b.op("aten::layer_norm", {x, shape, n->input(w), n->input(w + 1), n->input(9), b.c(IValue(true))});
   };
   auto attention = [&](Value* x) {
-    return b.attention(x, x, x, *e, *h, n->input(3), n->input(4), n->input(5), n->input(6)).first;
+    return b.attention(x, x, x, *e, *h, n->input(3), n->input(4), n->input(5), n->input(6), *mask)
+        .first;
   };
   auto ffn = [&](Value* x) {
     Value* y = b.linear(x, n->input(14), n->input(15));
@@ -133,18 +196,24 @@ bool decomposeEncoderLayer(Graph& g, Node* n) {
   return true;
 }
 
-void decomposeBlock(Graph& g, Block* block) {
+bool decomposeBlock(Graph& g, Block* block, const FactsOf& facts) {
+  bool changed = false;
   for (auto it = block->nodes().begin(); it != block->nodes().end();) {
     Node* n = *it;
     ++it;
-    for (Block* b : n->blocks()) decomposeBlock(g, b);
-    if (n->kind() == Symbol::aten("_native_multi_head_attention")) decomposeMha(g, n);
-    else if (n->kind() == Symbol::aten("_transformer_encoder_layer_fwd")) decomposeEncoderLayer(g, n);
+    for (Block* b : n->blocks()) changed |= decomposeBlock(g, b, facts);
+    if (n->kind() == Symbol::aten("_native_multi_head_attention"))
+      changed |= decomposeMha(g, n, facts);
+    else if (n->kind() == Symbol::aten("_transformer_encoder_layer_fwd"))
+      changed |= decomposeEncoderLayer(g, n, facts);
   }
+  return changed;
 }
 
 }  // namespace
 
-void decomposeFastPaths(Graph& g) { decomposeBlock(g, g.block()); }
+bool decomposeFastPaths(Graph& g, const FactsOf& facts) {
+  return decomposeBlock(g, g.block(), facts);
+}
 
 }  // namespace torchless::onnx_export

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <functional>
+#include <limits>
 
 namespace torchless::onnx_export {
 
@@ -431,6 +432,90 @@ void registerElementwiseConverters(OnnxConverterRegistry& r) {
                    std::string m = ctx.castTo(args[1].unwrapToTensor(), ctx.dtypeOf(args[1].value()), ScalarType::Bool);
                    ctx.setOutput(n, 0, ctx.op("Where", {m, tensorOrScalar(ctx, args[2], dt), args[0].unwrapToTensor()}));
                  });
+  // nan_to_num(self, nan, posinf, neginf): Where(IsNaN) / Where(IsInf) with PyTorch's defaults
+  // (0, the dtype's largest and lowest finite values); integer tensors pass through.
+  r.addOverloads({"aten::nan_to_num", "aten::nan_to_num_"}, [](OnnxCtx& ctx, const Node& n,
+                                                               OnnxArgs& args) {
+    std::string x = args[0].unwrapToTensor();
+    ScalarType dt = dtypeOr(ctx, args[0].value());
+    if (!isFloatingType(dt)) return ctx.setOutput(n, 0, x);
+    const double big = dt == ScalarType::Double ? std::numeric_limits<double>::max()
+                       : dt == ScalarType::Half ? 65504.0
+                       : dt == ScalarType::BFloat16
+                           ? 3.3895313892515355e38
+                           : static_cast<double>(std::numeric_limits<float>::max());
+    auto value = [&](size_t i, double dflt) {
+      return ctx.constScalar(args[i].unwrapToDouble(dflt), dt);
+    };
+    std::string y = ctx.op("Where", {ctx.op("IsNaN", {x}), value(1, 0.0), x});
+    y = ctx.op("Where", {ctx.op("IsInf", {x}, {attrI("detect_negative", 0)}), value(2, big), y});
+    y = ctx.op("Where", {ctx.op("IsInf", {x}, {attrI("detect_positive", 0)}), value(3, -big), y});
+    ctx.setOutput(n, 0, y);
+  });
+  // rrelu(self, lower, upper, training) in eval: LeakyRelu with the mean slope (lower + upper) / 2.
+  r.addOverloads({"aten::rrelu", "aten::rrelu_"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    if (args[3].unwrapToBool(false))
+      args[3].fail("False (random slopes in training are not exported)", "True");
+    const double slope =
+        (args[1].unwrapToScalar().toScalarDouble() + args[2].unwrapToScalar().toScalarDouble()) / 2;
+    ctx.setOutput(n, 0, ctx.op("LeakyRelu", {args[0].unwrapToTensor()}, {attrF("alpha", slope)}));
+  });
+  // Conjugation and lifting are identities on real tensors (ONNX has no complex types).
+  r.addOverloads({"aten::resolve_conj", "aten::resolve_neg", "aten::_conj", "aten::conj_physical",
+                  "aten::lift"},
+                 [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+                   if (auto dt = ctx.dtypeOf(args[0].value()); dt && isComplexType(*dt))
+                     args[0].fail("a real tensor (ONNX has no complex types)", "a complex one");
+                   ctx.setOutput(n, 0, args[0].unwrapToTensor());
+                 });
+  // scalar_tensor(s, dtype) -> a 0-d tensor of s (default float), computed when s is.
+  r.addOverloads({"aten::scalar_tensor"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    ScalarType dt = ScalarType::Float;
+    if (!args[1].isNone())
+      if (auto t = scalarTypeFromInt(args[1].unwrapToInt())) dt = *t;
+    ctx.setOutput(n, 0, tensorOrScalar(ctx, args[0], dt));
+  });
+  // fake_quantize_per_tensor_affine / _per_channel_affine -> QuantizeLinear + DequantizeLinear
+  // (https://onnx.ai/onnx/operators/onnx__QuantizeLinear.html), as torch.onnx's symbolics: the
+  // range must be uint8's [0, 255] or int8's [-128, 127] (ONNX rounds half to even, as PyTorch).
+  r.addOverloads(
+      {"aten::fake_quantize_per_tensor_affine",
+       "aten::fake_quantize_per_tensor_affine.tensor_qparams",
+       "aten::fake_quantize_per_channel_affine"},
+      [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+        const bool perChannel = n.kind() == Symbol::aten("fake_quantize_per_channel_affine");
+        const size_t lo = perChannel ? 4 : 3;
+        const int64_t qmin = args[lo].unwrapToInt(), qmax = args[lo + 1].unwrapToInt();
+        ScalarType qt;
+        if (qmin == 0 && qmax == 255)
+          qt = ScalarType::Byte;
+        else if (qmin == -128 && qmax == 127)
+          qt = ScalarType::Char;
+        else
+          return args[lo].fail(
+              "quant_min, quant_max of [0, 255] or [-128, 127] (ONNX's uint8 / int8)",
+              fmt::format("[{}, {}]", qmin, qmax));
+        std::string scale = args[1].isIValue() && !args[1].unwrapToIValue().isTensor()
+                                ? ctx.constScalar(args[1].unwrapToDouble(), ScalarType::Float)
+                                : ctx.castTo(args[1].unwrapToTensor(), ctx.dtypeOf(args[1].value()),
+                                             ScalarType::Float);
+        std::string zp =
+            args[2].isIValue() && !args[2].unwrapToIValue().isTensor()
+                ? ctx.constScalar(static_cast<double>(args[2].unwrapToInt()), qt)
+                : ctx.op("Cast", {args[2].unwrapToTensor()}, {attrI("to", onnxDataType(qt))});
+        if (!perChannel && args[1].isIValue() && args[1].unwrapToIValue().isTensor()) {
+          scale = ctx.op("Reshape", {scale, ctx.constInt64s({})});
+          zp = ctx.op("Reshape", {zp, ctx.constInt64s({})});
+        }
+        std::vector<OnnxAttr> axis;
+        if (perChannel)
+          axis.push_back(
+              attrI("axis", wrapDim(args[3].unwrapToInt(), ctx.expectRank(n, args[0].value()))));
+        std::string x =
+            ctx.castTo(args[0].unwrapToTensor(), ctx.dtypeOf(args[0].value()), ScalarType::Float);
+        std::string q = ctx.op("QuantizeLinear", {x, scale, zp}, axis);
+        ctx.setOutput(n, 0, ctx.op("DequantizeLinear", {q, scale, zp}, axis));
+      });
 }
 
 }  // namespace torchless::onnx_export

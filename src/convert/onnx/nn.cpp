@@ -2,6 +2,7 @@
 #include "convert/onnx/onnx_ctx.h"
 #include "convert/onnx/onnx_export.h"
 
+#include <cmath>
 #include <limits>
 
 namespace torchless::onnx_export {
@@ -178,8 +179,31 @@ OnnxConverter upsample(std::string mode) {
   };
 }
 
+// Circular padding (F.pad's mode="circular", aten::_pad_circular): per padded dim (pairs from
+// the last dim backwards), the last `before` elements, the tensor, and the first `after`
+// elements, concatenated (wrap-around).
+std::string padCircular(OnnxCtx& ctx, const convert::ArgValue<std::string>& padArg, std::string x,
+                        int64_t rank) {
+  auto pad = padArg.unwrapToIntList();
+  for (size_t i = 0; i + 1 < pad.size(); i += 2) {
+    const int64_t dim = rank - 1 - static_cast<int64_t>(i / 2), before = pad[i], after = pad[i + 1];
+    if (before < 0 || after < 0)
+      padArg.fail("pads of at least 0", fmt::format("[{}, {}]", before, after));
+    auto slice = [&](int64_t from, int64_t to) {
+      return ctx.op("Slice",
+                    {x, ctx.constInt64s({from}), ctx.constInt64s({to}), ctx.constInt64s({dim})});
+    };
+    std::vector<std::string> parts;
+    if (before > 0) parts.push_back(slice(-before, std::numeric_limits<int64_t>::max()));
+    parts.push_back(x);
+    if (after > 0) parts.push_back(slice(0, after));
+    if (parts.size() > 1) x = ctx.op("Concat", parts, {attrI("axis", dim)});
+  }
+  return x;
+}
+
 // reflection_pad / replication_pad{1,2,3}d and pad(mode) -> Pad(reflect / edge / constant),
-// pads reordered as constant_pad_nd's.
+// pads reordered as constant_pad_nd's; mode circular by padCircular.
 OnnxConverter padMode(std::optional<std::string> fixed) {
   return [fixed](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     std::string mode = fixed ? *fixed : args[2].unwrapToString();
@@ -190,8 +214,13 @@ OnnxConverter padMode(std::optional<std::string> fixed) {
       return ctx.setOutput(n, 0, ctx.op("Pad", {args[0].unwrapToTensor(), ctx.constInt64s(pads), ctx.constScalar(value, dt)},
                                         {attrS("mode", "constant")}));
     }
+    if (mode == "circular")
+      return ctx.setOutput(
+          n, 0,
+          padCircular(ctx, args[1], args[0].unwrapToTensor(), ctx.expectRank(n, args[0].value())));
     std::string onnxMode = mode == "reflect" ? "reflect" : mode == "replicate" ? "edge" : "";
-    if (onnxMode.empty()) args[2].fail("'constant', 'reflect' or 'replicate'", "'" + mode + "'");
+    if (onnxMode.empty())
+      args[2].fail("'constant', 'reflect', 'replicate' or 'circular'", "'" + mode + "'");
     auto pads = onnxPads(args[1].unwrapToIntList(), ctx.expectRank(n, args[0].value()));
     ctx.setOutput(n, 0, ctx.op("Pad", {args[0].unwrapToTensor(), ctx.constInt64s(pads)}, {attrS("mode", onnxMode)}));
   };
@@ -215,6 +244,63 @@ void convertPixelShuffle(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   if (rank != 4) args[0].fail("a 4-d tensor (DepthToSpace is 4-d)", fmt::format("rank {}", rank));
   ctx.setOutput(n, 0, ctx.op("DepthToSpace", {args[0].unwrapToTensor()},
                              {attrI("blocksize", args[1].unwrapToInt()), attrS("mode", "CRD")}));
+}
+
+// im2col(self [N, C, H, W] or [C, H, W], kernel, dilation, padding, stride) (F.unfold): a
+// grouped Conv whose kernel picks one input pixel per output channel (channel c * kh * kw +
+// i * kw + j reads (c, i, j), PyTorch's order), Reshape to [N, C * kh * kw, L]. The products
+// are with 1 and 0, so the values are exact.
+void convertIm2col(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  auto sizes = ctx.expectSizes(n, args[0].value());
+  if (sizes.size() != 3 && sizes.size() != 4)
+    args[0].fail("a 3-d or 4-d tensor", fmt::format("rank {}", sizes.size()));
+  const bool unbatched = sizes.size() == 3;
+  const int64_t c = sizes[unbatched ? 0 : 1];
+  auto k = args[1].unwrapToIntList(), dil = args[2].unwrapToIntList(),
+       pad = args[3].unwrapToIntList(), stride = args[4].unwrapToIntList();
+  auto two = [](std::vector<int64_t> v) {
+    return v.size() == 1 ? std::vector<int64_t>{v[0], v[0]} : v;
+  };
+  k = two(k), dil = two(dil), pad = two(pad), stride = two(stride);
+  ScalarType dt = dtypeOr(ctx, args[0].value());
+  const int64_t taps = k[0] * k[1];
+  std::vector<float> pick(static_cast<size_t>(c * taps * taps), 0.0f);
+  for (int64_t o = 0; o < c * taps; ++o) pick[static_cast<size_t>(o * taps + o % taps)] = 1.0f;
+  Tensor w = Tensor::fromVector(pick, {c * taps, 1, k[0], k[1]});
+  std::string x = args[0].unwrapToTensor();
+  if (unbatched) x = unsqueeze(ctx, x, {0});
+  std::string y =
+      ctx.op("Conv", {x, ctx.initializer(dt == ScalarType::Float ? w : w.to(dt))},
+             {attrIs("kernel_shape", k), attrIs("dilations", dil), attrIs("strides", stride),
+              attrIs("pads", {pad[0], pad[1], pad[0], pad[1]}), attrI("group", c)});
+  y = ctx.op("Reshape", {y, ctx.constInt64s({0, c * taps, -1})});
+  ctx.setOutput(n, 0, unbatched ? squeeze(ctx, y, {0}) : y);
+}
+
+// conv_tbc(self [T, B, C], weight [K, C, O], bias [O], pad): Conv over time on [B, C, T] with
+// the weight as [O, C, K], back to [T', B, O].
+void convertConvTbc(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  const int64_t pad = args[3].unwrapToInt(0);
+  std::string x = ctx.op("Transpose", {args[0].unwrapToTensor()}, {attrIs("perm", {1, 2, 0})});
+  std::string w = ctx.op("Transpose", {args[1].unwrapToTensor()}, {attrIs("perm", {2, 1, 0})});
+  std::string y = ctx.op("Conv", {x, w, args[2].unwrapToTensor()}, {attrIs("pads", {pad, pad})});
+  ctx.setOutput(n, 0, ctx.op("Transpose", {y}, {attrIs("perm", {2, 0, 1})}));
+}
+
+// hann_window(length, periodic=True, dtype): 0.5 - 0.5 cos(2 pi i / (M - 1)) with M = length + 1
+// when periodic (the last point dropped), as an initializer (the length is a constant).
+void convertHannWindow(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  const bool periodicForm = args.op() && args.op()->schema.overloadName() == "periodic";
+  const int64_t len = args[0].unwrapToInt();
+  const bool periodic = periodicForm ? args[1].unwrapToBool() : true;
+  ScalarType dt = dtypeOr(ctx, n.output());
+  if (len < 0) args[0].fail("a length of at least 0", std::to_string(len));
+  Tensor t = Tensor::empty({len}, ScalarType::Double);
+  const double m = static_cast<double>(periodic ? len + 1 : len);
+  for (int64_t i = 0; i < len; ++i)
+    t.data<double>()[i] =
+        len == 1 ? 1.0 : 0.5 - 0.5 * std::cos(2 * M_PI * static_cast<double>(i) / (m - 1));
+  ctx.setOutput(n, 0, ctx.initializer(t.to(dt)));
 }
 
 }  // namespace
@@ -248,6 +334,14 @@ void registerNnConverters(OnnxConverterRegistry& r) {
     ctx.setOutput(n, 0, ctx.op("OneHot", {x, depth, ctx.constInt64s({0, 1})}, {attrI("axis", -1)}));
   });
   r.addOverloads({"aten::constant_pad_nd"}, convertConstantPad);
+  r.addOverloads({"aten::im2col"}, convertIm2col);
+  r.addOverloads({"aten::_pad_circular"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    ctx.setOutput(
+        n, 0,
+        padCircular(ctx, args[1], args[0].unwrapToTensor(), ctx.expectRank(n, args[0].value())));
+  });
+  r.addOverloads({"aten::conv_tbc"}, convertConvTbc);
+  r.addOverloads({"aten::hann_window", "aten::hann_window.periodic"}, convertHannWindow);
   r.addOverloads({"aten::upsample_nearest1d", "aten::upsample_nearest1d.vec", "aten::upsample_nearest2d",
                   "aten::upsample_nearest2d.vec", "aten::upsample_nearest3d", "aten::upsample_nearest3d.vec"},
                  upsample("nearest"));

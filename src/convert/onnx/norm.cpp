@@ -104,12 +104,51 @@ void convertInstanceNorm(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   ctx.setOutput(n, 0, y);
 }
 
+// native_layer_norm(input, normalized_shape, weight, bias, eps) -> (out, mean, rstd), mean and
+// rstd shaped like the input with the normalized dims 1: LayerNormalization's three outputs
+// (Mean, InvStdDev) from opset 17, the decomposition before.
+void convertNativeLayerNorm(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  std::string x = args[0].unwrapToTensor();
+  auto shape = args[1].unwrapToIntList();
+  const auto k = static_cast<int64_t>(shape.size());
+  const double eps = args[4].unwrapToDouble();
+  ScalarType dt = dtypeOr(ctx, args[0].value());
+  auto w = args[2].unwrapToOptionalTensor();
+  auto b = args[3].unwrapToOptionalTensor();
+  if (ctx.opset() >= 17) {
+    if (!w) {
+      Tensor ones = Tensor::empty(shape, ScalarType::Float);
+      for (int64_t i = 0; i < ones.numel(); ++i) ones.data<float>()[i] = 1.0f;
+      w = ctx.initializer(dt == ScalarType::Float ? ones : ones.to(dt));
+    }
+    std::vector<std::string> in = {x, *w};
+    if (b) in.push_back(*b);
+    auto outs = ctx.opN("LayerNormalization", in, 3, {attrI("axis", -k), attrF("epsilon", eps)});
+    for (size_t i = 0; i < 3; ++i) ctx.setOutput(n, i, outs[i]);
+    return;
+  }
+  std::vector<int64_t> axes;
+  for (int64_t i = -k; i < 0; ++i) axes.push_back(i);
+  std::string mean = reduce(ctx, "Mean", x, axes, true);
+  std::string d = ctx.op("Sub", {x, mean});
+  std::string var = reduce(ctx, "Mean", ctx.op("Mul", {d, d}), axes, true);
+  std::string rstd =
+      ctx.op("Reciprocal", {ctx.op("Sqrt", {ctx.op("Add", {var, ctx.constScalar(eps, dt)})})});
+  std::string y = ctx.op("Mul", {d, rstd});
+  if (w) y = ctx.op("Mul", {y, *w});
+  if (b) y = ctx.op("Add", {y, *b});
+  ctx.setOutput(n, 0, y);
+  ctx.setOutput(n, 1, mean);
+  ctx.setOutput(n, 2, rstd);
+}
+
 }  // namespace
 
 void registerNormConverters(OnnxConverterRegistry& r) {
   r.addOverloads({"aten::instance_norm"}, convertInstanceNorm);
   r.addOverloads({"aten::batch_norm"}, convertBatchNorm);
   r.addOverloads({"aten::layer_norm"}, convertLayerNorm);
+  r.addOverloads({"aten::native_layer_norm"}, convertNativeLayerNorm);
   r.addOverloads({"aten::group_norm"}, convertGroupNorm);
 }
 

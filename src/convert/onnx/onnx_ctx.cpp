@@ -303,6 +303,8 @@ OnnxConverterRegistry& onnxConverters() {
     registerScatterConverters(registry);
     registerQuantizedConverters(registry);
     registerSearchConverters(registry);
+    registerLossConverters(registry);
+    registerRandomConverters(registry);
   });
   return registry;
 }

@@ -173,6 +173,8 @@ void registerRnnConverters(OnnxConverterRegistry& r);
 void registerScatterConverters(OnnxConverterRegistry& r);
 void registerQuantizedConverters(OnnxConverterRegistry& r);  // quantized.cpp (QDQ)
 void registerSearchConverters(OnnxConverterRegistry& r);
+void registerLossConverters(OnnxConverterRegistry& r);    // loss.cpp
+void registerRandomConverters(OnnxConverterRegistry& r);  // random.cpp
 
 // ---- helpers shared by converter files ----------------------------------------------------
 

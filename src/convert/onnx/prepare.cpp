@@ -198,6 +198,71 @@ bool unrollScalarLoops(Graph& g) {
   return changed;
 }
 
+// Whether any node of `b` (nested blocks too) writes one of its inputs.
+bool hasWrites(const Block* b) {
+  for (const Node* n : b->nodes()) {
+    if (const OpInfo* op = matchOperator(n, OperatorRegistry::global()); op && op->mutates)
+      return true;
+    for (const Block* s : n->blocks())
+      if (hasWrites(s)) return true;
+  }
+  return false;
+}
+
+// Note [Views that may copy]
+// contiguous(x, memory_format) returns x itself when x already is contiguous in that format,
+// else a copy; reshape / flatten / reshape_as return a view when the strides allow one, else
+// a copy. Mutation removal (passes/remove_mutation.cpp) treats them as views, so a write
+// through one reaches the base: right for a view, wrong for a copy (`y = x.t().contiguous();
+// y[0] = 1` leaves x alone in PyTorch). When the graph writes anything, the example run tells
+// which top-level ones copied (their output's storage is not their input's); those become
+// aten::clone (contiguous keeps its memory format), a fresh tensor for mutation removal.
+// Nested ones (not observed) stay views.
+void resolveCopyingViews(const std::shared_ptr<Graph>& graph,
+                         const std::vector<IValue>& runInputs) {
+  static const std::unordered_set<Symbol> kinds = {Symbol::aten("contiguous"),
+                                                   Symbol::aten("reshape"), Symbol::aten("flatten"),
+                                                   Symbol::aten("reshape_as")};
+  std::vector<Node*> nodes;
+  for (Node* n : graph->nodes())
+    if (kinds.count(n->kind()) && n->outputs().size() == 1) nodes.push_back(n);
+  if (nodes.empty() || !hasWrites(graph->block())) return;
+  std::vector<Value*> values;
+  for (Node* n : nodes) values.push_back(n->input(0)), values.push_back(n->output());
+  std::vector<IValue> seen;
+  try {
+    initKernels();
+    seen = observeStubbed(graph, values, runInputs);
+  } catch (const Error&) {
+    return;  // the run after step 3 reports what fails
+  }
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const IValue &in = seen[2 * i], &out = seen[2 * i + 1];
+    if (!in.isTensor() || !out.isTensor()) continue;
+    const Tensor a = in.toTensor(), b = out.toTensor();
+    if (a.storage().isAlias(b.storage()) && a.storageOffset() == b.storageOffset()) continue;
+    Node* n = nodes[i];
+    WithInsertPoint guard(n);
+    std::vector<Value*> inputs{n->input(0)};
+    if (n->kind() == Symbol::aten("contiguous") && n->inputs().size() > 1)
+      inputs.push_back(n->input(1));
+    else
+      inputs.push_back(graph->insertConstant(IValue()));
+    Node* copy = graph->create(Symbol::aten("clone"), inputs);
+    copy->output()->setType(n->output()->type());
+    copy->setSourceRange(n->sourceRange());
+    copy->setScope(n->scope());
+    graph->insertNode(copy);
+    if (n->kind() != Symbol::aten("contiguous")) {
+      // The copy keeps the new shape: clone, then a view of the fresh tensor.
+      n->replaceInput(0, copy->output());
+      continue;
+    }
+    n->output()->replaceAllUsesWith(copy->output());
+    n->destroy();
+  }
+}
+
 // Replaces prim::If nodes with a constant condition by the nodes of the branch taken.
 void inlineConstantIfs(Block* block) {
   for (auto it = block->nodes().begin(); it != block->nodes().end(); ++it) {
@@ -545,6 +610,7 @@ PreparedGraph prepareForExport(const Graph& source, const std::vector<IValue>& i
 
   // 2-3. constant branches, functional form (batch norms fold after step 5).
   inlineConstantIfs(g.block());
+  resolveCopyingViews(out.graph, runInputs);
   decomposeFastPaths(g);
   // Lenient here: a write in a branch that specialization drops (stochastic depth's
   // bernoulli_ under `if not training`) must not stop the export; step 6 insists.
@@ -693,11 +759,17 @@ PreparedGraph prepareForExport(const Graph& source, const std::vector<IValue>& i
   const size_t ifsBefore = countIfs(g.block());
   inlineConstantIfs(g.block());
   const bool unrolled = unrollScalarLoops(g);
+  // Scripted nn.TransformerEncoderLayer computes its fast path's flags (use_gelu, the mask)
+  // through ifs: they are constants only now, and the decomposed ops run in the next round.
+  const bool decomposed = decomposeFastPaths(g, [&](const Value* v) -> const ValueFacts* {
+    auto it = out.facts.find(v);
+    return it == out.facts.end() ? nullptr : &it->second;
+  });
   // An unrolled list comprehension appends at the top level now (its readers may reach the
   // top level only once the branches around them are inlined): one list per reader.
   lowerListAppends(g);
   removeDeadNodes(g.block());
-  if ((countIfs(g.block()) == ifsBefore && !unrolled) || round == 31) break;
+  if ((countIfs(g.block()) == ifsBefore && !unrolled && !decomposed) || round == 31) break;
   }
   // Forget values the sweeps destroyed before anything new is made (addresses are reused).
   {

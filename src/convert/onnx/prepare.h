@@ -35,6 +35,7 @@
 #include "core/ivalue.h"
 #include "ir/ir.h"
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -76,10 +77,15 @@ struct PreparedGraph {
 PreparedGraph prepareForExport(const Graph& graph, const std::vector<IValue>& inputs,
                                const PrepareOptions& options = {});
 
+/// What the example run observed of a value (null when nothing).
+using FactsOf = std::function<const ValueFacts*(const Value*)>;
+
 /// Replaces PyTorch's transformer fast paths (aten::_native_multi_head_attention,
-/// aten::_transformer_encoder_layer_fwd) without masks by the ops they compute
-/// (decompose.cpp), as torch.onnx's traced slow path exports them. Nodes with a mask stay.
-void decomposeFastPaths(Graph& g);
+/// aten::_transformer_encoder_layer_fwd) by the ops they compute (decompose.cpp), as
+/// torch.onnx's traced slow path exports them, masks included. A node whose sizes, heads and
+/// flags are not constants, or whose mask's dtype (or, for an undecided mask type, sizes) `facts`
+/// does not tell, stays. Returns whether any node went.
+bool decomposeFastPaths(Graph& g, const FactsOf& facts = nullptr);
 
 /// Whether a value of type `t` may hold a tensor: Tensor, and lists, tuples and optionals of
 /// something that may (an int[] may not); unknown types may.

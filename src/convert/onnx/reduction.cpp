@@ -141,6 +141,44 @@ std::string vectorNorm(OnnxCtx& ctx, const std::string& x, ScalarType dt, double
   return ctx.op("Pow", {s, ctx.constScalar(1.0 / p, dt)});
 }
 
+// A matrix norm over axes (r, c) of `x` (linalg_matrix_norm): "fro" the 2-norm of the
+// entries; ord 1 / -1 the largest / smallest column sum of |x|, inf / -inf the largest /
+// smallest row sum. "nuc" and ord 2 / -2 need singular values, which ONNX lacks: an error.
+std::string matrixNorm(OnnxCtx& ctx, const convert::ArgValue<std::string>& ordArg,
+                       const std::string& x, const std::string& ord, int64_t r, int64_t c,
+                       bool keep) {
+  if (ord == "fro") return reduce(ctx, "L2", x, {r, c}, keep);
+  double p = 0;
+  if (ord == "1" || ord == "-1")
+    p = ord == "1" ? 1 : -1;
+  else if (ord == "inf" || ord == "-inf")
+    p = ord == "inf" ? 2 : -2;  // 2: rows (see below)
+  else
+    ordArg.fail("'fro', 1, -1, inf or -inf (the nuclear and spectral norms need an SVD ONNX lacks)",
+                ord);
+  // ord +-1: sum over rows (axis r), then max / min over columns; +-inf the other way round.
+  const bool columns = std::abs(p) == 1;
+  std::string sums = reduce(ctx, "Sum", ctx.op("Abs", {x}), {columns ? r : c}, true);
+  std::string y = reduce(ctx, p > 0 ? "Max" : "Min", sums, {columns ? c : r}, true);
+  if (!keep) y = squeeze(ctx, y, {std::min(r, c), std::max(r, c)});
+  return y;
+}
+
+// The ord argument of linalg_norm / linalg_matrix_norm as text ("fro", "1", "inf", "2.5").
+std::string ordText(const convert::ArgValue<std::string>& a) {
+  const IValue& v = a.unwrapToIValue();
+  if (v.isString()) return v.toStringRef();
+  double p = a.unwrapToScalar().toScalarDouble();
+  if (std::isinf(p)) return p > 0 ? "inf" : "-inf";
+  if (p == std::floor(p)) return std::to_string(static_cast<int64_t>(p));
+  return fmt::format("{}", p);
+}
+
+// Sum over `dim` of a product, keepdims off (cosine_similarity's dot products).
+std::string sumOver(OnnxCtx& ctx, const std::string& a, const std::string& b, int64_t dim) {
+  return reduce(ctx, "Sum", ctx.op("Mul", {a, b}), {dim}, false);
+}
+
 }  // namespace
 
 void registerReductionConverters(OnnxConverterRegistry& r) {
@@ -194,6 +232,103 @@ void registerReductionConverters(OnnxConverterRegistry& r) {
     if (auto out = ctx.dtypeOf(n.output())) x = ctx.castTo(x, ctx.dtypeOf(args[0].value()), *out);
     int64_t dim = wrapDim(args[1].unwrapToInt(), ctx.expectRank(n, args[0].value()));
     ctx.setOutput(n, 0, ctx.op("CumSum", {x, ctx.constScalar(static_cast<double>(dim), ScalarType::Long)}));
+  });
+  // aminmax(self, dim, keepdim) -> (ReduceMin, ReduceMax); dim None reduces everything.
+  r.addOverloads({"aten::aminmax"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    std::string x = args[0].unwrapToTensor();
+    std::vector<int64_t> axes;
+    if (!args[1].isNone())
+      axes = {
+          wrapDim(args[1].unwrapToInt(), std::max<int64_t>(ctx.expectRank(n, args[0].value()), 1))};
+    const bool keep = args[2].unwrapToBool();
+    ctx.setOutput(n, 0, reduce(ctx, "Min", x, axes, keep));
+    ctx.setOutput(n, 1, reduce(ctx, "Max", x, axes, keep));
+  });
+  // linalg_norm(self, ord, dim, keepdim, dtype): a vector norm over one dim (or over all of a
+  // flattened tensor when ord and dim are None), a matrix norm over two (see matrixNorm), as
+  // torch.linalg.norm decides.
+  r.addOverloads({"aten::linalg_norm", "aten::linalg_norm.ord_str"}, [](OnnxCtx& ctx, const Node& n,
+                                                                        OnnxArgs& args) {
+    ScalarType dt = dtypeOr(ctx, n.output());
+    std::string x = ctx.castTo(args[0].unwrapToTensor(), ctx.dtypeOf(args[0].value()), dt);
+    const int64_t rank = ctx.expectRank(n, args[0].value());
+    const bool keep = args[3].unwrapToBool();
+    std::vector<int64_t> axes = args[2].unwrapToIntList(std::vector<int64_t>{});
+    for (auto& a : axes) a = wrapDim(a, rank);
+    if (args[1].isNone()) {
+      if (axes.empty())
+        for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
+      return ctx.setOutput(n, 0, reduce(ctx, "L2", x, axes, keep));
+    }
+    if (axes.empty())
+      for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
+    if (axes.size() == 2)
+      return ctx.setOutput(n, 0,
+                           matrixNorm(ctx, args[1], x, ordText(args[1]), axes[0], axes[1], keep));
+    if (axes.size() != 1 || args[1].unwrapToIValue().isString())
+      args[2].fail("one dim (a vector norm) or two (a matrix norm)",
+                   fmt::format("{} dims", axes.size()));
+    ctx.setOutput(n, 0, vectorNorm(ctx, x, dt, args[1].unwrapToDouble(), axes, keep));
+  });
+  r.addOverloads(
+      {"aten::linalg_matrix_norm", "aten::linalg_matrix_norm.str_ord"},
+      [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+        std::string x = ctx.castTo(args[0].unwrapToTensor(), ctx.dtypeOf(args[0].value()),
+                                   dtypeOr(ctx, n.output()));
+        const int64_t rank = ctx.expectRank(n, args[0].value());
+        auto dims = args[2].unwrapToIntList(std::vector<int64_t>{-2, -1});
+        if (dims.size() != 2) args[2].fail("two dims", fmt::format("{} dims", dims.size()));
+        ctx.setOutput(n, 0,
+                      matrixNorm(ctx, args[1], x, ordText(args[1]), wrapDim(dims[0], rank),
+                                 wrapDim(dims[1], rank), args[3].unwrapToBool()));
+      });
+  // cosine_similarity(x1, x2, dim, eps) = sum(x1 * x2) / sqrt(max(sum(x1^2) * sum(x2^2), eps^2))
+  // over dim (PyTorch's ATen formula; torch.onnx's symbolic_opset9).
+  r.addOverloads({"aten::cosine_similarity"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    ScalarType dt = dtypeOr(ctx, n.output());
+    std::string a = ctx.castTo(args[0].unwrapToTensor(), ctx.dtypeOf(args[0].value()), dt);
+    std::string b = ctx.castTo(args[1].unwrapToTensor(), ctx.dtypeOf(args[1].value()), dt);
+    const int64_t rank =
+        std::max(ctx.expectRank(n, args[0].value()), ctx.expectRank(n, args[1].value()));
+    const int64_t dim = wrapDim(args[2].unwrapToInt(), rank);
+    const double eps = args[3].unwrapToDouble();
+    std::string w = ctx.op("Mul", {sumOver(ctx, a, a, dim), sumOver(ctx, b, b, dim)});
+    std::string den = ctx.op("Sqrt", {ctx.op("Max", {w, ctx.constScalar(eps * eps, dt)})});
+    ctx.setOutput(n, 0, ctx.op("Div", {sumOver(ctx, a, b, dim), den}));
+  });
+  // pairwise_distance(x1, x2, p, eps, keepdim) = norm(x1 - x2 + eps, p) over the last dim.
+  r.addOverloads({"aten::pairwise_distance"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    ScalarType dt = dtypeOr(ctx, n.output());
+    const int64_t rank =
+        std::max(ctx.expectRank(n, args[0].value()), ctx.expectRank(n, args[1].value()));
+    std::string d = ctx.op("Sub", {args[0].unwrapToTensor(), args[1].unwrapToTensor()});
+    d = ctx.op("Add", {d, ctx.constScalar(args[3].unwrapToDouble(), dt)});
+    ctx.setOutput(n, 0,
+                  vectorNorm(ctx, d, dt, args[2].unwrapToDouble(), {std::max<int64_t>(rank - 1, 0)},
+                             args[4].unwrapToBool()));
+  });
+  // cdist(x1 [..., P, M], x2 [..., R, M], p) -> [..., P, R]: the p-norm of every difference,
+  // through Unsqueeze to [..., P, 1, M] and [..., 1, R, M] (PyTorch's direct form; its matmul
+  // form for p = 2 on big inputs differs by rounding only).
+  r.addOverloads({"aten::cdist"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    ScalarType dt = dtypeOr(ctx, n.output());
+    std::string d = ctx.op("Sub", {unsqueeze(ctx, args[0].unwrapToTensor(), {-2}),
+                                   unsqueeze(ctx, args[1].unwrapToTensor(), {-3})});
+    const int64_t rank =
+        std::max(ctx.expectRank(n, args[0].value()), ctx.expectRank(n, args[1].value())) + 1;
+    ctx.setOutput(n, 0, vectorNorm(ctx, d, dt, args[2].unwrapToDouble(), {rank - 1}, false));
+  });
+  // _weight_norm(v, g, dim) = v * g / ||v|| (the 2-norm over every dim but `dim`; over all for
+  // dim -1), as torch.nn.utils.weight_norm computes the weight.
+  r.addOverloads({"aten::_weight_norm"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    const int64_t rank = ctx.expectRank(n, args[0].value());
+    const int64_t dim = args[2].unwrapToInt();
+    std::vector<int64_t> axes;
+    for (int64_t d = 0; d < rank; ++d)
+      if (dim == -1 || d != wrapDim(dim, rank)) axes.push_back(d);
+    std::string v = args[0].unwrapToTensor();
+    std::string norm = reduce(ctx, "L2", v, axes, true);
+    ctx.setOutput(n, 0, ctx.op("Mul", {v, ctx.op("Div", {args[1].unwrapToTensor(), norm})}));
   });
 }
 

@@ -834,6 +834,38 @@ void convertBroadcastTensors(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     setElementFacts(ctx, n.output(), ctx.dtypeOf(list->node()->input(0)), static_cast<int64_t>(out.size()), out);
 }
 
+// tensor_split(self, sections | indices | tensor, dim): Slices along dim (known size): `sections`
+// pieces, the first size % sections one longer, or the pieces between the indices (clamped to
+// the size; a decreasing index makes an empty piece), as PyTorch.
+void convertTensorSplit(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  auto sizes = ctx.expectSizes(n, args[0].value());
+  const auto rank = static_cast<int64_t>(sizes.size());
+  if (rank == 0) args[0].fail("a tensor of at least one dim", "a 0-d tensor");
+  const int64_t dim = wrapDim(args[2].unwrapToInt(0), rank), size = sizes[dim];
+  const IValue& spec = args[1].unwrapToIValue();
+  std::vector<int64_t> bounds{0};
+  const bool sections = spec.isInt() || (spec.isTensor() && spec.toTensor().dim() == 0);
+  if (sections) {
+    const int64_t k = spec.isInt() ? spec.toInt() : args[1].unwrapToScalar().toInt();
+    if (k <= 0) args[1].fail("a number of sections of at least 1", std::to_string(k));
+    for (int64_t i = 0; i < k; ++i)
+      bounds.push_back(bounds.back() + size / k + (i < size % k ? 1 : 0));
+  } else {
+    for (int64_t i : args[1].unwrapToIntList())
+      bounds.push_back(std::clamp(i < 0 ? i + size : i, int64_t{0}, size));
+    bounds.push_back(size);
+  }
+  std::vector<std::string> outs;
+  std::string x = args[0].unwrapToTensor();
+  for (size_t i = 0; i + 1 < bounds.size(); ++i) {
+    const int64_t from = bounds[i], to = std::max(bounds[i], bounds[i + 1]);
+    outs.push_back(ctx.op(
+        "Slice", {x, ctx.constInt64s({from}), ctx.constInt64s({to}), ctx.constInt64s({dim})}));
+  }
+  ctx.setTensorList(n.output(), outs);
+  setElementFacts(ctx, n.output(), ctx.dtypeOf(args[0].value()), rank);
+}
+
 }  // namespace
 
 void registerShapeConverters(OnnxConverterRegistry& r) {
@@ -842,6 +874,25 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
   r.addOverloads({"aten::t", "aten::transpose.int", "aten::permute"}, convertTranspose);
   r.addOverloads({"aten::squeeze", "aten::squeeze.dim"}, convertSqueeze);
   r.addOverloads({"aten::unsqueeze"}, convertUnsqueeze);
+  r.addOverloads({"aten::tensor_split.sections", "aten::tensor_split.indices",
+                  "aten::tensor_split.tensor_indices_or_sections"},
+                 convertTensorSplit);
+  // list(l): a copy of a list. Exported lists are values (a sequence op returns a new
+  // sequence), so the copy is the list itself.
+  r.addOverloads({"aten::list.t"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    if (ctx.isSequence(args[0].value())) {
+      ctx.setOutput(n, 0, args[0].unwrapToTensor());
+      ctx.markSequence(n.output());
+    } else if (args[0].isTensorList()) {
+      ctx.setTensorList(n.output(), args[0].unwrapToTensorList());
+    } else {
+      ctx.setStatic(n.output(), args[0].unwrapToIValue());
+    }
+  });
+  // is_pinned: CPU tensors of an exported model are never in pinned memory.
+  r.addOverloads({"aten::is_pinned"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs&) {
+    ctx.setStatic(n.output(), IValue(false));
+  });
   r.addOverloads({"aten::expand"}, convertExpand);
   r.addOverloads({"aten::expand_as"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     ctx.setOutput(n, 0, ctx.op("Expand", {args[0].unwrapToTensor(), ctx.op("Shape", {args[1].unwrapToTensor()})}));
@@ -862,7 +913,27 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
   r.addOverloads({"aten::add.int"}, intArith("Add"));
   r.addOverloads({"aten::sub.int"}, intArith("Sub"));
   r.addOverloads({"aten::mul.int"}, intArith("Mul"));
-  r.addOverloads({"aten::floordiv.int"}, intArith("Div"));
+  // floordiv rounds down (Python's //): (a - a mod b) / b, Mod taking the divisor's sign.
+  r.addOverloads({"aten::floordiv.int"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    std::string a = tensorOrScalar(ctx, args[0], ScalarType::Long),
+                b = tensorOrScalar(ctx, args[1], ScalarType::Long);
+    ctx.setOutput(n, 0, ctx.op("Div", {ctx.op("Sub", {a, ctx.op("Mod", {a, b})}), b}));
+  });
+  // __range_length(lo, hi, step): the trip count of range(lo, hi, step), max(0, ceil((hi - lo) /
+  // step)) as max(0, (hi - lo + step - 1) // step) for a positive step (mirrored for a negative
+  // one); step must be a constant (0 is PyTorch's error).
+  r.addOverloads({"aten::__range_length"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    const int64_t step = args[2].unwrapToInt();
+    if (step == 0) args[2].fail("a step other than 0", "0");
+    std::string lo = tensorOrScalar(ctx, args[0], ScalarType::Long),
+                hi = tensorOrScalar(ctx, args[1], ScalarType::Long);
+    std::string span = step > 0 ? ctx.op("Sub", {hi, lo}) : ctx.op("Sub", {lo, hi});
+    const int64_t by = step > 0 ? step : -step;
+    span = ctx.op("Add", {span, ctx.constScalar(static_cast<double>(by - 1), ScalarType::Long)});
+    std::string count =
+        ctx.op("Div", {span, ctx.constScalar(static_cast<double>(by), ScalarType::Long)});
+    ctx.setOutput(n, 0, ctx.op("Max", {count, ctx.constScalar(0, ScalarType::Long)}));
+  });
   // __derive_index(index, start, step) = start + index * step: the loop variable of a
   // `for i in range(start, end, step)` whose loop stays a Loop.
   r.addOverloads({"aten::__derive_index"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
