@@ -616,6 +616,54 @@ for name, backend, why in [("mobilenet_v2", "fbgemm", "relu6 as in-place hardtan
          trace=True, export_quanta=32)
 
 
+# ---- quantized operators without a kernel -----------------------------------------------------
+# Three quantized operators torchless has no kernel for, each in another function: a submodule's
+# forward, a helper method of a second submodule called inside an `if`, and a free function.
+# `torchless run` must name all three in one error (issue 15 part 4); PyTorch is not asked to
+# run it (its onednn engine has no quantized prelu), so there are no out*.npy.
+
+class MissingA(nn.Module):
+    def forward(self, q):
+        return torch.ops.quantized.dropout(q, 0.1, 3, 0.5, False)
+
+
+class MissingB(nn.Module):
+    def helper(self, q):
+        return torch.ops.quantized.mul_scalar_relu(q, 2.0)
+
+    def forward(self, q):
+        return self.helper(q)
+
+
+def missing_prelu(q: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    return torch.ops.quantized.prelu(q, w, 0.1, 3)
+
+
+class MissingOps(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = MissingA()
+        self.b = MissingB()
+
+    def forward(self, x):
+        q = torch.quantize_per_tensor(x, 0.1, 3, torch.quint8)
+        y = self.a(q)
+        if bool(x.sum() > 0):
+            y = self.b(y)
+        return missing_prelu(y, torch.ones(3)).dequantize()
+
+
+for name, mod in [("missing_ops", torch.jit.script(MissingOps())),  # training mode: not frozen
+                  ("missing_ops_eval", torch.jit.script(MissingOps().eval()))]:
+    d = os.path.join(OUT, name)
+    os.makedirs(d, exist_ok=True)
+    mod.save(os.path.join(d, "model.pt"))
+    np.save(os.path.join(d, "in0.npy"), torch.rand(1, 3, 4, 4).numpy())
+    with open(os.path.join(d, "meta.json"), "w") as f:
+        json.dump({"missing": ["quantized::dropout", "quantized::mul_scalar_relu", "quantized::prelu"],
+                   "why": "three quantized operators without a kernel in three functions"}, f, indent=1)
+
+
 # ---- printing ---------------------------------------------------------------------------------
 
 with open(os.path.join(OUT, "print.txt"), "w") as f:

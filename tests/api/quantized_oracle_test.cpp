@@ -311,6 +311,48 @@ TEST(QuantizedExportOracle, DynamicRnnIsAClearRefusal) {
   }
 }
 
+// ---- operators without a kernel (issue 15 part 4) --------------------------------------------
+
+// Quantized operators without a kernel in three functions (a submodule's forward, another
+// submodule's helper method called inside an `if`, a free function; gen_quantized.py's
+// missing_ops): `torchless run` fails before running anything, exit 1, with one error whose
+// first line counts every operator `info --json` reports without a kernel and whose details
+// list each with its place. In the interpreter (TORCHLESS_JIT=0) and as loaded: a
+// training-mode archive keeps its methods, an eval one is frozen and inlined. (When one of
+// these operators gets a kernel, the case needs another operator without one.)
+TEST(QuantizedOracleMissingOps, RunListsEveryMissingOperatorInOneError) {
+  const char* bin = std::getenv("TORCHLESS_BIN");
+  ASSERT_NE(bin, nullptr) << "TORCHLESS_BIN is not set";
+  for (const std::string name : {"missing_ops", "missing_ops_eval"}) {
+    const fs::path dir = casesDir() / name;
+    ASSERT_TRUE(fs::exists(dir / "meta.json")) << dir << " missing: run the api.gen_quantized fixture";
+    const std::string model = (dir / "model.pt").string();
+    auto info = nlohmann::json::parse(runCommand(fmt::format("{} info {} --json 2>/dev/null", bin, model)));
+    const auto& without = info.at("operators_without_kernel");
+    const auto expected = nlohmann::json::parse(readFile(dir / "meta.json")).at("missing");
+    ASSERT_EQ(without.size(), expected.size()) << info.dump();
+    for (const std::string jit : {"0", "1"}) {
+      SCOPED_TRACE(name + " TORCHLESS_JIT=" + jit);
+      const fs::path outDir = fs::path(TORCHLESS_BINARY_DIR) / "api_quantized_missing" / (name + jit);
+      fs::remove_all(outDir);
+      const std::string log =
+          runCommand(fmt::format("TORCHLESS_JIT={} {} run {} {} --output-dir {} 2>&1; echo exit=$?", jit, bin, model,
+                                 (dir / "in0.npy").string(), outDir.string()));
+      EXPECT_NE(log.find("exit=1"), std::string::npos) << log;
+      EXPECT_NE(log.find(fmt::format("{} unsupported operators in __torch__.MissingOps.forward", expected.size())),
+                std::string::npos)
+          << log;
+      for (size_t i = 0; i < without.size(); ++i) {
+        const std::string schema = without[i].get<std::string>();
+        EXPECT_EQ(schema.rfind(expected[i].get<std::string>() + "(", 0), 0u) << schema;
+        EXPECT_NE(log.find("unsupported operator " + schema + " used at code/__torch__"), std::string::npos)
+            << schema << "\n" << log;
+      }
+      EXPECT_FALSE(fs::exists(outDir / "out0.npy"));
+    }
+  }
+}
+
 // Dynamic quantization (quantize_dynamic's Linear, reduce_range): PyTorch's input qparams
 // spelled out in ONNX, MatMulInteger; float outputs within 1e-5.
 TEST(QuantizedExportOracle, DynamicLinear) { exportAndRunOrt(casesDir() / "dynamic_linear", "dynamic_linear", 1e-5); }
