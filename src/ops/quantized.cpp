@@ -114,7 +114,8 @@ std::vector<int32_t> intsOf(const Tensor& q) {
 /// contiguous), as PyTorch's quantized elementwise kernels allocate their outputs
 /// (suggest_memory_format); the ops after them pick their kernels by layout.
 Tensor inLayoutOf(const Tensor& y, const Tensor& x) {
-  if (x.dim() == 4 && !x.isContiguous() && isChannelsLastContiguous(x)) return contiguous(y, MemoryFormat::ChannelsLast);
+  if (x.dim() == 4 && !x.isContiguous() && isChannelsLastContiguous(x))
+    return contiguous(y, MemoryFormat::ChannelsLast);
   return y;
 }
 
@@ -829,11 +830,11 @@ Tensor qconvImpl(const Tensor& x, const Tensor& weight, const std::optional<Tens
 }  // namespace
 
 Tensor qconv(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias,
-             const IntList& stride, const IntList& padding, const IntList& dilation,
-             int64_t groups, bool transposed, const IntList& outputPadding, double outScale,
-             int64_t outZp, bool relu) {
-  Tensor y = qconvImpl(x, weight, bias, stride, padding, dilation, groups, transposed, outputPadding, outScale,
-                       outZp, relu);
+             const IntList& stride, const IntList& padding, const IntList& dilation, int64_t groups,
+             bool transposed, const IntList& outputPadding, double outScale, int64_t outZp,
+             bool relu) {
+  Tensor y = qconvImpl(x, weight, bias, stride, padding, dilation, groups, transposed,
+                       outputPadding, outScale, outZp, relu);
   // PyTorch's quantized conv2d returns channels-last; the ops after it pick their kernels by
   // layout (a mean over H and W of a channels-last tensor goes through float, of a contiguous
   // one through integer sums: shufflenet_v2's pooling differs by one quantum between them).

@@ -10,8 +10,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <optional>
 #include <exception>
+#include <optional>
 #include <sstream>
 #include <unordered_map>
 #include <unordered_set>
@@ -192,7 +192,8 @@ DropPlan planDrops(const Block* b) {
 class Compiler {
  public:
   /// `checkCallees`: also check every function the graph calls (see checkKernels).
-  Compiler(Code::Impl& impl, const Graph& graph, const std::string& name, bool observe, bool checkCallees)
+  Compiler(Code::Impl& impl, const Graph& graph, const std::string& name, bool observe,
+           bool checkCallees)
       : impl_(impl), graph_(graph), name_(name), observe_(observe), checkCallees_(checkCallees) {}
 
   void compile() {
@@ -246,7 +247,8 @@ class Compiler {
   /// Appends a line per node of `b` (and its sub-blocks) that has no kernel to `missing`
   /// ("unsupported operator <schema> used at <place>", plus " in <fn>" for a callee's node),
   /// and the functions its calls reach to `callees`; records each node's operator in `opOf`.
-  static void collectMissing(const Block* b, const std::string* fn, std::vector<std::string>& missing,
+  static void collectMissing(const Block* b, const std::string* fn,
+                             std::vector<std::string>& missing,
                              std::vector<const GraphFunction*>& callees,
                              std::unordered_map<const Node*, const OpInfo*>* opOf) {
     const auto& registry = KernelRegistry::global();
@@ -259,7 +261,8 @@ class Compiler {
       if (registry.hasKernel(*n, op)) continue;
       std::string what = op ? op->key : fmt::format("{} (no schema matches its inputs)", n->kind().toQualString());
       std::string where = placeOf(n);
-      missing.push_back(fmt::format("unsupported operator {}{}{}", what, where.empty() ? "" : " used at " + where,
+      missing.push_back(fmt::format("unsupported operator {}{}{}", what,
+                                    where.empty() ? "" : " used at " + where,
                                     fn ? " in " + *fn : ""));
     }
   }
@@ -760,14 +763,13 @@ void setExecutionGraphRewrite(ExecutionGraphRewrite rewrite) { gExecutionRewrite
 namespace {
 
 const Code& codeFor(const GraphFunction& fn, bool checkCallees) {
-  return *fn
-              .executionState([checkCallees](const GraphFunction& f) {
-                auto s = std::make_shared<ExecutionState>();
-                const ExecutionGraphRewrite rewrite = gExecutionRewrite.load();
-                s->code = std::make_unique<Code>(rewrite ? rewrite(f.graph()) : f.graph(), f.qualname(), checkCallees);
-                return s;
-              })
-              .code;
+  return *fn.executionState([checkCallees](const GraphFunction& f) {
+              auto s = std::make_shared<ExecutionState>();
+              const ExecutionGraphRewrite rewrite = gExecutionRewrite.load();
+              s->code = std::make_unique<Code>(rewrite ? rewrite(f.graph()) : f.graph(),
+                                               f.qualname(), checkCallees);
+              return s;
+            }).code;
 }
 
 }  // namespace

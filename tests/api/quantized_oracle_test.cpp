@@ -281,15 +281,16 @@ TEST_P(QuantizedExportOracle, OnnxRuntimeMatchesPyTorch) {
   exportAndRunOrt(dir, GetParam(), meta.value("logit_quantum", 1.0) * 1.001);
 }
 
-INSTANTIATE_TEST_SUITE_P(Quantized, QuantizedExportOracle,
-                         ::testing::Values("static_conv2d", "static_conv1d_conv3d", "static_linear",
-                                           "static_elementwise", "static_activations", "fx_static",
-                                           "static_qnnpack_qconfig", "quantized_norms", "static_norms",
-                                           "quantized_upsample_bilinear", "quantized_upsample_bilinear_scale",
-                                           "quantized_hardsigmoid", "static_mobilenet_v2", "static_mobilenet_v3_large",
-                                           "static_shufflenet_v2_x0_5", "static_googlenet", "static_inception_v3",
-                                           "fx_mobilenet_v2_fbgemm", "fx_mobilenet_v3_large_qnnpack"),
-                         [](const auto& info) { return info.param; });
+INSTANTIATE_TEST_SUITE_P(
+    Quantized, QuantizedExportOracle,
+    ::testing::Values("static_conv2d", "static_conv1d_conv3d", "static_linear",
+                      "static_elementwise", "static_activations", "fx_static",
+                      "static_qnnpack_qconfig", "quantized_norms", "static_norms",
+                      "quantized_upsample_bilinear", "quantized_upsample_bilinear_scale",
+                      "quantized_hardsigmoid", "static_mobilenet_v2", "static_mobilenet_v3_large",
+                      "static_shufflenet_v2_x0_5", "static_googlenet", "static_inception_v3",
+                      "fx_mobilenet_v2_fbgemm", "fx_mobilenet_v3_large_qnnpack"),
+    [](const auto& info) { return info.param; });
 
 // Dynamic-quantized LSTM / GRU: torch.onnx 1.13 exports neither (its eager export fails on the
 // packed cell params, its scripted export on the ScriptObject input); torchless refuses with
@@ -326,28 +327,34 @@ TEST(QuantizedOracleMissingOps, RunListsEveryMissingOperatorInOneError) {
   ASSERT_NE(bin, nullptr) << "TORCHLESS_BIN is not set";
   for (const std::string name : {"missing_ops", "missing_ops_eval"}) {
     const fs::path dir = casesDir() / name;
-    ASSERT_TRUE(fs::exists(dir / "meta.json")) << dir << " missing: run the api.gen_quantized fixture";
+    ASSERT_TRUE(fs::exists(dir / "meta.json"))
+        << dir << " missing: run the api.gen_quantized fixture";
     const std::string model = (dir / "model.pt").string();
-    auto info = nlohmann::json::parse(runCommand(fmt::format("{} info {} --json 2>/dev/null", bin, model)));
+    auto info =
+        nlohmann::json::parse(runCommand(fmt::format("{} info {} --json 2>/dev/null", bin, model)));
     const auto& without = info.at("operators_without_kernel");
     const auto expected = nlohmann::json::parse(readFile(dir / "meta.json")).at("missing");
     ASSERT_EQ(without.size(), expected.size()) << info.dump();
     for (const std::string jit : {"0", "1"}) {
       SCOPED_TRACE(name + " TORCHLESS_JIT=" + jit);
-      const fs::path outDir = fs::path(TORCHLESS_BINARY_DIR) / "api_quantized_missing" / (name + jit);
+      const fs::path outDir =
+          fs::path(TORCHLESS_BINARY_DIR) / "api_quantized_missing" / (name + jit);
       fs::remove_all(outDir);
       const std::string log =
-          runCommand(fmt::format("TORCHLESS_JIT={} {} run {} {} --output-dir {} 2>&1; echo exit=$?", jit, bin, model,
-                                 (dir / "in0.npy").string(), outDir.string()));
+          runCommand(fmt::format("TORCHLESS_JIT={} {} run {} {} --output-dir {} 2>&1; echo exit=$?",
+                                 jit, bin, model, (dir / "in0.npy").string(), outDir.string()));
       EXPECT_NE(log.find("exit=1"), std::string::npos) << log;
-      EXPECT_NE(log.find(fmt::format("{} unsupported operators in __torch__.MissingOps.forward", expected.size())),
+      EXPECT_NE(log.find(fmt::format("{} unsupported operators in __torch__.MissingOps.forward",
+                                     expected.size())),
                 std::string::npos)
           << log;
       for (size_t i = 0; i < without.size(); ++i) {
         const std::string schema = without[i].get<std::string>();
         EXPECT_EQ(schema.rfind(expected[i].get<std::string>() + "(", 0), 0u) << schema;
-        EXPECT_NE(log.find("unsupported operator " + schema + " used at code/__torch__"), std::string::npos)
-            << schema << "\n" << log;
+        EXPECT_NE(log.find("unsupported operator " + schema + " used at code/__torch__"),
+                  std::string::npos)
+            << schema << "\n"
+            << log;
       }
       EXPECT_FALSE(fs::exists(outDir / "out0.npy"));
     }

@@ -156,22 +156,26 @@ std::string zeroPointConst(OnnxCtx& ctx, const QParams& p) {
 /// QuantizeLinear(x, scale, zp): the integers (uint8 / int8). With `asPyTorch`, x quantized as
 /// PyTorch's quantize_val does, zp + nearbyint(x * (1.0f / float(scale))) saturated:
 /// QuantizeLinear(Mul(x, 1 / scale), 1, zp). QuantizeLinear alone divides, which rounds the
-/// other way where PyTorch's product lands just off a tie; it is kept where ONNX Runtime fuses
-/// it with the op before into an integer kernel (QLinearGlobalAveragePool, QLinearAdd ...) that
-/// gives PyTorch's integers.
-std::string quantizeLinear(OnnxCtx& ctx, const std::string& x, const QParams& p, bool asPyTorch = false) {
+/// other way where PyTorch's product lands just off a tie. It is kept elsewhere: ONNX Runtime
+/// fuses it with the op before into its integer kernels (QLinearMul, QLinearSigmoid ...), which
+/// give PyTorch's integers on the api.quantized cases.
+std::string quantizeLinear(OnnxCtx& ctx, const std::string& x, const QParams& p,
+                           bool asPyTorch = false) {
   if (!asPyTorch)
-    return ctx.op("QuantizeLinear", {x, ctx.constScalar(static_cast<float>(p.scale), ScalarType::Float),
-                                     zeroPointConst(ctx, p)});
+    return ctx.op("QuantizeLinear",
+                  {x, ctx.constScalar(static_cast<float>(p.scale), ScalarType::Float),
+                   zeroPointConst(ctx, p)});
   const float inv = 1.0f / static_cast<float>(p.scale);
-  return ctx.op("QuantizeLinear", {ctx.op("Mul", {x, ctx.constScalar(inv, ScalarType::Float)}),
-                                   ctx.constScalar(1.0, ScalarType::Float), zeroPointConst(ctx, p)});
+  return ctx.op("QuantizeLinear",
+                {ctx.op("Mul", {x, ctx.constScalar(inv, ScalarType::Float)}),
+                 ctx.constScalar(1.0, ScalarType::Float), zeroPointConst(ctx, p)});
 }
 /// DequantizeLinear(QuantizeLinear(x)): x rounded to the grid of p, as float.
 std::string qdq(OnnxCtx& ctx, const std::string& x, const QParams& p, bool asPyTorch = false) {
-  return ctx.op("DequantizeLinear", {quantizeLinear(ctx, x, p, asPyTorch),
-                                     ctx.constScalar(static_cast<float>(p.scale), ScalarType::Float),
-                                     zeroPointConst(ctx, p)});
+  return ctx.op(
+      "DequantizeLinear",
+      {quantizeLinear(ctx, x, p, asPyTorch),
+       ctx.constScalar(static_cast<float>(p.scale), ScalarType::Float), zeroPointConst(ctx, p)});
 }
 
 const Object& packedObject(const OnnxArgs& args, size_t i) {
@@ -200,7 +204,9 @@ std::string integersBehind(OnnxCtx& ctx, const std::string& x) {
     if (dq.op_type() != "DequantizeLinear") return "";
     for (int j = i - 1; j >= 0; --j)
       if (g.node(j).output_size() == 1 && g.node(j).output(0) == dq.input(0))
-        return g.node(j).op_type() == "QuantizeLinear" || g.node(j).op_type() == "Cast" ? dq.input(0) : "";
+        return g.node(j).op_type() == "QuantizeLinear" || g.node(j).op_type() == "Cast"
+                   ? dq.input(0)
+                   : "";
     return "";
   }
   return "";
@@ -215,7 +221,8 @@ std::string integersBehind(OnnxCtx& ctx, const std::string& x) {
 /// PyTorch's product does not: a mean of four integers is one half of the time. Returns ""
 /// when `mean` is not such a mean with known dims and sizes.
 std::string quantizedMean(OnnxCtx& ctx, const Node& mean) {
-  if (mean.inputs().size() < 3 || !ctx.isStatic(mean.input(1)) || !ctx.isStatic(mean.input(2))) return "";
+  if (mean.inputs().size() < 3 || !ctx.isStatic(mean.input(1)) || !ctx.isStatic(mean.input(2)))
+    return "";
   const IValue& dimsV = ctx.staticValue(mean.input(1));
   if (!dimsV.isList()) return "";
   const auto in = ctx.sizesOf(mean.input(0));
@@ -269,16 +276,19 @@ std::string quantizedGlobalAvgPool(OnnxCtx& ctx, const Node& pool, const Value* 
   std::string f = ctx.op("Cast", {integersOf(ctx, pool.input(0), ctx.toTensor(pool.input(0)))},
                          {attrI("to", onnxDataType(ScalarType::Float))});
   f = ctx.op("ReduceSum", {f, ctx.constInt64s(axes)}, {attrI("keepdims", 1)});
-  f = ctx.op("Sub", {f, ctx.constScalar(static_cast<double>(q.zeroPoint * size), ScalarType::Float)});
-  f = ctx.op("Round", {ctx.op("Mul", {f, ctx.constScalar(static_cast<float>(1.0 / static_cast<double>(size)),
-                                                          ScalarType::Float)})});
+  f = ctx.op("Sub",
+             {f, ctx.constScalar(static_cast<double>(q.zeroPoint * size), ScalarType::Float)});
+  f = ctx.op("Round",
+             {ctx.op("Mul", {f, ctx.constScalar(static_cast<float>(1.0 / static_cast<double>(size)),
+                                                ScalarType::Float)})});
   f = ctx.op("Add", {f, ctx.constScalar(static_cast<double>(q.zeroPoint), ScalarType::Float)});
   f = ctx.op("Clip", {f, ctx.constScalar(u8 ? 0.0 : -128.0, ScalarType::Float),
                       ctx.constScalar(u8 ? 255.0 : 127.0, ScalarType::Float)});
   f = ctx.op("Cast", {f}, {attrI("to", onnxDataType(u8 ? ScalarType::Byte : ScalarType::Char))});
   f = ctx.op("Reshape", {f, ctx.constInt64s(*out)});
-  return ctx.op("DequantizeLinear",
-                {f, ctx.constScalar(static_cast<float>(q.scale), ScalarType::Float), zeroPointConst(ctx, q)});
+  return ctx.op(
+      "DequantizeLinear",
+      {f, ctx.constScalar(static_cast<float>(q.scale), ScalarType::Float), zeroPointConst(ctx, q)});
 }
 
 /// The ONNX value of quantized IR input `v`, on its grid: as is when qdq() made it, else
@@ -294,17 +304,20 @@ std::string onGrid(OnnxCtx& ctx, const Value* v, const std::string& x) {
   }
   if (ctx.opset() >= 13) {  // a global adaptive average pool, maybe flattened
     const Node* p = v->node();
-    while (p->kind().toQualString() == std::string("aten::flatten") || p->kind().toQualString() == std::string("aten::reshape") ||
+    while (p->kind().toQualString() == std::string("aten::flatten") ||
+           p->kind().toQualString() == std::string("aten::reshape") ||
            p->kind().toQualString() == std::string("aten::view"))
       p = p->input(0)->node();
     const std::string pk = p->kind().toQualString();
-    if (pk == "aten::adaptive_avg_pool1d" || pk == "aten::adaptive_avg_pool2d" || pk == "aten::adaptive_avg_pool3d") {
+    if (pk == "aten::adaptive_avg_pool1d" || pk == "aten::adaptive_avg_pool2d" ||
+        pk == "aten::adaptive_avg_pool3d") {
       const std::string m = quantizedGlobalAvgPool(ctx, *p, v);
       if (!m.empty()) return m;
     }
   }
   // A clamp's bounds: PyTorch clamps the integers to quantize_val(min) and quantize_val(max).
-  const bool clamp = k == "aten::hardtanh" || k == "aten::hardtanh_" || k == "aten::clamp" || k == "aten::clamp_";
+  const bool clamp =
+      k == "aten::hardtanh" || k == "aten::hardtanh_" || k == "aten::clamp" || k == "aten::clamp_";
   return qdq(ctx, x, qparamsOf(ctx, v), /*asPyTorch=*/clamp);
 }
 
@@ -315,8 +328,10 @@ std::string onGrid(OnnxCtx& ctx, const Value* v, const std::string& x) {
 void convertIntRepr(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   const std::string x = args[0].unwrapToTensor();
   const std::string ints = integersBehind(ctx, x);
-  ctx.setOutput(n, 0, !ints.empty() ? ints
-                                     : quantizeLinear(ctx, onGrid(ctx, n.input(0), x), qparamsOf(ctx, n.input(0))));
+  ctx.setOutput(n, 0,
+                !ints.empty()
+                    ? ints
+                    : quantizeLinear(ctx, onGrid(ctx, n.input(0), x), qparamsOf(ctx, n.input(0))));
 }
 
 /// The integers (uint8 / int8) of quantized IR input `v`, whose ONNX value is `x`: those
@@ -333,38 +348,46 @@ std::string integersOf(OnnxCtx& ctx, const Value* v, const std::string& x) {
 /// rounded half to even (Round), clamped to [0, 255] ([zp, 255] with relu), as uint8; then its
 /// DequantizeLinear (Note [QDQ representation]). The float steps are those of Requant in
 /// ops/quantized.cpp, one rounding each, so ONNX Runtime gives PyTorch's integers.
-std::string requantize(OnnxCtx& ctx, const std::string& acc, const ops::QConvScales& s, const QParams& y,
-                       bool relu, const IntList& channelShape) {
+std::string requantize(OnnxCtx& ctx, const std::string& acc, const ops::QConvScales& s,
+                       const QParams& y, bool relu, const IntList& channelShape) {
   if (y.qdtype != ScalarType::QUInt8)
-    throw Error(fmt::format("ONNX export of a quantized conv / linear: a {} output is not supported",
-                            dtypeName(y.qdtype)));
-  auto perChannel = [&](const std::vector<float>& v) { return ctx.initializer(Tensor::fromVector(v, channelShape)); };
+    throw Error(
+        fmt::format("ONNX export of a quantized conv / linear: a {} output is not supported",
+                    dtypeName(y.qdtype)));
+  auto perChannel = [&](const std::vector<float>& v) {
+    return ctx.initializer(Tensor::fromVector(v, channelShape));
+  };
   std::string f = ctx.op("Cast", {acc}, {attrI("to", onnxDataType(ScalarType::Float))});
   if (s.hasBias) f = ctx.op("Add", {f, perChannel(s.bias)});
   f = ctx.op("Mul", {f, perChannel(s.mult)});
   f = ctx.op("Add", {f, ctx.constScalar(static_cast<double>(y.zeroPoint), ScalarType::Float)});
   f = ctx.op("Round", {f});
-  f = ctx.op("Clip", {f, ctx.constScalar(relu ? static_cast<double>(y.zeroPoint) : 0.0, ScalarType::Float),
-                      ctx.constScalar(255.0, ScalarType::Float)});
+  f = ctx.op("Clip",
+             {f, ctx.constScalar(relu ? static_cast<double>(y.zeroPoint) : 0.0, ScalarType::Float),
+              ctx.constScalar(255.0, ScalarType::Float)});
   const std::string u8 = ctx.op("Cast", {f}, {attrI("to", onnxDataType(ScalarType::Byte))});
   return ctx.op("DequantizeLinear",
-                {u8, ctx.constScalar(static_cast<float>(y.scale), ScalarType::Float), zeroPointConst(ctx, y)});
+                {u8, ctx.constScalar(static_cast<float>(y.scale), ScalarType::Float),
+                 zeroPointConst(ctx, y)});
 }
 
 /// The integers of a quantized conv / linear weight (zero points 0: PyTorch's qint8 weights are
 /// symmetric), with `transpose2d` as [K, N] for MatMulInteger; `asUint8` shifted by 128 into
 /// uint8, to be used with a weight zero point of 128 (ONNX Runtime's ConvInteger takes uint8
 /// weights only). Sets `zeroPoint` to the weight zero point to pass.
-std::string weightInts(OnnxCtx& ctx, const Tensor& w, const ops::QConvScales& s, bool transpose2d, bool asUint8,
-                       std::string& zeroPoint) {
+std::string weightInts(OnnxCtx& ctx, const Tensor& w, const ops::QConvScales& s, bool transpose2d,
+                       bool asUint8, std::string& zeroPoint) {
   if (!s.symmetric)
-    throw Error("ONNX export of a quantized conv / linear: weight zero points other than 0 are not supported");
+    throw Error(
+        "ONNX export of a quantized conv / linear: weight zero points other than 0 are not "
+        "supported");
   Tensor ints = ops::intRepr(w).contiguous();
   if (transpose2d) {
     const int64_t rows = ints.sizes()[0], cols = ints.sizes()[1];
     Tensor t = Tensor::empty({cols, rows}, ScalarType::Char);
     for (int64_t r = 0; r < rows; ++r)
-      for (int64_t c = 0; c < cols; ++c) t.data<int8_t>()[c * rows + r] = ints.data<int8_t>()[r * cols + c];
+      for (int64_t c = 0; c < cols; ++c)
+        t.data<int8_t>()[c * rows + r] = ints.data<int8_t>()[r * cols + c];
     ints = t;
   }
   if (!asUint8) {
@@ -396,7 +419,8 @@ OnnxConverter qconv(size_t spatial, bool relu) {
     const Object& o = packedObject(args, 1);
     if (o.slots.at(7).toBool()) throw Error("QDQ export: transposed quantized convolutions are not supported yet");
     const QParams xq = qparamsOf(ctx, n.input(0)), yq = qparamsOf(ctx, n.output());
-    if (xq.qdtype != ScalarType::QUInt8) throw Error("ONNX export of a quantized conv: the input must be quint8");
+    if (xq.qdtype != ScalarType::QUInt8)
+      throw Error("ONNX export of a quantized conv: the input must be quint8");
     std::string x = integersOf(ctx, n.input(0), args[0].unwrapToTensor());
     if (spatial == 1) x = unsqueeze(ctx, x, {2});
     const Tensor w = o.slots.at(0).toTensor();
@@ -406,10 +430,11 @@ OnnxConverter qconv(size_t spatial, bool relu) {
     pads.insert(pads.end(), pads.begin(), pads.end());
     std::string wZp;
     const std::string wi = weightInts(ctx, w, s, false, /*asUint8=*/true, wZp);
-    std::string acc = ctx.op("ConvInteger", {x, wi, zeroPointConst(ctx, xq), wZp},
-                             {attrIs("kernel_shape", kernel), attrIs("strides", o.slots.at(2).toIntVector()),
-                              attrIs("pads", pads), attrIs("dilations", o.slots.at(5).toIntVector()),
-                              attrI("group", o.slots.at(6).toInt())});
+    std::string acc =
+        ctx.op("ConvInteger", {x, wi, zeroPointConst(ctx, xq), wZp},
+               {attrIs("kernel_shape", kernel), attrIs("strides", o.slots.at(2).toIntVector()),
+                attrIs("pads", pads), attrIs("dilations", o.slots.at(5).toIntVector()),
+                attrI("group", o.slots.at(6).toInt())});
     IntList channelShape(kernel.size() + 1, 1);
     channelShape[0] = w.sizes()[0];
     std::string y = requantize(ctx, acc, s, yq, relu, channelShape);
@@ -425,14 +450,16 @@ OnnxConverter qlinear(bool relu) {
   return [relu](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     const Object& o = packedObject(args, 1);
     const QParams xq = qparamsOf(ctx, n.input(0)), yq = qparamsOf(ctx, n.output());
-    if (xq.qdtype != ScalarType::QUInt8) throw Error("ONNX export of a quantized linear: the input must be quint8");
+    if (xq.qdtype != ScalarType::QUInt8)
+      throw Error("ONNX export of a quantized linear: the input must be quint8");
     const Tensor w = o.slots.at(0).toTensor();
     if (w.dim() != 2) throw Error("ONNX export of a quantized linear: expected a 2-d weight");
     const ops::QConvScales s = ops::qconvScales(xq.scale, w, packedBias(o), yq.scale);
     std::string wZp;
     const std::string wi = weightInts(ctx, w, s, true, /*asUint8=*/false, wZp);
-    std::string acc =
-        ctx.op("MatMulInteger", {integersOf(ctx, n.input(0), args[0].unwrapToTensor()), wi, zeroPointConst(ctx, xq), wZp});
+    std::string acc = ctx.op(
+        "MatMulInteger",
+        {integersOf(ctx, n.input(0), args[0].unwrapToTensor()), wi, zeroPointConst(ctx, xq), wZp});
     ctx.setOutput(n, 0, requantize(ctx, acc, s, yq, relu, {w.sizes()[0]}));
   };
 }
@@ -448,8 +475,11 @@ std::string dequantizeFma(OnnxCtx& ctx, const Value* v, const std::string& x) {
     throw Error(fmt::format("ONNX export: {} values are not supported", dtypeName(p.qdtype)));
   const float s = static_cast<float>(p.scale), premul = -(s * static_cast<float>(p.zeroPoint));
   std::vector<float> table(256);
-  for (int i = 0; i < 256; ++i) table[static_cast<size_t>(i)] = std::fma(s, static_cast<float>(u8 || i < 128 ? i : i - 256), premul);
-  const std::string idx = ctx.op("Cast", {integersOf(ctx, v, x)}, {attrI("to", onnxDataType(ScalarType::Int))});
+  for (int i = 0; i < 256; ++i)
+    table[static_cast<size_t>(i)] =
+        std::fma(s, static_cast<float>(u8 || i < 128 ? i : i - 256), premul);
+  const std::string idx =
+      ctx.op("Cast", {integersOf(ctx, v, x)}, {attrI("to", onnxDataType(ScalarType::Int))});
   return ctx.op("Gather", {ctx.initializer(Tensor::fromVector(table, {256})), idx});
 }
 
@@ -464,14 +494,17 @@ OnnxConverter qadd(bool relu) {
     std::string c = ctx.op("Add", {dequantizeFma(ctx, n.input(0), args[0].unwrapToTensor()),
                                    dequantizeFma(ctx, n.input(1), args[1].unwrapToTensor())});
     if (relu) c = ctx.op("Relu", {c});
-    c = ctx.op("Round", {ctx.op("Mul", {c, ctx.constScalar(1.0f / static_cast<float>(y.scale), ScalarType::Float)})});
+    c = ctx.op("Round", {ctx.op("Mul", {c, ctx.constScalar(1.0f / static_cast<float>(y.scale),
+                                                           ScalarType::Float)})});
     c = ctx.op("Add", {c, ctx.constScalar(static_cast<double>(y.zeroPoint), ScalarType::Float)});
     const bool u8 = y.qdtype == ScalarType::QUInt8;
     c = ctx.op("Clip", {c, ctx.constScalar(u8 ? 0.0 : -128.0, ScalarType::Float),
                         ctx.constScalar(u8 ? 255.0 : 127.0, ScalarType::Float)});
     c = ctx.op("Cast", {c}, {attrI("to", onnxDataType(u8 ? ScalarType::Byte : ScalarType::Char))});
-    ctx.setOutput(n, 0, ctx.op("DequantizeLinear", {c, ctx.constScalar(static_cast<float>(y.scale), ScalarType::Float),
-                                                    zeroPointConst(ctx, y)}));
+    ctx.setOutput(n, 0,
+                  ctx.op("DequantizeLinear",
+                         {c, ctx.constScalar(static_cast<float>(y.scale), ScalarType::Float),
+                          zeroPointConst(ctx, y)}));
   };
 }
 
