@@ -76,7 +76,8 @@ def main():
              f"{torch.backends.quantized.engine}: Debian's build has no fbgemm). Command: "
              f"`/usr/bin/python3 bench/quant_bench.py --runs {args.runs} --warmup {args.warmup} "
              f"--threads {args.threads}`. Median ms, batch 1, 224x224. ORT runs `torchless export`'s "
-             "QDQ file (its optimizer fuses QDQ into QLinearConv / QLinearMatMul); torchless runs the "
+             "file (quantized convs and linears as ConvInteger / MatMulInteger with PyTorch's requantization, "
+             "exact rather than fused into QLinearConv); torchless runs the "
              "archive as loaded: frozen, its quantized convs and linears as the engine's int8 layers "
              "(oneDNN u8 x s8, channels-last), the other quantized ops as plugin layers.", "",
              "| model | threads | PyTorch | ORT (torchless QDQ export) | torchless | ratio (torchless / best) |",

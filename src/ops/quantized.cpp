@@ -110,6 +110,15 @@ std::vector<int32_t> intsOf(const Tensor& q) {
 }
 
 /// Writes integers (already saturated) into a new per-tensor quantized tensor.
+/// `y` in `x`'s memory format: channels-last when x is a 4-d channels-last tensor (not also
+/// contiguous), as PyTorch's quantized elementwise kernels allocate their outputs
+/// (suggest_memory_format); the ops after them pick their kernels by layout.
+Tensor inLayoutOf(const Tensor& y, const Tensor& x) {
+  if (x.dim() == 4 && !x.isContiguous() && isChannelsLastContiguous(x))
+    return contiguous(y, MemoryFormat::ChannelsLast);
+  return y;
+}
+
 Tensor fromInts(const std::vector<int64_t>& v, const IntList& sizes, ScalarType qdtype, double scale,
                 int64_t zp) {
   Tensor out = emptyQuantized(sizes, qdtype, scale, zp);
@@ -607,10 +616,11 @@ bool dnnlInt8ConvAcc(const Tensor& x, const Tensor& weight, int64_t S, int64_t O
 }
 }  // namespace
 
-Tensor qconv(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias,
-             const IntList& stride, const IntList& padding, const IntList& dilation,
-             int64_t groups, bool transposed, const IntList& outputPadding, double outScale,
-             int64_t outZp, bool relu) {
+namespace {
+Tensor qconvImpl(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias,
+                 const IntList& stride, const IntList& padding, const IntList& dilation,
+                 int64_t groups, bool transposed, const IntList& outputPadding, double outScale,
+                 int64_t outZp, bool relu) {
   const char* op = transposed ? "quantized::conv_transpose" : "quantized::conv";
   checkActivation(x, op);
   checkWeight(weight, op);
@@ -814,6 +824,21 @@ Tensor qconv(const Tensor& x, const Tensor& weight, const std::optional<Tensor>&
       for (int64_t p = 0; p < P; ++p)
         yp[(n * OC + oc) * P + p] = rq(acc[static_cast<size_t>(oc * P + p)], oc);
   }
+  return y;
+}
+
+}  // namespace
+
+Tensor qconv(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias,
+             const IntList& stride, const IntList& padding, const IntList& dilation, int64_t groups,
+             bool transposed, const IntList& outputPadding, double outScale, int64_t outZp,
+             bool relu) {
+  Tensor y = qconvImpl(x, weight, bias, stride, padding, dilation, groups, transposed,
+                       outputPadding, outScale, outZp, relu);
+  // PyTorch's quantized conv2d returns channels-last; the ops after it pick their kernels by
+  // layout (a mean over H and W of a channels-last tensor goes through float, of a contiguous
+  // one through integer sums: shufflenet_v2's pooling differs by one quantum between them).
+  if (!transposed && y.dim() == 4) return contiguous(y, MemoryFormat::ChannelsLast);
   return y;
 }
 
@@ -1115,7 +1140,7 @@ Tensor qrelu(const Tensor& x) {
   std::vector<int32_t> ints = intsOf(x);
   std::vector<int64_t> v(ints.size());
   for (size_t i = 0; i < ints.size(); ++i) v[i] = std::max<int64_t>(ints[i], q.zeroPoint);
-  return fromInts(v, x.sizes(), x.dtype(), q.scale, q.zeroPoint);
+  return inLayoutOf(fromInts(v, x.sizes(), x.dtype(), q.scale, q.zeroPoint), x);
 }
 
 Tensor qhardswish(const Tensor& x, double scale, int64_t zeroPoint) {
@@ -1187,7 +1212,7 @@ Tensor qclamp(const Tensor& x, std::optional<double> lo, std::optional<double> h
   std::vector<int32_t> ints = intsOf(x);
   std::vector<int64_t> v(ints.size());
   for (size_t i = 0; i < ints.size(); ++i) v[i] = std::min<int64_t>(std::max<int64_t>(ints[i], l), h);
-  return fromInts(v, x.sizes(), x.dtype(), q.scale, q.zeroPoint);
+  return inLayoutOf(fromInts(v, x.sizes(), x.dtype(), q.scale, q.zeroPoint), x);
 }
 
 Tensor qbatchNorm(const Tensor& x, const std::optional<Tensor>& weight,

@@ -71,7 +71,8 @@ int64_t qPerChannelAxis(const Tensor& q);
 /// quantized::conv{1,2,3}d / conv_transpose{1,2,3}d over a quint8 input [N, C, *spatial]
 /// with a qint8 weight ([OC, C/g, *k]; transposed: [C, OC/g, *k]) per tensor or per channel
 /// (axis 0; transposed: axis 1 is not supported by PyTorch either), float bias [OC].
-/// `spatial` lists have one entry per spatial dim. Returns quint8 with (outScale, outZp).
+/// `spatial` lists have one entry per spatial dim. Returns quint8 with (outScale, outZp),
+/// channels-last for a non-transposed 2-d conv as in PyTorch.
 Tensor qconv(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias,
              const IntList& stride, const IntList& padding, const IntList& dilation,
              int64_t groups, bool transposed, const IntList& outputPadding, double outScale,

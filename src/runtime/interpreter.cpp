@@ -10,10 +10,11 @@
 
 #include <algorithm>
 #include <atomic>
-#include <optional>
 #include <exception>
+#include <optional>
 #include <sstream>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace torchless {
 
@@ -190,8 +191,10 @@ DropPlan planDrops(const Block* b) {
 
 class Compiler {
  public:
-  Compiler(Code::Impl& impl, const Graph& graph, const std::string& name, bool observe)
-      : impl_(impl), graph_(graph), name_(name), observe_(observe) {}
+  /// `checkCallees`: also check every function the graph calls (see checkKernels).
+  Compiler(Code::Impl& impl, const Graph& graph, const std::string& name, bool observe,
+           bool checkCallees)
+      : impl_(impl), graph_(graph), name_(name), observe_(observe), checkCallees_(checkCallees) {}
 
   void compile() {
     checkKernels();
@@ -207,33 +210,74 @@ class Compiler {
   }
 
  private:
-  // Every node needs a kernel or compiler support; list all that lack one, at once.
+  // Every node needs a kernel or compiler support; list all that lack one, at once: in this
+  // graph and, when checkCallees_, in every function and method it calls (transitively), so
+  // that a model whose missing operators sit in several submodules gets one error naming them
+  // all (Note [Interpreter]).
   void checkKernels() {
     std::vector<std::string> missing;
-    collectMissing(graph_.block(), missing);
+    std::vector<const GraphFunction*> callees;
+    collectMissing(graph_.block(), nullptr, missing, callees, &opOf_);
+    const size_t own = missing.size();
+    if (checkCallees_) {
+      std::unordered_set<const GraphFunction*> seen(callees.begin(), callees.end());
+      std::unordered_set<std::string> listed(missing.begin(), missing.end());
+      for (size_t i = 0; i < callees.size(); ++i) {  // grows as callees' callees are found
+        const GraphFunction* fn = callees[i];
+        std::vector<std::string> found;
+        std::vector<const GraphFunction*> next;
+        const std::string qualname = fn->qualname();
+        collectMissing(fn->graph()->block(), &qualname, found, next, nullptr);
+        for (auto& m : found)
+          if (listed.insert(m).second) missing.push_back(std::move(m));
+        for (const GraphFunction* c : next)
+          if (seen.insert(c).second) callees.push_back(c);
+      }
+    }
     if (missing.empty()) return;
     std::string details;
     for (const auto& m : missing) details += "  " + m + "\n";
     if (!details.empty()) details.pop_back();
-    throw UnsupportedError(
-        fmt::format("{} unsupported operator{} in {}", missing.size(),
-                    missing.size() == 1 ? "" : "s", name_),
-        "", details);
+    throw UnsupportedError(fmt::format("{} unsupported operator{} in {}{}", missing.size(),
+                                       missing.size() == 1 ? "" : "s", name_,
+                                       missing.size() > own ? " and the functions it calls" : ""),
+                           "", details);
   }
 
-  void collectMissing(const Block* b, std::vector<std::string>& missing) {
+  /// Appends a line per node of `b` (and its sub-blocks) that has no kernel to `missing`
+  /// ("unsupported operator <schema> used at <place>", plus " in <fn>" for a callee's node),
+  /// and the functions its calls reach to `callees`; records each node's operator in `opOf`.
+  static void collectMissing(const Block* b, const std::string* fn,
+                             std::vector<std::string>& missing,
+                             std::vector<const GraphFunction*>& callees,
+                             std::unordered_map<const Node*, const OpInfo*>* opOf) {
     const auto& registry = KernelRegistry::global();
     for (const Node* n : b->nodes()) {
-      for (const Block* sub : n->blocks()) collectMissing(sub, missing);
+      for (const Block* sub : n->blocks()) collectMissing(sub, fn, missing, callees, opOf);
+      if (const GraphFunction* callee = calleeOf(n)) callees.push_back(callee);
       if (isStructural(n->kind())) continue;
       const OpInfo* op = matchOperator(n, OperatorRegistry::global());
-      opOf_[n] = op;
+      if (opOf) (*opOf)[n] = op;
       if (registry.hasKernel(*n, op)) continue;
       std::string what = op ? op->key : fmt::format("{} (no schema matches its inputs)", n->kind().toQualString());
       std::string where = placeOf(n);
-      missing.push_back(fmt::format("unsupported operator {}{}", what,
-                                    where.empty() ? "" : " used at " + where));
+      missing.push_back(fmt::format("unsupported operator {}{}{}", what,
+                                    where.empty() ? "" : " used at " + where,
+                                    fn ? " in " + *fn : ""));
     }
+  }
+
+  /// The function a prim::CallFunction / prim::CallMethod node calls when it is known before
+  /// running (not an interface method); null otherwise.
+  static const GraphFunction* calleeOf(const Node* n) {
+    if (n->kind() == prim::CallFunction) {
+      const auto* ft = n->inputs().empty() ? nullptr : n->input(0)->type()->cast<FunctionType>();
+      return ft ? asGraphFunction(ft->function()) : nullptr;
+    }
+    if (n->kind() == prim::CallMethod && !n->inputs().empty())
+      if (const auto* cls = n->input(0)->type()->cast<ClassType>())
+        return asGraphFunction(cls->findMethod(n->s(attr::name)));
+    return nullptr;
   }
 
   int32_t emit(OpCode op, int32_t a = 0, int32_t b = 0, int32_t c = 0, int32_t d = 0) {
@@ -469,6 +513,7 @@ class Compiler {
   size_t nextReg_ = 0;
   int32_t currentNode_ = -1;
   bool observe_ = false;
+  bool checkCallees_ = true;
 };
 
 /// A function's graph compiled for observation (Note [Execution observer]): as it is, without
@@ -484,13 +529,14 @@ struct Observation {
   ExecutionObserver& observer;
   std::unordered_map<const GraphFunction*, std::unique_ptr<ObservedCode>> codes;
 
-  const ObservedCode& codeFor(const GraphFunction& fn) {
+  /// `entry`: the run's first function, whose compile checks every function it calls.
+  const ObservedCode& codeFor(const GraphFunction& fn, bool entry) {
     std::unique_ptr<ObservedCode>& c = codes[&fn];
     if (!c) {
       c = std::make_unique<ObservedCode>();
       c->graph = fn.graph();
       c->name = fn.qualname();
-      Compiler(c->impl, *c->graph, c->name, /*observe=*/true).compile();
+      Compiler(c->impl, *c->graph, c->name, /*observe=*/true, /*checkCallees=*/entry).compile();
     }
     return *c;
   }
@@ -498,13 +544,16 @@ struct Observation {
 
 void runCode(const Code::Impl& impl, const std::string& name, Stack& stack, Observation* obs);
 
+/// codeFor(fn), compiled with Code's checkCallees (only the first compile of fn decides).
+const Code& codeFor(const GraphFunction& fn, bool checkCallees);
+
 /// A call in observed code: enterCall, the callee's observed code, exitCall.
 void callObserved(Observation& o, const Node* caller, const GraphFunction& fn, Stack& stack) {
   const Graph& g = *fn.graph();
   const size_t nin = g.inputs().size();
   TL_CHECK(stack.size() >= nin, "{} takes {} arguments, got {}", fn.qualname(), nin, stack.size());
   o.observer.enterCall(caller, g, stack.data() + (stack.size() - nin), nin);
-  const ObservedCode& callee = o.codeFor(fn);
+  const ObservedCode& callee = o.codeFor(fn, caller == nullptr);
   runCode(callee.impl, callee.name, stack, &o);
   const size_t nout = g.outputs().size();
   o.observer.exitCall(caller, g, stack.data() + (stack.size() - nout), nout);
@@ -512,9 +561,9 @@ void callObserved(Observation& o, const Node* caller, const GraphFunction& fn, S
 
 }  // namespace
 
-Code::Code(std::shared_ptr<Graph> graph, std::string name)
+Code::Code(std::shared_ptr<Graph> graph, std::string name, bool checkCallees)
     : graph_(canonicalizeOps(graph)), name_(std::move(name)), impl_(std::make_unique<Impl>()) {
-  Compiler(*impl_, *graph_, name_, /*observe=*/false).compile();
+  Compiler(*impl_, *graph_, name_, /*observe=*/false, checkCallees).compile();
 }
 
 Code::~Code() = default;
@@ -583,7 +632,8 @@ void runCode(const Code::Impl& impl, const std::string& name, Stack& stack, Obse
             throw ModelError(fmt::format("RecursionError: maximum recursion depth exceeded while "
                                          "calling '{}'",
                                          impl.callees[static_cast<size_t>(in.a)]->qualname()));
-          codeFor(*impl.callees[static_cast<size_t>(in.a)]).run(stack);
+          // (its caller's compile checked its kernels and those of everything it calls)
+          codeFor(*impl.callees[static_cast<size_t>(in.a)], /*checkCallees=*/false).run(stack);
           ++pc;
           break;
         case OpCode::CALLI: {
@@ -710,16 +760,21 @@ std::atomic<ExecutionGraphRewrite> gExecutionRewrite{nullptr};
 
 void setExecutionGraphRewrite(ExecutionGraphRewrite rewrite) { gExecutionRewrite = rewrite; }
 
-const Code& codeFor(const GraphFunction& fn) {
-  return *fn
-              .executionState([](const GraphFunction& f) {
-                auto s = std::make_shared<ExecutionState>();
-                const ExecutionGraphRewrite rewrite = gExecutionRewrite.load();
-                s->code = std::make_unique<Code>(rewrite ? rewrite(f.graph()) : f.graph(), f.qualname());
-                return s;
-              })
-              .code;
+namespace {
+
+const Code& codeFor(const GraphFunction& fn, bool checkCallees) {
+  return *fn.executionState([checkCallees](const GraphFunction& f) {
+              auto s = std::make_shared<ExecutionState>();
+              const ExecutionGraphRewrite rewrite = gExecutionRewrite.load();
+              s->code = std::make_unique<Code>(rewrite ? rewrite(f.graph()) : f.graph(),
+                                               f.qualname(), checkCallees);
+              return s;
+            }).code;
 }
+
+}  // namespace
+
+const Code& codeFor(const GraphFunction& fn) { return codeFor(fn, /*checkCallees=*/true); }
 
 IValue runFunction(const GraphFunction& fn, std::vector<IValue> args) {
   Stack stack = std::move(args);

@@ -12,7 +12,9 @@
 // looked up by string.
 //
 // Compiling checks every node first and throws one torchless::UnsupportedError listing all
-// operators without a kernel, each with where it is used. Errors raised while running (a
+// operators without a kernel, each with where it is used: those of the graph and of every
+// function and method it calls (issue 15: a model's missing operators spread over its
+// submodules used to come one per run). Errors raised while running (a
 // kernel's torchless::Error, the model's own prim::RaiseException) get the place of the node
 // that raised them and, for calls, one context line per calling frame.
 
@@ -35,8 +37,11 @@ class Code {
  public:
   /// Compiles `graph` (after the rewrite PyTorch's executor requires: canonicalizeOps in
   /// runtime/canonicalize_ops.h, on a copy when it changes anything). `name` is used in
-  /// messages ("forward"). Throws UnsupportedError listing every node without a kernel.
-  Code(std::shared_ptr<Graph> graph, std::string name);
+  /// messages ("forward"). Throws UnsupportedError listing every node without a kernel: in
+  /// `graph` and, with `checkCallees`, in every function and method it calls, transitively
+  /// (interface methods, known only when running, are checked when called). The interpreter
+  /// compiles a callee at its first call without checkCallees: its caller's compile checked it.
+  Code(std::shared_ptr<Graph> graph, std::string name, bool checkCallees = true);
   ~Code();
   Code(const Code&) = delete;
   Code& operator=(const Code&) = delete;

@@ -264,31 +264,33 @@ void exportAndRunOrt(const fs::path& dir, const std::string& name, double atol) 
 class QuantizedExportOracle : public ::testing::TestWithParam<std::string> {};
 
 // The integers (int_repr outputs) within one quantum, as the issue states, and float logits
-// within one quantum of the last quantized linear (meta.json's logit_quantum) -- except the
-// torchvision networks (meta.json's export_quanta: 32). Their per-layer one-quantum differences
-// (ONNX Runtime's fused QLinearConv rounds its int32 bias and requantizes in its own float
-// steps) compound over the layers: measured 6 (resnet18, mobilenet_v3), 9 (googlenet), 16
-// (inception_v3), 22 (shufflenet_v2), 28 (FX mobilenet_v2) quanta of the logits. On this machine
-// ONNX Runtime 1.20 gives PyTorch's integers exactly for most of these cases, and is one
-// quantum off at a few values of static_conv2d and static_qnnpack_qconfig (int32 biases) and
-// of the bilinear cases (it interpolates in float and requantizes; PyTorch rounds the
-// interpolated integers); the torchvision networks' logits are all exact today.
+// within one quantum of the last quantized linear (meta.json's logit_quantum; 0.1% over it for
+// the float rounding of two dequantized logits' difference), the deep torchvision networks
+// included. Quantized convs and linears are exported as ConvInteger / MatMulInteger with
+// PyTorch's requantization, quantized adds with PyTorch's fma dequantize, and global pools and
+// channels-last means with PyTorch's arithmetic (convert/onnx/quantized.cpp): on this machine
+// ONNX Runtime 1.20 gives PyTorch's integers exactly in every case but the bilinear ones (one
+// quantum at a few values: it interpolates in float and requantizes, PyTorch rounds the
+// interpolated integers). Before (QDQ around float ops, fused by ONNX Runtime into
+// QLinearConv / QLinearAdd) the per-layer one-quantum differences compounded to 6 (resnet18),
+// 9 (googlenet), 16 (inception_v3), 22 (shufflenet_v2) and 28 (FX mobilenet_v2) logit quanta.
 TEST_P(QuantizedExportOracle, OnnxRuntimeMatchesPyTorch) {
   const fs::path dir = casesDir() / GetParam();
   ASSERT_TRUE(fs::exists(dir / "meta.json")) << dir << " missing: run the api.gen_quantized fixture";
   auto meta = nlohmann::json::parse(readFile(dir / "meta.json"));
-  exportAndRunOrt(dir, GetParam(), meta.value("logit_quantum", 1.0) * meta.value("export_quanta", 1.0));
+  exportAndRunOrt(dir, GetParam(), meta.value("logit_quantum", 1.0) * 1.001);
 }
 
-INSTANTIATE_TEST_SUITE_P(Quantized, QuantizedExportOracle,
-                         ::testing::Values("static_conv2d", "static_conv1d_conv3d", "static_linear",
-                                           "static_elementwise", "static_activations", "fx_static",
-                                           "static_qnnpack_qconfig", "quantized_norms", "static_norms",
-                                           "quantized_upsample_bilinear", "quantized_upsample_bilinear_scale",
-                                           "quantized_hardsigmoid", "static_mobilenet_v3_large",
-                                           "static_shufflenet_v2_x0_5", "static_googlenet", "static_inception_v3",
-                                           "fx_mobilenet_v2_fbgemm", "fx_mobilenet_v3_large_qnnpack"),
-                         [](const auto& info) { return info.param; });
+INSTANTIATE_TEST_SUITE_P(
+    Quantized, QuantizedExportOracle,
+    ::testing::Values("static_conv2d", "static_conv1d_conv3d", "static_linear",
+                      "static_elementwise", "static_activations", "fx_static",
+                      "static_qnnpack_qconfig", "quantized_norms", "static_norms",
+                      "quantized_upsample_bilinear", "quantized_upsample_bilinear_scale",
+                      "quantized_hardsigmoid", "static_mobilenet_v2", "static_mobilenet_v3_large",
+                      "static_shufflenet_v2_x0_5", "static_googlenet", "static_inception_v3",
+                      "fx_mobilenet_v2_fbgemm", "fx_mobilenet_v3_large_qnnpack"),
+    [](const auto& info) { return info.param; });
 
 // Dynamic-quantized LSTM / GRU: torch.onnx 1.13 exports neither (its eager export fails on the
 // packed cell params, its scripted export on the ScriptObject input); torchless refuses with
@@ -311,19 +313,65 @@ TEST(QuantizedExportOracle, DynamicRnnIsAClearRefusal) {
   }
 }
 
+// ---- operators without a kernel (issue 15 part 4) --------------------------------------------
+
+// Quantized operators without a kernel in three functions (a submodule's forward, another
+// submodule's helper method called inside an `if`, a free function; gen_quantized.py's
+// missing_ops): `torchless run` fails before running anything, exit 1, with one error whose
+// first line counts every operator `info --json` reports without a kernel and whose details
+// list each with its place. In the interpreter (TORCHLESS_JIT=0) and as loaded: a
+// training-mode archive keeps its methods, an eval one is frozen and inlined. (When one of
+// these operators gets a kernel, the case needs another operator without one.)
+TEST(QuantizedOracleMissingOps, RunListsEveryMissingOperatorInOneError) {
+  const char* bin = std::getenv("TORCHLESS_BIN");
+  ASSERT_NE(bin, nullptr) << "TORCHLESS_BIN is not set";
+  for (const std::string name : {"missing_ops", "missing_ops_eval"}) {
+    const fs::path dir = casesDir() / name;
+    ASSERT_TRUE(fs::exists(dir / "meta.json"))
+        << dir << " missing: run the api.gen_quantized fixture";
+    const std::string model = (dir / "model.pt").string();
+    auto info =
+        nlohmann::json::parse(runCommand(fmt::format("{} info {} --json 2>/dev/null", bin, model)));
+    const auto& without = info.at("operators_without_kernel");
+    const auto expected = nlohmann::json::parse(readFile(dir / "meta.json")).at("missing");
+    ASSERT_EQ(without.size(), expected.size()) << info.dump();
+    for (const std::string jit : {"0", "1"}) {
+      SCOPED_TRACE(name + " TORCHLESS_JIT=" + jit);
+      const fs::path outDir =
+          fs::path(TORCHLESS_BINARY_DIR) / "api_quantized_missing" / (name + jit);
+      fs::remove_all(outDir);
+      const std::string log =
+          runCommand(fmt::format("TORCHLESS_JIT={} {} run {} {} --output-dir {} 2>&1; echo exit=$?",
+                                 jit, bin, model, (dir / "in0.npy").string(), outDir.string()));
+      EXPECT_NE(log.find("exit=1"), std::string::npos) << log;
+      EXPECT_NE(log.find(fmt::format("{} unsupported operators in __torch__.MissingOps.forward",
+                                     expected.size())),
+                std::string::npos)
+          << log;
+      for (size_t i = 0; i < without.size(); ++i) {
+        const std::string schema = without[i].get<std::string>();
+        EXPECT_EQ(schema.rfind(expected[i].get<std::string>() + "(", 0), 0u) << schema;
+        EXPECT_NE(log.find("unsupported operator " + schema + " used at code/__torch__"),
+                  std::string::npos)
+            << schema << "\n"
+            << log;
+      }
+      EXPECT_FALSE(fs::exists(outDir / "out0.npy"));
+    }
+  }
+}
+
 // Dynamic quantization (quantize_dynamic's Linear, reduce_range): PyTorch's input qparams
 // spelled out in ONNX, MatMulInteger; float outputs within 1e-5.
 TEST(QuantizedExportOracle, DynamicLinear) { exportAndRunOrt(casesDir() / "dynamic_linear", "dynamic_linear", 1e-5); }
 
-// resnet18's float logits within export_quanta (32) quanta of its last linear. ONNX Runtime
-// fuses the QDQ convs into QLinearConv (int32 biases). With batch norms at their initial
-// statistics every logit was exact; with the statistics of real batches (quant_models.py) the
-// largest difference is 6 quanta: the issue's one quantum holds per op, not for the network.
+// resnet18's float logits within one quantum of its last linear (they are equal on this
+// machine; 6 quanta apart while convs were exported as QDQ for ONNX Runtime's QLinearConv).
 TEST(QuantizedExportOracle, Resnet18Logits) {
   const fs::path dir = casesDir() / "static_resnet18";
   ASSERT_TRUE(fs::exists(dir / "meta.json")) << dir << " missing: run the api.gen_quantized fixture";
   auto meta = nlohmann::json::parse(readFile(dir / "meta.json"));
-  exportAndRunOrt(dir, "static_resnet18", meta.at("logit_quantum").get<double>() * meta.at("export_quanta").get<double>());
+  exportAndRunOrt(dir, "static_resnet18", meta.at("logit_quantum").get<double>() * 1.001);
 }
 
 // ../shared/wild/int8_static_quant_cnn (float output) exports and runs in ONNX Runtime.

@@ -1,7 +1,11 @@
 // ONNX converters for quantized archives (issue 15, part 5): QDQ form, QuantizeLinear /
-// DequantizeLinear around float operators, as ONNX Runtime's quantization tool writes and as its
-// graph optimizer fuses back into QLinearConv / QLinearMatMul.
-// Specs: https://onnx.ai/onnx/operators/onnx__QuantizeLinear.html, onnx__DequantizeLinear.html.
+// DequantizeLinear around float operators, except where PyTorch's integers need PyTorch's own
+// steps: quantized convs and linears (ConvInteger / MatMulInteger and PyTorch's
+// requantization), quantized adds, global average pools and channels-last means. Each of those
+// used to be one quantum off in ONNX Runtime at a few values, which compounded over deep
+// networks; now ONNX Runtime gives PyTorch's integers for torchvision's quantized networks.
+// Specs: https://onnx.ai/onnx/operators/onnx__QuantizeLinear.html, onnx__DequantizeLinear.html,
+// onnx__ConvInteger.html, onnx__MatMulInteger.html.
 //
 // Note [QDQ representation]
 // A quantized tensor of the IR (quint8 / qint8, per tensor) is exported as the float tensor of
@@ -14,15 +18,15 @@
 // zero_point arguments of quantized:: ops). int_repr is a QuantizeLinear with them; dequantize
 // is the identity.
 //
-// Weights of quantized::conv / linear are int8 initializers with a DequantizeLinear (per tensor,
-// or per output channel with axis); conv biases are int32 in accumulator units with their
-// DequantizeLinear (what ONNX Runtime's QDQ -> QLinearConv fusion needs), linear biases float.
-//
-// Against PyTorch: PyTorch accumulates conv / linear in int32 and requantizes once with a float
-// bias; ONNX Runtime (fused QLinearConv, int32 bias) may round the last step differently:
-// within one quantum. Average pools on quantized inputs are exported by their float converters;
-// their results are put back on the grid before the next quantized op (onGrid), as PyTorch's
-// quantized pools round.
+// quantized::conv / linear are exported in exact form instead: ConvInteger / MatMulInteger of
+// the integers (uint8 input; weight initializers), then PyTorch's requantization in float
+// steps (requantize()), uint8, and its DequantizeLinear. PyTorch accumulates in int32 and
+// requantizes once with a float bias; QDQ around a float Conv, which ONNX Runtime fuses into
+// QLinearConv (int32 bias, its own rounding), is one quantum off at some values of each layer.
+// quantized::add likewise (qadd). Average pools and means on quantized inputs are exported by
+// their float converters; their results are put back on the grid before the next quantized op
+// (onGrid) as PyTorch rounds them: global adaptive pools with PyTorch's integer formula, means
+// with its float sums, clamps with quantize_val's product (quantizeLinear's asPyTorch).
 #include "convert/onnx/onnx_ctx.h"
 #include "ops/quantized.h"
 
@@ -149,67 +153,29 @@ std::string zeroPointConst(OnnxCtx& ctx, const QParams& p) {
   throw Error(fmt::format("QDQ export supports quint8 and qint8 activations, not {}", dtypeName(p.qdtype)));
 }
 
-/// QuantizeLinear(x, scale, zp): the integers (uint8 / int8).
-std::string quantizeLinear(OnnxCtx& ctx, const std::string& x, const QParams& p) {
-  return ctx.op("QuantizeLinear", {x, ctx.constScalar(static_cast<float>(p.scale), ScalarType::Float),
-                                   zeroPointConst(ctx, p)});
+/// QuantizeLinear(x, scale, zp): the integers (uint8 / int8). With `asPyTorch`, x quantized as
+/// PyTorch's quantize_val does, zp + nearbyint(x * (1.0f / float(scale))) saturated:
+/// QuantizeLinear(Mul(x, 1 / scale), 1, zp). QuantizeLinear alone divides, which rounds the
+/// other way where PyTorch's product lands just off a tie. It is kept elsewhere: ONNX Runtime
+/// fuses it with the op before into its integer kernels (QLinearMul, QLinearSigmoid ...), which
+/// give PyTorch's integers on the api.quantized cases.
+std::string quantizeLinear(OnnxCtx& ctx, const std::string& x, const QParams& p,
+                           bool asPyTorch = false) {
+  if (!asPyTorch)
+    return ctx.op("QuantizeLinear",
+                  {x, ctx.constScalar(static_cast<float>(p.scale), ScalarType::Float),
+                   zeroPointConst(ctx, p)});
+  const float inv = 1.0f / static_cast<float>(p.scale);
+  return ctx.op("QuantizeLinear",
+                {ctx.op("Mul", {x, ctx.constScalar(inv, ScalarType::Float)}),
+                 ctx.constScalar(1.0, ScalarType::Float), zeroPointConst(ctx, p)});
 }
 /// DequantizeLinear(QuantizeLinear(x)): x rounded to the grid of p, as float.
-std::string qdq(OnnxCtx& ctx, const std::string& x, const QParams& p) {
-  return ctx.op("DequantizeLinear", {quantizeLinear(ctx, x, p),
-                                     ctx.constScalar(static_cast<float>(p.scale), ScalarType::Float),
-                                     zeroPointConst(ctx, p)});
-}
-
-/// DequantizeLinear of a constant qint8 weight (per tensor, or per channel along its axis), its
-/// integers an initializer. `transposeTo2d` stores a [N, K] linear weight as [K, N] (axis 1).
-std::string weightDq(OnnxCtx& ctx, const Tensor& w, bool transpose2d) {
-  if (w.dtype() != ScalarType::QInt8)
-    throw Error(fmt::format("QDQ export: expected a qint8 weight, got {}", dtypeName(w.dtype())));
-  Tensor ints = ops::intRepr(w);
-  const QuantizerInfo& q = *w.quantizer();
-  const bool perChannel = q.scheme != QuantizerInfo::Scheme::PerTensorAffine &&
-                          q.scheme != QuantizerInfo::Scheme::PerTensorSymmetric;
-  int64_t axis = perChannel ? q.axis : 0;
-  if (transpose2d) {
-    const int64_t rows = ints.sizes()[0], cols = ints.sizes()[1];
-    Tensor t = Tensor::empty({cols, rows}, ScalarType::Char);
-    const int8_t* s = ints.data<int8_t>();
-    int8_t* d = t.data<int8_t>();
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t c = 0; c < cols; ++c) d[c * rows + r] = s[r * cols + c];
-    ints = t;
-    if (perChannel) axis = 1 - axis;
-  }
-  std::string wi = ctx.initializer(ints);
-  if (!perChannel)
-    return ctx.op("DequantizeLinear", {wi, ctx.constScalar(static_cast<float>(q.scale), ScalarType::Float),
-                                       ctx.initializer(Tensor::scalar(q.zeroPoint, ScalarType::Char))});
-  Tensor scales = ops::qPerChannelScales(w).to(ScalarType::Float);
-  Tensor zps = ops::qPerChannelZeroPoints(w).to(ScalarType::Char);
-  return ctx.op("DequantizeLinear", {wi, ctx.initializer(scales), ctx.initializer(zps)}, {attrI("axis", axis)});
-}
-
-/// The float bias of a quantized conv as ONNX Runtime's QDQ Conv fusion wants it: int32 in
-/// accumulator units (scale x_scale * w_scale per output channel, zero point 0) and a
-/// DequantizeLinear. Rounding the bias there moves results by at most one quantum (PyTorch
-/// keeps it in float); with a float bias ONNX Runtime does not fuse into QLinearConv.
-std::string biasDq(OnnxCtx& ctx, const Tensor& bias, const QParams& x, const Tensor& w) {
-  const int64_t oc = bias.numel();
-  const QuantizerInfo& q = *w.quantizer();
-  const bool perChannel = q.scheme != QuantizerInfo::Scheme::PerTensorAffine &&
-                          q.scheme != QuantizerInfo::Scheme::PerTensorSymmetric;
-  Tensor sc = perChannel ? ops::qPerChannelScales(w).to(ScalarType::Double) : Tensor();
-  Tensor b = bias.to(ScalarType::Float).contiguous();
-  Tensor bi = Tensor::empty({oc}, ScalarType::Int), bs = Tensor::empty({oc}, ScalarType::Float);
-  for (int64_t c = 0; c < oc; ++c) {
-    const float s = static_cast<float>(x.scale) * static_cast<float>(perChannel ? sc.data<double>()[c] : q.scale);
-    bs.data<float>()[c] = s;
-    const double v = std::nearbyint(static_cast<double>(b.data<float>()[c]) / s);
-    bi.data<int32_t>()[c] = static_cast<int32_t>(std::clamp(v, -2147483648.0, 2147483647.0));
-  }
-  return ctx.op("DequantizeLinear", {ctx.initializer(bi), ctx.initializer(bs), ctx.initializer(Tensor::scalar(int64_t{0}, ScalarType::Int))},
-                {attrI("axis", 0)});
+std::string qdq(OnnxCtx& ctx, const std::string& x, const QParams& p, bool asPyTorch = false) {
+  return ctx.op(
+      "DequantizeLinear",
+      {quantizeLinear(ctx, x, p, asPyTorch),
+       ctx.constScalar(static_cast<float>(p.scale), ScalarType::Float), zeroPointConst(ctx, p)});
 }
 
 const Object& packedObject(const OnnxArgs& args, size_t i) {
@@ -228,7 +194,8 @@ void convertDequantize(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   ctx.setOutput(n, 0, ctx.op("Identity", {args[0].unwrapToTensor()}));
 }
 
-/// The QuantizeLinear output that DequantizeLinear `x` was made from by qdq(), or "".
+/// The integers that DequantizeLinear `x` was made from by qdq() (a QuantizeLinear) or by
+/// requantize() (a Cast to uint8), or "".
 std::string integersBehind(OnnxCtx& ctx, const std::string& x) {
   const ::onnx::GraphProto& g = *ctx.currentGraph();
   for (int i = g.node_size() - 1; i >= 0; --i) {
@@ -237,18 +204,121 @@ std::string integersBehind(OnnxCtx& ctx, const std::string& x) {
     if (dq.op_type() != "DequantizeLinear") return "";
     for (int j = i - 1; j >= 0; --j)
       if (g.node(j).output_size() == 1 && g.node(j).output(0) == dq.input(0))
-        return g.node(j).op_type() == "QuantizeLinear" ? dq.input(0) : "";
+        return g.node(j).op_type() == "QuantizeLinear" || g.node(j).op_type() == "Cast"
+                   ? dq.input(0)
+                   : "";
     return "";
   }
   return "";
 }
 
+/// PyTorch's aten::mean of a quantized tensor that is not contiguous (channels-last after a
+/// quantized conv, as in shufflenet_v2's pooling; ops::qmean): the dequantized values summed
+/// one after another in float, divided by the count, quantized with quantize_val's product.
+/// In ONNX: the reduced axes moved first and flattened, ReduceSum over that first axis (ONNX
+/// Runtime adds its rows in order), Div, and quantizeLinear(asPyTorch). ReduceMean over the
+/// last axes adds in another order and the division of QuantizeLinear finds ties where
+/// PyTorch's product does not: a mean of four integers is one half of the time. Returns ""
+/// when `mean` is not such a mean with known dims and sizes.
+std::string quantizedMean(OnnxCtx& ctx, const Node& mean) {
+  if (mean.inputs().size() < 3 || !ctx.isStatic(mean.input(1)) || !ctx.isStatic(mean.input(2)))
+    return "";
+  const IValue& dimsV = ctx.staticValue(mean.input(1));
+  if (!dimsV.isList()) return "";
+  const auto in = ctx.sizesOf(mean.input(0));
+  const auto out = ctx.sizesOf(mean.output());
+  if (!in || !out) return "";
+  const auto rank = static_cast<int64_t>(in->size());
+  std::vector<int64_t> reduced;
+  for (int64_t d : dimsV.toIntVector()) reduced.push_back(wrapDim(d, rank));
+  std::sort(reduced.begin(), reduced.end());
+  if (reduced.empty()) return "";
+  std::vector<int64_t> perm = reduced;
+  int64_t count = 1;
+  for (int64_t d : reduced) count *= (*in)[static_cast<size_t>(d)];
+  for (int64_t d = 0; d < rank; ++d)
+    if (!std::binary_search(reduced.begin(), reduced.end(), d)) perm.push_back(d);
+  std::string x = ctx.op("Transpose", {ctx.toTensor(mean.input(0))}, {attrIs("perm", perm)});
+  x = ctx.op("Reshape", {x, ctx.constInt64s({count, -1})});
+  x = ctx.op("ReduceSum", {x, ctx.constInt64s({0})}, {attrI("keepdims", 0)});
+  x = ctx.op("Div", {x, ctx.constScalar(static_cast<double>(count), ScalarType::Float)});
+  x = ctx.op("Reshape", {x, ctx.constInt64s(*out)});
+  return qdq(ctx, x, qparamsOf(ctx, mean.output()), /*asPyTorch=*/true);
+}
+
+std::string integersOf(OnnxCtx& ctx, const Value* v, const std::string& x);
+
+/// PyTorch's global adaptive average pool of a quantized tensor (channels-last after a
+/// quantized conv; ops::qadaptiveAvgPool): acc = (sum of the integers) - zp * size,
+/// nearbyint(float(acc) * float(1 / size)) + zp, saturated, the input's qparams; reshaped to
+/// `v`'s sizes (v is the pool's output or a view of it). ONNX Runtime's fused
+/// QLinearGlobalAveragePool gives the same integers, but only where its optimizer fuses.
+/// Returns "" when `pool` is not such a pool or sizes are unknown.
+std::string quantizedGlobalAvgPool(OnnxCtx& ctx, const Node& pool, const Value* v) {
+  if (pool.inputs().size() < 2 || !ctx.isStatic(pool.input(1))) return "";
+  const IValue& outV = ctx.staticValue(pool.input(1));
+  if (!outV.isList()) return "";
+  for (int64_t o : outV.toIntVector())
+    if (o != 1) return "";
+  const auto in = ctx.sizesOf(pool.input(0));
+  const auto out = ctx.sizesOf(v);
+  const auto spatial = static_cast<int64_t>(outV.toIntVector().size());
+  if (!in || !out || static_cast<int64_t>(in->size()) <= spatial) return "";
+  const auto rank = static_cast<int64_t>(in->size());
+  std::vector<int64_t> axes;
+  int64_t size = 1;
+  for (int64_t d = rank - spatial; d < rank; ++d) {
+    axes.push_back(d);
+    size *= (*in)[static_cast<size_t>(d)];
+  }
+  const QParams q = qparamsOf(ctx, pool.input(0));
+  const bool u8 = q.qdtype == ScalarType::QUInt8;
+  std::string f = ctx.op("Cast", {integersOf(ctx, pool.input(0), ctx.toTensor(pool.input(0)))},
+                         {attrI("to", onnxDataType(ScalarType::Float))});
+  f = ctx.op("ReduceSum", {f, ctx.constInt64s(axes)}, {attrI("keepdims", 1)});
+  f = ctx.op("Sub",
+             {f, ctx.constScalar(static_cast<double>(q.zeroPoint * size), ScalarType::Float)});
+  f = ctx.op("Round",
+             {ctx.op("Mul", {f, ctx.constScalar(static_cast<float>(1.0 / static_cast<double>(size)),
+                                                ScalarType::Float)})});
+  f = ctx.op("Add", {f, ctx.constScalar(static_cast<double>(q.zeroPoint), ScalarType::Float)});
+  f = ctx.op("Clip", {f, ctx.constScalar(u8 ? 0.0 : -128.0, ScalarType::Float),
+                      ctx.constScalar(u8 ? 255.0 : 127.0, ScalarType::Float)});
+  f = ctx.op("Cast", {f}, {attrI("to", onnxDataType(u8 ? ScalarType::Byte : ScalarType::Char))});
+  f = ctx.op("Reshape", {f, ctx.constInt64s(*out)});
+  return ctx.op(
+      "DequantizeLinear",
+      {f, ctx.constScalar(static_cast<float>(q.scale), ScalarType::Float), zeroPointConst(ctx, q)});
+}
+
 /// The ONNX value of quantized IR input `v`, on its grid: as is when qdq() made it, else
 /// snapped with qdq() and its parameters (a no-op for values that float converters only picked,
-/// relu / max_pool / flatten; the rounding PyTorch's quantized average pools do).
+/// relu / max_pool / flatten; the rounding PyTorch's quantized average pools do), or for a
+/// quantized aten::mean, PyTorch's mean (quantizedMean).
 std::string onGrid(OnnxCtx& ctx, const Value* v, const std::string& x) {
   if (!integersBehind(ctx, x).empty()) return x;
-  return qdq(ctx, x, qparamsOf(ctx, v));
+  const std::string k = v->node()->kind().toQualString();
+  if (k == "aten::mean" && ctx.opset() >= 13) {
+    const std::string m = quantizedMean(ctx, *v->node());
+    if (!m.empty()) return m;
+  }
+  if (ctx.opset() >= 13) {  // a global adaptive average pool, maybe flattened
+    const Node* p = v->node();
+    while (p->kind().toQualString() == std::string("aten::flatten") ||
+           p->kind().toQualString() == std::string("aten::reshape") ||
+           p->kind().toQualString() == std::string("aten::view"))
+      p = p->input(0)->node();
+    const std::string pk = p->kind().toQualString();
+    if (pk == "aten::adaptive_avg_pool1d" || pk == "aten::adaptive_avg_pool2d" ||
+        pk == "aten::adaptive_avg_pool3d") {
+      const std::string m = quantizedGlobalAvgPool(ctx, *p, v);
+      if (!m.empty()) return m;
+    }
+  }
+  // A clamp's bounds: PyTorch clamps the integers to quantize_val(min) and quantize_val(max).
+  const bool clamp =
+      k == "aten::hardtanh" || k == "aten::hardtanh_" || k == "aten::clamp" || k == "aten::clamp_";
+  return qdq(ctx, x, qparamsOf(ctx, v), /*asPyTorch=*/clamp);
 }
 
 // aten::int_repr -> the integers of the QuantizeLinear that made the value when there is one
@@ -258,48 +328,188 @@ std::string onGrid(OnnxCtx& ctx, const Value* v, const std::string& x) {
 void convertIntRepr(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   const std::string x = args[0].unwrapToTensor();
   const std::string ints = integersBehind(ctx, x);
-  ctx.setOutput(n, 0, !ints.empty() ? ints : quantizeLinear(ctx, onGrid(ctx, n.input(0), x), qparamsOf(ctx, n.input(0))));
+  ctx.setOutput(n, 0,
+                !ints.empty()
+                    ? ints
+                    : quantizeLinear(ctx, onGrid(ctx, n.input(0), x), qparamsOf(ctx, n.input(0))));
 }
 
-// quantized::conv{1,2,3}d(_relu) (and the .new forms): Conv over DQ(weight) (+ Relu), QDQ out.
+/// The integers (uint8 / int8) of quantized IR input `v`, whose ONNX value is `x`: those
+/// behind its DequantizeLinear, else QuantizeLinear of it on its grid.
+std::string integersOf(OnnxCtx& ctx, const Value* v, const std::string& x) {
+  const std::string ints = integersBehind(ctx, x);
+  return !ints.empty() ? ints : quantizeLinear(ctx, onGrid(ctx, v, x), qparamsOf(ctx, v));
+}
+
+/// PyTorch's requantization of the int32 sums `acc` of a quantized conv / linear whose output
+/// channels run along the dim that `channelShape` gives them ([OC, 1, ..] for a conv, [OC] for
+/// a linear): float(acc) + bias * acc_scale, times float(1 / y_scale) / acc_scale (acc_scale =
+/// float(1 / x_scale) * float(1 / w_scale) per channel: ops::qconvScales), plus y's zero point,
+/// rounded half to even (Round), clamped to [0, 255] ([zp, 255] with relu), as uint8; then its
+/// DequantizeLinear (Note [QDQ representation]). The float steps are those of Requant in
+/// ops/quantized.cpp, one rounding each, so ONNX Runtime gives PyTorch's integers.
+std::string requantize(OnnxCtx& ctx, const std::string& acc, const ops::QConvScales& s,
+                       const QParams& y, bool relu, const IntList& channelShape) {
+  if (y.qdtype != ScalarType::QUInt8)
+    throw Error(
+        fmt::format("ONNX export of a quantized conv / linear: a {} output is not supported",
+                    dtypeName(y.qdtype)));
+  auto perChannel = [&](const std::vector<float>& v) {
+    return ctx.initializer(Tensor::fromVector(v, channelShape));
+  };
+  std::string f = ctx.op("Cast", {acc}, {attrI("to", onnxDataType(ScalarType::Float))});
+  if (s.hasBias) f = ctx.op("Add", {f, perChannel(s.bias)});
+  f = ctx.op("Mul", {f, perChannel(s.mult)});
+  f = ctx.op("Add", {f, ctx.constScalar(static_cast<double>(y.zeroPoint), ScalarType::Float)});
+  f = ctx.op("Round", {f});
+  f = ctx.op("Clip",
+             {f, ctx.constScalar(relu ? static_cast<double>(y.zeroPoint) : 0.0, ScalarType::Float),
+              ctx.constScalar(255.0, ScalarType::Float)});
+  const std::string u8 = ctx.op("Cast", {f}, {attrI("to", onnxDataType(ScalarType::Byte))});
+  return ctx.op("DequantizeLinear",
+                {u8, ctx.constScalar(static_cast<float>(y.scale), ScalarType::Float),
+                 zeroPointConst(ctx, y)});
+}
+
+/// The integers of a quantized conv / linear weight (zero points 0: PyTorch's qint8 weights are
+/// symmetric), with `transpose2d` as [K, N] for MatMulInteger; `asUint8` shifted by 128 into
+/// uint8, to be used with a weight zero point of 128 (ONNX Runtime's ConvInteger takes uint8
+/// weights only). Sets `zeroPoint` to the weight zero point to pass.
+std::string weightInts(OnnxCtx& ctx, const Tensor& w, const ops::QConvScales& s, bool transpose2d,
+                       bool asUint8, std::string& zeroPoint) {
+  if (!s.symmetric)
+    throw Error(
+        "ONNX export of a quantized conv / linear: weight zero points other than 0 are not "
+        "supported");
+  Tensor ints = ops::intRepr(w).contiguous();
+  if (transpose2d) {
+    const int64_t rows = ints.sizes()[0], cols = ints.sizes()[1];
+    Tensor t = Tensor::empty({cols, rows}, ScalarType::Char);
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c)
+        t.data<int8_t>()[c * rows + r] = ints.data<int8_t>()[r * cols + c];
+    ints = t;
+  }
+  if (!asUint8) {
+    zeroPoint = ctx.initializer(Tensor::scalar(int64_t{0}, ScalarType::Char));
+    return ctx.initializer(ints);
+  }
+  Tensor u = Tensor::empty(ints.sizes(), ScalarType::Byte);
+  for (int64_t i = 0; i < u.numel(); ++i)
+    u.data<uint8_t>()[i] = static_cast<uint8_t>(static_cast<int32_t>(ints.data<int8_t>()[i]) + 128);
+  zeroPoint = ctx.initializer(Tensor::scalar(int64_t{128}, ScalarType::Byte));
+  return ctx.initializer(u);
+}
+
+std::optional<Tensor> packedBias(const Object& o) {
+  return o.slots.at(1).isNone() ? std::nullopt : std::optional<Tensor>(o.slots.at(1).toTensor());
+}
+
+// quantized::conv{1,2,3}d(_relu) (and the .new forms): ConvInteger of the input's uint8
+// integers (its zero point pads, as in PyTorch) and the weight (uint8 with zero point 128, the
+// int8 values shifted: the sums are the same), then PyTorch's
+// requantization (requantize()). Not QDQ around a float Conv: ONNX Runtime fuses that into
+// QLinearConv, whose int32 bias and rounding before the zero point are one quantum off here
+// and there, and those differences compound over a deep network (6 to 28 quanta of
+// torchvision's networks' logits; none this way).
 // The packed object's slots: weight, bias, stride, padding, output_padding, dilation, groups,
 // transpose; conv1d's are 2-d over [N, C, 1, L] (runtime/torchbind.h).
 OnnxConverter qconv(size_t spatial, bool relu) {
   return [spatial, relu](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     const Object& o = packedObject(args, 1);
     if (o.slots.at(7).toBool()) throw Error("QDQ export: transposed quantized convolutions are not supported yet");
-    std::string x = onGrid(ctx, n.input(0), args[0].unwrapToTensor());
+    const QParams xq = qparamsOf(ctx, n.input(0)), yq = qparamsOf(ctx, n.output());
+    if (xq.qdtype != ScalarType::QUInt8)
+      throw Error("ONNX export of a quantized conv: the input must be quint8");
+    std::string x = integersOf(ctx, n.input(0), args[0].unwrapToTensor());
     if (spatial == 1) x = unsqueeze(ctx, x, {2});
     const Tensor w = o.slots.at(0).toTensor();
+    const ops::QConvScales s = ops::qconvScales(xq.scale, w, packedBias(o), yq.scale);
     std::vector<int64_t> kernel(w.sizes().begin() + 2, w.sizes().end());
     std::vector<int64_t> pads = o.slots.at(3).toIntVector();
     pads.insert(pads.end(), pads.begin(), pads.end());
-    std::vector<std::string> in = {x, weightDq(ctx, w, false)};
-    if (!o.slots.at(1).isNone()) in.push_back(biasDq(ctx, o.slots.at(1).toTensor(), qparamsOf(ctx, n.input(0)), w));
-    std::string y = ctx.op("Conv", in,
-                           {attrIs("kernel_shape", kernel), attrIs("strides", o.slots.at(2).toIntVector()),
-                            attrIs("pads", pads), attrIs("dilations", o.slots.at(5).toIntVector()),
-                            attrI("group", o.slots.at(6).toInt())});
-    if (relu) y = ctx.op("Relu", {y});
-    y = qdq(ctx, y, qparamsOf(ctx, n.output()));
+    std::string wZp;
+    const std::string wi = weightInts(ctx, w, s, false, /*asUint8=*/true, wZp);
+    std::string acc =
+        ctx.op("ConvInteger", {x, wi, zeroPointConst(ctx, xq), wZp},
+               {attrIs("kernel_shape", kernel), attrIs("strides", o.slots.at(2).toIntVector()),
+                attrIs("pads", pads), attrIs("dilations", o.slots.at(5).toIntVector()),
+                attrI("group", o.slots.at(6).toInt())});
+    IntList channelShape(kernel.size() + 1, 1);
+    channelShape[0] = w.sizes()[0];
+    std::string y = requantize(ctx, acc, s, yq, relu, channelShape);
     if (spatial == 1) y = squeeze(ctx, y, {2});
     ctx.setOutput(n, 0, y);
   };
 }
 
-// quantized::linear(_relu)(X, W_prepack, scale, zp): MatMul(X, DQ(W^T)) + bias (+ Relu), QDQ out.
+// quantized::linear(_relu)(X, W_prepack, scale, zp): MatMulInteger of the input's uint8
+// integers and the int8 weight as [K, N], then PyTorch's requantization (as qconv, for the
+// same reason).
 OnnxConverter qlinear(bool relu) {
   return [relu](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     const Object& o = packedObject(args, 1);
-    std::string y = ctx.op("MatMul", {onGrid(ctx, n.input(0), args[0].unwrapToTensor()),
-                                      weightDq(ctx, o.slots.at(0).toTensor(), true)});
-    if (!o.slots.at(1).isNone()) y = ctx.op("Add", {y, ctx.initializer(o.slots.at(1).toTensor())});
-    if (relu) y = ctx.op("Relu", {y});
-    ctx.setOutput(n, 0, qdq(ctx, y, qparamsOf(ctx, n.output())));
+    const QParams xq = qparamsOf(ctx, n.input(0)), yq = qparamsOf(ctx, n.output());
+    if (xq.qdtype != ScalarType::QUInt8)
+      throw Error("ONNX export of a quantized linear: the input must be quint8");
+    const Tensor w = o.slots.at(0).toTensor();
+    if (w.dim() != 2) throw Error("ONNX export of a quantized linear: expected a 2-d weight");
+    const ops::QConvScales s = ops::qconvScales(xq.scale, w, packedBias(o), yq.scale);
+    std::string wZp;
+    const std::string wi = weightInts(ctx, w, s, true, /*asUint8=*/false, wZp);
+    std::string acc = ctx.op(
+        "MatMulInteger",
+        {integersOf(ctx, n.input(0), args[0].unwrapToTensor()), wi, zeroPointConst(ctx, xq), wZp});
+    ctx.setOutput(n, 0, requantize(ctx, acc, s, yq, relu, {w.sizes()[0]}));
   };
 }
 
-// quantized::add / mul (_relu)(a, b, scale, zp): Add / Mul (+ Relu), QDQ out.
+/// The float values PyTorch's vector kernels dequantize quantized IR value `v` (ONNX value `x`)
+/// to: fma(scale, q, -(scale * zp)) (fbgemm's dequantize, one rounding; DequantizeLinear's
+/// (q - zp) * scale can differ in the last bit), as Gather from a table of the 256 integers'
+/// values (uint8 integers index it directly, int8 ones wrap around as Gather's negative indices).
+std::string dequantizeFma(OnnxCtx& ctx, const Value* v, const std::string& x) {
+  const QParams p = qparamsOf(ctx, v);
+  const bool u8 = p.qdtype == ScalarType::QUInt8;
+  if (!u8 && p.qdtype != ScalarType::QInt8)
+    throw Error(fmt::format("ONNX export: {} values are not supported", dtypeName(p.qdtype)));
+  const float s = static_cast<float>(p.scale), premul = -(s * static_cast<float>(p.zeroPoint));
+  std::vector<float> table(256);
+  for (int i = 0; i < 256; ++i)
+    table[static_cast<size_t>(i)] =
+        std::fma(s, static_cast<float>(u8 || i < 128 ? i : i - 256), premul);
+  const std::string idx =
+      ctx.op("Cast", {integersOf(ctx, v, x)}, {attrI("to", onnxDataType(ScalarType::Int))});
+  return ctx.op("Gather", {ctx.initializer(Tensor::fromVector(table, {256})), idx});
+}
+
+// quantized::add / add_relu (a, b, scale, zp): PyTorch's kernel step by step, so that ONNX
+// Runtime gives its integers: each input dequantized as its vector path does (dequantizeFma),
+// Add, Relu, times float(1 / scale), rounded half to even, plus zp, saturated; its
+// DequantizeLinear. (QDQ around a float Add, fused by ONNX Runtime into QLinearAdd, is one
+// quantum off at a few values of an add: FX mobilenet_v2's logits were 5 quanta off.)
+OnnxConverter qadd(bool relu) {
+  return [relu](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    const QParams y = qparamsOf(ctx, n.output());
+    std::string c = ctx.op("Add", {dequantizeFma(ctx, n.input(0), args[0].unwrapToTensor()),
+                                   dequantizeFma(ctx, n.input(1), args[1].unwrapToTensor())});
+    if (relu) c = ctx.op("Relu", {c});
+    c = ctx.op("Round", {ctx.op("Mul", {c, ctx.constScalar(1.0f / static_cast<float>(y.scale),
+                                                           ScalarType::Float)})});
+    c = ctx.op("Add", {c, ctx.constScalar(static_cast<double>(y.zeroPoint), ScalarType::Float)});
+    const bool u8 = y.qdtype == ScalarType::QUInt8;
+    c = ctx.op("Clip", {c, ctx.constScalar(u8 ? 0.0 : -128.0, ScalarType::Float),
+                        ctx.constScalar(u8 ? 255.0 : 127.0, ScalarType::Float)});
+    c = ctx.op("Cast", {c}, {attrI("to", onnxDataType(u8 ? ScalarType::Byte : ScalarType::Char))});
+    ctx.setOutput(n, 0,
+                  ctx.op("DequantizeLinear",
+                         {c, ctx.constScalar(static_cast<float>(y.scale), ScalarType::Float),
+                          zeroPointConst(ctx, y)}));
+  };
+}
+
+// quantized::mul (_relu)(a, b, scale, zp): Mul (+ Relu), QDQ out (ONNX Runtime fuses it into
+// QLinearMul).
 OnnxConverter qbinary(std::string opType, bool relu) {
   return [opType, relu](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     std::string y = ctx.op(opType, {onGrid(ctx, n.input(0), args[0].unwrapToTensor()),
@@ -473,8 +683,8 @@ void registerQuantizedConverters(OnnxConverterRegistry& r) {
   r.addOverloads({"quantized::linear_relu"}, qlinear(true));
   r.addOverloads({"quantized::linear_dynamic"}, qlinearDynamic(false));
   r.addOverloads({"quantized::linear_relu_dynamic"}, qlinearDynamic(true));
-  r.addOverloads({"quantized::add"}, qbinary("Add", false));
-  r.addOverloads({"quantized::add_relu"}, qbinary("Add", true));
+  r.addOverloads({"quantized::add"}, qadd(false));
+  r.addOverloads({"quantized::add_relu"}, qadd(true));
   r.addOverloads({"quantized::mul"}, qbinary("Mul", false));
   r.addOverloads({"quantized::mul_relu"}, qbinary("Mul", true));
   r.addOverloads({"quantized::cat"}, qcat(false));
