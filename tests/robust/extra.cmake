@@ -7,3 +7,11 @@ add_test(NAME robust.hostile
           ${PROJECT_BINARY_DIR}/bin/torchless ${PROJECT_BINARY_DIR}/robust_hostile)
 set_tests_properties(robust.hostile PROPERTIES TIMEOUT 900 LABELS robust
   ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1")
+
+# Part 8: writes killed mid-way (SIGINT, SIGTERM, SIGKILL) leave no temporary and no half file
+# (Note [Atomic writes], src/core/atomic_file.h).
+add_test(NAME robust.interrupted_writes
+  COMMAND ${TORCHLESS_ORACLE_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/interrupted_writes_test.py
+          ${PROJECT_BINARY_DIR}/bin/torchless ${PROJECT_BINARY_DIR}/robust_writes)
+set_tests_properties(robust.interrupted_writes PROPERTIES TIMEOUT 900 LABELS robust
+  ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1")

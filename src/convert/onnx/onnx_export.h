@@ -118,8 +118,8 @@ struct SaveOptions {
   size_t externalTensorMinBytes = 1024;
 };
 
-/// Writes `model` to `path` through a temporary file renamed at the end (nothing is left on
-/// failure); with external data (options.externalDataThreshold) also PATH.data, the same way.
+/// Writes `model` to `path` atomically (Note [Atomic writes], core/atomic_file.h: nothing is
+/// left on failure or a kill); with external data (options.externalDataThreshold) also PATH.data, the same way.
 /// Returns true when external data was written. Throws torchless::Error (placed at `path`)
 /// when a file cannot be written.
 bool saveModel(const ::onnx::ModelProto& model, const std::string& path, const SaveOptions& options = {});
