@@ -112,6 +112,9 @@ class IRParser {
     throw Error(message, place, details);
   }
 
+  // The line parseType last looked at: [typeLineStart_, typeLineEnd_) ('\n' or the end).
+  size_t typeLineStart_ = 1, typeLineEnd_ = 0;
+
   size_t lineStartOf(size_t pos) const {
     if (pos == 0) return 0;
     size_t nl = text_.rfind('\n', pos - 1);
@@ -216,10 +219,15 @@ class IRParser {
       skipInlineSpace();
       return t;
     }
-    size_t lineStart = lineStartOf(pos_);
-    size_t lineEnd = text_.find('\n', pos_);
-    if (lineEnd == std::string_view::npos) lineEnd = text_.size();
-    std::string_view line = text_.substr(lineStart, lineEnd - lineStart);
+    // The line around pos_, found once per line: a graph's inputs are all on its first line,
+    // and scanning that line again for each of 100k inputs was quadratic (issue #18 part 6).
+    if (pos_ < typeLineStart_ || pos_ > typeLineEnd_) {
+      typeLineStart_ = lineStartOf(pos_);
+      typeLineEnd_ = text_.find('\n', pos_);
+      if (typeLineEnd_ == std::string_view::npos) typeLineEnd_ = text_.size();
+    }
+    const size_t lineStart = typeLineStart_;
+    std::string_view line = text_.substr(lineStart, typeLineEnd_ - lineStart);
     size_t p = pos_ - lineStart;
     size_t start = pos_;
     try {

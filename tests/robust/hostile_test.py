@@ -189,6 +189,25 @@ def ir_if_without_blocks(ctx):
         raise AssertionError("export left a file behind")
 
 
+@case
+def ir_text_with_100k_parameters(ctx):
+    """Part 6: IR text with 100,000 parameters, all on the graph's first line, each feeding an
+    add that also reads one shared constant. Parsing and verifying it was quadratic (the first
+    line scanned again for each parameter's type, the constant's 100k uses searched for each
+    add): minutes. Linear, it takes seconds; the timeout is generous (no timing asserted)."""
+    n = 100_000
+    params = ", ".join(f"%p{i} : Float(2, strides=[1], requires_grad=0, device=cpu)"
+                       for i in range(n))
+    lines = [f"graph(%x : Tensor, {params}):", "  %one : int = prim::Constant[value=1]()"]
+    prev = "%x"
+    for i in range(n):
+        lines.append(f"  %y{i} : Tensor = aten::add({prev}, %p{i}, %one) # m.py:{i + 1}:3")
+        prev = f"%y{i}"
+    lines.append(f"  return ({prev})")
+    p = write_text(ctx, "params_100k.ir", "\n".join(lines) + "\n")
+    ctx.expect(["graph", p], 0, stdout=f"return (%y{n - 1})", timeout=300)
+
+
 DEEP_WORDS = ("nested too deeply", "too deeply nested", "too many nested")
 
 
