@@ -208,6 +208,31 @@ def ir_text_with_100k_parameters(ctx):
     ctx.expect(["graph", p], 0, stdout=f"return (%y{n - 1})", timeout=300)
 
 
+@case
+def recursive_calls_are_named(ctx):
+    """Part 7: TorchScript has no recursion. A method or function that calls itself (directly
+    or through another) is refused with PyTorch's message at the call, not "has no attribute
+    'forward'"."""
+    direct = "  def forward(self: __torch__.M, x: Tensor) -> Tensor:\n    return (self).forward(x, )\n"
+    mutual = ("  def forward(self: __torch__.M, x: Tensor) -> Tensor:\n    return (self).g(x, )\n"
+              "  def g(self: __torch__.M, x: Tensor) -> Tensor:\n    return (self).forward(x, )\n")
+    x = npy_ones(ctx)
+    for name, body, extra, what in (
+            ("rec_direct.pt", direct, "", "method 'forward'"),
+            ("rec_mutual.pt", mutual, "", "method 'forward'"),
+            ("rec_function.pt", "  def forward(self: __torch__.M, x: Tensor) -> Tensor:\n"
+             "    return __torch__.f(x)\n", "def f(x: Tensor) -> Tensor:\n  return __torch__.f(x)\n",
+             "function 'f'")):
+        p = ctx.path(name)
+        write_archive(p, {"__torch__.py": module_source("M", [], body) + extra}, module_pickle("M", []))
+        ctx.expect(["run", p, x, "--output-dir", ctx.path("out_rec")], 1,
+                   message=f"{what} is called recursively. Recursive calls are not supported")
+    src = write_text(ctx, "rec_user.py", "import torch\nclass M(torch.nn.Module):\n"
+                     "    def forward(self, x):\n        return self.forward(x)\n")
+    ctx.expect(["script", src, "-o", ctx.path("rec_user.pt")], 1,
+               message="rec_user.py:4:16: method 'forward' is called recursively")
+
+
 DEEP_WORDS = ("nested too deeply", "too deeply nested", "too many nested")
 
 
