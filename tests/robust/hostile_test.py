@@ -315,6 +315,21 @@ def list_times_huge(ctx):
 
 
 @case
+def string_padding_huge(ctx):
+    """`"x".ljust(10**12)` (and rjust, center, zfill) is refused before it allocates, naming
+    the call and its width."""
+    x = npy_ones(ctx)
+    for call, what in (('torch.ljust("x", 1000000000000)', "str.ljust(1000000000000)"),
+                       ('torch.center("x", 1000000000000)', "str.center(1000000000000)"),
+                       ('torch.zfill("7", 1000000000000)', "str.zfill(1000000000000)")):
+        body = ("  def forward(self: __torch__.M, x: Tensor) -> Tensor:\n"
+                f"    s = {call}\n"
+                "    return torch.add(x, torch.len(s))\n")
+        p = code_archive(ctx, "str_pad.pt", body)
+        ctx.expect(["run", p, x, "--output-dir", ctx.path("out_strpad")], 1, message=what)
+
+
+@case
 def max_memory_option(ctx):
     """--max-memory bounds tensor allocations; a malformed value is a usage error."""
     body = ("  def forward(self: __torch__.M, x: Tensor) -> Tensor:\n"
