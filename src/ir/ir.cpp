@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <unordered_set>
 
 namespace torchless {
 namespace {
@@ -848,7 +849,10 @@ void Graph::setInsertPoint(Block* b) {
 
 namespace {
 
-bool insertableIValue(const IValue& v) {
+// Each shared container is visited once (Note [Shared values], core/ivalue.cpp): a pickle's
+// tuple DAG of 2^100 leaves is checked in time linear in its nodes. A container met again
+// was (or is being) checked; had it failed, the walk would have stopped there.
+bool insertableIValue(const IValue& v, std::unordered_set<const void*>& seen) {
   switch (v.tag()) {
     case IValue::Tag::Int:
     case IValue::Tag::None:
@@ -862,20 +866,28 @@ bool insertableIValue(const IValue& v) {
     case IValue::Tag::Tensor:
       return !v.toTensor().requiresGrad();
     case IValue::Tag::List:
+      if (!seen.insert(v.toList().get()).second) return true;
       for (const auto& e : v.toList()->list)
-        if (!insertableIValue(e)) return false;
+        if (!insertableIValue(e, seen)) return false;
       return true;
     case IValue::Tag::Tuple:
+      if (!seen.insert(v.toTuple().get()).second) return true;
       for (const auto& e : v.toTuple()->elements)
-        if (!insertableIValue(e)) return false;
+        if (!insertableIValue(e, seen)) return false;
       return true;
     case IValue::Tag::Dict:
+      if (!seen.insert(v.toDict().get()).second) return true;
       for (const auto& [k, x] : v.toDict()->entries())
-        if (!insertableIValue(k) || !insertableIValue(x)) return false;
+        if (!insertableIValue(k, seen) || !insertableIValue(x, seen)) return false;
       return true;
     default:
       return false;
   }
+}
+
+bool insertableIValue(const IValue& v) {
+  std::unordered_set<const void*> seen;
+  return insertableIValue(v, seen);
 }
 
 }  // namespace

@@ -101,6 +101,25 @@ def shared_list_attribute(ctx):
 
 
 @case
+def shared_list_constant_used_twice(ctx):
+    """A list DAG (2^60 leaves) in a typed attribute that forward reads twice: freezing makes
+    it a constant, which is checked (insertable) and compared with the other (deduplication)
+    once per shared node, not once per path (Note [Shared values])."""
+    levels = 60
+    ann = "List[" * (levels + 1) + "int" + "]" * (levels + 1)
+    body = ("  def forward(self: __torch__.M, x: Tensor) -> Tensor:\n"
+            "    a = self.v\n    b = self.v\n"
+            "    return torch.add(x, torch.add(torch.len(a), torch.len(b)))\n")
+    data = module_pickle("M", [("v", shared_lists(levels))])
+    data = data.replace(b"training\x88", b"training\x89", 1)
+    p = ctx.path("dag_twice.pt")
+    write_archive(p, {"__torch__.py": module_source("M", [("v", ann)], body)}, data)
+    ctx.expect(["freeze", p, "-o", ctx.path("dag_twice_frozen.pt")], 0)
+    x = npy_ones(ctx)
+    ctx.expect(["run", ctx.path("dag_twice_frozen.pt"), x, "--output-dir", ctx.path("out_dag")], 0)
+
+
+@case
 def shared_tuple_dict_key(ctx):
     """The shared tuple as a dict key: hashing and comparing it is linear in the DAG."""
     def emit(levels):
