@@ -40,7 +40,8 @@ void onSignal(int sig) {
   for (int i = 0; i < 2; ++i) {
     if (kSignals[i] != sig) continue;
     const auto& prev = g_previous[i];
-    if ((prev.sa_flags & SA_SIGINFO) == 0 && prev.sa_handler != SIG_DFL && prev.sa_handler != SIG_IGN) {
+    if ((prev.sa_flags & SA_SIGINFO) == 0 && prev.sa_handler != SIG_DFL &&
+        prev.sa_handler != SIG_IGN) {
       sigaction(sig, &prev, nullptr);
       prev.sa_handler(sig);
       errno = saved;
@@ -163,7 +164,8 @@ void AtomicFile::write(const void* data, size_t n) {
   flush();
   int err = 0;
   if (n >= kBufferBytes) {
-    if (!writeAll(fd_, static_cast<const char*>(data), n, err)) fail("cannot write the output", err);
+    if (!writeAll(fd_, static_cast<const char*>(data), n, err))
+      fail("cannot write the output", err);
   } else {
     buffer_.append(static_cast<const char*>(data), n);
   }
@@ -190,7 +192,8 @@ void AtomicFile::commit() {
     const int fd = fd_;
     fd_ = -1;
     if (::close(fd) != 0) fail("cannot write the output", errno);
-    if (std::rename(tmpPath_.c_str(), path_.c_str()) != 0) fail("cannot rename the output into place", errno);
+    if (std::rename(tmpPath_.c_str(), path_.c_str()) != 0)
+      fail("cannot rename the output into place", errno);
     committed_ = true;
     return;
   }
@@ -214,7 +217,8 @@ void AtomicFile::commit() {
       tmpPath_.clear();
       fail("cannot link the output into place", err);
     }
-    if (std::rename(tmpPath_.c_str(), path_.c_str()) != 0) fail("cannot rename the output into place", errno);
+    if (std::rename(tmpPath_.c_str(), path_.c_str()) != 0)
+      fail("cannot rename the output into place", errno);
     tmpPath_.clear();
   } else if (err != 0) {
     fail("cannot link the output into place", err);

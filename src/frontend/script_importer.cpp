@@ -91,8 +91,9 @@ ClassTypePtr ScriptImporter::resolveClass(const std::string& qualname) {
 GraphFunction* ScriptImporter::resolveFunction(const std::string& qualname) {
   if (GraphFunction* f = unit_->findFunction(qualname)) return f;
   if (functionsInProgress_.count(qualname))
-    throw RecursiveCallError(fmt::format("function '{}' is called recursively. Recursive calls are not supported",
-                                         qualname.substr(qualname.rfind('.') + 1)));
+    throw RecursiveCallError(
+        fmt::format("function '{}' is called recursively. Recursive calls are not supported",
+                    qualname.substr(qualname.rfind('.') + 1)));
   definePending(qualname);
   return unit_->findFunction(qualname);
 }

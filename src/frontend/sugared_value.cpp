@@ -425,7 +425,8 @@ SugaredValuePtr QualifiedNamespace::attr(const SourceRange& loc, Emitter& e,
   }
   if (e.env().resolveFunction) {
     try {
-      if (GraphFunction* fn = e.env().resolveFunction(q)) return std::make_shared<FunctionValue>(fn);
+      if (GraphFunction* fn = e.env().resolveFunction(q))
+        return std::make_shared<FunctionValue>(fn);
     } catch (const RecursiveCallError& r) {
       throwErrorAt(loc, r.message());
     }
@@ -823,7 +824,8 @@ SugaredValuePtr Emitter::getSugaredVar(const SourceRange& loc, const std::string
   }
   if (env_.resolveFunction) {
     try {
-      if (GraphFunction* fn = env_.resolveFunction(name)) return std::make_shared<FunctionValue>(fn);
+      if (GraphFunction* fn = env_.resolveFunction(name))
+        return std::make_shared<FunctionValue>(fn);
     } catch (const RecursiveCallError& r) {
       throwErrorAt(loc, r.message());
     }

@@ -168,7 +168,8 @@ class Verifier {
       return std::hash<const Node*>()(u.first) * 31 + u.second;
     }
   };
-  std::unordered_map<const Value*, std::unordered_set<std::pair<const Node*, size_t>, UseHash>> useSets_;
+  std::unordered_map<const Value*, std::unordered_set<std::pair<const Node*, size_t>, UseHash>>
+      useSets_;
 };
 
 }  // namespace

@@ -147,7 +147,8 @@ bool ivalueEqual(const IValue& a, const IValue& b, SeenPairs& seen) {
       const auto &x = a.toDict()->entries(), &y = b.toDict()->entries();
       if (x.size() != y.size()) return false;
       for (size_t i = 0; i < x.size(); ++i)
-        if (!ivalueEqual(x[i].first, y[i].first, seen) || !ivalueEqual(x[i].second, y[i].second, seen))
+        if (!ivalueEqual(x[i].first, y[i].first, seen) ||
+            !ivalueEqual(x[i].second, y[i].second, seen))
           return false;
       return true;
     }

@@ -455,7 +455,11 @@ void registerStrConversionKernels(KernelRegistry& r) {
     const std::string& fill = str(a[2]);
     if (fill.size() != 1) throw ModelError("TypeError: The fill character must be exactly one character long");
     if (s.size() >= width) return IValue(s);
-    checkAllocation(width, fmt::format("str.{}({})", where < 0 ? "ljust" : where > 0 ? "rjust" : "center", width));
+    checkAllocation(width, fmt::format("str.{}({})",
+                                       where < 0   ? "ljust"
+                                       : where > 0 ? "rjust"
+                                                   : "center",
+                                       width));
     const size_t total = width - s.size();
     size_t left = where < 0 ? 0 : where > 0 ? total : total / 2 + (total & width & 1);
     return IValue(std::string(left, fill[0]) + s + std::string(total - left, fill[0]));

@@ -20,8 +20,8 @@ namespace torchless {
 
 class ZipWriter {
  public:
-  /// Opens the (unnamed where possible) temporary file for `path`; records go under `<prefix>/` (at the top level when
-  /// `prefix` is empty, as in numpy's .npz). Throws torchless::Error.
+  /// Opens the (unnamed where possible) temporary file for `path`; records go under `<prefix>/` (at
+  /// the top level when `prefix` is empty, as in numpy's .npz). Throws torchless::Error.
   ZipWriter(std::string path, std::string prefix);
   ~ZipWriter();
   ZipWriter(const ZipWriter&) = delete;

@@ -9,15 +9,15 @@
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/npy.h"
+#include "ir/ir.h"
 #include "ops/parallel.h"
 #include "ops/shape.h"
 #include "passes/pass_manager.h"
 #include "runtime/op_observer.h"
-#include "ir/ir.h"
 #include "tools/commands.h"
 #include "tools/device_options.h"
-#include "tools/save_checked.h"
 #include "tools/input_options.h"
+#include "tools/save_checked.h"
 
 #include <nlohmann/json.hpp>
 #include <sys/resource.h>

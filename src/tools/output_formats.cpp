@@ -161,7 +161,9 @@ void writeNpz(const IValue& result, const std::string& path) {
   zip.finish();
 }
 
-void writeTextAtomically(const std::string& path, const std::string& text) { writeFileAtomically(path, text); }
+void writeTextAtomically(const std::string& path, const std::string& text) {
+  writeFileAtomically(path, text);
+}
 
 void writeJson(const IValue& result, const std::string& path) {
   writeTextAtomically(path, toJson(result).dump(1) + "\n");

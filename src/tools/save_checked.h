@@ -17,9 +17,10 @@ void createParentDirectory(const std::string& file);
 
 /// Writes `m` to an unnamed file beside `path`, loads it back (what torchless writes, it must
 /// read: a module whose archive would not load is an error, not an output), then puts it in
-/// place (Note [Atomic writes], core/atomic_file.h). `what` names the module in messages ("frozen", "traced", "scripted"). Throws
-/// torchless::Error placed at `path` (a directory, an unwritable place, a save or reload
-/// failure); on any failure, or a kill, nothing is left at `path` or beside it.
+/// place (Note [Atomic writes], core/atomic_file.h). `what` names the module in messages ("frozen",
+/// "traced", "scripted"). Throws torchless::Error placed at `path` (a directory, an unwritable
+/// place, a save or reload failure); on any failure, or a kill, nothing is left at `path` or beside
+/// it.
 void saveLoadable(const Module& m, const std::string& path, const char* what);
 
 }  // namespace torchless::cli

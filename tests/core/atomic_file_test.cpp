@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 namespace torchless {
@@ -22,7 +22,8 @@ namespace {
 namespace fs = std::filesystem;
 
 fs::path freshDir(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / ("torchless_atomic_" + name + std::to_string(::getpid()));
+  fs::path d =
+      fs::temp_directory_path() / ("torchless_atomic_" + name + std::to_string(::getpid()));
   fs::remove_all(d);
   fs::create_directories(d);
   return d;
@@ -92,7 +93,8 @@ TEST(AtomicFile, ErrorsNameTheTargetAndTheReason) {
       AtomicFile f(missing.string());
       FAIL() << "no error";
     } catch (const Error& e) {
-      EXPECT_EQ(e.firstLine(), missing.string() + ": cannot open for writing: No such file or directory");
+      EXPECT_EQ(e.firstLine(),
+                missing.string() + ": cannot open for writing: No such file or directory");
     }
     // A write failure (the file size limit: EFBIG) names the target, not a temporary, with the
     // reason; nothing is left. In a child, so the limit does not outlive the test.
@@ -106,7 +108,8 @@ TEST(AtomicFile, ErrorsNameTheTargetAndTheReason) {
         writeFileAtomically(target.string(), std::string(1 << 20, 'x'));
         ::_exit(2);
       } catch (const Error& e) {
-        ::_exit(e.firstLine() == target.string() + ": cannot write the output: File too large" ? 0 : 3);
+        ::_exit(e.firstLine() == target.string() + ": cannot write the output: File too large" ? 0
+                                                                                               : 3);
       }
     }
     int status = 0;

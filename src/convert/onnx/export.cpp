@@ -10,16 +10,16 @@
 
 #include "convert/onnx/onnx_export.h"
 
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <onnx/checker.h>
 #include <onnx/shape_inference/implementation.h>
-#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
+#include <unistd.h>
 #include <cstdio>
 #include <exception>
 #include <filesystem>
 #include <fstream>
 #include <optional>
-#include <unistd.h>
 
 namespace torchless::onnx_export {
 

@@ -119,9 +119,9 @@ struct SaveOptions {
 };
 
 /// Writes `model` to `path` atomically (Note [Atomic writes], core/atomic_file.h: nothing is
-/// left on failure or a kill); with external data (options.externalDataThreshold) also PATH.data, the same way.
-/// Returns true when external data was written. Throws torchless::Error (placed at `path`)
-/// when a file cannot be written.
+/// left on failure or a kill); with external data (options.externalDataThreshold) also PATH.data,
+/// the same way. Returns true when external data was written. Throws torchless::Error (placed at
+/// `path`) when a file cannot be written.
 bool saveModel(const ::onnx::ModelProto& model, const std::string& path, const SaveOptions& options = {});
 
 /// The opsets the converter of op-table key `schema` writes, as {first, last}: kMinOpset..kMaxOpset

@@ -17,9 +17,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data) + 1, size - 1);
   try {
     switch (data[0] % 3) {
-      case 0:
-        (void)torchless::parseTypeAnnotation(text)->str();
-        break;
+      case 0: (void)torchless::parseTypeAnnotation(text)->str(); break;
       case 1: {
         size_t pos = 0;
         while (pos < text.size()) {
@@ -30,9 +28,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         }
         break;
       }
-      default:
-        (void)torchless::parseSchema(text);
-        break;
+      default: (void)torchless::parseSchema(text); break;
     }
   } catch (const torchless::Error&) {
   }
