@@ -6,6 +6,7 @@
 #include "ir/operator_registry.h"
 
 #include <algorithm>
+#include <charconv>
 #include <climits>
 #include <unordered_set>
 
@@ -105,9 +106,12 @@ Value* Value::setDebugName(const std::string& name) {
     size_t suffix = 1;
     std::string base = name;
     size_t dot = name.find_last_of('.');
-    if (dot != std::string::npos && dot + 1 < name.size() && isNumber(name.substr(dot + 1))) {
-      suffix = std::stoull(name.substr(dot + 1));
+    // A suffix past 64 bits is part of the base (std::stoull threw out_of_range).
+    if (dot != std::string::npos && dot + 1 < name.size() && isNumber(name.substr(dot + 1)) &&
+        std::from_chars(name.data() + dot + 1, name.data() + name.size(), suffix).ec == std::errc()) {
       base = name.substr(0, dot);
+    } else {
+      suffix = 1;
     }
     auto& suffixes = g->nameBaseSuffix_;
     auto it = suffixes.find(base);

@@ -252,6 +252,17 @@ def recursive_calls_are_named(ctx):
                message="rec_user.py:4:16: method 'forward' is called recursively")
 
 
+@case
+def ir_numbers_past_64_bits(ctx):
+    """fuzz_ir found it: a `# file:line:col` comment whose number does not fit 64 bits threw
+    std::out_of_range out of the parser. It is no location, as other odd comments are."""
+    p = write_text(ctx, "loc_overflow.ir",
+                   "graph(%x : Tensor):\n  %one : int = prim::Constant[value=1]()\n"
+                   "  %y : Tensor = aten::add(%x, %x, %one) # m.py:7555555555555555555555555:3\n"
+                   "  return (%y)\n")
+    ctx.expect(["graph", p], 0, stdout="aten::add")
+
+
 DEEP_WORDS = ("nested too deeply", "too deeply nested", "too many nested")
 
 
