@@ -108,7 +108,8 @@ Value* Value::setDebugName(const std::string& name) {
     size_t dot = name.find_last_of('.');
     // A suffix past 64 bits is part of the base (std::stoull threw out_of_range).
     if (dot != std::string::npos && dot + 1 < name.size() && isNumber(name.substr(dot + 1)) &&
-        std::from_chars(name.data() + dot + 1, name.data() + name.size(), suffix).ec == std::errc()) {
+        std::from_chars(name.data() + dot + 1, name.data() + name.size(), suffix).ec ==
+            std::errc()) {
       base = name.substr(0, dot);
     } else {
       suffix = 1;
