@@ -11,7 +11,7 @@ PACKAGES=(
   libdnnl-dev
   libonnx-dev libprotobuf-dev protobuf-compiler
   libgtest-dev libgmock-dev libbenchmark-dev
-  llvm-14-tools clang libclang-rt-14-dev
+  llvm-14-tools clang libclang-rt-14-dev libomp-14-dev
   clang-format-14  # .ci/run: changed lines follow .clang-format (scripts/check_format.sh)
   python3 python3-torch python3-torchvision python3-numpy python3-pytest python3-onnx
   libtorch-dev  # tests only: the oracle of the libtorch-compatible C++ API (tests/sdk)

@@ -12,6 +12,7 @@
 #include "core/ivalue.h"
 #include "ir/function.h"
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -122,5 +123,10 @@ namespace torchless {
 /// tensors it holds as aligned records. The file appears only when complete; throws
 /// torchless::Error (nothing written) for what an archive cannot hold.
 void save(const Module& module, const std::string& path);
+/// save(), calling `beforeCommit` with a path through which the complete archive can be read
+/// before it is put at `path` (Note [Atomic writes], core/atomic_file.h): what it throws
+/// leaves nothing written (tools/save_checked.cpp loads the archive back this way).
+void save(const Module& module, const std::string& path,
+          const std::function<void(const std::string& readablePath)>& beforeCommit);
 
 }  // namespace torchless

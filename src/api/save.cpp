@@ -37,7 +37,10 @@ void addObjectClasses(PythonPrinter& printer, const IValue& v,
 
 }  // namespace
 
-void save(const Module& module, const std::string& path) {
+void save(const Module& module, const std::string& path) { save(module, path, {}); }
+
+void save(const Module& module, const std::string& path,
+          const std::function<void(const std::string& readablePath)>& beforeCommit) {
   TL_CHECK(module.defined(), "cannot save an empty module");
   PythonPrinter printer;
   printer.addClass(module.object()->type);
@@ -56,6 +59,7 @@ void save(const Module& module, const std::string& path) {
     if (o->type->findMethod("__getstate__")) return runMethod(o, "__getstate__", {});
     return std::nullopt;
   };
+  contents.beforeCommit = beforeCommit;
   try {
     writeArchive(path, contents);
   } catch (Error& e) {

@@ -1,5 +1,7 @@
 #include "core/npy.h"
 
+#include "core/atomic_file.h"
+
 #include <unistd.h>
 
 #include <cstdio>
@@ -294,23 +296,6 @@ std::string npyBytes(const Tensor& t) {
   return out;
 }
 
-void saveNpy(const std::string& path, const Tensor& t) {
-  const std::string bytes = npyBytes(t);
-  const std::string tmp = fmt::format("{}.tmp{}", path, static_cast<long>(getpid()));
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw Error("cannot create .npy file", tmp);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    out.close();
-    if (!out) {
-      std::remove(tmp.c_str());
-      throw Error("cannot write .npy file", tmp);
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw Error(fmt::format("cannot rename {} to the .npy file", tmp), path);
-  }
-}
+void saveNpy(const std::string& path, const Tensor& t) { writeFileAtomically(path, npyBytes(t)); }
 
 }  // namespace torchless

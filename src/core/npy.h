@@ -22,7 +22,7 @@ Tensor parseNpy(const void* data, size_t size, const std::string& name);
 /// Throws for dtypes numpy has no equivalent of (BFloat16, quantized).
 std::string npyBytes(const Tensor& t);
 
-/// Writes `t` as a .npy file: to `path` + ".tmp<pid>", renamed over `path` at the end.
+/// Writes `t` as a .npy file, atomically (Note [Atomic writes], core/atomic_file.h).
 void saveNpy(const std::string& path, const Tensor& t);
 
 }  // namespace torchless

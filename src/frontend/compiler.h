@@ -12,6 +12,7 @@
 // `CONSTANTS.cN` table) come from the CompileEnv the importer provides, so types are
 // resolved lazily and files can refer to each other in both directions.
 
+#include "core/error.h"
 #include "core/ivalue.h"
 #include "core/type.h"
 #include "frontend/tree.h"
@@ -24,6 +25,15 @@
 #include <vector>
 
 namespace torchless::frontend {
+
+/// What CompileEnv::resolveMethod / resolveFunction throw for a method or function whose own
+/// compilation is in progress: TorchScript has no recursion. The emitter reports it at the
+/// call with PyTorch's message ("method 'forward' is called recursively. Recursive calls are
+/// not supported", GraphFunction::ensure_defined's RecursiveMethodCallError).
+class RecursiveCallError : public Error {
+ public:
+  using Error::Error;
+};
 
 /// What the emitter asks its caller for.
 struct CompileEnv {

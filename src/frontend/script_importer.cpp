@@ -90,6 +90,10 @@ ClassTypePtr ScriptImporter::resolveClass(const std::string& qualname) {
 
 GraphFunction* ScriptImporter::resolveFunction(const std::string& qualname) {
   if (GraphFunction* f = unit_->findFunction(qualname)) return f;
+  if (functionsInProgress_.count(qualname))
+    throw RecursiveCallError(
+        fmt::format("function '{}' is called recursively. Recursive calls are not supported",
+                    qualname.substr(qualname.rfind('.') + 1)));
   definePending(qualname);
   return unit_->findFunction(qualname);
 }
@@ -100,6 +104,9 @@ Function* ScriptImporter::resolveMethod(const ClassType& cls, const std::string&
   if (it == classes_.end()) return nullptr;
   ClassState& state = *it->second;
   if (!state.attributesDone || !state.defs.count(name)) return nullptr;
+  if (state.inProgress.count(name))
+    throw RecursiveCallError(
+        fmt::format("method '{}' is called recursively. Recursive calls are not supported", name));
   compileMethod(state, name);
   return cls.findMethod(name);
 }
@@ -243,6 +250,8 @@ void ScriptImporter::definePending(const std::string& qualname) {
   Pending p = it->second;
   pending_.erase(it);
   defining_.insert(qualname);
+  const bool function = p.stmt->kind() != TreeKind::ClassDef;
+  if (function) functionsInProgress_.insert(qualname);
   try {
     if (p.stmt->kind() == TreeKind::ClassDef)
       defineClass(qualname, ClassDef(p.stmt), p.qualifier);
@@ -250,11 +259,13 @@ void ScriptImporter::definePending(const std::string& qualname) {
       defineFunction(qualname, Def(p.stmt));
   } catch (Error& e) {
     defining_.erase(qualname);
+    functionsInProgress_.erase(qualname);
     auto f = qualifierFiles_.find(p.qualifier);
     if (f != qualifierFiles_.end()) e.addContext("while loading " + f->second);
     throw;
   }
   defining_.erase(qualname);
+  functionsInProgress_.erase(qualname);
 }
 
 // ---- definitions --------------------------------------------------------------------------

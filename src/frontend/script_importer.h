@@ -167,6 +167,7 @@ class ScriptImporter {
   std::map<std::string, ClassDef> classDefs_;            // qualname -> class statement
   std::map<std::string, std::string> qualifierFiles_;    // qualifier -> file name
   std::set<std::string> defining_;                       // qualnames being defined
+  std::set<std::string> functionsInProgress_;            // free functions being compiled
   std::set<std::string> userQualifiers_;                 // files that are a user's source
   std::map<std::string, GraphFunction*> userInits_;      // module class -> its __init__
   /// Names a user's file binds by import (Note [User sources]): `F` -> "torch.nn.functional",

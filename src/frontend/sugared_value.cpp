@@ -51,11 +51,18 @@ std::string className(const TypePtr& t) {
   return t->str();
 }
 
-/// Methods of a class or interface: the schema of `name`, or null.
-const FunctionSchema* methodSchema(Emitter& e, const TypePtr& type, const std::string& name) {
+/// Methods of a class or interface: the schema of `name`, or null. A recursive call is an
+/// error at `loc` (RecursiveCallError).
+const FunctionSchema* methodSchema(Emitter& e, const TypePtr& type, const std::string& name,
+                                   const SourceRange* loc = nullptr) {
   if (const auto* cls = type->cast<ClassType>()) {
     Function* fn = cls->findMethod(name);
-    if (!fn && e.env().resolveMethod) fn = e.env().resolveMethod(*cls, name);
+    try {
+      if (!fn && e.env().resolveMethod) fn = e.env().resolveMethod(*cls, name);
+    } catch (const RecursiveCallError& r) {
+      if (loc) throwErrorAt(*loc, r.message());
+      throw;
+    }
     if (auto* gf = dynamic_cast<GraphFunction*>(fn)) return &gf->schema();
     return nullptr;
   }
@@ -262,14 +269,14 @@ SugaredValuePtr SimpleValue::attr(const SourceRange& loc, Emitter& e, const std:
       return makeSugared(out);
     }
     if (const IValue* c = cls->findConstant(name)) return simple(e.constant(*c, loc));
-    if (methodSchema(e, t, name)) return std::make_shared<MethodValue>(value_, name);
+    if (methodSchema(e, t, name, &loc)) return std::make_shared<MethodValue>(value_, name);
     if (cls->isModule())
       throwErrorAt(loc, "Module '" + cls->name() + "' has no attribute '" + name + "' ");
     throwErrorAt(loc, "Tried to access nonexistent attribute or method '" + name +
                           "' of type '" + cls->name() + "'.");
   }
   if (t->kind() == TypeKind::InterfaceType) {
-    if (methodSchema(e, t, name)) return std::make_shared<MethodValue>(value_, name);
+    if (methodSchema(e, t, name, &loc)) return std::make_shared<MethodValue>(value_, name);
     throwErrorAt(loc, "Tried to access nonexistent method '" + name + "' of interface '" +
                           t->str() + "'");
   }
@@ -417,9 +424,13 @@ SugaredValuePtr QualifiedNamespace::attr(const SourceRange& loc, Emitter& e,
     if (TypePtr t = e.env().resolveType(q)) return std::make_shared<ClassValue>(t);
   }
   if (e.env().resolveFunction) {
-    if (GraphFunction* fn = e.env().resolveFunction(q)) return std::make_shared<FunctionValue>(fn);
+    try {
+      if (GraphFunction* fn = e.env().resolveFunction(q))
+        return std::make_shared<FunctionValue>(fn);
+    } catch (const RecursiveCallError& r) {
+      throwErrorAt(loc, r.message());
+    }
   }
-  (void)loc;
   return std::make_shared<QualifiedNamespace>(q);
 }
 
@@ -443,7 +454,7 @@ SugaredValuePtr FunctionValue::call(const SourceRange& loc, Emitter& e,
 SugaredValuePtr MethodValue::call(const SourceRange& loc, Emitter& e,
                                   const std::vector<NamedValue>& args,
                                   const std::vector<NamedValue>& kwargs, size_t) {
-  const FunctionSchema* schema = methodSchema(e, self_->type(), name_);
+  const FunctionSchema* schema = methodSchema(e, self_->type(), name_, &loc);
   if (!schema)
     throwErrorAt(loc, "Tried to access nonexistent attribute or method '" + name_ + "' of type '" +
                           className(self_->type()) + "'.");
@@ -812,7 +823,12 @@ SugaredValuePtr Emitter::getSugaredVar(const SourceRange& loc, const std::string
     if (TypePtr t = env_.resolveType(name)) return std::make_shared<ClassValue>(t);
   }
   if (env_.resolveFunction) {
-    if (GraphFunction* fn = env_.resolveFunction(name)) return std::make_shared<FunctionValue>(fn);
+    try {
+      if (GraphFunction* fn = env_.resolveFunction(name))
+        return std::make_shared<FunctionValue>(fn);
+    } catch (const RecursiveCallError& r) {
+      throwErrorAt(loc, r.message());
+    }
   }
   for (size_t i = frames_.size(); i-- > 0;) {
     auto it = frames_[i].errors.find(name);

@@ -6,7 +6,9 @@
 #include "ir/operator_registry.h"
 
 #include <algorithm>
+#include <charconv>
 #include <climits>
+#include <unordered_set>
 
 namespace torchless {
 namespace {
@@ -104,9 +106,13 @@ Value* Value::setDebugName(const std::string& name) {
     size_t suffix = 1;
     std::string base = name;
     size_t dot = name.find_last_of('.');
-    if (dot != std::string::npos && dot + 1 < name.size() && isNumber(name.substr(dot + 1))) {
-      suffix = std::stoull(name.substr(dot + 1));
+    // A suffix past 64 bits is part of the base (std::stoull threw out_of_range).
+    if (dot != std::string::npos && dot + 1 < name.size() && isNumber(name.substr(dot + 1)) &&
+        std::from_chars(name.data() + dot + 1, name.data() + name.size(), suffix).ec ==
+            std::errc()) {
       base = name.substr(0, dot);
+    } else {
+      suffix = 1;
     }
     auto& suffixes = g->nameBaseSuffix_;
     auto it = suffixes.find(base);
@@ -848,7 +854,10 @@ void Graph::setInsertPoint(Block* b) {
 
 namespace {
 
-bool insertableIValue(const IValue& v) {
+// Each shared container is visited once (Note [Shared values], core/ivalue.cpp): a pickle's
+// tuple DAG of 2^100 leaves is checked in time linear in its nodes. A container met again
+// was (or is being) checked; had it failed, the walk would have stopped there.
+bool insertableIValue(const IValue& v, std::unordered_set<const void*>& seen) {
   switch (v.tag()) {
     case IValue::Tag::Int:
     case IValue::Tag::None:
@@ -862,20 +871,28 @@ bool insertableIValue(const IValue& v) {
     case IValue::Tag::Tensor:
       return !v.toTensor().requiresGrad();
     case IValue::Tag::List:
+      if (!seen.insert(v.toList().get()).second) return true;
       for (const auto& e : v.toList()->list)
-        if (!insertableIValue(e)) return false;
+        if (!insertableIValue(e, seen)) return false;
       return true;
     case IValue::Tag::Tuple:
+      if (!seen.insert(v.toTuple().get()).second) return true;
       for (const auto& e : v.toTuple()->elements)
-        if (!insertableIValue(e)) return false;
+        if (!insertableIValue(e, seen)) return false;
       return true;
     case IValue::Tag::Dict:
+      if (!seen.insert(v.toDict().get()).second) return true;
       for (const auto& [k, x] : v.toDict()->entries())
-        if (!insertableIValue(k) || !insertableIValue(x)) return false;
+        if (!insertableIValue(k, seen) || !insertableIValue(x, seen)) return false;
       return true;
     default:
       return false;
   }
+}
+
+bool insertableIValue(const IValue& v) {
+  std::unordered_set<const void*> seen;
+  return insertableIValue(v, seen);
 }
 
 }  // namespace

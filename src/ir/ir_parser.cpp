@@ -112,6 +112,9 @@ class IRParser {
     throw Error(message, place, details);
   }
 
+  // The line parseType last looked at: [typeLineStart_, typeLineEnd_) ('\n' or the end).
+  size_t typeLineStart_ = 1, typeLineEnd_ = 0;
+
   size_t lineStartOf(size_t pos) const {
     if (pos == 0) return 0;
     size_t nl = text_.rfind('\n', pos - 1);
@@ -216,10 +219,15 @@ class IRParser {
       skipInlineSpace();
       return t;
     }
-    size_t lineStart = lineStartOf(pos_);
-    size_t lineEnd = text_.find('\n', pos_);
-    if (lineEnd == std::string_view::npos) lineEnd = text_.size();
-    std::string_view line = text_.substr(lineStart, lineEnd - lineStart);
+    // The line around pos_, found once per line: a graph's inputs are all on its first line,
+    // and scanning that line again for each of 100k inputs was quadratic (issue #18 part 6).
+    if (pos_ < typeLineStart_ || pos_ > typeLineEnd_) {
+      typeLineStart_ = lineStartOf(pos_);
+      typeLineEnd_ = text_.find('\n', pos_);
+      if (typeLineEnd_ == std::string_view::npos) typeLineEnd_ = text_.size();
+    }
+    const size_t lineStart = typeLineStart_;
+    std::string_view line = text_.substr(lineStart, typeLineEnd_ - lineStart);
     size_t p = pos_ - lineStart;
     size_t start = pos_;
     try {
@@ -444,10 +452,14 @@ class IRParser {
       };
       std::string_view lineS = c.substr(c1 + 1, c2 - c1 - 1), colS = c.substr(c2 + 1);
       if (!digits(lineS) || !digits(colS)) return;
+      // A number past 64 bits is no location either (std::stoull threw out_of_range: fuzz_ir).
+      auto number = [](std::string_view s, decltype(SourceLocation::line)& out) {
+        const auto r = std::from_chars(s.data(), s.data() + s.size(), out);
+        return r.ec == std::errc() && r.ptr == s.data() + s.size();
+      };
       auto loc = std::make_shared<SourceLocation>();
+      if (!number(lineS, loc->line) || !number(colS, loc->col)) return;
       loc->filename = std::string(c.substr(0, c1));
-      loc->line = std::stoull(std::string(lineS));
-      loc->col = std::stoull(std::string(colS));
       cached = loc;
     }
     n->setSourceRange(cached);
@@ -834,6 +846,14 @@ class IRParser {
         fail(at, fmt::format("bad number '{}' in a tensor constant", t));
       }
     };
+    // Indices in headers: a bad or 64-bit-overflowing one is an error (std::stoll threw).
+    auto integer = [&](const std::string& t) {
+      int64_t v = 0;
+      const auto r = std::from_chars(t.data(), t.data() + t.size(), v);
+      if (r.ec != std::errc() || r.ptr != t.data() + t.size() || v > (int64_t{1} << 62))
+        fail(at, fmt::format("bad index '{}' in a tensor constant", t));
+      return v;
+    };
     for (size_t k = 0; k < tokens.size(); ++k) {
       const std::string& t = tokens[k];
       if (t.front() == '(' && t.ends_with(".,.)")) {
@@ -843,7 +863,7 @@ class IRParser {
         while (p < t.size() && isDigit(t[p])) {
           size_t q = p;
           while (q < t.size() && isDigit(t[q])) ++q;
-          idx.push_back(std::stoll(t.substr(p, q - p)) - 1);
+          idx.push_back(integer(t.substr(p, q - p)) - 1);
           p = q + 1;
         }
         if (idx.size() + 2 != sizes.size()) fail(at, "malformed tensor constant header");
@@ -861,8 +881,8 @@ class IRParser {
         continue;
       }
       if (t == "Columns" && k + 3 < tokens.size()) {
-        firstCol = std::stoll(tokens[k + 1]) - 1;
-        lastCol = std::stoll(tokens[k + 3]) - 1;
+        firstCol = integer(tokens[k + 1]) - 1;
+        lastCol = integer(tokens[k + 3]) - 1;
         idxInGroup = 0;
         k += 3;
         continue;

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <limits>
 #include <string>
 #include <unordered_map>
 
@@ -144,7 +145,11 @@ class TypeGrammar {
             size_t s = pos_++;
             while (isDigit(peek())) ++pos_;
             set = std::string(text_.substr(s, pos_ - s));
-            *nextAliasId_ = std::max(*nextAliasId_, std::stoi(set.substr(1)) + 1);
+            // Ids past int are kept as names but do not move the counter (stoi threw).
+            int id = 0;
+            const auto r = std::from_chars(set.data() + 1, set.data() + set.size(), id);
+            if (r.ec == std::errc() && id < std::numeric_limits<int>::max())
+              *nextAliasId_ = std::max(*nextAliasId_, id + 1);
           } else {
             set = expectIdent("alias set name");
           }

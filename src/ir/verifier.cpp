@@ -4,7 +4,9 @@
 #include "core/stack_guard.h"
 
 #include <sstream>
+#include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 namespace torchless {
 namespace {
@@ -45,12 +47,25 @@ class Verifier {
       if (!defined_.count(v))
         fail(n, fmt::format("{} is used by {} but not defined before it in an enclosing block",
                             name(v), n->kind().toQualString()));
-      bool found = false;
-      for (const Use& u : v->uses()) found |= u.user == n && u.offset == i;
-      if (!found)
+      if (!hasUse(v, n, i))
         fail(n, fmt::format("input {} ({}) of {} is missing from the value's uses", i, name(v),
                             n->kind().toQualString()));
     }
+  }
+
+  // Whether v's uses hold (n, i). A value used by many nodes (a constant feeding 100k adds)
+  // gets a set of its uses, built once: searching its list per use was quadratic.
+  bool hasUse(const Value* v, const Node* n, size_t i) {
+    const auto& uses = v->uses();
+    if (uses.size() <= 16) {
+      for (const Use& u : uses)
+        if (u.user == n && u.offset == i) return true;
+      return false;
+    }
+    auto [it, fresh] = useSets_.try_emplace(v);
+    if (fresh)
+      for (const Use& u : uses) it->second.insert({u.user, u.offset});
+    return it->second.count({n, i}) != 0;
   }
 
   void defineOutputs(const Node* n, std::vector<const Value*>& scope) {
@@ -148,6 +163,13 @@ class Verifier {
   const Graph& graph_;
   std::unordered_set<const Node*> live_;
   std::unordered_set<const Value*> defined_;
+  struct UseHash {
+    size_t operator()(const std::pair<const Node*, size_t>& u) const {
+      return std::hash<const Node*>()(u.first) * 31 + u.second;
+    }
+  };
+  std::unordered_map<const Value*, std::unordered_set<std::pair<const Node*, size_t>, UseHash>>
+      useSets_;
 };
 
 }  // namespace

@@ -6,6 +6,8 @@
 
 #include <cstring>
 #include <functional>
+#include <set>
+#include <utility>
 
 namespace torchless::passes {
 
@@ -98,8 +100,24 @@ bool tensorEqual(const Tensor& a, const Tensor& b) {
   return std::memcmp(ca.rawData(), cb.rawData(), ca.nbytes()) == 0;
 }
 
-// Strict: tags must agree (1 and 1.0 and True are different constants).
+// Pairs of containers known equal (or being compared): shared values (Note [Shared values],
+// core/ivalue.cpp) are compared once per pair of nodes, not once per path to them. A false
+// answer ends the whole comparison, so only pairs on the way to true are kept.
+using SeenPairs = std::set<std::pair<const void*, const void*>>;
+
+bool ivalueEqual(const IValue& a, const IValue& b, SeenPairs& seen);
+
+bool containersEqual(const void* x, const void* y, SeenPairs& seen) {
+  return x == y || !seen.insert({x, y}).second;
+}
+
 bool ivalueEqual(const IValue& a, const IValue& b) {
+  SeenPairs seen;
+  return ivalueEqual(a, b, seen);
+}
+
+// Strict: tags must agree (1 and 1.0 and True are different constants).
+bool ivalueEqual(const IValue& a, const IValue& b, SeenPairs& seen) {
   if (a.tag() != b.tag()) return false;
   switch (a.tag()) {
     case IValue::Tag::Tensor:
@@ -109,24 +127,28 @@ bool ivalueEqual(const IValue& a, const IValue& b) {
       return std::memcmp(&x, &y, sizeof x) == 0;  // -0.0 != 0.0, nan == same nan
     }
     case IValue::Tag::List: {
+      if (containersEqual(a.toList().get(), b.toList().get(), seen)) return true;
       const auto &x = a.toList()->list, &y = b.toList()->list;
       if (x.size() != y.size()) return false;
       for (size_t i = 0; i < x.size(); ++i)
-        if (!ivalueEqual(x[i], y[i])) return false;
+        if (!ivalueEqual(x[i], y[i], seen)) return false;
       return true;
     }
     case IValue::Tag::Tuple: {
+      if (containersEqual(a.toTuple().get(), b.toTuple().get(), seen)) return true;
       const auto &x = a.toTuple()->elements, &y = b.toTuple()->elements;
       if (x.size() != y.size()) return false;
       for (size_t i = 0; i < x.size(); ++i)
-        if (!ivalueEqual(x[i], y[i])) return false;
+        if (!ivalueEqual(x[i], y[i], seen)) return false;
       return true;
     }
     case IValue::Tag::Dict: {
+      if (containersEqual(a.toDict().get(), b.toDict().get(), seen)) return true;
       const auto &x = a.toDict()->entries(), &y = b.toDict()->entries();
       if (x.size() != y.size()) return false;
       for (size_t i = 0; i < x.size(); ++i)
-        if (!ivalueEqual(x[i].first, y[i].first) || !ivalueEqual(x[i].second, y[i].second))
+        if (!ivalueEqual(x[i].first, y[i].first, seen) ||
+            !ivalueEqual(x[i].second, y[i].second, seen))
           return false;
       return true;
     }

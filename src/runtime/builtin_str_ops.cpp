@@ -3,6 +3,7 @@
 // search, comparison.
 
 #include "core/error.h"
+#include "core/memory_budget.h"
 #include "runtime/register_utils.h"
 
 #include <algorithm>
@@ -443,6 +444,7 @@ void registerStrConversionKernels(KernelRegistry& r) {
     std::string s = str(a[0]);
     const auto width = static_cast<size_t>(std::max<int64_t>(a[1].toInt(), 0));
     if (s.size() >= width) return IValue(s);
+    checkAllocation(width, fmt::format("str.zfill({})", width));  // Note [Memory budget]
     const size_t sign = (!s.empty() && (s[0] == '+' || s[0] == '-')) ? 1 : 0;
     s.insert(sign, width - s.size(), '0');
     return IValue(s);
@@ -453,6 +455,11 @@ void registerStrConversionKernels(KernelRegistry& r) {
     const std::string& fill = str(a[2]);
     if (fill.size() != 1) throw ModelError("TypeError: The fill character must be exactly one character long");
     if (s.size() >= width) return IValue(s);
+    checkAllocation(width, fmt::format("str.{}({})",
+                                       where < 0   ? "ljust"
+                                       : where > 0 ? "rjust"
+                                                   : "center",
+                                       width));
     const size_t total = width - s.size();
     size_t left = where < 0 ? 0 : where > 0 ? total : total / 2 + (total & width & 1);
     return IValue(std::string(left, fill[0]) + s + std::string(total - left, fill[0]));

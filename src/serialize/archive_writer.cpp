@@ -38,7 +38,7 @@ void writeArchive(const std::string& path, const ArchiveContents& c) {
   zip.writeRecord("constants.pkl", constants.bytes().data(), constants.bytes().size());
   const std::string version = std::to_string(c.version) + "\n";
   zip.writeRecord(c.version >= 6 ? ".data/version" : "version", version.data(), version.size());
-  zip.finish();
+  zip.finish(c.beforeCommit);
 }
 
 }  // namespace torchless

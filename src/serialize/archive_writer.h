@@ -8,6 +8,7 @@
 #include "serialize/pickler.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
@@ -33,9 +34,12 @@ struct ArchiveContents {
   /// States of objects pickled through __getstate__ (TorchBind objects, classes with a
   /// __getstate__ method); see Pickler::setGetStateHook. May be empty.
   GetStateHook getState;
+  /// Called with a readable path of the complete archive before it is put at its path (see
+  /// ZipWriter::finish); what it throws leaves nothing written. May be empty.
+  std::function<void(const std::string&)> beforeCommit;
 };
 
-/// Writes `contents` to `path` (through a temporary file renamed at the end). Throws
+/// Writes `contents` to `path` (atomically: Note [Atomic writes], core/atomic_file.h). Throws
 /// torchless::Error for values an archive cannot hold or write failures; nothing is left at
 /// `path` then.
 void writeArchive(const std::string& path, const ArchiveContents& contents);

@@ -2,7 +2,6 @@
 
 #include "core/error.h"
 
-#include <unistd.h>
 #include <zlib.h>
 
 #include <cstring>
@@ -20,20 +19,12 @@ constexpr uint64_t k4G = 0xffffffffULL;
 }  // namespace
 
 ZipWriter::ZipWriter(std::string path, std::string prefix)
-    : path_(std::move(path)), prefix_(std::move(prefix)) {
-  tmpPath_ = path_ + ".tmp" + std::to_string(::getpid());
-  file_ = std::fopen(tmpPath_.c_str(), "wb");
-  if (!file_) throw Error(fmt::format("cannot open for writing: {}", std::strerror(errno)), path_);
-}
+    : path_(path), prefix_(std::move(prefix)), file_(std::move(path)) {}
 
-ZipWriter::~ZipWriter() {
-  if (file_) std::fclose(file_);
-  if (!finished_) std::remove(tmpPath_.c_str());
-}
+ZipWriter::~ZipWriter() = default;
 
 void ZipWriter::put(const void* data, size_t n) {
-  if (n && std::fwrite(data, 1, n, file_) != n)
-    throw Error(fmt::format("write failed: {}", std::strerror(errno)), path_);
+  file_.write(data, n);
   offset_ += n;
 }
 void ZipWriter::put16(uint16_t v) { put(&v, 2); }
@@ -85,7 +76,7 @@ void ZipWriter::writeRecord(const std::string& record, const void* data, size_t 
   entries_.push_back({name, static_cast<uint32_t>(crc), size, headerOffset});
 }
 
-void ZipWriter::finish() {
+void ZipWriter::finish(const std::function<void(const std::string&)>& beforeCommit) {
   TL_INTERNAL_ASSERT(!finished_, "finish called twice");
   const uint64_t cdStart = offset_;
   for (const auto& e : entries_) {
@@ -145,13 +136,8 @@ void ZipWriter::finish() {
   put32(cdSize >= k4G ? static_cast<uint32_t>(k4G) : static_cast<uint32_t>(cdSize));
   put32(cdStart >= k4G ? static_cast<uint32_t>(k4G) : static_cast<uint32_t>(cdStart));
   put16(0);
-  if (std::fclose(file_) != 0) {
-    file_ = nullptr;
-    throw Error(fmt::format("write failed: {}", std::strerror(errno)), path_);
-  }
-  file_ = nullptr;
-  if (std::rename(tmpPath_.c_str(), path_.c_str()) != 0)
-    throw Error(fmt::format("cannot rename into place: {}", std::strerror(errno)), path_);
+  if (beforeCommit) beforeCommit(file_.readablePath());
+  file_.commit();
   finished_ = true;
 }
 

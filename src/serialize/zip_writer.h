@@ -5,12 +5,14 @@
 // tensors can be mapped in place), zip64 end records always present, UTF-8 names. CRC and
 // sizes go in the local headers (no data descriptors), which every zip reader accepts.
 //
-// The file is written to a temporary name next to the destination and renamed on finish();
-// if the writer is destroyed before finish(), the temporary file is removed and nothing is
-// left at the destination.
+// The file is written through an AtomicFile (Note [Atomic writes], core/atomic_file.h) and
+// appears at the destination on finish(); if the writer is destroyed before finish(), or the
+// process is killed, nothing is left at or beside the destination.
+
+#include "core/atomic_file.h"
 
 #include <cstdint>
-#include <cstdio>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -18,8 +20,8 @@ namespace torchless {
 
 class ZipWriter {
  public:
-  /// Opens `<path>.tmp<pid>` for writing; records go under `<prefix>/` (at the top level when
-  /// `prefix` is empty, as in numpy's .npz). Throws torchless::Error.
+  /// Opens the (unnamed where possible) temporary file for `path`; records go under `<prefix>/` (at
+  /// the top level when `prefix` is empty, as in numpy's .npz). Throws torchless::Error.
   ZipWriter(std::string path, std::string prefix);
   ~ZipWriter();
   ZipWriter(const ZipWriter&) = delete;
@@ -28,8 +30,10 @@ class ZipWriter {
   /// Appends record `<prefix>/<name>` holding `size` bytes at `data`. Throws on a duplicate
   /// name or a write error.
   void writeRecord(const std::string& name, const void* data, size_t size);
-  /// Writes the central directory and end records, closes and renames into place.
-  void finish();
+  /// Writes the central directory and end records, then calls `beforeCommit` (if set) with a
+  /// path the complete archive can be read through (to check it loads; what it throws leaves
+  /// nothing written), then puts the file at its path.
+  void finish(const std::function<void(const std::string&)>& beforeCommit = {});
 
   static constexpr size_t kAlignment = 64;
 
@@ -45,8 +49,8 @@ class ZipWriter {
   void put32(uint32_t v);
   void put64(uint64_t v);
 
-  std::string path_, tmpPath_, prefix_;
-  std::FILE* file_ = nullptr;
+  std::string path_, prefix_;
+  AtomicFile file_;
   uint64_t offset_ = 0;
   std::vector<Entry> entries_;
   bool finished_ = false;

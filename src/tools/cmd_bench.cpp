@@ -6,17 +6,18 @@
 // first call's time (reported apart) includes planning the engines for the inputs' shapes.
 #include "api/cli_io.h"
 #include "api/module.h"
+#include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/npy.h"
+#include "ir/ir.h"
 #include "ops/parallel.h"
 #include "ops/shape.h"
 #include "passes/pass_manager.h"
 #include "runtime/op_observer.h"
-#include "ir/ir.h"
 #include "tools/commands.h"
 #include "tools/device_options.h"
-#include "tools/save_checked.h"
 #include "tools/input_options.h"
+#include "tools/save_checked.h"
 
 #include <nlohmann/json.hpp>
 #include <sys/resource.h>
@@ -168,15 +169,7 @@ class TraceRecorder final : public OpObserver {
                         {"pid", 1}, {"tid", sp.tid}, {"args", args}});
     }
     nlohmann::json trace = {{"traceEvents", events}, {"displayTimeUnit", "ms"}};
-    const std::string tmp = path + ".tmp";
-    {
-      std::ofstream out(tmp);
-      if (!out) throw Error(fmt::format("{}: cannot open for writing", path));
-      out << trace.dump() << "\n";
-      if (!out.flush()) throw Error(fmt::format("{}: write failed", path));
-    }
-    if (std::rename(tmp.c_str(), path.c_str()) != 0)
-      throw Error(fmt::format("{}: cannot rename {} to it", path, tmp));
+    writeFileAtomically(path, trace.dump() + "\n");
   }
 
   /// Total milliseconds per operator kind over the timed calls, largest first.

@@ -1,5 +1,6 @@
 #include "tools/output_formats.h"
 
+#include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/npy.h"
 #include "serialize/zip_writer.h"
@@ -161,24 +162,7 @@ void writeNpz(const IValue& result, const std::string& path) {
 }
 
 void writeTextAtomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp" + std::to_string(::getpid());
-  {
-    errno = 0;
-    std::ofstream out(tmp, std::ios::binary);
-    out << text;
-    out.flush();
-    if (!out) {
-      const int err = errno;
-      std::remove(tmp.c_str());
-      throw Error(fmt::format("cannot write output: {}", err ? std::strerror(err) : "I/O error"),
-                  path);
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    std::remove(tmp.c_str());
-    throw Error(fmt::format("cannot rename the output into place: {}", std::strerror(err)), path);
-  }
+  writeFileAtomically(path, text);
 }
 
 void writeJson(const IValue& result, const std::string& path) {

@@ -101,6 +101,25 @@ def shared_list_attribute(ctx):
 
 
 @case
+def shared_list_constant_used_twice(ctx):
+    """A list DAG (2^60 leaves) in a typed attribute that forward reads twice: freezing makes
+    it a constant, which is checked (insertable) and compared with the other (deduplication)
+    once per shared node, not once per path (Note [Shared values])."""
+    levels = 60
+    ann = "List[" * (levels + 1) + "int" + "]" * (levels + 1)
+    body = ("  def forward(self: __torch__.M, x: Tensor) -> Tensor:\n"
+            "    a = self.v\n    b = self.v\n"
+            "    return torch.add(x, torch.add(torch.len(a), torch.len(b)))\n")
+    data = module_pickle("M", [("v", shared_lists(levels))])
+    data = data.replace(b"training\x88", b"training\x89", 1)
+    p = ctx.path("dag_twice.pt")
+    write_archive(p, {"__torch__.py": module_source("M", [("v", ann)], body)}, data)
+    ctx.expect(["freeze", p, "-o", ctx.path("dag_twice_frozen.pt")], 0)
+    x = npy_ones(ctx)
+    ctx.expect(["run", ctx.path("dag_twice_frozen.pt"), x, "--output-dir", ctx.path("out_dag")], 0)
+
+
+@case
 def shared_tuple_dict_key(ctx):
     """The shared tuple as a dict key: hashing and comparing it is linear in the DAG."""
     def emit(levels):
@@ -189,6 +208,61 @@ def ir_if_without_blocks(ctx):
         raise AssertionError("export left a file behind")
 
 
+@case
+def ir_text_with_100k_parameters(ctx):
+    """Part 6: IR text with 100,000 parameters, all on the graph's first line, each feeding an
+    add that also reads one shared constant. Parsing and verifying it was quadratic (the first
+    line scanned again for each parameter's type, the constant's 100k uses searched for each
+    add): minutes. Linear, it takes seconds; the timeout is generous (no timing asserted)."""
+    n = 100_000
+    params = ", ".join(f"%p{i} : Float(2, strides=[1], requires_grad=0, device=cpu)"
+                       for i in range(n))
+    lines = [f"graph(%x : Tensor, {params}):", "  %one : int = prim::Constant[value=1]()"]
+    prev = "%x"
+    for i in range(n):
+        lines.append(f"  %y{i} : Tensor = aten::add({prev}, %p{i}, %one) # m.py:{i + 1}:3")
+        prev = f"%y{i}"
+    lines.append(f"  return ({prev})")
+    p = write_text(ctx, "params_100k.ir", "\n".join(lines) + "\n")
+    ctx.expect(["graph", p], 0, stdout=f"return (%y{n - 1})", timeout=300)
+
+
+@case
+def recursive_calls_are_named(ctx):
+    """Part 7: TorchScript has no recursion. A method or function that calls itself (directly
+    or through another) is refused with PyTorch's message at the call, not "has no attribute
+    'forward'"."""
+    direct = "  def forward(self: __torch__.M, x: Tensor) -> Tensor:\n    return (self).forward(x, )\n"
+    mutual = ("  def forward(self: __torch__.M, x: Tensor) -> Tensor:\n    return (self).g(x, )\n"
+              "  def g(self: __torch__.M, x: Tensor) -> Tensor:\n    return (self).forward(x, )\n")
+    x = npy_ones(ctx)
+    for name, body, extra, what in (
+            ("rec_direct.pt", direct, "", "method 'forward'"),
+            ("rec_mutual.pt", mutual, "", "method 'forward'"),
+            ("rec_function.pt", "  def forward(self: __torch__.M, x: Tensor) -> Tensor:\n"
+             "    return __torch__.f(x)\n", "def f(x: Tensor) -> Tensor:\n  return __torch__.f(x)\n",
+             "function 'f'")):
+        p = ctx.path(name)
+        write_archive(p, {"__torch__.py": module_source("M", [], body) + extra}, module_pickle("M", []))
+        ctx.expect(["run", p, x, "--output-dir", ctx.path("out_rec")], 1,
+                   message=f"{what} is called recursively. Recursive calls are not supported")
+    src = write_text(ctx, "rec_user.py", "import torch\nclass M(torch.nn.Module):\n"
+                     "    def forward(self, x):\n        return self.forward(x)\n")
+    ctx.expect(["script", src, "-o", ctx.path("rec_user.pt")], 1,
+               message="rec_user.py:4:16: method 'forward' is called recursively")
+
+
+@case
+def ir_numbers_past_64_bits(ctx):
+    """fuzz_ir found it: a `# file:line:col` comment whose number does not fit 64 bits threw
+    std::out_of_range out of the parser. It is no location, as other odd comments are."""
+    p = write_text(ctx, "loc_overflow.ir",
+                   "graph(%x : Tensor):\n  %one : int = prim::Constant[value=1]()\n"
+                   "  %y : Tensor = aten::add(%x, %x, %one) # m.py:7555555555555555555555555:3\n"
+                   "  return (%y)\n")
+    ctx.expect(["graph", p], 0, stdout="aten::add")
+
+
 DEEP_WORDS = ("nested too deeply", "too deeply nested", "too many nested")
 
 
@@ -268,6 +342,21 @@ def list_times_huge(ctx):
     x = npy_ones(ctx)
     ctx.expect(["run", p, x, "--output-dir", ctx.path("out_listmul")], 1,
                message="list * 1000000000000")
+
+
+@case
+def string_padding_huge(ctx):
+    """`"x".ljust(10**12)` (and rjust, center, zfill) is refused before it allocates, naming
+    the call and its width."""
+    x = npy_ones(ctx)
+    for call, what in (('torch.ljust("x", 1000000000000)', "str.ljust(1000000000000)"),
+                       ('torch.center("x", 1000000000000)', "str.center(1000000000000)"),
+                       ('torch.zfill("7", 1000000000000)', "str.zfill(1000000000000)")):
+        body = ("  def forward(self: __torch__.M, x: Tensor) -> Tensor:\n"
+                f"    s = {call}\n"
+                "    return torch.add(x, torch.len(s))\n")
+        p = code_archive(ctx, "str_pad.pt", body)
+        ctx.expect(["run", p, x, "--output-dir", ctx.path("out_strpad")], 1, message=what)
 
 
 @case

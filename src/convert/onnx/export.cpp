@@ -2,6 +2,7 @@
 // ONNX If / Loop), name inputs and outputs, check, write.
 #include "convert/onnx/prepare.h"
 #include "convert/preflight.h"
+#include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/stack_guard.h"
 #include "ir/operator_matching.h"
@@ -9,13 +10,16 @@
 
 #include "convert/onnx/onnx_export.h"
 
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <onnx/checker.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include <unistd.h>
 #include <cstdio>
+#include <exception>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
+#include <optional>
 
 namespace torchless::onnx_export {
 
@@ -537,33 +541,51 @@ void checkModel(const ::onnx::ModelProto& model) {
   }
 }
 
+namespace {
+/// Protobuf's output stream into an AtomicFile; a write error is kept and rethrown after.
+class AtomicFileSink : public google::protobuf::io::CopyingOutputStream {
+ public:
+  explicit AtomicFileSink(AtomicFile& f) : f_(f) {}
+  bool Write(const void* buffer, int size) override {
+    try {
+      f_.write(buffer, static_cast<size_t>(size));
+      return true;
+    } catch (...) {
+      error_ = std::current_exception();
+      return false;
+    }
+  }
+  void rethrow() const {
+    if (error_) std::rethrow_exception(error_);
+  }
+
+ private:
+  AtomicFile& f_;
+  std::exception_ptr error_;
+};
+}  // namespace
+
 bool saveModel(const ::onnx::ModelProto& model, const std::string& path, const SaveOptions& options) {
   namespace fs = std::filesystem;
-  const std::string tmp = fmt::format("{}.tmp{}", path, getpid());
   const std::string dataPath = path + ".data";
-  const std::string dataTmp = fmt::format("{}.tmp{}", dataPath, getpid());
-  auto cleanup = [&] {
-    std::error_code ec;
-    fs::remove(tmp, ec);
-    fs::remove(dataTmp, ec);
-  };
   try {
     const ::onnx::ModelProto* out = &model;
     ::onnx::ModelProto external;
+    std::optional<AtomicFile> data;
     bool useExternal = model.ByteSizeLong() >= options.externalDataThreshold;
     if (useExternal) {
       // Large initializers go to PATH.data (onnx's external data format).
       external = model;
-      std::ofstream data(dataTmp, std::ios::binary);
-      TL_CHECK(data.good(), "cannot write {}", dataTmp);
+      data.emplace(dataPath);
       size_t offset = 0;
       const std::string location = fs::path(dataPath).filename().string();
+      static const std::string zeros(4096, '\0');
       for (auto& t : *external.mutable_graph()->mutable_initializer()) {
         if (t.raw_data().size() < options.externalTensorMinBytes) continue;
         size_t pad = (4096 - offset % 4096) % 4096;
-        data << std::string(pad, '\0');
+        data->write(zeros.data(), pad);
         offset += pad;
-        data.write(t.raw_data().data(), static_cast<std::streamsize>(t.raw_data().size()));
+        data->write(t.raw_data());
         auto add = [&](const std::string& k, const std::string& v) {
           auto* e = t.add_external_data();
           e->set_key(k);
@@ -576,25 +598,24 @@ bool saveModel(const ::onnx::ModelProto& model, const std::string& path, const S
         t.clear_raw_data();
         t.set_data_location(::onnx::TensorProto::EXTERNAL);
       }
-      data.close();
-      TL_CHECK(data.good(), "cannot write {}", dataTmp);
       out = &external;
     }
+    AtomicFile file(path);
     {
-      std::ofstream f(tmp, std::ios::binary);
-      TL_CHECK(f.good(), "cannot write {}", tmp);
-      TL_CHECK(out->SerializeToOstream(&f), "cannot serialize the ONNX model");
-      f.close();
-      TL_CHECK(f.good(), "cannot write {}", tmp);
+      AtomicFileSink sink(file);
+      google::protobuf::io::CopyingOutputStreamAdaptor stream(&sink);
+      const bool ok = out->SerializeToZeroCopyStream(&stream) && stream.Flush();
+      sink.rethrow();
+      TL_CHECK(ok, "cannot serialize the ONNX model");
     }
-    if (useExternal) fs::rename(dataTmp, dataPath);
-    fs::rename(tmp, path);
+    // Both files appear together at the end (Note [Atomic writes], core/atomic_file.h).
+    if (data) data->commit();
+    file.commit();
     return useExternal;
-  } catch (const Error& e) {
-    cleanup();
-    throw Error(e.message(), path, e.details());
+  } catch (Error& e) {
+    e.withPlace(path);
+    throw;
   } catch (const std::exception& e) {
-    cleanup();
     throw Error(e.what(), path);
   }
 }

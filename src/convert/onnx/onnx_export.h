@@ -118,10 +118,10 @@ struct SaveOptions {
   size_t externalTensorMinBytes = 1024;
 };
 
-/// Writes `model` to `path` through a temporary file renamed at the end (nothing is left on
-/// failure); with external data (options.externalDataThreshold) also PATH.data, the same way.
-/// Returns true when external data was written. Throws torchless::Error (placed at `path`)
-/// when a file cannot be written.
+/// Writes `model` to `path` atomically (Note [Atomic writes], core/atomic_file.h: nothing is
+/// left on failure or a kill); with external data (options.externalDataThreshold) also PATH.data,
+/// the same way. Returns true when external data was written. Throws torchless::Error (placed at
+/// `path`) when a file cannot be written.
 bool saveModel(const ::onnx::ModelProto& model, const std::string& path, const SaveOptions& options = {});
 
 /// The opsets the converter of op-table key `schema` writes, as {first, last}: kMinOpset..kMaxOpset
