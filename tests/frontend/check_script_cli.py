@@ -196,6 +196,20 @@ def check_module_features(binary, out):
     run_cli(binary, pt, out, [x], [theirs(x).detach()], "module_features_run")
 
 
+def check_random_init(binary, out):
+    """torch.manual_seed + torch.randn / torch.rand in __init__ (script_cases/random_init.py):
+    the archive's parameters and buffers are PyTorch's numbers, bit for bit."""
+    src = load_source("random_init")
+    pt = compile_case(binary, out, "random_init")
+    if not pt:
+        return
+    ours = torch.jit.load(pt)
+    theirs = src.M()
+    for name, t in list(theirs.named_parameters()) + list(theirs.named_buffers()):
+        got = dict(list(ours.named_parameters()) + list(ours.named_buffers()))[name]
+        check(torch.equal(t.detach(), got.detach()), f"random_init {name}: {got} vs PyTorch's {t}")
+
+
 def check_language(binary, out):
     """The Python forms of user files (script_cases/language.py): each function scripted by
     PyTorch and by torchless; the archive runs in PyTorch (torch.jit.load) and in
@@ -396,6 +410,7 @@ def main(argv):
     check_control_flow(binary, out)
     check_language(binary, out)
     check_module_features(binary, out)
+    check_random_init(binary, out)
     check_torchvision(binary, out)
     check_output_formats(binary, out)
     check_error(binary, out, "syntax_error", 5, 12, "expected an expression but found newline")
