@@ -8,7 +8,7 @@ import time
 
 import numpy as np
 
-from serve_util import BIN, MODELS, Server
+from serve_util import BIN, MODELS, Server, in_flight
 
 REPO = os.path.join(MODELS, "repo")
 
@@ -90,14 +90,6 @@ def test_back_pressure_429():
                 assert body["outputs"][0]["shape"] == [64, 64]
     finally:
         assert s.terminate() == 0
-
-
-def in_flight(s, model):
-    _, body = s.get("/metrics")
-    for line in body.decode().splitlines():
-        if line.startswith('torchless_inference_requests_in_flight{model="%s"}' % model):
-            return int(line.split()[-1])
-    return 0
 
 
 def test_sigterm_answers_every_accepted_request():

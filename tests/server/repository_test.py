@@ -14,7 +14,7 @@ import grpc
 import numpy as np
 import pytest
 
-from serve_util import MODELS, Server
+from serve_util import MODELS, Server, in_flight
 
 sys.path.insert(0, os.path.dirname(__file__))
 from grpc_test import pb, pb_grpc  # noqa: E402 - the proto compiled at test time
@@ -181,14 +181,6 @@ def slow_payload(iters, timeout_us=None):
     return p
 
 
-def in_flight(s, model):
-    _, body = s.get("/metrics")
-    for line in body.decode().splitlines():
-        if line.startswith('torchless_inference_requests_in_flight{model="%s"}' % model):
-            return int(line.split()[-1])
-    return 0
-
-
 def test_timeouts(repo):
     # slow: one instance. A long request holds it; requests with a timeout behind it are
     # answered 504 / DEADLINE_EXCEEDED at their deadline, not when the instance is free.
@@ -218,7 +210,10 @@ def test_timeouts(repo):
             stub.ModelInfer(req, timeout=60)
         assert e.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED and "timeout passed" in e.value.details()
         del req.parameters["timeout"]
-        with pytest.raises(grpc.RpcError) as e:  # the client's own deadline
+        # The client's own deadline: this request outlasts 50 ms by itself (8000 products), as
+        # on a quiet machine the long request may already have left the instance free.
+        req.inputs[1].contents.int64_contents[0] = 8000
+        with pytest.raises(grpc.RpcError) as e:
             stub.ModelInfer(req, timeout=0.05)
         assert e.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
         req.parameters["timeout"].string_param = "soon"

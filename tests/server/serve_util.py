@@ -96,3 +96,12 @@ class Server:
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait(timeout=30)
+
+
+def in_flight(s, model):
+    """The server's in-flight request gauge for `model` (Prometheus text of /metrics), 0 if absent."""
+    _, body = s.get("/metrics")
+    for line in body.decode().splitlines():
+        if line.startswith('torchless_inference_requests_in_flight{model="%s"}' % model):
+            return int(line.split()[-1])
+    return 0
