@@ -290,40 +290,41 @@ void registerConverter(std::string_view schema, OnnxConverter converter) {
   onnxConverters().add(schema, std::move(converter));
 }
 
-::onnx::ModelProto exportGraph(const Graph& graph, const std::vector<IValue>& inputs,
-                               const ExportOptions& options, ExportReport* report) {
-  TL_CHECK(options.opset >= kMinOpset && options.opset <= kMaxOpset,
-           "opset {} is not supported: torchless writes opsets {} to {}", options.opset, kMinOpset,
-           kMaxOpset);
-  const OnnxConverterRegistry& registry = onnxConverters();
+namespace {
 
-  // Input names by original input index, to map dynamic axes.
-  std::vector<std::string> inputNames;
-  {
-    size_t k = 0;
-    for (size_t i = 0; i < graph.inputs().size(); ++i) {
-      if (options.constantInputs.count(i) || i >= inputs.size() || !inputs[i].isTensor()) continue;
-      std::string name = k < options.inputNames.size() ? options.inputNames[k]
-                         : graph.inputs()[i]->hasDebugName()
-                             ? sanitize(graph.inputs()[i]->debugNameBase())
-                             : fmt::format("input_{}", k);
-      inputNames.push_back(name);
-      ++k;
-    }
-    TL_CHECK(options.inputNames.size() <= k, "{} input names given but the graph has {} tensor inputs",
-             options.inputNames.size(), k);
+/// The ONNX names of the graph's tensor inputs, in order: `options.inputNames`, then the
+/// inputs' debug names, then `input_K`. Throws when more names are given than tensor inputs.
+std::vector<std::string> tensorInputNames(const Graph& graph, const std::vector<IValue>& inputs,
+                                          const ExportOptions& options) {
+  std::vector<std::string> names;
+  size_t k = 0;
+  for (size_t i = 0; i < graph.inputs().size(); ++i) {
+    if (options.constantInputs.count(i) || i >= inputs.size() || !inputs[i].isTensor()) continue;
+    const Value* in = graph.inputs()[i];
+    names.push_back(k < options.inputNames.size() ? options.inputNames[k]
+                    : in->hasDebugName()          ? sanitize(in->debugNameBase())
+                                                  : fmt::format("input_{}", k));
+    ++k;
   }
+  TL_CHECK(options.inputNames.size() <= k, "{} input names given but the graph has {} tensor inputs",
+           options.inputNames.size(), k);
+  return names;
+}
+
+/// What prepareForExport needs from the export options: constant inputs, folding, and the
+/// dynamic axes keyed by graph input index. Throws when a dynamic axis names no input or output.
+PrepareOptions prepareOptions(const Graph& graph, const std::vector<IValue>& inputs,
+                              const ExportOptions& options,
+                              const std::vector<std::string>& inputNames) {
   PrepareOptions po;
   po.constantInputs = options.constantInputs;
   po.foldBatchNorm = options.fold;
-  {
-    size_t k = 0;
-    for (size_t i = 0; i < graph.inputs().size(); ++i) {
-      if (options.constantInputs.count(i) || i >= inputs.size() || !inputs[i].isTensor()) continue;
-      if (auto d = options.dynamicAxes.find(inputNames[k]); d != options.dynamicAxes.end())
-        po.dynamicAxes[i] = d->second;
-      ++k;
-    }
+  size_t k = 0;
+  for (size_t i = 0; i < graph.inputs().size(); ++i) {
+    if (options.constantInputs.count(i) || i >= inputs.size() || !inputs[i].isTensor()) continue;
+    if (auto d = options.dynamicAxes.find(inputNames[k]); d != options.dynamicAxes.end())
+      po.dynamicAxes[i] = d->second;
+    ++k;
   }
   for (const auto& [name, axes] : options.dynamicAxes) {
     bool known = std::find(inputNames.begin(), inputNames.end(), name) != inputNames.end() ||
@@ -331,6 +332,174 @@ void registerConverter(std::string_view schema, OnnxConverter converter) {
                      options.outputNames.end();
     TL_CHECK(known, "--dynamic-axes names '{}', which is neither an input nor an output name", name);
   }
+  return po;
+}
+
+size_t countNodes(const Block* b) {
+  size_t n = 0;
+  for (const Node* node : b->nodes()) {
+    ++n;
+    for (const Block* sub : node->blocks()) n += countNodes(sub);
+  }
+  return n;
+}
+
+/// The graph's outputs flattened as cli.md's: tuples and lists in order, dict values in
+/// insertion order (the keys are not outputs), None dropped (googlenet's and inception's
+/// scripted `Outputs(x, None)`). `values[i]` is null for an element of a tensor list, whose
+/// list is `listOf[i]` (its facts describe its elements).
+struct FlatOutputs {
+  std::vector<const Value*> values;
+  std::vector<std::string> names;
+  std::map<size_t, const Value*> listOf;
+
+  void add(OnnxCtx& ctx, const Value* v) {
+    if (ctx.hasTensor(v)) {
+      values.push_back(v);
+      names.push_back(ctx.toTensor(v));
+      return;
+    }
+    if (ctx.isStatic(v) && ctx.staticValue(v).isNone()) return;
+    Symbol k = v->node()->kind();
+    if (k == prim::TupleConstruct || k == prim::ListConstruct) {
+      for (const Value* in : v->node()->inputs()) add(ctx, in);
+      return;
+    }
+    if (k == prim::DictConstruct) {
+      for (size_t i = 1; i < v->node()->inputs().size(); i += 2) add(ctx, v->node()->input(i));
+      return;
+    }
+    if (ctx.hasTensorList(v)) {
+      for (const auto& t : ctx.tensorList(v)) {
+        values.push_back(nullptr);
+        names.push_back(t);
+        listOf[names.size() - 1] = v;
+      }
+      return;
+    }
+    values.push_back(v);
+    names.push_back(ctx.toTensor(v));
+  }
+};
+
+/// Renames tensor `from` to `to` in every node input and graph output of `g` and its subgraphs.
+void renameTensor(::onnx::GraphProto& g, const std::string& from, const std::string& to) {
+  for (auto& node : *g.mutable_node()) {
+    for (int j = 0; j < node.input_size(); ++j)
+      if (node.input(j) == from) node.set_input(j, to);
+    for (auto& a : *node.mutable_attribute())
+      if (a.has_g()) renameTensor(*a.mutable_g(), from, to);
+  }
+  for (auto& o : *g.mutable_output())
+    if (o.name() == from) o.set_name(to);
+}
+
+/// Gives output `i` its final name `want` (made unique): the producing node's output is renamed
+/// when no earlier output took it, else an Identity is added. Later outputs naming the same
+/// tensor follow the rename.
+std::string nameOutput(OnnxCtx& ctx, ::onnx::GraphProto* gp, FlatOutputs& outs, size_t i,
+                       const std::string& want, std::set<std::string>& taken) {
+  const std::string name = outs.names[i];
+  ::onnx::NodeProto* producer = nullptr;
+  int producerIndex = -1;
+  for (auto& node : *gp->mutable_node())
+    for (int j = 0; j < node.output_size(); ++j)
+      if (node.output(j) == name) producer = &node, producerIndex = j;
+  std::string finalName = ctx.freshName(want);
+  if (producer && !taken.count(name)) {
+    producer->set_output(producerIndex, finalName);
+    renameTensor(*gp, name, finalName);
+    for (size_t j = i + 1; j < outs.names.size(); ++j)
+      if (outs.names[j] == name) outs.names[j] = finalName;
+  } else {
+    auto* node = gp->add_node();
+    node->set_op_type("Identity");
+    node->set_name(finalName + "/Identity");
+    node->add_input(name);
+    node->add_output(finalName);
+  }
+  taken.insert(finalName);
+  return finalName;
+}
+
+/// Adds the graph output `name` typed from what is known of output `i`: dtype, sizes or only
+/// the rank, and the dynamic axes the options give it.
+void addOutputInfo(OnnxCtx& ctx, ::onnx::GraphProto* gp, const PreparedGraph& prepared,
+                   const FlatOutputs& outs, size_t i, const std::string& name,
+                   const ExportOptions& options) {
+  ValueFacts f;
+  std::optional<ScalarType> dtype;
+  std::optional<std::vector<int64_t>> sizes;
+  std::optional<int64_t> rank;
+  const Value* typed = outs.values[i];
+  if (typed) {
+    if (auto it = prepared.facts.find(typed); it != prepared.facts.end()) f = it->second;
+  } else if (auto l = outs.listOf.find(i); l != outs.listOf.end()) {
+    typed = l->second;
+  }
+  if (typed) {
+    dtype = ctx.dtypeOf(typed);
+    sizes = ctx.sizesOf(typed);
+    rank = ctx.rankOf(typed);
+  }
+  if (auto d = options.dynamicAxes.find(name); d != options.dynamicAxes.end() && sizes) {
+    f.dynamicDims.resize(sizes->size(), false);
+    for (int64_t a : d->second)
+      f.dynamicDims.at(wrapDim(a, static_cast<int64_t>(sizes->size()))) = true;
+  }
+  if (!dtype) {
+    // Unknown (e.g. an output of a list): leave the type to shape inference.
+    auto* vi = gp->add_output();
+    vi->set_name(name);
+    vi->mutable_type()->mutable_tensor_type()->set_elem_type(onnxDataType(ScalarType::Float));
+    return;
+  }
+  if (!sizes && rank) {
+    // Known rank, unknown sizes: dims without values (the checker wants a shape).
+    setValueInfo(gp->add_output(), name, dtype, std::vector<int64_t>(*rank, 0), {}, name);
+    auto* shape = gp->mutable_output(gp->output_size() - 1)
+                      ->mutable_type()
+                      ->mutable_tensor_type()
+                      ->mutable_shape();
+    for (auto& d : *shape->mutable_dim()) d.clear_dim_value();
+    return;
+  }
+  setValueInfo(gp->add_output(), name, dtype, sizes, f.dynamicDims, name);
+}
+
+/// Writes the graph outputs: flattened, named (options, debug names, `output_K`), typed.
+void writeOutputs(OnnxCtx& ctx, ::onnx::GraphProto* gp, const Graph& g,
+                  const PreparedGraph& prepared, const ExportOptions& options) {
+  FlatOutputs outs;
+  for (const Value* v : g.outputs()) outs.add(ctx, v);
+  TL_CHECK(options.outputNames.size() <= outs.names.size(),
+           "{} output names given but the graph has {} outputs", options.outputNames.size(),
+           outs.names.size());
+  ctx.setCurrentNode(nullptr);
+  std::set<std::string> graphInputs;
+  for (const auto& in : gp->input()) graphInputs.insert(in.name());
+  std::set<std::string> taken;
+  for (size_t i = 0; i < outs.names.size(); ++i) {
+    const Value* v = outs.values[i];
+    std::string want = i < options.outputNames.size() ? options.outputNames[i]
+                       : v && v->hasDebugName() && !graphInputs.count(outs.names[i])
+                           ? sanitize(v->debugNameBase())
+                           : fmt::format("output_{}", i);
+    std::string name = nameOutput(ctx, gp, outs, i, want, taken);
+    addOutputInfo(ctx, gp, prepared, outs, i, name, options);
+  }
+}
+
+}  // namespace
+
+::onnx::ModelProto exportGraph(const Graph& graph, const std::vector<IValue>& inputs,
+                               const ExportOptions& options, ExportReport* report) {
+  TL_CHECK(options.opset >= kMinOpset && options.opset <= kMaxOpset,
+           "opset {} is not supported: torchless writes opsets {} to {}", options.opset, kMinOpset,
+           kMaxOpset);
+  const OnnxConverterRegistry& registry = onnxConverters();
+  const std::vector<std::string> inputNames = tensorInputNames(graph, inputs, options);
+  const PrepareOptions po = prepareOptions(graph, inputs, options, inputNames);
   auto progress = [&](const std::string& what) {
     if (options.progress) options.progress(what);
   };
@@ -370,135 +539,10 @@ void registerConverter(std::string_view schema, OnnxConverter converter) {
     ctx.setTensor(in, name);
   }
 
-  {
-    size_t numNodes = 0;
-    std::function<void(const Block*)> count = [&](const Block* b) {
-      for (const Node* n : b->nodes()) {
-        ++numNodes;
-        for (const Block* sub : n->blocks()) count(sub);
-      }
-    };
-    count(g.block());
-    progress(fmt::format("converting {} nodes at opset {}", numNodes, options.opset));
-  }
+  progress(fmt::format("converting {} nodes at opset {}", countNodes(g.block()), options.opset));
   Exporter exporter(ctx, registry);
   exporter.convertBlock(g.block());
-
-  // Outputs: tuples and lists flattened, named, typed.
-  std::vector<const Value*> outs;
-  std::vector<std::string> outNames;
-  // Outputs that are elements of a tensor list: the list (its facts describe its elements).
-  std::map<size_t, const Value*> listOf;
-  // Outputs flatten as cli.md's: tuples and lists in order, dict values in insertion order
-  // (the keys are not outputs), None dropped (googlenet's and inception's scripted
-  // `Outputs(x, None)`).
-  std::function<void(const Value*)> flatten = [&](const Value* v) {
-    if (ctx.hasTensor(v)) {
-      outs.push_back(v);
-      outNames.push_back(ctx.toTensor(v));
-      return;
-    }
-    if (ctx.isStatic(v) && ctx.staticValue(v).isNone()) return;
-    Symbol k = v->node()->kind();
-    if (k == prim::TupleConstruct || k == prim::ListConstruct) {
-      for (const Value* in : v->node()->inputs()) flatten(in);
-      return;
-    }
-    if (k == prim::DictConstruct) {
-      for (size_t i = 1; i < v->node()->inputs().size(); i += 2) flatten(v->node()->input(i));
-      return;
-    }
-    if (ctx.hasTensorList(v)) {
-      for (const auto& t : ctx.tensorList(v)) {
-        outs.push_back(nullptr);
-        outNames.push_back(t);
-        listOf[outNames.size() - 1] = v;
-      }
-      return;
-    }
-    outs.push_back(v);
-    outNames.push_back(ctx.toTensor(v));
-  };
-  for (const Value* v : g.outputs()) flatten(v);
-  TL_CHECK(options.outputNames.size() <= outNames.size(),
-           "{} output names given but the graph has {} outputs", options.outputNames.size(),
-           outNames.size());
-  ctx.setCurrentNode(nullptr);
-  std::set<std::string> graphInputs;
-  for (const auto& in : gp->input()) graphInputs.insert(in.name());
-  std::set<std::string> taken;
-  for (size_t i = 0; i < outNames.size(); ++i) {
-    std::string want = i < options.outputNames.size() ? options.outputNames[i]
-                       : outs[i] && outs[i]->hasDebugName() && !graphInputs.count(outNames[i])
-                           ? sanitize(outs[i]->debugNameBase())
-                           : fmt::format("output_{}", i);
-    std::string name = outNames[i];
-    // Rename the producing node's output when it is ours alone; else add an Identity.
-    ::onnx::NodeProto* producer = nullptr;
-    int producerIndex = -1;
-    for (auto& node : *gp->mutable_node())
-      for (int j = 0; j < node.output_size(); ++j)
-        if (node.output(j) == name) producer = &node, producerIndex = j;
-    std::string finalName;
-    if (producer && !taken.count(name)) {
-      finalName = ctx.freshName(want);
-      producer->set_output(producerIndex, finalName);
-      std::function<void(::onnx::GraphProto&)> rename = [&](::onnx::GraphProto& gg) {
-        for (auto& node : *gg.mutable_node()) {
-          for (int j = 0; j < node.input_size(); ++j)
-            if (node.input(j) == name) node.set_input(j, finalName);
-          for (auto& a : *node.mutable_attribute())
-            if (a.has_g()) rename(*a.mutable_g());
-        }
-        for (auto& o : *gg.mutable_output())
-          if (o.name() == name) o.set_name(finalName);
-      };
-      rename(*gp);
-      for (size_t j = i + 1; j < outNames.size(); ++j)
-        if (outNames[j] == name) outNames[j] = finalName;
-    } else {
-      finalName = ctx.freshName(want);
-      auto* node = gp->add_node();
-      node->set_op_type("Identity");
-      node->set_name(finalName + "/Identity");
-      node->add_input(name);
-      node->add_output(finalName);
-    }
-    taken.insert(finalName);
-    ValueFacts f;
-    std::optional<ScalarType> dtype;
-    std::optional<std::vector<int64_t>> sizes;
-    std::optional<int64_t> rank;
-    if (outs[i]) {
-      if (auto it = prepared.facts.find(outs[i]); it != prepared.facts.end()) f = it->second;
-      dtype = ctx.dtypeOf(outs[i]);
-      sizes = ctx.sizesOf(outs[i]);
-      rank = ctx.rankOf(outs[i]);
-    } else if (auto l = listOf.find(i); l != listOf.end()) {
-      dtype = ctx.dtypeOf(l->second);
-      sizes = ctx.sizesOf(l->second);
-      rank = ctx.rankOf(l->second);
-    }
-    if (auto d = options.dynamicAxes.find(finalName); d != options.dynamicAxes.end() && sizes) {
-      f.dynamicDims.resize(sizes->size(), false);
-      for (int64_t a : d->second) f.dynamicDims.at(wrapDim(a, static_cast<int64_t>(sizes->size()))) = true;
-    }
-    if (!dtype) {
-      // Unknown (e.g. an output of a list): leave the type to shape inference.
-      auto* vi = gp->add_output();
-      vi->set_name(finalName);
-      vi->mutable_type()->mutable_tensor_type()->set_elem_type(onnxDataType(ScalarType::Float));
-      continue;
-    }
-    if (!sizes && rank) {
-      // Known rank, unknown sizes: dims without values (the checker wants a shape).
-      setValueInfo(gp->add_output(), finalName, dtype, std::vector<int64_t>(*rank, 0), {}, finalName);
-      auto* shape = gp->mutable_output(gp->output_size() - 1)->mutable_type()->mutable_tensor_type()->mutable_shape();
-      for (auto& d : *shape->mutable_dim()) d.clear_dim_value();
-      continue;
-    }
-    setValueInfo(gp->add_output(), finalName, dtype, sizes, f.dynamicDims, finalName);
-  }
+  writeOutputs(ctx, gp, g, prepared, options);
 
   // Debian's libonnx 1.12 knows opsets up to 17: newer models are written unchecked (ONNX
   // Runtime, which the oracle tests run, validates them).

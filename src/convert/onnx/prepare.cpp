@@ -561,72 +561,67 @@ void removeDeadNodes(Block* block) {
   }
 }
 
-PreparedGraph prepareForExport(const Graph& source, const std::vector<IValue>& inputs,
-                               const PrepareOptions& options) {
-  PreparedGraph out;
-  out.graph = source.copy();
-  Graph& g = *out.graph;
-  TL_CHECK(inputs.size() == g.inputs().size(),
-           "the graph takes {} inputs but {} example inputs were given", g.inputs().size(),
-           inputs.size());
+namespace {
 
-  // 1. constants for parameters and non-tensor inputs.
-  std::vector<IValue> runInputs;
-  std::map<size_t, std::vector<int64_t>> dynamicByRunInput;
-  {
-    WithInsertPoint guard(g.nodes().empty() ? g.returnNode() : g.nodes().front());
-    size_t k = 0;
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      Value* in = g.inputs()[k];
-      const IValue& x = inputs[i];
-      if (x.isObject())
-        throw Error(fmt::format("graph input %{} is a module object; freeze the module (parameters "
-                                "and attributes as constants) before export",
-                                in->debugName()));
-      auto named = options.constantInputs.find(i);
-      if (named == options.constantInputs.end() && x.isTensor()) {
-        out.inputOrigin.push_back(i);
-        if (auto d = options.dynamicAxes.find(i); d != options.dynamicAxes.end())
-          dynamicByRunInput[runInputs.size()] = d->second;
-        runInputs.push_back(x);
-        ++k;
-        continue;
-      }
-      TL_CHECK(!options.dynamicAxes.count(i), "input {} has dynamic axes but is folded to a constant", i);
-      IValue constant = x;
-      if (x.isTensor() && x.toTensor().requiresGrad()) {
-        // Parameters of a loaded module require grad; the constant shares their storage.
-        Tensor t = x.toTensor().alias();
-        t.setRequiresGrad(false);
-        constant = IValue(t);
-      }
-      Value* c = g.insertConstant(constant);
-      if (named != options.constantInputs.end()) out.weightNames[c] = named->second;
-      else if (x.isTensor() && in->hasDebugName()) out.weightNames[c] = in->debugNameBase();
-      in->replaceAllUsesWith(c);
-      g.eraseInput(k);
+/// The example run's inputs and the dynamic axes of each, by run input index.
+struct RunInputs {
+  std::vector<IValue> values;
+  std::map<size_t, std::vector<int64_t>> dynamicAxes;
+};
+
+/// Step 1: parameters and non-tensor inputs become constants (named by `constantInputs` or
+/// the input's debug name); tensor inputs stay and are returned as the run's inputs.
+/// Throws torchless::Error for a module object input or dynamic axes on a folded input.
+RunInputs bindConstantInputs(Graph& g, const std::vector<IValue>& inputs,
+                             const PrepareOptions& options, PreparedGraph& out) {
+  RunInputs run;
+  WithInsertPoint guard(g.nodes().empty() ? g.returnNode() : g.nodes().front());
+  size_t k = 0;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    Value* in = g.inputs()[k];
+    const IValue& x = inputs[i];
+    if (x.isObject())
+      throw Error(fmt::format("graph input %{} is a module object; freeze the module (parameters "
+                              "and attributes as constants) before export",
+                              in->debugName()));
+    auto named = options.constantInputs.find(i);
+    if (named == options.constantInputs.end() && x.isTensor()) {
+      out.inputOrigin.push_back(i);
+      if (auto d = options.dynamicAxes.find(i); d != options.dynamicAxes.end())
+        run.dynamicAxes[run.values.size()] = d->second;
+      run.values.push_back(x);
+      ++k;
+      continue;
     }
+    TL_CHECK(!options.dynamicAxes.count(i), "input {} has dynamic axes but is folded to a constant",
+             i);
+    IValue constant = x;
+    if (x.isTensor() && x.toTensor().requiresGrad()) {
+      // Parameters of a loaded module require grad; the constant shares their storage.
+      Tensor t = x.toTensor().alias();
+      t.setRequiresGrad(false);
+      constant = IValue(t);
+    }
+    Value* c = g.insertConstant(constant);
+    if (named != options.constantInputs.end()) out.weightNames[c] = named->second;
+    else if (x.isTensor() && in->hasDebugName()) out.weightNames[c] = in->debugNameBase();
+    in->replaceAllUsesWith(c);
+    g.eraseInput(k);
   }
+  return run;
+}
 
-  // 2-3. constant branches, functional form (batch norms fold after step 5).
-  inlineConstantIfs(g.block());
-  resolveCopyingViews(out.graph, runInputs);
-  decomposeFastPaths(g);
-  // Lenient here: a write in a branch that specialization drops (stochastic depth's
-  // bernoulli_ under `if not training`) must not stop the export; step 6 insists.
-  passes::removeMutation(g, /*strict=*/false);
-  removeDeadNodes(g.block());
-  carryListAppends(g);
-  lowerListAppends(g);
-
-  // 4-5, repeated while they inline branches: the nodes of an inlined branch were not
-  // top-level values when the graph ran, so one more run observes and folds them (an early
-  // `return` nests the rest of a function in an If; torchvision's stochastic_depth).
-  for (int round = 0;; ++round) {
+/// Step 4: runs the graph on the examples and records facts of every top-level value: dtype,
+/// sizes, and (Note [Dynamic axes by grown runs]) which follow a dynamic axis. Values the run
+/// saw are returned by value (tensors up to `foldTensorLimit` elements). Sets
+/// `out.specialized`, or `out.runError` when the run fails.
+std::unordered_map<const Value*, IValue> observeFacts(PreparedGraph& out, const RunInputs& run,
+                                                      const PrepareOptions& options) {
+  Graph& g = *out.graph;
   out.facts.clear();
   out.dynamic.clear();
   out.specialized = false;
-  // 4. specialize by running on the examples.
+  std::unordered_map<const Value*, IValue> known;
   std::vector<Value*> recorded;
   for (Node* n : g.nodes()) {
     if (n->kind() == prim::Constant) continue;
@@ -636,14 +631,11 @@ PreparedGraph prepareForExport(const Graph& source, const std::vector<IValue>& i
   std::vector<IValue> seen;
   try {
     initKernels();
-    seen = observeStubbed(out.graph, recorded, runInputs);
+    seen = observeStubbed(out.graph, recorded, run.values);
     out.specialized = true;
   } catch (const Error& e) {
     out.runError = e.firstLine();
-  }
-  if (!out.specialized) {
-    removeDeadNodes(g.block());
-    return out;
+    return known;
   }
   // Note [Dynamic axes by grown runs]
   // A value follows a dynamic axis when it differs in a run on inputs grown along those axes.
@@ -652,11 +644,13 @@ PreparedGraph prepareForExport(const Graph& source, const std::vector<IValue>& i
   // pair rarely does. The doubled run may fail (a position table shorter than twice the
   // sequence): then the first run decides alone.
   std::vector<IValue> grown, doubled;
-  if (!dynamicByRunInput.empty()) {
-    std::vector<IValue> bigger = runInputs;
-    for (const auto& [i, axes] : dynamicByRunInput) bigger[i] = growAlong(runInputs[i].toTensor(), axes, 1);
+  if (!run.dynamicAxes.empty()) {
+    std::vector<IValue> bigger = run.values;
+    for (const auto& [i, axes] : run.dynamicAxes)
+      bigger[i] = growAlong(run.values[i].toTensor(), axes, 1);
     grown = observeStubbed(out.graph, recorded, bigger);
-    for (const auto& [i, axes] : dynamicByRunInput) bigger[i] = growAlong(runInputs[i].toTensor(), axes, 0);
+    for (const auto& [i, axes] : run.dynamicAxes)
+      bigger[i] = growAlong(run.values[i].toTensor(), axes, 0);
     try {
       doubled = observeStubbed(out.graph, recorded, bigger);
     } catch (const Error&) {
@@ -665,16 +659,15 @@ PreparedGraph prepareForExport(const Graph& source, const std::vector<IValue>& i
   }
   for (size_t i = 0; i < g.inputs().size(); ++i) {
     ValueFacts f;
-    const Tensor& t = runInputs[i].toTensor();
+    const Tensor& t = run.values[i].toTensor();
     f.dtype = t.dtype();
     f.sizes = t.sizes();
     f.dynamicDims.assign(t.dim(), false);
-    if (auto d = dynamicByRunInput.find(i); d != dynamicByRunInput.end())
+    if (auto d = run.dynamicAxes.find(i); d != run.dynamicAxes.end())
       for (int64_t a : d->second) f.dynamicDims[a < 0 ? a + t.dim() : a] = true;
     out.facts[g.inputs()[i]] = f;
-    if (dynamicByRunInput.count(i)) out.dynamic.insert(g.inputs()[i]);
+    if (run.dynamicAxes.count(i)) out.dynamic.insert(g.inputs()[i]);
   }
-  std::unordered_map<const Value*, IValue> known;
   for (size_t i = 0; i < recorded.size(); ++i) {
     const Value* v = recorded[i];
     const IValue& x = seen[i];
@@ -692,7 +685,8 @@ PreparedGraph prepareForExport(const Graph& source, const std::vector<IValue>& i
         }
         const Tensor u = (*other)[i].toTensor();
         if (u.dim() == t.dim())
-          for (int64_t d = 0; d < t.dim(); ++d) f.dynamicDims[d] = f.dynamicDims[d] || u.sizes()[d] != t.sizes()[d];
+          for (int64_t d = 0; d < t.dim(); ++d)
+            f.dynamicDims[d] = f.dynamicDims[d] || u.sizes()[d] != t.sizes()[d];
         else
           out.dynamic.insert(v);
       }
@@ -706,8 +700,13 @@ PreparedGraph prepareForExport(const Graph& source, const std::vector<IValue>& i
       known[v] = x;
     }
   }
+  return known;
+}
 
-  // 5. fold what is known and depends on neither tensor data nor a dynamic axis.
+/// Step 5: replaces by constants the outputs whose value the run saw and that depend on neither
+/// tensor data nor a dynamic axis; values computed from dynamic ones join `out.dynamic`.
+void foldKnown(PreparedGraph& out, const std::unordered_map<const Value*, IValue>& known) {
+  Graph& g = *out.graph;
   std::unordered_set<const Value*> dataDependent;
   for (const Value* v : g.inputs()) dataDependent.insert(v);
   for (auto it = g.nodes().begin(); it != g.nodes().end(); ++it) {
@@ -732,9 +731,11 @@ PreparedGraph prepareForExport(const Graph& source, const std::vector<IValue>& i
       // value in `known`, and a constant would be appended to on every run: not folded.
       if (v->type() && v->type()->kind() == TypeKind::ListType)
         for (const Use& u : v->uses())
-          if (const OpInfo* uop = matchOperator(u.user, OperatorRegistry::global()); uop && uop->mutates)
+          if (const OpInfo* uop = matchOperator(u.user, OperatorRegistry::global());
+              uop && uop->mutates)
             ok = false;
-      ok &= isFoldableType(v->type()) || (v->type() && v->type()->kind() == TypeKind::TensorType && allConst);
+      ok &= isFoldableType(v->type()) ||
+            (v->type() && v->type()->kind() == TypeKind::TensorType && allConst);
       outFoldable.push_back(ok);
     }
     for (const Value* v : n->outputs()) {
@@ -755,79 +756,117 @@ PreparedGraph prepareForExport(const Graph& source, const std::vector<IValue>& i
       v->replaceAllUsesWith(c);
     }
   }
-  // Folding may have made conditions constant (`if x.dim() != 4: raise ...`).
-  const size_t ifsBefore = countIfs(g.block());
-  inlineConstantIfs(g.block());
-  const bool unrolled = unrollScalarLoops(g);
-  // Scripted nn.TransformerEncoderLayer computes its fast path's flags (use_gelu, the mask)
-  // through ifs: they are constants only now, and the decomposed ops run in the next round.
-  const bool decomposed = decomposeFastPaths(g, [&](const Value* v) -> const ValueFacts* {
-    auto it = out.facts.find(v);
-    return it == out.facts.end() ? nullptr : &it->second;
-  });
-  // An unrolled list comprehension appends at the top level now (its readers may reach the
-  // top level only once the branches around them are inlined): one list per reader.
-  lowerListAppends(g);
-  removeDeadNodes(g.block());
-  if ((countIfs(g.block()) == ifsBefore && !unrolled && !decomposed) || round == 31) break;
+}
+
+/// Steps 4-5, repeated while they inline branches: the nodes of an inlined branch were not
+/// top-level values when the graph ran, so one more run observes and folds them (an early
+/// `return` nests the rest of a function in an If; torchvision's stochastic_depth).
+/// Returns false when the example run failed.
+bool specialize(PreparedGraph& out, const RunInputs& run, const PrepareOptions& options) {
+  Graph& g = *out.graph;
+  for (int round = 0;; ++round) {
+    std::unordered_map<const Value*, IValue> known = observeFacts(out, run, options);
+    if (!out.specialized) return false;
+    foldKnown(out, known);
+    // Folding may have made conditions constant (`if x.dim() != 4: raise ...`).
+    const size_t ifsBefore = countIfs(g.block());
+    inlineConstantIfs(g.block());
+    const bool unrolled = unrollScalarLoops(g);
+    // Scripted nn.TransformerEncoderLayer computes its fast path's flags (use_gelu, the mask)
+    // through ifs: they are constants only now, and the decomposed ops run in the next round.
+    const bool decomposed = decomposeFastPaths(g, [&](const Value* v) -> const ValueFacts* {
+      auto it = out.facts.find(v);
+      return it == out.facts.end() ? nullptr : &it->second;
+    });
+    // An unrolled list comprehension appends at the top level now (its readers may reach the
+    // top level only once the branches around them are inlined): one list per reader.
+    lowerListAppends(g);
+    removeDeadNodes(g.block());
+    if ((countIfs(g.block()) == ifsBefore && !unrolled && !decomposed) || round == 31) return true;
   }
-  // Forget values the sweeps destroyed before anything new is made (addresses are reused).
-  {
-    std::vector<Value*> values = allValues(g);
-    std::unordered_set<const Value*> live(values.begin(), values.end());
-    std::erase_if(out.facts, [&](const auto& kv) { return !live.count(kv.first); });
-    std::erase_if(out.weightNames, [&](const auto& kv) { return !live.count(kv.first); });
-    std::erase_if(out.dynamic, [&](const Value* v) { return !live.count(v); });
-  }
-  // Writes left by step 3 that survived specialization cannot be made functional: the error
-  // names the op and its place.
-  passes::removeMutation(g, /*strict=*/true);
-  // Batch norms fold once the specialization made their `training` flags and parameters
-  // constants (scripted modules compute them: `bn_training`, running stats through ifs).
-  if (options.foldBatchNorm) {
-    // The folds destroy values and make new ones, which may reuse destroyed values' addresses:
-    // what is known about values is carried across by their unique ids, never by address.
-    // (Entries of values the dead-code sweeps destroyed are skipped: only live values are
-    // looked up, never a destroyed one's id.)
-    std::unordered_map<size_t, ValueFacts> factsById;
-    std::unordered_set<size_t> dynamicById;
-    std::unordered_map<size_t, std::string> namesById;
-    std::vector<Value*> values = allValues(g);
-    for (Value* v : values) {
-      if (auto it = out.facts.find(v); it != out.facts.end()) factsById[v->unique()] = it->second;
-      if (out.dynamic.count(v)) dynamicById.insert(v->unique());
-      if (auto it = out.weightNames.find(v); it != out.weightNames.end()) namesById[v->unique()] = it->second;
-    }
-    std::unordered_map<const Value*, std::string> named;
-    for (Value* v : values)
-      if (auto it = namesById.find(v->unique()); it != namesById.end()) named[v] = it->second;
-    for (const auto& [v, name] : foldBatchNorms(g, named)) namesById[v->unique()] = name;
-    out.facts.clear();
-    out.dynamic.clear();
-    out.weightNames.clear();
-    for (Value* v : allValues(g)) {
-      if (auto it = factsById.find(v->unique()); it != factsById.end()) out.facts[v] = it->second;
-      if (dynamicById.count(v->unique())) out.dynamic.insert(v);
-      if (auto it = namesById.find(v->unique()); it != namesById.end()) out.weightNames[v] = it->second;
-    }
-  }
-  lowerDicts(g);
-  removeDeadNodes(g.block());
-  // Forget destroyed values (their addresses may be reused).
-  std::unordered_set<const Value*> live(g.inputs().begin(), g.inputs().end());
-  std::function<void(const Block*)> collectLive = [&](const Block* b) {
-    for (const Node* n : b->nodes()) {
-      live.insert(n->outputs().begin(), n->outputs().end());
-      for (const Block* s : n->blocks()) {
-        live.insert(s->inputs().begin(), s->inputs().end());
-        collectLive(s);
-      }
-    }
-  };
-  collectLive(g.block());
+}
+
+/// Drops what `out` knows of values no longer in its graph (their addresses may be reused).
+void forgetDestroyed(PreparedGraph& out) {
+  std::vector<Value*> values = allValues(*out.graph);
+  std::unordered_set<const Value*> live(values.begin(), values.end());
   std::erase_if(out.facts, [&](const auto& kv) { return !live.count(kv.first); });
   std::erase_if(out.weightNames, [&](const auto& kv) { return !live.count(kv.first); });
   std::erase_if(out.dynamic, [&](const Value* v) { return !live.count(v); });
+}
+
+/// Folds batch norms into the convolutions and linears before them, carrying facts, dynamic
+/// marks and weight names across by unique id.
+void foldBatchNormsKeepingFacts(PreparedGraph& out) {
+  Graph& g = *out.graph;
+  // The folds destroy values and make new ones, which may reuse destroyed values' addresses:
+  // what is known about values is carried across by their unique ids, never by address.
+  // (forgetDestroyed ran first: only live values are looked up, never a destroyed one's id.)
+  std::unordered_map<size_t, ValueFacts> factsById;
+  std::unordered_set<size_t> dynamicById;
+  std::unordered_map<size_t, std::string> namesById;
+  std::vector<Value*> values = allValues(g);
+  for (Value* v : values) {
+    if (auto it = out.facts.find(v); it != out.facts.end()) factsById[v->unique()] = it->second;
+    if (out.dynamic.count(v)) dynamicById.insert(v->unique());
+    if (auto it = out.weightNames.find(v); it != out.weightNames.end())
+      namesById[v->unique()] = it->second;
+  }
+  std::unordered_map<const Value*, std::string> named;
+  for (Value* v : values)
+    if (auto it = namesById.find(v->unique()); it != namesById.end()) named[v] = it->second;
+  for (const auto& [v, name] : foldBatchNorms(g, named)) namesById[v->unique()] = name;
+  out.facts.clear();
+  out.dynamic.clear();
+  out.weightNames.clear();
+  for (Value* v : allValues(g)) {
+    if (auto it = factsById.find(v->unique()); it != factsById.end()) out.facts[v] = it->second;
+    if (dynamicById.count(v->unique())) out.dynamic.insert(v);
+    if (auto it = namesById.find(v->unique()); it != namesById.end())
+      out.weightNames[v] = it->second;
+  }
+}
+
+}  // namespace
+
+PreparedGraph prepareForExport(const Graph& source, const std::vector<IValue>& inputs,
+                               const PrepareOptions& options) {
+  PreparedGraph out;
+  out.graph = source.copy();
+  Graph& g = *out.graph;
+  TL_CHECK(inputs.size() == g.inputs().size(),
+           "the graph takes {} inputs but {} example inputs were given", g.inputs().size(),
+           inputs.size());
+
+  // 1. constants for parameters and non-tensor inputs.
+  const RunInputs run = bindConstantInputs(g, inputs, options, out);
+
+  // 2-3. constant branches, functional form (batch norms fold after step 5).
+  inlineConstantIfs(g.block());
+  resolveCopyingViews(out.graph, run.values);
+  decomposeFastPaths(g);
+  // Lenient here: a write in a branch that specialization drops (stochastic depth's
+  // bernoulli_ under `if not training`) must not stop the export; step 6 insists.
+  passes::removeMutation(g, /*strict=*/false);
+  removeDeadNodes(g.block());
+  carryListAppends(g);
+  lowerListAppends(g);
+
+  // 4-5. specialize by running on the examples, and fold what the runs show is constant.
+  if (!specialize(out, run, options)) {
+    removeDeadNodes(g.block());
+    return out;
+  }
+  forgetDestroyed(out);
+  // 6. Writes left by step 3 that survived specialization cannot be made functional: the
+  // error names the op and its place.
+  passes::removeMutation(g, /*strict=*/true);
+  // Batch norms fold once the specialization made their `training` flags and parameters
+  // constants (scripted modules compute them: `bn_training`, running stats through ifs).
+  if (options.foldBatchNorm) foldBatchNormsKeepingFacts(out);
+  lowerDicts(g);
+  removeDeadNodes(g.block());
+  forgetDestroyed(out);
   return out;
 }
 
