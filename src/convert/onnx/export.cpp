@@ -306,8 +306,8 @@ std::vector<std::string> tensorInputNames(const Graph& graph, const std::vector<
                                                   : fmt::format("input_{}", k));
     ++k;
   }
-  TL_CHECK(options.inputNames.size() <= k, "{} input names given but the graph has {} tensor inputs",
-           options.inputNames.size(), k);
+  TL_CHECK(options.inputNames.size() <= k,
+           "{} input names given but the graph has {} tensor inputs", options.inputNames.size(), k);
   return names;
 }
 

@@ -581,9 +581,10 @@ RunInputs bindConstantInputs(Graph& g, const std::vector<IValue>& inputs,
     Value* in = g.inputs()[k];
     const IValue& x = inputs[i];
     if (x.isObject())
-      throw Error(fmt::format("graph input %{} is a module object; freeze the module (parameters "
-                              "and attributes as constants) before export",
-                              in->debugName()));
+      throw Error(
+          fmt::format("graph input %{} is a module object; freeze the module (parameters "
+                      "and attributes as constants) before export",
+                      in->debugName()));
     auto named = options.constantInputs.find(i);
     if (named == options.constantInputs.end() && x.isTensor()) {
       out.inputOrigin.push_back(i);
@@ -603,8 +604,10 @@ RunInputs bindConstantInputs(Graph& g, const std::vector<IValue>& inputs,
       constant = IValue(t);
     }
     Value* c = g.insertConstant(constant);
-    if (named != options.constantInputs.end()) out.weightNames[c] = named->second;
-    else if (x.isTensor() && in->hasDebugName()) out.weightNames[c] = in->debugNameBase();
+    if (named != options.constantInputs.end())
+      out.weightNames[c] = named->second;
+    else if (x.isTensor() && in->hasDebugName())
+      out.weightNames[c] = in->debugNameBase();
     in->replaceAllUsesWith(c);
     g.eraseInput(k);
   }
