@@ -32,10 +32,11 @@ int main(int argc, char** argv) {
     memory::dims wd = g == 1 ? memory::dims{oc, c, kh, kw} : memory::dims{g, oc / g, c / g, kh, kw};
     memory::desc wAny(wd, f32, memory::format_tag::any);
     memory::desc wPlain(wd, f32, g == 1 ? memory::format_tag::oihw : memory::format_tag::goihw);
-    convolution_forward::desc d(prop_kind::forward_inference, algorithm::convolution_direct, src, wAny, bias, dst,
-                                {sh, sw}, {dil - 1, dil - 1}, {ph, pw}, {ph, pw});
+    convolution_forward::desc d(prop_kind::forward_inference, algorithm::convolution_direct, src,
+                                wAny, bias, dst, {sh, sw}, {dil - 1, dil - 1}, {ph, pw}, {ph, pw});
     convolution_forward::primitive_desc pd(d, eng);
-    memory srcM(src, eng), dstM(dst, eng), biasM(bias, eng), wM(pd.weights_desc(), eng), wU(wPlain, eng);
+    memory srcM(src, eng), dstM(dst, eng), biasM(bias, eng), wM(pd.weights_desc(), eng),
+        wU(wPlain, eng);
     for (auto* m : {&srcM, &biasM, &wU}) {
       float* p = static_cast<float*>(m->get_data_handle());
       const size_t k = m->get_desc().get_size() / sizeof(float);

@@ -12,7 +12,7 @@ PACKAGES=(
   libonnx-dev libprotobuf-dev protobuf-compiler
   libgtest-dev libgmock-dev libbenchmark-dev
   llvm-14-tools clang libclang-rt-14-dev libomp-14-dev
-  clang-format-14  # .ci/run: changed lines follow .clang-format (scripts/check_format.sh)
+  clang-format-14  # .ci/run: changed C++ files follow .clang-format (scripts/check_format.sh)
   python3 python3-torch python3-torchvision python3-numpy python3-pytest python3-onnx
   libtorch-dev  # tests only: the oracle of the libtorch-compatible C++ API (tests/sdk)
   libcpp-httplib-dev libgrpc++-dev protobuf-compiler-grpc  # torchless serve (HTTP/REST, gRPC)

@@ -50,9 +50,9 @@ typedef struct tl_op tl_op;
 
 typedef enum tl_status {
   TL_OK = 0,
-  TL_ERROR = 1,                /* bad file, bad input, any user error */
-  TL_ERROR_MODEL = 2,          /* the model raised (TorchScript `raise`) */
-  TL_ERROR_UNSUPPORTED = 3,    /* operators without a kernel */
+  TL_ERROR = 1,                 /* bad file, bad input, any user error */
+  TL_ERROR_MODEL = 2,           /* the model raised (TorchScript `raise`) */
+  TL_ERROR_UNSUPPORTED = 3,     /* operators without a kernel */
   TL_ERROR_INVALID_ARGUMENT = 4 /* NULL handle, wrong kind of value, index out of range */
 } tl_status;
 
@@ -99,10 +99,11 @@ void tl_set_num_threads(int n);
 tl_status tl_module_load(const char* path, tl_module** out);
 void tl_module_free(tl_module* m);
 /* Calls `forward` with args (self excluded); *out receives the result. */
-tl_status tl_module_forward(const tl_module* m, tl_value* const* args, size_t nargs, tl_value** out);
+tl_status tl_module_forward(const tl_module* m, tl_value* const* args, size_t nargs,
+                            tl_value** out);
 /* Calls method `name`; missing trailing arguments take their declared defaults. */
-tl_status tl_module_run_method(const tl_module* m, const char* name, tl_value* const* args, size_t nargs,
-                               tl_value** out);
+tl_status tl_module_run_method(const tl_module* m, const char* name, tl_value* const* args,
+                               size_t nargs, tl_value** out);
 /* Number of methods of the root module and the i-th method's name (definition order). */
 size_t tl_module_num_methods(const tl_module* m);
 const char* tl_module_method_name(const tl_module* m, size_t i);
@@ -189,7 +190,7 @@ void tl_value_free(tl_value* v);
 tl_value_kind tl_value_get_kind(const tl_value* v);
 tl_status tl_value_to_tensor(const tl_value* v, tl_tensor** out);
 tl_status tl_value_to_int(const tl_value* v, int64_t* out);
-tl_status tl_value_to_double(const tl_value* v, double* out);  /* also from an int */
+tl_status tl_value_to_double(const tl_value* v, double* out); /* also from an int */
 tl_status tl_value_to_bool(const tl_value* v, int* out);
 /* The string and its length in bytes; valid while v lives. */
 tl_status tl_value_to_string(const tl_value* v, const char** out, size_t* len);

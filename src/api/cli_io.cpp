@@ -30,7 +30,9 @@ std::optional<double> asDouble(const std::string& w) {
   return std::nullopt;
 }
 
-bool isTensorWord(const std::string& w) { return endsWith(w, ".npy") || w.rfind("@input:", 0) == 0; }
+bool isTensorWord(const std::string& w) {
+  return endsWith(w, ".npy") || w.rfind("@input:", 0) == 0;
+}
 
 // The value of one word with no type to guide it (the cli.md literal rules).
 IValue literal(const std::string& w, const TensorLoader& load) {
@@ -70,8 +72,8 @@ IValue convert(const ParamSpec& p, const TypePtr& type, const std::string& w,
   switch (t.kind()) {
     case TypeKind::TensorType:
       if (w.rfind("@list:", 0) == 0 || w.rfind("@dict:", 0) == 0)
-        bad(p, fmt::format("expected a .npy file, got the {} '{}'",
-                           w[1] == 'l' ? "list" : "dict", w));
+        bad(p,
+            fmt::format("expected a .npy file, got the {} '{}'", w[1] == 'l' ? "list" : "dict", w));
       if (!isTensorWord(w)) bad(p, fmt::format("expected a .npy file, got '{}'", w));
       return IValue(load(w));
     case TypeKind::IntType:
@@ -84,8 +86,7 @@ IValue convert(const ParamSpec& p, const TypePtr& type, const std::string& w,
       if (w == "true") return IValue(true);
       if (w == "false") return IValue(false);
       bad(p, fmt::format("expected true or false, got '{}'", w));
-    case TypeKind::StringType:
-      return IValue(w);
+    case TypeKind::StringType: return IValue(w);
     case TypeKind::NoneType:
       if (w == "none") return IValue();
       bad(p, fmt::format("expected none, got '{}'", w));
@@ -99,7 +100,8 @@ IValue convert(const ParamSpec& p, const TypePtr& type, const std::string& w,
       auto list = ListImpl::create(elem);
       std::string body = w.substr(6);
       if (!body.empty())
-        for (const auto& item : splitComma(body)) list->list.push_back(convert(p, elem, item, load));
+        for (const auto& item : splitComma(body))
+          list->list.push_back(convert(p, elem, item, load));
       return IValue(list);
     }
     case TypeKind::DictType: {
@@ -117,8 +119,7 @@ IValue convert(const ParamSpec& p, const TypePtr& type, const std::string& w,
       }
       return IValue(dict);
     }
-    case TypeKind::AnyType:
-      return literal(w, load);
+    case TypeKind::AnyType: return literal(w, load);
     case TypeKind::UnionType: {
       // The first member the word converts to, in the order of the annotation (a .npy is a
       // Tensor, `@list:` a list, `none` None, a number an int before a float).
@@ -130,8 +131,7 @@ IValue convert(const ParamSpec& p, const TypePtr& type, const std::string& w,
       }
       bad(p, fmt::format("'{}' is none of the union's types", w));
     }
-    default:
-      bad(p, fmt::format("cannot be given on the command line (got '{}')", w));
+    default: bad(p, fmt::format("cannot be given on the command line (got '{}')", w));
   }
 }
 
@@ -139,14 +139,16 @@ IValue convert(const ParamSpec& p, const TypePtr& type, const std::string& w,
 
 InputSpec parseInputSpec(const std::string& spec) {
   auto fail = [&](const std::string& what) -> InputSpec {
-    throw Error(fmt::format("input spec '{}': {} (expected SIZExSIZE...[:DTYPE[:random|zeros|ones]], "
-                            "e.g. 1x3x224x224 or 1x128:int64)",
-                            spec, what));
+    throw Error(
+        fmt::format("input spec '{}': {} (expected SIZExSIZE...[:DTYPE[:random|zeros|ones]], "
+                    "e.g. 1x3x224x224 or 1x128:int64)",
+                    spec, what));
   };
   std::vector<std::string> parts;
   for (size_t start = 0;;) {
     size_t colon = spec.find(':', start);
-    parts.push_back(spec.substr(start, colon == std::string::npos ? std::string::npos : colon - start));
+    parts.push_back(
+        spec.substr(start, colon == std::string::npos ? std::string::npos : colon - start));
     if (colon == std::string::npos) break;
     start = colon + 1;
   }
@@ -156,7 +158,8 @@ InputSpec parseInputSpec(const std::string& spec) {
     double elements = 1;
     for (size_t start = 0;;) {
       size_t x = parts[0].find('x', start);
-      std::string d = parts[0].substr(start, x == std::string::npos ? std::string::npos : x - start);
+      std::string d =
+          parts[0].substr(start, x == std::string::npos ? std::string::npos : x - start);
       auto v = asInt(d);
       if (!v || *v < 0) return fail(fmt::format("'{}' is not a size", d));
       out.sizes.push_back(*v);
@@ -173,10 +176,14 @@ InputSpec parseInputSpec(const std::string& spec) {
     out.dtype = *t;
   }
   if (parts.size() > 2) {
-    if (parts[2] == "random") out.fill = InputSpec::Fill::Random;
-    else if (parts[2] == "zeros") out.fill = InputSpec::Fill::Zeros;
-    else if (parts[2] == "ones") out.fill = InputSpec::Fill::Ones;
-    else return fail(fmt::format("unknown fill '{}'", parts[2]));
+    if (parts[2] == "random")
+      out.fill = InputSpec::Fill::Random;
+    else if (parts[2] == "zeros")
+      out.fill = InputSpec::Fill::Zeros;
+    else if (parts[2] == "ones")
+      out.fill = InputSpec::Fill::Ones;
+    else
+      return fail(fmt::format("unknown fill '{}'", parts[2]));
   }
   return out;
 }
@@ -191,13 +198,17 @@ Tensor tensorFromSpec(const InputSpec& spec, uint64_t seed) {
     std::uniform_real_distribution<double> u(0.0, 1.0);
     double* p = t.data<double>();
     for (int64_t i = 0; i < n; ++i)
-      p[i] = spec.fill == InputSpec::Fill::Random ? u(gen) : spec.fill == InputSpec::Fill::Ones ? 1.0 : 0.0;
+      p[i] = spec.fill == InputSpec::Fill::Random ? u(gen)
+             : spec.fill == InputSpec::Fill::Ones ? 1.0
+                                                  : 0.0;
   } else {
     const int64_t hi = spec.dtype == ScalarType::Bool ? 1 : 9;
     std::uniform_int_distribution<int64_t> u(0, hi);
     int64_t* p = t.data<int64_t>();
     for (int64_t i = 0; i < n; ++i)
-      p[i] = spec.fill == InputSpec::Fill::Random ? u(gen) : spec.fill == InputSpec::Fill::Ones ? 1 : 0;
+      p[i] = spec.fill == InputSpec::Fill::Random ? u(gen)
+             : spec.fill == InputSpec::Fill::Ones ? 1
+                                                  : 0;
   }
   return t.to(spec.dtype);
 }
@@ -228,10 +239,10 @@ std::vector<IValue> parseInputs(const std::vector<std::string>& words,
       size_t required = 0;
       for (const auto& q : params) required += q.defaultValue ? 0 : 1;
       const size_t optional = params.size() - required;
-      throw Error(fmt::format("missing input for argument '{}' ({}): {} input{} given, the method takes {}{}",
-                              p.name, p.type->annotationStr(), words.size(),
-                              words.size() == 1 ? "" : "s", required,
-                              optional ? fmt::format(" (and {} optional)", optional) : std::string()));
+      throw Error(fmt::format(
+          "missing input for argument '{}' ({}): {} input{} given, the method takes {}{}", p.name,
+          p.type->annotationStr(), words.size(), words.size() == 1 ? "" : "s", required,
+          optional ? fmt::format(" (and {} optional)", optional) : std::string()));
     }
     if (tuple) {
       if (next + needed > words.size())
@@ -243,7 +254,8 @@ std::vector<IValue> parseInputs(const std::vector<std::string>& words,
       const TypePtr& tupleType = p.type->kind() == TypeKind::OptionalType
                                      ? p.type->expect<OptionalType>().getElementType()
                                      : p.type;
-      args.emplace_back(TupleImpl::create(std::move(elems), tuple->isNamed() ? tupleType : nullptr));
+      args.emplace_back(
+          TupleImpl::create(std::move(elems), tuple->isNamed() ? tupleType : nullptr));
     } else {
       args.push_back(convert(p, p.type, words[next], load));
     }
@@ -267,11 +279,8 @@ void flatten(const IValue& v, std::vector<FlatOutput>& out) {
     out.push_back(std::move(o));
   };
   switch (v.tag()) {
-    case IValue::Tag::None:
-      return;
-    case IValue::Tag::Tensor:
-      add(v.toTensor(), std::nullopt);
-      return;
+    case IValue::Tag::None: return;
+    case IValue::Tag::Tensor: add(v.toTensor(), std::nullopt); return;
     case IValue::Tag::Int:
       add(Tensor::scalar(v.toInt()), std::nullopt);
       out.back().scalar = v;
@@ -284,14 +293,13 @@ void flatten(const IValue& v, std::vector<FlatOutput>& out) {
       add(Tensor::scalarBool(v.toBool()), std::nullopt);
       out.back().scalar = v;
       return;
-    case IValue::Tag::String:
-      add(std::nullopt, v.toStringRef());
-      return;
+    case IValue::Tag::String: add(std::nullopt, v.toStringRef()); return;
     case IValue::Tag::List: {
       // A List[str] is one text output, one line per element (not a file per word).
       const auto& items = v.toList()->list;
-      const bool strings = !items.empty() && std::all_of(items.begin(), items.end(),
-                                                         [](const IValue& e) { return e.isString(); });
+      const bool strings =
+          !items.empty() &&
+          std::all_of(items.begin(), items.end(), [](const IValue& e) { return e.isString(); });
       if (strings) {
         std::string text;
         for (const auto& e : items) text += e.toStringRef() + "\n";
@@ -319,8 +327,7 @@ void flatten(const IValue& v, std::vector<FlatOutput>& out) {
     case IValue::Tag::Object:
       for (const auto& slot : v.toObject()->slots) flatten(slot, out);
       return;
-    default:
-      throw Error(fmt::format("cannot write an output of kind {}", v.tagName()));
+    default: throw Error(fmt::format("cannot write an output of kind {}", v.tagName()));
   }
 }
 

@@ -22,15 +22,17 @@ void rewriteEngines(Block* b, Value* self, const ObjectPtr& obj, int& counter) {
   std::vector<Node*> nodes(b->nodes().begin(), b->nodes().end());
   for (Node* n : nodes) {
     for (Block* sub : n->blocks()) rewriteEngines(sub, self, obj, counter);
-    if (n->kind() != engine::executeEngineSymbol() || !n->hasAttribute(engine::engineAttribute())) continue;
+    if (n->kind() != engine::executeEngineSymbol() || !n->hasAttribute(engine::engineAttribute()))
+      continue;
     std::shared_ptr<engine::Engine> e = engine::engineOf(*n);
     engine::EngineRecord r = engine::serializeEngine(*e);
     std::string profiles;
     for (size_t i = 0; i < r.profiles.size(); ++i) profiles += (i ? "|" : "") + r.profiles[i];
     std::vector<IValue> weights(r.weights.begin(), r.weights.end());
     ObjectPtr eo = torchbind::makeObject(
-        kEngineClass, {IValue(r.version), IValue(r.network), IValue(r.graph),
-                       IValue(ListImpl::create(TensorType::get(), std::move(weights))), IValue(profiles)});
+        kEngineClass,
+        {IValue(r.version), IValue(r.network), IValue(r.graph),
+         IValue(ListImpl::create(TensorType::get(), std::move(weights))), IValue(profiles)});
     const std::string name = fmt::format("__torchless_engine_{}", counter++);
     obj->type->addAttribute(name, torchbind::classType(kEngineClass));
     obj->resizeSlots();
@@ -38,11 +40,12 @@ void rewriteEngines(Block* b, Value* self, const ObjectPtr& obj, int& counter) {
     Graph& g = *n->owningGraph();
     WithInsertPoint guard(n);
     for (const Value* in : n->inputs())
-      TL_INTERNAL_ASSERT(in->type()->kind() == TypeKind::TensorType, "engine input %{} is not a tensor",
-                         in->debugName());
+      TL_INTERNAL_ASSERT(in->type()->kind() == TypeKind::TensorType,
+                         "engine input %{} is not a tensor", in->debugName());
     Node* list = g.insertNode(g.createList(TensorType::get(), n->inputs()));
     Node* get = g.insertNode(g.createGetAttr(self, name, torchbind::classType(kEngineClass)));
-    Node* call = g.insertNode(g.create(engine::executeEngineSymbol(), {list->output(), get->output()}, 1));
+    Node* call =
+        g.insertNode(g.create(engine::executeEngineSymbol(), {list->output(), get->output()}, 1));
     call->output()->setType(ListType::ofTensors());
     call->setSourceRange(n->sourceRange());
     Node* unpack = g.insertNode(g.createListUnpack(call->output(), n->outputs().size()));
@@ -61,7 +64,8 @@ bool cpuHasBf16() {
   std::string line;
   while (std::getline(in, line))
     if (line.rfind("flags", 0) == 0)
-      return line.find(" avx512_bf16") != std::string::npos || line.find(" amx_bf16") != std::string::npos;
+      return line.find(" avx512_bf16") != std::string::npos ||
+             line.find(" amx_bf16") != std::string::npos;
   return false;
 }
 
@@ -69,8 +73,9 @@ CompileResult compile(const Module& module, const CompileSpec& spec) {
   if (spec.precision != "fp32" && spec.precision != "bf16")
     throw Error(fmt::format("unknown precision '{}' (fp32 or bf16)", spec.precision));
   if (spec.precision == "bf16" && !cpuHasBf16())
-    throw Error("--precision bf16 needs a CPU with AVX512-BF16 or AMX (this one has neither: /proc/cpuinfo "
-                "lists no avx512_bf16 or amx_bf16); use --precision fp32");
+    throw Error(
+        "--precision bf16 needs a CPU with AVX512-BF16 or AMX (this one has neither: /proc/cpuinfo "
+        "lists no avx512_bf16 or amx_bf16); use --precision fp32");
   PipelineOptions po;
   po.partition.minBlockSize = spec.minBlockSize;
   po.partition.torchExecutedOps = spec.torchExecutedOps;
@@ -102,7 +107,8 @@ CompileResult compile(const Module& module, const CompileSpec& spec) {
   std::shared_ptr<Graph> g = plan->graph->copy();
   int counter = 0;
   rewriteEngines(g->block(), g->inputs().at(0), obj, counter);
-  auto* fn = const_cast<GraphFunction*>(dynamic_cast<const GraphFunction*>(obj->type->findMethod("forward")));
+  auto* fn = const_cast<GraphFunction*>(
+      dynamic_cast<const GraphFunction*>(obj->type->findMethod("forward")));
   TL_INTERNAL_ASSERT(fn != nullptr, "the frozen module has no forward");
   fn->setGraph(g);
   CompileResult result;

@@ -18,8 +18,8 @@ Device parseTarget(const std::string& text, const std::string& spec) {
     throw Error(fmt::format("device map '{}': {}", spec, e.firstLine()));
   }
   if (!d.isCpu())
-    throw Error(fmt::format("device map '{}': cannot map to '{}': torchless runs on the CPU only", spec,
-                            d.str()));
+    throw Error(fmt::format("device map '{}': cannot map to '{}': torchless runs on the CPU only",
+                            spec, d.str()));
   return d;
 }
 
@@ -55,7 +55,8 @@ std::vector<DeviceMapping> parseDeviceMap(const std::string& spec) {
   return rules;
 }
 
-DeviceRemapReport remapDeviceConstants(const Module& module, const std::vector<DeviceMapping>& rules) {
+DeviceRemapReport remapDeviceConstants(const Module& module,
+                                       const std::vector<DeviceMapping>& rules) {
   DeviceRemapReport report;
   if (!module.unit()) return report;
   for (const auto& fn : module.unit()->functions()) {

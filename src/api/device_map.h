@@ -31,13 +31,14 @@ std::vector<DeviceMapping> parseDeviceMap(const std::string& spec);
 
 /// What remapDeviceConstants() changed.
 struct DeviceRemapReport {
-  size_t constants = 0;          // Device constants rewritten
-  std::set<std::string> from;    // the devices they named ("cuda:0")
+  size_t constants = 0;        // Device constants rewritten
+  std::set<std::string> from;  // the devices they named ("cuda:0")
 };
 
 /// Rewrites every prim::Constant of type Device in the graphs of `module`'s compilation unit
 /// that a rule matches (the first matching rule wins). Call it before the first run: plans
 /// are built from these graphs. Never throws for a well-formed module.
-DeviceRemapReport remapDeviceConstants(const Module& module, const std::vector<DeviceMapping>& rules);
+DeviceRemapReport remapDeviceConstants(const Module& module,
+                                       const std::vector<DeviceMapping>& rules);
 
 }  // namespace torchless

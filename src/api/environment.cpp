@@ -20,9 +20,12 @@ Environment environment() {
   e.defaultThreads = ops::getNumThreads();
   const char* policy = std::getenv("OMP_WAIT_POLICY");
   const char* spin = std::getenv("GOMP_SPINCOUNT");
-  if (policy) e.waitPolicy = std::string(policy) + " (OMP_WAIT_POLICY)";
-  else if (spin) e.waitPolicy = std::string("GOMP_SPINCOUNT=") + spin;
-  else e.waitPolicy = "passive (torchless's default: idle threads sleep at once)";
+  if (policy)
+    e.waitPolicy = std::string(policy) + " (OMP_WAIT_POLICY)";
+  else if (spin)
+    e.waitPolicy = std::string("GOMP_SPINCOUNT=") + spin;
+  else
+    e.waitPolicy = "passive (torchless's default: idle threads sleep at once)";
   e.minOpset = onnx_export::kMinOpset;
   e.maxOpset = onnx_export::kMaxOpset;
   e.defaultOpset = onnx_export::kDefaultOpset;

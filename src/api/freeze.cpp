@@ -64,8 +64,7 @@ IValue deepCopy(const IValue& v, std::unordered_map<const void*, IValue>& memo) 
         c->slots[i] = deepCopy(o->slots[i], memo);
       return out;
     }
-    default:
-      return v;
+    default: return v;
   }
 }
 
@@ -99,20 +98,20 @@ Module freezeImpl(const Module& module, const FreezeOptions& options,
   if (module.findMethod("forward")) methods.push_back("forward");
   for (const std::string& name : options.preservedAttrs) {
     if (module.findMethod(name)) {
-      if (std::find(methods.begin(), methods.end(), name) == methods.end())
-        methods.push_back(name);
+      if (std::find(methods.begin(), methods.end(), name) == methods.end()) methods.push_back(name);
     } else {
       std::string root = name.substr(0, name.find('.'));
       if (!cls->findAttributeSlot(root))
-        throw Error(fmt::format("freeze: '{}' is neither a method nor an attribute of '{}'",
-                                name, cls->name()));
+        throw Error(fmt::format("freeze: '{}' is neither a method nor an attribute of '{}'", name,
+                                cls->name()));
       preservedAttrs.insert(name);
     }
   }
   if (methods.empty())
-    throw Error(fmt::format("freeze: module '{}' has no forward method and no method was "
-                            "named to preserve",
-                            cls->name()));
+    throw Error(
+        fmt::format("freeze: module '{}' has no forward method and no method was "
+                    "named to preserve",
+                    cls->name()));
 
   // Inline every kept method first: what one writes, no other may fold.
   std::vector<std::shared_ptr<Graph>> graphs;
@@ -205,10 +204,10 @@ Module freezeImpl(const Module& module, const FreezeOptions& options,
       args[0] = Argument(a0.name(), frozen, std::nullopt, a0.defaultValue(), a0.kwargOnly(),
                          a0.aliasInfo());
     }
-    FunctionSchema schema(s.name(), s.overloadName(), std::move(args), s.returns(),
-                          s.isVararg(), s.isVarret());
-    GraphFunction* fn = unit->addFunction(std::make_unique<GraphFunction>(
-        frozen->name() + "." + methods[i], g, std::move(schema)));
+    FunctionSchema schema(s.name(), s.overloadName(), std::move(args), s.returns(), s.isVararg(),
+                          s.isVarret());
+    GraphFunction* fn = unit->addFunction(
+        std::make_unique<GraphFunction>(frozen->name() + "." + methods[i], g, std::move(schema)));
     frozen->addMethod(fn);
   }
   return Module(object, unit);

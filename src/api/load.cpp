@@ -5,7 +5,8 @@
 //   2. unpickle constants.pkl, then data.pkl; every `__torch__.*` class they name is defined on
 //      demand by the ScriptImporter from code/, with all its methods compiled, so objects get
 //      their real types and slots (a class without code is an error, not a placeholder);
-//   3. run the pending `__setstate__` methods (TorchBind objects: torchbind::setState) in the order the reader recorded them (inner
+//   3. run the pending `__setstate__` methods (TorchBind objects: torchbind::setState) in the order
+//   the reader recorded them (inner
 //      objects first), then check that they left no non-Optional attribute None;
 //   4. the root object and the unit are the Module.
 // Code that does not compile fails the load with the emitter's error (file:line:col) and the
@@ -34,8 +35,10 @@ void mapDevices(const IValue& v, const Device& device, std::unordered_set<const 
       auto o = v.toObject();
       if (!seen.insert(o.get()).second) return;
       for (auto& slot : o->slots) {
-        if (slot.isDevice()) slot = IValue(device);
-        else mapDevices(slot, device, seen);
+        if (slot.isDevice())
+          slot = IValue(device);
+        else
+          mapDevices(slot, device, seen);
       }
       return;
     }
@@ -43,8 +46,10 @@ void mapDevices(const IValue& v, const Device& device, std::unordered_set<const 
       auto l = v.toList();
       if (!seen.insert(l.get()).second) return;
       for (auto& e : l->list) {
-        if (e.isDevice()) e = IValue(device);
-        else mapDevices(e, device, seen);
+        if (e.isDevice())
+          e = IValue(device);
+        else
+          mapDevices(e, device, seen);
       }
       return;
     }
@@ -56,8 +61,7 @@ void mapDevices(const IValue& v, const Device& device, std::unordered_set<const 
       if (!seen.insert(v.toDict().get()).second) return;
       for (const auto& [k, e] : v.toDict()->entries()) mapDevices(e, device, seen);
       return;
-    default:
-      return;
+    default: return;
   }
 }
 

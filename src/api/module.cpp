@@ -18,7 +18,9 @@ struct ModuleExecutionCache {
 };
 
 Module::Module(ObjectPtr object, std::shared_ptr<CompilationUnit> unit)
-    : object_(std::move(object)), unit_(std::move(unit)), exec_(std::make_shared<ModuleExecutionCache>()) {}
+    : object_(std::move(object)),
+      unit_(std::move(unit)),
+      exec_(std::make_shared<ModuleExecutionCache>()) {}
 
 namespace {
 void setTraining(const ObjectPtr& obj, bool on) {
@@ -65,9 +67,9 @@ std::vector<std::string> Module::methodNames() const {
 
 Error Module::noSuchMethod(const std::string& name) const {
   std::vector<std::string> names = methodNames();
-  return Error(fmt::format("module '{}' has no method '{}' (methods: {})",
-                           object_ ? object_->type->name() : "<empty>", name,
-                           names.empty() ? std::string("none") : fmt::format("{}", fmt::join(names, ", "))));
+  return Error(fmt::format(
+      "module '{}' has no method '{}' (methods: {})", object_ ? object_->type->name() : "<empty>",
+      name, names.empty() ? std::string("none") : fmt::format("{}", fmt::join(names, ", "))));
 }
 
 std::vector<ParamSpec> Module::methodParams(const std::string& name) const {

@@ -56,7 +56,9 @@ class Module {
 
   /// Calls `forward`. Throws torchless::Error for bad arguments, ModelError for the model's
   /// own exceptions, UnsupportedError listing operators without kernels.
-  IValue forward(std::vector<IValue> inputs) const { return runMethod("forward", std::move(inputs)); }
+  IValue forward(std::vector<IValue> inputs) const {
+    return runMethod("forward", std::move(inputs));
+  }
   /// Calls method `name` with `inputs` (self excluded). Missing trailing arguments take
   /// their schema defaults; throws torchless::Error naming the method when there is none.
   /// Runs through the execution pipeline (api/pipeline.h: frozen, partitioned into engines)

@@ -62,7 +62,8 @@ bool readsTensorProperties(const Graph& g) {
   return false;
 }
 
-IValue runGraphCode(Code& code, size_t numOutputs, const ObjectPtr& self, std::vector<IValue> inputs) {
+IValue runGraphCode(Code& code, size_t numOutputs, const ObjectPtr& self,
+                    std::vector<IValue> inputs) {
   inputs.insert(inputs.begin(), IValue(self));
   Stack stack = std::move(inputs);
   code.run(stack);
@@ -110,7 +111,8 @@ std::pair<std::shared_ptr<ExecutionPlan::Specialization>, IValue> specializeFor(
   for (size_t i = 0; i < facts.size(); ++i)
     if (recorder.state[i] == FactRecorder::kSeen) known.emplace_back(facts[i], recorder.values[i]);
   std::vector<std::optional<bool>> inputIsNone(g->inputs().size());
-  for (size_t i = 0; i < inputs.size() && i + 1 < inputIsNone.size(); ++i) inputIsNone[i + 1] = inputs[i].isNone();
+  for (size_t i = 0; i < inputs.size() && i + 1 < inputIsNone.size(); ++i)
+    inputIsNone[i + 1] = inputs[i].isNone();
   std::vector<passes::SignatureGuard> guards;
   for (size_t i = 0; i < inputs.size() && i + 1 < g->inputs().size(); ++i) {
     passes::SignatureGuard sg;
@@ -207,7 +209,8 @@ std::shared_ptr<ExecutionPlan> buildExecutionPlan(const Module& module, const st
   if (readsTensorProperties(*plan->graph)) {
     if (!options.exampleInputs.empty()) {
       // One signature, fixed now (torchless compile): the plan's graph is its specialization.
-      auto [sp, out] = specializeFor(plan->graph, plan->qualname, plan->self, po, options.exampleInputs, true);
+      auto [sp, out] =
+          specializeFor(plan->graph, plan->qualname, plan->self, po, options.exampleInputs, true);
       (void)out;
       plan->graph = sp->graph;
       plan->report = std::move(sp->report);
@@ -238,13 +241,14 @@ IValue runExecutionPlan(const ExecutionPlan& plan, std::vector<IValue> inputs) {
           break;
         }
       if (!sp && plan.specializations.size() < ExecutionPlan::kMaxSpecializations) {
-        auto [made, out] =
-            specializeFor(plan.frozenGraph, plan.qualname, plan.self, plan.partitionOptions, inputs, false);
+        auto [made, out] = specializeFor(plan.frozenGraph, plan.qualname, plan.self,
+                                         plan.partitionOptions, inputs, false);
         plan.specializations.push_back(std::move(made));
         return out;
       }
     }
-    if (sp) return runGraphCode(*sp->code, sp->graph->outputs().size(), plan.self, std::move(inputs));
+    if (sp)
+      return runGraphCode(*sp->code, sp->graph->outputs().size(), plan.self, std::move(inputs));
   }
   return runGraphCode(*plan.code, plan.graph->outputs().size(), plan.self, std::move(inputs));
 }

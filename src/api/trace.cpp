@@ -81,8 +81,9 @@ std::string indexTuple(int64_t flat, const IntList& sizes) {
 /// or "" when they are close.
 std::string compareTensors(const Tensor& actual, const Tensor& expected, double rtol, double atol) {
   if (actual.sizes() != expected.sizes())
-    return fmt::format("The values for attribute 'shape' do not match: torch.Size([{}]) != torch.Size([{}]).",
-                       fmt::join(actual.sizes(), ", "), fmt::join(expected.sizes(), ", "));
+    return fmt::format(
+        "The values for attribute 'shape' do not match: torch.Size([{}]) != torch.Size([{}]).",
+        fmt::join(actual.sizes(), ", "), fmt::join(expected.sizes(), ", "));
   Tensor a = actual.contiguous(), e = expected.contiguous();
   const int64_t n = a.numel();
   int64_t bad = 0, absIdx = 0, relIdx = 0;
@@ -123,13 +124,15 @@ Module makeTracedModule(const Module& module, const std::shared_ptr<Graph>& grap
   static std::atomic<int> counter{0};
   const auto& old = module.object()->type;
   auto cls = ClassType::create(old->name(), true);
-  for (const auto& a : old->attributes()) cls->addAttribute(a.name, a.type, a.isParameter, a.isBuffer);
+  for (const auto& a : old->attributes())
+    cls->addAttribute(a.name, a.type, a.isParameter, a.isBuffer);
   auto obj = Object::create(cls);
   obj->slots = module.object()->slots;
   graph->inputs()[0]->setType(cls);
   FunctionSchema schema = GraphFunction::schemaFromGraph("forward", *graph);
   auto fn = std::make_unique<GraphFunction>(
-      fmt::format("{}.___torchless_trace_{}.forward", old->name(), counter++), graph, std::move(schema));
+      fmt::format("{}.___torchless_trace_{}.forward", old->name(), counter++), graph,
+      std::move(schema));
   GraphFunction* f = module.unit()->addFunction(std::move(fn));
   cls->addMethod(f);
   return Module(obj, module.unit());
@@ -137,11 +140,11 @@ Module makeTracedModule(const Module& module, const std::shared_ptr<Graph>& grap
 
 }  // namespace
 
-TracedGraph traceGraph(const Module& module, const std::string& method, std::vector<IValue> inputs) {
+TracedGraph traceGraph(const Module& module, const std::string& method,
+                       std::vector<IValue> inputs) {
   TL_CHECK(module.defined(), "cannot trace an empty module");
   const GraphFunction* fn = module.findMethod(method);
-  if (!fn)
-    throw module.noSuchMethod(method);
+  if (!fn) throw module.noSuchMethod(method);
   initOperatorRegistry();
   initKernels();
   std::unique_ptr<Tracer> tracer = Tracer::create(module.object());
@@ -172,7 +175,8 @@ TraceResult trace(const Module& module, std::vector<IValue> inputs, const TraceO
       throw;
     }
     const std::string checkText = canonicalGraphText(*again.graph);
-    std::string diff = unifiedDiff(tracedText, checkText, "trace of the example inputs", "trace of " + setName);
+    std::string diff =
+        unifiedDiff(tracedText, checkText, "trace of the example inputs", "trace of " + setName);
     if (!diff.empty()) graphDiff = "Graph diff:\n" + indent(diff);
 
     auto runOrReport = [&](const Module& m, const std::string& methodName, const char* what,
@@ -180,8 +184,9 @@ TraceResult trace(const Module& module, std::vector<IValue> inputs, const TraceO
       try {
         out = m.runMethod(methodName, cloneValues(check));
       } catch (const Error& e) {
-        extra = fmt::format("encountered an exception while running the {} with test inputs.\nException:\n{}",
-                            what, indent(e.what()));
+        extra = fmt::format(
+            "encountered an exception while running the {} with test inputs.\nException:\n{}", what,
+            indent(e.what()));
       }
     };
     std::optional<IValue> tracedOut, fnOut;
@@ -194,16 +199,18 @@ TraceResult trace(const Module& module, std::vector<IValue> inputs, const TraceO
         std::string msg = compareTensors(a[i].to(ScalarType::Double), b[i].to(ScalarType::Double),
                                          options.checkRtol, options.checkAtol);
         if (!msg.empty())
-          mismatches += fmt::format("Output nr {}. of the traced function does not match the "
-                                    "corresponding output of the Python function. Detailed error:\n{}\n",
-                                    i + 1, msg);
+          mismatches += fmt::format(
+              "Output nr {}. of the traced function does not match the "
+              "corresponding output of the Python function. Detailed error:\n{}\n",
+              i + 1, msg);
       }
     }
     if (extra.empty() && graphDiff.empty() && mismatches.empty()) continue;
     std::string details = fmt::format("({} of {})\n", setName, options.checkInputs.size());
     if (!extra.empty()) details += extra + "\n";
     details += mismatches;
-    if (!graphDiff.empty()) details += "ERROR: Graphs differed across invocations!\n" + indent(graphDiff) + "\n";
+    if (!graphDiff.empty())
+      details += "ERROR: Graphs differed across invocations!\n" + indent(graphDiff) + "\n";
     if (!details.empty() && details.back() == '\n') details.pop_back();
     throw TracingCheckError(details, result.warnings);
   }

@@ -54,7 +54,8 @@ struct TraceResult {
 class TracingCheckError : public Error {
  public:
   TracingCheckError(std::string details, std::vector<TraceWarning> warnings)
-      : Error("Tracing failed sanity checks!", "", std::move(details)), warnings_(std::move(warnings)) {}
+      : Error("Tracing failed sanity checks!", "", std::move(details)),
+        warnings_(std::move(warnings)) {}
   /// The warnings of the first trace (as TraceResult::warnings).
   const std::vector<TraceWarning>& warnings() const { return warnings_; }
 
@@ -71,6 +72,7 @@ TracedGraph traceGraph(const Module& module, const std::string& method, std::vec
 /// traceGraph, then (for each options.checkInputs set) re-traces and compares graphs and runs
 /// the traced graph against the original method; throws TracingCheckError listing what
 /// differed. The module is mutated only as running the method mutates it.
-TraceResult trace(const Module& module, std::vector<IValue> inputs, const TraceOptions& options = {});
+TraceResult trace(const Module& module, std::vector<IValue> inputs,
+                  const TraceOptions& options = {});
 
 }  // namespace torchless

@@ -91,9 +91,7 @@ class ConversionCtx {
     return it->second;
   }
   /// True when v has been given any form (backend, static, tensor list).
-  bool isConverted(const Value* v) const {
-    return hasTensor(v) || isStatic(v) || hasTensorList(v);
-  }
+  bool isConverted(const Value* v) const { return hasTensor(v) || isStatic(v) || hasTensorList(v); }
 
   /// The backend tensor of v: the one set, else its static value materialized (once).
   /// Throws torchless::Error when v has neither.
@@ -286,8 +284,9 @@ class Args {
   const ArgValue<T>& operator[](std::string_view name) const {
     if (op_)
       if (auto i = op_->schema.argumentIndexWithName(name)) return (*this)[*i];
-    throw Error(fmt::format("{}: no argument '{}'", op_ ? op_->key : node_->kind().toQualString(), name),
-                nodePlace(*node_));
+    throw Error(
+        fmt::format("{}: no argument '{}'", op_ ? op_->key : node_->kind().toQualString(), name),
+        nodePlace(*node_));
   }
   const Node& node() const { return *node_; }
   const OpInfo* op() const { return op_; }

@@ -60,7 +60,8 @@ void throwArgError(const Node& node, const OpInfo* op, size_t index, const std::
 std::string describeIValue(const IValue& v) {
   if (v.isTensor()) {
     const Tensor t = v.toTensor();
-    return fmt::format("a constant Tensor of {} [{}]", dtypeName(t.dtype()), fmt::join(t.sizes(), ", "));
+    return fmt::format("a constant Tensor of {} [{}]", dtypeName(t.dtype()),
+                       fmt::join(t.sizes(), ", "));
   }
   if (v.isNone()) return "None";
   return fmt::format("{} {}", v.tagName(), v.repr());
@@ -117,8 +118,8 @@ void collect(const Block* b, const SupportPredicate& supported, std::vector<Unsu
   for (const Node* n : b->nodes()) {
     const OpInfo* op = matchOperator(n, OperatorRegistry::global());
     if (!supported(*n, op)) {
-      std::string what = op ? op->key
-                            : fmt::format("{} (no schema matches its inputs)", n->kind().toQualString());
+      std::string what =
+          op ? op->key : fmt::format("{} (no schema matches its inputs)", n->kind().toQualString());
       out.push_back({what, nodePlace(*n)});
     }
     for (const Block* sub : n->blocks()) collect(sub, supported, out);
@@ -132,7 +133,8 @@ std::vector<UnsupportedOp> findUnsupported(const Graph& graph, const SupportPred
   return out;
 }
 
-void checkSupported(const Graph& graph, const std::string& what, const SupportPredicate& supported) {
+void checkSupported(const Graph& graph, const std::string& what,
+                    const SupportPredicate& supported) {
   auto missing = findUnsupported(graph, supported);
   if (missing.empty()) return;
   std::string details;

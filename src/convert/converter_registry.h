@@ -41,7 +41,8 @@ template <typename Fn>
 class ConverterRegistry {
  public:
   /// `backend` names the registry in messages ("onnx", "engine").
-  explicit ConverterRegistry(std::string backend, const OperatorRegistry& ops = OperatorRegistry::global())
+  explicit ConverterRegistry(std::string backend,
+                             const OperatorRegistry& ops = OperatorRegistry::global())
       : backend_(std::move(backend)), ops_(&ops) {}
   ConverterRegistry(const ConverterRegistry&) = delete;
   ConverterRegistry& operator=(const ConverterRegistry&) = delete;
@@ -51,8 +52,9 @@ class ConverterRegistry {
   void add(std::string_view schema, Fn fn) {
     const OpInfo* op = ops_->find(schema);
     if (!op)
-      throw Error(fmt::format("{} converter registered for a schema the op table does not know: '{}'",
-                              backend_, schema));
+      throw Error(
+          fmt::format("{} converter registered for a schema the op table does not know: '{}'",
+                      backend_, schema));
     if (bySchema_.count(op->key))
       throw Error(fmt::format("{} converter registered twice for '{}'", backend_, op->key));
     bySchema_.emplace(op->key, std::move(fn));
@@ -71,8 +73,9 @@ class ConverterRegistry {
     for (auto o : overloads) {
       const OpInfo* op = ops_->findOverload(o);
       if (!op)
-        throw Error(fmt::format("{} converter registered for an operator the op table does not know: '{}'",
-                                backend_, o));
+        throw Error(
+            fmt::format("{} converter registered for an operator the op table does not know: '{}'",
+                        backend_, o));
       add(std::string_view(op->key), fn);
     }
   }

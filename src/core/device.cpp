@@ -8,8 +8,9 @@
 namespace torchless {
 namespace {
 constexpr std::array<const char*, 21> kNames = {
-    "cpu", "cuda", "mkldnn", "opengl", "opencl", "ideep", "hip", "fpga", "ort", "xla", "vulkan",
-    "metal", "xpu", "mps", "meta", "hpu", "ve", "lazy", "ipu", "mtia", "privateuseone"};
+    "cpu",  "cuda", "mkldnn", "opengl", "opencl", "ideep", "hip",
+    "fpga", "ort",  "xla",    "vulkan", "metal",  "xpu",   "mps",
+    "meta", "hpu",  "ve",     "lazy",   "ipu",    "mtia",  "privateuseone"};
 }
 
 const char* deviceTypeName(DeviceType t) {

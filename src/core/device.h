@@ -10,9 +10,27 @@
 namespace torchless {
 
 enum class DeviceType : int8_t {
-  CPU = 0, CUDA = 1, MKLDNN = 2, OPENGL = 3, OPENCL = 4, IDEEP = 5, HIP = 6, FPGA = 7,
-  ORT = 8, XLA = 9, Vulkan = 10, Metal = 11, XPU = 12, MPS = 13, Meta = 14, HPU = 15,
-  VE = 16, Lazy = 17, IPU = 18, MTIA = 19, PrivateUse1 = 20,
+  CPU = 0,
+  CUDA = 1,
+  MKLDNN = 2,
+  OPENGL = 3,
+  OPENCL = 4,
+  IDEEP = 5,
+  HIP = 6,
+  FPGA = 7,
+  ORT = 8,
+  XLA = 9,
+  Vulkan = 10,
+  Metal = 11,
+  XPU = 12,
+  MPS = 13,
+  Meta = 14,
+  HPU = 15,
+  VE = 16,
+  Lazy = 17,
+  IPU = 18,
+  MTIA = 19,
+  PrivateUse1 = 20,
 };
 
 /// c10::Device: a type and an index (-1 = "current", printed without ":N").

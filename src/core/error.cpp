@@ -41,8 +41,8 @@ void Error::render() {
 }
 
 void internalAssertFail(const char* file, int line, const char* cond, const std::string& msg) {
-  std::fprintf(stderr, "torchless internal error at %s:%d: assertion `%s` failed%s%s\n", file,
-               line, cond, msg.empty() ? "" : ": ", msg.c_str());
+  std::fprintf(stderr, "torchless internal error at %s:%d: assertion `%s` failed%s%s\n", file, line,
+               cond, msg.empty() ? "" : ": ", msg.c_str());
   std::abort();
 }
 

@@ -66,14 +66,14 @@ class UnsupportedError : public Error {
 }  // namespace torchless
 
 /// Throws torchless::Error(fmt::format(...)) unless cond holds. For user-facing checks.
-#define TL_CHECK(cond, ...)                                        \
-  do {                                                             \
+#define TL_CHECK(cond, ...)                                          \
+  do {                                                               \
     if (!(cond)) throw ::torchless::Error(fmt::format(__VA_ARGS__)); \
   } while (0)
 
 /// Aborts with file:line when an internal invariant is broken (a bug in torchless).
-#define TL_INTERNAL_ASSERT(cond, ...)                                                   \
-  do {                                                                                  \
-    if (!(cond))                                                                        \
+#define TL_INTERNAL_ASSERT(cond, ...)                                                            \
+  do {                                                                                           \
+    if (!(cond))                                                                                 \
       ::torchless::internalAssertFail(__FILE__, __LINE__, #cond, ::fmt::format("" __VA_ARGS__)); \
   } while (0)

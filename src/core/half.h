@@ -10,7 +10,7 @@ namespace torchless {
 struct Half {
   uint16_t bits = 0;
   Half() = default;
-  Half(float f) : bits(fromFloat(f)) {}  // NOLINT(google-explicit-constructor)
+  Half(float f) : bits(fromFloat(f)) {}             // NOLINT(google-explicit-constructor)
   operator float() const { return toFloat(bits); }  // NOLINT(google-explicit-constructor)
 
   static uint16_t fromFloat(float f) {
@@ -18,7 +18,8 @@ struct Half {
     std::memcpy(&x, &f, 4);
     uint32_t sign = (x >> 16) & 0x8000u;
     uint32_t absx = x & 0x7fffffffu;
-    if (absx >= 0x7f800000u) return static_cast<uint16_t>(sign | (absx > 0x7f800000u ? 0x7e00u : 0x7c00u));
+    if (absx >= 0x7f800000u)
+      return static_cast<uint16_t>(sign | (absx > 0x7f800000u ? 0x7e00u : 0x7c00u));
     if (absx >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // overflow -> inf
     if (absx < 0x38800000u) {                                               // subnormal or zero
       float af;
@@ -61,7 +62,7 @@ struct Half {
 struct BFloat16 {
   uint16_t bits = 0;
   BFloat16() = default;
-  BFloat16(float f) : bits(fromFloat(f)) {}  // NOLINT(google-explicit-constructor)
+  BFloat16(float f) : bits(fromFloat(f)) {}         // NOLINT(google-explicit-constructor)
   operator float() const { return toFloat(bits); }  // NOLINT(google-explicit-constructor)
 
   static uint16_t fromFloat(float f) {

@@ -17,7 +17,8 @@ IValue::IValue(std::complex<double> c) : tag_(Tag::ComplexDouble) {
   p_.c[0] = c.real();
   p_.c[1] = c.imag();
 }
-IValue::IValue(std::string s) : tag_(Tag::String), ptr_(std::make_shared<std::string>(std::move(s))) {}
+IValue::IValue(std::string s)
+    : tag_(Tag::String), ptr_(std::make_shared<std::string>(std::move(s))) {}
 IValue::IValue(ListPtr l) : tag_(Tag::List), ptr_(std::move(l)) {}
 IValue::IValue(TuplePtr t) : tag_(Tag::Tuple), ptr_(std::move(t)) {}
 IValue::IValue(DictPtr d) : tag_(Tag::Dict), ptr_(std::move(d)) {}
@@ -135,7 +136,6 @@ std::vector<Tensor> IValue::toTensorVector() const {
   return out;
 }
 
-
 bool IValue::isSameIdentity(const IValue& o) const {
   if (tag_ != o.tag_) return false;
   switch (tag_) {
@@ -170,10 +170,10 @@ bool equalsImpl(const IValue& a, const IValue& o, std::unique_ptr<EqualsMemo>& m
   using Tag = IValue::Tag;
   if (a.tag() != o.tag() || (a.tag() != Tag::List && a.tag() != Tag::Tuple && a.tag() != Tag::Dict))
     return a.equals(o);
-  const void* pa = a.tag() == Tag::List ? static_cast<const void*>(a.toList().get())
+  const void* pa = a.tag() == Tag::List    ? static_cast<const void*>(a.toList().get())
                    : a.tag() == Tag::Tuple ? static_cast<const void*>(a.toTuple().get())
                                            : static_cast<const void*>(a.toDict().get());
-  const void* po = o.tag() == Tag::List ? static_cast<const void*>(o.toList().get())
+  const void* po = o.tag() == Tag::List    ? static_cast<const void*>(o.toList().get())
                    : o.tag() == Tag::Tuple ? static_cast<const void*>(o.toTuple().get())
                                            : static_cast<const void*>(o.toDict().get());
   if (pa == po) return true;  // Python's containers compare `is` first, too
@@ -207,19 +207,21 @@ bool IValue::equals(const IValue& o) const {
   }
   if (tag_ != o.tag_) return false;
   switch (tag_) {
-    case Tag::None: case Tag::Uninitialized: return true;
+    case Tag::None:
+    case Tag::Uninitialized: return true;
     case Tag::ComplexDouble: return p_.c[0] == o.p_.c[0] && p_.c[1] == o.p_.c[1];
     case Tag::String: return toStringRef() == o.toStringRef();
     case Tag::Device: return p_.dev == o.p_.dev;
-    case Tag::List: case Tag::Tuple: case Tag::Dict: {
+    case Tag::List:
+    case Tag::Tuple:
+    case Tag::Dict: {
       std::unique_ptr<EqualsMemo> memo;
       return equalsImpl(*this, o, memo);
     }
     case Tag::Enum:
       return toEnum()->type->name() == o.toEnum()->type->name() &&
              toEnum()->name == o.toEnum()->name;
-    default:
-      return ptr_ == o.ptr_;
+    default: return ptr_ == o.ptr_;
   }
 }
 
@@ -252,10 +254,8 @@ size_t IValue::hash() const {
     }
     case Tag::Enum: return std::hash<std::string>()(toEnum()->name);
     case Tag::Tensor:
-    case Tag::Object:
-      return std::hash<const void*>()(ptr_.get());
-    default:
-      throw Error(fmt::format("unhashable type: '{}'", tagName()));
+    case Tag::Object: return std::hash<const void*>()(ptr_.get());
+    default: throw Error(fmt::format("unhashable type: '{}'", tagName()));
   }
 }
 
@@ -268,11 +268,16 @@ std::string reprString(const std::string& s) {
     if (c == static_cast<unsigned char>(q) || c == '\\') {
       out += '\\';
       out += static_cast<char>(c);
-    } else if (c == '\n') out += "\\n";
-    else if (c == '\t') out += "\\t";
-    else if (c == '\r') out += "\\r";
-    else if (c < 0x20 || c == 0x7f) out += fmt::format("\\x{:02x}", c);
-    else out += static_cast<char>(c);
+    } else if (c == '\n')
+      out += "\\n";
+    else if (c == '\t')
+      out += "\\t";
+    else if (c == '\r')
+      out += "\\r";
+    else if (c < 0x20 || c == 0x7f)
+      out += fmt::format("\\x{:02x}", c);
+    else
+      out += static_cast<char>(c);
   }
   return out + q;
 }
@@ -294,8 +299,10 @@ constexpr size_t kMaxReprBytes = size_t{64} << 20;
 
 void reprInto(const IValue& v, std::string& s) {
   if (s.size() > kMaxReprBytes)
-    throw Error(fmt::format("value too large to print: its text passes {} MiB (a value shared "
-                            "many times inside itself?)", kMaxReprBytes >> 20));
+    throw Error(
+        fmt::format("value too large to print: its text passes {} MiB (a value shared "
+                    "many times inside itself?)",
+                    kMaxReprBytes >> 20));
   switch (v.tag()) {
     case IValue::Tag::List: {
       s += '[';
@@ -342,13 +349,18 @@ std::string IValue::repr() const {
     case Tag::Uninitialized: return "<uninitialized>";
     case Tag::Tensor: return toTensor().toString();
     case Tag::Double: return reprDouble(p_.d);
-    case Tag::ComplexDouble: return fmt::format("({}{}{}j)", reprDouble(p_.c[0]), p_.c[1] < 0 ? "" : "+", reprDouble(p_.c[1]));
+    case Tag::ComplexDouble:
+      return fmt::format("({}{}{}j)", reprDouble(p_.c[0]), p_.c[1] < 0 ? "" : "+",
+                         reprDouble(p_.c[1]));
     case Tag::Int: return std::to_string(p_.i);
     case Tag::Bool: return p_.b ? "True" : "False";
     case Tag::String: return reprString(toStringRef());
-    case Tag::Device: return fmt::format("device(type='{}'{})", deviceTypeName(p_.dev.type),
-                                         p_.dev.index >= 0 ? fmt::format(", index={}", p_.dev.index) : "");
-    case Tag::List: case Tag::Tuple: case Tag::Dict: {
+    case Tag::Device:
+      return fmt::format("device(type='{}'{})", deviceTypeName(p_.dev.type),
+                         p_.dev.index >= 0 ? fmt::format(", index={}", p_.dev.index) : "");
+    case Tag::List:
+    case Tag::Tuple:
+    case Tag::Dict: {
       std::string s;
       reprInto(*this, s);
       return s;

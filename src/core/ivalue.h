@@ -35,14 +35,27 @@ using EnumPtr = std::shared_ptr<EnumHolder>;
 
 struct IValue {
   enum class Tag : uint8_t {
-    None, Tensor, Double, ComplexDouble, Int, Bool, String, List, Tuple, Dict, Object, Device,
-    Enum, Uninitialized, Capsule,
+    None,
+    Tensor,
+    Double,
+    ComplexDouble,
+    Int,
+    Bool,
+    String,
+    List,
+    Tuple,
+    Dict,
+    Object,
+    Device,
+    Enum,
+    Uninitialized,
+    Capsule,
   };
 
   IValue() = default;
   IValue(std::nullptr_t) {}  // NOLINT(google-explicit-constructor)
-  IValue(Tensor t);           // NOLINT(google-explicit-constructor) (undefined -> None)
-  IValue(double d) : tag_(Tag::Double) { p_.d = d; }  // NOLINT
+  IValue(Tensor t);          // NOLINT(google-explicit-constructor) (undefined -> None)
+  IValue(double d) : tag_(Tag::Double) { p_.d = d; }    // NOLINT
   IValue(std::complex<double> c);                       // NOLINT
   IValue(int64_t i) : tag_(Tag::Int) { p_.i = i; }      // NOLINT
   IValue(int i) : tag_(Tag::Int) { p_.i = i; }          // NOLINT

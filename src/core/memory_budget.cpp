@@ -33,9 +33,10 @@ void setMemoryBudget(size_t bytes) { gBudget.store(bytes, std::memory_order_rela
 void checkAllocation(size_t bytes, std::string_view what) {
   size_t budget = memoryBudget();
   if (bytes > budget)
-    throw Error(fmt::format("{} needs {} bytes, more than the memory budget of {} bytes "
-                            "(--max-memory, or the machine's memory)",
-                            what, bytes, budget));
+    throw Error(
+        fmt::format("{} needs {} bytes, more than the memory budget of {} bytes "
+                    "(--max-memory, or the machine's memory)",
+                    what, bytes, budget));
 }
 
 size_t parseMemorySize(std::string_view text) {
@@ -50,11 +51,16 @@ size_t parseMemorySize(std::string_view text) {
   std::string unit = s.substr(used);
   if (!unit.empty() && (unit.back() == 'B' || unit.back() == 'b')) unit.pop_back();
   double mult = 1;
-  if (unit == "K" || unit == "k") mult = 1024.0;
-  else if (unit == "M" || unit == "m") mult = 1024.0 * 1024;
-  else if (unit == "G" || unit == "g") mult = 1024.0 * 1024 * 1024;
-  else if (unit == "T" || unit == "t") mult = 1024.0 * 1024 * 1024 * 1024;
-  else if (!unit.empty()) throw Error(fmt::format("bad memory size '{}' (expected e.g. 512M, 4G)", text));
+  if (unit == "K" || unit == "k")
+    mult = 1024.0;
+  else if (unit == "M" || unit == "m")
+    mult = 1024.0 * 1024;
+  else if (unit == "G" || unit == "g")
+    mult = 1024.0 * 1024 * 1024;
+  else if (unit == "T" || unit == "t")
+    mult = 1024.0 * 1024 * 1024 * 1024;
+  else if (!unit.empty())
+    throw Error(fmt::format("bad memory size '{}' (expected e.g. 512M, 4G)", text));
   double bytes = v * mult;
   if (!(bytes >= 1) || !std::isfinite(bytes) || bytes > 1.8e19)
     throw Error(fmt::format("bad memory size '{}' (expected e.g. 512M, 4G)", text));

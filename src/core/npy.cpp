@@ -28,17 +28,28 @@ std::optional<Descr> parseDescr(std::string_view d) {
   if (order != '<' && order != '>' && order != '|' && order != '=') return std::nullopt;
   const std::string_view code = d.substr(1);
   std::optional<ScalarType> t;
-  if (code == "f2") t = ScalarType::Half;
-  else if (code == "f4") t = ScalarType::Float;
-  else if (code == "f8") t = ScalarType::Double;
-  else if (code == "i1") t = ScalarType::Char;
-  else if (code == "i2") t = ScalarType::Short;
-  else if (code == "i4") t = ScalarType::Int;
-  else if (code == "i8") t = ScalarType::Long;
-  else if (code == "u1") t = ScalarType::Byte;
-  else if (code == "b1") t = ScalarType::Bool;
-  else if (code == "c8") t = ScalarType::ComplexFloat;
-  else if (code == "c16") t = ScalarType::ComplexDouble;
+  if (code == "f2")
+    t = ScalarType::Half;
+  else if (code == "f4")
+    t = ScalarType::Float;
+  else if (code == "f8")
+    t = ScalarType::Double;
+  else if (code == "i1")
+    t = ScalarType::Char;
+  else if (code == "i2")
+    t = ScalarType::Short;
+  else if (code == "i4")
+    t = ScalarType::Int;
+  else if (code == "i8")
+    t = ScalarType::Long;
+  else if (code == "u1")
+    t = ScalarType::Byte;
+  else if (code == "b1")
+    t = ScalarType::Bool;
+  else if (code == "c8")
+    t = ScalarType::ComplexFloat;
+  else if (code == "c16")
+    t = ScalarType::ComplexDouble;
   if (!t) return std::nullopt;
   return Descr{*t, order == '>'};
 }
@@ -132,7 +143,8 @@ class HeaderParser {
       int64_t v = 0;
       while (peek() >= '0' && peek() <= '9') {
         const int digit = peek() - '0';
-        if (v > (std::numeric_limits<int64_t>::max() - digit) / 10) fail("a dimension in 'shape' overflows int64");
+        if (v > (std::numeric_limits<int64_t>::max() - digit) / 10)
+          fail("a dimension in 'shape' overflows int64");
         v = v * 10 + digit;
         ++i_;
       }
@@ -203,7 +215,8 @@ Tensor parseNpy(const void* data, size_t size, const std::string& name) {
     throw Error(fmt::format("unsupported .npy format version {}.{}", major, minor), name);
   }
   if (headerLen > size - pos)
-    throw Error(fmt::format(".npy header length {} exceeds the file size {}", headerLen, size), name);
+    throw Error(fmt::format(".npy header length {} exceeds the file size {}", headerLen, size),
+                name);
   std::string_view header(reinterpret_cast<const char*>(p + pos), headerLen);
   pos += headerLen;
 
@@ -236,14 +249,16 @@ Tensor parseNpy(const void* data, size_t size, const std::string& name) {
     IntList rev(shape.rbegin(), shape.rend());
     Tensor raw = Tensor::empty(rev, d->dtype);
     std::memcpy(raw.rawData(), p + pos, nbytes);
-    if (d->bigEndian) byteSwap(static_cast<std::byte*>(raw.rawData()), static_cast<size_t>(numel), item);
+    if (d->bigEndian)
+      byteSwap(static_cast<std::byte*>(raw.rawData()), static_cast<size_t>(numel), item);
     const IntList rs = contiguousStrides(rev);
     IntList st(rs.rbegin(), rs.rend());
     t = raw.asStrided(shape, st, 0).contiguous();
   } else {
     t = Tensor::empty(shape, d->dtype);
     std::memcpy(t.rawData(), p + pos, nbytes);
-    if (d->bigEndian) byteSwap(static_cast<std::byte*>(t.rawData()), static_cast<size_t>(numel), item);
+    if (d->bigEndian)
+      byteSwap(static_cast<std::byte*>(t.rawData()), static_cast<size_t>(numel), item);
   }
   if (d->dtype == ScalarType::Bool) {
     // numpy bools are 0/1 bytes; normalize anything else so that bool loads stay valid.
@@ -266,10 +281,12 @@ Tensor loadNpy(const std::string& path) {
 
 std::string npyBytes(const Tensor& t) {
   std::string shape;
-  if (t.dim() == 1) shape = fmt::format("({},)", t.size(0));
-  else shape = fmt::format("({})", fmt::join(t.sizes(), ", "));
-  std::string dict =
-      fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': {}, }}", descrOf(t.dtype()), shape);
+  if (t.dim() == 1)
+    shape = fmt::format("({},)", t.size(0));
+  else
+    shape = fmt::format("({})", fmt::join(t.sizes(), ", "));
+  std::string dict = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': {}, }}",
+                                 descrOf(t.dtype()), shape);
   // Pad with spaces so that magic + length + header + '\n' is a multiple of 64.
   size_t prefix = kMagicLen + 2 + 2;
   int major = 1;

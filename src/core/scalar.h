@@ -16,11 +16,11 @@ class Scalar {
  public:
   enum class Kind : uint8_t { Bool, Int, Double };
   Scalar() : kind_(Kind::Int), i_(0) {}
-  Scalar(double v) : kind_(Kind::Double), d_(v) {}           // NOLINT
-  Scalar(float v) : kind_(Kind::Double), d_(v) {}            // NOLINT
-  Scalar(int64_t v) : kind_(Kind::Int), i_(v) {}             // NOLINT
-  Scalar(int v) : kind_(Kind::Int), i_(v) {}                 // NOLINT
-  Scalar(bool v) : kind_(Kind::Bool), i_(v ? 1 : 0) {}       // NOLINT
+  Scalar(double v) : kind_(Kind::Double), d_(v) {}      // NOLINT
+  Scalar(float v) : kind_(Kind::Double), d_(v) {}       // NOLINT
+  Scalar(int64_t v) : kind_(Kind::Int), i_(v) {}        // NOLINT
+  Scalar(int v) : kind_(Kind::Int), i_(v) {}            // NOLINT
+  Scalar(bool v) : kind_(Kind::Bool), i_(v ? 1 : 0) {}  // NOLINT
 
   Kind kind() const { return kind_; }
   bool isFloatingPoint() const { return kind_ == Kind::Double; }
@@ -32,7 +32,8 @@ class Scalar {
   /// The dtype of the wrapped-number tensor PyTorch makes from it: Double, Long or Bool.
   ScalarType type() const {
     return kind_ == Kind::Double ? ScalarType::Double
-                                 : kind_ == Kind::Int ? ScalarType::Long : ScalarType::Bool;
+           : kind_ == Kind::Int  ? ScalarType::Long
+                                 : ScalarType::Bool;
   }
   /// The value cast to T (as c10::Scalar::to<T>).
   template <typename T>
@@ -56,16 +57,20 @@ inline To castTo(From v) {
   if constexpr (std::is_same_v<To, From>) {
     return v;
   } else if constexpr (std::is_same_v<To, bool>) {
-    if constexpr (kIsReducedFloat<From>) return static_cast<float>(v) != 0.0f;
-    else return v != From{};
+    if constexpr (kIsReducedFloat<From>)
+      return static_cast<float>(v) != 0.0f;
+    else
+      return v != From{};
   } else if constexpr (kIsReducedFloat<To>) {
     return To(static_cast<float>(v));
   } else if constexpr (kIsReducedFloat<From>) {
     return castTo<To>(static_cast<float>(v));
   } else if constexpr (std::is_integral_v<To> && std::is_floating_point_v<From>) {
     if (!(v == v)) return To{};
-    if (v >= static_cast<From>(std::numeric_limits<To>::max())) return std::numeric_limits<To>::max();
-    if (v <= static_cast<From>(std::numeric_limits<To>::lowest())) return std::numeric_limits<To>::lowest();
+    if (v >= static_cast<From>(std::numeric_limits<To>::max()))
+      return std::numeric_limits<To>::max();
+    if (v <= static_cast<From>(std::numeric_limits<To>::lowest()))
+      return std::numeric_limits<To>::lowest();
     return static_cast<To>(v);
   } else {
     return static_cast<To>(v);
@@ -80,6 +85,5 @@ T Scalar::to() const {
     default: return castTo<T>(i_ != 0);
   }
 }
-
 
 }  // namespace torchless

@@ -80,7 +80,7 @@ std::optional<ScalarType> scalarTypeFromString(std::string_view name) {
 std::optional<ScalarType> scalarTypeFromDtypeName(std::string_view name) {
   for (const auto& i : kInfo)
     if (name == i.dtype) return i.type;
-  if (name == "float" ) return ScalarType::Float;
+  if (name == "float") return ScalarType::Float;
   if (name == "double") return ScalarType::Double;
   if (name == "half") return ScalarType::Half;
   if (name == "long") return ScalarType::Long;
@@ -102,10 +102,8 @@ bool isFloatingType(ScalarType t) {
     case ScalarType::Float8_e5m2:
     case ScalarType::Float8_e4m3fn:
     case ScalarType::Float8_e5m2fnuz:
-    case ScalarType::Float8_e4m3fnuz:
-      return true;
-    default:
-      return false;
+    case ScalarType::Float8_e4m3fnuz: return true;
+    default: return false;
   }
 }
 
@@ -123,12 +121,9 @@ bool isIntegralType(ScalarType t, bool includeBool) {
     case ScalarType::Long:
     case ScalarType::UInt16:
     case ScalarType::UInt32:
-    case ScalarType::UInt64:
-      return true;
-    case ScalarType::Bool:
-      return includeBool;
-    default:
-      return false;
+    case ScalarType::UInt64: return true;
+    case ScalarType::Bool: return includeBool;
+    default: return false;
   }
 }
 
@@ -170,8 +165,8 @@ ScalarType promoteTypes(ScalarType a, ScalarType b) {
   };
   int ia = index(a), ib = index(b);
   if (ia < 0 || ib < 0)
-    throw Error(fmt::format("promoteTypes with unsupported dtype {} and {}", dtypeName(a),
-                            dtypeName(b)));
+    throw Error(
+        fmt::format("promoteTypes with unsupported dtype {} and {}", dtypeName(a), dtypeName(b)));
   return table[ia][ib];
 }
 

@@ -73,6 +73,11 @@ ScalarType promoteTypes(ScalarType a, ScalarType b);
 /// c10::Layout numbering.
 enum class Layout : int8_t { Strided = 0, Sparse = 1, SparseCsr = 2, Mkldnn = 3 };
 /// c10::MemoryFormat numbering.
-enum class MemoryFormat : int8_t { Contiguous = 0, Preserve = 1, ChannelsLast = 2, ChannelsLast3d = 3 };
+enum class MemoryFormat : int8_t {
+  Contiguous = 0,
+  Preserve = 1,
+  ChannelsLast = 2,
+  ChannelsLast3d = 3
+};
 
 }  // namespace torchless

@@ -22,8 +22,10 @@ size_t stackLimit() {
 }
 
 void throwStackExhausted(std::string_view where) {
-  throw Error(fmt::format("{}: nested too deeply (the stack is nearly exhausted; see "
-                          "README, Reliability)", where));
+  throw Error(
+      fmt::format("{}: nested too deeply (the stack is nearly exhausted; see "
+                  "README, Reliability)",
+                  where));
 }
 
 }  // namespace torchless::detail

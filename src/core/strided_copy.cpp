@@ -73,7 +73,8 @@ void forOuter(const Space& sp, int64_t bytesPerItem, const Body& body) {
 
 // dst[i * dstRow + j] = src[i + j * srcCol] for i < rows, j < cols, in tiles of kTile x kTile.
 template <typename T>
-void transposeBlock(T* dst, const T* src, int64_t rows, int64_t cols, int64_t dstRow, int64_t srcCol) {
+void transposeBlock(T* dst, const T* src, int64_t rows, int64_t cols, int64_t dstRow,
+                    int64_t srcCol) {
   constexpr int64_t kTile = 16;
   for (int64_t j0 = 0; j0 < cols; j0 += kTile) {
     const int64_t j1 = std::min(cols, j0 + kTile);
@@ -129,7 +130,8 @@ void copyGeneric(std::byte* dst, const std::byte* src, const int64_t* z, const i
 
 void setParallelForHook(ParallelForHook hook) { gParallelFor = hook; }
 
-void copyToDense(void* dstv, const void* srcv, const IntList& sizes, const IntList& strides, size_t item) {
+void copyToDense(void* dstv, const void* srcv, const IntList& sizes, const IntList& strides,
+                 size_t item) {
   auto* dst = static_cast<std::byte*>(dstv);
   const auto* src = static_cast<const std::byte*>(srcv);
   const auto isz = static_cast<int64_t>(item);
@@ -218,8 +220,8 @@ void copyToDense(void* dstv, const void* srcv, const IntList& sizes, const IntLi
       using T = decltype(tag);
       forOuter(sp, kRows * cols * isz, [&](int64_t so, int64_t doff, const int64_t* idx) {
         const int64_t rows = std::min(kRows, rowsK - idx[kpos] * kRows);
-        transposeBlock<T>(reinterpret_cast<T*>(dst + doff * isz), reinterpret_cast<const T*>(src + so * isz), rows,
-                          cols, dstRow, srcCol);
+        transposeBlock<T>(reinterpret_cast<T*>(dst + doff * isz),
+                          reinterpret_cast<const T*>(src + so * isz), rows, cols, dstRow, srcCol);
       });
     });
     return;
@@ -235,7 +237,8 @@ void copyToDense(void* dstv, const void* srcv, const IntList& sizes, const IntLi
   withItemType(item, [&](auto tag) {
     using T = decltype(tag);
     forOuter(sp, cols * isz, [&](int64_t so, int64_t doff, const int64_t*) {
-      gatherRow<T>(reinterpret_cast<T*>(dst + doff * isz), reinterpret_cast<const T*>(src + so * isz), cols, srcCol);
+      gatherRow<T>(reinterpret_cast<T*>(dst + doff * isz),
+                   reinterpret_cast<const T*>(src + so * isz), cols, srcCol);
     });
   });
 }

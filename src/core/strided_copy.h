@@ -24,7 +24,8 @@ namespace torchless {
 
 /// Runs fn(begin, end) over [0, n) in chunks, possibly in parallel; grain is the smallest chunk
 /// worth a thread. The default runs fn(0, n) on the calling thread.
-using ParallelForHook = void (*)(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
+using ParallelForHook = void (*)(int64_t n, int64_t grain,
+                                 const std::function<void(int64_t, int64_t)>& fn);
 
 /// Installs the parallel-for used by copyToDense (nullptr restores the serial default). Called
 /// once at start-up, before any copy runs.
@@ -34,6 +35,7 @@ void setParallelForHook(ParallelForHook hook);
 /// starting at src) into dense row-major memory at dst, which must hold numel * itemSize bytes
 /// and not overlap src. Strides may be 0 (broadcast) but not negative. Works for any itemSize;
 /// 1, 2, 4, 8 and 16 take typed loops. See Note [Strided copy].
-void copyToDense(void* dst, const void* src, const IntList& sizes, const IntList& strides, size_t itemSize);
+void copyToDense(void* dst, const void* src, const IntList& sizes, const IntList& strides,
+                 size_t itemSize);
 
 }  // namespace torchless

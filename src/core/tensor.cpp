@@ -6,9 +6,9 @@
 #include "core/strided_copy.h"
 
 #include <algorithm>
-#include <functional>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 
 namespace torchless {
@@ -28,9 +28,10 @@ int64_t checkedNumel(const IntList& sizes) {
   // a tensor with more is refused where it is made (reader, .npy, reshape), not asserted later.
   constexpr size_t kMaxDims = 63;
   if (sizes.size() > kMaxDims)
-    throw Error(fmt::format("tensors of more than {} dimensions are not supported (this one has "
-                            "{})",
-                            kMaxDims, sizes.size()));
+    throw Error(
+        fmt::format("tensors of more than {} dimensions are not supported (this one has "
+                    "{})",
+                    kMaxDims, sizes.size()));
   int64_t n = 1;
   for (int64_t s : sizes) {
     if (s < 0) throw Error(fmt::format("negative size in {}", sizesToString(sizes)));
@@ -71,8 +72,7 @@ Tensor Tensor::fromStorage(Storage storage, int64_t storageOffset, IntList sizes
     // Highest element index reachable: offset + sum((size-1)*stride); strides must be >= 0.
     int64_t maxIndex = storageOffset;
     for (size_t i = 0; i < sizes.size(); ++i) {
-      if (strides[i] < 0)
-        throw Error(fmt::format("negative stride in {}", sizesToString(strides)));
+      if (strides[i] < 0) throw Error(fmt::format("negative stride in {}", sizesToString(strides)));
       int64_t extent = sizes[i] - 1;
       if (strides[i] != 0 && extent > (std::numeric_limits<int64_t>::max() - maxIndex) / strides[i])
         throw Error("tensor extent overflows int64");
@@ -132,8 +132,9 @@ Tensor Tensor::fromVector(const std::vector<int64_t>& values, const IntList& siz
 static int64_t wrapDim(int64_t dim, int64_t ndim) {
   int64_t d = dim < 0 ? dim + ndim : dim;
   if (d < 0 || d >= ndim)
-    throw Error(fmt::format("Dimension out of range (expected to be in range of [{}, {}], but got {})",
-                            -ndim, ndim - 1, dim));
+    throw Error(
+        fmt::format("Dimension out of range (expected to be in range of [{}, {}], but got {})",
+                    -ndim, ndim - 1, dim));
   return d;
 }
 
@@ -221,17 +222,21 @@ namespace {
 // castTo (core/scalar.h) for real types; complex values keep or drop their imaginary part.
 template <typename To, typename From>
 To castValue(From v) {
-  constexpr bool fromComplex = std::is_same_v<From, std::complex<float>> ||
-                               std::is_same_v<From, std::complex<double>>;
+  constexpr bool fromComplex =
+      std::is_same_v<From, std::complex<float>> || std::is_same_v<From, std::complex<double>>;
   constexpr bool toComplex =
       std::is_same_v<To, std::complex<float>> || std::is_same_v<To, std::complex<double>>;
   if constexpr (toComplex) {
-    if constexpr (fromComplex) return To(static_cast<typename To::value_type>(v.real()),
-                                         static_cast<typename To::value_type>(v.imag()));
-    else return To(castTo<typename To::value_type>(v));
+    if constexpr (fromComplex)
+      return To(static_cast<typename To::value_type>(v.real()),
+                static_cast<typename To::value_type>(v.imag()));
+    else
+      return To(castTo<typename To::value_type>(v));
   } else if constexpr (fromComplex) {
-    if constexpr (std::is_same_v<To, bool>) return v != From{};
-    else return castTo<To>(static_cast<double>(v.real()));
+    if constexpr (std::is_same_v<To, bool>)
+      return v != From{};
+    else
+      return castTo<To>(static_cast<double>(v.real()));
   } else {
     return castTo<To>(v);
   }
@@ -385,8 +390,10 @@ void collectShown(const Tensor& t, size_t dim, int64_t flat, bool summarize,
   for (size_t d = dim + 1; d < sizes.size(); ++d) inner *= sizes[d];
   for (int64_t i : shownIndices(sizes[dim], summarize)) {
     if (i < 0) continue;
-    if (dim + 1 == sizes.size()) out.push_back(t.doubleAt(flat + i));
-    else collectShown(t, dim + 1, flat + i * inner, summarize, out);
+    if (dim + 1 == sizes.size())
+      out.push_back(t.doubleAt(flat + i));
+    else
+      collectShown(t, dim + 1, flat + i * inner, summarize, out);
   }
 }
 
@@ -408,8 +415,10 @@ void printRec(std::string& out, const Tensor& t, size_t dim, int64_t flat, const
     const std::string sep = "," + std::string(nd - dim - 1, '\n') + std::string(indent + 1, ' ');
     for (size_t k = 0; k < indices.size(); ++k) {
       if (k > 0) out += sep;
-      if (indices[k] < 0) out += "...";
-      else printRec(out, t, dim + 1, flat + indices[k] * inner, f, indent + 1, summarize);
+      if (indices[k] < 0)
+        out += "...";
+      else
+        printRec(out, t, dim + 1, flat + indices[k] * inner, f, indent + 1, summarize);
     }
   }
   out += "]";
@@ -459,12 +468,14 @@ std::string Tensor::toString() const {
                                   : fmt::format("({})", fmt::join(sizes(), ", "));
     std::string q;
     if (info.scales) {
-      q = fmt::format(",\n       quantization_scheme=torch.per_channel_affine,\n       scale={},\n"
-                      "       zero_point={}, axis={}",
-                      Tensor(info.scales).toString(), Tensor(info.zeroPoints).toString(), info.axis);
+      q = fmt::format(
+          ",\n       quantization_scheme=torch.per_channel_affine,\n       scale={},\n"
+          "       zero_point={}, axis={}",
+          Tensor(info.scales).toString(), Tensor(info.zeroPoints).toString(), info.axis);
     } else {
-      q = fmt::format(",\n       quantization_scheme=torch.per_tensor_affine, scale={}, zero_point={}",
-                      IValue(info.scale).repr(), info.zeroPoint);
+      q = fmt::format(
+          ",\n       quantization_scheme=torch.per_tensor_affine, scale={}, zero_point={}",
+          IValue(info.scale).repr(), info.zeroPoint);
     }
     return fmt::format("{}, size={}, dtype=torch.{}{})", body, size, dtypeName(dt), q);
   }

@@ -24,8 +24,13 @@ using IntList = std::vector<int64_t>;
 
 /// Quantization parameters of a quantized tensor (per-tensor or per-channel affine).
 struct QuantizerInfo {
-  enum class Scheme : int8_t { PerTensorAffine = 0, PerChannelAffine = 1, PerTensorSymmetric = 2,
-                               PerChannelSymmetric = 3, PerChannelAffineFloatQParams = 4 };
+  enum class Scheme : int8_t {
+    PerTensorAffine = 0,
+    PerChannelAffine = 1,
+    PerTensorSymmetric = 2,
+    PerChannelSymmetric = 3,
+    PerChannelAffineFloatQParams = 4
+  };
   Scheme scheme = Scheme::PerTensorAffine;
   double scale = 1.0;
   int64_t zeroPoint = 0;
@@ -52,13 +57,13 @@ class Tensor {
   Tensor() = default;
   explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
 
-  /// New contiguous tensor with uninitialized elements (as torch.empty; ops::zeros fills). Throws torchless::Error on negative sizes or a byte
-  /// count that overflows.
+  /// New contiguous tensor with uninitialized elements (as torch.empty; ops::zeros fills). Throws
+  /// torchless::Error on negative sizes or a byte count that overflows.
   static Tensor empty(const IntList& sizes, ScalarType dtype, Device device = Device());
   /// A tensor over an existing storage (views, archive records). Checks that every element
   /// it can reach lies inside the storage; throws torchless::Error naming the problem if not.
-  static Tensor fromStorage(Storage storage, int64_t storageOffset, IntList sizes,
-                            IntList strides, ScalarType dtype, Device device = Device());
+  static Tensor fromStorage(Storage storage, int64_t storageOffset, IntList sizes, IntList strides,
+                            ScalarType dtype, Device device = Device());
   /// 0-dim tensors holding one value (torch.tensor(v)).
   static Tensor scalar(double v, ScalarType dtype = ScalarType::Double);
   static Tensor scalar(int64_t v, ScalarType dtype = ScalarType::Long);
@@ -103,7 +108,9 @@ class Tensor {
   /// Pointer to the first element (storage data + offset * itemsize).
   void* rawData() const;
   template <typename T>
-  T* data() const { return static_cast<T*>(rawData()); }
+  T* data() const {
+    return static_cast<T*>(rawData());
+  }
   /// The element at a flat row-major index, as double / int64 / complex (any real dtype).
   double doubleAt(int64_t flatIndex) const;
   int64_t intAt(int64_t flatIndex) const;

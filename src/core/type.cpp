@@ -8,10 +8,10 @@
 
 namespace torchless {
 
-#define TORCHLESS_SINGLETON_GET(NAME)                             \
-  const TypePtr& NAME::get() {                                    \
-    static const TypePtr instance = std::make_shared<NAME>();     \
-    return instance;                                              \
+#define TORCHLESS_SINGLETON_GET(NAME)                         \
+  const TypePtr& NAME::get() {                                \
+    static const TypePtr instance = std::make_shared<NAME>(); \
+    return instance;                                          \
   }
 TORCHLESS_SINGLETON_GET(AnyType)
 TORCHLESS_SINGLETON_GET(NumberType)
@@ -172,14 +172,17 @@ std::ostream& operator<<(std::ostream& out, const Type& t) {
     if (const auto& sizes = v->sizes()) {
       const size_t ndim = sizes->size();
       const auto& strides = v->strides();
-      bool stridesOk = ndim > 0 && strides && strides->size() == ndim &&
-                       std::all_of(strides->begin(), strides->end(), [](auto s) { return s.has_value(); });
+      bool stridesOk =
+          ndim > 0 && strides && strides->size() == ndim &&
+          std::all_of(strides->begin(), strides->end(), [](auto s) { return s.has_value(); });
       out << "(";
       size_t i = 0;
       for (i = 0; i < ndim; ++i) {
         if (i > 0) out << ", ";
-        if ((*sizes)[i]) out << *(*sizes)[i];
-        else out << "*";
+        if ((*sizes)[i])
+          out << *(*sizes)[i];
+        else
+          out << "*";
       }
       if (stridesOk) {
         out << ", strides=[";
@@ -236,10 +239,10 @@ std::string Type::reprStr() const {
 
 // ---- containers -----------------------------------------------------------------------------
 
-#define TORCHLESS_LIST_OF(FN, ELEM)                                            \
-  const TypePtr& ListType::FN() {                                              \
-    static const TypePtr instance = ListType::create(ELEM::get());             \
-    return instance;                                                           \
+#define TORCHLESS_LIST_OF(FN, ELEM)                                \
+  const TypePtr& ListType::FN() {                                  \
+    static const TypePtr instance = ListType::create(ELEM::get()); \
+    return instance;                                               \
   }
 TORCHLESS_LIST_OF(ofTensors, TensorType)
 TORCHLESS_LIST_OF(ofInts, IntType)
@@ -479,14 +482,12 @@ bool canHoldNone(const Type& t) {
   switch (t.kind()) {
     case TypeKind::NoneType:
     case TypeKind::OptionalType:
-    case TypeKind::AnyType:
-      return true;
+    case TypeKind::AnyType: return true;
     case TypeKind::UnionType:
       for (const auto& x : t.expect<UnionType>().types())
         if (canHoldNone(*x)) return true;
       return false;
-    default:
-      return false;
+    default: return false;
   }
 }
 
@@ -536,8 +537,7 @@ std::optional<TypePtr> unifyTypes(const TypePtr& t1, const TypePtr& t2, bool def
 
 TypePtr unshapedType(const TypePtr& t) {
   switch (t->kind()) {
-    case TypeKind::TensorType:
-      return TensorType::get();
+    case TypeKind::TensorType: return TensorType::get();
     case TypeKind::ListType:
       return ListType::create(unshapedType(t->expect<ListType>().getElementType()));
     case TypeKind::OptionalType:
@@ -553,7 +553,8 @@ TypePtr unshapedType(const TypePtr& t) {
       std::vector<TypePtr> elems;
       for (const auto& e : tup.elements()) elems.push_back(unshapedType(e));
       if (tup.isNamed())
-        return TupleType::createNamed(tup.name(), tup.fieldNames(), std::move(elems), tup.defaults());
+        return TupleType::createNamed(tup.name(), tup.fieldNames(), std::move(elems),
+                                      tup.defaults());
       return TupleType::create(std::move(elems));
     }
     case TypeKind::UnionType: {
@@ -561,8 +562,7 @@ TypePtr unshapedType(const TypePtr& t) {
       for (const auto& e : t->expect<UnionType>().types()) elems.push_back(unshapedType(e));
       return UnionType::create(std::move(elems));
     }
-    default:
-      return t;
+    default: return t;
   }
 }
 
@@ -584,8 +584,8 @@ class AnnotationParser {
 
  private:
   [[noreturn]] void fail(const std::string& what) const {
-    throw Error(fmt::format("cannot parse type annotation '{}': {} at column {}", text_, what,
-                            pos_ + 1));
+    throw Error(
+        fmt::format("cannot parse type annotation '{}': {} at column {}", text_, what, pos_ + 1));
   }
   void skipSpace() {
     while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t')) ++pos_;
@@ -604,9 +604,8 @@ class AnnotationParser {
   std::string name() {
     skipSpace();
     size_t start = pos_;
-    while (pos_ < text_.size() &&
-           (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_' ||
-            text_[pos_] == '.'))
+    while (pos_ < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[pos_])) ||
+                                   text_[pos_] == '_' || text_[pos_] == '.'))
       ++pos_;
     if (start == pos_) fail("expected a type name");
     return std::string(text_.substr(start, pos_ - start));

@@ -30,12 +30,45 @@ struct FunctionSchema;
 class Function;
 
 enum class TypeKind {
-  AnyType, EnumType, AnyEnumType, TensorType, StorageType, TupleType, ListType, DictType,
-  NumberType, FloatType, ComplexType, FutureType, AwaitType, RRefType, IntType, NoneType,
-  StringType, GeneratorType, QuantizerType, BoolType, OptionalType, VarType, DeviceObjType,
-  StreamObjType, FunctionType, ClassType, PyObjectType, CapsuleType, InterfaceType,
-  QSchemeType, ScalarTypeType, LayoutType, MemoryFormatType, AnyListType, AnyTupleType,
-  AnyClassType, UnionType, SymIntType, SymFloatType,
+  AnyType,
+  EnumType,
+  AnyEnumType,
+  TensorType,
+  StorageType,
+  TupleType,
+  ListType,
+  DictType,
+  NumberType,
+  FloatType,
+  ComplexType,
+  FutureType,
+  AwaitType,
+  RRefType,
+  IntType,
+  NoneType,
+  StringType,
+  GeneratorType,
+  QuantizerType,
+  BoolType,
+  OptionalType,
+  VarType,
+  DeviceObjType,
+  StreamObjType,
+  FunctionType,
+  ClassType,
+  PyObjectType,
+  CapsuleType,
+  InterfaceType,
+  QSchemeType,
+  ScalarTypeType,
+  LayoutType,
+  MemoryFormatType,
+  AnyListType,
+  AnyTupleType,
+  AnyClassType,
+  UnionType,
+  SymIntType,
+  SymFloatType,
 };
 
 class Type;
@@ -65,7 +98,9 @@ class Type : public std::enable_shared_from_this<Type> {
   bool hasFreeVariables() const;
 
   template <typename T>
-  const T* cast() const { return kind_ == T::Kind ? static_cast<const T*>(this) : nullptr; }
+  const T* cast() const {
+    return kind_ == T::Kind ? static_cast<const T*>(this) : nullptr;
+  }
   template <typename T>
   const T& expect() const;
   template <typename T>
@@ -84,14 +119,14 @@ inline bool operator!=(const Type& a, const Type& b) { return !(a == b); }
 std::ostream& operator<<(std::ostream& out, const Type& t);
 
 // ---- singletons ----------------------------------------------------------------------------
-#define TORCHLESS_SINGLETON_TYPE(NAME, STR, ANNOT)                  \
-  class NAME : public Type {                                        \
-   public:                                                          \
-    static constexpr TypeKind Kind = TypeKind::NAME;                \
-    NAME() : Type(Kind) {}                                          \
-    static const TypePtr& get();                                    \
-    std::string str() const override { return STR; }               \
-    std::string annotationStr() const override { return ANNOT; }    \
+#define TORCHLESS_SINGLETON_TYPE(NAME, STR, ANNOT)               \
+  class NAME : public Type {                                     \
+   public:                                                       \
+    static constexpr TypeKind Kind = TypeKind::NAME;             \
+    NAME() : Type(Kind) {}                                       \
+    static const TypePtr& get();                                 \
+    std::string str() const override { return STR; }             \
+    std::string annotationStr() const override { return ANNOT; } \
   };
 
 TORCHLESS_SINGLETON_TYPE(AnyType, "Any", "Any")
@@ -145,9 +180,8 @@ class TensorType : public Type {
   static const TypePtr& get();
   static std::shared_ptr<const TensorType> create(
       std::optional<ScalarType> dtype, std::optional<std::vector<std::optional<int64_t>>> sizes,
-      std::optional<std::vector<std::optional<int64_t>>> strides,
-      std::optional<bool> requiresGrad, std::optional<Device> device,
-      std::optional<bool> undefined = std::nullopt);
+      std::optional<std::vector<std::optional<int64_t>>> strides, std::optional<bool> requiresGrad,
+      std::optional<Device> device, std::optional<bool> undefined = std::nullopt);
   /// A complete type: every size and stride known.
   static std::shared_ptr<const TensorType> createContiguous(ScalarType dtype, Device device,
                                                             const std::vector<int64_t>& sizes);
@@ -214,9 +248,7 @@ class OptionalType : public SingleElementType<TypeKind::OptionalType> {
   static TypePtr create(TypePtr elem);
   static const TypePtr& ofTensor();
   std::string str() const override { return elem_->str() + "?"; }
-  std::string annotationStr() const override {
-    return "Optional[" + elem_->annotationStr() + "]";
-  }
+  std::string annotationStr() const override { return "Optional[" + elem_->annotationStr() + "]"; }
   bool isSubtypeOf(const Type& rhs) const override;
 };
 
@@ -248,7 +280,8 @@ class RRefType : public SingleElementType<TypeKind::RRefType> {
 class DictType : public Type {
  public:
   static constexpr TypeKind Kind = TypeKind::DictType;
-  DictType(TypePtr key, TypePtr value) : Type(Kind), key_(std::move(key)), value_(std::move(value)) {}
+  DictType(TypePtr key, TypePtr value)
+      : Type(Kind), key_(std::move(key)), value_(std::move(value)) {}
   static TypePtr create(TypePtr key, TypePtr value) {
     return std::make_shared<DictType>(std::move(key), std::move(value));
   }
@@ -332,8 +365,11 @@ class EnumType : public Type {
   static constexpr TypeKind Kind = TypeKind::EnumType;
   EnumType(std::string qualname, TypePtr valueType, std::vector<std::string> names,
            std::vector<std::shared_ptr<IValue>> values)
-      : Type(Kind), name_(std::move(qualname)), valueType_(std::move(valueType)),
-        names_(std::move(names)), values_(std::move(values)) {}
+      : Type(Kind),
+        name_(std::move(qualname)),
+        valueType_(std::move(valueType)),
+        names_(std::move(names)),
+        values_(std::move(values)) {}
   const std::string& name() const { return name_; }
   const TypePtr& valueType() const { return valueType_; }
   const std::vector<std::string>& names() const { return names_; }
@@ -376,7 +412,8 @@ class ClassType : public Type {
     std::shared_ptr<IValue> value;
   };
 
-  ClassType(std::string qualname, bool isModule) : Type(Kind), name_(std::move(qualname)), isModule_(isModule) {}
+  ClassType(std::string qualname, bool isModule)
+      : Type(Kind), name_(std::move(qualname)), isModule_(isModule) {}
   static std::shared_ptr<ClassType> create(std::string qualname, bool isModule) {
     return std::make_shared<ClassType>(std::move(qualname), isModule);
   }
@@ -417,7 +454,8 @@ using ClassTypePtr = std::shared_ptr<ClassType>;
 class InterfaceType : public Type {
  public:
   static constexpr TypeKind Kind = TypeKind::InterfaceType;
-  InterfaceType(std::string qualname, bool isModule) : Type(Kind), name_(std::move(qualname)), isModule_(isModule) {}
+  InterfaceType(std::string qualname, bool isModule)
+      : Type(Kind), name_(std::move(qualname)), isModule_(isModule) {}
   const std::string& name() const { return name_; }
   bool isModule() const { return isModule_; }
   std::string str() const override { return name_; }

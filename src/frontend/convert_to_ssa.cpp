@@ -5,7 +5,6 @@
 // See Note [Variables as loads and stores] in emitter.h.
 #include "frontend/emitter.h"
 
-
 #include <algorithm>
 #include <limits>
 #include <numeric>
@@ -280,7 +279,8 @@ void canonicalizeModifiedLoops(Block* b) {
       one = g.insertConstant(IValue(int64_t(1)));
       Value* cond = create("gt", maxTrip, zero, BoolType::get());
       n->replaceInput(0, g.insertConstant(IValue(std::numeric_limits<int64_t>::max())));
-      if (!condIn || !condIn->toBool()) cond = create("__and__", cond, n->input(1), BoolType::get());
+      if (!condIn || !condIn->toBool())
+        cond = create("__and__", cond, n->input(1), BoolType::get());
       n->replaceInput(1, cond);
     }
     n->addOutput()->setType(IntType::get());
@@ -522,7 +522,8 @@ void permuteBlockInputs(Block* b, size_t offset, const std::vector<size_t>& perm
   std::vector<Value*> old = b->inputs();
   size_t n = perm.size();
   std::vector<Value*> fresh;
-  for (size_t i = 0; i < n; ++i) fresh.push_back(b->addInput()->setType(old[offset + perm[i]]->type()));
+  for (size_t i = 0; i < n; ++i)
+    fresh.push_back(b->addInput()->setType(old[offset + perm[i]]->type()));
   for (size_t i = 0; i < n; ++i) {
     Value* o = old[offset + perm[i]];
     std::string name = o->hasDebugName() ? o->debugName() : "";

@@ -55,7 +55,8 @@ RefinementSet isinstanceRefinements(const std::string& name, const TypePtr& decl
     return false;
   };
   std::vector<TypePtr> members;
-  if (const auto* u = declared->cast<UnionType>()) members = u->types();
+  if (const auto* u = declared->cast<UnionType>())
+    members = u->types();
   else if (const auto* o = declared->cast<OptionalType>())
     members = {o->getElementType(), NoneType::get()};
   RefinementSet out;
@@ -229,8 +230,10 @@ CondValue Emitter::emitCondExpr(const Expr& e) {
         if (varExpr.kind() != TreeKind::Var || other != NoneStatus::Always) return;
         if (canBeNone(v) != NoneStatus::Maybe) return;
         Refinement r{Var(varExpr.tree()).name().name(), unwrapOptionalType(v->type())};
-        if (isIs) out.refinements.whenFalse.push_back(r);
-        else out.refinements.whenTrue.push_back(r);
+        if (isIs)
+          out.refinements.whenFalse.push_back(r);
+        else
+          out.refinements.whenTrue.push_back(r);
       };
       refine(b.lhs(), lhs, rn);
       refine(b.rhs(), rhs, ln);
@@ -253,8 +256,7 @@ CondValue Emitter::emitCondExpr(const Expr& e) {
       }
       break;
     }
-    default:
-      break;
+    default: break;
   }
   CondValue out;
   out.value = emitToBool(e.range(), emitExpr(e));
@@ -262,8 +264,10 @@ CondValue Emitter::emitCondExpr(const Expr& e) {
   // `torch._C._has_torch_function...` statically false, and a constant condition is known
   // (the untaken branch is not emitted). `self.training` stays a run-time attribute.
   Symbol kind = out.value->node()->kind();
-  if (kind == Symbol::aten("is_scripting")) out.staticIf = true;
-  else if (kind == Symbol::aten("has_torch_function")) out.staticIf = false;
+  if (kind == Symbol::aten("is_scripting"))
+    out.staticIf = true;
+  else if (kind == Symbol::aten("has_torch_function"))
+    out.staticIf = false;
   if (auto c = toIValue(out.value); c && c->isBool()) out.staticIf = c->toBool();
   return out;
 }
@@ -292,15 +296,13 @@ SugaredValuePtr Emitter::emitSugaredExpr(const Expr& e, size_t nBinders, const T
   if (stackNearlyExhausted())  // Note [Stack guard]: deep expressions, long call chains
     throwErrorAt(loc, "expression or call chain nested too deeply (the stack is nearly exhausted)");
   switch (e.kind()) {
-    case TreeKind::Var:
-      return getSugaredVar(loc, Var(e.tree()).name().name());
+    case TreeKind::Var: return getSugaredVar(loc, Var(e.tree()).name().name());
     case TreeKind::Select: {
       Select s(e.tree());
       return emitSugaredExpr(s.value(), 1)->attr(loc, *this, s.selector().name());
     }
     case TreeKind::Apply: return emitApply(Apply(e.tree()), nBinders);
-    default:
-      break;
+    default: break;
   }
   return emitPlainExpr(e, typeHint);
 }
@@ -427,14 +429,10 @@ SugaredValuePtr Emitter::emitPlainExpr(const Expr& e, const TypePtr& typeHint) {
       return std::make_shared<SimpleValue>(constant(IValue(c.asIntegral()), loc));
     }
     case TreeKind::StringLiteral:
-      return std::make_shared<SimpleValue>(
-          constant(IValue(StringLiteral(e.tree()).text()), loc));
-    case TreeKind::True:
-      return std::make_shared<SimpleValue>(constant(IValue(true), loc));
-    case TreeKind::False:
-      return std::make_shared<SimpleValue>(constant(IValue(false), loc));
-    case TreeKind::None:
-      return std::make_shared<SimpleValue>(constant(IValue(), loc));
+      return std::make_shared<SimpleValue>(constant(IValue(StringLiteral(e.tree()).text()), loc));
+    case TreeKind::True: return std::make_shared<SimpleValue>(constant(IValue(true), loc));
+    case TreeKind::False: return std::make_shared<SimpleValue>(constant(IValue(false), loc));
+    case TreeKind::None: return std::make_shared<SimpleValue>(constant(IValue(), loc));
     case TreeKind::FString: {
       std::string fmt;
       std::vector<Value*> values;
@@ -486,8 +484,7 @@ SugaredValuePtr Emitter::emitPlainExpr(const Expr& e, const TypePtr& typeHint) {
     case TreeKind::Or:
     case TreeKind::Not:
     case TreeKind::Is:
-    case TreeKind::IsNot:
-      return std::make_shared<SimpleValue>(emitCondExpr(e).value);
+    case TreeKind::IsNot: return std::make_shared<SimpleValue>(emitCondExpr(e).value);
     case TreeKind::Neg:
     case TreeKind::BitNot: {
       // As PyTorch's emitUnaryOp: minus on a constant number is folded at compile time
@@ -496,14 +493,16 @@ SugaredValuePtr Emitter::emitPlainExpr(const Expr& e, const TypePtr& typeHint) {
       bool neg = e.kind() == TreeKind::Neg;
       if (auto c = toIValue(v)) {
         std::optional<IValue> folded;
-        if (neg && c->isDouble()) folded = IValue(-c->toDouble());
-        else if (neg && c->isInt()) folded = IValue(-c->toInt());
+        if (neg && c->isDouble())
+          folded = IValue(-c->toDouble());
+        else if (neg && c->isInt())
+          folded = IValue(-c->toInt());
         if (folded) return std::make_shared<SimpleValue>(constant(*folded, loc));
       }
-      return std::make_shared<SimpleValue>(builtin(loc, neg ? "aten::neg" : "aten::bitwise_not", {v}));
+      return std::make_shared<SimpleValue>(
+          builtin(loc, neg ? "aten::neg" : "aten::bitwise_not", {v}));
     }
-    case TreeKind::Pos:
-      return std::make_shared<SimpleValue>(emitExpr(UnaryOp(e.tree()).operand()));
+    case TreeKind::Pos: return std::make_shared<SimpleValue>(emitExpr(UnaryOp(e.tree()).operand()));
     case TreeKind::NotIn: {
       BinOp b(e.tree());
       Value* lhs = emitExpr(b.lhs());
@@ -520,9 +519,9 @@ SugaredValuePtr Emitter::emitPlainExpr(const Expr& e, const TypePtr& typeHint) {
       for (size_t i = 0; i < ops.size(); ++i) {
         SourceRange r = operands[i].range().to(operands[i + 1].range());
         Expr cmp = ops[i] == TreeKind::NotIn
-                       ? Expr(UnaryOp::create(TreeKind::Not, r,
-                                              BinOp::create(TreeKind::In, r, operands[i],
-                                                            operands[i + 1])))
+                       ? Expr(UnaryOp::create(
+                             TreeKind::Not, r,
+                             BinOp::create(TreeKind::In, r, operands[i], operands[i + 1])))
                        : Expr(BinOp::create(ops[i], r, operands[i], operands[i + 1]));
         acc = acc ? Expr(BinOp::create(TreeKind::And, acc->range().to(r), *acc, cmp)) : cmp;
       }
@@ -626,8 +625,7 @@ SugaredValuePtr Emitter::emitContainerLiteral(const Expr& e, const TypePtr& type
       return std::make_shared<SimpleValue>(
           insert(graph_->createDict(kt, vt, keys, values), loc)->output());
     }
-    default:
-      break;
+    default: break;
   }
   throwErrorAt(loc, "not a list, tuple or dict literal");
 }
@@ -747,9 +745,9 @@ std::pair<Value*, std::vector<Value*>> Emitter::emitTensorIndexing(const SourceR
     if (s.kind() == TreeKind::SliceExpr) return reverse ? dim - 1 : dim + 1;
     Value* index = emitExpr(s, s.kind() == TreeKind::None ? NoneType::get() : nullptr);
     if (index->type()->kind() == TypeKind::ListType) {
-      index = builtin(s.range(), "aten::tensor", {index},
-                      {NamedValue{s.range(), "dtype",
-                                  constant(IValue(int64_t(ScalarType::Long)), s.range())}});
+      index = builtin(
+          s.range(), "aten::tensor", {index},
+          {NamedValue{s.range(), "dtype", constant(IValue(int64_t(ScalarType::Long)), s.range())}});
     }
     exprs[i] = index;
     if (index->type()->isSubtypeOf(*NoneType::get())) return reverse ? dim : dim + 1;
@@ -784,7 +782,8 @@ std::pair<Value*, std::vector<Value*>> Emitter::emitTensorIndexing(const SourceR
         Value* d = constant(IValue(dims[i]), loc);
         Value* start = s.start().present() ? emitExpr(s.start().get()) : constant(IValue(), loc);
         Value* end = s.end().present() ? emitExpr(s.end().get()) : constant(IValue(), loc);
-        Value* step = s.step().present() ? emitExpr(s.step().get()) : constant(IValue(int64_t(1)), loc);
+        Value* step =
+            s.step().present() ? emitExpr(s.step().get()) : constant(IValue(int64_t(1)), loc);
         sliceable = builtin(loc, "aten::slice", {sliceable, d, start, end, step});
       }
       continue;
@@ -830,8 +829,7 @@ Value* Emitter::emitSubscript(const Subscript& sub, const TypePtr& typeHint) {
   if (t->isSubtypeOf(*TensorType::get())) {
     auto [view, indices] = emitTensorIndexing(loc, v, subs);
     if (indices.empty()) return view;
-    Value* list =
-        insert(graph_->createList(OptionalType::ofTensor(), indices), loc)->output();
+    Value* list = insert(graph_->createList(OptionalType::ofTensor(), indices), loc)->output();
     return builtin(loc, "aten::index", {view, list});
   }
   if (subs.size() != 1)
@@ -850,8 +848,11 @@ Value* Emitter::emitSubscript(const Subscript& sub, const TypePtr& typeHint) {
     };
     if (s.kind() == TreeKind::SliceExpr) {
       SliceExpr se(s.tree());
-      int64_t b = se.start().present() ? std::clamp<int64_t>(constIndex(se.start().get(), 0), 0, size) : 0;
-      int64_t en = se.end().present() ? std::clamp<int64_t>(constIndex(se.end().get(), size), 0, size) : size;
+      int64_t b =
+          se.start().present() ? std::clamp<int64_t>(constIndex(se.start().get(), 0), 0, size) : 0;
+      int64_t en = se.end().present()
+                       ? std::clamp<int64_t>(constIndex(se.end().get(), size), 0, size)
+                       : size;
       int64_t step = se.step().present() ? toIValue(emitExpr(se.step().get()))->toInt() : 1;
       std::vector<Value*> picked;
       for (int64_t k = b; step > 0 ? k < en : k > en; k += step)
@@ -871,20 +872,26 @@ Value* Emitter::emitSubscript(const Subscript& sub, const TypePtr& typeHint) {
     }
     TypePtr elem = tup->elements().empty() ? nullptr : tup->elements()[0];
     for (const auto& et : tup->elements()) {
-      if (auto u = unifyTypes(elem, et)) elem = *u;
-      else throwErrorAt(loc, "All tuple elements must have the same type to be indexed with a non-constant");
+      if (auto u = unifyTypes(elem, et))
+        elem = *u;
+      else
+        throwErrorAt(
+            loc, "All tuple elements must have the same type to be indexed with a non-constant");
     }
     return insert(graph_->createTupleIndex(v, iv, elem), loc)->output();
   }
   if (t->kind() == TypeKind::ClassType) {
     Value* idx = emitExpr(s);
-    return MethodValue(v, "__getitem__").call(loc, *this, {NamedValue{loc, "", idx}}, {}, 1)->asValue(loc, *this);
+    return MethodValue(v, "__getitem__")
+        .call(loc, *this, {NamedValue{loc, "", idx}}, {}, 1)
+        ->asValue(loc, *this);
   }
   if (s.kind() == TreeKind::SliceExpr) {
     SliceExpr se(s.tree());
     Value* start = se.start().present() ? emitExpr(se.start().get()) : constant(IValue(), loc);
     Value* end = se.end().present() ? emitExpr(se.end().get()) : constant(IValue(), loc);
-    Value* step = se.step().present() ? emitExpr(se.step().get()) : constant(IValue(int64_t(1)), loc);
+    Value* step =
+        se.step().present() ? emitExpr(se.step().get()) : constant(IValue(int64_t(1)), loc);
     return builtin(loc, "aten::slice", {v, start, end, step});
   }
   Value* idx = emitExpr(s);
@@ -911,8 +918,9 @@ void Emitter::emitSubscriptAssign(const SourceRange& loc, const Subscript& lhs, 
   }
   auto subs = lhs.subscriptExprs();
   if (subs.size() != 1 || subs[0].kind() == TreeKind::SliceExpr)
-    throwErrorAt(loc, "Sliced expression not yet supported for subscripted assignment. File a "
-                      "bug if you want this");
+    throwErrorAt(loc,
+                 "Sliced expression not yet supported for subscripted assignment. File a "
+                 "bug if you want this");
   if (obj->type()->kind() == TypeKind::TupleType)
     throwErrorAt(loc, "Tuples do not support assignment");
   Value* idx = emitExpr(subs[0]);

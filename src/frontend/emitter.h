@@ -94,9 +94,9 @@ class Emitter {
   // ---- environment ----------------------------------------------------------------------
   struct Frame {
     Block* block;
-    std::map<std::string, TypePtr> types;             // first-class variables
-    std::map<std::string, SugaredValuePtr> sugared;   // modules, functions, ...
-    std::map<std::string, std::string> errors;        // deferred "not defined" errors
+    std::map<std::string, TypePtr> types;            // first-class variables
+    std::map<std::string, SugaredValuePtr> sugared;  // modules, functions, ...
+    std::map<std::string, std::string> errors;       // deferred "not defined" errors
   };
   void pushFrame(Block* b);
   Frame popFrame();

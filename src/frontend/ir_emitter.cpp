@@ -65,14 +65,12 @@ bool alwaysJumps(const std::vector<Stmt>& stmts) {
   switch (last.kind()) {
     case TreeKind::Return:
     case TreeKind::Break:
-    case TreeKind::Continue:
-      return true;
+    case TreeKind::Continue: return true;
     case TreeKind::If: {
       If i(last.tree());
       return alwaysJumps(toVector(i.trueBranch())) && alwaysJumps(toVector(i.falseBranch()));
     }
-    default:
-      return false;
+    default: return false;
   }
 }
 }  // namespace
@@ -229,20 +227,26 @@ void Emitter::emitIfElseBlocks(const SourceRange& loc, const CondValue& cond,
   bool tRet = returnBlocks_.count(tb) > 0, fRet = returnBlocks_.count(fb) > 0;
   bool tExit = tRaise || tRet, fExit = fRaise || fRet;
   if (tExit && fExit) {
-    if (tRet || fRet) returnBlocks_.insert(outer);
-    else exitBlocks_.insert(outer);
+    if (tRet || fRet)
+      returnBlocks_.insert(outer);
+    else
+      exitBlocks_.insert(outer);
   }
 
   std::set<std::string> mutated;
   for (const auto& [v, t] : tf.types) {
     bool otherExits = v == "$return" ? fRaise : fExit;
-    if (ff.types.count(v) || findVarType(v) || otherExits) mutated.insert(v);
-    else frame().errors[v] = v + " is not defined in the false branch";
+    if (ff.types.count(v) || findVarType(v) || otherExits)
+      mutated.insert(v);
+    else
+      frame().errors[v] = v + " is not defined in the false branch";
   }
   for (const auto& [v, t] : ff.types) {
     bool otherExits = v == "$return" ? tRaise : tExit;
-    if (tf.types.count(v) || findVarType(v) || otherExits) mutated.insert(v);
-    else frame().errors[v] = v + " is not defined in the true branch";
+    if (tf.types.count(v) || findVarType(v) || otherExits)
+      mutated.insert(v);
+    else
+      frame().errors[v] = v + " is not defined in the true branch";
   }
   for (const std::string& x : mutated) {
     bool te = x == "$return" ? tRaise : tExit;
@@ -267,9 +271,9 @@ void Emitter::emitIfElseBlocks(const SourceRange& loc, const CondValue& cond,
     }
     if (!tt || !ft) continue;
     TypePtr full = findVarType(x);
-    bool defaultToUnion = full && (full->kind() == TypeKind::UnionType ||
-                                   full->kind() == TypeKind::OptionalType ||
-                                   full->kind() == TypeKind::NumberType);
+    bool defaultToUnion =
+        full && (full->kind() == TypeKind::UnionType || full->kind() == TypeKind::OptionalType ||
+                 full->kind() == TypeKind::NumberType);
     auto unified = unifyTypes(tt, ft, defaultToUnion);
     if (!unified) {
       std::string msg = "Type mismatch: " + x + " is set to type " + tt->reprStr() +
@@ -286,8 +290,9 @@ void Emitter::emitIfElseBlocks(const SourceRange& loc, const CondValue& cond,
 void Emitter::emitStatements(const std::vector<Stmt>& stmts, size_t begin) {
   Block* block = graph_->insertPointBlock();
   if (stackNearlyExhausted() && begin < stmts.size())  // Note [Stack guard]
-    throwErrorAt(stmts[begin].range(), "blocks or call chain nested too deeply (the stack is "
-                                       "nearly exhausted)");
+    throwErrorAt(stmts[begin].range(),
+                 "blocks or call chain nested too deeply (the stack is "
+                 "nearly exhausted)");
   // The statements after the i-th (Note [Early exits] moves them into a branch).
   auto tail = [&](size_t i) {
     return std::vector<Stmt>(stmts.begin() + static_cast<long>(i) + 1, stmts.end());
@@ -307,42 +312,42 @@ void Emitter::emitStatements(const std::vector<Stmt>& stmts, size_t begin) {
         if (env_.declareAttributes && emitInitializerStatement(stmt)) break;
         emitAssignment(Assign(stmt.tree()));
         break;
-      case TreeKind::AugAssign:
-        emitAugAssign(AugAssign(stmt.tree()));
-        break;
+      case TreeKind::AugAssign: emitAugAssign(AugAssign(stmt.tree())); break;
       case TreeKind::ExprStmt: {
         if (env_.declareAttributes && emitInitializerStatement(stmt)) break;
         ExprStmt s(stmt.tree());
         emitSugaredExpr(s.expr(), 0);
         break;
       }
-      case TreeKind::Pass:
-        break;
+      case TreeKind::Pass: break;
       case TreeKind::Return: emitReturn(Return(stmt.tree()), block); return;
       case TreeKind::Raise: emitRaise(Raise(stmt.tree()), block); return;
       case TreeKind::Assert: emitAssert(Assert(stmt.tree())); break;
       case TreeKind::Break:
       case TreeKind::Continue: {
         if (loopDepth_ == 0 || loopHasBreak_.empty())
-          throwErrorAt(stmt.range(), std::string(stmt.kind() == TreeKind::Break ? "break" : "continue") +
-                                         " outside of a loop");
+          throwErrorAt(stmt.range(),
+                       std::string(stmt.kind() == TreeKind::Break ? "break" : "continue") +
+                           " outside of a loop");
         if (stmt.kind() == TreeKind::Break)
-          setValue(stmt.range(), continueFlag(loopDepth_ - 1), constant(IValue(false), stmt.range()));
+          setValue(stmt.range(), continueFlag(loopDepth_ - 1),
+                   constant(IValue(false), stmt.range()));
         return;  // Note [Early exits]: the rest of the body was moved into the other branch
       }
       case TreeKind::Delete: emitDelete(Delete(stmt.tree())); break;
       case TreeKind::With: emitWith(With(stmt.tree())); break;
       case TreeKind::Def:
-        throwErrorAt(stmt.range(), "nested function definitions are only supported for fork, "
-                                   "which torchless does not compile");
+        throwErrorAt(stmt.range(),
+                     "nested function definitions are only supported for fork, "
+                     "which torchless does not compile");
       case TreeKind::ClassDef:
         throwErrorAt(stmt.range(), "class definitions are not supported inside functions");
       case TreeKind::Import:
       case TreeKind::ImportFrom:
         throwErrorAt(stmt.range(), "import statements are not supported inside functions");
       default:
-        throwErrorAt(stmt.range(), std::string("unsupported statement ") +
-                                       treeKindEnumName(stmt.kind()));
+        throwErrorAt(stmt.range(),
+                     std::string("unsupported statement ") + treeKindEnumName(stmt.kind()));
     }
   }
 }
@@ -554,7 +559,8 @@ void Emitter::emitLoopCommon(const SourceRange& loc, const SugaredValuePtr& iter
     }
     setValue(loc, kDidReturnVar, constant(IValue(false), loc));
   }
-  emitLoop(loc, iterable, target, [&] { emitStatements(body, 0); }, cond, hasBreak);
+  emitLoop(
+      loc, iterable, target, [&] { emitStatements(body, 0); }, cond, hasBreak);
 }
 
 std::string Emitter::continueFlag(int depth) { return "$continue" + std::to_string(depth); }
@@ -633,11 +639,13 @@ void Emitter::emitFor(const For& stmt) {
   std::vector<Stmt> body = toVector(stmt.body());
   if (iterable->shouldUnroll()) {
     if (containsExit(body, TreeKind::Break) || containsExit(body, TreeKind::Continue))
-      throwErrorAt(stmt.range(), "break and continue are not supported in unrolled loops "
-                                 "(over tuples and module lists)");
+      throwErrorAt(stmt.range(),
+                   "break and continue are not supported in unrolled loops "
+                   "(over tuples and module lists)");
     if (containsExit(body, TreeKind::Return))
-      throwErrorAt(stmt.range(), "return statements are not supported yet in unrolled loops "
-                                 "(over tuples and module lists)");
+      throwErrorAt(stmt.range(),
+                   "return statements are not supported yet in unrolled loops "
+                   "(over tuples and module lists)");
     auto elems = iterable->asTuple(stmt.iter().range(), *this, std::nullopt);
     for (const auto& elem : elems) {
       emitExprsAssign(stmt.target(), elem, stmt.target().range());
@@ -650,8 +658,8 @@ void Emitter::emitFor(const For& stmt) {
 
 // ---- attributes declared by __init__ -------------------------------------------------------
 
-void Emitter::declareAttribute(const SourceRange& loc, const std::string& name,
-                               const TypePtr& type, bool isParameter, bool isBuffer) {
+void Emitter::declareAttribute(const SourceRange& loc, const std::string& name, const TypePtr& type,
+                               bool isParameter, bool isBuffer) {
   auto* cls = const_cast<ClassType*>(selfType_->cast<ClassType>());
   TL_INTERNAL_ASSERT(cls, "declaring an attribute outside a class");
   if (const ClassType::Attribute* a = cls->findAttribute(name)) {
@@ -696,12 +704,12 @@ bool Emitter::emitInitializerStatement(const Stmt& stmt) {
         throwErrorAt(e.range(), "register_buffer takes a string literal name and a tensor");
       std::string name = StringLiteral(args[0].tree()).text();
       Value* v = emitExpr(args[1]);
-      if (!v->type()->isSubtypeOf(*TensorType::get()) &&
-          v->type()->kind() != TypeKind::NoneType)
+      if (!v->type()->isSubtypeOf(*TensorType::get()) && v->type()->kind() != TypeKind::NoneType)
         throwErrorAt(args[1].range(), "a buffer must be a Tensor, not " + v->type()->reprStr());
-      declareAttribute(e.range(), name, v->type()->kind() == TypeKind::NoneType
-                                            ? OptionalType::create(TensorType::get())
-                                            : TypePtr(TensorType::get()),
+      declareAttribute(e.range(), name,
+                       v->type()->kind() == TypeKind::NoneType
+                           ? OptionalType::create(TensorType::get())
+                           : TypePtr(TensorType::get()),
                        false, true);
       insert(graph_->createSetAttr(graph_->inputs()[0], name, v), e.range());
       return true;
@@ -765,9 +773,7 @@ bool Emitter::emitInitializerStatement(const Stmt& stmt) {
 void Emitter::emitExprsAssign(const Expr& lhs, const SugaredValuePtr& rhs, const SourceRange& loc,
                               const TypePtr& annotated) {
   switch (lhs.kind()) {
-    case TreeKind::Var:
-      setVar(lhs.range(), Var(lhs.tree()).name().name(), rhs, annotated);
-      return;
+    case TreeKind::Var: setVar(lhs.range(), Var(lhs.tree()).name().name(), rhs, annotated); return;
     case TreeKind::TupleLiteral:
     case TreeKind::ListLiteral: {
       auto targets = SequenceLiteral(lhs.tree()).inputs();
@@ -775,21 +781,21 @@ void Emitter::emitExprsAssign(const Expr& lhs, const SugaredValuePtr& rhs, const
       std::optional<size_t> starAt;
       for (size_t i = 0; i < n; ++i) {
         if (targets[i].kind() == TreeKind::Starred) {
-          if (starAt) throwErrorAt(targets[i].range(), "Only one starred expression is allowed on the lhs");
+          if (starAt)
+            throwErrorAt(targets[i].range(), "Only one starred expression is allowed on the lhs");
           starAt = i;
         }
       }
       auto elems = rhs->asTuple(loc, *this, starAt ? std::nullopt : std::optional<size_t>(n));
       if (!starAt && elems.size() != n)
-        throwErrorAt(loc, (elems.size() < n ? "need " + std::to_string(n) +
-                                                  " values to unpack but found only " +
-                                                  std::to_string(elems.size())
-                                            : "too many values to unpack: need " +
-                                                  std::to_string(n) + " but found " +
-                                                  std::to_string(elems.size())));
+        throwErrorAt(loc, (elems.size() < n
+                               ? "need " + std::to_string(n) + " values to unpack but found only " +
+                                     std::to_string(elems.size())
+                               : "too many values to unpack: need " + std::to_string(n) +
+                                     " but found " + std::to_string(elems.size())));
       if (starAt && elems.size() < n - 1)
-        throwErrorAt(loc, "need at least " + std::to_string(n - 1) + " values to unpack but found only " +
-                              std::to_string(elems.size()));
+        throwErrorAt(loc, "need at least " + std::to_string(n - 1) +
+                              " values to unpack but found only " + std::to_string(elems.size()));
       size_t e = 0;
       for (size_t i = 0; i < n; ++i) {
         if (starAt && i == *starAt) {
@@ -810,13 +816,14 @@ void Emitter::emitExprsAssign(const Expr& lhs, const SugaredValuePtr& rhs, const
       Value* obj = emitExpr(s.value());
       const std::string& field = s.selector().name();
       const auto* cls = obj->type()->cast<ClassType>();
-      if (!cls) throwErrorAt(lhs.range(), "Tried to set an attribute on a non-object value of type " +
-                                              obj->type()->reprStr());
+      if (!cls)
+        throwErrorAt(lhs.range(), "Tried to set an attribute on a non-object value of type " +
+                                      obj->type()->reprStr());
       const ClassType::Attribute* a = cls->findAttribute(field);
       if (!a && env_.declareAttributes && selfType_ && *obj->type() == *selfType_) {
         Value* v = rhs->asValue(loc, *this);
-        declareAttribute(lhs.range(), field, annotated ? annotated : unshapedType(v->type()),
-                         false, false);
+        declareAttribute(lhs.range(), field, annotated ? annotated : unshapedType(v->type()), false,
+                         false);
         a = cls->findAttribute(field);
       }
       if (!a)
@@ -836,8 +843,9 @@ void Emitter::emitExprsAssign(const Expr& lhs, const SugaredValuePtr& rhs, const
     case TreeKind::Starred:
       throwErrorAt(lhs.range(), "Starred unpacking is only allowed inside a tuple or list");
     default:
-      throwErrorAt(lhs.range(), std::string("unexpected expression on left-hand side of assignment: ") +
-                                    treeKindEnumName(lhs.kind()));
+      throwErrorAt(lhs.range(),
+                   std::string("unexpected expression on left-hand side of assignment: ") +
+                       treeKindEnumName(lhs.kind()));
   }
 }
 
@@ -858,9 +866,9 @@ void Emitter::emitAssignment(const Assign& stmt) {
       v = tryConvertToType(stmt.rhs().get().range(), *graph_, annotated, v, true);
       if (!v->type()->isSubtypeOf(*annotated))
         throwErrorAt(stmt.rhs().get().range(),
-                     "Variable '" + std::string(lhsList[0].range().text()) + "' is annotated with type " +
-                         annotated->reprStr() + " but is being assigned to a value of type " +
-                         v->type()->reprStr());
+                     "Variable '" + std::string(lhsList[0].range().text()) +
+                         "' is annotated with type " + annotated->reprStr() +
+                         " but is being assigned to a value of type " + v->type()->reprStr());
       rhs = std::make_shared<SimpleValue>(v);
     } else {
       rhs = emitSugaredExpr(stmt.rhs().get(), 1);
@@ -900,11 +908,13 @@ const char* augOpName(TreeKind op, bool inplace) {
 void Emitter::emitAugAssign(const AugAssign& stmt) {
   auto compute = [&](Value* lhsValue) -> Value* {
     if (lhsValue->type()->kind() == TypeKind::ClassType) {
-      static const std::map<TreeKind, std::string> magic = {
-          {TreeKind::Add, "__iadd__"}, {TreeKind::Sub, "__isub__"}, {TreeKind::Mul, "__imul__"},
-          {TreeKind::Div, "__itruediv__"}};
+      static const std::map<TreeKind, std::string> magic = {{TreeKind::Add, "__iadd__"},
+                                                            {TreeKind::Sub, "__isub__"},
+                                                            {TreeKind::Mul, "__imul__"},
+                                                            {TreeKind::Div, "__itruediv__"}};
       auto it = magic.find(stmt.augOp());
-      if (it == magic.end()) throwErrorAt(stmt.range(), "unsupported augmented assignment on an object");
+      if (it == magic.end())
+        throwErrorAt(stmt.range(), "unsupported augmented assignment on an object");
       Value* rhs = emitExpr(stmt.rhs());
       return MethodValue(lhsValue, it->second)
           .call(stmt.range(), *this, {NamedValue{stmt.rhs().range(), "", rhs}}, {}, 1)
@@ -915,10 +925,10 @@ void Emitter::emitAugAssign(const AugAssign& stmt) {
     const char* op = augOpName(stmt.augOp(), inplace);
     if (!op) throwErrorAt(stmt.range(), "unsupported augmented assignment operator");
     Value* rhs = emitExpr(stmt.rhs());
-    return emitBuiltinCall(stmt.range(), *graph_, Symbol::fromQualString(op),
-                           {NamedValue{stmt.lhs().range(), "", lhsValue},
-                            NamedValue{stmt.rhs().range(), "", rhs}},
-                           {});
+    return emitBuiltinCall(
+        stmt.range(), *graph_, Symbol::fromQualString(op),
+        {NamedValue{stmt.lhs().range(), "", lhsValue}, NamedValue{stmt.rhs().range(), "", rhs}},
+        {});
   };
   Expr lhs = stmt.lhs();
   switch (lhs.kind()) {
@@ -930,7 +940,9 @@ void Emitter::emitAugAssign(const AugAssign& stmt) {
     case TreeKind::Select: {
       Select s(lhs.tree());
       Value* obj = emitExpr(s.value());
-      Value* cur = makeSugared(obj)->attr(lhs.range(), *this, s.selector().name())->asValue(lhs.range(), *this);
+      Value* cur = makeSugared(obj)
+                       ->attr(lhs.range(), *this, s.selector().name())
+                       ->asValue(lhs.range(), *this);
       Value* result = compute(cur);
       insert(graph_->createSetAttr(obj, s.selector().name(), result), stmt.range());
       return;
@@ -973,8 +985,9 @@ TypePtr Emitter::emitBody(const Def& def, const TypePtr& declaredReturn) {
   } else {
     if (containsExit(toVector(def.statements()), TreeKind::Return) && mergedReturn_ &&
         mergedReturn_->kind() != TypeKind::NoneType && !canHoldNone(*mergedReturn_))
-      throwErrorAt(def.range(), "Function was not annotated as having a return type but some "
-                                "paths do not return a value");
+      throwErrorAt(def.range(),
+                   "Function was not annotated as having a return type but some "
+                   "paths do not return a value");
     result = graph_->insertConstant(IValue());
     if (declaredReturn && !result->type()->isSubtypeOf(*declaredReturn))
       throwErrorAt(def.range(), "Function was annotated as having type " +
@@ -1008,8 +1021,7 @@ bool returnsInsideLoop(const std::vector<Stmt>& stmts) {
       case TreeKind::With:
         if (returnsInsideLoop(toVector(With(s.tree()).body()))) return true;
         break;
-      default:
-        break;
+      default: break;
     }
   }
   return false;

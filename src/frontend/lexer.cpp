@@ -9,9 +9,7 @@ namespace torchless::frontend {
 
 namespace {
 
-bool isIdentStart(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-}
+bool isIdentStart(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
 bool isIdentChar(char c) { return isIdentStart(c) || (c >= '0' && c <= '9'); }
 bool isDec(char c) { return c >= '0' && c <= '9'; }
 bool isHex(char c) { return isDec(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
@@ -25,23 +23,40 @@ int hexValue(char c) {
 
 const std::unordered_map<std::string_view, TokenKind>& keywords() {
   static const std::unordered_map<std::string_view, TokenKind> map = {
-      {"False", TokenKind::False},   {"None", TokenKind::None},
-      {"True", TokenKind::True},     {"and", TokenKind::And},
-      {"as", TokenKind::As},         {"assert", TokenKind::Assert},
-      {"async", TokenKind::Async},   {"await", TokenKind::Await},
-      {"break", TokenKind::Break},   {"class", TokenKind::Class},
-      {"continue", TokenKind::Continue}, {"def", TokenKind::Def},
-      {"del", TokenKind::Del},       {"elif", TokenKind::Elif},
-      {"else", TokenKind::Else},     {"except", TokenKind::Except},
-      {"finally", TokenKind::Finally}, {"for", TokenKind::For},
-      {"from", TokenKind::From},     {"global", TokenKind::Global},
-      {"if", TokenKind::If},         {"import", TokenKind::Import},
-      {"in", TokenKind::In},         {"is", TokenKind::Is},
-      {"lambda", TokenKind::Lambda}, {"nonlocal", TokenKind::Nonlocal},
-      {"not", TokenKind::Not},       {"or", TokenKind::Or},
-      {"pass", TokenKind::Pass},     {"raise", TokenKind::Raise},
-      {"return", TokenKind::Return}, {"try", TokenKind::Try},
-      {"while", TokenKind::While},   {"with", TokenKind::With},
+      {"False", TokenKind::False},
+      {"None", TokenKind::None},
+      {"True", TokenKind::True},
+      {"and", TokenKind::And},
+      {"as", TokenKind::As},
+      {"assert", TokenKind::Assert},
+      {"async", TokenKind::Async},
+      {"await", TokenKind::Await},
+      {"break", TokenKind::Break},
+      {"class", TokenKind::Class},
+      {"continue", TokenKind::Continue},
+      {"def", TokenKind::Def},
+      {"del", TokenKind::Del},
+      {"elif", TokenKind::Elif},
+      {"else", TokenKind::Else},
+      {"except", TokenKind::Except},
+      {"finally", TokenKind::Finally},
+      {"for", TokenKind::For},
+      {"from", TokenKind::From},
+      {"global", TokenKind::Global},
+      {"if", TokenKind::If},
+      {"import", TokenKind::Import},
+      {"in", TokenKind::In},
+      {"is", TokenKind::Is},
+      {"lambda", TokenKind::Lambda},
+      {"nonlocal", TokenKind::Nonlocal},
+      {"not", TokenKind::Not},
+      {"or", TokenKind::Or},
+      {"pass", TokenKind::Pass},
+      {"raise", TokenKind::Raise},
+      {"return", TokenKind::Return},
+      {"try", TokenKind::Try},
+      {"while", TokenKind::While},
+      {"with", TokenKind::With},
       {"yield", TokenKind::Yield},
   };
   return map;
@@ -115,8 +130,7 @@ std::string describeChar(const std::string& text, size_t pos) {
 const char* tokenKindName(TokenKind kind) {
   switch (kind) {
 #define TL_TOKEN_NAME(name, str) \
-  case TokenKind::name:          \
-    return str;
+  case TokenKind::name: return str;
     TL_FORALL_TOKEN_KINDS(TL_TOKEN_NAME)
 #undef TL_TOKEN_NAME
   }
@@ -192,7 +206,14 @@ std::string decodeStringBody(const SourcePtr& source, size_t begin, size_t end, 
       case 'r': out += '\r'; break;
       case 't': out += '\t'; break;
       case 'v': out += '\v'; break;
-      case '0': case '1': case '2': case '3': case '4': case '5': case '6': case '7': {
+      case '0':
+      case '1':
+      case '2':
+      case '3':
+      case '4':
+      case '5':
+      case '6':
+      case '7': {
         uint32_t v = static_cast<uint32_t>(e - '0');
         for (int k = 0; k < 2 && i < end && isOct(s[i]); ++k) v = v * 8 + (s[i++] - '0');
         appendUtf8(out, v);
@@ -240,14 +261,16 @@ Lexer::Lexer(SourcePtr source)
 }
 
 Lexer::Lexer(SourcePtr source, size_t begin, size_t end)
-    : source_(std::move(source)), text_(source_->text()), pos_(begin), end_(end),
+    : source_(std::move(source)),
+      text_(source_->text()),
+      pos_(begin),
+      end_(end),
       expressionMode_(true) {
   atLineStart_ = false;
 }
 
 void Lexer::fail(size_t start, size_t end, const std::string& message) const {
-  throwErrorAt(SourceRange(source_, start, std::min(std::max(end, start), text_.size())),
-               message);
+  throwErrorAt(SourceRange(source_, start, std::min(std::max(end, start), text_.size())), message);
 }
 
 void Lexer::push(TokenKind kind, size_t start, size_t end, std::string text) {
@@ -408,10 +431,14 @@ void Lexer::lexToken() {
       bool raw = false, fstring = false, bytes = false, other = false;
       for (char p : word) {
         switch (p) {
-          case 'r': case 'R': raw = true; break;
-          case 'f': case 'F': fstring = true; break;
-          case 'b': case 'B': bytes = true; break;
-          case 'u': case 'U': break;
+          case 'r':
+          case 'R': raw = true; break;
+          case 'f':
+          case 'F': fstring = true; break;
+          case 'b':
+          case 'B': bytes = true; break;
+          case 'u':
+          case 'U': break;
           default: other = true;
         }
       }

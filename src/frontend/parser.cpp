@@ -39,8 +39,8 @@ Parser::Parser(SourcePtr source, std::vector<Token> tokens)
 
 const Token& Parser::next() {
   const Token& t = tokens_[pos_];
-  if (t.kind != TokenKind::Newline && t.kind != TokenKind::Indent &&
-      t.kind != TokenKind::Dedent && t.kind != TokenKind::Eof) {
+  if (t.kind != TokenKind::Newline && t.kind != TokenKind::Indent && t.kind != TokenKind::Dedent &&
+      t.kind != TokenKind::Eof) {
     prevEnd_ = t.end;
   }
   if (pos_ + 1 < tokens_.size()) ++pos_;
@@ -54,8 +54,8 @@ bool Parser::nextIf(TokenKind k) {
 }
 
 const Token& Parser::expect(TokenKind k) {
-  if (!at(k)) failExpected(k == TokenKind::Ident ? "an identifier"
-                                                 : fmt::format("'{}'", tokenKindName(k)));
+  if (!at(k))
+    failExpected(k == TokenKind::Ident ? "an identifier" : fmt::format("'{}'", tokenKindName(k)));
   return next();
 }
 
@@ -82,7 +82,8 @@ void Parser::fail(const Token& t, const std::string& message) const {
   size_t start = t.start;
   size_t end = t.end;
   if (t.kind == TokenKind::Newline || t.kind == TokenKind::Eof || t.kind == TokenKind::Dedent) {
-    start = std::min<size_t>(t.start, prevEnd_ > 0 && t.kind != TokenKind::Dedent ? prevEnd_ : t.start);
+    start =
+        std::min<size_t>(t.start, prevEnd_ > 0 && t.kind != TokenKind::Dedent ? prevEnd_ : t.start);
     end = start;
   }
   throwErrorAt(SourceRange(source_, start, end), message);
@@ -118,7 +119,8 @@ void Parser::parseStatement(TreeList& out) {
     case TokenKind::For: out.push_back(parseFor()); return;
     case TokenKind::With: out.push_back(parseWith()); return;
     case TokenKind::Try: fail(cur(), "try statements are not supported in TorchScript");
-    case TokenKind::Async: fail(cur(), "async functions and statements are not supported in TorchScript");
+    case TokenKind::Async:
+      fail(cur(), "async functions and statements are not supported in TorchScript");
     default: parseSimpleStatements(out); return;
   }
 }
@@ -192,7 +194,8 @@ TreeRef Parser::parseSmallStatement() {
         targets.push_back(e);
       } while (nextIf(TokenKind::Comma));
       if (targets.empty()) failExpected("an expression");
-      return Delete::create(rangeFrom(start), List<Expr>::create(rangeFrom(start), std::move(targets)));
+      return Delete::create(rangeFrom(start),
+                            List<Expr>::create(rangeFrom(start), std::move(targets)));
     }
     case TokenKind::Import: return parseImport();
     case TokenKind::From: return parseImportFrom();
@@ -260,7 +263,8 @@ TreeRef Parser::parseExpressionStatement() {
       if (at(TokenKind::Yield)) fail(cur(), "yield is not supported in TorchScript");
       exprs.push_back(parseTestListStarExpr());
     }
-    if (at(TokenKind::Walrus)) fail(cur(), "assignment expressions (:=) are not supported in TorchScript");
+    if (at(TokenKind::Walrus))
+      fail(cur(), "assignment expressions (:=) are not supported in TorchScript");
     TreeRef rhs = exprs.back();
     exprs.pop_back();
     for (const auto& e : exprs) checkTarget(Expr(e), "assignment");
@@ -275,11 +279,8 @@ void Parser::checkTarget(const Expr& e, const char* what) {
   switch (e.kind()) {
     case TreeKind::Var:
     case TreeKind::Select:
-    case TreeKind::Subscript:
-      return;
-    case TreeKind::Starred:
-      checkTarget(Starred(e.tree()).expr(), what);
-      return;
+    case TreeKind::Subscript: return;
+    case TreeKind::Starred: checkTarget(Starred(e.tree()).expr(), what); return;
     case TreeKind::TupleLiteral:
     case TreeKind::ListLiteral: {
       int starred = 0;
@@ -324,7 +325,8 @@ TreeRef Parser::parseDecorated() {
   }
   if (at(TokenKind::Def)) return parseDef(std::move(decorators));
   if (at(TokenKind::Class)) return parseClass(std::move(decorators));
-  if (at(TokenKind::Async)) fail(cur(), "async functions and statements are not supported in TorchScript");
+  if (at(TokenKind::Async))
+    fail(cur(), "async functions and statements are not supported in TorchScript");
   failExpected("'def' or 'class' after decorators");
 }
 
@@ -377,8 +379,8 @@ TreeRef Parser::parseDef(TreeList decorators) {
     Expr t = parseTest();
     ret = Maybe<Expr>::create(t.range(), t);
   }
-  Decl decl = Decl::create(rangeFrom(lparen), List<Param>::create(paramsRange, std::move(params)),
-                           ret);
+  Decl decl =
+      Decl::create(rangeFrom(lparen), List<Param>::create(paramsRange, std::move(params)), ret);
   int savedLoops = loopDepth_;
   loopDepth_ = 0;
   ++funcDepth_;

@@ -28,12 +28,13 @@ TreeKind binaryKind(int level, TokenKind k) {
     case 1: return k == TokenKind::Caret ? TreeKind::BitXor : TreeKind::Pass;
     case 2: return k == TokenKind::Amp ? TreeKind::BitAnd : TreeKind::Pass;
     case 3:
-      return k == TokenKind::LShift ? TreeKind::LShift
+      return k == TokenKind::LShift   ? TreeKind::LShift
              : k == TokenKind::RShift ? TreeKind::RShift
                                       : TreeKind::Pass;
     case 4:
-      return k == TokenKind::Plus ? TreeKind::Add : k == TokenKind::Minus ? TreeKind::Sub
-                                                                         : TreeKind::Pass;
+      return k == TokenKind::Plus    ? TreeKind::Add
+             : k == TokenKind::Minus ? TreeKind::Sub
+                                     : TreeKind::Pass;
     case 5:
       switch (k) {
         case TokenKind::Star: return TreeKind::Mul;
@@ -68,7 +69,8 @@ Expr Parser::parseTest() {
   if (at(TokenKind::Lambda)) fail(cur(), "lambda expressions are not supported in TorchScript");
   size_t start = cur().start;
   Expr e = parseOrTest();
-  if (at(TokenKind::Walrus)) fail(cur(), "assignment expressions (:=) are not supported in TorchScript");
+  if (at(TokenKind::Walrus))
+    fail(cur(), "assignment expressions (:=) are not supported in TorchScript");
   if (nextIf(TokenKind::If)) {
     Expr cond = parseOrTest();
     if (!at(TokenKind::Else)) failExpected("'else' in the conditional expression");
@@ -142,8 +144,8 @@ Expr Parser::parseBinary(int level) {
 }
 
 Expr Parser::parseFactor() {
-  TreeKind k = at(TokenKind::Minus)  ? TreeKind::Neg
-               : at(TokenKind::Plus) ? TreeKind::Pos
+  TreeKind k = at(TokenKind::Minus)   ? TreeKind::Neg
+               : at(TokenKind::Plus)  ? TreeKind::Pos
                : at(TokenKind::Tilde) ? TreeKind::BitNot
                                       : TreeKind::Pass;
   if (k == TreeKind::Pass) return parsePower();
@@ -186,8 +188,9 @@ Expr Parser::parseAtomExpr() {
       } while (nextIf(TokenKind::Comma));
       SourceRange subsRange = rangeFrom(subsStart);
       expect(TokenKind::RBracket);
-      e = Expr(Subscript::create(rangeFrom(start), e, List<Expr>::create(subsRange, std::move(subs)))
-                   .tree());
+      e = Expr(
+          Subscript::create(rangeFrom(start), e, List<Expr>::create(subsRange, std::move(subs)))
+              .tree());
     } else if (at(TokenKind::Dot)) {
       next();
       const Token& name = expect(TokenKind::Ident);
@@ -239,7 +242,8 @@ TreeRef Parser::parseCall(const Expr& callee) {
       const Token& name = next();
       next();
       Expr v = parseTest();
-      kwargs.push_back(Attribute::create(rangeFrom(name), Ident::create(range(name), name.text), v));
+      kwargs.push_back(
+          Attribute::create(rangeFrom(name), Ident::create(range(name), name.text), v));
     } else if (at(TokenKind::Pow)) {
       fail(cur(), "**kwargs arguments are not supported in TorchScript");
     } else {
@@ -277,10 +281,15 @@ Expr Parser::parseTestListStarExpr() {
   while (nextIf(TokenKind::Comma)) {
     // A trailing comma ends the list: `a, b, = x`, `return x,`.
     switch (cur().kind) {
-      case TokenKind::Newline: case TokenKind::Semicolon: case TokenKind::Assign:
-      case TokenKind::RParen: case TokenKind::RBracket: case TokenKind::RBrace:
-      case TokenKind::Colon: case TokenKind::Eof: case TokenKind::In:
-        goto done;
+      case TokenKind::Newline:
+      case TokenKind::Semicolon:
+      case TokenKind::Assign:
+      case TokenKind::RParen:
+      case TokenKind::RBracket:
+      case TokenKind::RBrace:
+      case TokenKind::Colon:
+      case TokenKind::Eof:
+      case TokenKind::In: goto done;
       default:
         if (compareKind(cur().kind) == TreeKind::Pass && cur().kind >= TokenKind::PlusEq) goto done;
         break;
@@ -289,8 +298,9 @@ Expr Parser::parseTestListStarExpr() {
   }
 done:
   SourceRange r = rangeFrom(start);
-  return Expr(SequenceLiteral::create(TreeKind::TupleLiteral, r, List<Expr>::create(r, std::move(items)))
-                  .tree());
+  return Expr(
+      SequenceLiteral::create(TreeKind::TupleLiteral, r, List<Expr>::create(r, std::move(items)))
+          .tree());
 }
 
 Expr Parser::parseTargetList() {
@@ -311,8 +321,9 @@ Expr Parser::parseTargetList() {
     items.push_back(one());
   }
   SourceRange r = rangeFrom(start);
-  return Expr(SequenceLiteral::create(TreeKind::TupleLiteral, r, List<Expr>::create(r, std::move(items)))
-                  .tree());
+  return Expr(
+      SequenceLiteral::create(TreeKind::TupleLiteral, r, List<Expr>::create(r, std::move(items)))
+          .tree());
 }
 
 List<Comprehension> Parser::parseComprehensions() {
@@ -338,15 +349,10 @@ Expr Parser::parseAtom() {
   const Token& t = cur();
   SourceRange r = range(t);
   switch (t.kind) {
-    case TokenKind::Ident:
-      next();
-      return Expr(Var::create(r, Ident::create(r, t.text)).tree());
-    case TokenKind::Number:
-      next();
-      return Expr(Const::create(r, t.text).tree());
+    case TokenKind::Ident: next(); return Expr(Var::create(r, Ident::create(r, t.text)).tree());
+    case TokenKind::Number: next(); return Expr(Const::create(r, t.text).tree());
     case TokenKind::String:
-    case TokenKind::FString:
-      return parseStringAtom();
+    case TokenKind::FString: return parseStringAtom();
     case TokenKind::True: next(); return Expr(Tree::create(TreeKind::True, r));
     case TokenKind::False: next(); return Expr(Tree::create(TreeKind::False, r));
     case TokenKind::None: next(); return Expr(Tree::create(TreeKind::None, r));
@@ -357,8 +363,9 @@ Expr Parser::parseAtom() {
       next();
       if (nextIf(TokenKind::RParen)) {
         SourceRange rr = rangeFrom(t);
-        return Expr(SequenceLiteral::create(TreeKind::TupleLiteral, rr, List<Expr>::create(rr, TreeList{}))
-                        .tree());
+        return Expr(
+            SequenceLiteral::create(TreeKind::TupleLiteral, rr, List<Expr>::create(rr, TreeList{}))
+                .tree());
       }
       if (at(TokenKind::Yield)) fail(cur(), "yield is not supported in TorchScript");
       Expr first = parseTestOrStar();
@@ -374,7 +381,8 @@ Expr Parser::parseAtom() {
       }
       expect(TokenKind::RParen);
       SourceRange rr = rangeFrom(t);
-      return Expr(SequenceLiteral::create(TreeKind::TupleLiteral, rr, List<Expr>::create(rr, std::move(items)))
+      return Expr(SequenceLiteral::create(TreeKind::TupleLiteral, rr,
+                                          List<Expr>::create(rr, std::move(items)))
                       .tree());
     }
     case TokenKind::LBracket: {
@@ -395,7 +403,8 @@ Expr Parser::parseAtom() {
       }
       expect(TokenKind::RBracket);
       SourceRange rr = rangeFrom(t);
-      return Expr(SequenceLiteral::create(TreeKind::ListLiteral, rr, List<Expr>::create(rr, std::move(items)))
+      return Expr(SequenceLiteral::create(TreeKind::ListLiteral, rr,
+                                          List<Expr>::create(rr, std::move(items)))
                       .tree());
     }
     case TokenKind::LBrace: {
@@ -406,7 +415,8 @@ Expr Parser::parseAtom() {
                                         List<Expr>::create(rr, TreeList{}))
                         .tree());
       }
-      if (at(TokenKind::Pow)) fail(cur(), "'**' unpacking in dict literals is not supported in TorchScript");
+      if (at(TokenKind::Pow))
+        fail(cur(), "'**' unpacking in dict literals is not supported in TorchScript");
       Expr first = parseTestOrStar();
       if (nextIf(TokenKind::Colon)) {
         Expr firstValue = parseTest();
@@ -419,7 +429,8 @@ Expr Parser::parseAtom() {
         TreeList values{firstValue.tree()};
         while (nextIf(TokenKind::Comma)) {
           if (at(TokenKind::RBrace)) break;
-          if (at(TokenKind::Pow)) fail(cur(), "'**' unpacking in dict literals is not supported in TorchScript");
+          if (at(TokenKind::Pow))
+            fail(cur(), "'**' unpacking in dict literals is not supported in TorchScript");
           keys.push_back(parseTest());
           expect(TokenKind::Colon);
           values.push_back(parseTest());
@@ -438,11 +449,11 @@ Expr Parser::parseAtom() {
       }
       expect(TokenKind::RBrace);
       SourceRange rr = rangeFrom(t);
-      return Expr(SequenceLiteral::create(TreeKind::SetLiteral, rr, List<Expr>::create(rr, std::move(items)))
+      return Expr(SequenceLiteral::create(TreeKind::SetLiteral, rr,
+                                          List<Expr>::create(rr, std::move(items)))
                       .tree());
     }
-    default:
-      failExpected("an expression");
+    default: failExpected("an expression");
   }
 }
 
@@ -504,9 +515,8 @@ void Parser::parseFStringParts(const Token& tok, size_t& i, bool inSpec, TreeLis
   };
   auto flushLiteral = [&](size_t end) {
     if (!literal.empty()) {
-      parts.push_back(StringLiteral::create(SourceRange(source_, base + litStart, base + end),
-                                            literal)
-                          .tree());
+      parts.push_back(
+          StringLiteral::create(SourceRange(source_, base + litStart, base + end), literal).tree());
     }
     literal.clear();
   };
@@ -545,8 +555,10 @@ void Parser::parseFStringParts(const Token& tok, size_t& i, bool inSpec, TreeLis
     for (; k < body.size(); ++k) {
       char d = body[k];
       if (quote) {
-        if (d == '\\') ++k;
-        else if (d == quote) quote = 0;
+        if (d == '\\')
+          ++k;
+        else if (d == quote)
+          quote = 0;
         continue;
       }
       if (d == '\'' || d == '"') {
@@ -584,14 +596,15 @@ void Parser::parseFStringParts(const Token& tok, size_t& i, bool inSpec, TreeLis
       TreeList specParts;
       parseFStringParts(tok, p, true, specParts);
       SourceRange sr(source_, base + specStart, base + std::min(p, body.size()));
-      spec = Maybe<Expr>::create(sr, FString::create(sr, List<Expr>::create(sr, std::move(specParts))).tree());
+      spec = Maybe<Expr>::create(
+          sr, FString::create(sr, List<Expr>::create(sr, std::move(specParts))).tree());
       k = p;
     }
     if (at(k) != '}') failAt(fieldStart, k + 1, "f-string: expecting '}'");
     i = k + 1;
-    parts.push_back(FormattedValue::create(SourceRange(source_, base + fieldStart, base + i), value,
-                                           conv, spec)
-                        .tree());
+    parts.push_back(
+        FormattedValue::create(SourceRange(source_, base + fieldStart, base + i), value, conv, spec)
+            .tree());
     segStart = litStart = i;
   }
   flushSegment(std::min(i, body.size()));

@@ -68,9 +68,7 @@ class Parser {
 
   // ---- token helpers
   const Token& cur() const { return tokens_[pos_]; }
-  const Token& peek(size_t n = 1) const {
-    return tokens_[std::min(pos_ + n, tokens_.size() - 1)];
-  }
+  const Token& peek(size_t n = 1) const { return tokens_[std::min(pos_ + n, tokens_.size() - 1)]; }
   bool at(TokenKind k) const { return cur().kind == k; }
   const Token& next();
   bool nextIf(TokenKind k);

@@ -6,7 +6,7 @@ namespace {
 
 // Precedence levels, loosest first (Python's grammar).
 enum Prec : int {
-  kTest = 0,     // a if c else b
+  kTest = 0,  // a if c else b
   kOr = 1,
   kAnd = 2,
   kNot = 3,
@@ -184,8 +184,7 @@ class Printer {
         block(s->tree(1), indent);
         return;
       }
-      default:
-        break;
+      default: break;
     }
     line(indent);
     simpleStmt(s);
@@ -445,8 +444,7 @@ class Printer {
         out += operatorSpelling(k);
         expr(e->tree(0), kFactor);
         return;
-      default:
-        break;
+      default: break;
     }
     TL_INTERNAL_ASSERT(isBinaryOpKind(k), "printSource: not an expression: {}",
                        treeKindEnumName(k));

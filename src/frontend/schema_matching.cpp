@@ -109,8 +109,9 @@ Value* tryCreateList(const TypePtr& elemType, Graph& graph, const SourceRange& l
   for (size_t i = from; i < args.size(); ++i) {
     Value* v = args[i].value;
     if (elemType->hasFreeVariables() && !matchTypeVariables(elemType, v->type(), env)) {
-      if (failures) err() << "Could not match type " << v->type()->reprStr() << " to "
-                          << elemType->reprStr() << " in argument '" << argName << "'.\n";
+      if (failures)
+        err() << "Could not match type " << v->type()->reprStr() << " to " << elemType->reprStr()
+              << " in argument '" << argName << "'.\n";
       return nullptr;
     }
     TypePtr concrete = substituteTypeVariables(elemType, env);
@@ -153,7 +154,8 @@ Value* tryMatchArgument(const Argument& arg, Graph& graph, const SourceRange& lo
     if (failures) {
       err() << "Expected a value of type '" << concrete->reprStr() << "' for argument '"
             << arg.name() << "' but instead found type '" << value->type()->reprStr() << "'.\n";
-      if (concrete->kind() == TypeKind::TensorType && value->type()->isSubtypeOf(*NumberType::get()))
+      if (concrete->kind() == TypeKind::TensorType &&
+          value->type()->isSubtypeOf(*NumberType::get()))
         err() << "Inferred '" << arg.name()
               << "' to be of type 'Tensor' because it was not annotated with an explicit type.\n";
     }
@@ -205,16 +207,24 @@ Value* tryConvertToType(const SourceRange& loc, Graph& graph, const TypePtr& con
     bool toFloat = k == TypeKind::FloatType, toInt = k == TypeKind::IntType,
          toNumber = k == TypeKind::NumberType, toComplex = k == TypeKind::ComplexType;
     if (isTensor) {
-      if (toFloat) value = insertBuiltin(graph, loc, "aten::FloatImplicit", value);
-      else if (toComplex) value = insertBuiltin(graph, loc, "aten::ComplexImplicit", value);
-      else if (toInt) value = insertBuiltin(graph, loc, "aten::IntImplicit", value);
-      else if (toNumber) value = insertBuiltin(graph, loc, "aten::ScalarImplicit", value);
+      if (toFloat)
+        value = insertBuiltin(graph, loc, "aten::FloatImplicit", value);
+      else if (toComplex)
+        value = insertBuiltin(graph, loc, "aten::ComplexImplicit", value);
+      else if (toInt)
+        value = insertBuiltin(graph, loc, "aten::IntImplicit", value);
+      else if (toNumber)
+        value = insertBuiltin(graph, loc, "aten::ScalarImplicit", value);
     } else if (isNumber) {
-      if (toFloat) value = insertBuiltin(graph, loc, "aten::Float", value);
-      else if (toInt) value = insertBuiltin(graph, loc, "aten::Int", value);
+      if (toFloat)
+        value = insertBuiltin(graph, loc, "aten::Float", value);
+      else if (toInt)
+        value = insertBuiltin(graph, loc, "aten::Int", value);
     } else if (vt->kind() == TypeKind::BoolType) {
-      if (toFloat) value = insertBuiltin(graph, loc, "aten::Float", value);
-      else if (toInt || toNumber) value = insertBuiltin(graph, loc, "aten::Int", value);
+      if (toFloat)
+        value = insertBuiltin(graph, loc, "aten::Float", value);
+      else if (toInt || toNumber)
+        value = insertBuiltin(graph, loc, "aten::Int", value);
     }
     if (value->type()->isSubtypeOf(*StringType::get()) &&
         concreteType->isSubtypeOf(*DeviceObjType::get())) {
@@ -324,8 +334,9 @@ std::optional<MatchedSchema> tryMatchSchema(const FunctionSchema& schema, const 
   for (const Argument& r : schema.returns()) {
     TypePtr t = substituteTypeVariables(r.type(), env);
     if (t->hasFreeVariables()) {
-      if (failures) err() << "Type variables in return type " << r.type()->reprStr()
-                          << " could not be inferred.\n";
+      if (failures)
+        err() << "Type variables in return type " << r.type()->reprStr()
+              << " could not be inferred.\n";
       return fail();
     }
     result.returnTypes.push_back(t);
@@ -461,8 +472,9 @@ Node* emitBuiltinNode(const SourceRange& loc, Graph& graph, Symbol name,
     bool generic = s->arguments().size() >= 1 && scalarArgs(s) == int(s->arguments().size());
     return (generic ? 1 : 0) + (anyArgs(s) ? 2 : 0);
   };
-  std::stable_sort(schemas.begin(), schemas.end(),
-                   [&](const FunctionSchema* a, const FunctionSchema* b) { return rank(a) < rank(b); });
+  std::stable_sort(
+      schemas.begin(), schemas.end(),
+      [&](const FunctionSchema* a, const FunctionSchema* b) { return rank(a) < rank(b); });
   auto [index, matched] = matchSchemas(schemas, loc, graph, args, kwargs, self);
   (void)index;
   Node* n = graph.create(name, matched.inputs, 0);

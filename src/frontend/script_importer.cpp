@@ -139,8 +139,7 @@ GraphFunction* ScriptImporter::userInit(const std::string& qualname) const {
   return it == userInits_.end() ? nullptr : it->second;
 }
 
-std::vector<std::string> ScriptImporter::definedNames(const std::string& qualifier,
-                                                      bool modules) {
+std::vector<std::string> ScriptImporter::definedNames(const std::string& qualifier, bool modules) {
   parseQualifier(qualifier);
   std::vector<std::string> out;
   for (const std::string& q : order_[qualifier]) {
@@ -275,7 +274,8 @@ void ScriptImporter::defineClass(const std::string& qualname, const ClassDef& de
   auto bases = def.bases();
   if (bases.empty()) return defineModuleOrClass(qualname, def, false);
   if (bases.size() > 1)
-    throwErrorAt(bases[1].range(), fmt::format("class '{}' has more than one base class", qualname));
+    throwErrorAt(bases[1].range(),
+                 fmt::format("class '{}' has more than one base class", qualname));
   std::string base = varName(bases[0]);
   if (userQualifiers_.count(qualifier)) {
     std::string_view text = bases[0].range().text();
@@ -291,10 +291,11 @@ void ScriptImporter::defineClass(const std::string& qualname, const ClassDef& de
   if (base == "Enum") return defineEnum(qualname, def);
   if (base == "Interface") return defineInterface(qualname, def, false);
   if (base == "ModuleInterface") return defineInterface(qualname, def, true);
-  throwErrorAt(bases[0].range(),
-               fmt::format("unsupported base class '{}' of '{}' (expected Module, NamedTuple, Enum, "
-                           "Interface or ModuleInterface)",
-                           bases[0].range().text(), qualname));
+  throwErrorAt(
+      bases[0].range(),
+      fmt::format("unsupported base class '{}' of '{}' (expected Module, NamedTuple, Enum, "
+                  "Interface or ModuleInterface)",
+                  bases[0].range().text(), qualname));
 }
 
 void ScriptImporter::defineModuleOrClass(const std::string& qualname, const ClassDef& def,
@@ -326,10 +327,14 @@ void ScriptImporter::defineModuleOrClass(const std::string& qualname, const Clas
               name == "__forward_pre_hooks__") {
             if (!a.rhs().present()) throwErrorAt(s.range(), fmt::format("{} needs a value", name));
             auto names = stringList(a.rhs().get(), name);
-            if (name == "__parameters__") parameters.insert(names.begin(), names.end());
-            else if (name == "__buffers__") buffers.insert(names.begin(), names.end());
-            else if (name == "__forward_hooks__") type->forwardHooks = names;
-            else type->forwardPreHooks = names;
+            if (name == "__parameters__")
+              parameters.insert(names.begin(), names.end());
+            else if (name == "__buffers__")
+              buffers.insert(names.begin(), names.end());
+            else if (name == "__forward_hooks__")
+              type->forwardHooks = names;
+            else
+              type->forwardPreHooks = names;
           } else if (name == "__annotations__") {
             // `__annotations__ = []` (older writers) initialises the table: nothing to do.
           } else if (a.rhs().present()) {
@@ -356,18 +361,17 @@ void ScriptImporter::defineModuleOrClass(const std::string& qualname, const Clas
         Def d(s.tree());
         const std::string& name = d.name().name();
         if (cls.defs.count(name))
-          throwErrorAt(s.range(), fmt::format("method '{}' of '{}' is defined twice", name, qualname));
+          throwErrorAt(s.range(),
+                       fmt::format("method '{}' of '{}' is defined twice", name, qualname));
         cls.defs.emplace(name, d);
         cls.order.push_back(name);
         break;
       }
-      case TreeKind::Pass:
-        break;
+      case TreeKind::Pass: break;
       case TreeKind::ExprStmt:
         if (ExprStmt(s.tree()).expr().kind() == TreeKind::StringLiteral) break;  // docstring
         [[fallthrough]];
-      default:
-        throwErrorAt(s.range(), "unexpected statement in a class body");
+      default: throwErrorAt(s.range(), "unexpected statement in a class body");
     }
   }
 
@@ -412,8 +416,7 @@ void ScriptImporter::defineModuleOrClass(const std::string& qualname, const Clas
       userInits_[qualname] = unit_->addFunction(compile(d, qualname + ".__init__", type, true));
     } else {
       cls.inProgress.insert("__init__");
-      std::unique_ptr<GraphFunction> fn =
-          compile(init->second, qualname + ".__init__", type, true);
+      std::unique_ptr<GraphFunction> fn = compile(init->second, qualname + ".__init__", type, true);
       type->addMethod(unit_->addFunction(std::move(fn)));
       cls.inProgress.erase("__init__");
     }
@@ -494,13 +497,17 @@ void ScriptImporter::defineEnum(const std::string& qualname, const ClassDef& def
     Assign a(s.tree());
     IValue v = literalValue(a.rhs().get(), nullptr);
     TypePtr t;
-    if (v.isInt()) t = IntType::get();
-    else if (v.isDouble()) t = FloatType::get();
-    else if (v.isString()) t = StringType::get();
-    else throwErrorAt(a.rhs().get().range(), "enum values must be int, float or str");
+    if (v.isInt())
+      t = IntType::get();
+    else if (v.isDouble())
+      t = FloatType::get();
+    else if (v.isString())
+      t = StringType::get();
+    else
+      throwErrorAt(a.rhs().get().range(), "enum values must be int, float or str");
     if (valueType && *valueType != *t)
-      throwErrorAt(a.rhs().get().range(),
-                   fmt::format("enum '{}' mixes {} and {} values", qualname, valueType->str(), t->str()));
+      throwErrorAt(a.rhs().get().range(), fmt::format("enum '{}' mixes {} and {} values", qualname,
+                                                      valueType->str(), t->str()));
     valueType = t;
     names.push_back(varName(a.lhs()));
     values.push_back(std::make_shared<IValue>(std::move(v)));
@@ -529,14 +536,16 @@ FunctionSchema ScriptImporter::stubSchema(const Def& def, const TypePtr& selfTyp
   size_t i = 0;
   for (const Param& p : def.decl().params()) {
     TypePtr t;
-    if (i++ == 0 && p.ident().name() == "self") t = selfType;
-    else t = p.type().present() ? typeOf(p.type().get()) : TensorType::get();
+    if (i++ == 0 && p.ident().name() == "self")
+      t = selfType;
+    else
+      t = p.type().present() ? typeOf(p.type().get()) : TensorType::get();
     std::optional<IValue> dflt;
     if (p.defaultValue().present()) dflt = literalValue(p.defaultValue().get(), t);
     args.emplace_back(p.ident().name(), t, std::nullopt, dflt, p.kwargOnly());
   }
-  TypePtr ret = def.decl().returnType().present() ? typeOf(def.decl().returnType().get())
-                                                  : NoneType::get();
+  TypePtr ret =
+      def.decl().returnType().present() ? typeOf(def.decl().returnType().get()) : NoneType::get();
   return FunctionSchema(def.name().name(), "", std::move(args), {Argument("", ret)});
 }
 

@@ -22,8 +22,8 @@
 // before their definition. Right after its attributes, every method of a class is compiled
 // through frontend::compileFunction, in declaration order; a method that calls a later one
 // (`self.helper(x)`) gets it compiled on demand through CompileEnv::resolveMethod (a method
-// already being compiled is not found, so recursion is rejected by the emitter). Names the emitter meets (`__torch__.X`, `__torch__.f`, `CONSTANTS.cN`)
-// come back here through the CompileEnv.
+// already being compiled is not found, so recursion is rejected by the emitter). Names the emitter
+// meets (`__torch__.X`, `__torch__.f`, `CONSTANTS.cN`) come back here through the CompileEnv.
 //
 // Note [User sources]
 // A user's .py (torchless script) is read with the same rules plus what Python-side scripting
@@ -110,7 +110,7 @@ class ScriptImporter {
   GraphFunction* userInit(const std::string& qualname) const;
   /// The qualified names of the module classes and functions the file of `qualifier`
   /// defines, in source order (for messages and defaults).
-  std::vector<std::string> definedNames(const std::string& qualifier, bool modules) ;
+  std::vector<std::string> definedNames(const std::string& qualifier, bool modules);
 
   /// The environment given to the emitter (backed by this importer).
   CompileEnv env();
@@ -123,8 +123,8 @@ class ScriptImporter {
 
  private:
   struct Pending {
-    TreeRef stmt;             // ClassDef or Def
-    std::string qualifier;    // its file's qualifier
+    TreeRef stmt;           // ClassDef or Def
+    std::string qualifier;  // its file's qualifier
   };
   struct ClassState {
     ClassTypePtr type;
@@ -163,13 +163,13 @@ class ScriptImporter {
   const std::vector<IValue>* constants_;
 
   std::set<std::string> parsedQualifiers_;
-  std::map<std::string, Pending> pending_;               // qualname -> statement to define
-  std::map<std::string, ClassDef> classDefs_;            // qualname -> class statement
-  std::map<std::string, std::string> qualifierFiles_;    // qualifier -> file name
-  std::set<std::string> defining_;                       // qualnames being defined
-  std::set<std::string> functionsInProgress_;            // free functions being compiled
-  std::set<std::string> userQualifiers_;                 // files that are a user's source
-  std::map<std::string, GraphFunction*> userInits_;      // module class -> its __init__
+  std::map<std::string, Pending> pending_;             // qualname -> statement to define
+  std::map<std::string, ClassDef> classDefs_;          // qualname -> class statement
+  std::map<std::string, std::string> qualifierFiles_;  // qualifier -> file name
+  std::set<std::string> defining_;                     // qualnames being defined
+  std::set<std::string> functionsInProgress_;          // free functions being compiled
+  std::set<std::string> userQualifiers_;               // files that are a user's source
+  std::map<std::string, GraphFunction*> userInits_;    // module class -> its __init__
   /// Names a user's file binds by import (Note [User sources]): `F` -> "torch.nn.functional",
   /// `sqrt` -> "math.sqrt". Only torch, math, typing and __future__ imports are recorded.
   std::map<std::string, std::string> userImports_;

@@ -17,7 +17,8 @@ Value* SugaredValue::asValue(const SourceRange& loc, Emitter&) {
   throwErrorAt(loc, kind() + " cannot be used as a value");
 }
 SugaredValuePtr SugaredValue::attr(const SourceRange& loc, Emitter&, const std::string& name) {
-  throwErrorAt(loc, "attribute lookup is not defined on " + kind() + " (looking up '" + name + "')");
+  throwErrorAt(loc,
+               "attribute lookup is not defined on " + kind() + " (looking up '" + name + "')");
 }
 SugaredValuePtr SugaredValue::call(const SourceRange& loc, Emitter&, const std::vector<NamedValue>&,
                                    const std::vector<NamedValue>&, size_t) {
@@ -75,21 +76,36 @@ const FunctionSchema* methodSchema(Emitter& e, const TypePtr& type, const std::s
 
 const std::map<std::string, std::string>& tensorProperties() {
   static const std::map<std::string, std::string> props = {
-      {"dtype", "prim::dtype"},         {"device", "prim::device"},
-      {"grad", "prim::grad"},           {"data", "prim::data"},
-      {"shape", "aten::size"},          {"is_cuda", "prim::is_cuda"},
-      {"is_cpu", "prim::is_cpu"},       {"is_xpu", "prim::is_xpu"},
-      {"is_sparse", "prim::is_sparse"}, {"is_sparse_csr", "prim::is_sparse_csr"},
-      {"is_mkldnn", "prim::is_mkldnn"}, {"is_mps", "prim::is_mps"},
-      {"is_quantized", "prim::is_quantized"}, {"is_vulkan", "prim::is_vulkan"},
-      {"is_ipu", "prim::is_ipu"},       {"is_meta", "prim::is_meta"},
-      {"is_leaf", "aten::is_leaf"},     {"is_nested", "prim::is_nested"},
-      {"requires_grad", "prim::requires_grad"}, {"layout", "prim::layout"},
-      {"T", "aten::numpy_T"},           {"mT", "aten::mT"},
-      {"H", "aten::matrix_H"},          {"mH", "aten::mH"},
-      {"ndim", "aten::dim"},            {"name", "prim::name"},
-      {"real", "aten::real"},           {"imag", "aten::imag"},
-      {"retains_grad", "aten::retains_grad"}, {"output_nr", "aten::output_nr"},
+      {"dtype", "prim::dtype"},
+      {"device", "prim::device"},
+      {"grad", "prim::grad"},
+      {"data", "prim::data"},
+      {"shape", "aten::size"},
+      {"is_cuda", "prim::is_cuda"},
+      {"is_cpu", "prim::is_cpu"},
+      {"is_xpu", "prim::is_xpu"},
+      {"is_sparse", "prim::is_sparse"},
+      {"is_sparse_csr", "prim::is_sparse_csr"},
+      {"is_mkldnn", "prim::is_mkldnn"},
+      {"is_mps", "prim::is_mps"},
+      {"is_quantized", "prim::is_quantized"},
+      {"is_vulkan", "prim::is_vulkan"},
+      {"is_ipu", "prim::is_ipu"},
+      {"is_meta", "prim::is_meta"},
+      {"is_leaf", "aten::is_leaf"},
+      {"is_nested", "prim::is_nested"},
+      {"requires_grad", "prim::requires_grad"},
+      {"layout", "prim::layout"},
+      {"T", "aten::numpy_T"},
+      {"mT", "aten::mT"},
+      {"H", "aten::matrix_H"},
+      {"mH", "aten::mH"},
+      {"ndim", "aten::dim"},
+      {"name", "prim::name"},
+      {"real", "aten::real"},
+      {"imag", "aten::imag"},
+      {"retains_grad", "aten::retains_grad"},
+      {"output_nr", "aten::output_nr"},
   };
   return props;
 }
@@ -97,15 +113,39 @@ const std::map<std::string, std::string>& tensorProperties() {
 /// dtype, layout and memory-format names of the `torch` namespace, as their int codes.
 std::optional<int64_t> torchEnumConstant(const std::string& name) {
   static const std::map<std::string, int64_t> table = {
-      {"uint8", 0},      {"int8", 1},       {"int16", 2},     {"short", 2},
-      {"int32", 3},      {"int", 3},        {"int64", 4},     {"long", 4},
-      {"float16", 5},    {"half", 5},       {"float32", 6},   {"float", 6},
-      {"float64", 7},    {"double", 7},     {"complex32", 8}, {"chalf", 8},
-      {"complex64", 9},  {"cfloat", 9},     {"complex128", 10}, {"cdouble", 10},
-      {"bool", 11},      {"qint8", 12},     {"quint8", 13},   {"qint32", 14},
-      {"bfloat16", 15},  {"quint4x2", 16},  {"quint2x4", 17},
-      {"strided", 0},    {"sparse_coo", 1}, {"_mkldnn", 2},
-      {"contiguous_format", 0}, {"preserve_format", 1}, {"channels_last", 2},
+      {"uint8", 0},
+      {"int8", 1},
+      {"int16", 2},
+      {"short", 2},
+      {"int32", 3},
+      {"int", 3},
+      {"int64", 4},
+      {"long", 4},
+      {"float16", 5},
+      {"half", 5},
+      {"float32", 6},
+      {"float", 6},
+      {"float64", 7},
+      {"double", 7},
+      {"complex32", 8},
+      {"chalf", 8},
+      {"complex64", 9},
+      {"cfloat", 9},
+      {"complex128", 10},
+      {"cdouble", 10},
+      {"bool", 11},
+      {"qint8", 12},
+      {"quint8", 13},
+      {"qint32", 14},
+      {"bfloat16", 15},
+      {"quint4x2", 16},
+      {"quint2x4", 17},
+      {"strided", 0},
+      {"sparse_coo", 1},
+      {"_mkldnn", 2},
+      {"contiguous_format", 0},
+      {"preserve_format", 1},
+      {"channels_last", 2},
       {"channels_last_3d", 3},
   };
   auto it = table.find(name);
@@ -121,12 +161,13 @@ struct TensorCastValue : SugaredValue {
   SugaredValuePtr call(const SourceRange& loc, Emitter& e, const std::vector<NamedValue>& args,
                        const std::vector<NamedValue>& kwargs, size_t) override {
     if (!args.empty() || !kwargs.empty())
-      throwErrorAt(loc, "a tensor cast method (float(), long(), ...) takes no arguments; use "
-                        ".to(dtype, ...) to pass options");
+      throwErrorAt(loc,
+                   "a tensor cast method (float(), long(), ...) takes no arguments; use "
+                   ".to(dtype, ...) to pass options");
     Value* no = e.constant(IValue(false), loc);
-    return simple(e.builtin(loc, "aten::to",
-                            {self_, e.constant(IValue(dtype_), loc), no, no,
-                             e.constant(IValue(), loc)}));
+    return simple(
+        e.builtin(loc, "aten::to",
+                  {self_, e.constant(IValue(dtype_), loc), no, no, e.constant(IValue(), loc)}));
   }
 
  private:
@@ -202,15 +243,19 @@ struct TorchAssertValue : SugaredValue {
     if (args.size() > 0) cond = args[0].value;
     if (args.size() > 1) msg = args[1].value;
     for (const auto& k : kwargs) {
-      if (k.name == "condition" && !cond) cond = k.value;
-      else if (k.name == "message" && !msg) msg = k.value;
-      else throwErrorAt(k.loc, "torch._assert has no argument '" + k.name + "' (or got it twice)");
+      if (k.name == "condition" && !cond)
+        cond = k.value;
+      else if (k.name == "message" && !msg)
+        msg = k.value;
+      else
+        throwErrorAt(k.loc, "torch._assert has no argument '" + k.name + "' (or got it twice)");
     }
     if (!cond || !msg || args.size() > 2)
       throwErrorAt(loc, "torch._assert takes a condition and a message");
     Graph& g = e.graph();
     cond = e.emitToBool(loc, cond);
-    if (auto c = toIValue(cond); c && c->isBool() && c->toBool()) return std::make_shared<NoneValue>();
+    if (auto c = toIValue(cond); c && c->isBool() && c->toBool())
+      return std::make_shared<NoneValue>();
     Node* n = e.insert(g.create(prim::If, {cond}, 0), loc);
     n->addBlock();
     Block* fb = n->addBlock();
@@ -232,7 +277,7 @@ struct TorchAssertValue : SugaredValue {
 
 std::optional<int64_t> tensorCastDtype(const std::string& name) {
   static const std::map<std::string, int64_t> casts = {
-      {"byte", 0}, {"char", 1},  {"short", 2},  {"int", 3},      {"long", 4},
+      {"byte", 0}, {"char", 1},  {"short", 2},  {"int", 3},    {"long", 4},
       {"half", 5}, {"float", 6}, {"double", 7}, {"cfloat", 9}, {"cdouble", 10}};
   auto it = casts.find(name);
   if (it == casts.end()) return std::nullopt;
@@ -246,7 +291,8 @@ bool isModuleContainer(const TypePtr& type) {
   if (!cls || !cls->isModule()) return false;
   const std::string& n = cls->name();
   auto endsWith = [&](const std::string& suffix) {
-    return n.size() >= suffix.size() && n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0;
+    return n.size() >= suffix.size() &&
+           n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0;
   };
   return endsWith(".ModuleList") || endsWith(".Sequential") || endsWith(".ModuleDict");
 }
@@ -258,7 +304,9 @@ SugaredValuePtr makeSugared(Value* v) {
 
 // ---- SimpleValue --------------------------------------------------------------------------
 
-std::string SimpleValue::kind() const { return "value of type '" + value_->type()->annotationStr() + "'"; }
+std::string SimpleValue::kind() const {
+  return "value of type '" + value_->type()->annotationStr() + "'";
+}
 
 SugaredValuePtr SimpleValue::attr(const SourceRange& loc, Emitter& e, const std::string& name) {
   Graph& g = e.graph();
@@ -272,13 +320,13 @@ SugaredValuePtr SimpleValue::attr(const SourceRange& loc, Emitter& e, const std:
     if (methodSchema(e, t, name, &loc)) return std::make_shared<MethodValue>(value_, name);
     if (cls->isModule())
       throwErrorAt(loc, "Module '" + cls->name() + "' has no attribute '" + name + "' ");
-    throwErrorAt(loc, "Tried to access nonexistent attribute or method '" + name +
-                          "' of type '" + cls->name() + "'.");
+    throwErrorAt(loc, "Tried to access nonexistent attribute or method '" + name + "' of type '" +
+                          cls->name() + "'.");
   }
   if (t->kind() == TypeKind::InterfaceType) {
     if (methodSchema(e, t, name, &loc)) return std::make_shared<MethodValue>(value_, name);
-    throwErrorAt(loc, "Tried to access nonexistent method '" + name + "' of interface '" +
-                          t->str() + "'");
+    throwErrorAt(
+        loc, "Tried to access nonexistent method '" + name + "' of interface '" + t->str() + "'");
   }
   if (const auto* tup = t->cast<TupleType>(); tup && tup->isNamed()) {
     const auto& fields = tup->fieldNames();
@@ -291,9 +339,9 @@ SugaredValuePtr SimpleValue::attr(const SourceRange& loc, Emitter& e, const std:
   }
   if (t->isSubtypeOf(*TensorType::get())) {
     auto it = tensorProperties().find(name);
-    if (it != tensorProperties().end())
-      return simple(e.builtin(loc, it->second, {value_}));
-    if (auto dtype = tensorCastDtype(name)) return std::make_shared<TensorCastValue>(*dtype, value_);
+    if (it != tensorProperties().end()) return simple(e.builtin(loc, it->second, {value_}));
+    if (auto dtype = tensorCastDtype(name))
+      return std::make_shared<TensorCastValue>(*dtype, value_);
   }
   if (t->kind() == TypeKind::EnumType) {
     if (name == "name") return simple(e.builtin(loc, "prim::EnumName", {value_}));
@@ -307,7 +355,8 @@ SugaredValuePtr SimpleValue::attr(const SourceRange& loc, Emitter& e, const std:
   Symbol sym = Symbol::aten(name);
   initOperatorRegistry();
   if (OperatorRegistry::global().lookup(sym.toQualString()).empty())
-    throwErrorAt(loc, "'" + t->annotationStr() + "' object has no attribute or method '" + name + "'.");
+    throwErrorAt(loc,
+                 "'" + t->annotationStr() + "' object has no attribute or method '" + name + "'.");
   return std::make_shared<BuiltinFunction>(sym, NamedValue{loc, "self", value_});
 }
 
@@ -351,14 +400,11 @@ SugaredValuePtr SimpleValue::iter(const SourceRange& loc, Emitter& e) {
   switch (t->kind()) {
     case TypeKind::ListType:
     case TypeKind::StringType:
-    case TypeKind::TensorType:
-      return shared_from_this();
+    case TypeKind::TensorType: return shared_from_this();
     case TypeKind::TupleType:
       return std::make_shared<SugaredTupleValue>(asTuple(loc, e, std::nullopt));
-    case TypeKind::DictType:
-      return simple(e.builtin(loc, "aten::keys", {value_}));
-    default:
-      throwErrorAt(loc, "'" + t->annotationStr() + "' object is not iterable");
+    case TypeKind::DictType: return simple(e.builtin(loc, "aten::keys", {value_}));
+    default: throwErrorAt(loc, "'" + t->annotationStr() + "' object is not iterable");
   }
 }
 
@@ -368,7 +414,8 @@ Value* SimpleValue::len(const SourceRange& loc, Emitter& e) {
 
 SugaredValuePtr SimpleValue::getitem(const SourceRange& loc, Emitter& e, Value* idx) {
   if (value_->type()->isSubtypeOf(*TensorType::get()))
-    return simple(e.builtin(loc, "aten::select", {value_, e.constant(IValue(int64_t(0)), loc), idx}));
+    return simple(
+        e.builtin(loc, "aten::select", {value_, e.constant(IValue(int64_t(0)), loc), idx}));
   return simple(e.builtin(loc, "aten::__getitem__", {value_, idx}));
 }
 
@@ -392,8 +439,10 @@ SugaredValuePtr BuiltinModule::attr(const SourceRange& loc, Emitter& e, const st
     if (auto c = torchEnumConstant(name)) return simple(e.constant(IValue(*c), loc));
     if (name == "pi") return simple(e.constant(IValue(M_PI), loc));
     if (name == "e") return simple(e.constant(IValue(M_E), loc));
-    if (name == "inf") return simple(e.constant(IValue(std::numeric_limits<double>::infinity()), loc));
-    if (name == "nan") return simple(e.constant(IValue(std::numeric_limits<double>::quiet_NaN()), loc));
+    if (name == "inf")
+      return simple(e.constant(IValue(std::numeric_limits<double>::infinity()), loc));
+    if (name == "nan")
+      return simple(e.constant(IValue(std::numeric_limits<double>::quiet_NaN()), loc));
     if (name == "_assert") return std::make_shared<TorchAssertValue>();
     if (name == "ops") return std::make_shared<OpsValue>();
     if (name == "jit" || name == "nn" || name == "functional" || name == "_C")
@@ -402,8 +451,10 @@ SugaredValuePtr BuiltinModule::attr(const SourceRange& loc, Emitter& e, const st
   if (name_ == "math") {
     if (name == "pi") return simple(e.constant(IValue(M_PI), loc));
     if (name == "e") return simple(e.constant(IValue(M_E), loc));
-    if (name == "inf") return simple(e.constant(IValue(std::numeric_limits<double>::infinity()), loc));
-    if (name == "nan") return simple(e.constant(IValue(std::numeric_limits<double>::quiet_NaN()), loc));
+    if (name == "inf")
+      return simple(e.constant(IValue(std::numeric_limits<double>::infinity()), loc));
+    if (name == "nan")
+      return simple(e.constant(IValue(std::numeric_limits<double>::quiet_NaN()), loc));
   }
   if (name_ == "torch" && name == "is_tracing") return std::make_shared<NotTracingValue>();
   if (name_ == "torch" && name == "unique") return std::make_shared<UniqueValue>();
@@ -465,7 +516,8 @@ SugaredValuePtr MethodValue::call(const SourceRange& loc, Emitter& e,
   if (!schema->arguments().empty() && schema->arguments()[0].name() != "self") {
     std::vector<Argument> formals = schema->arguments();
     const Argument& a = formals[0];
-    formals[0] = Argument("self", a.realType(), a.N(), a.defaultValue(), a.kwargOnly(), a.aliasInfo());
+    formals[0] =
+        Argument("self", a.realType(), a.N(), a.defaultValue(), a.kwargOnly(), a.aliasInfo());
     renamed.emplace(schema->name(), schema->overloadName(), std::move(formals), schema->returns(),
                     schema->isVararg(), schema->isVarret());
     schema = &*renamed;
@@ -524,7 +576,8 @@ SugaredValuePtr ClassValue::call(const SourceRange& loc, Emitter& e,
     // A module class without its own __init__ gets nn.Module's, which takes no arguments.
     if (type_->cast<ClassType>()->isModule() && !methodSchema(e, type_, "__init__")) {
       if (!args.empty() || !kwargs.empty())
-        throwErrorAt(loc, "'" + className(type_) + "' has no __init__ of its own: nn.Module's takes no arguments");
+        throwErrorAt(loc, "'" + className(type_) +
+                              "' has no __init__ of its own: nn.Module's takes no arguments");
       return simple(obj);
     }
     MethodValue(obj, "__init__").call(loc, e, args, kwargs, nBinders);
@@ -546,12 +599,12 @@ SugaredValuePtr ClassNewValue::call(const SourceRange& loc, Emitter& e,
 namespace {
 const std::map<std::string, std::string>& builtinFunctionOps() {
   static const std::map<std::string, std::string> ops = {
-      {"len", "aten::len"},     {"min", "prim::min"},       {"max", "prim::max"},
-      {"abs", "prim::abs"},     {"round", "aten::round"},   {"sum", "aten::sum"},
-      {"divmod", "aten::divmod"}, {"ord", "aten::ord"},     {"chr", "aten::chr"},
-      {"hex", "aten::hex"},     {"oct", "aten::oct"},       {"bin", "aten::bin"},
-      {"hash", "aten::hash"},   {"any", "aten::any"},       {"all", "aten::all"},
-      {"sorted", "aten::sorted"}, {"list", "aten::list"},   {"dict", "aten::dict"},
+      {"len", "aten::len"},         {"min", "prim::min"},     {"max", "prim::max"},
+      {"abs", "prim::abs"},         {"round", "aten::round"}, {"sum", "aten::sum"},
+      {"divmod", "aten::divmod"},   {"ord", "aten::ord"},     {"chr", "aten::chr"},
+      {"hex", "aten::hex"},         {"oct", "aten::oct"},     {"bin", "aten::bin"},
+      {"hash", "aten::hash"},       {"any", "aten::any"},     {"all", "aten::all"},
+      {"sorted", "aten::sorted"},   {"list", "aten::list"},   {"dict", "aten::dict"},
       {"complex", "aten::Complex"},
   };
   return ops;
@@ -716,15 +769,19 @@ std::vector<SugaredValuePtr> IterableTree::asTuple(const SourceRange& loc, Emitt
   if (!n) throwErrorAt(loc, "cannot unroll a zip/enumerate without a tuple of known length");
   std::vector<std::vector<SugaredValuePtr>> perChild;
   for (const auto& c : children_) {
-    if (c->shouldUnroll()) perChild.push_back(c->asTuple(loc, e, std::nullopt));
-    else perChild.emplace_back();
+    if (c->shouldUnroll())
+      perChild.push_back(c->asTuple(loc, e, std::nullopt));
+    else
+      perChild.emplace_back();
   }
   std::vector<SugaredValuePtr> out;
   for (int64_t i = 0; i < *n; ++i) {
     std::vector<SugaredValuePtr> items;
     for (size_t k = 0; k < children_.size(); ++k) {
-      if (!perChild[k].empty()) items.push_back(perChild[k][static_cast<size_t>(i)]);
-      else items.push_back(children_[k]->getitem(loc, e, e.constant(IValue(i), loc)));
+      if (!perChild[k].empty())
+        items.push_back(perChild[k][static_cast<size_t>(i)]);
+      else
+        items.push_back(children_[k]->getitem(loc, e, e.constant(IValue(i), loc)));
     }
     out.push_back(std::make_shared<SugaredTupleValue>(items));
   }
@@ -754,7 +811,8 @@ std::vector<SugaredValuePtr> ModuleContainerValue::asTuple(const SourceRange& lo
   std::vector<SugaredValuePtr> out;
   const auto* cls = self_->type()->cast<ClassType>();
   for (const auto& a : cls->attributes()) {
-    if (a.type->kind() != TypeKind::ClassType && a.type->kind() != TypeKind::InterfaceType) continue;
+    if (a.type->kind() != TypeKind::ClassType && a.type->kind() != TypeKind::InterfaceType)
+      continue;
     out.push_back(SimpleValue(self_).attr(loc, e, a.name));
   }
   return out;
@@ -786,13 +844,14 @@ SugaredValuePtr Emitter::getSugaredVar(const SourceRange& loc, const std::string
     if (auto it = f.sugared.find(name); it != f.sugared.end()) return it->second;
   }
   static const std::set<std::string> specialForms = {
-      "print", "len", "range", "min", "max", "abs", "int", "float", "bool", "str",
-      "round", "sum", "list", "tuple", "enumerate", "zip", "divmod", "any", "all",
-      "sorted", "ord", "chr", "hash", "hex", "oct", "bin", "complex", "dict"};
+      "print", "len", "range", "min",   "max",       "abs", "int",     "float", "bool", "str",
+      "round", "sum", "list",  "tuple", "enumerate", "zip", "divmod",  "any",   "all",  "sorted",
+      "ord",   "chr", "hash",  "hex",   "oct",       "bin", "complex", "dict"};
   static const std::set<std::string> exceptions = {
-      "Exception", "RuntimeError", "ValueError", "TypeError", "KeyError", "IndexError",
-      "AssertionError", "NotImplementedError", "StopIteration", "ZeroDivisionError",
-      "AttributeError", "ArithmeticError", "ImportError", "OverflowError", "LookupError"};
+      "Exception",     "RuntimeError",      "ValueError",     "TypeError",
+      "KeyError",      "IndexError",        "AssertionError", "NotImplementedError",
+      "StopIteration", "ZeroDivisionError", "AttributeError", "ArithmeticError",
+      "ImportError",   "OverflowError",     "LookupError"};
   if (env_.resolveImport) {
     // `import torch.nn.functional as F`, `from math import sqrt`: walk the dotted path from
     // its root module. typing's names are types, handled where annotations are parsed.
@@ -802,9 +861,9 @@ SugaredValuePtr Emitter::getSugaredVar(const SourceRange& loc, const std::string
       SugaredValuePtr v = getSugaredVar(loc, dotted->substr(0, dot), true);
       while (dot != std::string::npos) {
         size_t next = dotted->find('.', dot + 1);
-        v = v->attr(loc, *this, dotted->substr(dot + 1, next == std::string::npos
-                                                           ? std::string::npos
-                                                           : next - dot - 1));
+        v = v->attr(loc, *this,
+                    dotted->substr(dot + 1,
+                                   next == std::string::npos ? std::string::npos : next - dot - 1));
         dot = next;
       }
       return v;

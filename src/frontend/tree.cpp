@@ -36,15 +36,9 @@ void appendQuoted(std::string& out, const std::string& s) {
 void sexpr(std::string& out, const TreeRef& t) {
   switch (t->kind()) {
     case TreeKind::Ident:
-    case TreeKind::Const:
-      out += t->text();
-      return;
-    case TreeKind::Var:
-      out += t->tree(0)->text();
-      return;
-    case TreeKind::StringLiteral:
-      appendQuoted(out, t->text());
-      return;
+    case TreeKind::Const: out += t->text(); return;
+    case TreeKind::Var: out += t->tree(0)->text(); return;
+    case TreeKind::StringLiteral: appendQuoted(out, t->text()); return;
     case TreeKind::Option:
       if (t->trees().empty()) {
         out += '_';
@@ -66,11 +60,8 @@ void sexpr(std::string& out, const TreeRef& t) {
     case TreeKind::True:
     case TreeKind::False:
     case TreeKind::None:
-    case TreeKind::Dots:
-      out += treeKindName(t->kind());
-      return;
-    default:
-      break;
+    case TreeKind::Dots: out += treeKindName(t->kind()); return;
+    default: break;
   }
   out += '(';
   out += treeKindName(t->kind());
@@ -109,8 +100,7 @@ ParsedNumber cleanNumber(const std::string& text) {
 const char* treeKindName(TreeKind kind) {
   switch (kind) {
 #define TL_TREE_NAME(name, str) \
-  case TreeKind::name:          \
-    return str;
+  case TreeKind::name: return str;
     TL_FORALL_TREE_KINDS(TL_TREE_NAME)
 #undef TL_TREE_NAME
   }
@@ -120,8 +110,7 @@ const char* treeKindName(TreeKind kind) {
 const char* treeKindEnumName(TreeKind kind) {
   switch (kind) {
 #define TL_TREE_ENUM_NAME(name, str) \
-  case TreeKind::name:               \
-    return #name;
+  case TreeKind::name: return #name;
     TL_FORALL_TREE_KINDS(TL_TREE_ENUM_NAME)
 #undef TL_TREE_ENUM_NAME
   }
@@ -165,8 +154,7 @@ std::string toSExpr(const TreeRef& tree) {
 }
 
 bool treeEqual(const TreeRef& a, const TreeRef& b) {
-  if (a->kind() != b->kind() || a->text() != b->text() ||
-      a->trees().size() != b->trees().size()) {
+  if (a->kind() != b->kind() || a->text() != b->text() || a->trees().size() != b->trees().size()) {
     return false;
   }
   for (size_t i = 0; i < a->trees().size(); ++i) {
@@ -235,8 +223,9 @@ Def Def::create(const SourceRange& range, const Ident& name, const Decl& decl,
 
 ClassDef ClassDef::create(const SourceRange& range, const Ident& name, const List<Expr>& bases,
                           const List<Stmt>& body, const List<Expr>& decorators) {
-  return ClassDef(Tree::create(TreeKind::ClassDef, range,
-                               TreeList{name.tree(), bases.tree(), body.tree(), decorators.tree()}));
+  return ClassDef(
+      Tree::create(TreeKind::ClassDef, range,
+                   TreeList{name.tree(), bases.tree(), body.tree(), decorators.tree()}));
 }
 
 Alias Alias::create(const SourceRange& range, const Ident& name, const Maybe<Ident>& asName) {
@@ -249,12 +238,14 @@ Import Import::create(const SourceRange& range, const List<Alias>& names) {
 
 ImportFrom ImportFrom::create(const SourceRange& range, const Ident& module,
                               const List<Alias>& names) {
-  return ImportFrom(Tree::create(TreeKind::ImportFrom, range, TreeList{module.tree(), names.tree()}));
+  return ImportFrom(
+      Tree::create(TreeKind::ImportFrom, range, TreeList{module.tree(), names.tree()}));
 }
 
 Assign Assign::create(const SourceRange& range, const List<Expr>& lhs, const Maybe<Expr>& rhs,
                       const Maybe<Expr>& type) {
-  return Assign(Tree::create(TreeKind::Assign, range, TreeList{lhs.tree(), rhs.tree(), type.tree()}));
+  return Assign(
+      Tree::create(TreeKind::Assign, range, TreeList{lhs.tree(), rhs.tree(), type.tree()}));
 }
 
 AugAssign AugAssign::create(const SourceRange& range, const Expr& lhs, TreeKind op,
@@ -342,11 +333,14 @@ int64_t Const::asIntegral() const {
   errno = 0;
   char* end = nullptr;
   unsigned long long v = std::strtoull(digits.c_str(), &end, base);
-  uint64_t limit = static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) + (p.negative ? 1 : 0);
+  uint64_t limit =
+      static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) + (p.negative ? 1 : 0);
   if (errno == ERANGE || v > limit) {
-    throwErrorAt(range(), fmt::format("integer literal {} is out of range for int (64 bits)", text()));
+    throwErrorAt(range(),
+                 fmt::format("integer literal {} is out of range for int (64 bits)", text()));
   }
-  if (p.negative) return v == limit ? std::numeric_limits<int64_t>::min() : -static_cast<int64_t>(v);
+  if (p.negative)
+    return v == limit ? std::numeric_limits<int64_t>::min() : -static_cast<int64_t>(v);
   return static_cast<int64_t>(v);
 }
 
@@ -390,13 +384,14 @@ Select Select::create(const SourceRange& range, const Expr& value, const Ident& 
 
 Subscript Subscript::create(const SourceRange& range, const Expr& value,
                             const List<Expr>& subscripts) {
-  return Subscript(Tree::create(TreeKind::Subscript, range, TreeList{value.tree(), subscripts.tree()}));
+  return Subscript(
+      Tree::create(TreeKind::Subscript, range, TreeList{value.tree(), subscripts.tree()}));
 }
 
 SliceExpr SliceExpr::create(const SourceRange& range, const Maybe<Expr>& start,
                             const Maybe<Expr>& end, const Maybe<Expr>& step) {
-  return SliceExpr(Tree::create(TreeKind::SliceExpr, range,
-                                TreeList{start.tree(), end.tree(), step.tree()}));
+  return SliceExpr(
+      Tree::create(TreeKind::SliceExpr, range, TreeList{start.tree(), end.tree(), step.tree()}));
 }
 
 TernaryIf TernaryIf::create(const SourceRange& range, const Expr& cond, const Expr& trueExpr,
@@ -418,11 +413,12 @@ SequenceLiteral SequenceLiteral::create(TreeKind kind, const SourceRange& range,
 
 DictLiteral DictLiteral::create(const SourceRange& range, const List<Expr>& keys,
                                 const List<Expr>& values) {
-  return DictLiteral(Tree::create(TreeKind::DictLiteral, range, TreeList{keys.tree(), values.tree()}));
+  return DictLiteral(
+      Tree::create(TreeKind::DictLiteral, range, TreeList{keys.tree(), values.tree()}));
 }
 
-Comprehension Comprehension::create(const SourceRange& range, const Expr& target,
-                                    const Expr& iter, const List<Expr>& ifs) {
+Comprehension Comprehension::create(const SourceRange& range, const Expr& target, const Expr& iter,
+                                    const List<Expr>& ifs) {
   return Comprehension(Tree::create(TreeKind::Comprehension, range,
                                     TreeList{target.tree(), iter.tree(), ifs.tree()}));
 }
@@ -470,9 +466,9 @@ CompareChain CompareChain::create(const SourceRange& range, const List<Expr>& op
                                   const std::vector<std::pair<TreeKind, SourceRange>>& ops) {
   TreeList opTrees;
   for (const auto& [k, r] : ops) opTrees.push_back(Tree::create(k, r));
-  return CompareChain(Tree::create(TreeKind::CompareChain, range,
-                                   TreeList{operands.tree(), Tree::create(TreeKind::List, range,
-                                                                          std::move(opTrees))}));
+  return CompareChain(Tree::create(
+      TreeKind::CompareChain, range,
+      TreeList{operands.tree(), Tree::create(TreeKind::List, range, std::move(opTrees))}));
 }
 
 }  // namespace torchless::frontend

@@ -343,8 +343,7 @@ class ImportFrom : public TreeView {
   /// Dotted module name; relative imports keep their leading dots (".a").
   Ident module() const { return Ident(subtree(0)); }
   List<Alias> names() const { return List<Alias>(subtree(1)); }
-  static ImportFrom create(const SourceRange& range, const Ident& module,
-                           const List<Alias>& names);
+  static ImportFrom create(const SourceRange& range, const Ident& module, const List<Alias>& names);
 };
 
 // ---- statements -------------------------------------------------------------------------
@@ -366,15 +365,12 @@ class Assign : public TreeView {
 
 class AugAssign : public TreeView {
  public:
-  explicit AugAssign(TreeRef tree) : TreeView(std::move(tree)) {
-    expectKind(TreeKind::AugAssign);
-  }
+  explicit AugAssign(TreeRef tree) : TreeView(std::move(tree)) { expectKind(TreeKind::AugAssign); }
   Expr lhs() const { return Expr(subtree(0)); }
   /// The binary operator kind: Add for `+=`, Pow for `**=`, ...
   TreeKind augOp() const { return subtree(1)->kind(); }
   Expr rhs() const { return Expr(subtree(2)); }
-  static AugAssign create(const SourceRange& range, const Expr& lhs, TreeKind op,
-                          const Expr& rhs);
+  static AugAssign create(const SourceRange& range, const Expr& lhs, TreeKind op, const Expr& rhs);
 };
 
 class If : public TreeView {
@@ -449,8 +445,7 @@ class With : public TreeView {
   explicit With(TreeRef tree) : TreeView(std::move(tree)) { expectKind(TreeKind::With); }
   List<WithItem> items() const { return List<WithItem>(subtree(0)); }
   List<Stmt> body() const { return List<Stmt>(subtree(1)); }
-  static With create(const SourceRange& range, const List<WithItem>& items,
-                     const List<Stmt>& body);
+  static With create(const SourceRange& range, const List<WithItem>& items, const List<Stmt>& body);
 };
 
 class ExprStmt : public TreeView {
@@ -524,9 +519,7 @@ class FormattedValue : public TreeView {
 /// A keyword argument `name=value`.
 class Attribute : public TreeView {
  public:
-  explicit Attribute(TreeRef tree) : TreeView(std::move(tree)) {
-    expectKind(TreeKind::Attribute);
-  }
+  explicit Attribute(TreeRef tree) : TreeView(std::move(tree)) { expectKind(TreeKind::Attribute); }
   Ident name() const { return Ident(subtree(0)); }
   Expr value() const { return Expr(subtree(1)); }
   static Attribute create(const SourceRange& range, const Ident& name, const Expr& value);
@@ -553,9 +546,7 @@ class Select : public TreeView {
 
 class Subscript : public TreeView {
  public:
-  explicit Subscript(TreeRef tree) : TreeView(std::move(tree)) {
-    expectKind(TreeKind::Subscript);
-  }
+  explicit Subscript(TreeRef tree) : TreeView(std::move(tree)) { expectKind(TreeKind::Subscript); }
   Expr value() const { return Expr(subtree(0)); }
   /// One per comma-separated index: Expr, SliceExpr, Dots, None.
   List<Expr> subscriptExprs() const { return List<Expr>(subtree(1)); }
@@ -565,9 +556,7 @@ class Subscript : public TreeView {
 
 class SliceExpr : public TreeView {
  public:
-  explicit SliceExpr(TreeRef tree) : TreeView(std::move(tree)) {
-    expectKind(TreeKind::SliceExpr);
-  }
+  explicit SliceExpr(TreeRef tree) : TreeView(std::move(tree)) { expectKind(TreeKind::SliceExpr); }
   Maybe<Expr> start() const { return Maybe<Expr>(subtree(0)); }
   Maybe<Expr> end() const { return Maybe<Expr>(subtree(1)); }
   Maybe<Expr> step() const { return Maybe<Expr>(subtree(2)); }
@@ -577,9 +566,7 @@ class SliceExpr : public TreeView {
 
 class TernaryIf : public TreeView {
  public:
-  explicit TernaryIf(TreeRef tree) : TreeView(std::move(tree)) {
-    expectKind(TreeKind::TernaryIf);
-  }
+  explicit TernaryIf(TreeRef tree) : TreeView(std::move(tree)) { expectKind(TreeKind::TernaryIf); }
   Expr cond() const { return Expr(subtree(0)); }
   Expr trueExpr() const { return Expr(subtree(1)); }
   Expr falseExpr() const { return Expr(subtree(2)); }
@@ -593,8 +580,7 @@ class SequenceLiteral : public TreeView {
   explicit SequenceLiteral(TreeRef tree);
   List<Expr> inputs() const { return List<Expr>(subtree(0)); }
   /// kind is ListLiteral, TupleLiteral or SetLiteral.
-  static SequenceLiteral create(TreeKind kind, const SourceRange& range,
-                                const List<Expr>& inputs);
+  static SequenceLiteral create(TreeKind kind, const SourceRange& range, const List<Expr>& inputs);
 };
 using ListLiteral = SequenceLiteral;
 using TupleLiteral = SequenceLiteral;

@@ -1,8 +1,8 @@
 // Dead code elimination (dead_code_elimination.h): removes nodes whose outputs are unused
 // and that have no side effects, and the outputs of prim::If / prim::Loop that nothing uses
-// (for loops: carried values unused both after the loop and inside the body), as PyTorch's EliminateDeadCode
-// (torch/csrc/jit/passes/dead_code_elimination.cpp) does. Liveness starts at the graph's
-// outputs and at every node with side effects (hasSideEffectsWithin: prim::Print,
+// (for loops: carried values unused both after the loop and inside the body), as PyTorch's
+// EliminateDeadCode (torch/csrc/jit/passes/dead_code_elimination.cpp) does. Liveness starts at the
+// graph's outputs and at every node with side effects (hasSideEffectsWithin: prim::Print,
 // prim::RaiseException, prim::SetAttr, calls, in-place and other mutating schemas of the op
 // table, and If/Loop nodes containing any of them), and flows back through inputs and
 // through loop-carried values. It leaves alone: graph inputs (even unused ones), anything

@@ -37,7 +37,8 @@ GraphFunction* CompilationUnit::findFunction(const std::string& qualname) const 
 }
 
 void CompilationUnit::addType(const std::string& qualname, TypePtr type) {
-  if (typesByName_.count(qualname)) throw Error(fmt::format("type '{}' is defined twice", qualname));
+  if (typesByName_.count(qualname))
+    throw Error(fmt::format("type '{}' is defined twice", qualname));
   typesByName_.emplace(qualname, type);
   typeOrder_.push_back(std::move(type));
 }

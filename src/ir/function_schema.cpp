@@ -75,8 +75,7 @@ TypePtr fakeType(const TypePtr& t) {
     case TypeKind::ScalarTypeType:
     case TypeKind::LayoutType:
     case TypeKind::MemoryFormatType:
-    case TypeKind::SymIntType:
-      return IntType::get();
+    case TypeKind::SymIntType: return IntType::get();
     case TypeKind::ListType: {
       const TypePtr& e = t->expect<ListType>().getElementType();
       TypePtr f = fakeType(e);
@@ -87,8 +86,7 @@ TypePtr fakeType(const TypePtr& t) {
       TypePtr f = fakeType(e);
       return f == e ? t : OptionalType::create(std::move(f));
     }
-    default:
-      return t;
+    default: return t;
   }
 }
 
@@ -105,23 +103,17 @@ std::string printDouble(double d) {
 
 std::string printSchemaValue(const IValue& v) {
   switch (v.tag()) {
-    case IValue::Tag::None:
-      return "None";
-    case IValue::Tag::Bool:
-      return v.toBool() ? "True" : "False";
-    case IValue::Tag::Int:
-      return std::to_string(v.toInt());
-    case IValue::Tag::Double:
-      return printDouble(v.toDouble());
+    case IValue::Tag::None: return "None";
+    case IValue::Tag::Bool: return v.toBool() ? "True" : "False";
+    case IValue::Tag::Int: return std::to_string(v.toInt());
+    case IValue::Tag::Double: return printDouble(v.toDouble());
     case IValue::Tag::ComplexDouble: {
       auto c = v.toComplexDouble();
       return printDouble(c.real()) + (c.imag() >= 0 ? "+" : "-") + printDouble(std::abs(c.imag())) +
              "j";
     }
-    case IValue::Tag::String:
-      return quoteIRString(v.toStringRef());
-    case IValue::Tag::Device:
-      return v.toDevice().str();
+    case IValue::Tag::String: return quoteIRString(v.toStringRef());
+    case IValue::Tag::Device: return v.toDevice().str();
     case IValue::Tag::List: {
       std::string s = "[";
       const auto& l = v.toList()->list;
@@ -134,8 +126,7 @@ std::string printSchemaValue(const IValue& v) {
       for (size_t i = 0; i < e.size(); ++i) s += (i ? ", " : "") + printSchemaValue(e[i]);
       return s + (e.size() == 1 ? ",)" : ")");
     }
-    default:
-      return v.repr();
+    default: return v.repr();
   }
 }
 
@@ -483,16 +474,14 @@ class SchemaParser {
     switch (type->kind()) {
       case TypeKind::TensorType:
       case TypeKind::GeneratorType:
-      case TypeKind::QuantizerType:
-        return parseNoneDefault();
+      case TypeKind::QuantizerType: return parseNoneDefault();
       case TypeKind::StringType:
       case TypeKind::OptionalType:
       case TypeKind::NumberType:
       case TypeKind::IntType:
       case TypeKind::BoolType:
       case TypeKind::FloatType:
-      case TypeKind::ComplexType:
-        return parseSingleConstant(type->kind());
+      case TypeKind::ComplexType: return parseSingleConstant(type->kind());
       case TypeKind::DeviceObjType: {
         skipSpace();
         size_t at = pos_;
@@ -565,8 +554,7 @@ class SchemaParser {
           if (!v.isBool()) failAt(at, "expected a list of bools");
         listElem = BoolType::get();
         break;
-      default:
-        failAt(at, "lists are only supported for float, int and complex types");
+      default: failAt(at, "lists are only supported for float, int and complex types");
     }
     return IValue(ListImpl::create(std::move(listElem), std::move(values)));
   }
@@ -673,38 +661,17 @@ class SchemaParser {
       if (atEnd()) failAt(start, "unterminated string literal");
       char e = text_[pos_++];
       switch (e) {
-        case '\\':
-          out += '\\';
-          break;
-        case '\'':
-          out += '\'';
-          break;
-        case '"':
-          out += '"';
-          break;
-        case 'a':
-          out += '\a';
-          break;
-        case 'b':
-          out += '\b';
-          break;
-        case 'f':
-          out += '\f';
-          break;
-        case 'n':
-          out += '\n';
-          break;
-        case 'r':
-          out += '\r';
-          break;
-        case 't':
-          out += '\t';
-          break;
-        case 'v':
-          out += '\v';
-          break;
-        case '\n':
-          break;  // line continuation
+        case '\\': out += '\\'; break;
+        case '\'': out += '\''; break;
+        case '"': out += '"'; break;
+        case 'a': out += '\a'; break;
+        case 'b': out += '\b'; break;
+        case 'f': out += '\f'; break;
+        case 'n': out += '\n'; break;
+        case 'r': out += '\r'; break;
+        case 't': out += '\t'; break;
+        case 'v': out += '\v'; break;
+        case '\n': break;  // line continuation
         case 'x': {
           int v = 0, digits = 0;
           while (digits < 2 && std::isxdigit(static_cast<unsigned char>(peek()))) {

@@ -544,10 +544,8 @@ bool isWritingConstruct(Symbol kind) {
     case prim::CallMethod:
     case prim::CallFunction:
     case prim::Enter:
-    case prim::Exit:
-      return true;
-    default:
-      return false;
+    case prim::Exit: return true;
+    default: return false;
   }
 }
 
@@ -575,10 +573,8 @@ const OpInfo* Node::maybeOperator() const {
     case prim::If:
     case prim::Loop:
     case prim::Return:
-    case prim::Param:
-      break;
-    default:
-      op = matchOperatorUncached(this, OperatorRegistry::global());
+    case prim::Param: break;
+    default: op = matchOperatorUncached(this, OperatorRegistry::global());
   }
   op_.store(op, std::memory_order_relaxed);
   opMatched_.store(true, std::memory_order_release);
@@ -866,10 +862,8 @@ bool insertableIValue(const IValue& v, std::unordered_set<const void*>& seen) {
     case IValue::Tag::ComplexDouble:
     case IValue::Tag::String:
     case IValue::Tag::Device:
-    case IValue::Tag::Enum:
-      return true;
-    case IValue::Tag::Tensor:
-      return !v.toTensor().requiresGrad();
+    case IValue::Tag::Enum: return true;
+    case IValue::Tag::Tensor: return !v.toTensor().requiresGrad();
     case IValue::Tag::List:
       if (!seen.insert(v.toList().get()).second) return true;
       for (const auto& e : v.toList()->list)
@@ -885,8 +879,7 @@ bool insertableIValue(const IValue& v, std::unordered_set<const void*>& seen) {
       for (const auto& [k, x] : v.toDict()->entries())
         if (!insertableIValue(k, seen) || !insertableIValue(x, seen)) return false;
       return true;
-    default:
-      return false;
+    default: return false;
   }
 }
 
@@ -935,9 +928,7 @@ Value* Graph::insertConstant(const IValue& val, SourceLocationPtr loc, ScopePtr 
       n->s_(attr::value, val.toDevice().str());
       out->setType(DeviceObjType::get());
       break;
-    case IValue::Tag::None:
-      out->setType(NoneType::get());
-      break;
+    case IValue::Tag::None: out->setType(NoneType::get()); break;
     case IValue::Tag::List:
     case IValue::Tag::Tuple:
     case IValue::Tag::Dict:
@@ -961,9 +952,7 @@ Value* Graph::insertConstant(const IValue& val, SourceLocationPtr loc, ScopePtr 
       n->ival_(attr::value, val);
       out->setType(val.type());
       break;
-    default:
-      n->destroy();
-      throw Error(fmt::format("unsupported constant kind: {}", val.tagName()));
+    default: n->destroy(); throw Error(fmt::format("unsupported constant kind: {}", val.tagName()));
   }
   if (loc) n->setSourceRange(std::move(loc));
   if (scope) n->setScope(std::move(scope));
@@ -990,20 +979,16 @@ std::optional<IValue> toIValue(const Value* v) {
   }
   const TypePtr& type = v->type();
   switch (n->kindOf(attr::value)) {
-    case AttributeKind::t:
-      return IValue(n->t(attr::value));
+    case AttributeKind::t: return IValue(n->t(attr::value));
     case AttributeKind::i:
       if (type->kind() == TypeKind::BoolType) return IValue(n->i(attr::value) != 0);
       return IValue(n->i(attr::value));
-    case AttributeKind::f:
-      return IValue(n->f(attr::value));
-    case AttributeKind::c:
-      return IValue(n->c(attr::value));
+    case AttributeKind::f: return IValue(n->f(attr::value));
+    case AttributeKind::c: return IValue(n->c(attr::value));
     case AttributeKind::s:
       if (type->kind() == TypeKind::DeviceObjType) return IValue(Device::parse(n->s(attr::value)));
       return IValue(n->s(attr::value));
-    case AttributeKind::ival:
-      return n->ival(attr::value);
+    case AttributeKind::ival: return n->ival(attr::value);
     case AttributeKind::is: {
       std::vector<IValue> xs;
       for (int64_t x : n->is(attr::value)) xs.emplace_back(x);
@@ -1019,8 +1004,7 @@ std::optional<IValue> toIValue(const Value* v) {
       for (const auto& x : n->ss(attr::value)) xs.emplace_back(x);
       return IValue(ListImpl::create(StringType::get(), std::move(xs)));
     }
-    default:
-      return std::nullopt;
+    default: return std::nullopt;
   }
 }
 

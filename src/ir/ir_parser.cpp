@@ -629,36 +629,16 @@ class IRParser {
       if (pos_ >= text_.size()) fail(at, "unterminated string literal");
       char e = text_[pos_++];
       switch (e) {
-        case 'n':
-          s += '\n';
-          break;
-        case 't':
-          s += '\t';
-          break;
-        case 'r':
-          s += '\r';
-          break;
-        case 'a':
-          s += '\a';
-          break;
-        case 'b':
-          s += '\b';
-          break;
-        case 'f':
-          s += '\f';
-          break;
-        case 'v':
-          s += '\v';
-          break;
-        case '\\':
-          s += '\\';
-          break;
-        case '\'':
-          s += '\'';
-          break;
-        case '"':
-          s += '"';
-          break;
+        case 'n': s += '\n'; break;
+        case 't': s += '\t'; break;
+        case 'r': s += '\r'; break;
+        case 'a': s += '\a'; break;
+        case 'b': s += '\b'; break;
+        case 'f': s += '\f'; break;
+        case 'v': s += '\v'; break;
+        case '\\': s += '\\'; break;
+        case '\'': s += '\''; break;
+        case '"': s += '"'; break;
         default: {
           // c10's octal escape: three characters '0'+d, d possibly negative for bytes >= 0x80
           // (see quoteIRString).
@@ -928,26 +908,17 @@ class IRParser {
 
   TypePtr inferType(const Lit& l) {
     switch (l.kind) {
-      case Lit::Int:
-        return IntType::get();
-      case Lit::Float:
-        return FloatType::get();
-      case Lit::Complex:
-        return ComplexType::get();
-      case Lit::Str:
-        return StringType::get();
-      case Lit::Bool:
-        return BoolType::get();
-      case Lit::None:
-        return NoneType::get();
-      case Lit::Device:
-        return DeviceObjType::get();
-      case Lit::Annotated:
-        return l.type;
+      case Lit::Int: return IntType::get();
+      case Lit::Float: return FloatType::get();
+      case Lit::Complex: return ComplexType::get();
+      case Lit::Str: return StringType::get();
+      case Lit::Bool: return BoolType::get();
+      case Lit::None: return NoneType::get();
+      case Lit::Device: return DeviceObjType::get();
+      case Lit::Annotated: return l.type;
       case Lit::ScalarTensor:
       case Lit::OpaqueTensor:
-      case Lit::TensorValue:
-        return TensorType::get();
+      case Lit::TensorValue: return TensorType::get();
       case Lit::List: {
         if (l.elems.empty()) return ListType::ofInts();
         TypePtr t = inferType(l.elems[0]);
@@ -963,8 +934,7 @@ class IRParser {
       case Lit::Dict:
         if (l.elems.empty()) return DictType::create(StringType::get(), TensorType::get());
         return DictType::create(inferType(l.elems[0]), inferType(l.elems[1]));
-      default:
-        return AnyType::get();
+      default: return AnyType::get();
     }
   }
 
@@ -1002,27 +972,18 @@ class IRParser {
         if (ek == TypeKind::FloatType) return IValue(static_cast<double>(l.i));
         if (ek == TypeKind::BoolType) return IValue(l.i != 0);
         return IValue(l.i);
-      case Lit::Float:
-        return IValue(l.f);
-      case Lit::Complex:
-        return IValue(l.c);
+      case Lit::Float: return IValue(l.f);
+      case Lit::Complex: return IValue(l.c);
       case Lit::Str:
         if (ek == TypeKind::DeviceObjType) return IValue(Device::parse(l.s));
         return IValue(l.s);
-      case Lit::Bool:
-        return IValue(l.b);
-      case Lit::None:
-        return IValue();
-      case Lit::Device:
-        return IValue(Device::parse(l.s));
-      case Lit::Annotated:
-        return toIValue(l.elems.at(0), l.type, at);
-      case Lit::ScalarTensor:
-        return IValue(scalarTensor(l, expected, at));
-      case Lit::OpaqueTensor:
-        return IValue(opaqueTensor(expected, at));
-      case Lit::TensorValue:
-        return IValue(l.tensor);
+      case Lit::Bool: return IValue(l.b);
+      case Lit::None: return IValue();
+      case Lit::Device: return IValue(Device::parse(l.s));
+      case Lit::Annotated: return toIValue(l.elems.at(0), l.type, at);
+      case Lit::ScalarTensor: return IValue(scalarTensor(l, expected, at));
+      case Lit::OpaqueTensor: return IValue(opaqueTensor(expected, at));
+      case Lit::TensorValue: return IValue(l.tensor);
       case Lit::List: {
         TypePtr elem = ek == TypeKind::ListType ? expected->expect<ListType>().getElementType()
                                                 : inferType(l)->expect<ListType>().getElementType();
@@ -1053,8 +1014,7 @@ class IRParser {
           d->insertOrAssign(toIValue(l.elems[i], kt, at), toIValue(l.elems[i + 1], vt, at));
         return IValue(d);
       }
-      default:
-        fail(at, "this literal is not a constant value");
+      default: fail(at, "this literal is not a constant value");
     }
   }
 
@@ -1064,28 +1024,17 @@ class IRParser {
       case Lit::Int:
         if (ek == TypeKind::FloatType) return AttributeValue(static_cast<double>(l.i));
         return AttributeValue(l.i);
-      case Lit::Bool:
-        return AttributeValue(int64_t(l.b ? 1 : 0));
-      case Lit::Float:
-        return AttributeValue(l.f);
-      case Lit::Complex:
-        return AttributeValue(l.c);
-      case Lit::Str:
-        return AttributeValue(l.s);
-      case Lit::Type:
-        return AttributeValue(l.type);
-      case Lit::Graph:
-        return AttributeValue(std::shared_ptr<Graph>());
-      case Lit::Graphs:
-        return AttributeValue(std::vector<std::shared_ptr<Graph>>());
-      case Lit::Tensors:
-        return AttributeValue(std::vector<Tensor>());
-      case Lit::ScalarTensor:
-        return AttributeValue(scalarTensor(l, expected, at));
-      case Lit::OpaqueTensor:
-        return AttributeValue(opaqueTensor(expected, at));
-      case Lit::TensorValue:
-        return AttributeValue(l.tensor);
+      case Lit::Bool: return AttributeValue(int64_t(l.b ? 1 : 0));
+      case Lit::Float: return AttributeValue(l.f);
+      case Lit::Complex: return AttributeValue(l.c);
+      case Lit::Str: return AttributeValue(l.s);
+      case Lit::Type: return AttributeValue(l.type);
+      case Lit::Graph: return AttributeValue(std::shared_ptr<Graph>());
+      case Lit::Graphs: return AttributeValue(std::vector<std::shared_ptr<Graph>>());
+      case Lit::Tensors: return AttributeValue(std::vector<Tensor>());
+      case Lit::ScalarTensor: return AttributeValue(scalarTensor(l, expected, at));
+      case Lit::OpaqueTensor: return AttributeValue(opaqueTensor(expected, at));
+      case Lit::TensorValue: return AttributeValue(l.tensor);
       case Lit::List: {
         if (l.elems.empty() && ek != TypeKind::ListType)
           return AttributeValue(std::vector<int64_t>());
@@ -1099,8 +1048,7 @@ class IRParser {
         }
         return AttributeValue(toIValue(l, expected, at));
       }
-      default:
-        return AttributeValue(toIValue(l, expected, at));
+      default: return AttributeValue(toIValue(l, expected, at));
     }
   }
 

@@ -54,36 +54,16 @@ std::string quoteIRString(std::string_view s) {
   std::string out = "\"";
   for (char ch : s) {
     switch (ch) {
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\'':
-        out += "\\'";
-        break;
-      case '"':
-        out += "\\\"";
-        break;
-      case '\a':
-        out += "\\a";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      case '\f':
-        out += "\\f";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\v':
-        out += "\\v";
-        break;
+      case '\\': out += "\\\\"; break;
+      case '\'': out += "\\'"; break;
+      case '"': out += "\\\""; break;
+      case '\a': out += "\\a"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      case '\v': out += "\\v"; break;
       default:
         if (ch > 0x1f && ch < 0x7f) {
           out += ch;
@@ -308,39 +288,25 @@ bool elementTypeCanBeInferredFromMembers(const TypePtr& t) {
     case TypeKind::OptionalType:
     case TypeKind::NumberType:
     case TypeKind::InterfaceType:
-    case TypeKind::AnyType:
-      return false;
-    default:
-      return true;
+    case TypeKind::AnyType: return false;
+    default: return true;
   }
 }
 
 void printIValue(std::ostream& out, const IValue& v) {
   switch (v.tag()) {
-    case IValue::Tag::None:
-      out << "None";
-      return;
-    case IValue::Tag::Tensor:
-      out << formatIRTensor(v.toTensor());
-      return;
-    case IValue::Tag::Double:
-      out << formatIRDouble(v.toDouble());
-      return;
+    case IValue::Tag::None: out << "None"; return;
+    case IValue::Tag::Tensor: out << formatIRTensor(v.toTensor()); return;
+    case IValue::Tag::Double: out << formatIRDouble(v.toDouble()); return;
     case IValue::Tag::ComplexDouble: {
       auto c = v.toComplexDouble();
       out << formatIRDouble(c.real()) << (c.imag() >= 0 ? "+" : "-")
           << formatIRDouble(std::abs(c.imag())) << "j";
       return;
     }
-    case IValue::Tag::Int:
-      out << v.toInt();
-      return;
-    case IValue::Tag::Bool:
-      out << (v.toBool() ? "True" : "False");
-      return;
-    case IValue::Tag::String:
-      out << quoteIRString(v.toStringRef());
-      return;
+    case IValue::Tag::Int: out << v.toInt(); return;
+    case IValue::Tag::Bool: out << (v.toBool() ? "True" : "False"); return;
+    case IValue::Tag::String: out << quoteIRString(v.toStringRef()); return;
     case IValue::Tag::Tuple: {
       const auto& e = v.toTuple()->elements;
       out << "(";
@@ -397,9 +363,7 @@ void printIValue(std::ostream& out, const IValue& v) {
     case IValue::Tag::Object:
       out << "object(" << static_cast<const void*>(v.toObject().get()) << ")";
       return;
-    default:
-      out << "<" << v.tagName() << ">";
-      return;
+    default: out << "<" << v.tagName() << ">"; return;
   }
 }
 
@@ -453,49 +417,29 @@ std::string formatIRIValue(const IValue& v) {
 void Node::printAttrValue(std::ostream& out, Symbol name) const {
   const AttributeValue& a = attribute(name);
   switch (static_cast<AttributeKind>(a.index())) {
-    case AttributeKind::f:
-      out << formatIRDouble(std::get<double>(a));
-      break;
+    case AttributeKind::f: out << formatIRDouble(std::get<double>(a)); break;
     case AttributeKind::fs:
       printList(out, std::get<std::vector<double>>(a), [&](double x) { out << formatIRDouble(x); });
       break;
-    case AttributeKind::c:
-      printIValue(out, IValue(std::get<std::complex<double>>(a)));
-      break;
-    case AttributeKind::i:
-      out << std::get<int64_t>(a);
-      break;
+    case AttributeKind::c: printIValue(out, IValue(std::get<std::complex<double>>(a))); break;
+    case AttributeKind::i: out << std::get<int64_t>(a); break;
     case AttributeKind::is:
       printList(out, std::get<std::vector<int64_t>>(a), [&](int64_t x) { out << x; });
       break;
-    case AttributeKind::s:
-      out << quoteIRString(std::get<std::string>(a));
-      break;
+    case AttributeKind::s: out << quoteIRString(std::get<std::string>(a)); break;
     case AttributeKind::ss:
       printList(out, std::get<std::vector<std::string>>(a),
                 [&](const std::string& x) { out << quoteIRString(x); });
       break;
-    case AttributeKind::t:
-      out << formatIRTensor(std::get<Tensor>(a));
-      break;
-    case AttributeKind::ts:
-      out << "[<Tensors>]";
-      break;
-    case AttributeKind::g:
-      out << "<Graph>";
-      break;
-    case AttributeKind::gs:
-      out << "[<Graphs>]";
-      break;
-    case AttributeKind::ty:
-      out << *std::get<TypePtr>(a);
-      break;
+    case AttributeKind::t: out << formatIRTensor(std::get<Tensor>(a)); break;
+    case AttributeKind::ts: out << "[<Tensors>]"; break;
+    case AttributeKind::g: out << "<Graph>"; break;
+    case AttributeKind::gs: out << "[<Graphs>]"; break;
+    case AttributeKind::ty: out << *std::get<TypePtr>(a); break;
     case AttributeKind::tys:
       printList(out, std::get<std::vector<TypePtr>>(a), [&](const TypePtr& x) { out << *x; });
       break;
-    case AttributeKind::ival:
-      printIValue(out, std::get<IValue>(a));
-      break;
+    case AttributeKind::ival: printIValue(out, std::get<IValue>(a)); break;
   }
 }
 

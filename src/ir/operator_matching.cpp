@@ -24,8 +24,8 @@ bool matchTypeVariables(const TypePtr& formal, const TypePtr& actual, TypeEnv& e
     }
     case TypeKind::ListType:
       if (const auto* l = actual->cast<ListType>())
-        return matchTypeVariables(formal->expect<ListType>().getElementType(),
-                                  l->getElementType(), env);
+        return matchTypeVariables(formal->expect<ListType>().getElementType(), l->getElementType(),
+                                  env);
       return false;
     case TypeKind::OptionalType: {
       const auto& elem = formal->expect<OptionalType>().getElementType();
@@ -55,8 +55,7 @@ bool matchTypeVariables(const TypePtr& formal, const TypePtr& actual, TypeEnv& e
         return true;
       }
       return false;
-    default:
-      return false;
+    default: return false;
   }
 }
 
@@ -68,7 +67,8 @@ TypePtr substituteTypeVariables(const TypePtr& formal, const TypeEnv& env) {
       return it == env.end() ? formal : it->second;
     }
     case TypeKind::ListType:
-      return ListType::create(substituteTypeVariables(formal->expect<ListType>().getElementType(), env));
+      return ListType::create(
+          substituteTypeVariables(formal->expect<ListType>().getElementType(), env));
     case TypeKind::OptionalType:
       return OptionalType::create(
           substituteTypeVariables(formal->expect<OptionalType>().getElementType(), env));
@@ -86,8 +86,7 @@ TypePtr substituteTypeVariables(const TypePtr& formal, const TypeEnv& env) {
         elems.push_back(substituteTypeVariables(e, env));
       return TupleType::create(std::move(elems));
     }
-    default:
-      return formal;
+    default: return formal;
   }
 }
 

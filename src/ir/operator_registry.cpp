@@ -196,12 +196,16 @@ void OperatorRegistry::registerSchemaText(std::string_view text) {
   if (overload.empty() || overload.size() == text.size())
     throw Error(fmt::format("operator schema '{}' has no argument list", text));
   if (auto it = pendingOverloads_.find(overload); it != pendingOverloads_.end()) {
-    if (it->second == text) throw Error(fmt::format("operator schema registered twice: '{}'", text));
-    throw Error(fmt::format("operator {} registered twice: '{}' and '{}'", overload, it->second, text));
+    if (it->second == text)
+      throw Error(fmt::format("operator schema registered twice: '{}'", text));
+    throw Error(
+        fmt::format("operator {} registered twice: '{}' and '{}'", overload, it->second, text));
   }
   if (auto it = byOverload_.find(overload); it != byOverload_.end()) {
-    if (it->second->key == text) throw Error(fmt::format("operator schema registered twice: '{}'", text));
-    throw Error(fmt::format("operator {} registered twice: '{}' and '{}'", overload, it->second->key, text));
+    if (it->second->key == text)
+      throw Error(fmt::format("operator schema registered twice: '{}'", text));
+    throw Error(fmt::format("operator {} registered twice: '{}' and '{}'", overload,
+                            it->second->key, text));
   }
   pendingOverloads_.emplace(overload, text);
   pending_[name].push_back(text);

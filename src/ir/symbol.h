@@ -184,8 +184,8 @@ class Symbol {
 inline std::ostream& operator<<(std::ostream& out, Symbol s) { return out << s.toQualString(); }
 
 // `prim::Constant`, `aten::add`, `attr::value` ... as compile-time constants.
-#define TORCHLESS_DECLARE_SYMBOL(ns, s) \
-  namespace ns {                        \
+#define TORCHLESS_DECLARE_SYMBOL(ns, s)                \
+  namespace ns {                                       \
   constexpr Symbol s(detail::BuiltinSymbol::ns##_##s); \
   }
 TORCHLESS_FORALL_NS_SYMBOLS(TORCHLESS_DECLARE_SYMBOL)

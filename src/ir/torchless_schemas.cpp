@@ -13,7 +13,8 @@ const char* const kTorchlessSchemas[] = {
     "bool constant_weight, bool channels_last) -> Tensor",
     // Runs a compiled engine (convert/engine/partition.h), as Torch-TensorRT's
     // tensorrt::execute_engine: the archives `torchless compile` writes call it.
-    "torchless::execute_engine(Tensor[] inputs, __torch__.torch.classes.torchless.Engine engine) -> Tensor[]",
+    "torchless::execute_engine(Tensor[] inputs, __torch__.torch.classes.torchless.Engine engine) "
+    "-> Tensor[]",
 };
 }  // namespace
 

@@ -308,7 +308,8 @@ class TypeGrammar {
       ++pos_;
       TypePtr elem = parseNested();
       expect(']');
-      return name == "Future" ? FutureType::create(std::move(elem)) : RRefType::create(std::move(elem));
+      return name == "Future" ? FutureType::create(std::move(elem))
+                              : RRefType::create(std::move(elem));
     }
     if (name == "Future" || name == "RRef" || name == "Await") return parseSingleElement(name);
     if (name == "Dict" || name == "Union") return parseDictOrUnion(name);

@@ -25,7 +25,9 @@ struct ConvParams {
 IntList expandParam(const IntList& v, int64_t k, const char* name, int64_t dflt) {
   if (v.empty()) return IntList(static_cast<size_t>(k), dflt);
   if (v.size() == 1) return IntList(static_cast<size_t>(k), v[0]);
-  TL_CHECK(static_cast<int64_t>(v.size()) == k, "expected {} to be a single integer value or a list of {} values to match the convolution dimensions, but got {}={}",
+  TL_CHECK(static_cast<int64_t>(v.size()) == k,
+           "expected {} to be a single integer value or a list of {} values to match the "
+           "convolution dimensions, but got {}={}",
            name, k, name, sizesToString(v));
   return v;
 }
@@ -36,7 +38,8 @@ IntList outputShape(const Tensor& in, const Tensor& w, const ConvParams& p) {
     const int64_t isz = in.sizes()[2 + i], ksz = w.sizes()[2 + i];
     int64_t o;
     if (p.transposed)
-      o = (isz - 1) * p.stride[i] - 2 * p.padding[i] + p.dilation[i] * (ksz - 1) + p.outputPadding[i] + 1;
+      o = (isz - 1) * p.stride[i] - 2 * p.padding[i] + p.dilation[i] * (ksz - 1) +
+          p.outputPadding[i] + 1;
     else
       o = (isz + 2 * p.padding[i] - p.dilation[i] * (ksz - 1) - 1) / p.stride[i] + 1;
     out.push_back(o);
@@ -44,39 +47,50 @@ IntList outputShape(const Tensor& in, const Tensor& w, const ConvParams& p) {
   return out;
 }
 
-void checkShapes(const Tensor& in, const Tensor& w, const std::optional<Tensor>& bias, const ConvParams& p) {
+void checkShapes(const Tensor& in, const Tensor& w, const std::optional<Tensor>& bias,
+                 const ConvParams& p) {
   for (int64_t i = 0; i < p.k; ++i) {
     TL_CHECK(p.stride[i] > 0, "non-positive stride is not supported");
     TL_CHECK(p.padding[i] >= 0, "negative padding is not supported");
     TL_CHECK(p.dilation[i] > 0, "dilation should be greater than zero");
     if (p.transposed)
       TL_CHECK(p.outputPadding[i] < p.stride[i] || p.outputPadding[i] < p.dilation[i],
-               "output padding must be smaller than either stride or dilation, but got output_padding_height: {} output_padding_width: {} stride_height: {} stride_width: {} dilation_height: {} dilation_width: {}",
-               p.outputPadding[0], p.outputPadding[p.k - 1], p.stride[0], p.stride[p.k - 1], p.dilation[0], p.dilation[p.k - 1]);
+               "output padding must be smaller than either stride or dilation, but got "
+               "output_padding_height: {} output_padding_width: {} stride_height: {} stride_width: "
+               "{} dilation_height: {} dilation_width: {}",
+               p.outputPadding[0], p.outputPadding[p.k - 1], p.stride[0], p.stride[p.k - 1],
+               p.dilation[0], p.dilation[p.k - 1]);
   }
   TL_CHECK(p.groups > 0, "non-positive groups is not supported");
   const int64_t C = in.sizes()[1];
   if (!p.transposed) {
     TL_CHECK(w.sizes()[0] % p.groups == 0,
-             "Given groups={}, expected weight to be divisible by {} at dimension 0, but got weight of size {} instead",
+             "Given groups={}, expected weight to be divisible by {} at dimension 0, but got "
+             "weight of size {} instead",
              p.groups, p.groups, sizesToString(w.sizes()));
     TL_CHECK(C == w.sizes()[1] * p.groups,
-             "Given groups={}, weight of size {}, expected input{} to have {} channels, but got {} channels instead",
-             p.groups, sizesToString(w.sizes()), sizesToString(in.sizes()), w.sizes()[1] * p.groups, C);
+             "Given groups={}, weight of size {}, expected input{} to have {} channels, but got {} "
+             "channels instead",
+             p.groups, sizesToString(w.sizes()), sizesToString(in.sizes()), w.sizes()[1] * p.groups,
+             C);
     for (int64_t i = 0; i < p.k; ++i)
       TL_CHECK(in.sizes()[2 + i] + 2 * p.padding[i] >= p.dilation[i] * (w.sizes()[2 + i] - 1) + 1,
-               "Calculated padded input size per channel: ({}). Kernel size: ({}). Kernel size can't be greater than actual input size",
+               "Calculated padded input size per channel: ({}). Kernel size: ({}). Kernel size "
+               "can't be greater than actual input size",
                in.sizes()[2 + i] + 2 * p.padding[i], p.dilation[i] * (w.sizes()[2 + i] - 1) + 1);
   } else {
     TL_CHECK(C == w.sizes()[0],
-             "Given transposed=1, weight of size {}, expected input{} to have {} channels, but got {} channels instead",
+             "Given transposed=1, weight of size {}, expected input{} to have {} channels, but got "
+             "{} channels instead",
              sizesToString(w.sizes()), sizesToString(in.sizes()), w.sizes()[0], C);
-    TL_CHECK(C % p.groups == 0, "Given groups={}, expected input channels to be divisible by groups", p.groups);
+    TL_CHECK(C % p.groups == 0,
+             "Given groups={}, expected input channels to be divisible by groups", p.groups);
   }
   if (bias && bias->defined()) {
     const int64_t oc = p.transposed ? w.sizes()[1] * p.groups : w.sizes()[0];
     TL_CHECK(bias->dim() == 1 && bias->sizes()[0] == oc,
-             "Given weight of size {}, expected bias to be 1-dimensional with {} elements, but got bias of size {} instead",
+             "Given weight of size {}, expected bias to be 1-dimensional with {} elements, but got "
+             "bias of size {} instead",
              sizesToString(w.sizes()), oc, sizesToString(bias->sizes()));
   }
 }
@@ -90,7 +104,8 @@ void convRef3d(const Tensor& in, const Tensor& w, const Tensor* bias, const Tens
   const T* wp = w.data<T>();
   T* op = out.data<T>();
   const T* bp = bias ? bias->data<T>() : nullptr;
-  const int64_t N = in.sizes()[0], C = in.sizes()[1], ID = in.sizes()[2], IH = in.sizes()[3], IW = in.sizes()[4];
+  const int64_t N = in.sizes()[0], C = in.sizes()[1], ID = in.sizes()[2], IH = in.sizes()[3],
+                IW = in.sizes()[4];
   const int64_t OC = out.sizes()[1], OD = out.sizes()[2], OH = out.sizes()[3], OW = out.sizes()[4];
   const int64_t KD = w.sizes()[2], KH = w.sizes()[3], KW = w.sizes()[4];
   const int64_t Cg = C / g, OCg = OC / g;
@@ -99,7 +114,8 @@ void convRef3d(const Tensor& in, const Tensor& w, const Tensor* bias, const Tens
     std::vector<A> acc;
     for (int64_t nc = lo; nc < hi; ++nc) {
       const int64_t n = nc / OC, oc = nc % OC, grp = oc / OCg;
-      acc.assign(static_cast<size_t>(OD * OH * OW), bp ? static_cast<A>(static_cast<OpMath<T>>(bp[oc])) : A(0));
+      acc.assign(static_cast<size_t>(OD * OH * OW),
+                 bp ? static_cast<A>(static_cast<OpMath<T>>(bp[oc])) : A(0));
       for (int64_t ci = 0; ci < Cg; ++ci) {
         const int64_t c = grp * Cg + ci;
         const T* plane = ip + (n * C + c) * ID * IH * IW;
@@ -120,7 +136,8 @@ void convRef3d(const Tensor& in, const Tensor& w, const Tensor* bias, const Tens
                       const int64_t iw = ow * s[2] - pd[2] + kw * dl[2];
                       if (iw < 0 || iw >= IW) continue;
                       acc[static_cast<size_t>((od * OH + oh) * OW + ow)] +=
-                          wv * static_cast<A>(static_cast<OpMath<T>>(plane[(id * IH + ih) * IW + iw]));
+                          wv *
+                          static_cast<A>(static_cast<OpMath<T>>(plane[(id * IH + ih) * IW + iw]));
                     }
                   }
                 }
@@ -135,7 +152,8 @@ void convRef3d(const Tensor& in, const Tensor& w, const Tensor* bias, const Tens
                       const int64_t ow = iw * s[2] - pd[2] + kw * dl[2];
                       if (ow < 0 || ow >= OW) continue;
                       acc[static_cast<size_t>((od * OH + oh) * OW + ow)] +=
-                          wv * static_cast<A>(static_cast<OpMath<T>>(plane[(id * IH + ih) * IW + iw]));
+                          wv *
+                          static_cast<A>(static_cast<OpMath<T>>(plane[(id * IH + ih) * IW + iw]));
                     }
                   }
                 }
@@ -169,8 +187,8 @@ Tensor runReference(const Tensor& in, const Tensor& w, const std::optional<Tenso
   Tensor b = bias && bias->defined() ? bias->to(in.dtype()).contiguous() : Tensor();
   dispatchNumeric(in.dtype(), "slow_conv2d_cpu", [&](auto tag) {
     using T = decltype(tag);
-    convRef3d<T>(i3, w3, b.defined() ? &b : nullptr, o3, pad3(p.stride, p.k, 1), pad3(p.padding, p.k, 0),
-                 pad3(p.dilation, p.k, 1), p.transposed, p.groups);
+    convRef3d<T>(i3, w3, b.defined() ? &b : nullptr, o3, pad3(p.stride, p.k, 1),
+                 pad3(p.padding, p.k, 0), pad3(p.dilation, p.k, 1), p.transposed, p.groups);
   });
   return out;
 }
@@ -198,8 +216,8 @@ constexpr size_t kMaxPrims = 1024;
 constexpr size_t kMaxWeightBytes = size_t{1} << 30;
 
 struct CachedWeight {
-  Storage keepAlive;       // the original weight's storage (identity stays valid)
-  Storage buffer;          // the reordered bytes
+  Storage keepAlive;  // the original weight's storage (identity stays valid)
+  Storage buffer;     // the reordered bytes
   dnnl::memory mem;
 };
 
@@ -257,7 +275,8 @@ bool isChannelsLast(const Tensor& t) {
   const IntList& z = t.sizes();
   const IntList& s = t.strides();
   if (z[1] <= 1 || z[2] <= 1 || z[3] <= 1) return false;
-  return s[1] == 1 && s[3] == z[1] && s[2] == z[3] * z[1] && (z[0] == 1 || s[0] == z[2] * z[3] * z[1]);
+  return s[1] == 1 && s[3] == z[1] && s[2] == z[3] * z[1] &&
+         (z[0] == 1 || s[0] == z[2] * z[3] * z[1]);
 }
 
 Tensor emptyChannelsLast(const IntList& sizes, ScalarType dt) {
@@ -267,8 +286,10 @@ Tensor emptyChannelsLast(const IntList& sizes, ScalarType dt) {
 
 // out = residual (same shape); a memcpy when both have the same dense layout.
 void copyResidual(const Tensor& out, const Tensor& residual) {
-  if (residual.strides() == out.strides() && (residual.isContiguous() || isChannelsLast(residual))) {
-    std::memcpy(out.rawData(), residual.rawData(), static_cast<size_t>(out.numel()) * out.itemsize());
+  if (residual.strides() == out.strides() &&
+      (residual.isContiguous() || isChannelsLast(residual))) {
+    std::memcpy(out.rawData(), residual.rawData(),
+                static_cast<size_t>(out.numel()) * out.itemsize());
     return;
   }
   copyInto(out, residual);
@@ -281,12 +302,14 @@ struct Epilogue {
   bool sum = false;  // dst holds the residual before the convolution runs
 };
 
-std::shared_ptr<ConvPrim> makePrim(const Tensor& in, const Tensor& w, bool hasBias, const ConvParams& p,
-                                   const IntList& outSizes, const IntList& outStrides, const Epilogue& ep) {
+std::shared_ptr<ConvPrim> makePrim(const Tensor& in, const Tensor& w, bool hasBias,
+                                   const ConvParams& p, const IntList& outSizes,
+                                   const IntList& outStrides, const Epilogue& ep) {
   using namespace dnnl;
   using dims = memory::dims;
   const int64_t k = p.k, g = p.groups;
-  dims strides(p.stride.begin(), p.stride.end()), dil, padL(p.padding.begin(), p.padding.end()), padR;
+  dims strides(p.stride.begin(), p.stride.end()), dil, padL(p.padding.begin(), p.padding.end()),
+      padR;
   for (int64_t i = 0; i < k; ++i) {
     dil.push_back(p.dilation[i] - 1);
     const int64_t isz = in.sizes()[2 + i], ksz = w.sizes()[2 + i], osz = outSizes[2 + i];
@@ -298,7 +321,8 @@ std::shared_ptr<ConvPrim> makePrim(const Tensor& in, const Tensor& w, bool hasBi
     if (r < 0 && p.transposed) return nullptr;
     padR.push_back(std::max<int64_t>(r, 0));
   }
-  const dims srcDims(in.sizes().begin(), in.sizes().end()), dstDims(outSizes.begin(), outSizes.end());
+  const dims srcDims(in.sizes().begin(), in.sizes().end()),
+      dstDims(outSizes.begin(), outSizes.end());
   const int64_t OC = outSizes[1];
   const auto [wd, ws] = dnnlConvWeightsView(w.sizes(), g, p.transposed);
   const dims wDims(wd.begin(), wd.end()), wStrides(ws.begin(), ws.end());
@@ -309,8 +333,8 @@ std::shared_ptr<ConvPrim> makePrim(const Tensor& in, const Tensor& w, bool hasBi
   prim->srcUser = memory::desc(srcDims, f32, dims(srcSt.begin(), srcSt.end()));
   prim->dstUser = memory::desc(dstDims, f32, dims(dstSt.begin(), dstSt.end()));
   prim->wUser = memory::desc(wDims, f32, wStrides);
-  memory::desc srcAny(srcDims, f32, memory::format_tag::any), dstAny(dstDims, f32, memory::format_tag::any),
-      wAny(wDims, f32, memory::format_tag::any);
+  memory::desc srcAny(srcDims, f32, memory::format_tag::any),
+      dstAny(dstDims, f32, memory::format_tag::any), wAny(wDims, f32, memory::format_tag::any);
   prim->biasMd = hasBias ? memory::desc({OC}, f32, memory::format_tag::a) : memory::desc();
   auto& eng = dnnl_utils::engine();
   primitive_attr attr;
@@ -325,20 +349,24 @@ std::shared_ptr<ConvPrim> makePrim(const Tensor& in, const Tensor& w, bool hasBi
   }
   try {
     if (!p.transposed) {
-      auto d = hasBias ? convolution_forward::desc(prop_kind::forward_inference, algorithm::convolution_direct,
-                                                   srcAny, wAny, prim->biasMd, dstAny, strides, dil, padL, padR)
-                       : convolution_forward::desc(prop_kind::forward_inference, algorithm::convolution_direct,
-                                                   srcAny, wAny, dstAny, strides, dil, padL, padR);
+      auto d = hasBias ? convolution_forward::desc(prop_kind::forward_inference,
+                                                   algorithm::convolution_direct, srcAny, wAny,
+                                                   prim->biasMd, dstAny, strides, dil, padL, padR)
+                       : convolution_forward::desc(prop_kind::forward_inference,
+                                                   algorithm::convolution_direct, srcAny, wAny,
+                                                   dstAny, strides, dil, padL, padR);
       convolution_forward::primitive_desc pd(d, attr, eng);
       prim->srcPd = pd.src_desc();
       prim->wPd = pd.weights_desc();
       prim->dstPd = pd.dst_desc();
       prim->prim = convolution_forward(pd);
     } else {
-      auto d = hasBias ? deconvolution_forward::desc(prop_kind::forward_inference, algorithm::deconvolution_direct,
-                                                     srcAny, wAny, prim->biasMd, dstAny, strides, dil, padL, padR)
-                       : deconvolution_forward::desc(prop_kind::forward_inference, algorithm::deconvolution_direct,
-                                                     srcAny, wAny, dstAny, strides, dil, padL, padR);
+      auto d = hasBias ? deconvolution_forward::desc(prop_kind::forward_inference,
+                                                     algorithm::deconvolution_direct, srcAny, wAny,
+                                                     prim->biasMd, dstAny, strides, dil, padL, padR)
+                       : deconvolution_forward::desc(prop_kind::forward_inference,
+                                                     algorithm::deconvolution_direct, srcAny, wAny,
+                                                     dstAny, strides, dil, padL, padR);
       deconvolution_forward::primitive_desc pd(d, attr, eng);
       prim->srcPd = pd.src_desc();
       prim->wPd = pd.weights_desc();
@@ -356,7 +384,9 @@ std::shared_ptr<ConvPrim> makePrim(const Tensor& in, const Tensor& w, bool hasBi
     if (prim->dstPd != prim->dstUser) {
       prim->dstReorderNeeded = true;
       prim->dstReorder = reorder(reorder::primitive_desc(eng, prim->dstPd, eng, prim->dstUser));
-      if (ep.sum) prim->residualReorder = reorder(reorder::primitive_desc(eng, prim->dstUser, eng, prim->dstPd));
+      if (ep.sum)
+        prim->residualReorder =
+            reorder(reorder::primitive_desc(eng, prim->dstUser, eng, prim->dstPd));
     }
   } catch (const dnnl::error&) {
     return nullptr;  // shapes oneDNN does not take: the reference loop runs instead
@@ -364,8 +394,9 @@ std::shared_ptr<ConvPrim> makePrim(const Tensor& in, const Tensor& w, bool hasBi
   return prim;
 }
 
-std::shared_ptr<ConvPrim> primFor(const Tensor& in, const Tensor& w, bool hasBias, const ConvParams& p,
-                                  const IntList& outSizes, const IntList& outStrides, const Epilogue& ep) {
+std::shared_ptr<ConvPrim> primFor(const Tensor& in, const Tensor& w, bool hasBias,
+                                  const ConvParams& p, const IntList& outSizes,
+                                  const IntList& outStrides, const Epilogue& ep) {
   std::vector<int64_t> key;
   key.reserve(64);
   key.push_back(in.dim());
@@ -377,8 +408,9 @@ std::shared_ptr<ConvPrim> primFor(const Tensor& in, const Tensor& w, bool hasBia
   key.insert(key.end(), outSizes.begin(), outSizes.end());
   key.insert(key.end(), in.strides().begin(), in.strides().end());
   key.insert(key.end(), outStrides.begin(), outStrides.end());
-  key.insert(key.end(), {p.transposed ? 1 : 0, p.groups, hasBias ? 1 : 0, static_cast<int64_t>(ep.act),
-                         floatBits(ep.alpha), floatBits(ep.beta), ep.sum ? 1 : 0, getNumThreads()});
+  key.insert(key.end(),
+             {p.transposed ? 1 : 0, p.groups, hasBias ? 1 : 0, static_cast<int64_t>(ep.act),
+              floatBits(ep.alpha), floatBits(ep.beta), ep.sum ? 1 : 0, getNumThreads()});
   {
     std::lock_guard<std::mutex> lock(gPrimMu);
     auto it = gPrims.find(key);
@@ -432,8 +464,9 @@ dnnl::memory weightsFor(ConvPrim& prim, const Tensor& wIn, bool constantWeight, 
 
 // Runs the convolution into `out` (float, contiguous or channels-last). With ep.sum, `out`
 // already holds the residual. False when oneDNN does not take these shapes.
-bool runDnnl(const Tensor& inIn, const Tensor& w, const std::optional<Tensor>& bias, const ConvParams& p,
-             const Tensor& out, const Epilogue& ep = {}, bool constantWeight = false) {
+bool runDnnl(const Tensor& inIn, const Tensor& w, const std::optional<Tensor>& bias,
+             const ConvParams& p, const Tensor& out, const Epilogue& ep = {},
+             bool constantWeight = false) {
   using namespace dnnl;
   const bool hasBias = bias && bias->defined();
   // A channels-last input (what a fused convolution hands to the next one) is taken as it is.
@@ -458,7 +491,8 @@ bool runDnnl(const Tensor& inIn, const Tensor& w, const std::optional<Tensor>& b
     dst = memory(prim.dstPd, eng, dstScratch.data());
     if (ep.sum) prim.residualReorder.execute(strm, dstMem, dst);
   }
-  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wt}, {DNNL_ARG_DST, dst}};
+  std::unordered_map<int, memory> args{
+      {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wt}, {DNNL_ARG_DST, dst}};
   if (hasBias) args[DNNL_ARG_BIAS] = memory(prim.biasMd, eng, b.rawData());
   prim.prim.execute(strm, args);
   if (prim.dstReorderNeeded) prim.dstReorder.execute(strm, dst, dstMem);
@@ -470,7 +504,8 @@ Tensor applyConvActivation(const Tensor& x, ConvActivation act, float alpha, flo
   switch (act) {
     case ConvActivation::None: return x;
     case ConvActivation::Relu: return relu(x);
-    case ConvActivation::Clamp: return clamp(x, std::optional<Scalar>(alpha), std::optional<Scalar>(beta));
+    case ConvActivation::Clamp:
+      return clamp(x, std::optional<Scalar>(alpha), std::optional<Scalar>(beta));
     case ConvActivation::Sigmoid: return sigmoid(x);
     case ConvActivation::Silu: return silu(x);
     case ConvActivation::Hardswish: return hardswish(x);
@@ -481,20 +516,22 @@ Tensor applyConvActivation(const Tensor& x, ConvActivation act, float alpha, flo
 }
 
 Tensor convImpl(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
-                const IntList& stride, const IntList& padding, const IntList& dilation, bool transposed,
-                const IntList& outputPadding, int64_t groups, bool allowDnnl, const Epilogue* fused = nullptr,
+                const IntList& stride, const IntList& padding, const IntList& dilation,
+                bool transposed, const IntList& outputPadding, int64_t groups, bool allowDnnl,
+                const Epilogue* fused = nullptr,
                 const std::optional<Tensor>& residual = std::nullopt, bool constantWeight = false,
                 bool channelsLastOut = false) {
   const int64_t wd = weight.dim();
-  TL_CHECK(wd >= 3 && wd <= 5, "Expected 3D, 4D or 5D weight for convolution, but got weight of size {}",
+  TL_CHECK(wd >= 3 && wd <= 5,
+           "Expected 3D, 4D or 5D weight for convolution, but got weight of size {}",
            sizesToString(weight.sizes()));
   const bool unbatched = input.dim() == wd - 1;
   TL_CHECK(unbatched || input.dim() == wd,
-           "Expected {}D (unbatched) or {}D (batched) input to conv{}d, but got input of size: {}", wd - 1, wd,
-           wd - 2, sizesToString(input.sizes()));
+           "Expected {}D (unbatched) or {}D (batched) input to conv{}d, but got input of size: {}",
+           wd - 1, wd, wd - 2, sizesToString(input.sizes()));
   Tensor in = unbatched ? unsqueeze(input, 0) : input;
-  TL_CHECK(in.dtype() == weight.dtype(),
-           "expected scalar type {} but found {}", toString(in.dtype()), toString(weight.dtype()));
+  TL_CHECK(in.dtype() == weight.dtype(), "expected scalar type {} but found {}",
+           toString(in.dtype()), toString(weight.dtype()));
   ConvParams p;
   p.k = wd - 2;
   p.stride = expandParam(stride, p.k, "stride", 1);
@@ -506,20 +543,24 @@ Tensor convImpl(const Tensor& input, const Tensor& weight, const std::optional<T
   checkShapes(in, weight, bias, p);
   const IntList outShape = outputShape(in, weight, p);
   Tensor out;
-  const bool dnnlOk = allowDnnl && in.dtype() == ScalarType::Float && in.numel() > 0 && checkedNumel(outShape) > 0;
+  const bool dnnlOk =
+      allowDnnl && in.dtype() == ScalarType::Float && in.numel() > 0 && checkedNumel(outShape) > 0;
   if (fused) {
     // One oneDNN primitive with post-ops when it can; otherwise the same ops one by one.
-    const bool residualOk = !residual || (residual->dtype() == ScalarType::Float && residual->sizes() == outShape);
-    if (dnnlOk && !unbatched && residualOk && (!bias || !bias->defined() || bias->dtype() == ScalarType::Float)) {
-      const bool cl = channelsLastOut && outShape.size() == 4 && outShape[1] > 1 && outShape[2] > 1 &&
-                      outShape[3] > 1;
+    const bool residualOk =
+        !residual || (residual->dtype() == ScalarType::Float && residual->sizes() == outShape);
+    if (dnnlOk && !unbatched && residualOk &&
+        (!bias || !bias->defined() || bias->dtype() == ScalarType::Float)) {
+      const bool cl = channelsLastOut && outShape.size() == 4 && outShape[1] > 1 &&
+                      outShape[2] > 1 && outShape[3] > 1;
       out = cl ? emptyChannelsLast(outShape, in.dtype()) : Tensor::empty(outShape, in.dtype());
       Epilogue ep = *fused;
       ep.sum = residual.has_value();
       if (ep.sum) copyResidual(out, *residual);
       if (runDnnl(in, weight, bias, p, out, ep, constantWeight)) return out;
     }
-    out = convImpl(input, weight, bias, stride, padding, dilation, transposed, outputPadding, groups, allowDnnl);
+    out = convImpl(input, weight, bias, stride, padding, dilation, transposed, outputPadding,
+                   groups, allowDnnl);
     if (residual) out = add(out, *residual);
     return applyConvActivation(out, fused->act, fused->alpha, fused->beta);
   }
@@ -535,37 +576,41 @@ Tensor convImpl(const Tensor& input, const Tensor& weight, const std::optional<T
 }  // namespace
 
 Tensor convolution(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
-                   const IntList& stride, const IntList& padding, const IntList& dilation, bool transposed,
-                   const IntList& outputPadding, int64_t groups) {
+                   const IntList& stride, const IntList& padding, const IntList& dilation,
+                   bool transposed, const IntList& outputPadding, int64_t groups) {
   // at::_convolution's check_input_shape_forward: only conv1d/2d/3d batchify an unbatched input.
   TL_CHECK(input.dim() == weight.dim(),
-           "Expected {}-dimensional input for {}-dimensional weight {}, but got {}-dimensional input of size {} "
+           "Expected {}-dimensional input for {}-dimensional weight {}, but got {}-dimensional "
+           "input of size {} "
            "instead",
-           weight.dim(), weight.dim(), sizesToString(weight.sizes()), input.dim(), sizesToString(input.sizes()));
-  return convImpl(input, weight, bias, stride, padding, dilation, transposed, outputPadding, groups, true);
+           weight.dim(), weight.dim(), sizesToString(weight.sizes()), input.dim(),
+           sizesToString(input.sizes()));
+  return convImpl(input, weight, bias, stride, padding, dilation, transposed, outputPadding, groups,
+                  true);
 }
 
 ConvActivation convActivationFromString(const std::string& name) {
   static const std::pair<const char*, ConvActivation> names[] = {
-      {"none", ConvActivation::None},       {"relu", ConvActivation::Relu},
-      {"clamp", ConvActivation::Clamp},     {"sigmoid", ConvActivation::Sigmoid},
-      {"silu", ConvActivation::Silu},       {"hardswish", ConvActivation::Hardswish},
-      {"gelu", ConvActivation::GeluErf},    {"gelu_tanh", ConvActivation::GeluTanh}};
+      {"none", ConvActivation::None},    {"relu", ConvActivation::Relu},
+      {"clamp", ConvActivation::Clamp},  {"sigmoid", ConvActivation::Sigmoid},
+      {"silu", ConvActivation::Silu},    {"hardswish", ConvActivation::Hardswish},
+      {"gelu", ConvActivation::GeluErf}, {"gelu_tanh", ConvActivation::GeluTanh}};
   for (const auto& [n, a] : names)
     if (name == n) return a;
   throw Error(fmt::format("unknown fused convolution activation '{}'", name));
 }
 
-Tensor convolutionFused(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
-                        const IntList& stride, const IntList& padding, const IntList& dilation, int64_t groups,
-                        const std::optional<Tensor>& residual, ConvActivation act, double alpha, double beta,
-                        bool constantWeight, bool channelsLastOutput) {
+Tensor convolutionFused(const Tensor& input, const Tensor& weight,
+                        const std::optional<Tensor>& bias, const IntList& stride,
+                        const IntList& padding, const IntList& dilation, int64_t groups,
+                        const std::optional<Tensor>& residual, ConvActivation act, double alpha,
+                        double beta, bool constantWeight, bool channelsLastOutput) {
   Epilogue ep;
   ep.act = act;
   ep.alpha = static_cast<float>(alpha);
   ep.beta = static_cast<float>(beta);
-  return convImpl(input, weight, bias, stride, padding, dilation, false, {0}, groups, true, &ep, residual,
-                  constantWeight, channelsLastOutput);
+  return convImpl(input, weight, bias, stride, padding, dilation, false, {0}, groups, true, &ep,
+                  residual, constantWeight, channelsLastOutput);
 }
 
 std::pair<IntList, IntList> dnnlConvWeightsView(const IntList& w, int64_t g, bool transposed) {
@@ -601,21 +646,25 @@ size_t convolutionCacheSize() {
   return gPrims.size();
 }
 
-Tensor convolutionReference(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
-                            const IntList& stride, const IntList& padding, const IntList& dilation,
-                            bool transposed, const IntList& outputPadding, int64_t groups) {
-  return convImpl(input, weight, bias, stride, padding, dilation, transposed, outputPadding, groups, false);
+Tensor convolutionReference(const Tensor& input, const Tensor& weight,
+                            const std::optional<Tensor>& bias, const IntList& stride,
+                            const IntList& padding, const IntList& dilation, bool transposed,
+                            const IntList& outputPadding, int64_t groups) {
+  return convImpl(input, weight, bias, stride, padding, dilation, transposed, outputPadding, groups,
+                  false);
 }
 
 Tensor convNd(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
-              const IntList& stride, const IntList& padding, const IntList& dilation, int64_t groups) {
+              const IntList& stride, const IntList& padding, const IntList& dilation,
+              int64_t groups) {
   return convImpl(input, weight, bias, stride, padding, dilation, false, {0}, groups, true);
 }
 
 Tensor convTransposeNd(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
                        const IntList& stride, const IntList& padding, const IntList& outputPadding,
                        int64_t groups, const IntList& dilation) {
-  return convImpl(input, weight, bias, stride, padding, dilation, true, outputPadding, groups, true);
+  return convImpl(input, weight, bias, stride, padding, dilation, true, outputPadding, groups,
+                  true);
 }
 
 }  // namespace torchless::ops

@@ -26,7 +26,8 @@ Tensor convolution(const Tensor& input, const Tensor& weight, const std::optiona
 Tensor convNd(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
               const IntList& stride = {1}, const IntList& padding = {0},
               const IntList& dilation = {1}, int64_t groups = 1);
-/// F.conv_transpose1d/2d/3d(input, weight, bias, stride, padding, output_padding, groups, dilation).
+/// F.conv_transpose1d/2d/3d(input, weight, bias, stride, padding, output_padding, groups,
+/// dilation).
 Tensor convTransposeNd(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
                        const IntList& stride = {1}, const IntList& padding = {0},
                        const IntList& outputPadding = {0}, int64_t groups = 1,
@@ -49,22 +50,26 @@ ConvActivation convActivationFromString(const std::string& name);
 /// torch.channels_last) when oneDNN runs it, so that a following convolution needs no layout
 /// reorder; only for results no one else observes (the fusion pass decides). Inputs may be
 /// contiguous or channels-last.
-Tensor convolutionFused(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
-                        const IntList& stride, const IntList& padding, const IntList& dilation, int64_t groups,
+Tensor convolutionFused(const Tensor& input, const Tensor& weight,
+                        const std::optional<Tensor>& bias, const IntList& stride,
+                        const IntList& padding, const IntList& dilation, int64_t groups,
                         const std::optional<Tensor>& residual, ConvActivation act, double alpha = 0,
-                        double beta = 0, bool constantWeight = false, bool channelsLastOutput = false);
+                        double beta = 0, bool constantWeight = false,
+                        bool channelsLastOutput = false);
 /// A PyTorch convolution weight ([OC, C/g, k...], or transposed [C, OC/g, k...]) seen as the
 /// weights oneDNN's (de)convolution takes: [g, OC/g, C/g, k...] for groups > 1, else
 /// [OC, C, k...], with the strides that read PyTorch's contiguous layout in that order.
 /// Returns {dims, strides}.
-std::pair<IntList, IntList> dnnlConvWeightsView(const IntList& weightSizes, int64_t groups, bool transposed);
+std::pair<IntList, IntList> dnnlConvWeightsView(const IntList& weightSizes, int64_t groups,
+                                                bool transposed);
 
 /// Number of cached oneDNN convolution primitives (for tests).
 size_t convolutionCacheSize();
 
 /// The reference (non-oneDNN) path, any real dtype; used for tests of the oneDNN path.
-Tensor convolutionReference(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
-                            const IntList& stride, const IntList& padding, const IntList& dilation,
-                            bool transposed, const IntList& outputPadding, int64_t groups);
+Tensor convolutionReference(const Tensor& input, const Tensor& weight,
+                            const std::optional<Tensor>& bias, const IntList& stride,
+                            const IntList& padding, const IntList& dilation, bool transposed,
+                            const IntList& outputPadding, int64_t groups);
 
 }  // namespace torchless::ops

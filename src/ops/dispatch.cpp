@@ -9,9 +9,9 @@ void notImplemented(const char* op, ScalarType dtype) {
 int64_t wrapDim(int64_t dim, int64_t ndim) {
   const int64_t n = ndim <= 0 ? 1 : ndim;
   if (dim < -n || dim >= n)
-    throw Error(fmt::format(
-        "Dimension out of range (expected to be in range of [{}, {}], but got {})", -n, n - 1,
-        dim));
+    throw Error(
+        fmt::format("Dimension out of range (expected to be in range of [{}, {}], but got {})", -n,
+                    n - 1, dim));
   return dim < 0 ? dim + n : dim;
 }
 

@@ -19,14 +19,28 @@ using torchless::kIsReducedFloat;
 using torchless::Scalar;
 
 /// The type arithmetic runs in: float for Half/BFloat16, the type itself otherwise.
-template <typename T> struct OpMathT { using type = T; };
-template <> struct OpMathT<Half> { using type = float; };
-template <> struct OpMathT<BFloat16> { using type = float; };
-template <typename T> using OpMath = typename OpMathT<T>::type;
+template <typename T>
+struct OpMathT {
+  using type = T;
+};
+template <>
+struct OpMathT<Half> {
+  using type = float;
+};
+template <>
+struct OpMathT<BFloat16> {
+  using type = float;
+};
+template <typename T>
+using OpMath = typename OpMathT<T>::type;
 
 /// The accumulation type of reductions: double for floating types, int64 for integers.
-template <typename T> struct AccT { using type = std::conditional_t<std::is_integral_v<T>, int64_t, double>; };
-template <typename T> using Acc = typename AccT<T>::type;
+template <typename T>
+struct AccT {
+  using type = std::conditional_t<std::is_integral_v<T>, int64_t, double>;
+};
+template <typename T>
+using Acc = typename AccT<T>::type;
 
 template <typename T>
 constexpr bool kIsFloat = std::is_floating_point_v<T> || kIsReducedFloat<T>;
@@ -77,12 +91,15 @@ decltype(auto) dispatchIntegral(ScalarType dt, bool includeBool, const char* op,
 }
 
 /// The C++ type of a dtype tag in dispatch lambdas: `using T = TagT<decltype(tag)>;`.
-template <typename Tag> using TagT = std::decay_t<Tag>;
+template <typename Tag>
+using TagT = std::decay_t<Tag>;
 
 /// Dispatch on element size only (copies, gathers): fn receives an unsigned type of that size.
 template <typename Fn>
 decltype(auto) dispatchBySize(size_t itemsize, Fn&& fn) {
-  struct B16 { uint64_t a, b; };
+  struct B16 {
+    uint64_t a, b;
+  };
   switch (itemsize) {
     case 1: return fn(uint8_t{});
     case 2: return fn(uint16_t{});

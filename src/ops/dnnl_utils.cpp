@@ -39,7 +39,8 @@ struct PrimitiveKeyHash {
 
 std::mutex gPrimMu;
 std::unordered_map<PrimitiveKey, std::shared_ptr<dnnl::primitive>, PrimitiveKeyHash>& primitives() {
-  static auto* m = new std::unordered_map<PrimitiveKey, std::shared_ptr<dnnl::primitive>, PrimitiveKeyHash>();
+  static auto* m =
+      new std::unordered_map<PrimitiveKey, std::shared_ptr<dnnl::primitive>, PrimitiveKeyHash>();
   return *m;
 }
 

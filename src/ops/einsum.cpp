@@ -43,7 +43,9 @@ std::vector<int> parseTerm(const std::string& eq, size_t begin, size_t end, bool
       continue;
     }
     TL_CHECK(isSubscript(c),
-             "einsum(): invalid subscript given at index {} in the equation string, subscripts must be in [a-zA-Z]", i);
+             "einsum(): invalid subscript given at index {} in the equation string, subscripts "
+             "must be in [a-zA-Z]",
+             i);
     labels.push_back(labelOf(c));
   }
   return labels;
@@ -56,7 +58,9 @@ int64_t product(const IntList& s, const std::vector<int64_t>& dims) {
 }
 
 /// out dim i = x dim of label order[i]; x has a dim per label.
-Tensor permuteToOrder(const Tensor& x, const std::vector<int64_t>& order) { return permute(x, IntList(order.begin(), order.end())); }
+Tensor permuteToOrder(const Tensor& x, const std::vector<int64_t>& order) {
+  return permute(x, IntList(order.begin(), order.end()));
+}
 
 /// Contracts aligned A and B (a dim per label, sizes equal or 1) keeping `keep` labels.
 Tensor contractPair(Tensor a, Tensor b, const std::vector<bool>& keep) {
@@ -75,10 +79,14 @@ Tensor contractPair(Tensor a, Tensor b, const std::vector<bool>& keep) {
       rest.push_back(l);
       continue;
     }
-    if (inA && inB) batch.push_back(l);
-    else if (inA) onlyA.push_back(l);
-    else if (inB) onlyB.push_back(l);
-    else rest.push_back(l);
+    if (inA && inB)
+      batch.push_back(l);
+    else if (inA)
+      onlyA.push_back(l);
+    else if (inB)
+      onlyB.push_back(l);
+    else
+      rest.push_back(l);
   }
   auto concat = [](std::initializer_list<const std::vector<int64_t>*> parts) {
     std::vector<int64_t> out;
@@ -92,7 +100,8 @@ Tensor contractPair(Tensor a, Tensor b, const std::vector<bool>& keep) {
   std::sort(restB.begin(), restB.end());
   const IntList& sa = a.sizes();
   const IntList& sb = b.sizes();
-  const int64_t Bt = product(sa, batch), M = product(sa, onlyA), K = product(sa, summed), N = product(sb, onlyB);
+  const int64_t Bt = product(sa, batch), M = product(sa, onlyA), K = product(sa, summed),
+                N = product(sb, onlyB);
   Tensor a3 = reshape(permuteToOrder(a, concat({&batch, &onlyA, &summed, &restA})), {Bt, M, K});
   Tensor b3 = reshape(permuteToOrder(b, concat({&batch, &summed, &onlyB, &restB})), {Bt, K, N});
   Tensor r = bmm(a3, b3);  // [Bt, M, N]
@@ -106,7 +115,8 @@ Tensor contractPair(Tensor a, Tensor b, const std::vector<bool>& keep) {
   r = reshape(r, shape);
   const std::vector<int64_t> order = concat({&batch, &onlyA, &onlyB, &others});
   std::vector<int64_t> perm(static_cast<size_t>(L));
-  for (size_t i = 0; i < order.size(); ++i) perm[static_cast<size_t>(order[i])] = static_cast<int64_t>(i);
+  for (size_t i = 0; i < order.size(); ++i)
+    perm[static_cast<size_t>(order[i])] = static_cast<int64_t>(i);
   return permuteToOrder(r, perm);
 }
 
@@ -129,8 +139,10 @@ Tensor einsum(const std::string& eq, const std::vector<Tensor>& operands) {
     if (end == lhsEnd) break;
     start = end + 1;
   }
-  TL_CHECK(terms.size() >= operands.size(), "einsum(): more operands were provided than specified in the equation");
-  TL_CHECK(terms.size() <= operands.size(), "einsum(): fewer operands were provided than specified in the equation");
+  TL_CHECK(terms.size() >= operands.size(),
+           "einsum(): more operands were provided than specified in the equation");
+  TL_CHECK(terms.size() <= operands.size(),
+           "einsum(): fewer operands were provided than specified in the equation");
   for (size_t i = 1; i < operands.size(); ++i)
     TL_CHECK(operands[i].dtype() == operands[0].dtype(), "expected scalar type {} but found {}",
              toString(operands[0].dtype()), toString(operands[i].dtype()));
@@ -142,13 +154,15 @@ Tensor einsum(const std::string& eq, const std::vector<Tensor>& operands) {
     const int64_t nd = operands[i].dim();
     if (termEllipsis[i]) {
       TL_CHECK(letters <= nd,
-               "einsum(): the number of subscripts in the equation ({}) is more than the number of dimensions ({}) "
+               "einsum(): the number of subscripts in the equation ({}) is more than the number of "
+               "dimensions ({}) "
                "for operand {}",
                letters, nd, i);
       ellDims = std::max(ellDims, nd - letters);
     } else {
       TL_CHECK(letters == nd,
-               "einsum(): the number of subscripts in the equation ({}) does not match the number of dimensions "
+               "einsum(): the number of subscripts in the equation ({}) does not match the number "
+               "of dimensions "
                "({}) for operand {} and no ellipsis was given",
                letters, nd, i);
     }
@@ -164,7 +178,8 @@ Tensor einsum(const std::string& eq, const std::vector<Tensor>& operands) {
     if (labelCount[static_cast<size_t>(l)] > 0) slot[static_cast<size_t>(l)] = L++;
   std::vector<int> letterOfSlot(static_cast<size_t>(L), 0);
   for (int l = 0; l < kLetters; ++l)
-    if (slot[static_cast<size_t>(l)] >= 0) letterOfSlot[static_cast<size_t>(slot[static_cast<size_t>(l)])] = l;
+    if (slot[static_cast<size_t>(l)] >= 0)
+      letterOfSlot[static_cast<size_t>(slot[static_cast<size_t>(l)])] = l;
 
   // Output labels (canonical indices).
   std::vector<int64_t> outLabels;
@@ -177,17 +192,20 @@ Tensor einsum(const std::string& eq, const std::vector<Tensor>& operands) {
         for (int64_t e = 0; e < ellDims; ++e) outLabels.push_back(e);
         continue;
       }
-      TL_CHECK(labelCount[static_cast<size_t>(l)] > 0,
-               "einsum(): output subscript {} does not appear in the equation for any input operand", charOf(l));
-      TL_CHECK(!seen[static_cast<size_t>(l)], "einsum(): output subscript {} appears more than once in the output",
-               charOf(l));
+      TL_CHECK(
+          labelCount[static_cast<size_t>(l)] > 0,
+          "einsum(): output subscript {} does not appear in the equation for any input operand",
+          charOf(l));
+      TL_CHECK(!seen[static_cast<size_t>(l)],
+               "einsum(): output subscript {} appears more than once in the output", charOf(l));
       seen[static_cast<size_t>(l)] = true;
       outLabels.push_back(slot[static_cast<size_t>(l)]);
     }
   } else {
     for (int64_t e = 0; e < ellDims; ++e) outLabels.push_back(e);
     for (int l = 0; l < kLetters; ++l)
-      if (labelCount[static_cast<size_t>(l)] == 1) outLabels.push_back(slot[static_cast<size_t>(l)]);
+      if (labelCount[static_cast<size_t>(l)] == 1)
+        outLabels.push_back(slot[static_cast<size_t>(l)]);
   }
 
   // Align every operand to [L] dims.
@@ -219,9 +237,10 @@ Tensor einsum(const std::string& eq, const std::vector<Tensor>& operands) {
         continue;
       }
       const size_t k = static_cast<size_t>(it - labels.begin());
-      TL_CHECK(dsizes[k] == sizes[d],
-               "einsum(): subscript {} is repeated for operand {} but the sizes don't match, {} != {}",
-               charOf(letterOfSlot[static_cast<size_t>(dimLabel[d])]), i, sizes[d], dsizes[k]);
+      TL_CHECK(
+          dsizes[k] == sizes[d],
+          "einsum(): subscript {} is repeated for operand {} but the sizes don't match, {} != {}",
+          charOf(letterOfSlot[static_cast<size_t>(dimLabel[d])]), i, sizes[d], dsizes[k]);
       dstrides[k] += strides[d];
     }
     Tensor v = x.asStrided(dsizes, dstrides, x.storageOffset());
@@ -235,12 +254,14 @@ Tensor einsum(const std::string& eq, const std::vector<Tensor>& operands) {
         continue;
       }
       if (labels[k] >= ellDims)
-        throw Error(fmt::format(
-            "einsum(): subscript {} has size {} for operand {} which does not broadcast with previously seen size {}",
-            charOf(letterOfSlot[static_cast<size_t>(labels[k])]), s, i, seen));
-      throw Error(fmt::format("einsum(): operands do not broadcast with remapped shapes (original->remapped): "
-                              "size {} against {} in an ellipsis dimension",
-                              s, seen));
+        throw Error(
+            fmt::format("einsum(): subscript {} has size {} for operand {} which does not "
+                        "broadcast with previously seen size {}",
+                        charOf(letterOfSlot[static_cast<size_t>(labels[k])]), s, i, seen));
+      throw Error(fmt::format(
+          "einsum(): operands do not broadcast with remapped shapes (original->remapped): "
+          "size {} against {} in an ellipsis dimension",
+          s, seen));
     }
     // Unsqueeze missing labels and permute to canonical order.
     IntList shape = dsizes;
@@ -252,7 +273,8 @@ Tensor einsum(const std::string& eq, const std::vector<Tensor>& operands) {
       }
     v = reshape(v, shape);
     std::vector<int64_t> perm(static_cast<size_t>(L));
-    for (size_t p = 0; p < order.size(); ++p) perm[static_cast<size_t>(order[p])] = static_cast<int64_t>(p);
+    for (size_t p = 0; p < order.size(); ++p)
+      perm[static_cast<size_t>(order[p])] = static_cast<int64_t>(p);
     aligned.push_back(permute(v, IntList(perm.begin(), perm.end())));
   }
 
@@ -265,7 +287,8 @@ Tensor einsum(const std::string& eq, const std::vector<Tensor>& operands) {
   for (auto& a : aligned) {
     IntList dims;
     for (int64_t l = 0; l < L; ++l)
-      if (!inOutput[static_cast<size_t>(l)] && a.size(l) != 1 && users[static_cast<size_t>(l)] == 1) dims.push_back(l);
+      if (!inOutput[static_cast<size_t>(l)] && a.size(l) != 1 && users[static_cast<size_t>(l)] == 1)
+        dims.push_back(l);
     if (!dims.empty()) a = sum(a, dims, true);
   }
   Tensor result = aligned[0];

@@ -39,8 +39,10 @@ struct ResultTypeState {
   void update(const Tensor& t, bool isWrapped) {
     ScalarType cur = t.dtype();
     if (isWrapped) {
-      if (isComplexType(cur)) cur = ScalarType::ComplexFloat;
-      else if (isFloatingType(cur)) cur = kDefaultFloat;
+      if (isComplexType(cur))
+        cur = ScalarType::ComplexFloat;
+      else if (isFloatingType(cur))
+        cur = kDefaultFloat;
       wrapped = promoteSkipUndefined(wrapped, cur);
     } else if (t.dim() == 0) {
       zero = promoteSkipUndefined(zero, cur);
@@ -58,7 +60,8 @@ ScalarType combineCategories(ScalarType higher, ScalarType lower) {
   if (isComplexType(higher)) return higher;
   if (isComplexType(lower)) return isFloatingType(higher) ? toComplex(higher) : lower;
   if (isFloatingType(higher)) return higher;
-  if (higher == ScalarType::Bool || isFloatingType(lower)) return promoteSkipUndefined(higher, lower);
+  if (higher == ScalarType::Bool || isFloatingType(lower))
+    return promoteSkipUndefined(higher, lower);
   if (higher != ScalarType::Undefined) return higher;
   return lower;
 }
@@ -223,15 +226,19 @@ Tensor abs(const Tensor& x) {
     Tensor c = x.contiguous();
     Tensor out = Tensor::empty(x.sizes(), f ? ScalarType::Float : ScalarType::Double);
     for (int64_t i = 0; i < c.numel(); ++i) {
-      if (f) out.data<float>()[i] = std::abs(c.data<std::complex<float>>()[i]);
-      else out.data<double>()[i] = std::abs(c.data<std::complex<double>>()[i]);
+      if (f)
+        out.data<float>()[i] = std::abs(c.data<std::complex<float>>()[i]);
+      else
+        out.data<double>()[i] = std::abs(c.data<std::complex<double>>()[i]);
     }
     return out;
   }
   return unarySame(x, "abs_cpu", false, [](auto v) {
     using A = decltype(v);
-    if constexpr (std::is_unsigned_v<A>) return v;
-    else return v < A(0) ? A(-v) : v;
+    if constexpr (std::is_unsigned_v<A>)
+      return v;
+    else
+      return v < A(0) ? A(-v) : v;
   });
 }
 
@@ -242,22 +249,48 @@ Tensor neg(const Tensor& x) {
   return unarySame(x, "neg_cpu", false, [](auto v) { return -v; });
 }
 
-Tensor sqrt(const Tensor& x) { return unaryFloat(x, "sqrt_vml_cpu", [](auto v) { return std::sqrt(v); }); }
+Tensor sqrt(const Tensor& x) {
+  return unaryFloat(x, "sqrt_vml_cpu", [](auto v) { return std::sqrt(v); });
+}
 Tensor rsqrt(const Tensor& x) {
   return unaryFloat(x, "rsqrt_cpu", [](auto v) { return decltype(v)(1) / std::sqrt(v); });
 }
-Tensor exp(const Tensor& x) { return unaryFloat(x, "exp_vml_cpu", [](auto v) { return std::exp(v); }); }
-Tensor log(const Tensor& x) { return unaryFloat(x, "log_vml_cpu", [](auto v) { return std::log(v); }); }
-Tensor log1p(const Tensor& x) { return unaryFloat(x, "log1p_vml_cpu", [](auto v) { return std::log1p(v); }); }
-Tensor log10(const Tensor& x) { return unaryFloat(x, "log10_vml_cpu", [](auto v) { return std::log10(v); }); }
-Tensor sin(const Tensor& x) { return unaryFloat(x, "sin_vml_cpu", [](auto v) { return std::sin(v); }); }
-Tensor cos(const Tensor& x) { return unaryFloat(x, "cos_vml_cpu", [](auto v) { return std::cos(v); }); }
-Tensor tan(const Tensor& x) { return unaryFloat(x, "tan_vml_cpu", [](auto v) { return std::tan(v); }); }
-Tensor asin(const Tensor& x) { return unaryFloat(x, "asin_vml_cpu", [](auto v) { return std::asin(v); }); }
-Tensor acos(const Tensor& x) { return unaryFloat(x, "acos_vml_cpu", [](auto v) { return std::acos(v); }); }
-Tensor atan(const Tensor& x) { return unaryFloat(x, "atan_vml_cpu", [](auto v) { return std::atan(v); }); }
-Tensor tanh(const Tensor& x) { return unaryFloat(x, "tanh_vml_cpu", [](auto v) { return std::tanh(v); }); }
-Tensor erf(const Tensor& x) { return unaryFloat(x, "erf_vml_cpu", [](auto v) { return std::erf(v); }); }
+Tensor exp(const Tensor& x) {
+  return unaryFloat(x, "exp_vml_cpu", [](auto v) { return std::exp(v); });
+}
+Tensor log(const Tensor& x) {
+  return unaryFloat(x, "log_vml_cpu", [](auto v) { return std::log(v); });
+}
+Tensor log1p(const Tensor& x) {
+  return unaryFloat(x, "log1p_vml_cpu", [](auto v) { return std::log1p(v); });
+}
+Tensor log10(const Tensor& x) {
+  return unaryFloat(x, "log10_vml_cpu", [](auto v) { return std::log10(v); });
+}
+Tensor sin(const Tensor& x) {
+  return unaryFloat(x, "sin_vml_cpu", [](auto v) { return std::sin(v); });
+}
+Tensor cos(const Tensor& x) {
+  return unaryFloat(x, "cos_vml_cpu", [](auto v) { return std::cos(v); });
+}
+Tensor tan(const Tensor& x) {
+  return unaryFloat(x, "tan_vml_cpu", [](auto v) { return std::tan(v); });
+}
+Tensor asin(const Tensor& x) {
+  return unaryFloat(x, "asin_vml_cpu", [](auto v) { return std::asin(v); });
+}
+Tensor acos(const Tensor& x) {
+  return unaryFloat(x, "acos_vml_cpu", [](auto v) { return std::acos(v); });
+}
+Tensor atan(const Tensor& x) {
+  return unaryFloat(x, "atan_vml_cpu", [](auto v) { return std::atan(v); });
+}
+Tensor tanh(const Tensor& x) {
+  return unaryFloat(x, "tanh_vml_cpu", [](auto v) { return std::tanh(v); });
+}
+Tensor erf(const Tensor& x) {
+  return unaryFloat(x, "erf_vml_cpu", [](auto v) { return std::erf(v); });
+}
 Tensor sigmoid(const Tensor& x) {
   if (fastF32(x)) return fastUnary(x, fast::sigmoid);
   return unaryFloat(x, "sigmoid_cpu", [](auto v) {
@@ -268,13 +301,21 @@ Tensor sigmoid(const Tensor& x) {
 Tensor reciprocal(const Tensor& x) {
   return unaryFloat(x, "reciprocal_cpu", [](auto v) { return decltype(v)(1) / v; });
 }
-Tensor floor(const Tensor& x) { return unaryRounding(x, "floor_vml_cpu", [](auto v) { return std::floor(v); }); }
-Tensor ceil(const Tensor& x) { return unaryRounding(x, "ceil_vml_cpu", [](auto v) { return std::ceil(v); }); }
-Tensor trunc(const Tensor& x) { return unaryRounding(x, "trunc_vml_cpu", [](auto v) { return std::trunc(v); }); }
+Tensor floor(const Tensor& x) {
+  return unaryRounding(x, "floor_vml_cpu", [](auto v) { return std::floor(v); });
+}
+Tensor ceil(const Tensor& x) {
+  return unaryRounding(x, "ceil_vml_cpu", [](auto v) { return std::ceil(v); });
+}
+Tensor trunc(const Tensor& x) {
+  return unaryRounding(x, "trunc_vml_cpu", [](auto v) { return std::trunc(v); });
+}
 
 Tensor round(const Tensor& x, int64_t decimals) {
-  if (decimals == 0) return unaryRounding(x, "round_vml_cpu", [](auto v) { return std::nearbyint(v); });
-  TL_CHECK(!isIntegralType(x.dtype(), true), "round_cpu: decimals is only supported for floating types");
+  if (decimals == 0)
+    return unaryRounding(x, "round_vml_cpu", [](auto v) { return std::nearbyint(v); });
+  TL_CHECK(!isIntegralType(x.dtype(), true),
+           "round_cpu: decimals is only supported for floating types");
   const bool negDec = decimals < 0;
   const double tenPow = std::pow(10.0, static_cast<double>(negDec ? -decimals : decimals));
   return unaryFloat(x, "round_cpu", [=](auto v) {
@@ -302,8 +343,10 @@ Tensor bitwiseNot(const Tensor& x) {
   TensorIter it({out, x});
   dispatchIntegral(x.dtype(), true, "bitwise_not_cpu", [&](auto tag) {
     using T = decltype(tag);
-    if constexpr (std::is_same_v<T, bool>) cpuKernel<T, T>(it, [](T v) { return !v; });
-    else cpuKernel<T, T>(it, [](T v) { return static_cast<T>(~v); });
+    if constexpr (std::is_same_v<T, bool>)
+      cpuKernel<T, T>(it, [](T v) { return !v; });
+    else
+      cpuKernel<T, T>(it, [](T v) { return static_cast<T>(~v); });
   });
   return out;
 }
@@ -314,15 +357,19 @@ Tensor isnan(const Tensor& x) {
 
 Tensor isinf(const Tensor& x) {
   return unaryToBool(x, "isinf", [](auto v) {
-    if constexpr (std::is_floating_point_v<decltype(v)>) return std::isinf(v);
-    else return false;
+    if constexpr (std::is_floating_point_v<decltype(v)>)
+      return std::isinf(v);
+    else
+      return false;
   });
 }
 
 Tensor isfinite(const Tensor& x) {
   return unaryToBool(x, "isfinite", [](auto v) {
-    if constexpr (std::is_floating_point_v<decltype(v)>) return std::isfinite(v);
-    else return true;
+    if constexpr (std::is_floating_point_v<decltype(v)>)
+      return std::isfinite(v);
+    else
+      return true;
   });
 }
 
@@ -427,7 +474,8 @@ Tensor softplus(const Tensor& x, const Scalar& beta, const Scalar& threshold) {
 }
 
 Tensor mish(const Tensor& x) {
-  return unaryFloatOnly(x, "mish_cpu", [](auto v) { return v * std::tanh(std::log1p(std::exp(v))); });
+  return unaryFloatOnly(x, "mish_cpu",
+                        [](auto v) { return v * std::tanh(std::log1p(std::exp(v))); });
 }
 
 // ---------------------------------------------------------------------------------------
@@ -436,8 +484,32 @@ Tensor mish(const Tensor& x) {
 namespace {
 
 enum class BinOp {
-  Add, Sub, Mul, Div, DivTrunc, DivFloor, Rem, Fmod, Pow, Atan2, Max, Min,
-  Eq, Ne, Lt, Le, Gt, Ge, LAnd, LOr, LXor, BAnd, BOr, BXor, LShift, RShift,
+  Add,
+  Sub,
+  Mul,
+  Div,
+  DivTrunc,
+  DivFloor,
+  Rem,
+  Fmod,
+  Pow,
+  Atan2,
+  Max,
+  Min,
+  Eq,
+  Ne,
+  Lt,
+  Le,
+  Gt,
+  Ge,
+  LAnd,
+  LOr,
+  LXor,
+  BAnd,
+  BOr,
+  BXor,
+  LShift,
+  RShift,
 };
 
 const char* binName(BinOp op) {
@@ -495,8 +567,9 @@ inline A powInt(A base, A exp) {
 template <class T>
 inline T wrappingDiv(T a, T b) {
   if constexpr (std::is_signed_v<T>) {
-    if (b == -1) return static_cast<T>(static_cast<std::make_unsigned_t<T>>(0) -
-                                       static_cast<std::make_unsigned_t<T>>(a));
+    if (b == -1)
+      return static_cast<T>(static_cast<std::make_unsigned_t<T>>(0) -
+                            static_cast<std::make_unsigned_t<T>>(a));
   }
   return static_cast<T>(a / b);
 }
@@ -585,15 +658,20 @@ void runArith(BinOp op, const TensorIter& it, const Scalar& alpha) {
       }
       return;
     case BinOp::Fmod:
-      if constexpr (fl) cpuKernel<T, T, T>(it, [](T a, T b) { return castTo<T>(std::fmod(A(a), A(b))); });
-      else if constexpr (!std::is_same_v<T, bool>) cpuKernel<T, T, T>(it, [](T a, T b) { return wrappingRem(a, b); });
+      if constexpr (fl)
+        cpuKernel<T, T, T>(it, [](T a, T b) { return castTo<T>(std::fmod(A(a), A(b))); });
+      else if constexpr (!std::is_same_v<T, bool>)
+        cpuKernel<T, T, T>(it, [](T a, T b) { return wrappingRem(a, b); });
       return;
     case BinOp::Pow:
-      if constexpr (fl) cpuKernel<T, T, T>(it, [](T a, T b) { return castTo<T>(std::pow(A(a), A(b))); });
-      else cpuKernel<T, T, T>(it, [](T a, T b) { return powInt<T>(a, b); });
+      if constexpr (fl)
+        cpuKernel<T, T, T>(it, [](T a, T b) { return castTo<T>(std::pow(A(a), A(b))); });
+      else
+        cpuKernel<T, T, T>(it, [](T a, T b) { return powInt<T>(a, b); });
       return;
     case BinOp::Atan2:
-      if constexpr (fl) cpuKernel<T, T, T>(it, [](T a, T b) { return castTo<T>(std::atan2(A(a), A(b))); });
+      if constexpr (fl)
+        cpuKernel<T, T, T>(it, [](T a, T b) { return castTo<T>(std::atan2(A(a), A(b))); });
       return;
     case BinOp::Max:
       cpuKernel<T, T, T>(it, [](T a, T b) { return castTo<T>(maxProp(A(a), A(b))); });
@@ -602,13 +680,16 @@ void runArith(BinOp op, const TensorIter& it, const Scalar& alpha) {
       cpuKernel<T, T, T>(it, [](T a, T b) { return castTo<T>(minProp(A(a), A(b))); });
       return;
     case BinOp::BAnd:
-      if constexpr (std::is_integral_v<T>) cpuKernel<T, T, T>(it, [](T a, T b) { return static_cast<T>(a & b); });
+      if constexpr (std::is_integral_v<T>)
+        cpuKernel<T, T, T>(it, [](T a, T b) { return static_cast<T>(a & b); });
       return;
     case BinOp::BOr:
-      if constexpr (std::is_integral_v<T>) cpuKernel<T, T, T>(it, [](T a, T b) { return static_cast<T>(a | b); });
+      if constexpr (std::is_integral_v<T>)
+        cpuKernel<T, T, T>(it, [](T a, T b) { return static_cast<T>(a | b); });
       return;
     case BinOp::BXor:
-      if constexpr (std::is_integral_v<T>) cpuKernel<T, T, T>(it, [](T a, T b) { return static_cast<T>(a ^ b); });
+      if constexpr (std::is_integral_v<T>)
+        cpuKernel<T, T, T>(it, [](T a, T b) { return static_cast<T>(a ^ b); });
       return;
     // PyTorch's BinaryOpsKernel.cpp lshift / rshift of integers (a shift past the width or by a
     // negative count gives 0, or the sign for >>).
@@ -625,7 +706,8 @@ void runArith(BinOp op, const TensorIter& it, const Scalar& alpha) {
       if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
         cpuKernel<T, T, T>(it, [](T a, T b) {
           constexpr T kBits = static_cast<T>(sizeof(T) * 8);
-          if (static_cast<std::make_signed_t<T>>(b) < 0 || b >= kBits) return static_cast<T>(a >> (kBits - 1));
+          if (static_cast<std::make_signed_t<T>>(b) < 0 || b >= kBits)
+            return static_cast<T>(a >> (kBits - 1));
           return static_cast<T>(a >> b);
         });
       }
@@ -645,9 +727,15 @@ void runCompare(BinOp op, const TensorIter& it) {
     case BinOp::Le: cpuKernel<bool, T, T>(it, [](T a, T b) { return A(a) <= A(b); }); return;
     case BinOp::Gt: cpuKernel<bool, T, T>(it, [](T a, T b) { return A(a) > A(b); }); return;
     case BinOp::Ge: cpuKernel<bool, T, T>(it, [](T a, T b) { return A(a) >= A(b); }); return;
-    case BinOp::LAnd: cpuKernel<bool, T, T>(it, [](T a, T b) { return castTo<bool>(a) && castTo<bool>(b); }); return;
-    case BinOp::LOr: cpuKernel<bool, T, T>(it, [](T a, T b) { return castTo<bool>(a) || castTo<bool>(b); }); return;
-    case BinOp::LXor: cpuKernel<bool, T, T>(it, [](T a, T b) { return castTo<bool>(a) != castTo<bool>(b); }); return;
+    case BinOp::LAnd:
+      cpuKernel<bool, T, T>(it, [](T a, T b) { return castTo<bool>(a) && castTo<bool>(b); });
+      return;
+    case BinOp::LOr:
+      cpuKernel<bool, T, T>(it, [](T a, T b) { return castTo<bool>(a) || castTo<bool>(b); });
+      return;
+    case BinOp::LXor:
+      cpuKernel<bool, T, T>(it, [](T a, T b) { return castTo<bool>(a) != castTo<bool>(b); });
+      return;
     default: break;
   }
   TL_INTERNAL_ASSERT(false, "runCompare: unexpected op");
@@ -705,8 +793,10 @@ Tensor binary(BinOp op, const Operand& a, const Operand& b, const Scalar& alpha 
   TensorIter it({out, x, y}, shape);
   dispatchAll(ct, binName(op), [&](auto tag) {
     using T = decltype(tag);
-    if (isComparison(op)) runCompare<T>(op, it);
-    else runArith<T>(op, it, alpha);
+    if (isComparison(op))
+      runCompare<T>(op, it);
+    else
+      runArith<T>(op, it, alpha);
   });
   return out;
 }
@@ -731,18 +821,30 @@ Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha) {
   }
   return binary(BinOp::Add, T_(a), T_(b), alpha);
 }
-Tensor add(const Tensor& a, const Scalar& b, const Scalar& alpha) { return binary(BinOp::Add, T_(a), wrapScalar(b), alpha); }
-Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha) { return binary(BinOp::Sub, T_(a), T_(b), alpha); }
-Tensor sub(const Tensor& a, const Scalar& b, const Scalar& alpha) { return binary(BinOp::Sub, T_(a), wrapScalar(b), alpha); }
-Tensor rsub(const Tensor& a, const Tensor& b, const Scalar& alpha) { return binary(BinOp::Sub, T_(b), T_(a), alpha); }
-Tensor rsub(const Tensor& a, const Scalar& b, const Scalar& alpha) { return binary(BinOp::Sub, wrapScalar(b), T_(a), alpha); }
+Tensor add(const Tensor& a, const Scalar& b, const Scalar& alpha) {
+  return binary(BinOp::Add, T_(a), wrapScalar(b), alpha);
+}
+Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha) {
+  return binary(BinOp::Sub, T_(a), T_(b), alpha);
+}
+Tensor sub(const Tensor& a, const Scalar& b, const Scalar& alpha) {
+  return binary(BinOp::Sub, T_(a), wrapScalar(b), alpha);
+}
+Tensor rsub(const Tensor& a, const Tensor& b, const Scalar& alpha) {
+  return binary(BinOp::Sub, T_(b), T_(a), alpha);
+}
+Tensor rsub(const Tensor& a, const Scalar& b, const Scalar& alpha) {
+  return binary(BinOp::Sub, wrapScalar(b), T_(a), alpha);
+}
 namespace {
 
 // True when `x` is a float [N, C, H, W] stored channels-last (NHWC memory, dense) and `s` a
-// float [N or 1, C, 1, 1] with its channels adjacent: a per-channel scale, as squeeze-and-excitation blocks
-// apply it to the engine's channels-last activations.
+// float [N or 1, C, 1, 1] with its channels adjacent: a per-channel scale, as
+// squeeze-and-excitation blocks apply it to the engine's channels-last activations.
 bool channelsLastTimesPerChannel(const Tensor& x, const Tensor& s) {
-  if (x.dtype() != ScalarType::Float || s.dtype() != ScalarType::Float || x.dim() != 4 || s.dim() != 4) return false;
+  if (x.dtype() != ScalarType::Float || s.dtype() != ScalarType::Float || x.dim() != 4 ||
+      s.dim() != 4)
+    return false;
   const IntList& xs = x.sizes();
   const IntList& st = x.strides();
   const int64_t C = xs[1], H = xs[2], W = xs[3];
@@ -790,12 +892,22 @@ Tensor mul(const Tensor& a, const Tensor& b) {
   return binary(BinOp::Mul, T_(a), T_(b));
 }
 Tensor mul(const Tensor& a, const Scalar& b) { return binary(BinOp::Mul, T_(a), wrapScalar(b)); }
-Tensor div(const Tensor& a, const Tensor& b, const std::optional<std::string>& m) { return binary(divOp(m), T_(a), T_(b)); }
-Tensor div(const Tensor& a, const Scalar& b, const std::optional<std::string>& m) { return binary(divOp(m), T_(a), wrapScalar(b)); }
-Tensor floorDivide(const Tensor& a, const Tensor& b) { return binary(BinOp::DivFloor, T_(a), T_(b)); }
-Tensor floorDivide(const Tensor& a, const Scalar& b) { return binary(BinOp::DivFloor, T_(a), wrapScalar(b)); }
+Tensor div(const Tensor& a, const Tensor& b, const std::optional<std::string>& m) {
+  return binary(divOp(m), T_(a), T_(b));
+}
+Tensor div(const Tensor& a, const Scalar& b, const std::optional<std::string>& m) {
+  return binary(divOp(m), T_(a), wrapScalar(b));
+}
+Tensor floorDivide(const Tensor& a, const Tensor& b) {
+  return binary(BinOp::DivFloor, T_(a), T_(b));
+}
+Tensor floorDivide(const Tensor& a, const Scalar& b) {
+  return binary(BinOp::DivFloor, T_(a), wrapScalar(b));
+}
 Tensor remainder(const Tensor& a, const Tensor& b) { return binary(BinOp::Rem, T_(a), T_(b)); }
-Tensor remainder(const Tensor& a, const Scalar& b) { return binary(BinOp::Rem, T_(a), wrapScalar(b)); }
+Tensor remainder(const Tensor& a, const Scalar& b) {
+  return binary(BinOp::Rem, T_(a), wrapScalar(b));
+}
 Tensor fmod(const Tensor& a, const Tensor& b) { return binary(BinOp::Fmod, T_(a), T_(b)); }
 Tensor fmod(const Tensor& a, const Scalar& b) { return binary(BinOp::Fmod, T_(a), wrapScalar(b)); }
 Tensor pow(const Tensor& a, const Tensor& b) { return binary(BinOp::Pow, T_(a), T_(b)); }
@@ -809,7 +921,7 @@ Tensor atan2(const Tensor& a, const Tensor& b) { return binary(BinOp::Atan2, T_(
 Tensor maximum(const Tensor& a, const Tensor& b) { return binary(BinOp::Max, T_(a), T_(b)); }
 Tensor minimum(const Tensor& a, const Tensor& b) { return binary(BinOp::Min, T_(a), T_(b)); }
 
-#define TL_CMP(name, OP)                                                                     \
+#define TL_CMP(name, OP)                                                                    \
   Tensor name(const Tensor& a, const Tensor& b) { return binary(BinOp::OP, T_(a), T_(b)); } \
   Tensor name(const Tensor& a, const Scalar& b) { return binary(BinOp::OP, T_(a), wrapScalar(b)); }
 TL_CMP(eq, Eq)
@@ -852,16 +964,25 @@ Tensor whereImpl(const Tensor& cond, const Operand& a, const Operand& b) {
 
 }  // namespace
 
-Tensor where(const Tensor& c, const Tensor& a, const Tensor& b) { return whereImpl(c, T_(a), T_(b)); }
-Tensor where(const Tensor& c, const Tensor& a, const Scalar& b) { return whereImpl(c, T_(a), wrapScalar(b)); }
-Tensor where(const Tensor& c, const Scalar& a, const Tensor& b) { return whereImpl(c, wrapScalar(a), T_(b)); }
-Tensor where(const Tensor& c, const Scalar& a, const Scalar& b) { return whereImpl(c, wrapScalar(a), wrapScalar(b)); }
+Tensor where(const Tensor& c, const Tensor& a, const Tensor& b) {
+  return whereImpl(c, T_(a), T_(b));
+}
+Tensor where(const Tensor& c, const Tensor& a, const Scalar& b) {
+  return whereImpl(c, T_(a), wrapScalar(b));
+}
+Tensor where(const Tensor& c, const Scalar& a, const Tensor& b) {
+  return whereImpl(c, wrapScalar(a), T_(b));
+}
+Tensor where(const Tensor& c, const Scalar& a, const Scalar& b) {
+  return whereImpl(c, wrapScalar(a), wrapScalar(b));
+}
 
 Tensor clamp(const Tensor& x, const std::optional<Scalar>& min, const std::optional<Scalar>& max) {
   TL_CHECK(min || max, "torch.clamp: At least one of 'min' or 'max' must not be None");
-  Operand ox = T_(x), omin = min ? wrapScalar(*min) : Operand{}, omax = max ? wrapScalar(*max) : Operand{};
-  ScalarType ct = min && max ? resultTypeOf({&ox, &omin, &omax})
-                             : resultTypeOf({&ox, min ? &omin : &omax});
+  Operand ox = T_(x), omin = min ? wrapScalar(*min) : Operand{},
+          omax = max ? wrapScalar(*max) : Operand{};
+  ScalarType ct =
+      min && max ? resultTypeOf({&ox, &omin, &omax}) : resultTypeOf({&ox, min ? &omin : &omax});
   TL_CHECK(!isComplexType(ct), "clamp is not supported for complex types");
   if (ct == ScalarType::Float && fastF32(x)) {
     const float lo = min ? min->to<float>() : -std::numeric_limits<float>::infinity();
@@ -901,16 +1022,26 @@ Tensor clamp(const Tensor& x, const std::optional<Tensor>& min, const std::optio
   return r;
 }
 
-Tensor clampMin(const Tensor& x, const Scalar& min) { return clamp(x, std::optional<Scalar>(min), std::nullopt); }
-Tensor clampMin(const Tensor& x, const Tensor& min) { return clamp(x, std::optional<Tensor>(min), std::nullopt); }
-Tensor clampMax(const Tensor& x, const Scalar& max) { return clamp(x, std::nullopt, std::optional<Scalar>(max)); }
-Tensor clampMax(const Tensor& x, const Tensor& max) { return clamp(x, std::nullopt, std::optional<Tensor>(max)); }
+Tensor clampMin(const Tensor& x, const Scalar& min) {
+  return clamp(x, std::optional<Scalar>(min), std::nullopt);
+}
+Tensor clampMin(const Tensor& x, const Tensor& min) {
+  return clamp(x, std::optional<Tensor>(min), std::nullopt);
+}
+Tensor clampMax(const Tensor& x, const Scalar& max) {
+  return clamp(x, std::nullopt, std::optional<Scalar>(max));
+}
+Tensor clampMax(const Tensor& x, const Tensor& max) {
+  return clamp(x, std::nullopt, std::optional<Tensor>(max));
+}
 
 Tensor maskedFill(const Tensor& x, const Tensor& mask, const Scalar& value) {
   TL_CHECK(mask.dtype() == ScalarType::Bool,
-           "masked_fill_ only supports boolean masks, but got mask with dtype {}", toString(mask.dtype()));
+           "masked_fill_ only supports boolean masks, but got mask with dtype {}",
+           toString(mask.dtype()));
   const IntList shape = broadcastShapes(x.sizes(), mask.sizes());
-  TL_CHECK(shape == x.sizes(), "The expanded size of the mask ({}) must match the existing size of the tensor",
+  TL_CHECK(shape == x.sizes(),
+           "The expanded size of the mask ({}) must match the existing size of the tensor",
            sizesToString(mask.sizes()));
   Tensor out = Tensor::empty(x.sizes(), x.dtype());
   TensorIter it({out, x, mask}, x.sizes());
@@ -954,7 +1085,8 @@ Tensor lerp(const Tensor& start, const Tensor& end, const Tensor& weight) {
   TL_CHECK(start.dtype() == end.dtype() && start.dtype() == weight.dtype(),
            "expected dtype {} for `end` but got dtype {}", dtypeName(start.dtype()),
            dtypeName(end.dtype()));
-  const IntList shape = broadcastShapes(broadcastShapes(start.sizes(), end.sizes()), weight.sizes());
+  const IntList shape =
+      broadcastShapes(broadcastShapes(start.sizes(), end.sizes()), weight.sizes());
   Tensor out = Tensor::empty(shape, start.dtype());
   TensorIter it({out, start, end, weight}, shape);
   dispatchFloating(start.dtype(), "lerp_kernel_tensor", [&](auto tag) {
@@ -1040,7 +1172,8 @@ Tensor& hardswish_(Tensor& self) {
 
 Tensor& add_(Tensor& self, const Tensor& other, const Scalar& alpha) {
   if (fastF32Pair(self, other) && !alpha.isBoolean() && safeInPlace(self, other)) {
-    fast::add(self.data<float>(), other.data<float>(), self.data<float>(), self.numel(), alpha.to<float>());
+    fast::add(self.data<float>(), other.data<float>(), self.data<float>(), self.numel(),
+              alpha.to<float>());
     return self;
   }
   return assignResult(self, add(self, other, alpha));

@@ -36,7 +36,7 @@ Tensor& assignResult(Tensor& self, const Tensor& result);
 // and return Float, as PyTorch does; abs/neg/sign/floor/... keep integer dtypes.
 
 Tensor abs(const Tensor& x);
-Tensor neg(const Tensor& x);            // Bool throws PyTorch's "Negation, the `-` operator..."
+Tensor neg(const Tensor& x);  // Bool throws PyTorch's "Negation, the `-` operator..."
 Tensor sqrt(const Tensor& x);
 Tensor rsqrt(const Tensor& x);
 Tensor exp(const Tensor& x);
@@ -53,17 +53,17 @@ Tensor tanh(const Tensor& x);
 Tensor sigmoid(const Tensor& x);
 Tensor erf(const Tensor& x);
 Tensor reciprocal(const Tensor& x);
-Tensor floor(const Tensor& x);          // integers: a copy; Bool throws
+Tensor floor(const Tensor& x);  // integers: a copy; Bool throws
 Tensor ceil(const Tensor& x);
 Tensor trunc(const Tensor& x);
 /// torch.round(x, decimals=0): half to even.
 Tensor round(const Tensor& x, int64_t decimals = 0);
 Tensor sign(const Tensor& x);
-Tensor logicalNot(const Tensor& x);     // -> Bool
-Tensor bitwiseNot(const Tensor& x);     // integral and Bool only
-Tensor isnan(const Tensor& x);          // -> Bool
-Tensor isinf(const Tensor& x);          // -> Bool (integers: false)
-Tensor isfinite(const Tensor& x);       // -> Bool (integers: true)
+Tensor logicalNot(const Tensor& x);  // -> Bool
+Tensor bitwiseNot(const Tensor& x);  // integral and Bool only
+Tensor isnan(const Tensor& x);       // -> Bool
+Tensor isinf(const Tensor& x);       // -> Bool (integers: false)
+Tensor isfinite(const Tensor& x);    // -> Bool (integers: true)
 
 // Activations (torch.nn.functional); relu/relu6/hardtanh accept integers, the rest are
 // floating only ("silu_cpu" not implemented for 'Long').
@@ -98,8 +98,10 @@ Tensor mul(const Tensor& a, const Tensor& b);
 Tensor mul(const Tensor& a, const Scalar& b);
 /// aten::div(a, b, rounding_mode): nullopt = true division (integers -> Float), "trunc",
 /// "floor". Integer division by zero with a rounding mode throws "ZeroDivisionError".
-Tensor div(const Tensor& a, const Tensor& b, const std::optional<std::string>& roundingMode = std::nullopt);
-Tensor div(const Tensor& a, const Scalar& b, const std::optional<std::string>& roundingMode = std::nullopt);
+Tensor div(const Tensor& a, const Tensor& b,
+           const std::optional<std::string>& roundingMode = std::nullopt);
+Tensor div(const Tensor& a, const Scalar& b,
+           const std::optional<std::string>& roundingMode = std::nullopt);
 Tensor floorDivide(const Tensor& a, const Tensor& b);
 Tensor floorDivide(const Tensor& a, const Scalar& b);
 /// Python's %: the result has the sign of b. Integer b == 0 throws "ZeroDivisionError".

@@ -15,10 +15,9 @@ namespace torchless::ops {
 /// sum gives an empty offset2bag and zero bag_size / max_indices [B]; mean gives offset2bag
 /// [N], bag_size [B] and max_indices = bag_size; max gives max_indices [B, D]. Empty bags give
 /// zero rows. Throws PyTorch's messages for bad offsets, modes and padding_idx.
-std::tuple<Tensor, Tensor, Tensor, Tensor> embeddingBag(const Tensor& weight, const Tensor& indices,
-                                                        const Tensor& offsets, int64_t mode,
-                                                        const std::optional<Tensor>& perSampleWeights,
-                                                        bool includeLastOffset,
-                                                        std::optional<int64_t> paddingIdx);
+std::tuple<Tensor, Tensor, Tensor, Tensor> embeddingBag(
+    const Tensor& weight, const Tensor& indices, const Tensor& offsets, int64_t mode,
+    const std::optional<Tensor>& perSampleWeights, bool includeLastOffset,
+    std::optional<int64_t> paddingIdx);
 
 }  // namespace torchless::ops

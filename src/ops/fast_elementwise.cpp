@@ -24,7 +24,8 @@ TL_MULTIVERSION void clampLoop(const float* x, float* y, int64_t n, float lo, fl
 TL_MULTIVERSION void addLoop(const float* a, const float* b, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = a[i] + b[i];
 }
-TL_MULTIVERSION void addAlphaLoop(const float* a, const float* b, float* y, int64_t n, float alpha) {
+TL_MULTIVERSION void addAlphaLoop(const float* a, const float* b, float* y, int64_t n,
+                                  float alpha) {
   for (int64_t i = 0; i < n; ++i) y[i] = a[i] + alpha * b[i];
 }
 TL_MULTIVERSION void mulLoop(const float* a, const float* b, float* y, int64_t n) {
@@ -51,8 +52,10 @@ void split(int64_t n, const F& f) {
 }  // namespace
 
 void relu(const float* x, float* y, int64_t n) {
-  if (x == y) split(n, [&](int64_t b, int64_t m) { reluLoopInPlace(y + b, m); });
-  else split(n, [&](int64_t b, int64_t m) { reluLoop(x + b, y + b, m); });
+  if (x == y)
+    split(n, [&](int64_t b, int64_t m) { reluLoopInPlace(y + b, m); });
+  else
+    split(n, [&](int64_t b, int64_t m) { reluLoop(x + b, y + b, m); });
 }
 void clamp(const float* x, float* y, int64_t n, float lo, float hi) {
   split(n, [&](int64_t b, int64_t m) { clampLoop(x + b, y + b, m, lo, hi); });
@@ -67,8 +70,10 @@ void hardswish(const float* x, float* y, int64_t n) {
   split(n, [&](int64_t b, int64_t m) { hardswishLoop(x + b, y + b, m); });
 }
 void add(const float* a, const float* b, float* y, int64_t n, float alpha) {
-  if (alpha == 1.f) split(n, [&](int64_t s, int64_t m) { addLoop(a + s, b + s, y + s, m); });
-  else split(n, [&](int64_t s, int64_t m) { addAlphaLoop(a + s, b + s, y + s, m, alpha); });
+  if (alpha == 1.f)
+    split(n, [&](int64_t s, int64_t m) { addLoop(a + s, b + s, y + s, m); });
+  else
+    split(n, [&](int64_t s, int64_t m) { addAlphaLoop(a + s, b + s, y + s, m, alpha); });
 }
 void mul(const float* a, const float* b, float* y, int64_t n) {
   split(n, [&](int64_t s, int64_t m) { mulLoop(a + s, b + s, y + s, m); });

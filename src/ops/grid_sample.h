@@ -13,7 +13,7 @@ namespace torchless::ops {
 /// aten/src/ATen/native/GridSampler.cpp (nearest rounds half to even; bicubic uses A = -0.75 and
 /// pads each tap). 5-d inputs (3-d sampling) and other dtypes throw torchless::Error, as do
 /// mismatched shapes, with PyTorch's messages.
-Tensor gridSampler(const Tensor& input, const Tensor& grid, int64_t interpolationMode, int64_t paddingMode,
-                   bool alignCorners);
+Tensor gridSampler(const Tensor& input, const Tensor& grid, int64_t interpolationMode,
+                   int64_t paddingMode, bool alignCorners);
 
 }  // namespace torchless::ops

@@ -42,7 +42,8 @@ void putDims(MatmulKey& k, size_t& at, const Tensor& t) {
 }
 
 // The cached primitive for c = a @ b (+ bias), all 3-D f32 (bias [1, 1, N] or absent).
-std::shared_ptr<dnnl::matmul> matmulPrim(const Tensor& a, const Tensor& b, const Tensor& c, const Tensor* bias) {
+std::shared_ptr<dnnl::matmul> matmulPrim(const Tensor& a, const Tensor& b, const Tensor& c,
+                                         const Tensor* bias) {
   MatmulKey key{};
   size_t at = 0;
   key[at++] = omp_get_max_threads();
@@ -56,9 +57,12 @@ std::shared_ptr<dnnl::matmul> matmulPrim(const Tensor& a, const Tensor& b, const
     auto it = gMatmuls.find(key);
     if (it != gMatmuls.end()) return it->second;
   }
-  auto ad = dnnl_utils::stridedDesc(a), bd = dnnl_utils::stridedDesc(b), cd = dnnl_utils::stridedDesc(c);
-  auto desc = bias ? dnnl::matmul::desc(ad, bd, dnnl_utils::stridedDesc(*bias), cd) : dnnl::matmul::desc(ad, bd, cd);
-  auto prim = std::make_shared<dnnl::matmul>(dnnl::matmul::primitive_desc(desc, dnnl_utils::engine()));
+  auto ad = dnnl_utils::stridedDesc(a), bd = dnnl_utils::stridedDesc(b),
+       cd = dnnl_utils::stridedDesc(c);
+  auto desc = bias ? dnnl::matmul::desc(ad, bd, dnnl_utils::stridedDesc(*bias), cd)
+                   : dnnl::matmul::desc(ad, bd, cd);
+  auto prim =
+      std::make_shared<dnnl::matmul>(dnnl::matmul::primitive_desc(desc, dnnl_utils::engine()));
   std::lock_guard<std::mutex> lock(gMatmulMu);
   if (gMatmuls.size() >= kMaxMatmulPrims) gMatmuls.clear();
   gMatmuls.emplace(key, prim);
@@ -95,9 +99,11 @@ void bmmInto(const Tensor& c, const Tensor& a, const Tensor& b, const Tensor* bi
   if (a.dtype() == ScalarType::Float) {
     Tensor x = denseMatrices(a), w = denseMatrices(b);
     auto prim = matmulPrim(x, w, c, bias);
-    auto am = dnnl_utils::wrap(dnnl_utils::stridedDesc(x), x), bm = dnnl_utils::wrap(dnnl_utils::stridedDesc(w), w),
+    auto am = dnnl_utils::wrap(dnnl_utils::stridedDesc(x), x),
+         bm = dnnl_utils::wrap(dnnl_utils::stridedDesc(w), w),
          cm = dnnl_utils::wrap(dnnl_utils::stridedDesc(c), c);
-    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}};
+    std::unordered_map<int, dnnl::memory> args{
+        {DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}};
     if (bias) args.emplace(DNNL_ARG_BIAS, dnnl_utils::wrap(dnnl_utils::stridedDesc(*bias), *bias));
     prim->execute(dnnl_utils::stream(), args);
     dnnl_utils::stream().wait();
@@ -110,20 +116,23 @@ void bmmInto(const Tensor& c, const Tensor& a, const Tensor& b, const Tensor* bi
     const T* bp = b.data<T>();
     T* cp = c.data<T>();
     const int64_t as0 = a.strides()[0], as1 = a.strides()[1], as2 = a.strides()[2];
-    const int64_t bs0 = b.sizes()[0] == 1 ? 0 : b.strides()[0], bs1 = b.strides()[1], bs2 = b.strides()[2];
+    const int64_t bs0 = b.sizes()[0] == 1 ? 0 : b.strides()[0], bs1 = b.strides()[1],
+                  bs2 = b.strides()[2];
     const int64_t cs0 = c.strides()[0], cs1 = c.strides()[1], cs2 = c.strides()[2];
-    parallelFor(B * M, std::max<int64_t>(1, 4096 / std::max<int64_t>(N * K, 1)), [&](int64_t lo, int64_t hi) {
-      for (int64_t bm = lo; bm < hi; ++bm) {
-        const int64_t bi = bm / M, i = bm % M;
-        for (int64_t j = 0; j < N; ++j) {
-          A acc = 0;
-          for (int64_t k = 0; k < K; ++k)
-            acc += static_cast<A>(static_cast<OpMath<T>>(ap[bi * as0 + i * as1 + k * as2])) *
-                   static_cast<A>(static_cast<OpMath<T>>(bp[bi * bs0 + k * bs1 + j * bs2]));
-          cp[bi * cs0 + i * cs1 + j * cs2] = castTo<T>(acc);
-        }
-      }
-    });
+    parallelFor(
+        B * M, std::max<int64_t>(1, 4096 / std::max<int64_t>(N * K, 1)),
+        [&](int64_t lo, int64_t hi) {
+          for (int64_t bm = lo; bm < hi; ++bm) {
+            const int64_t bi = bm / M, i = bm % M;
+            for (int64_t j = 0; j < N; ++j) {
+              A acc = 0;
+              for (int64_t k = 0; k < K; ++k)
+                acc += static_cast<A>(static_cast<OpMath<T>>(ap[bi * as0 + i * as1 + k * as2])) *
+                       static_cast<A>(static_cast<OpMath<T>>(bp[bi * bs0 + k * bs1 + j * bs2]));
+              cp[bi * cs0 + i * cs1 + j * cs2] = castTo<T>(acc);
+            }
+          }
+        });
   });
 }
 
@@ -132,8 +141,9 @@ void bmmInto(const Tensor& c, const Tensor& a, const Tensor& b, const Tensor* bi
 Tensor mm(const Tensor& a, const Tensor& b) {
   TL_CHECK(a.dim() == 2, "self must be a matrix");
   TL_CHECK(b.dim() == 2, "mat2 must be a matrix");
-  TL_CHECK(a.sizes()[1] == b.sizes()[0], "mat1 and mat2 shapes cannot be multiplied ({}x{} and {}x{})",
-           a.sizes()[0], a.sizes()[1], b.sizes()[0], b.sizes()[1]);
+  TL_CHECK(a.sizes()[1] == b.sizes()[0],
+           "mat1 and mat2 shapes cannot be multiplied ({}x{} and {}x{})", a.sizes()[0],
+           a.sizes()[1], b.sizes()[0], b.sizes()[1]);
   checkSameDtype(a, b, "mat1", "mat2");
   Tensor c = Tensor::empty({a.sizes()[0], b.sizes()[1]}, a.dtype());
   bmmInto(unsqueeze(c, 0), unsqueeze(a, 0), unsqueeze(b, 0));
@@ -143,9 +153,10 @@ Tensor mm(const Tensor& a, const Tensor& b) {
 Tensor bmm(const Tensor& a, const Tensor& b) {
   TL_CHECK(a.dim() == 3, "batch1 must be a 3D tensor");
   TL_CHECK(b.dim() == 3, "batch2 must be a 3D tensor");
-  TL_CHECK(b.sizes()[0] == a.sizes()[0] && b.sizes()[1] == a.sizes()[2],
-           "Expected size for first two dimensions of batch2 tensor to be: [{}, {}] but got: [{}, {}].",
-           a.sizes()[0], a.sizes()[2], b.sizes()[0], b.sizes()[1]);
+  TL_CHECK(
+      b.sizes()[0] == a.sizes()[0] && b.sizes()[1] == a.sizes()[2],
+      "Expected size for first two dimensions of batch2 tensor to be: [{}, {}] but got: [{}, {}].",
+      a.sizes()[0], a.sizes()[2], b.sizes()[0], b.sizes()[1]);
   checkSameDtype(a, b, "batch1", "batch2");
   Tensor c = Tensor::empty({a.sizes()[0], a.sizes()[1], b.sizes()[2]}, a.dtype());
   bmmInto(c, a, b);
@@ -153,26 +164,30 @@ Tensor bmm(const Tensor& a, const Tensor& b) {
 }
 
 Tensor mv(const Tensor& a, const Tensor& v) {
-  TL_CHECK(a.dim() == 2 && v.dim() == 1, "vector + matrix @ vector expected, got {}, {}, {}", 1, a.dim(), v.dim());
+  TL_CHECK(a.dim() == 2 && v.dim() == 1, "vector + matrix @ vector expected, got {}, {}, {}", 1,
+           a.dim(), v.dim());
   TL_CHECK(a.sizes()[1] == v.sizes()[0], "size mismatch, got input ({}), mat ({}x{}), vec ({})",
            a.sizes()[0], a.sizes()[0], a.sizes()[1], v.sizes()[0]);
   return squeeze(mm(a, unsqueeze(v, 1)), 1);
 }
 
 Tensor dot(const Tensor& a, const Tensor& b) {
-  TL_CHECK(a.dim() == 1 && b.dim() == 1, "1D tensors expected, but got {}D and {}D tensors", a.dim(), b.dim());
+  TL_CHECK(a.dim() == 1 && b.dim() == 1, "1D tensors expected, but got {}D and {}D tensors",
+           a.dim(), b.dim());
   TL_CHECK(a.numel() == b.numel(),
            "inconsistent tensor size, expected tensor [{}] and src [{}] to have the same number of "
            "elements, but got {} and {} elements respectively",
            a.numel(), b.numel(), a.numel(), b.numel());
-  TL_CHECK(a.dtype() == b.dtype(), "dot : expected both vectors to have same dtype, but found {} and {}",
+  TL_CHECK(a.dtype() == b.dtype(),
+           "dot : expected both vectors to have same dtype, but found {} and {}",
            toString(a.dtype()), toString(b.dtype()));
   return reshape(mm(unsqueeze(a, 0), unsqueeze(b, 1)), {});
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
   const int64_t da = a.dim(), db = b.dim();
-  TL_CHECK(da > 0 && db > 0, "both arguments to matmul need to be at least 1D, but they are {}D and {}D", da, db);
+  TL_CHECK(da > 0 && db > 0,
+           "both arguments to matmul need to be at least 1D, but they are {}D and {}D", da, db);
   if (da == 1 && db == 1) return dot(a, b);
   if (da == 2 && db == 1) return mv(a, b);
   if (da == 1 && db == 2) return squeeze(mm(unsqueeze(a, 0), b), 0);
@@ -190,7 +205,8 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   xs.insert(xs.end(), {M, K});
   ys.insert(ys.end(), {K, N});
   Tensor x3 = reshape(expand(x, xs), {B, M, K});
-  Tensor y3 = bb == batch || bb.empty() ? reshape(expand(y, ys), {B, K, N}) : reshape(expand(y, ys), {B, K, N});
+  Tensor y3 = bb == batch || bb.empty() ? reshape(expand(y, ys), {B, K, N})
+                                        : reshape(expand(y, ys), {B, K, N});
   Tensor c = Tensor::empty({B, M, N}, x.dtype());
   bmmInto(c, x3, y3);
   IntList outShape = batch;
@@ -199,17 +215,20 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   return reshape(c, outShape);
 }
 
-Tensor addmm(const Tensor& self, const Tensor& m1, const Tensor& m2, const Scalar& beta, const Scalar& alpha) {
+Tensor addmm(const Tensor& self, const Tensor& m1, const Tensor& m2, const Scalar& beta,
+             const Scalar& alpha) {
   Tensor p = mm(m1, m2);
   if (!(alpha.isIntegral() && alpha.toLong() == 1)) p = mul(p, alpha);
   if (beta.toDouble() == 0) return p;
   TL_CHECK(broadcastShapes(self.sizes(), p.sizes()) == p.sizes(),
-           "The expanded size of the tensor ({}) must match the existing size ({}) at non-singleton dimension 1",
+           "The expanded size of the tensor ({}) must match the existing size ({}) at "
+           "non-singleton dimension 1",
            p.sizes()[1], self.dim() > 0 ? self.size(-1) : 1);
   return add(p, beta.isIntegral() && beta.toLong() == 1 ? self : mul(self, beta));
 }
 
-Tensor baddbmm(const Tensor& self, const Tensor& b1, const Tensor& b2, const Scalar& beta, const Scalar& alpha) {
+Tensor baddbmm(const Tensor& self, const Tensor& b1, const Tensor& b2, const Scalar& beta,
+               const Scalar& alpha) {
   Tensor p = bmm(b1, b2);
   if (!(alpha.isIntegral() && alpha.toLong() == 1)) p = mul(p, alpha);
   if (beta.toDouble() == 0) return p;
@@ -220,11 +239,13 @@ Tensor linear(const Tensor& x, const Tensor& weight, const std::optional<Tensor>
   TL_CHECK(weight.dim() == 2 || weight.dim() == 1, "linear: weight must be 1-D or 2-D");
   // f32 [*, K] x [N, K]^T + [N]: the leading dims fold into M (as PyTorch's linear does for
   // contiguous input) and the bias is added by the matmul primitive itself.
-  if (weight.dim() == 2 && x.dim() >= 2 && x.dtype() == ScalarType::Float && weight.dtype() == ScalarType::Float &&
-      x.size(-1) == weight.sizes()[1] && x.numel() > 0 && weight.numel() > 0) {
+  if (weight.dim() == 2 && x.dim() >= 2 && x.dtype() == ScalarType::Float &&
+      weight.dtype() == ScalarType::Float && x.size(-1) == weight.sizes()[1] && x.numel() > 0 &&
+      weight.numel() > 0) {
     const bool withBias = bias && bias->defined();
     // PyTorch's linear is addmm(bias, x, weight.t()) here, which rejects a bias of another dtype.
-    TL_CHECK(!withBias || bias->dtype() == ScalarType::Float, "self and mat2 must have the same dtype");
+    TL_CHECK(!withBias || bias->dtype() == ScalarType::Float,
+             "self and mat2 must have the same dtype");
     const bool fuseBias = withBias && bias->dtype() == ScalarType::Float && bias->dim() == 1 &&
                           bias->sizes()[0] == weight.sizes()[0] &&
                           (bias->strides()[0] == 1 || bias->sizes()[0] == 1);
@@ -250,7 +271,8 @@ Tensor linear(const Tensor& x, const Tensor& weight, const std::optional<Tensor>
 }
 
 Tensor outer(const Tensor& a, const Tensor& b) {
-  TL_CHECK(a.dim() == 1 && b.dim() == 1, "outer: Expected 1-D argument self, but got {}-D", a.dim());
+  TL_CHECK(a.dim() == 1 && b.dim() == 1, "outer: Expected 1-D argument self, but got {}-D",
+           a.dim());
   return mul(unsqueeze(a, 1), unsqueeze(b, 0));
 }
 

@@ -26,7 +26,8 @@ Tensor addmm(const Tensor& self, const Tensor& m1, const Tensor& m2, const Scala
 Tensor baddbmm(const Tensor& self, const Tensor& b1, const Tensor& b2, const Scalar& beta = 1,
                const Scalar& alpha = 1);
 /// F.linear: x [*, in] x weight [out, in] (+ bias [out]) -> [*, out].
-Tensor linear(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt);
+Tensor linear(const Tensor& x, const Tensor& weight,
+              const std::optional<Tensor>& bias = std::nullopt);
 /// torch.dot: 1-D x 1-D of equal length -> 0-dim.
 Tensor dot(const Tensor& a, const Tensor& b);
 /// torch.outer: [N] x [M] -> [N, M].

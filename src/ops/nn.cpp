@@ -22,7 +22,8 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t paddingIdx
 
 Tensor dropout(const Tensor& x, double p, bool training) {
   TL_CHECK(p >= 0 && p <= 1, "dropout probability has to be between 0 and 1, but got {}", p);
-  TL_CHECK(!training, "dropout with training=True is not supported (torchless runs inference only)");
+  TL_CHECK(!training,
+           "dropout with training=True is not supported (torchless runs inference only)");
   return x;
 }
 
@@ -31,7 +32,8 @@ Tensor prelu(const Tensor& x, const Tensor& weight) {
   Tensor w = weight;
   if (n != 1) {
     TL_CHECK(x.dim() >= 2 && x.sizes()[1] == n,
-             "Mismatch of parameter numbers and input channel size. Found parameter numbers = {} and channel size = {}.",
+             "Mismatch of parameter numbers and input channel size. Found parameter numbers = {} "
+             "and channel size = {}.",
              n, x.dim() >= 2 ? x.sizes()[1] : 1);
     IntList s(static_cast<size_t>(x.dim()), 1);
     s[1] = n;
@@ -70,26 +72,34 @@ double nearestScale(int64_t in, int64_t out, std::optional<double> scale) {
 }
 }  // namespace
 
-Tensor upsampleNearest(const Tensor& x, const IntList& outputSize, const std::vector<std::optional<double>>& scales) {
+Tensor upsampleNearest(const Tensor& x, const IntList& outputSize,
+                       const std::vector<std::optional<double>>& scales) {
   const int64_t k = static_cast<int64_t>(outputSize.size());
   TL_CHECK(k >= 1 && k <= 3 && x.dim() == k + 2,
-           "upsample_nearest{}d: expected input of {} dims, got {}", k, k + 2, sizesToString(x.sizes()));
+           "upsample_nearest{}d: expected input of {} dims, got {}", k, k + 2,
+           sizesToString(x.sizes()));
   // One index table per spatial dim, then a gather over the canonical [planes, D, H, W].
   std::vector<std::vector<int64_t>> idx(3);
   IntList in3(3, 1), out3(3, 1);
   for (int64_t i = 0; i < k; ++i) {
     const int64_t in = x.sizes()[2 + i], out = outputSize[i];
-    TL_CHECK(in > 0 && out > 0, "Input and output sizes should be greater than 0, but got input ({}) and output ({})", in, out);
+    TL_CHECK(in > 0 && out > 0,
+             "Input and output sizes should be greater than 0, but got input ({}) and output ({})",
+             in, out);
     in3[3 - k + i] = in;
     out3[3 - k + i] = out;
-    const std::optional<double> sc = static_cast<int64_t>(scales.size()) > i ? scales[i] : std::nullopt;
+    const std::optional<double> sc =
+        static_cast<int64_t>(scales.size()) > i ? scales[i] : std::nullopt;
     const float scale = static_cast<float>(nearestScale(in, out, sc));
     auto& t = idx[3 - k + i];
     for (int64_t o = 0; o < out; ++o) {
       int64_t s;
-      if (out == in) s = o;
-      else if (out == 2 * in) s = o >> 1;
-      else s = std::min(static_cast<int64_t>(std::floor(static_cast<float>(o) * scale)), in - 1);
+      if (out == in)
+        s = o;
+      else if (out == 2 * in)
+        s = o >> 1;
+      else
+        s = std::min(static_cast<int64_t>(std::floor(static_cast<float>(o) * scale)), in - 1);
       t.push_back(s);
     }
   }
@@ -134,7 +144,8 @@ Tensor upsampleNearest(const Tensor& x, const IntList& outputSize, const std::ve
 // four corners with products of the two weights; we compute them as above (within 1 ulp).
 Tensor upsampleBilinear2d(const Tensor& x, const IntList& outputSize, bool alignCorners,
                           std::optional<double> scalesH, std::optional<double> scalesW) {
-  TL_CHECK(x.dim() == 4 && outputSize.size() == 2, "upsample_bilinear2d: expected 4-D input and 2 output sizes");
+  TL_CHECK(x.dim() == 4 && outputSize.size() == 2,
+           "upsample_bilinear2d: expected 4-D input and 2 output sizes");
   const int64_t IH = x.sizes()[2], IW = x.sizes()[3], OH = outputSize[0], OW = outputSize[1];
   TL_CHECK(IH > 0 && IW > 0 && OH > 0 && OW > 0, "Input and output sizes should be greater than 0");
   Tensor c = x.contiguous();
@@ -143,12 +154,18 @@ Tensor upsampleBilinear2d(const Tensor& x, const IntList& outputSize, bool align
   dispatchFloating(x.dtype(), "upsample_bilinear2d", [&](auto tag) {
     using T = decltype(tag);
     using A = OpMath<T>;  // the ratio's and the weights' type (float for float, half, bf16)
-    struct Tap { int64_t i0, i1; A l0, l1; };
+    struct Tap {
+      int64_t i0, i1;
+      A l0, l1;
+    };
     auto taps = [&](int64_t in, int64_t out, std::optional<double> sc) {
       A ratio;
-      if (alignCorners) ratio = out > 1 ? static_cast<A>(in - 1) / static_cast<A>(out - 1) : A(0);
-      else if (sc && *sc > 0) ratio = static_cast<A>(1.0 / *sc);
-      else ratio = static_cast<A>(in) / static_cast<A>(out);
+      if (alignCorners)
+        ratio = out > 1 ? static_cast<A>(in - 1) / static_cast<A>(out - 1) : A(0);
+      else if (sc && *sc > 0)
+        ratio = static_cast<A>(1.0 / *sc);
+      else
+        ratio = static_cast<A>(in) / static_cast<A>(out);
       std::vector<Tap> t;
       t.reserve(static_cast<size_t>(out));
       for (int64_t o = 0; o < out; ++o) {
@@ -156,8 +173,9 @@ Tensor upsampleBilinear2d(const Tensor& x, const IntList& outputSize, bool align
           t.push_back({o, o, A(1), A(0)});
           continue;
         }
-        double src = alignCorners ? static_cast<double>(ratio) * static_cast<double>(o)
-                                  : static_cast<double>(ratio) * (static_cast<double>(o) + 0.5) - 0.5;
+        double src = alignCorners
+                         ? static_cast<double>(ratio) * static_cast<double>(o)
+                         : static_cast<double>(ratio) * (static_cast<double>(o) + 0.5) - 0.5;
         if (!alignCorners && src < 0) src = 0;
         const int64_t i0 = static_cast<int64_t>(src);
         const int64_t i1 = i0 + (i0 < in - 1 ? 1 : 0);
@@ -179,8 +197,10 @@ Tensor upsampleBilinear2d(const Tensor& x, const IntList& outputSize, bool align
           T* orow = op + (p * OH + oh) * OW;
           for (int64_t ow = 0; ow < OW; ++ow) {
             const Tap& b = tw[static_cast<size_t>(ow)];
-            const A t0 = std::fma(static_cast<A>(r0[b.i0]), b.l0, static_cast<A>(static_cast<A>(r0[b.i1]) * b.l1));
-            const A t1 = std::fma(static_cast<A>(r1[b.i0]), b.l0, static_cast<A>(static_cast<A>(r1[b.i1]) * b.l1));
+            const A t0 = std::fma(static_cast<A>(r0[b.i0]), b.l0,
+                                  static_cast<A>(static_cast<A>(r0[b.i1]) * b.l1));
+            const A t1 = std::fma(static_cast<A>(r1[b.i0]), b.l0,
+                                  static_cast<A>(static_cast<A>(r1[b.i1]) * b.l1));
             orow[ow] = castTo<T>(std::fma(t0, a.l0, static_cast<A>(t1 * a.l1)));
           }
         }
@@ -195,7 +215,8 @@ Tensor interpolate(const Tensor& x, const std::optional<IntList>& size,
                    std::optional<bool> alignCorners) {
   const int64_t k = x.dim() - 2;
   TL_CHECK(k >= 1, "interpolate: expected at least 3-D input");
-  TL_CHECK(size.has_value() != scaleFactor.has_value(), "only one of size or scale_factor should be defined");
+  TL_CHECK(size.has_value() != scaleFactor.has_value(),
+           "only one of size or scale_factor should be defined");
   IntList out;
   std::vector<std::optional<double>> scales(static_cast<size_t>(k));
   if (size) {
@@ -211,7 +232,8 @@ Tensor interpolate(const Tensor& x, const std::optional<IntList>& size,
   TL_CHECK(static_cast<int64_t>(out.size()) == k, "interpolate: size must have {} elements", k);
   if (mode == "nearest") {
     TL_CHECK(!alignCorners.has_value(),
-             "align_corners option can only be set with the interpolating modes: linear | bilinear | bicubic | trilinear");
+             "align_corners option can only be set with the interpolating modes: linear | bilinear "
+             "| bicubic | trilinear");
     return upsampleNearest(x, out, scales);
   }
   if (mode == "bilinear") {

@@ -32,7 +32,8 @@ Tensor upsampleBilinear2d(const Tensor& x, const IntList& outputSize, bool align
 /// F.interpolate(x, size or scale_factor, mode "nearest" | "bilinear", align_corners):
 /// scale factors give floor(in * scale) outputs and are passed on as scales.
 Tensor interpolate(const Tensor& x, const std::optional<IntList>& size,
-                   const std::optional<std::vector<double>>& scaleFactor, const std::string& mode = "nearest",
+                   const std::optional<std::vector<double>>& scaleFactor,
+                   const std::string& mode = "nearest",
                    std::optional<bool> alignCorners = std::nullopt);
 
 }  // namespace torchless::ops

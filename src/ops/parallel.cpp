@@ -3,13 +3,13 @@
 #include "core/strided_copy.h"
 #include "ops/core_parallelism.h"
 
+#include <unistd.h>
 #include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <mutex>
-#include <unistd.h>
 
 namespace torchless::ops {
 
@@ -29,8 +29,8 @@ double machineBusySeconds() {
   std::FILE* f = std::fopen("/proc/stat", "r");
   if (f == nullptr) return -1;
   unsigned long long v[8] = {};
-  const int n = std::fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4],
-                            &v[5], &v[6], &v[7]);
+  const int n = std::fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
+                            &v[3], &v[4], &v[5], &v[6], &v[7]);
   std::fclose(f);
   if (n < 4) return -1;
   unsigned long long busy = 0;

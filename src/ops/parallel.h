@@ -20,7 +20,8 @@ void parallelFor(int64_t n, int64_t grain, const Fn& fn) {
   if (n <= 0) return;
   int threads = 1;
   if (n >= 2 * std::max<int64_t>(grain, 1) && !omp_in_parallel())
-    threads = static_cast<int>(std::min<int64_t>(omp_get_max_threads(), n / std::max<int64_t>(grain, 1)));
+    threads =
+        static_cast<int>(std::min<int64_t>(omp_get_max_threads(), n / std::max<int64_t>(grain, 1)));
   if (threads <= 1) {
     fn(int64_t{0}, n);
     return;

@@ -20,20 +20,23 @@ int64_t poolingOutputSize(int64_t in, int64_t k, int64_t pad, int64_t s, int64_t
 namespace {
 
 struct PoolGeom {
-  int64_t k = 0;                      // spatial dims
-  IntList kernel, stride, pad, dil;   // 3 entries each (leading dims padded)
-  IntList in3, out3;                  // [D, H, W] in / out
-  int64_t planes = 0;                 // N * C
-  IntList outShape;                   // full output shape
+  int64_t k = 0;                     // spatial dims
+  IntList kernel, stride, pad, dil;  // 3 entries each (leading dims padded)
+  IntList in3, out3;                 // [D, H, W] in / out
+  int64_t planes = 0;                // N * C
+  IntList outShape;                  // full output shape
   bool unbatched = false;
 };
 
 IntList fill3(const IntList& v, int64_t k, int64_t lead, const char* name, int64_t dflt) {
   IntList e;
-  if (v.empty()) e.assign(static_cast<size_t>(k), dflt);
-  else if (v.size() == 1) e.assign(static_cast<size_t>(k), v[0]);
+  if (v.empty())
+    e.assign(static_cast<size_t>(k), dflt);
+  else if (v.size() == 1)
+    e.assign(static_cast<size_t>(k), v[0]);
   else {
-    TL_CHECK(static_cast<int64_t>(v.size()) == k, "{} must either be a single int, or a tuple of {} ints", name, k);
+    TL_CHECK(static_cast<int64_t>(v.size()) == k,
+             "{} must either be a single int, or a tuple of {} ints", name, k);
     e = v;
   }
   IntList out(static_cast<size_t>(3 - k), lead);
@@ -42,9 +45,10 @@ IntList fill3(const IntList& v, int64_t k, int64_t lead, const char* name, int64
 }
 
 PoolGeom geometry(const Tensor& x, int64_t k, const IntList& kernel, const IntList& stride,
-                  const IntList& padding, const IntList& dilation, bool ceilMode, const char* name) {
-  TL_CHECK(x.dim() == k + 1 || x.dim() == k + 2, "{}: Expected {}D or {}D input tensor, but got {}", name,
-           k + 1, k + 2, sizesToString(x.sizes()));
+                  const IntList& padding, const IntList& dilation, bool ceilMode,
+                  const char* name) {
+  TL_CHECK(x.dim() == k + 1 || x.dim() == k + 2, "{}: Expected {}D or {}D input tensor, but got {}",
+           name, k + 1, k + 2, sizesToString(x.sizes()));
   PoolGeom g;
   g.k = k;
   g.unbatched = x.dim() == k + 1;
@@ -60,18 +64,23 @@ PoolGeom geometry(const Tensor& x, int64_t k, const IntList& kernel, const IntLi
   g.outShape = IntList(x.sizes().begin(), x.sizes().begin() + sp0);
   g.out3 = IntList(static_cast<size_t>(3 - k), 1);
   for (int64_t i = 3 - k; i < 3; ++i) {
-    TL_CHECK(g.kernel[i] > 0, "kernel_size must be greater than zero, but got kH: {} kW: {}", g.kernel[1], g.kernel[2]);
-    TL_CHECK(g.stride[i] > 0, "stride should be greater than zero, but got dH: {} dW: {}", g.stride[1], g.stride[2]);
+    TL_CHECK(g.kernel[i] > 0, "kernel_size must be greater than zero, but got kH: {} kW: {}",
+             g.kernel[1], g.kernel[2]);
+    TL_CHECK(g.stride[i] > 0, "stride should be greater than zero, but got dH: {} dW: {}",
+             g.stride[1], g.stride[2]);
     TL_CHECK(g.dil[i] > 0, "dilation should be greater than zero");
     TL_CHECK(g.pad[i] >= 0 && g.pad[i] <= ((g.kernel[i] - 1) * g.dil[i] + 1) / 2,
-             "pad should be at most half of effective kernel size, but got pad={}, kernel_size={} and dilation={}",
+             "pad should be at most half of effective kernel size, but got pad={}, kernel_size={} "
+             "and dilation={}",
              g.pad[i], g.kernel[i], g.dil[i]);
-    const int64_t o = poolingOutputSize(g.in3[i], g.kernel[i], g.pad[i], g.stride[i], g.dil[i], ceilMode);
+    const int64_t o =
+        poolingOutputSize(g.in3[i], g.kernel[i], g.pad[i], g.stride[i], g.dil[i], ceilMode);
     g.out3.push_back(o);
     g.outShape.push_back(o);
   }
   for (int64_t i = 3 - k; i < 3; ++i)
-    TL_CHECK(g.out3[i] >= 1, "Given input size: ({}). Calculated output size: ({}). Output size is too small",
+    TL_CHECK(g.out3[i] >= 1,
+             "Given input size: ({}). Calculated output size: ({}). Output size is too small",
              fmt::join(x.sizes().begin() + 1, x.sizes().end(), "x"),
              fmt::join(g.outShape.begin() + 1, g.outShape.end(), "x"));
   return g;
@@ -86,51 +95,57 @@ std::tuple<Tensor, Tensor> maxPoolWithIndices(const Tensor& x, int64_t k, const 
   Tensor c = x.contiguous();
   Tensor out = Tensor::empty(g.outShape, x.dtype());
   Tensor idx = Tensor::empty(g.outShape, ScalarType::Long);
-  dispatchFloating(x.dtype(), k == 1 ? "max_pool1d" : k == 2 ? "max_pool2d" : "max_pool3d", [&](auto tag) {
-    using T = decltype(tag);
-    using A = OpMath<T>;
-    const T* ip = c.data<T>();
-    T* op = out.data<T>();
-    int64_t* xp = idx.data<int64_t>();
-    const int64_t ID = g.in3[0], IH = g.in3[1], IW = g.in3[2], OD = g.out3[0], OH = g.out3[1], OW = g.out3[2];
-    parallelFor(g.planes, 1, [&](int64_t lo, int64_t hi) {
-      for (int64_t pl = lo; pl < hi; ++pl) {
-        const T* in = ip + pl * ID * IH * IW;
-        for (int64_t od = 0; od < OD; ++od)
-          for (int64_t oh = 0; oh < OH; ++oh)
-            for (int64_t ow = 0; ow < OW; ++ow) {
-              A best = kIsFloat<T> ? -std::numeric_limits<A>::infinity() : std::numeric_limits<A>::lowest();
-              int64_t bi = -1;
-              bool done = false;
-              for (int64_t kd = 0; kd < g.kernel[0] && !done; ++kd) {
-                const int64_t id = od * g.stride[0] - g.pad[0] + kd * g.dil[0];
-                if (id < 0 || id >= ID) continue;
-                for (int64_t kh = 0; kh < g.kernel[1] && !done; ++kh) {
-                  const int64_t ih = oh * g.stride[1] - g.pad[1] + kh * g.dil[1];
-                  if (ih < 0 || ih >= IH) continue;
-                  for (int64_t kw = 0; kw < g.kernel[2]; ++kw) {
-                    const int64_t iw = ow * g.stride[2] - g.pad[2] + kw * g.dil[2];
-                    if (iw < 0 || iw >= IW) continue;
-                    const int64_t off = (id * IH + ih) * IW + iw;
-                    const A v = static_cast<A>(in[off]);
-                    if (v > best || bi < 0 || v != v) {
-                      best = v;
-                      bi = off;
-                      if (v != v) {
-                        done = true;
-                        break;
-                      }
-                    }
-                  }
-                }
-              }
-              const int64_t o = ((pl * OD + od) * OH + oh) * OW + ow;
-              op[o] = castTo<T>(best);
-              xp[o] = bi;
-            }
-      }
-    });
-  });
+  dispatchFloating(x.dtype(),
+                   k == 1   ? "max_pool1d"
+                   : k == 2 ? "max_pool2d"
+                            : "max_pool3d",
+                   [&](auto tag) {
+                     using T = decltype(tag);
+                     using A = OpMath<T>;
+                     const T* ip = c.data<T>();
+                     T* op = out.data<T>();
+                     int64_t* xp = idx.data<int64_t>();
+                     const int64_t ID = g.in3[0], IH = g.in3[1], IW = g.in3[2], OD = g.out3[0],
+                                   OH = g.out3[1], OW = g.out3[2];
+                     parallelFor(g.planes, 1, [&](int64_t lo, int64_t hi) {
+                       for (int64_t pl = lo; pl < hi; ++pl) {
+                         const T* in = ip + pl * ID * IH * IW;
+                         for (int64_t od = 0; od < OD; ++od)
+                           for (int64_t oh = 0; oh < OH; ++oh)
+                             for (int64_t ow = 0; ow < OW; ++ow) {
+                               A best = kIsFloat<T> ? -std::numeric_limits<A>::infinity()
+                                                    : std::numeric_limits<A>::lowest();
+                               int64_t bi = -1;
+                               bool done = false;
+                               for (int64_t kd = 0; kd < g.kernel[0] && !done; ++kd) {
+                                 const int64_t id = od * g.stride[0] - g.pad[0] + kd * g.dil[0];
+                                 if (id < 0 || id >= ID) continue;
+                                 for (int64_t kh = 0; kh < g.kernel[1] && !done; ++kh) {
+                                   const int64_t ih = oh * g.stride[1] - g.pad[1] + kh * g.dil[1];
+                                   if (ih < 0 || ih >= IH) continue;
+                                   for (int64_t kw = 0; kw < g.kernel[2]; ++kw) {
+                                     const int64_t iw = ow * g.stride[2] - g.pad[2] + kw * g.dil[2];
+                                     if (iw < 0 || iw >= IW) continue;
+                                     const int64_t off = (id * IH + ih) * IW + iw;
+                                     const A v = static_cast<A>(in[off]);
+                                     if (v > best || bi < 0 || v != v) {
+                                       best = v;
+                                       bi = off;
+                                       if (v != v) {
+                                         done = true;
+                                         break;
+                                       }
+                                     }
+                                   }
+                                 }
+                               }
+                               const int64_t o = ((pl * OD + od) * OH + oh) * OW + ow;
+                               op[o] = castTo<T>(best);
+                               xp[o] = bi;
+                             }
+                       }
+                     });
+                   });
   return {out, idx};
 }
 
@@ -142,14 +157,17 @@ namespace {
 // channels is innermost and vectorizes. Any other input is made contiguous and pooled plane by
 // plane. The window always holds at least one element (geometry() checks the padding).
 Tensor maxPool2dFloat(const Tensor& x, const PoolGeom& g) {
-  const int64_t N = x.sizes()[0], C = x.sizes()[1], IH = g.in3[1], IW = g.in3[2], OH = g.out3[1], OW = g.out3[2];
-  const int64_t KH = g.kernel[1], KW = g.kernel[2], SH = g.stride[1], SW = g.stride[2], PH = g.pad[1],
-                PW = g.pad[2], DH = g.dil[1], DW = g.dil[2];
+  const int64_t N = x.sizes()[0], C = x.sizes()[1], IH = g.in3[1], IW = g.in3[2], OH = g.out3[1],
+                OW = g.out3[2];
+  const int64_t KH = g.kernel[1], KW = g.kernel[2], SH = g.stride[1], SW = g.stride[2],
+                PH = g.pad[1], PW = g.pad[2], DH = g.dil[1], DW = g.dil[2];
   const IntList& st = x.strides();
-  const bool channelsLast = C > 1 && st[1] == 1 && st[3] == C && st[2] == C * IW && st[0] == C * IW * IH;
+  const bool channelsLast =
+      C > 1 && st[1] == 1 && st[3] == C && st[2] == C * IW && st[0] == C * IW * IH;
   if (channelsLast) {
     Storage buf = Storage::allocate(static_cast<size_t>(N * OH * OW * C) * sizeof(float));
-    Tensor out = Tensor::fromStorage(buf, 0, {N, C, OH, OW}, {OH * OW * C, 1, OW * C, C}, ScalarType::Float);
+    Tensor out =
+        Tensor::fromStorage(buf, 0, {N, C, OH, OW}, {OH * OW * C, 1, OW * C, C}, ScalarType::Float);
     const float* ip = x.data<float>();
     float* op = out.data<float>();
     parallelFor(N * OH, 1, [&](int64_t lo, int64_t hi) {
@@ -219,7 +237,8 @@ Tensor maxPool(const Tensor& x, int64_t k, const IntList& kernel, const IntList&
 }
 
 Tensor avgPool(const Tensor& x, int64_t k, const IntList& kernel, const IntList& stride,
-               const IntList& padding, bool ceilMode, bool countIncludePad, std::optional<int64_t> divisorOverride) {
+               const IntList& padding, bool ceilMode, bool countIncludePad,
+               std::optional<int64_t> divisorOverride) {
   if (divisorOverride) TL_CHECK(*divisorOverride != 0, "divisor must be not zero");
   const PoolGeom g = geometry(x, k, kernel, stride, padding, {1}, ceilMode, "avg_pool");
   Tensor c = x.contiguous();
@@ -229,7 +248,8 @@ Tensor avgPool(const Tensor& x, int64_t k, const IntList& kernel, const IntList&
     using A = Acc<T>;
     const T* ip = c.data<T>();
     T* op = out.data<T>();
-    const int64_t ID = g.in3[0], IH = g.in3[1], IW = g.in3[2], OD = g.out3[0], OH = g.out3[1], OW = g.out3[2];
+    const int64_t ID = g.in3[0], IH = g.in3[1], IW = g.in3[2], OD = g.out3[0], OH = g.out3[1],
+                  OW = g.out3[2];
     parallelFor(g.planes, 1, [&](int64_t lo, int64_t hi) {
       for (int64_t pl = lo; pl < hi; ++pl) {
         const T* in = ip + pl * ID * IH * IW;
@@ -252,10 +272,14 @@ Tensor avgPool(const Tensor& x, int64_t k, const IntList& kernel, const IntList&
                 for (int64_t ih = s[1]; ih < e[1]; ++ih)
                   for (int64_t iw = s[2]; iw < e[2]; ++iw)
                     acc += static_cast<A>(static_cast<OpMath<T>>(in[(id * IH + ih) * IW + iw]));
-              const int64_t div = divisorOverride ? *divisorOverride : countIncludePad ? poolSize : count;
+              const int64_t div = divisorOverride   ? *divisorOverride
+                                  : countIncludePad ? poolSize
+                                                    : count;
               const int64_t o = ((pl * OD + od) * OH + oh) * OW + ow;
-              if constexpr (std::is_integral_v<T>) op[o] = castTo<T>(div == 0 ? 0 : acc / div);
-              else op[o] = castTo<T>(acc / static_cast<A>(div));
+              if constexpr (std::is_integral_v<T>)
+                op[o] = castTo<T>(div == 0 ? 0 : acc / div);
+              else
+                op[o] = castTo<T>(acc / static_cast<A>(div));
             }
       }
     });
@@ -266,8 +290,9 @@ Tensor avgPool(const Tensor& x, int64_t k, const IntList& kernel, const IntList&
 namespace {
 template <bool IsMax>
 std::tuple<Tensor, Tensor> adaptive(const Tensor& x, int64_t k, const IntList& outputSize) {
-  TL_CHECK(x.dim() == k + 1 || x.dim() == k + 2, "adaptive pool: Expected {}D or {}D tensor, but got {}", k + 1,
-           k + 2, sizesToString(x.sizes()));
+  TL_CHECK(x.dim() == k + 1 || x.dim() == k + 2,
+           "adaptive pool: Expected {}D or {}D tensor, but got {}", k + 1, k + 2,
+           sizesToString(x.sizes()));
   TL_CHECK(static_cast<int64_t>(outputSize.size()) == k || outputSize.size() == 1,
            "adaptive pool: output_size must be {}", k);
   const int64_t sp0 = x.dim() - k;
@@ -358,7 +383,8 @@ Tensor globalAvgPoolChannelsLast(const Tensor& x) {
       const float* in = ip + n * HW * C + c0;
       for (int64_t p = 0; p < HW; ++p)
         for (int64_t c = 0; c < nc; ++c) acc[c] += static_cast<double>(in[p * C + c]);
-      for (int64_t c = 0; c < nc; ++c) op[n * C + c0 + c] = static_cast<float>(acc[c] / static_cast<double>(HW));
+      for (int64_t c = 0; c < nc; ++c)
+        op[n * C + c0 + c] = static_cast<float>(acc[c] / static_cast<double>(HW));
     }
   });
   return out;

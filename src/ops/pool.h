@@ -12,21 +12,25 @@ namespace torchless::ops {
 
 /// F.max_poolNd(x, kernel, stride, padding, dilation, ceil_mode) -> (values, indices Long:
 /// flat offsets within each input plane, as max_pool2d_with_indices). NaN wins.
-std::tuple<Tensor, Tensor> maxPoolWithIndices(const Tensor& x, int64_t spatialDims, const IntList& kernel,
-                                              const IntList& stride = {}, const IntList& padding = {0},
+std::tuple<Tensor, Tensor> maxPoolWithIndices(const Tensor& x, int64_t spatialDims,
+                                              const IntList& kernel, const IntList& stride = {},
+                                              const IntList& padding = {0},
                                               const IntList& dilation = {1}, bool ceilMode = false);
-Tensor maxPool(const Tensor& x, int64_t spatialDims, const IntList& kernel, const IntList& stride = {},
-               const IntList& padding = {0}, const IntList& dilation = {1}, bool ceilMode = false);
+Tensor maxPool(const Tensor& x, int64_t spatialDims, const IntList& kernel,
+               const IntList& stride = {}, const IntList& padding = {0},
+               const IntList& dilation = {1}, bool ceilMode = false);
 /// F.avg_poolNd(x, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override).
-Tensor avgPool(const Tensor& x, int64_t spatialDims, const IntList& kernel, const IntList& stride = {},
-               const IntList& padding = {0}, bool ceilMode = false, bool countIncludePad = true,
-               std::optional<int64_t> divisorOverride = std::nullopt);
+Tensor avgPool(const Tensor& x, int64_t spatialDims, const IntList& kernel,
+               const IntList& stride = {}, const IntList& padding = {0}, bool ceilMode = false,
+               bool countIncludePad = true, std::optional<int64_t> divisorOverride = std::nullopt);
 /// F.adaptive_avg_poolNd(x, output_size).
 Tensor adaptiveAvgPool(const Tensor& x, int64_t spatialDims, const IntList& outputSize);
 /// F.adaptive_max_poolNd(x, output_size) -> (values, indices).
-std::tuple<Tensor, Tensor> adaptiveMaxPool(const Tensor& x, int64_t spatialDims, const IntList& outputSize);
+std::tuple<Tensor, Tensor> adaptiveMaxPool(const Tensor& x, int64_t spatialDims,
+                                           const IntList& outputSize);
 
 /// PyTorch's pooling_output_shape (with ceil_mode's "last window starts inside" rule).
-int64_t poolingOutputSize(int64_t in, int64_t kernel, int64_t pad, int64_t stride, int64_t dilation, bool ceilMode);
+int64_t poolingOutputSize(int64_t in, int64_t kernel, int64_t pad, int64_t stride, int64_t dilation,
+                          bool ceilMode);
 
 }  // namespace torchless::ops

@@ -16,10 +16,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
-#include <string>
-#include <mutex>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <string>
 #include <tuple>
 #include <type_traits>
 #include <unordered_map>
@@ -46,9 +46,10 @@ const QuantizerInfo& quantizerOf(const Tensor& q, const char* op) {
 const QuantizerInfo& perTensorOf(const Tensor& q, const char* op) {
   const QuantizerInfo& info = quantizerOf(q, op);
   if (perChannel(info))
-    throw Error(fmt::format("{}: expected a per-tensor quantized tensor (torch.per_tensor_affine), "
-                            "got a per-channel one",
-                            op));
+    throw Error(
+        fmt::format("{}: expected a per-tensor quantized tensor (torch.per_tensor_affine), "
+                    "got a per-channel one",
+                    op));
   return info;
 }
 
@@ -60,7 +61,8 @@ std::vector<double> scalesOf(const QuantizerInfo& q, int64_t channels) {
     return s;
   }
   Tensor t(q.scales);
-  TL_CHECK(t.numel() == channels, "per-channel scales have {} entries, expected {}", t.numel(), channels);
+  TL_CHECK(t.numel() == channels, "per-channel scales have {} entries, expected {}", t.numel(),
+           channels);
   for (int64_t c = 0; c < channels; ++c) s[static_cast<size_t>(c)] = t.doubleAt(c);
   return s;
 }
@@ -71,8 +73,10 @@ std::vector<int32_t> zeroPointsOf(const QuantizerInfo& q, int64_t channels) {
     return z;
   }
   Tensor t(q.zeroPoints);
-  TL_CHECK(t.numel() == channels, "per-channel zero points have {} entries, expected {}", t.numel(), channels);
-  for (int64_t c = 0; c < channels; ++c) z[static_cast<size_t>(c)] = static_cast<int32_t>(t.intAt(c));
+  TL_CHECK(t.numel() == channels, "per-channel zero points have {} entries, expected {}", t.numel(),
+           channels);
+  for (int64_t c = 0; c < channels; ++c)
+    z[static_cast<size_t>(c)] = static_cast<int32_t>(t.intAt(c));
   return z;
 }
 
@@ -119,8 +123,8 @@ Tensor inLayoutOf(const Tensor& y, const Tensor& x) {
   return y;
 }
 
-Tensor fromInts(const std::vector<int64_t>& v, const IntList& sizes, ScalarType qdtype, double scale,
-                int64_t zp) {
+Tensor fromInts(const std::vector<int64_t>& v, const IntList& sizes, ScalarType qdtype,
+                double scale, int64_t zp) {
   Tensor out = emptyQuantized(sizes, qdtype, scale, zp);
   dispatchQuant(qdtype, [&](auto tag) {
     using T = decltype(tag);
@@ -135,7 +139,8 @@ Tensor fromInts(const std::vector<int64_t>& v, const IntList& sizes, ScalarType 
 bool densePermutation(const Tensor& t) {
   std::vector<std::pair<int64_t, int64_t>> dims;  // (stride, size) of dims with size > 1
   for (int64_t d = 0; d < t.dim(); ++d)
-    if (t.sizes()[static_cast<size_t>(d)] != 1) dims.emplace_back(t.strides()[static_cast<size_t>(d)], t.sizes()[static_cast<size_t>(d)]);
+    if (t.sizes()[static_cast<size_t>(d)] != 1)
+      dims.emplace_back(t.strides()[static_cast<size_t>(d)], t.sizes()[static_cast<size_t>(d)]);
   std::sort(dims.begin(), dims.end());
   int64_t expect = 1;
   for (const auto& [st, sz] : dims) {
@@ -146,10 +151,11 @@ bool densePermutation(const Tensor& t) {
 }
 
 /// A new per-tensor quantized tensor with the given (dense) strides.
-Tensor emptyQuantizedStrided(const IntList& sizes, const IntList& strides, ScalarType qdtype, double scale,
-                             int64_t zp) {
-  Tensor out = Tensor::fromStorage(Storage::allocate(static_cast<size_t>(checkedNumel(sizes)) * elementSize(qdtype)), 0,
-                                   sizes, strides, qdtype);
+Tensor emptyQuantizedStrided(const IntList& sizes, const IntList& strides, ScalarType qdtype,
+                             double scale, int64_t zp) {
+  Tensor out = Tensor::fromStorage(
+      Storage::allocate(static_cast<size_t>(checkedNumel(sizes)) * elementSize(qdtype)), 0, sizes,
+      strides, qdtype);
   auto q = std::make_shared<QuantizerInfo>();
   q->scale = scale;
   q->zeroPoint = zp;
@@ -166,7 +172,8 @@ Tensor dequantizeFma(const Tensor& q) {
   Tensor out = Tensor::empty(q.sizes(), ScalarType::Float);
   float* o = out.data<float>();
   if (q.dtype() == ScalarType::QInt32) {
-    for (size_t i = 0; i < ints.size(); ++i) o[i] = std::fma(s, static_cast<float>(ints[i]), premul);
+    for (size_t i = 0; i < ints.size(); ++i)
+      o[i] = std::fma(s, static_cast<float>(ints[i]), premul);
   } else {
     for (size_t i = 0; i < ints.size(); ++i) o[i] = fma8(s, static_cast<float>(ints[i]), premul);
   }
@@ -189,7 +196,8 @@ void checkScale(double scale, const char* op) {
 /// acc[m][n] = sum_k A[m][k] * W[n][k] over int16 operands (zero points already removed);
 /// emit(m, n, acc) for every pair. Rows of A are split across threads.
 template <typename Emit>
-void gemmS16(const int16_t* A, const int16_t* W, int64_t M, int64_t N, int64_t K, const Emit& emit) {
+void gemmS16(const int16_t* A, const int16_t* W, int64_t M, int64_t N, int64_t K,
+             const Emit& emit) {
   parallelFor(M, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, N * K / 64 + 1)),
               [&](int64_t m0, int64_t m1) {
                 for (int64_t m = m0; m < m1; ++m) {
@@ -226,8 +234,10 @@ struct Requant {
     Tensor b;
     if (bias) {
       b = bias->contiguous();
-      TL_CHECK(b.dtype() == ScalarType::Float, "quantized bias must be float32, got {}", dtypeName(b.dtype()));
-      TL_CHECK(b.numel() == channels, "bias has {} values for {} output channels", b.numel(), channels);
+      TL_CHECK(b.dtype() == ScalarType::Float, "quantized bias must be float32, got {}",
+               dtypeName(b.dtype()));
+      TL_CHECK(b.numel() == channels, "bias has {} values for {} output channels", b.numel(),
+               channels);
       hasBias = true;
     }
     for (int64_t c = 0; c < channels; ++c) {
@@ -243,7 +253,8 @@ struct Requant {
     float raw = static_cast<float>(acc);
     if (hasBias) raw += biasRaw[static_cast<size_t>(c)];
     const float v = raw * mult[static_cast<size_t>(c)] + static_cast<float>(zp);
-    return static_cast<uint8_t>(std::clamp<int64_t>(static_cast<int64_t>(std::nearbyint(v)), lo, hi));
+    return static_cast<uint8_t>(
+        std::clamp<int64_t>(static_cast<int64_t>(std::nearbyint(v)), lo, hi));
   }
 };
 
@@ -264,13 +275,15 @@ std::vector<int16_t> weightS16(const Tensor& w, int64_t oc, int64_t axisChannels
 
 void checkWeight(const Tensor& w, const char* op) {
   if (!w.isQuantized() || w.dtype() != ScalarType::QInt8)
-    throw Error(fmt::format("{}: weight must be a torch.qint8 tensor, got {}", op, dtypeName(w.dtype())));
+    throw Error(
+        fmt::format("{}: weight must be a torch.qint8 tensor, got {}", op, dtypeName(w.dtype())));
 }
 void checkActivation(const Tensor& x, const char* op) {
   if (!x.isQuantized() || x.dtype() != ScalarType::QUInt8)
-    throw Error(fmt::format("{}: input must be a torch.quint8 tensor (PyTorch's x86 engines take "
-                            "quint8 activations), got {}",
-                            op, x.defined() ? dtypeName(x.dtype()) : "None"));
+    throw Error(
+        fmt::format("{}: input must be a torch.quint8 tensor (PyTorch's x86 engines take "
+                    "quint8 activations), got {}",
+                    op, x.defined() ? dtypeName(x.dtype()) : "None"));
   perTensorOf(x, op);
 }
 
@@ -326,7 +339,8 @@ Tensor quantizePerTensor(const Tensor& x, double scale, int64_t zeroPoint, Scala
       // quantizeOne without branches, so that it vectorizes: NaN and |t| >= 2^63 become -2^22
       // (saturating to lo, as in quantizeOne), t is clamped to +-2^22 and rounded with
       // the 1.5 * 2^23 trick (the same integers after saturation).
-      const float zpf = static_cast<float>(zeroPoint), lof = static_cast<float>(lo), hif = static_cast<float>(hi);
+      const float zpf = static_cast<float>(zeroPoint), lof = static_cast<float>(lo),
+                  hif = static_cast<float>(hi);
       parallelFor(n, 1 << 15, [&](int64_t b, int64_t e) {
         const float inv_ = inv, zp_ = zpf, lo_ = lof, hi_ = hif;
         const float* __restrict x = src + b;
@@ -342,7 +356,8 @@ Tensor quantizePerTensor(const Tensor& x, double scale, int64_t zeroPoint, Scala
       });
     } else {
       parallelFor(n, 1 << 15, [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) dst[i] = static_cast<T>(quantizeOne(src[i], inv, zeroPoint, lo, hi));
+        for (int64_t i = b; i < e; ++i)
+          dst[i] = static_cast<T>(quantizeOne(src[i], inv, zeroPoint, lo, hi));
       });
     }
   });
@@ -358,8 +373,8 @@ Tensor quantizePerChannel(const Tensor& x, const Tensor& scales, const Tensor& z
     throw Error(fmt::format("{}: axis {} is out of range for a {}-d tensor", op, axis, x.dim()));
   const int64_t C = x.size(axis);
   if (scales.dim() != 1 || scales.numel() != C || zeroPoints.dim() != 1 || zeroPoints.numel() != C)
-    throw Error(fmt::format("{}: scales and zero_points must be 1-d with {} entries (size of axis {})",
-                            op, C, axis));
+    throw Error(fmt::format(
+        "{}: scales and zero_points must be 1-d with {} entries (size of axis {})", op, C, axis));
   auto info = std::make_shared<QuantizerInfo>();
   info->scheme = Scheme::PerChannelAffine;
   info->axis = axis;
@@ -377,7 +392,8 @@ Tensor quantizePerChannel(const Tensor& x, const Tensor& scales, const Tensor& z
   const float* src = c.data<float>();
   const int64_t n = c.numel();
   std::vector<float> inv(static_cast<size_t>(C));
-  for (int64_t i = 0; i < C; ++i) inv[static_cast<size_t>(i)] = 1.0f / static_cast<float>(s.doubleAt(i));
+  for (int64_t i = 0; i < C; ++i)
+    inv[static_cast<size_t>(i)] = 1.0f / static_cast<float>(s.doubleAt(i));
   std::vector<int64_t> zp(static_cast<size_t>(C));
   for (int64_t i = 0; i < C; ++i) zp[static_cast<size_t>(i)] = z.intAt(i);
   dispatchQuant(qdtype, [&, lo = lo, hi = hi](auto tag) {
@@ -430,7 +446,8 @@ Tensor withQuantizerOf(const Tensor& ints, const Tensor& q) {
   Tensor c = ints.contiguous();
   TL_CHECK(c.dtype() == underlyingType(q.dtype()), "integers of dtype {} cannot hold {}",
            dtypeName(c.dtype()), dtypeName(q.dtype()));
-  Tensor out = Tensor::fromStorage(c.storage(), c.storageOffset(), c.sizes(), c.strides(), q.dtype());
+  Tensor out =
+      Tensor::fromStorage(c.storage(), c.storageOffset(), c.sizes(), c.strides(), q.dtype());
   out.setQuantizer(q.quantizer());
   return out;
 }
@@ -442,7 +459,8 @@ namespace {
 const QuantizerInfo& perChannelOf(const Tensor& q, const char* op) {
   const QuantizerInfo& info = quantizerOf(q, op);
   if (!perChannel(info))
-    throw Error(fmt::format("{}: expected a per-channel quantized tensor, got a per-tensor one", op));
+    throw Error(
+        fmt::format("{}: expected a per-channel quantized tensor, got a per-tensor one", op));
   return info;
 }
 }  // namespace
@@ -480,11 +498,11 @@ namespace {
 // u8 output [N, OC, P]. Returns false (nothing written) when oneDNN has only its reference
 // implementation for the shape (our loops are faster) or none.
 
-bool dnnlInt8ConvAcc(const Tensor& x, const Tensor& weight, int64_t S, int64_t OC,
-                     const IntList& k, const IntList& in, const IntList& out, const IntList& st,
-                     const IntList& pd, const IntList& dl, int64_t groups, int32_t azp,
-                     std::vector<int32_t>& acc, const Requant* rq = nullptr, bool relu = false,
-                     uint8_t* y = nullptr, int64_t batch = -1, int64_t channels = -1) {
+bool dnnlInt8ConvAcc(const Tensor& x, const Tensor& weight, int64_t S, int64_t OC, const IntList& k,
+                     const IntList& in, const IntList& out, const IntList& st, const IntList& pd,
+                     const IntList& dl, int64_t groups, int32_t azp, std::vector<int32_t>& acc,
+                     const Requant* rq = nullptr, bool relu = false, uint8_t* y = nullptr,
+                     int64_t batch = -1, int64_t channels = -1) {
   using namespace dnnl;
   using dt = memory::data_type;
   using tag = memory::format_tag;
@@ -500,13 +518,16 @@ bool dnnlInt8ConvAcc(const Tensor& x, const Tensor& weight, int64_t S, int64_t O
   memory::dims srcDims{N, C}, dstDims{N, OC}, wDims;
   for (auto v : spatial(in)) srcDims.push_back(v);
   for (auto v : spatial(out)) dstDims.push_back(v);
-  if (groups > 1) wDims = {groups, OC / groups, C / groups};
-  else wDims = {OC, C};
+  if (groups > 1)
+    wDims = {groups, OC / groups, C / groups};
+  else
+    wDims = {OC, C};
   for (auto v : spatial(k)) wDims.push_back(v);
   memory::dims strides = spatial(st), pads = spatial(pd), dil = spatial(dl);
   for (auto& d : dil) d -= 1;  // oneDNN counts dilation from 0
   const tag plainSrc = D == 3 ? tag::ncdhw : tag::nchw;
-  const tag plainW = groups > 1 ? (D == 3 ? tag::goidhw : tag::goihw) : (D == 3 ? tag::oidhw : tag::oihw);
+  const tag plainW =
+      groups > 1 ? (D == 3 ? tag::goidhw : tag::goihw) : (D == 3 ? tag::oidhw : tag::oihw);
   try {
     engine& eng = dnnl_utils::engine();
     stream& strm = dnnl_utils::stream();
@@ -531,8 +552,10 @@ bool dnnlInt8ConvAcc(const Tensor& x, const Tensor& weight, int64_t S, int64_t O
     shapeKey.insert(shapeKey.end(), strides.begin(), strides.end());
     shapeKey.insert(shapeKey.end(), pads.begin(), pads.end());
     shapeKey.insert(shapeKey.end(), dil.begin(), dil.end());
-    shapeKey.insert(shapeKey.end(), {groups, OC, requant ? 1 : 0, relu ? 1 : 0, requant && rq->hasBias ? 1 : 0});
-    Key key(static_cast<const void*>(wc.rawData()), std::move(shapeKey), requant ? rq->mult : std::vector<float>{});
+    shapeKey.insert(shapeKey.end(),
+                    {groups, OC, requant ? 1 : 0, relu ? 1 : 0, requant && rq->hasBias ? 1 : 0});
+    Key key(static_cast<const void*>(wc.rawData()), std::move(shapeKey),
+            requant ? rq->mult : std::vector<float>{});
     std::shared_ptr<Cached> entry;
     {
       std::lock_guard<std::mutex> lock(mu);
@@ -544,10 +567,12 @@ bool dnnlInt8ConvAcc(const Tensor& x, const Tensor& weight, int64_t S, int64_t O
           dstAny(dstDims, requant ? dt::u8 : dt::s32, tag::any);
       convolution_forward::desc cd =
           requant && rq->hasBias
-              ? convolution_forward::desc(prop_kind::forward_inference, algorithm::convolution_direct, srcAny, wAny,
-                                          biasDesc, dstAny, strides, dil, pads, pads)
-              : convolution_forward::desc(prop_kind::forward_inference, algorithm::convolution_direct, srcAny, wAny,
-                                          dstAny, strides, dil, pads, pads);
+              ? convolution_forward::desc(prop_kind::forward_inference,
+                                          algorithm::convolution_direct, srcAny, wAny, biasDesc,
+                                          dstAny, strides, dil, pads, pads)
+              : convolution_forward::desc(prop_kind::forward_inference,
+                                          algorithm::convolution_direct, srcAny, wAny, dstAny,
+                                          strides, dil, pads, pads);
       primitive_attr attr;
       attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
       if (requant) {
@@ -596,7 +621,9 @@ bool dnnlInt8ConvAcc(const Tensor& x, const Tensor& weight, int64_t S, int64_t O
     int32_t zp = azp, dzp = requant ? static_cast<int32_t>(rq->zp) : 0;
     memory zpMem({{1}, dt::s32, tag::x}, eng, &zp);
     memory dzpMem({{1}, dt::s32, tag::x}, eng, &dzp);
-    std::unordered_map<int, memory> margs = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, dst},
+    std::unordered_map<int, memory> margs = {{DNNL_ARG_SRC, src},
+                                             {DNNL_ARG_WEIGHTS, w},
+                                             {DNNL_ARG_DST, dst},
                                              {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zpMem}};
     std::vector<float> biasCopy;
     if (requant) {
@@ -642,9 +669,11 @@ Tensor qconvImpl(const Tensor& x, const Tensor& weight, const std::optional<Tens
     st[j] = stride[static_cast<size_t>(i)];
     pd[j] = padding[static_cast<size_t>(i)];
     dl[j] = dilation[static_cast<size_t>(i)];
-    if (transposed && static_cast<int64_t>(outputPadding.size()) == S) op3[j] = outputPadding[static_cast<size_t>(i)];
+    if (transposed && static_cast<int64_t>(outputPadding.size()) == S)
+      op3[j] = outputPadding[static_cast<size_t>(i)];
     if (st[j] < 1 || dl[j] < 1 || pd[j] < 0)
-      throw Error(fmt::format("{}: stride and dilation must be positive, padding non-negative", op));
+      throw Error(
+          fmt::format("{}: stride and dilation must be positive, padding non-negative", op));
   }
   const int64_t OC = transposed ? weight.size(1) * groups : weight.size(0);
   const int64_t Cg = C / groups;
@@ -704,7 +733,8 @@ Tensor qconvImpl(const Tensor& x, const Tensor& weight, const std::optional<Tens
         dnnlInt8ConvAcc(x, weight, S, OC, k, in, out, st, pd, dl, groups, azp, dacc)) {
       parallelFor(N * OC, 1, [&](int64_t b0, int64_t b1) {
         for (int64_t b = b0; b < b1; ++b)
-          for (int64_t p = 0; p < P; ++p) yp[b * P + p] = rq(dacc[static_cast<size_t>(b * P + p)], b % OC);
+          for (int64_t p = 0; p < P; ++p)
+            yp[b * P + p] = rq(dacc[static_cast<size_t>(b * P + p)], b % OC);
       });
       return y;
     }
@@ -769,8 +799,10 @@ Tensor qconvImpl(const Tensor& x, const Tensor& weight, const std::optional<Tens
                   const int64_t ih = oh * st[1] - pd[1] + kh * dl[1];
                   for (int64_t kw = 0; kw < k[2]; ++kw) {
                     const int64_t iw = ow * st[2] - pd[2] + kw * dl[2];
-                    const bool inside = id >= 0 && id < in[0] && ih >= 0 && ih < in[1] && iw >= 0 && iw < in[2];
-                    *cp++ = inside ? static_cast<int16_t>(xc[(id * in[1] + ih) * in[2] + iw] - azp) : 0;
+                    const bool inside =
+                        id >= 0 && id < in[0] && ih >= 0 && ih < in[1] && iw >= 0 && iw < in[2];
+                    *cp++ =
+                        inside ? static_cast<int16_t>(xc[(id * in[1] + ih) * in[2] + iw] - azp) : 0;
                   }
                 }
               }
@@ -852,7 +884,8 @@ QConvScales qconvScales(double inScale, const Tensor& weight, const std::optiona
   const int64_t OC = weight.size(0);
   const QuantizerInfo& wq = *weight.quantizer();
   if (perChannel(wq) && wq.axis != 0)
-    throw Error(fmt::format("{}: per-channel weights must be quantized along axis 0, got axis {}", op, wq.axis));
+    throw Error(fmt::format("{}: per-channel weights must be quantized along axis 0, got axis {}",
+                            op, wq.axis));
   std::vector<double> wsc = scalesOf(wq, perChannel(wq) ? OC : 1);
   std::vector<int32_t> wzp = zeroPointsOf(wq, perChannel(wq) ? OC : 1);
   if (!perChannel(wq)) wsc.assign(static_cast<size_t>(OC), wsc[0]);
@@ -872,7 +905,8 @@ Tensor qlinear(const Tensor& x, const Tensor& weight, const std::optional<Tensor
   checkWeight(weight, op);
   checkScale(outScale, op);
   checkZeroPoint(outZp, ScalarType::QUInt8, op);
-  if (weight.dim() != 2) throw Error(fmt::format("{}: weight must be 2-d, got {}-d", op, weight.dim()));
+  if (weight.dim() != 2)
+    throw Error(fmt::format("{}: weight must be 2-d, got {}-d", op, weight.dim()));
   const int64_t N = weight.size(0), K = weight.size(1);
   if (x.dim() < 1 || x.size(-1) != K)
     throw Error(fmt::format("{}: input {} does not match the weight {} (in_features {})", op,
@@ -894,11 +928,13 @@ Tensor qlinear(const Tensor& x, const Tensor& weight, const std::optional<Tensor
   Tensor y = emptyQuantized(outSizes, ScalarType::QUInt8, outScale, outZp);
   uint8_t* yp = static_cast<uint8_t*>(y.rawData());
   // oneDNN: a 1x1 convolution over [M, K, 1, 1] (Note [oneDNN int8 accumulators]).
-  if (!qconvReferenceLoops() && M > 0 && std::all_of(wzp.begin(), wzp.end(), [](int32_t z) { return z == 0; })) {
+  if (!qconvReferenceLoops() && M > 0 &&
+      std::all_of(wzp.begin(), wzp.end(), [](int32_t z) { return z == 0; })) {
     Tensor x2 = x.contiguous();
     std::vector<int32_t> unused;
     const IntList one{1, 1, 1}, zero{0, 0, 0};
-    if (dnnlInt8ConvAcc(x2, weight, 2, N, one, one, one, one, zero, one, 1, azp, unused, &rq, relu, yp, M, K))
+    if (dnnlInt8ConvAcc(x2, weight, 2, N, one, one, one, one, zero, one, 1, azp, unused, &rq, relu,
+                        yp, M, K))
       return y;
   }
   std::vector<int16_t> w16 = weightS16(weight, N, N, wzp);
@@ -912,7 +948,8 @@ Tensor qlinear(const Tensor& x, const Tensor& weight, const std::optional<Tensor
 
 namespace {
 /// fbgemm's / PyTorch's ChooseQuantizationParams (preserve_sparsity and power-of-two off).
-std::pair<float, int32_t> chooseQParams(float mn, float mx, int32_t qmin, int32_t qmax, bool reduceRange) {
+std::pair<float, int32_t> chooseQParams(float mn, float mx, int32_t qmin, int32_t qmax,
+                                        bool reduceRange) {
   if (reduceRange) {
     qmin = qmin / 2;
     qmax = qmax / 2;
@@ -920,13 +957,16 @@ std::pair<float, int32_t> chooseQParams(float mn, float mx, int32_t qmin, int32_
   mn = std::min(mn, 0.0f);
   mx = std::max(mx, 0.0f);
   double scale = (static_cast<double>(mx) - mn) / (qmax - qmin);
-  if (static_cast<float>(scale) == 0.0f || std::isinf(1.0f / static_cast<float>(scale))) scale = 0.1;
+  if (static_cast<float>(scale) == 0.0f || std::isinf(1.0f / static_cast<float>(scale)))
+    scale = 0.1;
   constexpr float kSmallScale = 6.1e-5f;
   if (scale < kSmallScale) {
     const float orgScale = static_cast<float>(scale);
     scale = kSmallScale;
-    if (mn == 0.0f) mx = kSmallScale * (qmax - qmin);
-    else if (mx == 0.0f) mn = -kSmallScale * (qmax - qmin);
+    if (mn == 0.0f)
+      mx = kSmallScale * (qmax - qmin);
+    else if (mx == 0.0f)
+      mn = -kSmallScale * (qmax - qmin);
     else {
       const float amplifier = kSmallScale / orgScale;
       mn *= amplifier;
@@ -939,9 +979,12 @@ std::pair<float, int32_t> chooseQParams(float mn, float mx, int32_t qmin, int32_
   const double eMax = std::abs(qmax) + std::abs(mx / scale);
   const double z0 = eMin < eMax ? zFromMin : zFromMax;
   int32_t z;
-  if (z0 < qmin) z = qmin;
-  else if (z0 > qmax) z = qmax;
-  else z = static_cast<int32_t>(std::nearbyint(z0));
+  if (z0 < qmin)
+    z = qmin;
+  else if (z0 > qmax)
+    z = qmax;
+  else
+    z = static_cast<int32_t>(std::nearbyint(z0));
   return {static_cast<float>(scale), z};
 }
 }  // namespace
@@ -951,7 +994,8 @@ Tensor qlinearDynamic(const Tensor& x, const Tensor& weight, const std::optional
   const char* op = "quantized::linear_dynamic";
   checkWeight(weight, op);
   Tensor xc = contiguousFloat(x, op);
-  if (weight.dim() != 2) throw Error(fmt::format("{}: weight must be 2-d, got {}-d", op, weight.dim()));
+  if (weight.dim() != 2)
+    throw Error(fmt::format("{}: weight must be 2-d, got {}-d", op, weight.dim()));
   const int64_t N = weight.size(0), K = weight.size(1);
   if (x.dim() < 1 || x.size(-1) != K)
     throw Error(fmt::format("{}: input {} does not match the weight {} (in_features {})", op,
@@ -985,7 +1029,8 @@ Tensor qlinearDynamic(const Tensor& x, const Tensor& weight, const std::optional
   Tensor b;
   if (bias) {
     b = bias->contiguous();
-    TL_CHECK(b.dtype() == ScalarType::Float && b.numel() == N, "{}: bias must be float32 [{}]", op, N);
+    TL_CHECK(b.dtype() == ScalarType::Float && b.numel() == N, "{}: bias must be float32 [{}]", op,
+             N);
   }
   const float* bp = bias ? b.data<float>() : nullptr;
   IntList outSizes = x.sizes();
@@ -1018,20 +1063,23 @@ Tensor qadd(const Tensor& a, const Tensor& b, double scale, int64_t zeroPoint, b
                             dtypeName(a.dtype()), dtypeName(b.dtype())));
   checkScale(scale, op);
   checkZeroPoint(zeroPoint, a.dtype(), op);
-  if (a.sizes() == b.sizes() && a.strides() == b.strides() && densePermutation(a) && a.dtype() != ScalarType::QInt32) {
+  if (a.sizes() == b.sizes() && a.strides() == b.strides() && densePermutation(a) &&
+      a.dtype() != ScalarType::QInt32) {
     // Same shapes and layout (contiguous or channels-last): one pass over the integers in
     // memory order with the same float steps as below (fma dequantize, add, relu, quantize),
     // no intermediate tensors; the result has the inputs' layout.
     const QuantizerInfo& qa = *a.quantizer();
     const QuantizerInfo& qb = *b.quantizer();
     const float sa = static_cast<float>(qa.scale), sb = static_cast<float>(qb.scale);
-    const float pa = -(sa * static_cast<float>(qa.zeroPoint)), pb = -(sb * static_cast<float>(qb.zeroPoint));
+    const float pa = -(sa * static_cast<float>(qa.zeroPoint)),
+                pb = -(sb * static_cast<float>(qb.zeroPoint));
     const float inv = 1.0f / static_cast<float>(scale);
     auto [lo, hi] = quantRange(a.dtype());
     Tensor y = emptyQuantizedStrided(a.sizes(), a.strides(), a.dtype(), scale, zeroPoint);
     // quantizeOne without branches (the inputs are integers: no NaN), so that it vectorizes:
     // t clamped to +-2^22 first rounds as nearbyint does and saturates to the same integers.
-    const float zpf = static_cast<float>(zeroPoint), lof = static_cast<float>(lo), hif = static_cast<float>(hi);
+    const float zpf = static_cast<float>(zeroPoint), lof = static_cast<float>(lo),
+                hif = static_cast<float>(hi);
     const float floor = relu ? 0.0f : -std::numeric_limits<float>::infinity();
     dispatchQuant(a.dtype(), [&](auto tag) {
       using T = decltype(tag);
@@ -1056,7 +1104,8 @@ Tensor qadd(const Tensor& a, const Tensor& b, double scale, int64_t zeroPoint, b
         T* __restrict o = yp + i0;
         const int64_t n = i1 - i0;
         for (int64_t i = 0; i < n; ++i) {
-          const float c = std::max(ta[static_cast<int>(x[i]) + off] + tb[static_cast<int>(z[i]) + off], fl_);
+          const float c =
+              std::max(ta[static_cast<int>(x[i]) + off] + tb[static_cast<int>(z[i]) + off], fl_);
           const float t = std::min(std::max(c * inv_, -4194304.0f), 4194304.0f);
           const float r = ((t + 12582912.0f) - 12582912.0f) + zp_;
           o[i] = static_cast<T>(static_cast<int32_t>(std::min(std::max(r, lo_), hi_)));
@@ -1082,13 +1131,15 @@ Tensor qmul(const Tensor& a, const Tensor& b, double scale, int64_t zeroPoint, b
   Tensor ia = sub(intRepr(a).to(ScalarType::Float), Scalar(static_cast<double>(qa.zeroPoint)));
   Tensor ib = sub(intRepr(b).to(ScalarType::Float), Scalar(static_cast<double>(qb.zeroPoint)));
   Tensor prod = mul(ia.to(ScalarType::Long), ib.to(ScalarType::Long));
-  const float m = static_cast<float>(qa.scale) * static_cast<float>(qb.scale) * (1.0f / static_cast<float>(scale));
+  const float m = static_cast<float>(qa.scale) * static_cast<float>(qb.scale) *
+                  (1.0f / static_cast<float>(scale));
   auto [lo, hi] = quantRange(a.dtype());
   if (relu) lo = std::max(lo, zeroPoint);
   std::vector<int64_t> v(static_cast<size_t>(prod.numel()));
   const int64_t* pp = prod.data<int64_t>();
   for (size_t i = 0; i < v.size(); ++i)
-    v[i] = std::clamp<int64_t>(zeroPoint + std::lrintf(static_cast<float>(static_cast<int32_t>(pp[i])) * m), lo, hi);
+    v[i] = std::clamp<int64_t>(
+        zeroPoint + std::lrintf(static_cast<float>(static_cast<int32_t>(pp[i])) * m), lo, hi);
   return fromInts(v, prod.sizes(), a.dtype(), scale, zeroPoint);
 }
 
@@ -1117,7 +1168,8 @@ Tensor qcat(const std::vector<Tensor>& xs, int64_t dim, std::optional<double> sc
   bool same = !relu;
   for (const Tensor& t : xs) {
     const QuantizerInfo& q = perTensorOf(t, op);
-    if (t.dtype() != xs[0].dtype()) throw Error(fmt::format("{}: all inputs must have the same dtype", op));
+    if (t.dtype() != xs[0].dtype())
+      throw Error(fmt::format("{}: all inputs must have the same dtype", op));
     same = same && q.scale == s && q.zeroPoint == z;
   }
   if (same) {
@@ -1156,7 +1208,8 @@ Tensor qhardswish(const Tensor& x, double scale, int64_t zeroPoint) {
   std::vector<int64_t> out(ints.size());
   for (size_t i = 0; i < ints.size(); ++i) {
     const float d = std::fma(s, static_cast<float>(ints[i]), premul);
-    out[i] = quantizeOne(d * std::min(std::max(d + 3.0f, 0.0f), 6.0f) / 6.0f, inv, zeroPoint, lo, hi);
+    out[i] =
+        quantizeOne(d * std::min(std::max(d + 3.0f, 0.0f), 6.0f) / 6.0f, inv, zeroPoint, lo, hi);
   }
   return fromInts(out, x.sizes(), x.dtype(), scale, zeroPoint);
 }
@@ -1211,7 +1264,8 @@ Tensor qclamp(const Tensor& x, std::optional<double> lo, std::optional<double> h
   const int64_t h = hi ? quantizeOne(static_cast<float>(*hi), inv, q.zeroPoint, qlo, qhi) : qhi;
   std::vector<int32_t> ints = intsOf(x);
   std::vector<int64_t> v(ints.size());
-  for (size_t i = 0; i < ints.size(); ++i) v[i] = std::min<int64_t>(std::max<int64_t>(ints[i], l), h);
+  for (size_t i = 0; i < ints.size(); ++i)
+    v[i] = std::min<int64_t>(std::max<int64_t>(ints[i], l), h);
   return inLayoutOf(fromInts(v, x.sizes(), x.dtype(), q.scale, q.zeroPoint), x);
 }
 
@@ -1233,8 +1287,8 @@ Tensor qbatchNorm(const Tensor& x, const std::optional<Tensor>& weight,
     const float w = weight ? wc.data<float>()[c] : 1.0f;
     const float b = bias ? bc.data<float>()[c] : 0.0f;
     alpha[static_cast<size_t>(c)] = invSigma * w * (inScale / outScale);
-    beta[static_cast<size_t>(c)] =
-        (b - mc.data<float>()[c] * invSigma * w) * (1.0f / outScale) + static_cast<float>(zeroPoint);
+    beta[static_cast<size_t>(c)] = (b - mc.data<float>()[c] * invSigma * w) * (1.0f / outScale) +
+                                   static_cast<float>(zeroPoint);
   }
   auto [lo, hi] = quantRange(x.dtype());
   if (relu) lo = std::max(lo, zeroPoint);
@@ -1267,14 +1321,17 @@ Tensor qmaxPool(const Tensor& x, int64_t spatialDims, const IntList& kernel, con
   perTensorOf(x, "max_pool");
   // 2-d over a contiguous 4-d uint8 / int8 tensor: the max of the integers, in place (the
   // general path below converts to float and back).
-  const bool channelsLast = x.dim() == 4 && !x.isContiguous() && x.strides()[1] == 1 && densePermutation(x) &&
-                            x.strides()[3] == x.size(1) && x.strides()[2] == x.size(1) * x.size(3);
-  if (spatialDims == 2 && x.dim() == 4 && (x.isContiguous() || channelsLast) && kernel.size() == 2 && padding.size() == 2 &&
-      dilation.size() == 2 && (stride.size() == 2 || stride.empty()) && x.dtype() != ScalarType::QInt32) {
+  const bool channelsLast = x.dim() == 4 && !x.isContiguous() && x.strides()[1] == 1 &&
+                            densePermutation(x) && x.strides()[3] == x.size(1) &&
+                            x.strides()[2] == x.size(1) * x.size(3);
+  if (spatialDims == 2 && x.dim() == 4 && (x.isContiguous() || channelsLast) &&
+      kernel.size() == 2 && padding.size() == 2 && dilation.size() == 2 &&
+      (stride.size() == 2 || stride.empty()) && x.dtype() != ScalarType::QInt32) {
     const IntList st = stride.empty() ? kernel : stride;
     bool valid = true;
     for (size_t i = 0; i < 2; ++i)
-      valid = valid && kernel[i] > 0 && st[i] > 0 && dilation[i] > 0 && padding[i] >= 0 && padding[i] * 2 <= kernel[i];
+      valid = valid && kernel[i] > 0 && st[i] > 0 && dilation[i] > 0 && padding[i] >= 0 &&
+              padding[i] * 2 <= kernel[i];
     const int64_t H = x.size(2), W = x.size(3);
     const int64_t OH = valid ? poolOut(H, kernel[0], padding[0], st[0], dilation[0], ceilMode) : 0;
     const int64_t OW = valid ? poolOut(W, kernel[1], padding[1], st[1], dilation[1], ceilMode) : 0;
@@ -1284,7 +1341,8 @@ Tensor qmaxPool(const Tensor& x, int64_t spatialDims, const IntList& kernel, con
       if (channelsLast) {
         // NHWC in, NHWC out (as PyTorch's quantized max_pool2d keeps the memory format): the
         // channels of one output pixel are one vectorizable row.
-        Tensor y = emptyQuantizedStrided({N, C, OH, OW}, {OH * OW * C, 1, OW * C, C}, x.dtype(), q.scale, q.zeroPoint);
+        Tensor y = emptyQuantizedStrided({N, C, OH, OW}, {OH * OW * C, 1, OW * C, C}, x.dtype(),
+                                         q.scale, q.zeroPoint);
         dispatchQuant(x.dtype(), [&](auto tag) {
           using T = decltype(tag);
           const T* xp = static_cast<const T*>(x.rawData());
@@ -1348,7 +1406,8 @@ Tensor qavgPool(const Tensor& x, int64_t spatialDims, const IntList& kernel, con
   const QuantizerInfo& q = perTensorOf(x, op);
   const int64_t S = spatialDims;
   if (x.dim() != S + 1 && x.dim() != S + 2)
-    throw Error(fmt::format("{}: expected a {}-d or {}-d input, got {}-d", op, S + 1, S + 2, x.dim()));
+    throw Error(
+        fmt::format("{}: expected a {}-d or {}-d input, got {}-d", op, S + 1, S + 2, x.dim()));
   auto at = [](const IntList& v, int64_t i, int64_t dflt) {
     if (v.empty()) return dflt;
     return v.size() == 1 ? v[0] : v[static_cast<size_t>(i)];
@@ -1391,7 +1450,9 @@ Tensor qavgPool(const Tensor& x, int64_t spatialDims, const IntList& kernel, con
           for (int64_t d = s[0]; d < e[0]; ++d)
             for (int64_t h = s[1]; h < e[1]; ++h)
               for (int64_t w = s[2]; w < e[2]; ++w) acc += xp[(d * in[1] + h) * in[2] + w] - zp;
-          const int64_t div = divisorOverride ? *divisorOverride : countIncludePad ? poolSize : size;
+          const int64_t div = divisorOverride   ? *divisorOverride
+                              : countIncludePad ? poolSize
+                                                : size;
           if (div == 0) throw Error(fmt::format("{}: division by zero", op));
           // PyTorch adds the zero point before rounding: nearbyint(acc / div + zp).
           const float r = std::nearbyint(static_cast<float>(acc) / static_cast<float>(div) +
@@ -1416,7 +1477,8 @@ Tensor qadaptiveAvgPool(const Tensor& x, int64_t spatialDims, const IntList& out
   Tensor means = adaptiveAvgPool(f, spatialDims, outputSize);
   Tensor mc = means.contiguous();
   const int64_t nd = mc.dim();
-  std::vector<std::vector<int64_t>> lens(static_cast<size_t>(spatialDims));  // window lengths per dim
+  std::vector<std::vector<int64_t>> lens(
+      static_cast<size_t>(spatialDims));  // window lengths per dim
   for (int64_t d = 0; d < spatialDims; ++d) {
     const int64_t in = x.sizes()[static_cast<size_t>(nd - spatialDims + d)];
     const int64_t out = mc.sizes()[static_cast<size_t>(nd - spatialDims + d)];
@@ -1436,7 +1498,8 @@ Tensor qadaptiveAvgPool(const Tensor& x, int64_t spatialDims, const IntList& out
       size *= l[static_cast<size_t>(rest % n)];
       rest /= n;
     }
-    const auto sum = static_cast<int64_t>(std::llround(mc.data<double>()[i] * static_cast<double>(size)));
+    const auto sum =
+        static_cast<int64_t>(std::llround(mc.data<double>()[i] * static_cast<double>(size)));
     const int64_t acc = sum - q.zeroPoint * size;
     const auto mult = static_cast<float>(ratio / static_cast<double>(size));
     const auto r = static_cast<int64_t>(roundHalfEven(static_cast<float>(acc) * mult));
@@ -1469,8 +1532,10 @@ Tensor qmean(const Tensor& x, const IntList& dims, bool keepdim) {
     for (int64_t i = 0; i < nd; ++i) {
       const bool reduced = std::find(ds.begin(), ds.end(), i) != ds.end();
       if (reduced) count *= x.sizes()[i];
-      if (!reduced) outSizes.push_back(x.sizes()[i]);
-      else if (keepdim) outSizes.push_back(1);
+      if (!reduced)
+        outSizes.push_back(x.sizes()[i]);
+      else if (keepdim)
+        outSizes.push_back(1);
     }
     Tensor m = Tensor::empty(outSizes, ScalarType::Float);
     const int64_t groups = m.numel();
@@ -1511,12 +1576,14 @@ Tensor qsoftmax(const Tensor& x, int64_t dim, double scale, int64_t zeroPoint) {
 
 Tensor qelu(const Tensor& x, double scale, int64_t zeroPoint, double alpha, double outScale,
             double inputScale) {
-  return quantizePerTensor(elu(dequantizeFma(x), Scalar(alpha), Scalar(outScale), Scalar(inputScale)),
-                           scale, zeroPoint, x.dtype());
+  return quantizePerTensor(
+      elu(dequantizeFma(x), Scalar(alpha), Scalar(outScale), Scalar(inputScale)), scale, zeroPoint,
+      x.dtype());
 }
 
 Tensor qmatmul(const Tensor& a, const Tensor& b, double scale, int64_t zeroPoint) {
-  TL_CHECK(a.dtype() == b.dtype(), "quantized::matmul: both inputs must have the same quantized dtype");
+  TL_CHECK(a.dtype() == b.dtype(),
+           "quantized::matmul: both inputs must have the same quantized dtype");
   return quantizePerTensor(matmul(dequantize(a), dequantize(b)), scale, zeroPoint, a.dtype());
 }
 
@@ -1526,7 +1593,8 @@ Tensor qembeddingBag(const Tensor& weight, const Tensor& indices,
   const char* op = bits == 8 ? "quantized::embedding_bag_byte" : "quantized::embedding_bag_4bit";
   if (weight.dim() != 2 || weight.dtype() != ScalarType::Byte)
     throw Error(fmt::format("{}: weight must be a 2-d uint8 tensor of packed rows", op));
-  if (mode != 0 && mode != 1) throw Error(fmt::format("{}: only mode sum (0) and mean (1) are supported", op));
+  if (mode != 0 && mode != 1)
+    throw Error(fmt::format("{}: only mode sum (0) and mean (1) are supported", op));
   Tensor w = weight.contiguous();
   const int64_t rows = w.size(0), rowBytes = w.size(1);
   const int64_t tail = bits == 8 ? 8 : 4;  // float32 scale+bias, or fp16 scale+bias
@@ -1550,8 +1618,10 @@ Tensor qembeddingBag(const Tensor& weight, const Tensor& indices,
   const uint8_t* wp = w.data<uint8_t>();
   const int64_t* ip = idx.data<int64_t>();
   for (int64_t b = 0; b < bags; ++b) {
-    const int64_t s = offs[static_cast<size_t>(b)], e = std::min(offs[static_cast<size_t>(b) + 1], nIdx);
-    if (s < 0 || s > e) throw Error(fmt::format("{}: offsets must be non-decreasing and start at 0", op));
+    const int64_t s = offs[static_cast<size_t>(b)],
+                  e = std::min(offs[static_cast<size_t>(b) + 1], nIdx);
+    if (s < 0 || s > e)
+      throw Error(fmt::format("{}: offsets must be non-decreasing and start at 0", op));
     for (int64_t i = s; i < e; ++i) {
       const int64_t r = ip[i];
       if (r < 0 || r >= rows)

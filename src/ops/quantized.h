@@ -74,9 +74,9 @@ int64_t qPerChannelAxis(const Tensor& q);
 /// `spatial` lists have one entry per spatial dim. Returns quint8 with (outScale, outZp),
 /// channels-last for a non-transposed 2-d conv as in PyTorch.
 Tensor qconv(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias,
-             const IntList& stride, const IntList& padding, const IntList& dilation,
-             int64_t groups, bool transposed, const IntList& outputPadding, double outScale,
-             int64_t outZp, bool relu);
+             const IntList& stride, const IntList& padding, const IntList& dilation, int64_t groups,
+             bool transposed, const IntList& outputPadding, double outScale, int64_t outZp,
+             bool relu);
 /// TORCHLESS_QCONV_REFERENCE=1 (read once): quantized conv and linear run the reference loops,
 /// not oneDNN, in the kernels and in the engine's int8 layers.
 bool qconvReferenceLoops();
@@ -144,8 +144,9 @@ Tensor qmean(const Tensor& x, const IntList& dims, bool keepdim);
 /// y = fma(((q - zp) - mean) * s, gamma, beta), quantized with (scale, zeroPoint). Throws when
 /// normalized_shape does not match the input's trailing sizes or weight/bias are not float32 of
 /// that many elements. (ops/quantized_norm.cpp)
-Tensor qlayerNorm(const Tensor& x, const IntList& normalizedShape, const std::optional<Tensor>& weight,
-                  const std::optional<Tensor>& bias, double eps, double scale, int64_t zeroPoint);
+Tensor qlayerNorm(const Tensor& x, const IntList& normalizedShape,
+                  const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
+                  double eps, double scale, int64_t zeroPoint);
 /// quantized::group_norm over x [N, C, *] (C divisible by numGroups): the statistics of
 /// qlayerNorm per (sample, group), per-channel weight / bias [C] (float32). A channels-last 4-d
 /// input gets PyTorch's NHWC kernel's arithmetic (y = fma(q - zp, s_c, fma(-s_c, mean, beta_c)))
@@ -154,8 +155,9 @@ Tensor qlayerNorm(const Tensor& x, const IntList& normalizedShape, const std::op
 Tensor qgroupNorm(const Tensor& x, int64_t numGroups, const std::optional<Tensor>& weight,
                   const std::optional<Tensor>& bias, double eps, double scale, int64_t zeroPoint);
 /// quantized::instance_norm: qgroupNorm with one group per channel.
-Tensor qinstanceNorm(const Tensor& x, const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
-                     double eps, double scale, int64_t zeroPoint);
+Tensor qinstanceNorm(const Tensor& x, const std::optional<Tensor>& weight,
+                     const std::optional<Tensor>& bias, double eps, double scale,
+                     int64_t zeroPoint);
 /// aten::upsample_bilinear2d on a per-tensor quantized x [N, C, H, W] (PyTorch's
 /// upsample_bilinear2d_quantized_cpu): the integers are interpolated in float with float source
 /// indices, no fused multiply-add, and requantized with x's own qparams (zp + nearbyint(value -

@@ -29,26 +29,35 @@ struct QInts {
 };
 QInts qintsOf(const Tensor& x, const char* op) {
   if (!x.defined() || !x.isQuantized())
-    throw Error(fmt::format("{}: expected a quantized tensor, got {}", op, x.defined() ? dtypeName(x.dtype()) : "None"));
+    throw Error(fmt::format("{}: expected a quantized tensor, got {}", op,
+                            x.defined() ? dtypeName(x.dtype()) : "None"));
   const QuantizerInfo& q = *x.quantizer();
   if (q.scheme != QuantizerInfo::Scheme::PerTensorAffine)
-    throw Error(fmt::format("{}: expected a per-tensor quantized tensor (torch.per_tensor_affine)", op));
+    throw Error(
+        fmt::format("{}: expected a per-tensor quantized tensor (torch.per_tensor_affine)", op));
   return {intRepr(x).contiguous().to(ScalarType::Int), q.scale, q.zeroPoint};
 }
 
 void checkOutQParams(double scale, int64_t zeroPoint, ScalarType qdtype, const char* op) {
-  TL_CHECK(scale > 0 && std::isfinite(scale), "{}: output_scale must be a positive finite number, got {}", op, scale);
+  TL_CHECK(scale > 0 && std::isfinite(scale),
+           "{}: output_scale must be a positive finite number, got {}", op, scale);
   auto [lo, hi] = quantRange(qdtype);
-  TL_CHECK(zeroPoint >= lo && zeroPoint <= hi, "{}: output_zero_point {} is out of range for {} [{}, {}]", op,
-           zeroPoint, dtypeName(qdtype), lo, hi);
+  TL_CHECK(zeroPoint >= lo && zeroPoint <= hi,
+           "{}: output_zero_point {} is out of range for {} [{}, {}]", op, zeroPoint,
+           dtypeName(qdtype), lo, hi);
 }
 
 /// Writes integers (already saturated) into a new contiguous per-tensor quantized tensor.
-Tensor fromInts(const std::vector<int64_t>& v, const IntList& sizes, ScalarType qdtype, double scale, int64_t zp) {
+Tensor fromInts(const std::vector<int64_t>& v, const IntList& sizes, ScalarType qdtype,
+                double scale, int64_t zp) {
   Tensor out = emptyQuantized(sizes, qdtype, scale, zp);
   switch (qdtype) {
-    case ScalarType::QUInt8: std::copy(v.begin(), v.end(), static_cast<uint8_t*>(out.rawData())); break;
-    case ScalarType::QInt8: std::copy(v.begin(), v.end(), static_cast<int8_t*>(out.rawData())); break;
+    case ScalarType::QUInt8:
+      std::copy(v.begin(), v.end(), static_cast<uint8_t*>(out.rawData()));
+      break;
+    case ScalarType::QInt8:
+      std::copy(v.begin(), v.end(), static_cast<int8_t*>(out.rawData()));
+      break;
     default: std::copy(v.begin(), v.end(), static_cast<int32_t*>(out.rawData())); break;
   }
   return out;
@@ -63,8 +72,8 @@ struct GroupStats {
   float mean;   // layer_mean_div_scale_x
   float scale;  // scale_x_div_layer_std
 };
-GroupStats groupStats(const int32_t* x, int64_t n, int64_t stride, int64_t count, int64_t zp, float xScale,
-                      double eps) {
+GroupStats groupStats(const int32_t* x, int64_t n, int64_t stride, int64_t count, int64_t zp,
+                      float xScale, double eps) {
   // `count` runs of `n` integers, `stride` apart (a group of channels in NCHW order)
   int64_t sum = 0, sumSq = 0;
   for (int64_t r = 0; r < count; ++r)
@@ -75,12 +84,15 @@ GroupStats groupStats(const int32_t* x, int64_t n, int64_t stride, int64_t count
     }
   const float N = static_cast<float>(n * count);
   const float meanShifted = static_cast<float>(sum) / N;
-  const float var = std::max(std::fma(-meanShifted, meanShifted, static_cast<float>(sumSq) / N), 0.0f);
+  const float var =
+      std::max(std::fma(-meanShifted, meanShifted, static_cast<float>(sumSq) / N), 0.0f);
   const double d = static_cast<double>(var * xScale * xScale) + eps;
-  return {meanShifted - static_cast<float>(zp), static_cast<float>(static_cast<double>(xScale) / std::sqrt(d))};
+  return {meanShifted - static_cast<float>(zp),
+          static_cast<float>(static_cast<double>(xScale) / std::sqrt(d))};
 }
 
-std::vector<float> affineValues(const std::optional<Tensor>& t, int64_t n, const char* op, const char* what) {
+std::vector<float> affineValues(const std::optional<Tensor>& t, int64_t n, const char* op,
+                                const char* what) {
   std::vector<float> v;
   if (!t) return v;
   TL_CHECK(t->numel() == n && t->dtype() == ScalarType::Float && !t->isQuantized(),
@@ -93,14 +105,17 @@ std::vector<float> affineValues(const std::optional<Tensor>& t, int64_t n, const
 
 /// quantized_group_norm_impl: groups of C / G channels per sample, per-channel affine.
 Tensor groupNormImpl(const Tensor& x, int64_t groups, const std::optional<Tensor>& weight,
-                     const std::optional<Tensor>& bias, double eps, double scale, int64_t zeroPoint, const char* op) {
+                     const std::optional<Tensor>& bias, double eps, double scale, int64_t zeroPoint,
+                     const char* op) {
   const QInts q = qintsOf(x, op);
-  TL_CHECK(x.dim() >= 2, "{}: expected an input of at least 2 dims [N, C, *], got {}", op, sizesToString(x.sizes()));
+  TL_CHECK(x.dim() >= 2, "{}: expected an input of at least 2 dims [N, C, *], got {}", op,
+           sizesToString(x.sizes()));
   const int64_t N = x.sizes()[0], C = x.sizes()[1];
-  TL_CHECK(groups > 0 && C % groups == 0, "{}: the number of channels ({}) must be divisible by num_groups ({})", op,
-           C, groups);
+  TL_CHECK(groups > 0 && C % groups == 0,
+           "{}: the number of channels ({}) must be divisible by num_groups ({})", op, C, groups);
   checkOutQParams(scale, zeroPoint, x.dtype(), op);
-  const std::vector<float> gamma = affineValues(weight, C, op, "weight"), beta = affineValues(bias, C, op, "bias");
+  const std::vector<float> gamma = affineValues(weight, C, op, "weight"),
+                           beta = affineValues(bias, C, op, "bias");
   int64_t inner = 1;
   for (int64_t d = 2; d < x.dim(); ++d) inner *= x.sizes()[static_cast<size_t>(d)];
   const int64_t perGroup = C / groups;
@@ -139,13 +154,14 @@ Tensor groupNormImpl(const Tensor& x, int64_t groups, const std::optional<Tensor
 
 }  // namespace
 
-Tensor qlayerNorm(const Tensor& x, const IntList& normalizedShape, const std::optional<Tensor>& weight,
-                  const std::optional<Tensor>& bias, double eps, double scale, int64_t zeroPoint) {
+Tensor qlayerNorm(const Tensor& x, const IntList& normalizedShape,
+                  const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
+                  double eps, double scale, int64_t zeroPoint) {
   const char* op = "quantized::layer_norm";
   const QInts q = qintsOf(x, op);
   const int64_t nd = x.dim(), k = static_cast<int64_t>(normalizedShape.size());
-  TL_CHECK(k >= 1 && k <= nd, "{}: normalized_shape {} does not fit input {}", op, sizesToString(normalizedShape),
-           sizesToString(x.sizes()));
+  TL_CHECK(k >= 1 && k <= nd, "{}: normalized_shape {} does not fit input {}", op,
+           sizesToString(normalizedShape), sizesToString(x.sizes()));
   int64_t N = 1;
   for (int64_t i = 0; i < k; ++i) {
     TL_CHECK(x.sizes()[static_cast<size_t>(nd - k + i)] == normalizedShape[static_cast<size_t>(i)],
@@ -155,7 +171,8 @@ Tensor qlayerNorm(const Tensor& x, const IntList& normalizedShape, const std::op
   }
   checkOutQParams(scale, zeroPoint, x.dtype(), op);
   const int64_t M = N == 0 ? 0 : x.numel() / N;
-  const std::vector<float> gamma = affineValues(weight, N, op, "weight"), beta = affineValues(bias, N, op, "bias");
+  const std::vector<float> gamma = affineValues(weight, N, op, "weight"),
+                           beta = affineValues(bias, N, op, "bias");
   auto [lo, hi] = quantRange(x.dtype());
   const float yInv = 1.0f / static_cast<float>(scale);
   const float xzp = static_cast<float>(q.zeroPoint);
@@ -170,7 +187,8 @@ Tensor qlayerNorm(const Tensor& x, const IntList& normalizedShape, const std::op
         const float t = (static_cast<float>(xr[i]) - xzp) - st.mean;
         const float g = gamma.empty() ? 1.0f : gamma[static_cast<size_t>(i)];
         const float b = beta.empty() ? 0.0f : beta[static_cast<size_t>(i)];
-        out[static_cast<size_t>(r * N + i)] = quantizeOne(std::fma(t * st.scale, g, b), yInv, zeroPoint, lo, hi);
+        out[static_cast<size_t>(r * N + i)] =
+            quantizeOne(std::fma(t * st.scale, g, b), yInv, zeroPoint, lo, hi);
       }
     }
   });
@@ -182,26 +200,31 @@ Tensor qgroupNorm(const Tensor& x, int64_t numGroups, const std::optional<Tensor
   return groupNormImpl(x, numGroups, weight, bias, eps, scale, zeroPoint, "quantized::group_norm");
 }
 
-Tensor qinstanceNorm(const Tensor& x, const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
-                     double eps, double scale, int64_t zeroPoint) {
-  TL_CHECK(x.dim() >= 2, "quantized::instance_norm: expected an input of at least 2 dims [N, C, *], got {}",
+Tensor qinstanceNorm(const Tensor& x, const std::optional<Tensor>& weight,
+                     const std::optional<Tensor>& bias, double eps, double scale,
+                     int64_t zeroPoint) {
+  TL_CHECK(x.dim() >= 2,
+           "quantized::instance_norm: expected an input of at least 2 dims [N, C, *], got {}",
            sizesToString(x.sizes()));
-  return groupNormImpl(x, x.sizes()[1], weight, bias, eps, scale, zeroPoint, "quantized::instance_norm");
+  return groupNormImpl(x, x.sizes()[1], weight, bias, eps, scale, zeroPoint,
+                       "quantized::instance_norm");
 }
 
 Tensor qupsampleBilinear2d(const Tensor& x, const IntList& outputSize, bool alignCorners,
                            std::optional<double> scalesH, std::optional<double> scalesW) {
   const char* op = "upsample_bilinear2d";
-  TL_CHECK(outputSize.size() == 2, "{}: It is expected output_size equals to 2, but got size {}", op,
-           outputSize.size());
-  TL_CHECK(x.dim() == 4 && x.sizes()[1] > 0, "{}: Non-empty 4D data tensor expected but got a tensor with sizes {}", op,
+  TL_CHECK(outputSize.size() == 2, "{}: It is expected output_size equals to 2, but got size {}",
+           op, outputSize.size());
+  TL_CHECK(x.dim() == 4 && x.sizes()[1] > 0,
+           "{}: Non-empty 4D data tensor expected but got a tensor with sizes {}", op,
            sizesToString(x.sizes()));
   const QInts q = qintsOf(x, op);
   const int64_t N = x.sizes()[0], C = x.sizes()[1], IH = x.sizes()[2], IW = x.sizes()[3];
   const int64_t OH = outputSize[0], OW = outputSize[1];
   TL_CHECK(IH > 0 && IW > 0 && OH > 0 && OW > 0,
-           "{}: Input and output sizes should be greater than 0, but got input (H: {}, W: {}) output (H: {}, W: {})", op,
-           IH, IW, OH, OW);
+           "{}: Input and output sizes should be greater than 0, but got input (H: {}, W: {}) "
+           "output (H: {}, W: {})",
+           op, IH, IW, OH, OW);
   // PyTorch's quantized kernel works in float throughout (area_pixel_compute_scale<float>,
   // area_pixel_compute_source_index<float>: the source index is rounded to float), unlike the
   // float kernel's double source index (Note [bilinear arithmetic], ops/nn.cpp).
@@ -211,13 +234,18 @@ Tensor qupsampleBilinear2d(const Tensor& x, const IntList& outputSize, bool alig
   };
   auto taps = [&](int64_t in, int64_t out, std::optional<double> sc) {
     float ratio;
-    if (alignCorners) ratio = out > 1 ? static_cast<float>(in - 1) / static_cast<float>(out - 1) : 0.0f;
-    else if (sc && *sc > 0) ratio = static_cast<float>(1.0 / *sc);
-    else ratio = static_cast<float>(in) / static_cast<float>(out);
+    if (alignCorners)
+      ratio = out > 1 ? static_cast<float>(in - 1) / static_cast<float>(out - 1) : 0.0f;
+    else if (sc && *sc > 0)
+      ratio = static_cast<float>(1.0 / *sc);
+    else
+      ratio = static_cast<float>(in) / static_cast<float>(out);
     std::vector<Tap> t;
     for (int64_t o = 0; o < out; ++o) {
-      float src = alignCorners ? ratio * static_cast<float>(o)
-                               : static_cast<float>(static_cast<double>(ratio) * (static_cast<double>(o) + 0.5) - 0.5);
+      float src = alignCorners
+                      ? ratio * static_cast<float>(o)
+                      : static_cast<float>(
+                            static_cast<double>(ratio) * (static_cast<double>(o) + 0.5) - 0.5);
       if (!alignCorners && src < 0) src = 0;
       const auto i0 = static_cast<int64_t>(src);
       const float l1 = src - static_cast<float>(i0);
@@ -253,7 +281,8 @@ Tensor qupsampleBilinear2d(const Tensor& x, const IntList& outputSize, bool alig
           const float t1 = b.l0 * v(r1, b.i0) + b.l1 * v(r1, b.i0 + b.step);
           const float res = a.l0 * t0 + a.l1 * t1 - zp;
           // quantize_val with scale out/in = 1: zp + nearbyint(res), saturated
-          op[oh * OW + ow] = std::clamp<int64_t>(static_cast<int64_t>(roundHalfEven(res)) + q.zeroPoint, lo, hi);
+          op[oh * OW + ow] =
+              std::clamp<int64_t>(static_cast<int64_t>(roundHalfEven(res)) + q.zeroPoint, lo, hi);
         }
       }
     }

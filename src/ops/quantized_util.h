@@ -21,7 +21,8 @@ inline float roundHalfEven(float t) {
 /// double sum is exact and one rounding to float is the fma's (std::fma is a library call
 /// without -mfma).
 inline float fma8(float s, float q, float p) {
-  return static_cast<float>(static_cast<double>(s) * static_cast<double>(q) + static_cast<double>(p));
+  return static_cast<float>(static_cast<double>(s) * static_cast<double>(q) +
+                            static_cast<double>(p));
 }
 
 /// |t| below this converts to int64 in PyTorch's quantize; NaN, infinities and larger values

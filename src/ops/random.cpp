@@ -100,12 +100,14 @@ void forEachElement(const Tensor& t, const char* op, F&& f) {
   for (size_t d = 0; d < sizes.size(); ++d) {
     if (sizes[d] == 1) continue;
     if (strides[d] == 0 && sizes[d] > 1)
-      throw Error(fmt::format("{}: unsupported operation: more than one element of the written-to tensor refers to a "
-                              "single memory location. Please clone() the tensor before performing the operation.",
-                              op));
+      throw Error(fmt::format(
+          "{}: unsupported operation: more than one element of the written-to tensor refers to a "
+          "single memory location. Please clone() the tensor before performing the operation.",
+          op));
     dims.push_back(d);
   }
-  std::stable_sort(dims.begin(), dims.end(), [&](size_t a, size_t b) { return std::abs(strides[a]) > std::abs(strides[b]); });
+  std::stable_sort(dims.begin(), dims.end(),
+                   [&](size_t a, size_t b) { return std::abs(strides[a]) > std::abs(strides[b]); });
   if (t.numel() == 0) return;
   std::vector<int64_t> idx(dims.size(), 0);
   T* p = base;
@@ -131,8 +133,8 @@ void forEachElement(const Tensor& t, const char* op, F&& f) {
   throw Error(fmt::format("\"{}\" not implemented for '{}'", op, toString(t.dtype())));
 }
 
-// DistributionTemplates.h normal_fill_16: Box-Muller on 8 pairs (u1 = 1 - data[j], u2 = data[j + 8]).
-// `fma` is what GCC's contraction makes of `radius * cos * std + mean` in the AVX512 build.
+// DistributionTemplates.h normal_fill_16: Box-Muller on 8 pairs (u1 = 1 - data[j], u2 = data[j +
+// 8]). `fma` is what GCC's contraction makes of `radius * cos * std + mean` in the AVX512 build.
 template <typename T>
 void normalFill16(T* data, T mean, T std, bool fma) {
   for (int j = 0; j < 8; ++j) {
@@ -155,8 +157,10 @@ void normalFill16(T* data, T mean, T std, bool fma) {
 template <typename T>
 void normalFill(CpuGenerator& g, T* data, int64_t size, T mean, T std) {
   auto uniform = [&g]() -> T {
-    if constexpr (std::is_same_v<T, float>) return uniformFloat(g);
-    else return uniformDouble(g);
+    if constexpr (std::is_same_v<T, float>)
+      return uniformFloat(g);
+    else
+      return uniformDouble(g);
   };
   const Capability cap = cpuCapability();
   const bool avx2 = std::is_same_v<T, float> && cap == Capability::Avx2;
@@ -227,7 +231,8 @@ uint64_t initialSeed() {
 // DistributionTemplates.h uniform_kernel: x * (to - from) + from per element (serial), in the
 // tensor's dtype; contracted to an FMA in PyTorch's AVX2/AVX512 builds.
 void uniform_(const Tensor& self, double from, double to) {
-  TL_CHECK(from <= to, "uniform_ expects to return a [from, to) range, but found from={} > to={}", from, to);
+  TL_CHECK(from <= to, "uniform_ expects to return a [from, to) range, but found from={} > to={}",
+           from, to);
   CpuGenerator& g = generator();
   const bool fma = cpuCapability() != Capability::Default;
   std::lock_guard<std::mutex> lock(g.mu);
@@ -257,12 +262,17 @@ void normal_(const Tensor& self, double mean, double std) {
   const bool contiguous = self.isContiguous();
   const bool fma = cpuCapability() != Capability::Default;
   if (self.dtype() == ScalarType::Float) {
-    if (size >= 16 && contiguous) return normalFill<float>(g, self.data<float>(), size, static_cast<float>(mean),
-                                                            static_cast<float>(std));
-    forEachElement<float>(self, "normal_", [&](float* p) { *p = static_cast<float>(normalDouble(g, mean, std, fma)); });
+    if (size >= 16 && contiguous)
+      return normalFill<float>(g, self.data<float>(), size, static_cast<float>(mean),
+                               static_cast<float>(std));
+    forEachElement<float>(self, "normal_", [&](float* p) {
+      *p = static_cast<float>(normalDouble(g, mean, std, fma));
+    });
   } else if (self.dtype() == ScalarType::Double) {
-    if (size >= 16 && contiguous) return normalFill<double>(g, self.data<double>(), size, mean, std);
-    forEachElement<double>(self, "normal_", [&](double* p) { *p = normalDouble(g, mean, std, fma); });
+    if (size >= 16 && contiguous)
+      return normalFill<double>(g, self.data<double>(), size, mean, std);
+    forEachElement<double>(self, "normal_",
+                           [&](double* p) { *p = normalDouble(g, mean, std, fma); });
   } else {
     badDtype("normal_kernel_cpu", self);
   }
@@ -273,7 +283,8 @@ void random_(const Tensor& self, int64_t from, std::optional<int64_t> to) {
   int64_t hi = 0;
   if (to) {
     hi = *to;
-    TL_CHECK(from < hi, "random_ expects 'from' to be less than 'to', but got from={} >= to={}", from, hi);
+    TL_CHECK(from < hi, "random_ expects 'from' to be less than 'to', but got from={} >= to={}",
+             from, hi);
   } else {
     // to = None: one past the dtype's largest value (floats: 2^digits + 1).
     switch (self.dtype()) {
@@ -295,7 +306,8 @@ void random_(const Tensor& self, int64_t from, std::optional<int64_t> to) {
   std::lock_guard<std::mutex> lock(g.mu);
   dispatchAll(self, "random_from_to_kernel_cpu", [&](auto zero) {
     using T = decltype(zero);
-    constexpr bool wide = std::is_same_v<T, int64_t> || std::is_same_v<T, double> || std::is_same_v<T, float>;
+    constexpr bool wide =
+        std::is_same_v<T, int64_t> || std::is_same_v<T, double> || std::is_same_v<T, float>;
     forEachElement<T>(self, "random_", [&](T* p) {
       const uint64_t v = (wide && range >= (uint64_t(1) << 32)) ? g.random64() : g.random();
       *p = static_cast<T>(static_cast<int64_t>(v % range + static_cast<uint64_t>(from)));
@@ -310,11 +322,15 @@ void random_(const Tensor& self) {
   dispatchAll(self, "random_kernel_cpu", [&](auto zero) {
     using T = decltype(zero);
     forEachElement<T>(self, "random_", [&](T* p) {
-      const uint64_t v = (std::is_same_v<T, double> || std::is_same_v<T, int64_t>) ? g.random64() : g.random();
-      if constexpr (std::is_same_v<T, bool>) *p = (v & 1) != 0;
+      const uint64_t v =
+          (std::is_same_v<T, double> || std::is_same_v<T, int64_t>) ? g.random64() : g.random();
+      if constexpr (std::is_same_v<T, bool>)
+        *p = (v & 1) != 0;
       else if constexpr (std::is_floating_point_v<T>)
-        *p = static_cast<T>(v % static_cast<uint64_t>((1ULL << std::numeric_limits<T>::digits) + 1));
-      else *p = static_cast<T>(v % (static_cast<uint64_t>(std::numeric_limits<T>::max()) + 1));
+        *p =
+            static_cast<T>(v % static_cast<uint64_t>((1ULL << std::numeric_limits<T>::digits) + 1));
+      else
+        *p = static_cast<T>(v % (static_cast<uint64_t>(std::numeric_limits<T>::max()) + 1));
     });
   });
 }
@@ -348,7 +364,8 @@ void bernoulli_(const Tensor& self, double p) {
   std::lock_guard<std::mutex> lock(g.mu);
   dispatchAll(self, "bernoulli_scalar_cpu_", [&](auto zero) {
     using T = decltype(zero);
-    forEachElement<T>(self, "bernoulli_", [&](T* p_) { *p_ = static_cast<T>(uniformDouble(g) < p); });
+    forEachElement<T>(self, "bernoulli_",
+                      [&](T* p_) { *p_ = static_cast<T>(uniformDouble(g) < p); });
   });
 }
 
@@ -367,10 +384,12 @@ void bernoulli_(const Tensor& self, const Tensor& p) {
       using T = decltype(zero);
       if (probs.dtype() == ScalarType::Double) {
         const double* pd = probs.data<double>();
-        forEachElement<T>(out, "bernoulli_", [&](T* o) { *o = static_cast<T>(uniformDouble(g) < pd[i++]); });
+        forEachElement<T>(out, "bernoulli_",
+                          [&](T* o) { *o = static_cast<T>(uniformDouble(g) < pd[i++]); });
       } else {
         const float* pf = probs.data<float>();
-        forEachElement<T>(out, "bernoulli_", [&](T* o) { *o = static_cast<T>(uniformFloat(g) < pf[i++]); });
+        forEachElement<T>(out, "bernoulli_",
+                          [&](T* o) { *o = static_cast<T>(uniformFloat(g) < pf[i++]); });
       }
     });
   }

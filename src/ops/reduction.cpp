@@ -17,7 +17,7 @@ namespace {
 // Reduction layout: the input permuted so that kept dims come first and reduced dims last,
 // made contiguous, seen as [outer, inner] rows.
 struct ReducePlan {
-  Tensor x;        // contiguous [outer * inner]
+  Tensor x;  // contiguous [outer * inner]
   int64_t outer = 1, inner = 1;
   IntList outShape;
 };
@@ -27,9 +27,9 @@ ReducePlan planReduce(const Tensor& x, const IntList& dimsIn, bool keepdim, cons
   std::vector<bool> reduced(static_cast<size_t>(std::max<int64_t>(nd, 1)), dimsIn.empty());
   for (int64_t d : dimsIn) {
     const int64_t w = wrapDim(d, nd);
-    TL_CHECK(!(reduced[w] && !dimsIn.empty() && std::count_if(dimsIn.begin(), dimsIn.end(), [&](int64_t e) {
-               return wrapDim(e, nd) == w;
-             }) > 1),
+    TL_CHECK(!(reduced[w] && !dimsIn.empty() &&
+               std::count_if(dimsIn.begin(), dimsIn.end(),
+                             [&](int64_t e) { return wrapDim(e, nd) == w; }) > 1),
              "dim {} appears multiple times in the list of dims", w);
     reduced[w] = true;
   }
@@ -65,19 +65,21 @@ ScalarType sumType(ScalarType in, std::optional<ScalarType> dtype) {
 
 // out[o] = finish(fold(init, row o)) with acc type Acc.
 template <typename T, typename Out, typename AccT, typename Fold, typename Finish>
-Tensor reduceRows(const ReducePlan& p, ScalarType outT, AccT init, const Fold& fold, const Finish& finish) {
+Tensor reduceRows(const ReducePlan& p, ScalarType outT, AccT init, const Fold& fold,
+                  const Finish& finish) {
   Tensor out = Tensor::empty(p.outShape, outT);
   const T* in = p.x.data<T>();
   Out* o = out.data<Out>();
   const int64_t inner = p.inner;
-  parallelFor(p.outer, std::max<int64_t>(1, 32768 / std::max<int64_t>(inner, 1)), [&](int64_t b, int64_t e) {
-    for (int64_t r = b; r < e; ++r) {
-      AccT acc = init;
-      const T* row = in + r * inner;
-      for (int64_t k = 0; k < inner; ++k) acc = fold(acc, row[k]);
-      o[r] = finish(acc);
-    }
-  });
+  parallelFor(p.outer, std::max<int64_t>(1, 32768 / std::max<int64_t>(inner, 1)),
+              [&](int64_t b, int64_t e) {
+                for (int64_t r = b; r < e; ++r) {
+                  AccT acc = init;
+                  const T* row = in + r * inner;
+                  for (int64_t k = 0; k < inner; ++k) acc = fold(acc, row[k]);
+                  o[r] = finish(acc);
+                }
+              });
   return out;
 }
 
@@ -96,8 +98,10 @@ DimLayout dimLayout(const Tensor& x, int64_t d) {
 
 template <typename T>
 inline bool isNanV(T v) {
-  if constexpr (kIsFloat<T>) return static_cast<OpMath<T>>(v) != static_cast<OpMath<T>>(v);
-  else return false;
+  if constexpr (kIsFloat<T>)
+    return static_cast<OpMath<T>>(v) != static_cast<OpMath<T>>(v);
+  else
+    return false;
 }
 
 }  // namespace
@@ -108,8 +112,10 @@ Tensor sum(const Tensor& x, const IntList& dims, bool keepdim, std::optional<Sca
   return dispatchAll(outT, "sum_cpu", [&](auto tag) {
     using T = decltype(tag);
     using A = Acc<T>;
-    return reduceRows<T, T>(p, outT, A(0), [](A a, T v) { return static_cast<A>(a + static_cast<A>(static_cast<OpMath<T>>(v))); },
-                            [](A a) { return castTo<T>(a); });
+    return reduceRows<T, T>(
+        p, outT, A(0),
+        [](A a, T v) { return static_cast<A>(a + static_cast<A>(static_cast<OpMath<T>>(v))); },
+        [](A a) { return castTo<T>(a); });
   });
 }
 
@@ -123,21 +129,27 @@ Tensor mean(const Tensor& x, const IntList& dims, bool keepdim, std::optional<Sc
   const double n = static_cast<double>(p.inner);
   return dispatchFloating(outT, "mean_cpu", [&](auto tag) {
     using T = decltype(tag);
-    return reduceRows<T, T>(p, outT, 0.0, [](double a, T v) { return a + static_cast<double>(static_cast<OpMath<T>>(v)); },
-                            [n](double a) { return castTo<T>(a / n); });
+    return reduceRows<T, T>(
+        p, outT, 0.0,
+        [](double a, T v) { return a + static_cast<double>(static_cast<OpMath<T>>(v)); },
+        [n](double a) { return castTo<T>(a / n); });
   });
 }
 
-Tensor prod(const Tensor& x, std::optional<int64_t> dim, bool keepdim, std::optional<ScalarType> dtype) {
+Tensor prod(const Tensor& x, std::optional<int64_t> dim, bool keepdim,
+            std::optional<ScalarType> dtype) {
   const ScalarType outT = sumType(x.dtype(), dtype);
   IntList dims;
   if (dim) dims.push_back(*dim);
-  ReducePlan p = planReduce(x.dtype() == outT ? x : x.to(outT), dims, dim ? keepdim : false, "prod");
+  ReducePlan p =
+      planReduce(x.dtype() == outT ? x : x.to(outT), dims, dim ? keepdim : false, "prod");
   return dispatchAll(outT, "prod_cpu", [&](auto tag) {
     using T = decltype(tag);
     using A = Acc<T>;
-    return reduceRows<T, T>(p, outT, A(1), [](A a, T v) { return static_cast<A>(a * static_cast<A>(static_cast<OpMath<T>>(v))); },
-                            [](A a) { return castTo<T>(a); });
+    return reduceRows<T, T>(
+        p, outT, A(1),
+        [](A a, T v) { return static_cast<A>(a * static_cast<A>(static_cast<OpMath<T>>(v))); },
+        [](A a) { return castTo<T>(a); });
   });
 }
 
@@ -168,37 +180,42 @@ std::tuple<Tensor, Tensor> extremeDim(const Tensor& x, std::optional<int64_t> di
     T* vo = wantValues ? values.data<T>() : nullptr;
     int64_t* io = indices.data<int64_t>();
     const int64_t inner = p.inner;
-    parallelFor(p.outer, std::max<int64_t>(1, 32768 / std::max<int64_t>(inner, 1)), [&](int64_t b, int64_t e) {
-      for (int64_t r = b; r < e; ++r) {
-        const T* row = in + r * inner;
-        int64_t best = 0;
-        A bv = static_cast<A>(row[0]);
-        if (!isNanV(row[0])) {
-          for (int64_t k = 1; k < inner; ++k) {
-            const A v = static_cast<A>(row[k]);
-            if (isNanV(row[k])) {
-              best = k;
-              bv = v;
-              break;
-            }
-            if (isMax ? (v > bv) : (v < bv)) {
-              best = k;
-              bv = v;
-            }
-          }
-        }
-        if (vo) vo[r] = row[best];
-        io[r] = best;
-      }
-    });
+    parallelFor(p.outer, std::max<int64_t>(1, 32768 / std::max<int64_t>(inner, 1)),
+                [&](int64_t b, int64_t e) {
+                  for (int64_t r = b; r < e; ++r) {
+                    const T* row = in + r * inner;
+                    int64_t best = 0;
+                    A bv = static_cast<A>(row[0]);
+                    if (!isNanV(row[0])) {
+                      for (int64_t k = 1; k < inner; ++k) {
+                        const A v = static_cast<A>(row[k]);
+                        if (isNanV(row[k])) {
+                          best = k;
+                          bv = v;
+                          break;
+                        }
+                        if (isMax ? (v > bv) : (v < bv)) {
+                          best = k;
+                          bv = v;
+                        }
+                      }
+                    }
+                    if (vo) vo[r] = row[best];
+                    io[r] = best;
+                  }
+                });
   });
   return {values, indices};
 }
 
 }  // namespace
 
-Tensor max(const Tensor& x) { return std::get<0>(extremeDim(x, std::nullopt, false, true, true, "max")); }
-Tensor min(const Tensor& x) { return std::get<0>(extremeDim(x, std::nullopt, false, false, true, "min")); }
+Tensor max(const Tensor& x) {
+  return std::get<0>(extremeDim(x, std::nullopt, false, true, true, "max"));
+}
+Tensor min(const Tensor& x) {
+  return std::get<0>(extremeDim(x, std::nullopt, false, false, true, "min"));
+}
 std::tuple<Tensor, Tensor> max(const Tensor& x, int64_t dim, bool keepdim) {
   return extremeDim(x, dim, keepdim, true, true, "max");
 }
@@ -220,21 +237,28 @@ Tensor amaxmin(const Tensor& x, const IntList& dims, bool keepdim, bool isMax) {
   return dispatchAll(x.dtype(), name, [&](auto tag) {
     using T = decltype(tag);
     using A = OpMath<T>;
-    const A init = isMax ? (kIsFloat<T> ? -std::numeric_limits<A>::infinity() : std::numeric_limits<A>::lowest())
-                         : (kIsFloat<T> ? std::numeric_limits<A>::infinity() : std::numeric_limits<A>::max());
-    return reduceRows<T, T>(p, x.dtype(), init,
-                            [isMax](A a, T t) {
-                              const A v = static_cast<A>(t);
-                              if (isNanV(a) || isNanV(t)) return isNanV(a) ? a : v;
-                              return isMax ? (v > a ? v : a) : (v < a ? v : a);
-                            },
-                            [](A a) { return castTo<T>(a); });
+    const A init =
+        isMax
+            ? (kIsFloat<T> ? -std::numeric_limits<A>::infinity() : std::numeric_limits<A>::lowest())
+            : (kIsFloat<T> ? std::numeric_limits<A>::infinity() : std::numeric_limits<A>::max());
+    return reduceRows<T, T>(
+        p, x.dtype(), init,
+        [isMax](A a, T t) {
+          const A v = static_cast<A>(t);
+          if (isNanV(a) || isNanV(t)) return isNanV(a) ? a : v;
+          return isMax ? (v > a ? v : a) : (v < a ? v : a);
+        },
+        [](A a) { return castTo<T>(a); });
   });
 }
 }  // namespace
 
-Tensor amax(const Tensor& x, const IntList& dims, bool keepdim) { return amaxmin(x, dims, keepdim, true); }
-Tensor amin(const Tensor& x, const IntList& dims, bool keepdim) { return amaxmin(x, dims, keepdim, false); }
+Tensor amax(const Tensor& x, const IntList& dims, bool keepdim) {
+  return amaxmin(x, dims, keepdim, true);
+}
+Tensor amin(const Tensor& x, const IntList& dims, bool keepdim) {
+  return amaxmin(x, dims, keepdim, false);
+}
 
 Tensor argmax(const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
   if (x.dtype() == ScalarType::Bool) notImplemented("argmax_cpu", x.dtype());
@@ -247,9 +271,9 @@ Tensor argmin(const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
   return std::get<1>(extremeDim(x, dim, keepdim, false, false, "argmin"));
 }
 
-Tensor var(const Tensor& x, const std::optional<IntList>& dims, std::optional<double> correction, bool keepdim) {
-  TL_CHECK(isFloatingType(x.dtype()),
-           "std and var only support floating point and complex dtypes");
+Tensor var(const Tensor& x, const std::optional<IntList>& dims, std::optional<double> correction,
+           bool keepdim) {
+  TL_CHECK(isFloatingType(x.dtype()), "std and var only support floating point and complex dtypes");
   ReducePlan p = planReduce(x, dims.value_or(IntList{}), keepdim, "var");
   const double c = correction.value_or(1.0);
   Tensor out = Tensor::empty(p.outShape, x.dtype());
@@ -258,25 +282,28 @@ Tensor var(const Tensor& x, const std::optional<IntList>& dims, std::optional<do
     const T* in = p.x.data<T>();
     T* o = out.data<T>();
     const int64_t n = p.inner;
-    parallelFor(p.outer, std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
-      for (int64_t r = b; r < e; ++r) {
-        const T* row = in + r * n;
-        double mean = 0;
-        for (int64_t k = 0; k < n; ++k) mean += static_cast<double>(static_cast<OpMath<T>>(row[k]));
-        mean /= static_cast<double>(n);
-        double ss = 0;
-        for (int64_t k = 0; k < n; ++k) {
-          const double d = static_cast<double>(static_cast<OpMath<T>>(row[k])) - mean;
-          ss += d * d;
-        }
-        o[r] = castTo<T>(ss / std::max(0.0, static_cast<double>(n) - c));
-      }
-    });
+    parallelFor(p.outer, std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1)),
+                [&](int64_t b, int64_t e) {
+                  for (int64_t r = b; r < e; ++r) {
+                    const T* row = in + r * n;
+                    double mean = 0;
+                    for (int64_t k = 0; k < n; ++k)
+                      mean += static_cast<double>(static_cast<OpMath<T>>(row[k]));
+                    mean /= static_cast<double>(n);
+                    double ss = 0;
+                    for (int64_t k = 0; k < n; ++k) {
+                      const double d = static_cast<double>(static_cast<OpMath<T>>(row[k])) - mean;
+                      ss += d * d;
+                    }
+                    o[r] = castTo<T>(ss / std::max(0.0, static_cast<double>(n) - c));
+                  }
+                });
   });
   return out;
 }
 
-Tensor std(const Tensor& x, const std::optional<IntList>& dims, std::optional<double> correction, bool keepdim) {
+Tensor std(const Tensor& x, const std::optional<IntList>& dims, std::optional<double> correction,
+           bool keepdim) {
   return sqrt(var(x, dims, correction, keepdim));
 }
 
@@ -291,25 +318,30 @@ Tensor norm(const Tensor& x, std::optional<double> pOpt, const IntList& dims, bo
     auto absv = [](T v) { return std::fabs(static_cast<double>(static_cast<OpMath<T>>(v))); };
     if (std::isinf(p)) {
       const bool big = p > 0;
-      return reduceRows<T, T>(plan, x.dtype(), big ? 0.0 : std::numeric_limits<double>::infinity(),
-                              [=](double a, T v) {
-                                const double m = absv(v);
-                                if (a != a || m != m) return std::numeric_limits<double>::quiet_NaN();
-                                return big ? std::max(a, m) : std::min(a, m);
-                              },
-                              [](double a) { return castTo<T>(a); });
+      return reduceRows<T, T>(
+          plan, x.dtype(), big ? 0.0 : std::numeric_limits<double>::infinity(),
+          [=](double a, T v) {
+            const double m = absv(v);
+            if (a != a || m != m) return std::numeric_limits<double>::quiet_NaN();
+            return big ? std::max(a, m) : std::min(a, m);
+          },
+          [](double a) { return castTo<T>(a); });
     }
     if (p == 0)
-      return reduceRows<T, T>(plan, x.dtype(), 0.0, [=](double a, T v) { return a + (absv(v) != 0 ? 1.0 : 0.0); },
-                              [](double a) { return castTo<T>(a); });
+      return reduceRows<T, T>(
+          plan, x.dtype(), 0.0, [=](double a, T v) { return a + (absv(v) != 0 ? 1.0 : 0.0); },
+          [](double a) { return castTo<T>(a); });
     if (p == 1)
-      return reduceRows<T, T>(plan, x.dtype(), 0.0, [=](double a, T v) { return a + absv(v); },
-                              [](double a) { return castTo<T>(a); });
+      return reduceRows<T, T>(
+          plan, x.dtype(), 0.0, [=](double a, T v) { return a + absv(v); },
+          [](double a) { return castTo<T>(a); });
     if (p == 2)
-      return reduceRows<T, T>(plan, x.dtype(), 0.0, [=](double a, T v) { return a + absv(v) * absv(v); },
-                              [](double a) { return castTo<T>(std::sqrt(a)); });
-    return reduceRows<T, T>(plan, x.dtype(), 0.0, [=](double a, T v) { return a + std::pow(absv(v), p); },
-                            [=](double a) { return castTo<T>(std::pow(a, 1.0 / p)); });
+      return reduceRows<T, T>(
+          plan, x.dtype(), 0.0, [=](double a, T v) { return a + absv(v) * absv(v); },
+          [](double a) { return castTo<T>(std::sqrt(a)); });
+    return reduceRows<T, T>(
+        plan, x.dtype(), 0.0, [=](double a, T v) { return a + std::pow(absv(v), p); },
+        [=](double a) { return castTo<T>(std::pow(a, 1.0 / p)); });
   });
 }
 
@@ -322,10 +354,14 @@ Tensor allAny(const Tensor& x, std::optional<int64_t> dim, bool keepdim, bool is
   return dispatchAll(x.dtype(), isAll ? "all" : "any", [&](auto tag) {
     using T = decltype(tag);
     if (outT == ScalarType::Byte)
-      return reduceRows<T, uint8_t>(p, outT, isAll, [isAll](bool a, T v) { return isAll ? (a && castTo<bool>(v)) : (a || castTo<bool>(v)); },
-                                    [](bool a) { return static_cast<uint8_t>(a); });
-    return reduceRows<T, bool>(p, outT, isAll, [isAll](bool a, T v) { return isAll ? (a && castTo<bool>(v)) : (a || castTo<bool>(v)); },
-                               [](bool a) { return a; });
+      return reduceRows<T, uint8_t>(
+          p, outT, isAll,
+          [isAll](bool a, T v) { return isAll ? (a && castTo<bool>(v)) : (a || castTo<bool>(v)); },
+          [](bool a) { return static_cast<uint8_t>(a); });
+    return reduceRows<T, bool>(
+        p, outT, isAll,
+        [isAll](bool a, T v) { return isAll ? (a && castTo<bool>(v)) : (a || castTo<bool>(v)); },
+        [](bool a) { return a; });
   });
 }
 }  // namespace
@@ -372,14 +408,17 @@ void softmaxRow(const T* in, T* o, int64_t base, int64_t size, int64_t inner, bo
     if (v != v || v > mx) mx = (v != v || mx != mx) ? std::numeric_limits<A>::quiet_NaN() : v;
   }
   double s = 0;
-  for (int64_t k = 0; k < size; ++k) s += std::exp(static_cast<double>(static_cast<A>(in[base + k * inner]) - mx));
+  for (int64_t k = 0; k < size; ++k)
+    s += std::exp(static_cast<double>(static_cast<A>(in[base + k * inner]) - mx));
   if (isLog) {
     const double ls = std::log(s);
     for (int64_t k = 0; k < size; ++k)
-      o[base + k * inner] = castTo<T>(static_cast<double>(static_cast<A>(in[base + k * inner]) - mx) - ls);
+      o[base + k * inner] =
+          castTo<T>(static_cast<double>(static_cast<A>(in[base + k * inner]) - mx) - ls);
   } else {
     for (int64_t k = 0; k < size; ++k)
-      o[base + k * inner] = castTo<T>(std::exp(static_cast<double>(static_cast<A>(in[base + k * inner]) - mx)) / s);
+      o[base + k * inner] =
+          castTo<T>(std::exp(static_cast<double>(static_cast<A>(in[base + k * inner]) - mx)) / s);
   }
 }
 
@@ -389,11 +428,13 @@ void softmaxRow(const T* in, T* o, int64_t base, int64_t size, int64_t inner, bo
 // infinity rules (a NaN or +inf, or no element above -inf) are recomputed by softmaxRow.
 void softmaxLastDimDnnl(const Tensor& c, const Tensor& out, int64_t outer, int64_t n, bool isLog) {
   namespace du = dnnl_utils;
-  const dnnl::memory::desc md({outer, n}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::ab);
+  const dnnl::memory::desc md({outer, n}, dnnl::memory::data_type::f32,
+                              dnnl::memory::format_tag::ab);
   const du::PrimitiveKey key{1, outer, n, isLog ? 1 : 0, omp_get_max_threads()};
   auto prim = du::cachedPrimitive(key, [&] {
-    dnnl::softmax_v2_forward::desc d(dnnl::prop_kind::forward_inference,
-                                     isLog ? dnnl::algorithm::softmax_log : dnnl::algorithm::softmax_accurate, md, md, 1);
+    dnnl::softmax_v2_forward::desc d(
+        dnnl::prop_kind::forward_inference,
+        isLog ? dnnl::algorithm::softmax_log : dnnl::algorithm::softmax_accurate, md, md, 1);
     return dnnl::softmax_v2_forward(dnnl::softmax_v2_forward::primitive_desc(d, du::engine()));
   });
   auto& eng = du::engine();
@@ -433,19 +474,29 @@ Tensor softmaxImpl(const Tensor& x, int64_t dim, std::optional<ScalarType> dtype
     using T = decltype(tag);
     const T* in = c.data<T>();
     T* o = out.data<T>();
-    parallelFor(l.outer * l.inner, std::max<int64_t>(1, 8192 / std::max<int64_t>(l.size, 1)), [&](int64_t b, int64_t e) {
-      for (int64_t oi = b; oi < e; ++oi)
-        softmaxRow<T>(in, o, (oi / l.inner) * l.size * l.inner + oi % l.inner, l.size, l.inner, isLog);
-    });
+    parallelFor(l.outer * l.inner, std::max<int64_t>(1, 8192 / std::max<int64_t>(l.size, 1)),
+                [&](int64_t b, int64_t e) {
+                  for (int64_t oi = b; oi < e; ++oi)
+                    softmaxRow<T>(in, o, (oi / l.inner) * l.size * l.inner + oi % l.inner, l.size,
+                                  l.inner, isLog);
+                });
   });
   return out;
 }
 }  // namespace
 
-Tensor cumsum(const Tensor& x, int64_t dim, std::optional<ScalarType> dtype) { return scan(x, dim, dtype, true); }
-Tensor cumprod(const Tensor& x, int64_t dim, std::optional<ScalarType> dtype) { return scan(x, dim, dtype, false); }
-Tensor softmax(const Tensor& x, int64_t dim, std::optional<ScalarType> dtype) { return softmaxImpl(x, dim, dtype, false); }
-Tensor logSoftmax(const Tensor& x, int64_t dim, std::optional<ScalarType> dtype) { return softmaxImpl(x, dim, dtype, true); }
+Tensor cumsum(const Tensor& x, int64_t dim, std::optional<ScalarType> dtype) {
+  return scan(x, dim, dtype, true);
+}
+Tensor cumprod(const Tensor& x, int64_t dim, std::optional<ScalarType> dtype) {
+  return scan(x, dim, dtype, false);
+}
+Tensor softmax(const Tensor& x, int64_t dim, std::optional<ScalarType> dtype) {
+  return softmaxImpl(x, dim, dtype, false);
+}
+Tensor logSoftmax(const Tensor& x, int64_t dim, std::optional<ScalarType> dtype) {
+  return softmaxImpl(x, dim, dtype, true);
+}
 
 Tensor logsumexp(const Tensor& x, const IntList& dims, bool keepdim) {
   const ScalarType dt = isFloatingType(x.dtype()) ? x.dtype() : kDefaultFloat;
@@ -456,24 +507,28 @@ Tensor logsumexp(const Tensor& x, const IntList& dims, bool keepdim) {
     const T* in = p.x.data<T>();
     T* o = out.data<T>();
     const int64_t n = p.inner;
-    parallelFor(p.outer, std::max<int64_t>(1, 8192 / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
-      for (int64_t r = b; r < e; ++r) {
-        const T* row = in + r * n;
-        double mx = -std::numeric_limits<double>::infinity();
-        for (int64_t k = 0; k < n; ++k) mx = std::max(mx, static_cast<double>(static_cast<OpMath<T>>(row[k])));
-        const double shift = std::isinf(mx) ? 0.0 : mx;
-        double s = 0;
-        for (int64_t k = 0; k < n; ++k) s += std::exp(static_cast<double>(static_cast<OpMath<T>>(row[k])) - shift);
-        o[r] = castTo<T>(std::log(s) + shift);
-      }
-    });
+    parallelFor(p.outer, std::max<int64_t>(1, 8192 / std::max<int64_t>(n, 1)),
+                [&](int64_t b, int64_t e) {
+                  for (int64_t r = b; r < e; ++r) {
+                    const T* row = in + r * n;
+                    double mx = -std::numeric_limits<double>::infinity();
+                    for (int64_t k = 0; k < n; ++k)
+                      mx = std::max(mx, static_cast<double>(static_cast<OpMath<T>>(row[k])));
+                    const double shift = std::isinf(mx) ? 0.0 : mx;
+                    double s = 0;
+                    for (int64_t k = 0; k < n; ++k)
+                      s += std::exp(static_cast<double>(static_cast<OpMath<T>>(row[k])) - shift);
+                    o[r] = castTo<T>(std::log(s) + shift);
+                  }
+                });
   });
   return out;
 }
 
 namespace {
 // Sorts every row along dim; writes the first k of each sorted row.
-std::tuple<Tensor, Tensor> sortRows(const Tensor& x, int64_t dim, bool descending, int64_t k, const char* name) {
+std::tuple<Tensor, Tensor> sortRows(const Tensor& x, int64_t dim, bool descending, int64_t k,
+                                    const char* name) {
   const int64_t d = wrapDim(dim, x.dim());
   Tensor c = x.contiguous();
   const DimLayout l = dimLayout(c, d);
@@ -501,8 +556,11 @@ std::tuple<Tensor, Tensor> sortRows(const Tensor& x, int64_t dim, bool descendin
           if (isNanV(in[base + j * l.inner])) return true;
           return a < bb;
         };
-        if (descending) std::stable_sort(order.begin(), order.end(), [&](int64_t i, int64_t j) { return less(j, i); });
-        else std::stable_sort(order.begin(), order.end(), less);
+        if (descending)
+          std::stable_sort(order.begin(), order.end(),
+                           [&](int64_t i, int64_t j) { return less(j, i); });
+        else
+          std::stable_sort(order.begin(), order.end(), less);
         for (int64_t q = 0; q < k; ++q) {
           vo[obase + q * l.inner] = in[base + order[static_cast<size_t>(q)] * l.inner];
           io[obase + q * l.inner] = order[static_cast<size_t>(q)];
@@ -514,7 +572,8 @@ std::tuple<Tensor, Tensor> sortRows(const Tensor& x, int64_t dim, bool descendin
 }
 }  // namespace
 
-std::tuple<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t dim, bool largest, bool sorted) {
+std::tuple<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t dim, bool largest,
+                                bool sorted) {
   const int64_t d = wrapDim(dim, x.dim());
   const int64_t size = x.dim() == 0 ? 1 : x.sizes()[d];
   TL_CHECK(k >= 0 && k <= size, "selected index k out of range");
@@ -526,6 +585,8 @@ std::tuple<Tensor, Tensor> sort(const Tensor& x, int64_t dim, bool descending, b
   return sortRows(x, d, descending, x.dim() == 0 ? 1 : x.sizes()[d], "sort");
 }
 
-Tensor argsort(const Tensor& x, int64_t dim, bool descending) { return std::get<1>(sort(x, dim, descending)); }
+Tensor argsort(const Tensor& x, int64_t dim, bool descending) {
+  return std::get<1>(sort(x, dim, descending));
+}
 
 }  // namespace torchless::ops

@@ -41,10 +41,11 @@ void scatterShapeCheck(const Tensor& self, int64_t dim, const Tensor& index, con
   }
   if (ok) return;
   if (src)
-    throw Error(fmt::format("Expected index {} to be smaller than self {} apart from dimension {} and to be "
-                            "smaller size than src {}",
-                            sizesToString(index.sizes()), sizesToString(self.sizes()), dim,
-                            sizesToString(src->sizes())));
+    throw Error(fmt::format(
+        "Expected index {} to be smaller than self {} apart from dimension {} and to be "
+        "smaller size than src {}",
+        sizesToString(index.sizes()), sizesToString(self.sizes()), dim,
+        sizesToString(src->sizes())));
   throw Error(fmt::format("Expected index {} to be smaller than self {} apart from dimension {}",
                           sizesToString(index.sizes()), sizesToString(self.sizes()), dim));
 }
@@ -53,7 +54,8 @@ void scatterShapeCheck(const Tensor& self, int64_t dim, const Tensor& index, con
 /// the element's position in a contiguous tensor of outSizes with coordinate `dim` replaced by
 /// the index value, and srcOffset its position in a contiguous tensor of srcSizes.
 template <typename Fn>
-void forEachScatter(const Tensor& index, int64_t dim, const IntList& outSizes, const IntList& srcSizes, Fn fn) {
+void forEachScatter(const Tensor& index, int64_t dim, const IntList& outSizes,
+                    const IntList& srcSizes, Fn fn) {
   const Tensor idx = atLeast1d(index).contiguous();
   const int64_t n = idx.numel();
   if (n == 0) return;
@@ -65,7 +67,8 @@ void forEachScatter(const Tensor& index, int64_t dim, const IntList& outSizes, c
   std::vector<int64_t> coord(static_cast<size_t>(nd), 0);
   for (int64_t e = 0; e < n; ++e) {
     const int64_t v = iv[e];
-    TL_CHECK(v >= 0 && v < dimSize, "index {} is out of bounds for dimension {} with size {}", v, dim, dimSize);
+    TL_CHECK(v >= 0 && v < dimSize, "index {} is out of bounds for dimension {} with size {}", v,
+             dim, dimSize);
     int64_t o = 0, s = 0;
     for (int64_t k = 0; k < nd; ++k) {
       const auto kk = static_cast<size_t>(k);
@@ -144,8 +147,10 @@ ScatterReduce scatterReduceFromString(const std::string& reduce, bool twoOverloa
   throw Error("reduce argument must be either add or multiply.");
 }
 
-Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, ScatterReduce reduce) {
-  return scatterImpl(self, dim, index, src, nullptr, reduce, reduce == ScatterReduce::Sum ? "scatter_add" : "scatter");
+Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
+               ScatterReduce reduce) {
+  return scatterImpl(self, dim, index, src, nullptr, reduce,
+                     reduce == ScatterReduce::Sum ? "scatter_add" : "scatter");
 }
 
 Tensor scatterValue(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value,
@@ -158,7 +163,8 @@ Tensor scatterReduceTwo(const Tensor& self, int64_t dim, const Tensor& index, co
   checkIndexLong(index, "scatter_reduce");
   const int64_t d = wrapDim(dim, self.dim());
   scatterShapeCheck(self, d, index, &src);
-  TL_CHECK(src.dtype() == self.dtype(), "scatter_reduce(): Expected self.dtype to be equal to src.dtype");
+  TL_CHECK(src.dtype() == self.dtype(),
+           "scatter_reduce(): Expected self.dtype to be equal to src.dtype");
   Tensor out = clone(self);
   const IntList outSizes = atLeast1d(out).sizes();
   const Tensor s = atLeast1d(src).contiguous();
@@ -228,22 +234,25 @@ std::vector<int64_t> indexList(const Tensor& index, int64_t size, const char* op
 
 }  // namespace
 
-Tensor indexAdd(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha) {
+Tensor indexAdd(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
+                const Scalar& alpha) {
   const int64_t d = wrapDim(dim, self.dim());
   const Tensor s1 = atLeast1d(self), src1 = atLeast1d(source);
-  TL_CHECK(source.dtype() == self.dtype(), "index_add_(): self ({}) and source ({}) must have the same scalar type",
+  TL_CHECK(source.dtype() == self.dtype(),
+           "index_add_(): self ({}) and source ({}) must have the same scalar type",
            toString(self.dtype()), toString(source.dtype()));
   const std::vector<int64_t> idx = indexList(index, s1.size(d), "index_add_", false);
   TL_CHECK(src1.dim() == s1.dim() || source.dim() == 0,
            "index_add_(): Source and self must have the same number of dimensions");
   TL_CHECK(static_cast<int64_t>(idx.size()) == src1.size(d),
-           "index_add_(): Number of indices ({}) should be equal to source.size(dim) ({})", idx.size(),
-           src1.size(d));
+           "index_add_(): Number of indices ({}) should be equal to source.size(dim) ({})",
+           idx.size(), src1.size(d));
   for (int64_t k = 0; k < s1.dim(); ++k)
-    TL_CHECK(k == d || s1.size(k) == src1.size(k),
-             "index_add_(): self and source must have the same size at dimension {}; self has size {}, "
-             "source has size {}",
-             k, s1.size(k), src1.size(k));
+    TL_CHECK(
+        k == d || s1.size(k) == src1.size(k),
+        "index_add_(): self and source must have the same size at dimension {}; self has size {}, "
+        "source has size {}",
+        k, s1.size(k), src1.size(k));
   Tensor out = clone(self);
   Tensor o1 = atLeast1d(out);
   for (size_t i = 0; i < idx.size(); ++i) {
@@ -257,14 +266,16 @@ Tensor indexAdd(const Tensor& self, int64_t dim, const Tensor& index, const Tens
 Tensor indexCopy(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source) {
   const int64_t d = wrapDim(dim, self.dim());
   const Tensor s1 = atLeast1d(self), src1 = atLeast1d(source);
-  TL_CHECK(index.dtype() == ScalarType::Long, "index_copy_(): Expected a long tensor for index, but got {}",
-           toString(index.dtype()));
-  TL_CHECK(source.dtype() == self.dtype(), "index_copy_(): self and source expected to have the same dtype, "
-           "but got (self) {} and (source) {}", toString(self.dtype()), toString(source.dtype()));
+  TL_CHECK(index.dtype() == ScalarType::Long,
+           "index_copy_(): Expected a long tensor for index, but got {}", toString(index.dtype()));
+  TL_CHECK(source.dtype() == self.dtype(),
+           "index_copy_(): self and source expected to have the same dtype, "
+           "but got (self) {} and (source) {}",
+           toString(self.dtype()), toString(source.dtype()));
   const std::vector<int64_t> idx = indexList(index, s1.size(d), "index_copy_", false);
   TL_CHECK(static_cast<int64_t>(idx.size()) == src1.size(d),
-           "index_copy_(): Number of indices ({}) should be equal to source.size(dim) ({})", idx.size(),
-           src1.size(d));
+           "index_copy_(): Number of indices ({}) should be equal to source.size(dim) ({})",
+           idx.size(), src1.size(d));
   Tensor out = clone(self);
   Tensor o1 = atLeast1d(out);
   for (size_t i = 0; i < idx.size(); ++i) {
@@ -299,7 +310,8 @@ Tensor maskAsBool(const Tensor& mask, const char* op) {
 }  // namespace
 
 Tensor maskedScatter(const Tensor& self, const Tensor& mask, const Tensor& source) {
-  TL_CHECK(self.dtype() == source.dtype(), "masked_scatter: expected self and source to have same dtypes but got{} and {}",
+  TL_CHECK(self.dtype() == source.dtype(),
+           "masked_scatter: expected self and source to have same dtypes but got{} and {}",
            toString(self.dtype()), toString(source.dtype()));
   const Tensor m = maskAsBool(mask, "masked_scatter_");
   // In-place semantics: the mask broadcasts to self's shape.

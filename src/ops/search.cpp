@@ -32,26 +32,33 @@ Tensor searchsorted(const Tensor& seq, const Tensor& values, bool outInt32, bool
     TL_CHECK(*side == "left" || *side == "right",
              "torch.searchsorted(): side can only be 'left' or 'right' but got {}", *side);
     TL_CHECK(!right || *side == "right",
-             "torch.searchsorted(): side and right can't be set to opposites, got side of {} while right was True",
+             "torch.searchsorted(): side and right can't be set to opposites, got side of {} while "
+             "right was True",
              *side);
   }
   const bool isRight = side ? *side == "right" : right;
-  TL_CHECK(seq.dim() >= 1, "torch.searchsorted(): boundaries tensor should have positive dimension, but got 0 dimension");
+  TL_CHECK(seq.dim() >= 1,
+           "torch.searchsorted(): boundaries tensor should have positive dimension, but got 0 "
+           "dimension");
   if (seq.dim() != 1) {
     bool ok = seq.dim() == values.dim();
     for (int64_t k = 0; ok && k + 1 < seq.dim(); ++k) ok = seq.size(k) == values.size(k);
     TL_CHECK(ok,
-             "torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 dimensions of "
-             "boundaries tensor and input value tensor must match, but we got boundaries tensor {} and input "
+             "torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 "
+             "dimensions of "
+             "boundaries tensor and input value tensor must match, but we got boundaries tensor {} "
+             "and input "
              "value tensor {}",
              sizesToString(seq.sizes()), sizesToString(values.sizes()));
   }
   std::vector<int64_t> sortIdx;
   if (sorter) {
-    TL_CHECK(sorter->dtype() == ScalarType::Long, "torch.searchsorted(): sorter must be a tensor of long dtype but got {}",
+    TL_CHECK(sorter->dtype() == ScalarType::Long,
+             "torch.searchsorted(): sorter must be a tensor of long dtype but got {}",
              toString(sorter->dtype()));
     TL_CHECK(sorter->sizes() == seq.sizes(),
-             "torch.searchsorted(): boundary and sorter must have the same size, but got boundary tensor {}and got "
+             "torch.searchsorted(): boundary and sorter must have the same size, but got boundary "
+             "tensor {}and got "
              "sorter tensor {}",
              sizesToString(seq.sizes()), sizesToString(sorter->sizes()));
     const Tensor s = sorter->contiguous();
@@ -74,17 +81,22 @@ Tensor searchsorted(const Tensor& seq, const Tensor& values, bool outInt32, bool
       const int64_t at = base + (sortIdx.empty() ? mid : sortIdx[static_cast<size_t>(base + mid)]);
       const double m = sv[static_cast<size_t>(at)];
       const bool goRight = isRight ? !(m > v) : !(m >= v);
-      if (goRight) start = mid + 1;
-      else end = mid;
+      if (goRight)
+        start = mid + 1;
+      else
+        end = mid;
     }
-    if (outInt32) out.data<int32_t>()[i] = static_cast<int32_t>(start);
-    else out.data<int64_t>()[i] = start;
+    if (outInt32)
+      out.data<int32_t>()[i] = static_cast<int32_t>(start);
+    else
+      out.data<int64_t>()[i] = start;
   }
   return out;
 }
 
 Tensor bucketize(const Tensor& values, const Tensor& boundaries, bool outInt32, bool right) {
-  TL_CHECK(boundaries.dim() == 1, "boundaries tensor must be 1 dimension, but got dim({})", boundaries.dim());
+  TL_CHECK(boundaries.dim() == 1, "boundaries tensor must be 1 dimension, but got dim({})",
+           boundaries.dim());
   return searchsorted(boundaries, values, outInt32, right);
 }
 
@@ -101,11 +113,14 @@ Tensor emptyLong() { return Tensor::empty({0}, ScalarType::Long); }
 /// Rows of self along dim: [self.size(dim), rest] as a contiguous tensor (moved dim first).
 Tensor rowsAlong(const Tensor& self, int64_t d) {
   Tensor moved = d == 0 ? self : transpose(self, 0, d);
-  return reshape(moved.contiguous(), {self.size(d), self.size(d) == 0 ? 0 : self.numel() / self.size(d)});
+  return reshape(moved.contiguous(),
+                 {self.size(d), self.size(d) == 0 ? 0 : self.numel() / self.size(d)});
 }
 
 template <typename T>
-OpMath<T> om(T v) { return static_cast<OpMath<T>>(v); }
+OpMath<T> om(T v) {
+  return static_cast<OpMath<T>>(v);
+}
 
 /// Compares rows a and b of a contiguous [R, C] tensor: -1, 0, 1.
 template <typename T>
@@ -136,7 +151,8 @@ std::tuple<Tensor, Tensor, Tensor> unique2(const Tensor& self, bool /*sorted*/, 
   dispatchAll(c.dtype(), "unique", [&](auto tag) {
     using T = TagT<decltype(tag)>;
     const T* p = c.data<T>();
-    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return om(p[a]) < om(p[b]); });
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int64_t a, int64_t b) { return om(p[a]) < om(p[b]); });
     std::vector<T> uniq;
     for (size_t i = 0; i < order.size(); ++i) {
       const T v = p[order[i]];
@@ -154,7 +170,8 @@ std::tuple<Tensor, Tensor, Tensor> unique2(const Tensor& self, bool /*sorted*/, 
           returnCounts ? longVector(counts, {static_cast<int64_t>(counts.size())}) : emptyLong()};
 }
 
-std::tuple<Tensor, Tensor, Tensor> uniqueDim(const Tensor& self, int64_t dim, bool returnInverse, bool returnCounts) {
+std::tuple<Tensor, Tensor, Tensor> uniqueDim(const Tensor& self, int64_t dim, bool returnInverse,
+                                             bool returnCounts) {
   const int64_t d = wrapDim(dim, self.dim());
   const Tensor rows = rowsAlong(self, d);
   const int64_t R = rows.size(0), C = rows.size(1);
@@ -163,7 +180,8 @@ std::tuple<Tensor, Tensor, Tensor> uniqueDim(const Tensor& self, int64_t dim, bo
   dispatchAll(rows.dtype(), "unique_dim", [&](auto tag) {
     using T = TagT<decltype(tag)>;
     const T* p = rows.data<T>();
-    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return compareRows(p, C, a, b) < 0; });
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int64_t a, int64_t b) { return compareRows(p, C, a, b) < 0; });
     for (size_t i = 0; i < order.size(); ++i) {
       if (keep.empty() || compareRows(p, C, keep.back(), order[i]) != 0) {
         keep.push_back(order[i]);
@@ -175,10 +193,12 @@ std::tuple<Tensor, Tensor, Tensor> uniqueDim(const Tensor& self, int64_t dim, bo
   });
   (void)returnInverse;  // along a dim PyTorch 1.13 returns inverse and counts always
   (void)returnCounts;
-  return {pickRows(self, d, keep), longVector(inverse, {R}), longVector(counts, {static_cast<int64_t>(counts.size())})};
+  return {pickRows(self, d, keep), longVector(inverse, {R}),
+          longVector(counts, {static_cast<int64_t>(counts.size())})};
 }
 
-std::tuple<Tensor, Tensor, Tensor> uniqueConsecutive(const Tensor& self, bool returnInverse, bool returnCounts,
+std::tuple<Tensor, Tensor, Tensor> uniqueConsecutive(const Tensor& self, bool returnInverse,
+                                                     bool returnCounts,
                                                      std::optional<int64_t> dim) {
   if (dim) {
     const int64_t d = wrapDim(*dim, self.dim());
@@ -199,7 +219,8 @@ std::tuple<Tensor, Tensor, Tensor> uniqueConsecutive(const Tensor& self, bool re
     });
     (void)returnInverse;  // along a dim PyTorch 1.13 returns inverse and counts always
     (void)returnCounts;
-    return {pickRows(self, d, keep), longVector(inverse, {R}), longVector(counts, {static_cast<int64_t>(counts.size())})};
+    return {pickRows(self, d, keep), longVector(inverse, {R}),
+            longVector(counts, {static_cast<int64_t>(counts.size())})};
   }
   const Tensor c = self.contiguous();
   const int64_t n = c.numel();

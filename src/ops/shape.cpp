@@ -42,13 +42,16 @@ IntList inferSize(const IntList& shape, int64_t numel) {
 std::optional<IntList> computeStride(const IntList& oldshape, const IntList& oldstride,
                                      const IntList& newshape) {
   if (oldshape.empty()) return IntList(newshape.size(), 1);
-  const int64_t numel = std::accumulate(oldshape.begin(), oldshape.end(), int64_t{1}, std::multiplies<>());
+  const int64_t numel =
+      std::accumulate(oldshape.begin(), oldshape.end(), int64_t{1}, std::multiplies<>());
   if (numel == 0 && oldshape == newshape) return oldstride;
   IntList newstride(newshape.size());
   if (numel == 0) {
     for (int64_t d = static_cast<int64_t>(newshape.size()) - 1; d >= 0; --d) {
-      if (d == static_cast<int64_t>(newshape.size()) - 1) newstride[d] = 1;
-      else newstride[d] = std::max<int64_t>(newshape[d + 1], 1) * newstride[d + 1];
+      if (d == static_cast<int64_t>(newshape.size()) - 1)
+        newstride[d] = 1;
+      else
+        newstride[d] = std::max<int64_t>(newshape[d + 1], 1) * newstride[d + 1];
     }
     return newstride;
   }
@@ -169,8 +172,10 @@ Tensor expand(const Tensor& x, const IntList& sizes) {
     const int64_t stride = dim >= 0 ? x.strides()[dim] : 0;
     int64_t target = sizes[i];
     if (target == -1) {
-      TL_CHECK(dim >= 0, "The expanded size of the tensor (-1) isn't allowed in a leading, "
-                         "non-existing dimension {}", i);
+      TL_CHECK(dim >= 0,
+               "The expanded size of the tensor (-1) isn't allowed in a leading, "
+               "non-existing dimension {}",
+               i);
       target = size;
     }
     if (size == target) {
@@ -243,10 +248,14 @@ Tensor slice(const Tensor& x, int64_t dim, std::optional<int64_t> startOpt,
   int64_t end = endOpt.value_or(std::numeric_limits<int64_t>::max());
   if (start < 0) start += size;
   if (end < 0) end += size;
-  if (start < 0) start = 0;
-  else if (start >= size) start = size;
-  if (end < start) end = start;
-  else if (end >= size) end = size;
+  if (start < 0)
+    start = 0;
+  else if (start >= size)
+    start = size;
+  if (end < start)
+    end = start;
+  else if (end >= size)
+    end = size;
   IntList sizes = x.sizes(), strides = x.strides();
   const int64_t offset = x.storageOffset() + start * strides[d];
   sizes[d] = (end - start + step - 1) / step;
@@ -260,7 +269,8 @@ Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
   const int64_t d = wrapDim(dim, x.dim());
   const int64_t size = x.sizes()[d];
   TL_CHECK(start >= -size && start <= size,
-           "start out of range (expected to be in range of [{}, {}], but got {})", -size, size, start);
+           "start out of range (expected to be in range of [{}, {}], but got {})", -size, size,
+           start);
   if (start < 0) start += size;
   TL_CHECK(start <= size - length, "start ({}) + length ({}) exceeds dimension size ({}).", start,
            length, size);
@@ -269,7 +279,8 @@ Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
 
 std::vector<Tensor> split(const Tensor& x, int64_t splitSize, int64_t dim) {
   TL_CHECK(x.dim() != 0, "split expects at least a 1-dimensional tensor");
-  TL_CHECK(splitSize >= 0, "split expects split_size be non-negative, but got split_size={}", splitSize);
+  TL_CHECK(splitSize >= 0, "split expects split_size be non-negative, but got split_size={}",
+           splitSize);
   const int64_t d = wrapDim(dim, x.dim());
   const int64_t size = x.sizes()[d];
   TL_CHECK(splitSize > 0 || size == 0,
@@ -303,8 +314,10 @@ std::vector<Tensor> splitWithSizes(const Tensor& x, const IntList& sizes, int64_
   const int64_t size = x.sizes()[d];
   int64_t total = 0;
   for (int64_t s : sizes) {
-    TL_CHECK(s >= 0, "split_with_sizes expects split_sizes have only non-negative entries, but "
-                     "got split_sizes={}", sizesToString(sizes));
+    TL_CHECK(s >= 0,
+             "split_with_sizes expects split_sizes have only non-negative entries, but "
+             "got split_sizes={}",
+             sizesToString(sizes));
     total += s;
   }
   TL_CHECK(total == size,
@@ -373,8 +386,10 @@ void gatherRows(const Tensor& dst, const Tensor& src, const std::vector<int64_t>
       for (int64_t r = b; r < e; ++r) {
         U* out = dp + r * rowLen;
         const U* in = sp + srcBase[r];
-        if (innerContig) std::memcpy(out, in, static_cast<size_t>(rowLen) * sizeof(U));
-        else for (int64_t k = 0; k < rowLen; ++k) out[k] = in[srcInner[k]];
+        if (innerContig)
+          std::memcpy(out, in, static_cast<size_t>(rowLen) * sizeof(U));
+        else
+          for (int64_t k = 0; k < rowLen; ++k) out[k] = in[srcInner[k]];
       }
     });
   });
@@ -447,8 +462,7 @@ Tensor indexSelect(const Tensor& x, int64_t dim, const Tensor& index) {
   const int64_t d = wrapDim(dim, x.dim());
   const std::vector<int64_t> idx = indexValues(index, "index_select");
   const int64_t size = x.dim() == 0 ? 1 : x.sizes()[d];
-  for (int64_t v : idx)
-    TL_CHECK(v >= -size && v < size, "index out of range in self");
+  for (int64_t v : idx) TL_CHECK(v >= -size && v < size, "index out of range in self");
   IntList outShape = x.sizes();
   if (x.dim() > 0) outShape[d] = static_cast<int64_t>(idx.size());
   Tensor out = Tensor::empty(outShape, x.dtype());
@@ -458,8 +472,10 @@ Tensor indexSelect(const Tensor& x, int64_t dim, const Tensor& index) {
   }
   // rows: outer dims before d times the selected index; inner: dims after d.
   const IntList& st = x.strides();
-  IntList outerSizes(x.sizes().begin(), x.sizes().begin() + d), outerStrides(st.begin(), st.begin() + d);
-  IntList innerSizes(x.sizes().begin() + d + 1, x.sizes().end()), innerStrides(st.begin() + d + 1, st.end());
+  IntList outerSizes(x.sizes().begin(), x.sizes().begin() + d),
+      outerStrides(st.begin(), st.begin() + d);
+  IntList innerSizes(x.sizes().begin() + d + 1, x.sizes().end()),
+      innerStrides(st.begin() + d + 1, st.end());
   const auto outer = offsetsOf(outerSizes, outerStrides);
   const auto inner = offsetsOf(innerSizes, innerStrides);
   std::vector<int64_t> base;
@@ -484,7 +500,8 @@ Tensor gather(const Tensor& x, int64_t dim, const Tensor& index) {
   Tensor out = Tensor::empty(index.sizes(), x.dtype());
   if (index.numel() == 0) return out;
   for (int64_t v : indexValues(index, "gather"))
-    TL_CHECK(v >= -size && v < size, "index {} is out of bounds for dimension {} with size {}", v, d, size);
+    TL_CHECK(v >= -size && v < size, "index {} is out of bounds for dimension {} with size {}", v,
+             d, size);
   if (x.dim() == 0) {
     copyInto(out, x);
     return out;
@@ -535,10 +552,10 @@ namespace {
 // The shared planning of index / index_put_: which dims are indexed, their broadcast index
 // shape, the storage offset of every indexed position, and how to lay out the result.
 struct IndexPlan {
-  IntList bshape;                 // broadcast shape of the index tensors
-  std::vector<int64_t> base;      // per broadcast position: storage offset into self
-  IntList restSizes, restStrides; // the non-indexed dims of self, in order
-  int64_t insertAt = 0;           // where the index dims go in the result
+  IntList bshape;                  // broadcast shape of the index tensors
+  std::vector<int64_t> base;       // per broadcast position: storage offset into self
+  IntList restSizes, restStrides;  // the non-indexed dims of self, in order
+  int64_t insertAt = 0;            // where the index dims go in the result
 };
 
 IndexPlan planIndex(const Tensor& self, const std::vector<std::optional<Tensor>>& indicesIn) {
@@ -580,14 +597,16 @@ IndexPlan planIndex(const Tensor& self, const std::vector<std::optional<Tensor>>
   for (int64_t d = 0; d < self.dim(); ++d)
     if (idx[d]) {
       indexed.push_back(d);
-      plan.bshape = indexed.size() == 1 ? idx[d]->sizes() : broadcastShapes(plan.bshape, idx[d]->sizes());
+      plan.bshape =
+          indexed.size() == 1 ? idx[d]->sizes() : broadcastShapes(plan.bshape, idx[d]->sizes());
     } else {
       plan.restSizes.push_back(self.sizes()[d]);
       plan.restStrides.push_back(self.strides()[d]);
     }
   TL_CHECK(!indexed.empty(), "index: expected at least one index tensor");
   bool adjacent = true;
-  for (size_t i = 1; i < indexed.size(); ++i) adjacent = adjacent && indexed[i] == indexed[i - 1] + 1;
+  for (size_t i = 1; i < indexed.size(); ++i)
+    adjacent = adjacent && indexed[i] == indexed[i - 1] + 1;
   plan.insertAt = adjacent ? indexed[0] : 0;
 
   const int64_t nb = checkedNumel(plan.bshape);
@@ -598,8 +617,8 @@ IndexPlan planIndex(const Tensor& self, const std::vector<std::optional<Tensor>>
     const int64_t size = self.sizes()[d], stride = self.strides()[d];
     for (int64_t b = 0; b < nb; ++b) {
       int64_t v = p[b];
-      TL_CHECK(v >= -size && v < size, "index {} is out of bounds for dimension {} with size {}",
-               v, d, size);
+      TL_CHECK(v >= -size && v < size, "index {} is out of bounds for dimension {} with size {}", v,
+               d, size);
       if (v < 0) v += size;
       plan.base[static_cast<size_t>(b)] += v * stride;
     }
@@ -644,7 +663,8 @@ Tensor& indexPut_(Tensor& self, const std::vector<std::optional<Tensor>>& indice
            "shape mismatch: value tensor of shape {} cannot be broadcast to indexing result of "
            "shape {}",
            sizesToString(values.sizes()), sizesToString(resultShape));
-  Tensor v = broadcastTo(values.dtype() == self.dtype() ? values : values.to(self.dtype()), resultShape);
+  Tensor v =
+      broadcastTo(values.dtype() == self.dtype() ? values : values.to(self.dtype()), resultShape);
   IntList inv(perm.size());
   for (size_t i = 0; i < perm.size(); ++i) inv[perm[i]] = static_cast<int64_t>(i);
   v = permute(v, inv).contiguous();  // [B, rest]
@@ -659,8 +679,10 @@ Tensor& indexPut_(Tensor& self, const std::vector<std::optional<Tensor>>& indice
       for (int64_t k = 0; k < rowLen; ++k) {
         T& slot = d[plan.base[r] + inner[static_cast<size_t>(k)]];
         const T val = s[static_cast<int64_t>(r) * rowLen + k];
-        if (accumulate) slot = castTo<T>(static_cast<OpMath<T>>(slot) + static_cast<OpMath<T>>(val));
-        else slot = val;
+        if (accumulate)
+          slot = castTo<T>(static_cast<OpMath<T>>(slot) + static_cast<OpMath<T>>(val));
+        else
+          slot = val;
       }
   });
   return self;
@@ -673,8 +695,9 @@ Tensor indexPut(const Tensor& self, const std::vector<std::optional<Tensor>>& in
 }
 
 Tensor repeat(const Tensor& x, const IntList& repeats) {
-  TL_CHECK(static_cast<int64_t>(repeats.size()) >= x.dim(),
-           "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor");
+  TL_CHECK(
+      static_cast<int64_t>(repeats.size()) >= x.dim(),
+      "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor");
   const size_t nd = repeats.size();
   const size_t pad = nd - static_cast<size_t>(x.dim());
   IntList xs(nd, 1), xst(nd, 0), outShape(nd);
@@ -707,7 +730,8 @@ Tensor flip(const Tensor& x, const IntList& dims) {
   std::vector<bool> seen(static_cast<size_t>(std::max<int64_t>(x.dim(), 1)), false);
   for (int64_t dim : dims) {
     const int64_t d = wrapDim(dim, x.dim());
-    TL_CHECK(!seen[d], "dims has duplicates, original flip dims size={}, but unique flip dims size={}",
+    TL_CHECK(!seen[d],
+             "dims has duplicates, original flip dims size={}, but unique flip dims size={}",
              dims.size(), dims.size() - 1);
     seen[d] = true;
     if (x.dim() == 0) continue;
@@ -721,7 +745,8 @@ Tensor flip(const Tensor& x, const IntList& dims) {
 
 Tensor roll(const Tensor& x, const IntList& shifts, const IntList& dims) {
   if (dims.empty()) {
-    TL_CHECK(shifts.size() == 1, "roll: shifts and dims must align. shifts: {}, dims:0", shifts.size());
+    TL_CHECK(shifts.size() == 1, "roll: shifts and dims must align. shifts: {}, dims:0",
+             shifts.size());
     return view(roll(flatten(x), shifts, {0}), x.sizes());
   }
   TL_CHECK(shifts.size() == dims.size(), "shifts and dimensions must align. shifts: {}, dims:{}",
@@ -761,8 +786,9 @@ Tensor constantPadNd(const Tensor& x, const IntList& pad, const Scalar& value) {
     const int64_t d = x.dim() - 1 - i;
     const int64_t lo = pad[2 * i], hi = pad[2 * i + 1];
     // crop negative pads from the source, skip positive pads in the destination
-    src = narrow(src, d, std::max<int64_t>(-lo, 0),
-                 std::max<int64_t>(x.sizes()[d] + std::min<int64_t>(lo, 0) + std::min<int64_t>(hi, 0), 0));
+    src = narrow(
+        src, d, std::max<int64_t>(-lo, 0),
+        std::max<int64_t>(x.sizes()[d] + std::min<int64_t>(lo, 0) + std::min<int64_t>(hi, 0), 0));
     dst = narrow(dst, d, std::max<int64_t>(lo, 0), src.sizes()[d]);
   }
   if (src.numel() > 0) copyInto(dst, src);
@@ -771,8 +797,9 @@ Tensor constantPadNd(const Tensor& x, const IntList& pad, const Scalar& value) {
 
 namespace {
 Tensor padByIndex(const Tensor& x, const IntList& pad, bool reflect) {
-  TL_CHECK(pad.size() % 2 == 0 && !pad.empty() && static_cast<int64_t>(pad.size()) / 2 < x.dim() + 1,
-           "padding size should be even and at most twice the number of dims");
+  TL_CHECK(
+      pad.size() % 2 == 0 && !pad.empty() && static_cast<int64_t>(pad.size()) / 2 < x.dim() + 1,
+      "padding size should be even and at most twice the number of dims");
   Tensor r = x;
   const int64_t k = static_cast<int64_t>(pad.size()) / 2;
   for (int64_t i = 0; i < k; ++i) {
@@ -790,8 +817,10 @@ Tensor padByIndex(const Tensor& x, const IntList& pad, bool reflect) {
     Tensor idx = Tensor::empty({m}, ScalarType::Long);
     for (int64_t j = 0; j < m; ++j) {
       int64_t s = j - lo;
-      if (reflect) s = s < 0 ? -s : (s >= n ? 2 * (n - 1) - s : s);
-      else s = std::clamp<int64_t>(s, 0, n - 1);
+      if (reflect)
+        s = s < 0 ? -s : (s >= n ? 2 * (n - 1) - s : s);
+      else
+        s = std::clamp<int64_t>(s, 0, n - 1);
       idx.data<int64_t>()[j] = s;
     }
     r = indexSelect(r, d, idx);
@@ -824,7 +853,8 @@ bool isChannelsLastContiguous(const Tensor& x) {
 
 Tensor contiguous(const Tensor& x, MemoryFormat format) {
   if (format == MemoryFormat::Contiguous) return x.contiguous();
-  TL_CHECK(format != MemoryFormat::Preserve, "preserve memory format is unsupported by the contiguous operator");
+  TL_CHECK(format != MemoryFormat::Preserve,
+           "preserve memory format is unsupported by the contiguous operator");
   const int64_t rank = format == MemoryFormat::ChannelsLast ? 4 : 5;
   TL_CHECK(x.dim() == rank, "required rank {} tensor to use {} format", rank,
            rank == 4 ? "channels_last" : "channels_last_3d");
@@ -867,7 +897,8 @@ Tensor& fill_(Tensor& self, const Scalar& value) {
 
 Tensor& fill_(Tensor& self, const Tensor& value) {
   TL_CHECK(value.dim() == 0,
-           "fill_ only supports 0-dimension value tensor but got tensor with {} dimensions.", value.dim());
+           "fill_ only supports 0-dimension value tensor but got tensor with {} dimensions.",
+           value.dim());
   copyInto(self, value);
   return self;
 }
@@ -876,7 +907,8 @@ Tensor& zero_(Tensor& self) { return fill_(self, 0); }
 
 namespace {
 Tensor triangle(const Tensor& x, int64_t k, bool lower) {
-  TL_CHECK(x.dim() >= 2, "{}: input tensor must have at least 2 dimensions", lower ? "tril" : "triu");
+  TL_CHECK(x.dim() >= 2, "{}: input tensor must have at least 2 dimensions",
+           lower ? "tril" : "triu");
   Tensor out = x.clone();
   const int64_t rows = x.size(-2), cols = x.size(-1);
   const int64_t batch = rows * cols == 0 ? 0 : out.numel() / (rows * cols);
@@ -898,7 +930,10 @@ Tensor tril(const Tensor& x, int64_t diagonal) { return triangle(x, diagonal, tr
 Tensor triu(const Tensor& x, int64_t diagonal) { return triangle(x, diagonal, false); }
 
 Tensor pixelShuffle(const Tensor& x, int64_t r) {
-  TL_CHECK(x.dim() >= 3, "pixel_shuffle expects input to have at least 3 dimensions, but got input with {} dimension(s)", x.dim());
+  TL_CHECK(x.dim() >= 3,
+           "pixel_shuffle expects input to have at least 3 dimensions, but got input with {} "
+           "dimension(s)",
+           x.dim());
   TL_CHECK(r > 0, "pixel_shuffle expects a positive upscale_factor, but got {}", r);
   const int64_t c = x.size(-3), h = x.size(-2), w = x.size(-1);
   TL_CHECK(c % (r * r) == 0,
@@ -919,7 +954,10 @@ Tensor pixelShuffle(const Tensor& x, int64_t r) {
 }
 
 Tensor pixelUnshuffle(const Tensor& x, int64_t r) {
-  TL_CHECK(x.dim() >= 3, "pixel_unshuffle expects input to have at least 3 dimensions, but got input with {} dimension(s)", x.dim());
+  TL_CHECK(x.dim() >= 3,
+           "pixel_unshuffle expects input to have at least 3 dimensions, but got input with {} "
+           "dimension(s)",
+           x.dim());
   const int64_t c = x.size(-3), h = x.size(-2), w = x.size(-1);
   TL_CHECK(r > 0 && h % r == 0 && w % r == 0,
            "pixel_unshuffle expects height and width to be divisible by downscale_factor {}", r);
@@ -963,34 +1001,42 @@ Tensor oneHot(const Tensor& x, int64_t numClasses) {
 Tensor empty(const IntList& sizes, ScalarType dtype) { return Tensor::empty(sizes, dtype); }
 Tensor zeros(const IntList& sizes, ScalarType dtype) {
   Tensor out = Tensor::empty(sizes, dtype);  // Tensor::empty does not zero-fill
-  if (out.numel() > 0) std::memset(out.rawData(), 0, static_cast<size_t>(out.numel()) * out.itemsize());
+  if (out.numel() > 0)
+    std::memset(out.rawData(), 0, static_cast<size_t>(out.numel()) * out.itemsize());
   return out;
 }
 Tensor ones(const IntList& sizes, ScalarType dtype) { return full(sizes, 1, dtype); }
 
 Tensor full(const IntList& sizes, const Scalar& value, std::optional<ScalarType> dtype) {
-  const ScalarType dt = dtype ? *dtype
-                              : value.isBoolean() ? ScalarType::Bool
-                              : value.isIntegral() ? ScalarType::Long : kDefaultFloat;
+  const ScalarType dt = dtype                ? *dtype
+                        : value.isBoolean()  ? ScalarType::Bool
+                        : value.isIntegral() ? ScalarType::Long
+                                             : kDefaultFloat;
   Tensor out = Tensor::empty(sizes, dt);
   fill_(out, value);
   return out;
 }
 
-Tensor zerosLike(const Tensor& x, std::optional<ScalarType> dtype) { return zeros(x.sizes(), dtype.value_or(x.dtype())); }
-Tensor onesLike(const Tensor& x, std::optional<ScalarType> dtype) { return ones(x.sizes(), dtype.value_or(x.dtype())); }
+Tensor zerosLike(const Tensor& x, std::optional<ScalarType> dtype) {
+  return zeros(x.sizes(), dtype.value_or(x.dtype()));
+}
+Tensor onesLike(const Tensor& x, std::optional<ScalarType> dtype) {
+  return ones(x.sizes(), dtype.value_or(x.dtype()));
+}
 Tensor fullLike(const Tensor& x, const Scalar& value, std::optional<ScalarType> dtype) {
   return full(x.sizes(), value, dtype.value_or(x.dtype()));
 }
 
-Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, std::optional<ScalarType> dtype) {
+Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step,
+              std::optional<ScalarType> dtype) {
   const bool anyFloat = start.isFloatingPoint() || end.isFloatingPoint() || step.isFloatingPoint();
   const ScalarType dt = dtype ? *dtype : anyFloat ? kDefaultFloat : ScalarType::Long;
   double sizeD;
   const bool integralOut = isIntegralType(dt, true);
   if (integralOut) {
     TL_CHECK(step.toLong() != 0, "step must be nonzero");
-    sizeD = std::ceil(static_cast<double>(end.toLong() - start.toLong()) / static_cast<double>(step.toLong()));
+    sizeD = std::ceil(static_cast<double>(end.toLong() - start.toLong()) /
+                      static_cast<double>(step.toLong()));
   } else {
     sizeD = std::ceil((end.toDouble() - start.toDouble()) / step.toDouble());
   }
@@ -1018,9 +1064,12 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, std::o
   return out;
 }
 
-Tensor arange(const Scalar& end, std::optional<ScalarType> dtype) { return arange(0, end, 1, dtype); }
+Tensor arange(const Scalar& end, std::optional<ScalarType> dtype) {
+  return arange(0, end, 1, dtype);
+}
 
-Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, std::optional<ScalarType> dtype) {
+Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps,
+                std::optional<ScalarType> dtype) {
   TL_CHECK(steps >= 0, "number of steps must be non-negative");
   const ScalarType dt = dtype.value_or(kDefaultFloat);
   Tensor out = Tensor::empty({steps}, dt);
@@ -1045,7 +1094,8 @@ Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, std::opti
       const A step = (e - s) / static_cast<A>(steps - 1);
       const int64_t half = steps / 2;
       for (int64_t i = 0; i < steps; ++i)
-        p[i] = castTo<T>(i < half ? s + step * static_cast<A>(i) : e - step * static_cast<A>(steps - i - 1));
+        p[i] = castTo<T>(i < half ? s + step * static_cast<A>(i)
+                                  : e - step * static_cast<A>(steps - i - 1));
     }
   });
   return out;

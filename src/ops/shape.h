@@ -19,7 +19,8 @@ namespace torchless::ops {
 IntList inferSize(const IntList& shape, int64_t numel);
 /// PyTorch's computeStride: strides that view (sizes, strides) as newShape without copying,
 /// or nullopt when impossible.
-std::optional<IntList> computeStride(const IntList& sizes, const IntList& strides, const IntList& newShape);
+std::optional<IntList> computeStride(const IntList& sizes, const IntList& strides,
+                                     const IntList& newShape);
 /// Tensor.view: a view or "view size is not compatible with input tensor's size and stride
 /// (at least one dimension spans across two contiguous subspaces). Use .reshape(...) instead."
 Tensor view(const Tensor& x, const IntList& shape);
@@ -114,10 +115,12 @@ Tensor empty(const IntList& sizes, ScalarType dtype = kDefaultFloat);
 Tensor zeros(const IntList& sizes, ScalarType dtype = kDefaultFloat);
 Tensor ones(const IntList& sizes, ScalarType dtype = kDefaultFloat);
 /// torch.full: without dtype, a bool value gives Bool, an int Long, a float Float.
-Tensor full(const IntList& sizes, const Scalar& value, std::optional<ScalarType> dtype = std::nullopt);
+Tensor full(const IntList& sizes, const Scalar& value,
+            std::optional<ScalarType> dtype = std::nullopt);
 Tensor zerosLike(const Tensor& x, std::optional<ScalarType> dtype = std::nullopt);
 Tensor onesLike(const Tensor& x, std::optional<ScalarType> dtype = std::nullopt);
-Tensor fullLike(const Tensor& x, const Scalar& value, std::optional<ScalarType> dtype = std::nullopt);
+Tensor fullLike(const Tensor& x, const Scalar& value,
+                std::optional<ScalarType> dtype = std::nullopt);
 /// torch.arange(start, end, step, dtype): Long unless a bound or step is a float (-> Float).
 Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step = 1,
               std::optional<ScalarType> dtype = std::nullopt);

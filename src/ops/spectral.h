@@ -14,8 +14,8 @@ namespace torchless::ops {
 /// normalized scales by n_fft^-1/2. The DFT is computed directly in double precision.
 /// Throws torchless::Error for n_fft <= 0 or > L, hop <= 0, win_length out of (0, n_fft], a
 /// window of the wrong length, or complex input.
-Tensor stft(const Tensor& x, int64_t nFft, std::optional<int64_t> hop, std::optional<int64_t> winLength,
-            const std::optional<Tensor>& window, bool normalized, std::optional<bool> onesided,
-            std::optional<bool> returnComplex);
+Tensor stft(const Tensor& x, int64_t nFft, std::optional<int64_t> hop,
+            std::optional<int64_t> winLength, const std::optional<Tensor>& window, bool normalized,
+            std::optional<bool> onesided, std::optional<bool> returnComplex);
 
 }  // namespace torchless::ops

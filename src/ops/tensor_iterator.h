@@ -101,7 +101,7 @@ class TensorIter {
   int nt_ = 0;
   int64_t numel_ = 0;
   std::array<char*, kMaxOperands> base_{};
-  IntList shape_;                                        // innermost first
+  IntList shape_;                                           // innermost first
   std::vector<std::array<int64_t, kMaxOperands>> strides_;  // [dim][operand], bytes
 };
 
@@ -118,7 +118,8 @@ inline void basicLoop(char** data, const int64_t* strides, int64_t n, const F& f
     // contiguous output, inputs contiguous or broadcast scalars
     Out* o = reinterpret_cast<Out*>(data[0]);
     for (int64_t i = 0; i < n; ++i)
-      o[i] = f(*reinterpret_cast<const In*>(data[I + 1] + (strides[I + 1] ? i * static_cast<int64_t>(sizeof(In)) : 0))...);
+      o[i] = f(*reinterpret_cast<const In*>(
+          data[I + 1] + (strides[I + 1] ? i * static_cast<int64_t>(sizeof(In)) : 0))...);
   } else {
     for (int64_t i = 0; i < n; ++i)
       *reinterpret_cast<Out*>(data[0] + i * strides[0]) =

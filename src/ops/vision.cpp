@@ -15,13 +15,14 @@ Tensor nms(const Tensor& dets, const Tensor& scores, double iouThreshold) {
   TL_CHECK(dets.size(1) == 4, "boxes should have 4 elements in dimension 1, got {}", dets.size(1));
   TL_CHECK(scores.dim() == 1, "scores should be a 1d tensor, got {}D", scores.dim());
   TL_CHECK(dets.size(0) == scores.size(0),
-           "boxes and scores should have same number of elements in dimension 0, got {} and {}", dets.size(0),
-           scores.size(0));
+           "boxes and scores should have same number of elements in dimension 0, got {} and {}",
+           dets.size(0), scores.size(0));
   TL_CHECK(dets.dtype() == scores.dtype(), "dets should have the same type as scores");
   if (dets.numel() == 0) return Tensor::empty({0}, ScalarType::Long);
   const Tensor d = dets.contiguous();
   const int64_t n = d.size(0);
-  const Tensor order = std::get<1>(sort(scores, 0, /*descending=*/true, /*stable=*/true)).contiguous();
+  const Tensor order =
+      std::get<1>(sort(scores, 0, /*descending=*/true, /*stable=*/true)).contiguous();
   const int64_t* ord = order.data<int64_t>();
   std::vector<int64_t> keep;
   std::vector<uint8_t> suppressed(static_cast<size_t>(n), 0);
@@ -29,7 +30,8 @@ Tensor nms(const Tensor& dets, const Tensor& scores, double iouThreshold) {
     using T = TagT<decltype(tag)>;
     using F = OpMath<T>;
     const T* p = d.data<T>();
-    std::vector<F> x1(static_cast<size_t>(n)), y1(x1.size()), x2(x1.size()), y2(x1.size()), area(x1.size());
+    std::vector<F> x1(static_cast<size_t>(n)), y1(x1.size()), x2(x1.size()), y2(x1.size()),
+        area(x1.size());
     for (int64_t i = 0; i < n; ++i) {
       const auto k = static_cast<size_t>(i);
       x1[k] = static_cast<F>(p[i * 4]);
@@ -47,7 +49,8 @@ Tensor nms(const Tensor& dets, const Tensor& scores, double iouThreshold) {
         if (suppressed[j]) continue;
         const F xx1 = std::max(x1[i], x1[j]), yy1 = std::max(y1[i], y1[j]);
         const F xx2 = std::min(x2[i], x2[j]), yy2 = std::min(y2[i], y2[j]);
-        const F w = std::max(static_cast<F>(0), xx2 - xx1), h = std::max(static_cast<F>(0), yy2 - yy1);
+        const F w = std::max(static_cast<F>(0), xx2 - xx1),
+                h = std::max(static_cast<F>(0), yy2 - yy1);
         const F inter = w * h;
         const F ovr = inter / (area[i] + area[j] - inter);
         if (static_cast<double>(ovr) > iouThreshold) suppressed[j] = 1;
@@ -69,8 +72,8 @@ struct PreCalc {
 
 // torchvision's pre_calc_for_bilinear_interpolate.
 template <typename T>
-void preCalc(int64_t height, int64_t width, int64_t ph, int64_t pw, int64_t gridH, int64_t gridW, T startH,
-             T startW, T binH, T binW, std::vector<PreCalc<T>>& out) {
+void preCalc(int64_t height, int64_t width, int64_t ph, int64_t pw, int64_t gridH, int64_t gridW,
+             T startH, T startW, T binH, T binW, std::vector<PreCalc<T>>& out) {
   size_t idx = 0;
   for (int64_t py = 0; py < ph; ++py) {
     for (int64_t px = 0; px < pw; ++px) {
@@ -103,8 +106,14 @@ void preCalc(int64_t height, int64_t width, int64_t ph, int64_t pw, int64_t grid
           }
           const T ly = y - static_cast<T>(yLow), lx = x - static_cast<T>(xLow);
           const T hy = static_cast<T>(1.) - ly, hx = static_cast<T>(1.) - lx;
-          pc = {yLow * width + xLow, yLow * width + xHigh, yHigh * width + xLow, yHigh * width + xHigh,
-                hy * hx, hy * lx, ly * hx, ly * lx};
+          pc = {yLow * width + xLow,
+                yLow * width + xHigh,
+                yHigh * width + xLow,
+                yHigh * width + xHigh,
+                hy * hx,
+                hy * lx,
+                ly * hx,
+                ly * lx};
         }
       }
     }
@@ -134,7 +143,8 @@ Tensor roiAlign(const Tensor& input, const Tensor& rois, double spatialScale, in
       for (int64_t n = 0; n < K; ++n) {
         const T* roi = rp + n * 5;
         const auto batch = static_cast<int64_t>(roi[0]);
-        TL_CHECK(batch >= 0 && batch < in.size(0), "roi_align: roi batch index {} out of range", batch);
+        TL_CHECK(batch >= 0 && batch < in.size(0), "roi_align: roi batch index {} out of range",
+                 batch);
         const T offset = aligned ? static_cast<T>(0.5) : static_cast<T>(0.0);
         const T ss = static_cast<T>(spatialScale);
         const T startW = roi[1] * ss - offset, startH = roi[2] * ss - offset;
@@ -144,11 +154,18 @@ Tensor roiAlign(const Tensor& input, const Tensor& rois, double spatialScale, in
           roiW = std::max(roiW, static_cast<T>(1.));
           roiH = std::max(roiH, static_cast<T>(1.));
         }
-        const T binH = roiH / static_cast<T>(pooledHeight), binW = roiW / static_cast<T>(pooledWidth);
-        const int64_t gridH = samplingRatio > 0 ? samplingRatio : static_cast<int64_t>(std::ceil(roiH / static_cast<T>(pooledHeight)));
-        const int64_t gridW = samplingRatio > 0 ? samplingRatio : static_cast<int64_t>(std::ceil(roiW / static_cast<T>(pooledWidth)));
+        const T binH = roiH / static_cast<T>(pooledHeight),
+                binW = roiW / static_cast<T>(pooledWidth);
+        const int64_t gridH =
+            samplingRatio > 0
+                ? samplingRatio
+                : static_cast<int64_t>(std::ceil(roiH / static_cast<T>(pooledHeight)));
+        const int64_t gridW =
+            samplingRatio > 0 ? samplingRatio
+                              : static_cast<int64_t>(std::ceil(roiW / static_cast<T>(pooledWidth)));
         const T count = std::max(static_cast<T>(gridH * gridW), static_cast<T>(1));
-        std::vector<PreCalc<T>> pcs(static_cast<size_t>(gridH * gridW * pooledWidth * pooledHeight));
+        std::vector<PreCalc<T>> pcs(
+            static_cast<size_t>(gridH * gridW * pooledWidth * pooledHeight));
         preCalc(H, W, pooledHeight, pooledWidth, gridH, gridW, startH, startW, binH, binW, pcs);
         for (int64_t c = 0; c < C; ++c) {
           const T* plane = ip + (batch * C + c) * H * W;
@@ -159,7 +176,8 @@ Tensor roiAlign(const Tensor& input, const Tensor& rois, double spatialScale, in
               T val = 0.;
               for (int64_t g = 0; g < gridH * gridW; ++g) {
                 const PreCalc<T>& pc = pcs[idx++];
-                val += pc.w1 * plane[pc.pos1] + pc.w2 * plane[pc.pos2] + pc.w3 * plane[pc.pos3] + pc.w4 * plane[pc.pos4];
+                val += pc.w1 * plane[pc.pos1] + pc.w2 * plane[pc.pos2] + pc.w3 * plane[pc.pos3] +
+                       pc.w4 * plane[pc.pos4];
               }
               o[py * pooledWidth + px] = val / count;
             }

@@ -78,8 +78,7 @@ class CSE {
           case prim::DictConstruct:
             if (reachesGraphOutputs(u.user)) return true;
             break;
-          default:
-            break;
+          default: break;
         }
       }
     }

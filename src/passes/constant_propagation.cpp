@@ -91,10 +91,8 @@ class ConstantPropagator {
       case prim::awaitable:
       case prim::fork:
       case prim::GetAttr:
-      case prim::CreateObject:
-        return false;
-      default:
-        break;
+      case prim::CreateObject: return false;
+      default: break;
     }
     if (n->kind().is_onnx() || !n->blocks().empty()) return false;
     // The op table's foldability (Note [Op facts]); for a node no overload matched, that of

@@ -152,8 +152,6 @@ bool foldOne(Node* n) {
 
 }  // namespace
 
-bool foldConvAddMul(Graph& graph) {
-  return fold::foldNodes(graph, foldOne);
-}
+bool foldConvAddMul(Graph& graph) { return fold::foldNodes(graph, foldOne); }
 
 }  // namespace torchless::passes

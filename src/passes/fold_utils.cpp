@@ -71,9 +71,13 @@ namespace {
 template <typename T>
 ScalarType dtypeOf();
 template <>
-ScalarType dtypeOf<float>() { return ScalarType::Float; }
+ScalarType dtypeOf<float>() {
+  return ScalarType::Float;
+}
 template <>
-ScalarType dtypeOf<double>() { return ScalarType::Double; }
+ScalarType dtypeOf<double>() {
+  return ScalarType::Double;
+}
 
 /// `t` as a contiguous tensor of `dt`: `t` itself when it already is one (Tensor::to always
 /// copies; the weights of a large model were copied twice per folded conv).
@@ -100,10 +104,11 @@ FoldedWeights compute(const Tensor& w, const Tensor& b, const Tensor& rm, const 
     const T rsq = T(1) / std::sqrt(prv[c] + e);
     const T scale = pbw[c] * rsq;
     for (int64_t k = 0; k < inner; ++k) ow[c * inner + k] = pw[c * inner + k] * scale;
-    ob[c] = linearOrder ? (pb[c] - prm[c]) * scale + pbb[c]
-                        : (pb[c] - prm[c]) * rsq * pbw[c] + pbb[c];
+    ob[c] =
+        linearOrder ? (pb[c] - prm[c]) * scale + pbb[c] : (pb[c] - prm[c]) * rsq * pbw[c] + pbb[c];
   }
-  return {nw.dtype() == w.dtype() ? nw : nw.to(w.dtype()), nb.dtype() == biasType ? nb : nb.to(biasType)};
+  return {nw.dtype() == w.dtype() ? nw : nw.to(w.dtype()),
+          nb.dtype() == biasType ? nb : nb.to(biasType)};
 }
 
 }  // namespace
@@ -120,8 +125,7 @@ std::optional<FoldedWeights> foldBatchNorm(const Tensor& w, const std::optional<
   };
   if (!fits(rm) || !fits(rv) || !fits(b) || !fits(bnW) || !fits(bnB)) return std::nullopt;
   bool dbl = w.dtype() == ScalarType::Double || rm.dtype() == ScalarType::Double ||
-             rv.dtype() == ScalarType::Double ||
-             (bnW && bnW->dtype() == ScalarType::Double) ||
+             rv.dtype() == ScalarType::Double || (bnW && bnW->dtype() == ScalarType::Double) ||
              (bnB && bnB->dtype() == ScalarType::Double) || (b && b->dtype() == ScalarType::Double);
   // Defaults as PyTorch: bias zeros_like(running_mean), bn weight ones, bn bias zeros.
   auto filled = [&](double v) {
@@ -183,8 +187,8 @@ bool foldBatchNormInto(Node* bn, const BatchNormFoldTarget& target) {
   std::optional<Tensor> var = constantTensor(bn->input(4));
   if (!ok || !w || !mean || !var) return false;
   if (target.weightDim && w->dim() != target.weightDim) return false;
-  std::optional<FoldedWeights> f = foldBatchNorm(*w, b, *mean, *var, eps->toScalarDouble(), gamma,
-                                                 beta, target.linearOrder);
+  std::optional<FoldedWeights> f =
+      foldBatchNorm(*w, b, *mean, *var, eps->toScalarDouble(), gamma, beta, target.linearOrder);
   if (!f) return false;
   replaceWithFolded(op, bn, *f);
   return true;

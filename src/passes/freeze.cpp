@@ -5,7 +5,8 @@
 // they update (num_batches_tracked) are gone; then replaces each prim::GetAttr chain rooted
 // at `self` (graph input 0) by a prim::Constant holding the attribute's value from the bound
 // module object: parameters and buffers (as tensors that do not require grad), ints, floats,
-// bools, strings, lists, tuples, dicts, None and TorchBind objects (packed params), named after their path
+// bools, strings, lists, tuples, dicts, None and TorchBind objects (packed params), named after
+// their path
 // (`%self.conv.weight`) and keeping the GetAttr's source location. `aten::dim` of a
 // convolution with a constant weight becomes the weight's rank, as in PyTorch's frozen graphs
 // (which assume a batched input: BatchNorm's `input.dim() != 4` check then folds away).
@@ -61,7 +62,8 @@ bool isObjectType(const TypePtr& t) {
 bool isFoldableTorchBind(const TypePtr& t) {
   if (!t || t->kind() != TypeKind::ClassType) return false;
   const std::string& name = t->cast<ClassType>()->name();
-  return name.rfind("__torch__.torch.classes.", 0) == 0 && name.rfind("__torch__.torch.classes.torchless.", 0) != 0;
+  return name.rfind("__torch__.torch.classes.", 0) == 0 &&
+         name.rfind("__torch__.torch.classes.torchless.", 0) != 0;
 }
 
 std::string joinPath(const std::string& prefix, const std::string& name) {
@@ -70,8 +72,8 @@ std::string joinPath(const std::string& prefix, const std::string& name) {
 
 /// True when `path` equals `p` or lies under it ("a.b" is under "a").
 bool underPath(const std::string& path, const std::string& p) {
-  return path == p || (path.size() > p.size() && path.compare(0, p.size(), p) == 0 &&
-                       path[p.size()] == '.');
+  return path == p ||
+         (path.size() > p.size() && path.compare(0, p.size(), p) == 0 && path[p.size()] == '.');
 }
 
 /// Attribute paths of the values rooted at graph input 0: `self` -> "", GetAttr chains ->
@@ -121,8 +123,7 @@ bool mayBeWritten(Value* root) {
     for (const Use& u : v->uses()) {
       Node* user = u.user;
       switch (user->kind()) {
-        case prim::GetAttr:
-          continue;  // objects are handled by paths
+        case prim::GetAttr: continue;  // objects are handled by paths
         case prim::SetAttr:
           if (u.offset == 1) return true;  // stored into an attribute: aliased elsewhere
           continue;
@@ -143,13 +144,10 @@ bool mayBeWritten(Value* root) {
             add(user->blocks()[0]->inputs().at(u.offset - 1));
           }
           continue;
-        case prim::If:
-          continue;
+        case prim::If: continue;
         case prim::CallMethod:
-        case prim::CallFunction:
-          return true;
-        default:
-          break;
+        case prim::CallFunction: return true;
+        default: break;
       }
       const OpInfo* op = user->maybeOperator();
       if (!op) {
@@ -178,7 +176,8 @@ std::optional<IValue> resolve(const ObjectPtr& self, const std::string& path) {
   size_t start = 0;
   while (start <= path.size()) {
     size_t dot = path.find('.', start);
-    std::string name = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    std::string name =
+        path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
     if (!cur.isObject()) return std::nullopt;
     const ObjectPtr& o = cur.toObject();
     auto slot = o->type->findAttributeSlot(name);

@@ -65,12 +65,15 @@ std::optional<double> numberOf(const Value* v) {
 
 ConvForm convForm(const Node* n) {
   const std::string k = n->kind().toQualString();
-  if ((k == "aten::conv1d" || k == "aten::conv2d" || k == "aten::conv3d") && n->inputs().size() == 7) {
-    if (n->input(4)->type()->kind() == TypeKind::StringType) return ConvForm::None;  // 'same'/'valid'
+  if ((k == "aten::conv1d" || k == "aten::conv2d" || k == "aten::conv3d") &&
+      n->inputs().size() == 7) {
+    if (n->input(4)->type()->kind() == TypeKind::StringType)
+      return ConvForm::None;  // 'same'/'valid'
     return ConvForm::ConvNd;
   }
   const bool conv = k == "aten::convolution" && n->inputs().size() == 9;
-  const bool under = k == "aten::_convolution" && (n->inputs().size() == 12 || n->inputs().size() == 13);
+  const bool under =
+      k == "aten::_convolution" && (n->inputs().size() == 12 || n->inputs().size() == 13);
   if (!conv && !under) return ConvForm::None;
   auto transposed = constantOf(n->input(6));
   if (!transposed || !transposed->isBool() || transposed->toBool()) return ConvForm::None;
@@ -148,7 +151,8 @@ Value* residualOf(Node* add, const Value* v) {
   if (!alpha || *alpha != 1.0) return nullptr;
   Value* a = add->input(0);
   Value* b = add->input(1);
-  if (a->type()->kind() != TypeKind::TensorType || b->type()->kind() != TypeKind::TensorType) return nullptr;
+  if (a->type()->kind() != TypeKind::TensorType || b->type()->kind() != TypeKind::TensorType)
+    return nullptr;
   if (a == b) return nullptr;
   if (a == v) return b;
   if (b == v && k == "aten::add") return a;  // add_ would write the residual itself
@@ -191,10 +195,18 @@ bool fuseBlock(Block* block) {
     const ConvForm form = convForm(conv);
     Value* groups = conv->input(form == ConvForm::ConvNd ? 6 : 8);
     Value* none = g.insertConstant(IValue());
-    std::vector<Value*> inputs{conv->input(0), conv->input(1), conv->input(2), conv->input(3), conv->input(4),
-                               conv->input(5), groups, residual ? residual : none,
-                               g.insertConstant(IValue(act.name)), g.insertConstant(IValue(act.alpha)),
-                               g.insertConstant(IValue(act.beta)), g.insertConstant(IValue(constW)),
+    std::vector<Value*> inputs{conv->input(0),
+                               conv->input(1),
+                               conv->input(2),
+                               conv->input(3),
+                               conv->input(4),
+                               conv->input(5),
+                               groups,
+                               residual ? residual : none,
+                               g.insertConstant(IValue(act.name)),
+                               g.insertConstant(IValue(act.alpha)),
+                               g.insertConstant(IValue(act.beta)),
+                               g.insertConstant(IValue(constW)),
                                g.insertConstant(IValue(false))};
     Node* fused = g.insertNode(g.create(kConvFused, inputs));
     fused->setSourceRange(conv->sourceRange());

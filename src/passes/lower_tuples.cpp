@@ -83,12 +83,9 @@ class TupleLowering {
           if (!removeTupleNode(n)) return false;
           n->destroy();
           return true;
-        case prim::If:
-          return flattenIf(n);
-        case prim::Loop:
-          return flattenLoop(n);
-        default:
-          return false;
+        case prim::If: return flattenIf(n);
+        case prim::Loop: return flattenLoop(n);
+        default: return false;
       }
     });
   }

@@ -30,16 +30,14 @@ bool isMutableType(const TypePtr& t) {
     case TypeKind::PyObjectType:
     case TypeKind::StorageType:
     case TypeKind::AnyTupleType:
-    case TypeKind::VarType:
-      return true;
+    case TypeKind::VarType: return true;
     case TypeKind::TupleType:
     case TypeKind::OptionalType:
     case TypeKind::UnionType:
       for (const TypePtr& c : t->containedTypes())
         if (isMutableType(c)) return true;
       return false;
-    default:
-      return false;
+    default: return false;
   }
 }
 
@@ -62,14 +60,12 @@ bool mustNotBeNone(const Value* v) {
     case TypeKind::NoneType:
     case TypeKind::OptionalType:
     case TypeKind::AnyType:
-    case TypeKind::VarType:
-      return false;
+    case TypeKind::VarType: return false;
     case TypeKind::UnionType:
       for (const TypePtr& c : t->containedTypes())
         if (c->kind() == TypeKind::NoneType) return false;
       return true;
-    default:
-      return true;
+    default: return true;
   }
 }
 
@@ -120,8 +116,7 @@ bool ivalueEqual(const IValue& a, const IValue& b) {
 bool ivalueEqual(const IValue& a, const IValue& b, SeenPairs& seen) {
   if (a.tag() != b.tag()) return false;
   switch (a.tag()) {
-    case IValue::Tag::Tensor:
-      return tensorEqual(a.toTensor(), b.toTensor());
+    case IValue::Tag::Tensor: return tensorEqual(a.toTensor(), b.toTensor());
     case IValue::Tag::Double: {
       double x = a.toDouble(), y = b.toDouble();
       return std::memcmp(&x, &y, sizeof x) == 0;  // -0.0 != 0.0, nan == same nan
@@ -153,10 +148,8 @@ bool ivalueEqual(const IValue& a, const IValue& b, SeenPairs& seen) {
       return true;
     }
     case IValue::Tag::Object:
-    case IValue::Tag::Capsule:
-      return a.isSameIdentity(b);
-    default:
-      return a.equals(b);
+    case IValue::Tag::Capsule: return a.isSameIdentity(b);
+    default: return a.equals(b);
   }
 }
 
@@ -167,8 +160,7 @@ bool attributeEqual(const AttributeValue& a, const AttributeValue& b) {
       double x = std::get<double>(a), y = std::get<double>(b);
       return std::memcmp(&x, &y, sizeof x) == 0;
     }
-    case AttributeKind::t:
-      return tensorEqual(std::get<Tensor>(a), std::get<Tensor>(b));
+    case AttributeKind::t: return tensorEqual(std::get<Tensor>(a), std::get<Tensor>(b));
     case AttributeKind::ts: {
       const auto &x = std::get<std::vector<Tensor>>(a), &y = std::get<std::vector<Tensor>>(b);
       if (x.size() != y.size()) return false;
@@ -181,8 +173,7 @@ bool attributeEqual(const AttributeValue& a, const AttributeValue& b) {
     case AttributeKind::gs:
       return std::get<std::vector<std::shared_ptr<Graph>>>(a) ==
              std::get<std::vector<std::shared_ptr<Graph>>>(b);
-    case AttributeKind::ty:
-      return *std::get<TypePtr>(a) == *std::get<TypePtr>(b);
+    case AttributeKind::ty: return *std::get<TypePtr>(a) == *std::get<TypePtr>(b);
     case AttributeKind::tys: {
       const auto &x = std::get<std::vector<TypePtr>>(a), &y = std::get<std::vector<TypePtr>>(b);
       if (x.size() != y.size()) return false;
@@ -190,18 +181,15 @@ bool attributeEqual(const AttributeValue& a, const AttributeValue& b) {
         if (*x[i] != *y[i]) return false;
       return true;
     }
-    case AttributeKind::ival:
-      return ivalueEqual(std::get<IValue>(a), std::get<IValue>(b));
+    case AttributeKind::ival: return ivalueEqual(std::get<IValue>(a), std::get<IValue>(b));
     case AttributeKind::fs:
       return std::get<std::vector<double>>(a) == std::get<std::vector<double>>(b);
     case AttributeKind::c:
       return std::get<std::complex<double>>(a) == std::get<std::complex<double>>(b);
-    case AttributeKind::i:
-      return std::get<int64_t>(a) == std::get<int64_t>(b);
+    case AttributeKind::i: return std::get<int64_t>(a) == std::get<int64_t>(b);
     case AttributeKind::is:
       return std::get<std::vector<int64_t>>(a) == std::get<std::vector<int64_t>>(b);
-    case AttributeKind::s:
-      return std::get<std::string>(a) == std::get<std::string>(b);
+    case AttributeKind::s: return std::get<std::string>(a) == std::get<std::string>(b);
     case AttributeKind::ss:
       return std::get<std::vector<std::string>>(a) == std::get<std::vector<std::string>>(b);
   }
@@ -240,17 +228,10 @@ size_t hashNode(const Node* n) {
     const AttributeValue& a = n->attribute(name);
     mix(a.index());
     switch (static_cast<AttributeKind>(a.index())) {
-      case AttributeKind::i:
-        mix(std::hash<int64_t>()(std::get<int64_t>(a)));
-        break;
-      case AttributeKind::s:
-        mix(std::hash<std::string>()(std::get<std::string>(a)));
-        break;
-      case AttributeKind::f:
-        mix(std::hash<double>()(std::get<double>(a)));
-        break;
-      default:
-        break;  // equal attributes of other kinds just share a bucket
+      case AttributeKind::i: mix(std::hash<int64_t>()(std::get<int64_t>(a))); break;
+      case AttributeKind::s: mix(std::hash<std::string>()(std::get<std::string>(a))); break;
+      case AttributeKind::f: mix(std::hash<double>()(std::get<double>(a))); break;
+      default: break;  // equal attributes of other kinds just share a bucket
     }
   }
   return h;

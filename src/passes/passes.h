@@ -58,10 +58,10 @@ bool simplifyContainers(Graph& graph);
 /// naming the input instead of computing with folded facts: per guard, `x is not None` for
 /// an input specialized to None, else the tensor's dtype and rank.
 struct SignatureGuard {
-  size_t input = 0;                       // graph input index (self is 0)
-  bool isNone = false;                    // specialized to None
-  std::optional<ScalarType> scalarType;   // a tensor: its dtype ...
-  int64_t rank = 0;                       // ... and rank
+  size_t input = 0;                      // graph input index (self is 0)
+  bool isNone = false;                   // specialized to None
+  std::optional<ScalarType> scalarType;  // a tensor: its dtype ...
+  int64_t rank = 0;                      // ... and rank
 };
 bool specialize(Graph& graph, const std::vector<std::pair<Node*, IValue>>& facts,
                 const std::vector<std::optional<bool>>& inputIsNone,

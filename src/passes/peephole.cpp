@@ -145,10 +145,8 @@ class Peephole {
         case aten::len:
         case prim::ListUnpack:
         case prim::Print:
-        case aten::format:
-          continue;
-        default:
-          break;
+        case aten::format: continue;
+        default: break;
       }
       if (user->kind() == prim::Return || !user->blocks().empty()) return false;
       const OpInfo* op = user->maybeOperator();
@@ -212,13 +210,10 @@ class Peephole {
       }
     }
     switch (k) {
-      case prim::If:
-        return optimizeIf(n);
+      case prim::If: return optimizeIf(n);
       case aten::add:
-      case aten::sub:
-        return simplifyAddOrSub(n);
-      case aten::mul:
-        return simplifyMulOrFloordiv(n);
+      case aten::sub: return simplifyAddOrSub(n);
+      case aten::mul: return simplifyMulOrFloordiv(n);
       case aten::__is__:
       case aten::__isnot__: {
         if (n->inputs().size() != 2) return;
@@ -317,8 +312,7 @@ class Peephole {
           replace(n->output(), constantBefore(n, IValue(tt->device()->type == DeviceType::CUDA)));
         return;
       }
-      default:
-        break;
+      default: break;
     }
     if (k == Symbol::aten("floordiv")) return simplifyMulOrFloordiv(n);
     if (k == Symbol::aten("dim") && n->inputs().size() == 1) {

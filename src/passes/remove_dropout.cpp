@@ -25,11 +25,14 @@ const char* const kRemoveDropoutDescription =
 namespace {
 
 bool isDropout(const Node* n) {
-  static const Symbol kinds[] = {
-      Symbol::aten("dropout"),       Symbol::aten("dropout_"),
-      Symbol::aten("feature_dropout"), Symbol::aten("feature_dropout_"),
-      Symbol::aten("alpha_dropout"), Symbol::aten("alpha_dropout_"),
-      Symbol::aten("feature_alpha_dropout"), Symbol::aten("feature_alpha_dropout_")};
+  static const Symbol kinds[] = {Symbol::aten("dropout"),
+                                 Symbol::aten("dropout_"),
+                                 Symbol::aten("feature_dropout"),
+                                 Symbol::aten("feature_dropout_"),
+                                 Symbol::aten("alpha_dropout"),
+                                 Symbol::aten("alpha_dropout_"),
+                                 Symbol::aten("feature_alpha_dropout"),
+                                 Symbol::aten("feature_alpha_dropout_")};
   for (Symbol k : kinds)
     if (n->kind() == k) return n->inputs().size() == 3 && n->outputs().size() == 1;
   return false;

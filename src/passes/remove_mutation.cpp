@@ -84,31 +84,47 @@ bool writesOther(const OpInfo* op) {
   return false;
 }
 
-enum class ViewKind { kNone, kSlice, kNarrow, kSelect, kReshape, kTranspose, kT, kPermute, kIdentity, kOpaque };
+enum class ViewKind {
+  kNone,
+  kSlice,
+  kNarrow,
+  kSelect,
+  kReshape,
+  kTranspose,
+  kT,
+  kPermute,
+  kIdentity,
+  kOpaque
+};
 
 // How a node relates its output to input 0, for writing through it.
 ViewKind viewKind(const Node* n) {
   static const std::unordered_map<std::string_view, ViewKind> known = {
-      {"slice", ViewKind::kSlice},         {"narrow", ViewKind::kNarrow},
-      {"select", ViewKind::kSelect},       {"view", ViewKind::kReshape},
-      {"reshape", ViewKind::kReshape},     {"view_as", ViewKind::kReshape},
-      {"reshape_as", ViewKind::kReshape},  {"flatten", ViewKind::kReshape},
-      {"unflatten", ViewKind::kReshape},   {"squeeze", ViewKind::kReshape},
-      {"unsqueeze", ViewKind::kReshape},   {"transpose", ViewKind::kTranspose},
-      {"swapaxes", ViewKind::kTranspose},  {"t", ViewKind::kT},
-      {"permute", ViewKind::kPermute},     {"detach", ViewKind::kIdentity},
-      {"alias", ViewKind::kIdentity},      {"contiguous", ViewKind::kIdentity},
+      {"slice", ViewKind::kSlice},        {"narrow", ViewKind::kNarrow},
+      {"select", ViewKind::kSelect},      {"view", ViewKind::kReshape},
+      {"reshape", ViewKind::kReshape},    {"view_as", ViewKind::kReshape},
+      {"reshape_as", ViewKind::kReshape}, {"flatten", ViewKind::kReshape},
+      {"unflatten", ViewKind::kReshape},  {"squeeze", ViewKind::kReshape},
+      {"unsqueeze", ViewKind::kReshape},  {"transpose", ViewKind::kTranspose},
+      {"swapaxes", ViewKind::kTranspose}, {"t", ViewKind::kT},
+      {"permute", ViewKind::kPermute},    {"detach", ViewKind::kIdentity},
+      {"alias", ViewKind::kIdentity},     {"contiguous", ViewKind::kIdentity},
   };
-  if (n->inputs().empty() || n->outputs().size() != 1 || !isTensor(n->input(0)) || !isTensor(n->output()))
+  if (n->inputs().empty() || n->outputs().size() != 1 || !isTensor(n->input(0)) ||
+      !isTensor(n->output()))
     return ViewKind::kNone;
   const OpInfo* op = n->maybeOperator();
   if (!op || op->mutates || !op->returnsAlias) return ViewKind::kNone;
-  if (op->schema.arguments().empty() || !op->schema.arguments()[0].aliasInfo()) return ViewKind::kNone;
+  if (op->schema.arguments().empty() || !op->schema.arguments()[0].aliasInfo())
+    return ViewKind::kNone;
   if (n->kind().is_aten())
     if (auto it = known.find(n->kind().toUnqualString()); it != known.end()) {
-      if (it->second == ViewKind::kSlice && op->overloadKey != "aten::slice.Tensor") return ViewKind::kOpaque;
-      if (it->second == ViewKind::kSelect && op->overloadKey != "aten::select.int") return ViewKind::kOpaque;
-      if (it->second == ViewKind::kNarrow && op->overloadKey != "aten::narrow") return ViewKind::kOpaque;
+      if (it->second == ViewKind::kSlice && op->overloadKey != "aten::slice.Tensor")
+        return ViewKind::kOpaque;
+      if (it->second == ViewKind::kSelect && op->overloadKey != "aten::select.int")
+        return ViewKind::kOpaque;
+      if (it->second == ViewKind::kNarrow && op->overloadKey != "aten::narrow")
+        return ViewKind::kOpaque;
       return it->second;
     }
   return ViewKind::kOpaque;  // expand, as_strided, diagonal, unfold, to, type_as ...
@@ -118,15 +134,17 @@ ViewKind viewKind(const Node* n) {
 bool storesInContainer(const Node* user) {
   const Symbol k = user->kind();
   return k == prim::ListConstruct || k == prim::TupleConstruct || k == prim::DictConstruct ||
-         k == Symbol::aten("append") || k == Symbol::aten("insert") || k == Symbol::aten("_set_item");
+         k == Symbol::aten("append") || k == Symbol::aten("insert") ||
+         k == Symbol::aten("_set_item");
 }
 
 // Nodes that take a tensor out of a container (the tensor aliases the container's element).
 bool takesFromContainer(const Node* n) {
   const Symbol k = n->kind();
   return k == prim::ListUnpack || k == prim::TupleUnpack || k == prim::TupleIndex ||
-         k == Symbol::aten("__getitem__") || k == Symbol::aten("unbind") || k == Symbol::aten("split") ||
-         k == Symbol::aten("chunk") || k == Symbol::aten("split_with_sizes");
+         k == Symbol::aten("__getitem__") || k == Symbol::aten("unbind") ||
+         k == Symbol::aten("split") || k == Symbol::aten("chunk") ||
+         k == Symbol::aten("split_with_sizes");
 }
 
 bool usedAfter(const Value* v, const Node* at) {
@@ -171,10 +189,12 @@ class RemoveMutation {
         // Lenient: left for a later strict run (torch.norm's `out=` call sits in a branch that
         // constant folding drops when out is None).
         if (tensorOut && strict_)
-          throw Error(fmt::format("remove_mutation: {} writes an argument other than self (an out= variant); "
-                                  "it has no functional form here",
-                                  opName(n)),
-                      placeOf(n));
+          throw Error(
+              fmt::format(
+                  "remove_mutation: {} writes an argument other than self (an out= variant); "
+                  "it has no functional form here",
+                  opName(n)),
+              placeOf(n));
       }
       if (writesSelf(n, op)) out.push_back(n);
       return false;
@@ -182,8 +202,9 @@ class RemoveMutation {
   }
 
   [[noreturn]] void fail(const Node* m, const std::string& why) {
-    throw Error(fmt::format("remove_mutation: cannot make the in-place {} functional: {}", opName(m), why),
-                placeOf(m));
+    throw Error(
+        fmt::format("remove_mutation: cannot make the in-place {} functional: {}", opName(m), why),
+        placeOf(m));
   }
 
   // The views from the base to v: chain[0] reads the base, chain.back() makes v.
@@ -197,9 +218,10 @@ class RemoveMutation {
       if (k == ViewKind::kOpaque) {
         // A view we cannot write through: fine only when nothing reads its source afterwards.
         if (usedAfter(d->input(0), m))
-          fail(m, fmt::format("it writes through {} (at {}), which may share memory with a tensor read "
-                              "afterwards",
-                              opName(d), placeOf(d)));
+          fail(m, fmt::format(
+                      "it writes through {} (at {}), which may share memory with a tensor read "
+                      "afterwards",
+                      opName(d), placeOf(d)));
         break;
       }
       chain.insert(chain.begin(), d);
@@ -218,9 +240,11 @@ class RemoveMutation {
     if (takesFromContainer(cur->node())) {
       for (const Value* c : cur->node()->inputs())
         if (!isTensor(c) && usedAfter(c, m))
-          fail(m, fmt::format("the tensor it writes is an element of a list or tuple ({} at {}) that is read "
-                              "afterwards",
-                              cur->node()->kind().toQualString(), placeOf(cur->node())));
+          fail(m,
+               fmt::format(
+                   "the tensor it writes is an element of a list or tuple ({} at {}) that is read "
+                   "afterwards",
+                   cur->node()->kind().toQualString(), placeOf(cur->node())));
       // unbind / split / chunk of a tensor: views of it.
       if (cur->node()->inputs().size() > 0 && isTensor(cur->node()->input(0)) &&
           usedAfter(cur->node()->input(0), m))
@@ -250,8 +274,8 @@ class RemoveMutation {
 
   // Uses by `affected` users of `from`, and of the views of `from` made by unaffected nodes,
   // now see `to` and views of `to` recomputed before `insertBefore`.
-  void redirect(Value* from, Value* to, const std::function<bool(const Node*)>& affected, Node* insertBefore,
-                const Node* writer) {
+  void redirect(Value* from, Value* to, const std::function<bool(const Node*)>& affected,
+                Node* insertBefore, const Node* writer) {
     struct Alias {
       Value* value;
       Node* view;  // the node making it from its parent (null: the base itself)
@@ -271,12 +295,15 @@ class RemoveMutation {
       for (const Use& u : a.value->uses())
         if (!affected(u.user) && storesInContainer(u.user)) {
           const Symbol k = u.user->kind();
-          const bool built = k == prim::ListConstruct || k == prim::TupleConstruct || k == prim::DictConstruct;
+          const bool built =
+              k == prim::ListConstruct || k == prim::TupleConstruct || k == prim::DictConstruct;
           const Value* container = built ? u.user->output() : u.user->input(0);
           for (const Use& cu : container->uses())
             if (affected(cu.user))
-              fail(writer, fmt::format("the tensor it writes is held by a {} built at {} and read afterwards",
-                                       u.user->kind().toQualString(), placeOf(u.user)));
+              fail(writer,
+                   fmt::format(
+                       "the tensor it writes is held by a {} built at {} and read afterwards",
+                       u.user->kind().toQualString(), placeOf(u.user)));
         }
     std::unordered_map<const Value*, Value*> replayed{{from, to}};
     std::function<Value*(Value*)> replay = [&](Value* a) -> Value* {
@@ -309,8 +336,9 @@ class RemoveMutation {
   Value* replayView(Node* view, Value* parent) {
     Node* c = g_.createClone(view, [&](Value* v) { return v == view->input(0) ? parent : v; });
     if (view->kind() == Symbol::aten("view") || view->kind() == Symbol::aten("view_as")) {
-      Node* r = g_.create(Symbol::aten(view->kind() == Symbol::aten("view") ? "reshape" : "reshape_as"),
-                          std::vector<Value*>(c->inputs().begin(), c->inputs().end()));
+      Node* r =
+          g_.create(Symbol::aten(view->kind() == Symbol::aten("view") ? "reshape" : "reshape_as"),
+                    std::vector<Value*>(c->inputs().begin(), c->inputs().end()));
       r->output()->copyMetadata(c->output());
       r->setSourceRange(view->sourceRange());
       r->setScope(view->scope());
@@ -346,22 +374,27 @@ class RemoveMutation {
         Value* carried = body->addInput();
         carried->setType(cur->type());
         body->registerOutput(carried);
-        redirect(cur, after, [n](const Node* u) { return u->isAfter(n); }, next, m);
-        redirect(cur, carried, [body](const Node* u) { return containsNode(body, u); },
-                 body->nodes().empty() ? body->returnNode() : body->nodes().front(), m);
+        redirect(
+            cur, after, [n](const Node* u) { return u->isAfter(n); }, next, m);
+        redirect(
+            cur, carried, [body](const Node* u) { return containsNode(body, u); },
+            body->nodes().empty() ? body->returnNode() : body->nodes().front(), m);
         cur = carried;
       } else if (n->kind() == prim::If) {
         for (Block* b : n->blocks()) b->registerOutput(cur);
-        redirect(cur, after, [n](const Node* u) { return u->isAfter(n); }, next, m);
+        redirect(
+            cur, after, [n](const Node* u) { return u->isAfter(n); }, next, m);
       } else {
-        fail(m, fmt::format("it writes a tensor defined outside the {} that contains it", n->kind().toQualString()));
+        fail(m, fmt::format("it writes a tensor defined outside the {} that contains it",
+                            n->kind().toQualString()));
       }
     }
     return cur;
   }
 
   static bool containsNode(const Block* b, const Node* n) {
-    for (const Node* cur = n; cur; cur = cur->owningBlock() ? cur->owningBlock()->owningNode() : nullptr)
+    for (const Node* cur = n; cur;
+         cur = cur->owningBlock() ? cur->owningBlock()->owningNode() : nullptr)
       if (cur->owningBlock() == b) return true;
     return false;
   }
@@ -406,16 +439,16 @@ class RemoveMutation {
     }
     if (name == "aten::detach_" || name == "aten::requires_grad_") return self;
     std::string fname = name.substr(0, name.size() - 1);
-    if (name.back() != '_' || fname.back() == '_')
-      fail(m, "it has no functional form");
+    if (name.back() != '_' || fname.back() == '_') fail(m, "it has no functional form");
     std::string key = overload.empty() ? fname : fname + "." + overload;
-    if (!OperatorRegistry::global().findOverload(key)) fail(m, fmt::format("{} does not exist", key));
+    if (!OperatorRegistry::global().findOverload(key))
+      fail(m, fmt::format("{} does not exist", key));
     return insertOp(key, args, m)->output();
   }
 
   static bool rebindsMetadata(const Node* m) {
-    static const std::unordered_set<std::string_view> kinds = {"transpose_", "t_", "squeeze_", "unsqueeze_",
-                                                               "swapaxes_", "as_strided_"};
+    static const std::unordered_set<std::string_view> kinds = {
+        "transpose_", "t_", "squeeze_", "unsqueeze_", "swapaxes_", "as_strided_"};
     return m->kind().is_aten() && kinds.count(m->kind().toUnqualString());
   }
 
@@ -425,18 +458,23 @@ class RemoveMutation {
     auto c = [&](const IValue& v) { return g_.insertConstant(v); };
     switch (viewKind(view)) {
       case ViewKind::kSlice:
-        return insertOp("aten::slice_scatter",
-                        {parent, val, view->input(1), view->input(2), view->input(3), view->input(4)}, m)
+        return insertOp(
+                   "aten::slice_scatter",
+                   {parent, val, view->input(1), view->input(2), view->input(3), view->input(4)}, m)
             ->output();
       case ViewKind::kNarrow: {
         Node* end = g_.create(Symbol::aten("add"), {view->input(2), view->input(3)});
         end->output()->setType(IntType::get());
         g_.insertNode(end);
-        return insertOp("aten::slice_scatter", {parent, val, view->input(1), view->input(2), end->output(), c(IValue(int64_t(1)))}, m)
+        return insertOp("aten::slice_scatter",
+                        {parent, val, view->input(1), view->input(2), end->output(),
+                         c(IValue(int64_t(1)))},
+                        m)
             ->output();
       }
       case ViewKind::kSelect:
-        return insertOp("aten::select_scatter", {parent, val, view->input(1), view->input(2)}, m)->output();
+        return insertOp("aten::select_scatter", {parent, val, view->input(1), view->input(2)}, m)
+            ->output();
       case ViewKind::kReshape: {
         Node* size = g_.create(Symbol::aten("size"), {parent});
         size->output()->setType(ListType::ofInts());
@@ -445,8 +483,7 @@ class RemoveMutation {
       }
       case ViewKind::kTranspose:
         return insertOp("aten::transpose.int", {val, view->input(1), view->input(2)}, m)->output();
-      case ViewKind::kT:
-        return insertOp("aten::t", {val}, m)->output();
+      case ViewKind::kT: return insertOp("aten::t", {val}, m)->output();
       case ViewKind::kPermute: {
         std::vector<int64_t> perm;
         if (std::optional<IValue> dims = toIValue(view->input(1)); dims && dims->isList()) {
@@ -454,22 +491,25 @@ class RemoveMutation {
         } else if (view->input(1)->node()->kind() == prim::ListConstruct) {
           for (const Value* e : view->input(1)->node()->inputs()) {
             std::optional<int64_t> d = constantInt(e);
-            if (!d) fail(m, fmt::format("it writes through a permute with dims computed at run time (at {})", placeOf(view)));
+            if (!d)
+              fail(m,
+                   fmt::format("it writes through a permute with dims computed at run time (at {})",
+                               placeOf(view)));
             perm.push_back(*d);
           }
         } else {
-          fail(m, fmt::format("it writes through a permute with dims computed at run time (at {})", placeOf(view)));
+          fail(m, fmt::format("it writes through a permute with dims computed at run time (at {})",
+                              placeOf(view)));
         }
         const auto rank = static_cast<int64_t>(perm.size());
         std::vector<IValue> inv(perm.size());
-        for (int64_t i = 0; i < rank; ++i) inv[static_cast<size_t>((perm[i] % rank + rank) % rank)] = IValue(i);
+        for (int64_t i = 0; i < rank; ++i)
+          inv[static_cast<size_t>((perm[i] % rank + rank) % rank)] = IValue(i);
         Value* d = c(IValue(ListImpl::create(IntType::get(), std::move(inv))));
         return insertOp("aten::permute", {val, d}, m)->output();
       }
-      case ViewKind::kIdentity:
-        return val;
-      default:
-        fail(m, fmt::format("it writes through {} (at {})", opName(view), placeOf(view)));
+      case ViewKind::kIdentity: return val;
+      default: fail(m, fmt::format("it writes through {} (at {})", opName(view), placeOf(view)));
     }
   }
 
@@ -483,8 +523,10 @@ class RemoveMutation {
       std::string key = name.substr(0, name.size() - 1);
       if (!op->schema.overloadName().empty()) key += "." + op->schema.overloadName();
       if (key == "aten::transpose") key = "aten::transpose.int";
-      if (!OperatorRegistry::global().findOverload(key)) fail(m, fmt::format("{} does not exist", key));
-      Value* out = insertOp(key, std::vector<Value*>(m->inputs().begin(), m->inputs().end()), m)->output();
+      if (!OperatorRegistry::global().findOverload(key))
+        fail(m, fmt::format("{} does not exist", key));
+      Value* out =
+          insertOp(key, std::vector<Value*>(m->inputs().begin(), m->inputs().end()), m)->output();
       if (m->owningBlock() != self->node()->owningBlock() && self->node()->kind() != prim::Param)
         fail(m, "it changes the shape of a tensor defined outside the loop or if that contains it");
       m->output()->replaceAllUsesWith(out);
@@ -508,7 +550,8 @@ class RemoveMutation {
       updated = val;
     }
     Node* next = m->next();
-    redirect(base, updated, [m](const Node* u) { return u->isAfter(m); }, next, m);
+    redirect(
+        base, updated, [m](const Node* u) { return u->isAfter(m); }, next, m);
     // m's own result is self (a view of the new base).
     if (m->output()->hasUses()) {
       std::vector<Node*> views = chain;

@@ -29,12 +29,30 @@ const char* const kSpecializeDescription =
 bool isTensorPropertyRead(const Node& n) {
   static const std::unordered_set<Symbol> kinds = [] {
     std::unordered_set<Symbol> s;
-    for (const char* k : {"prim::dtype", "prim::device", "prim::layout", "prim::is_cuda", "prim::is_nested",
-                          "prim::is_sparse", "prim::is_sparse_csr", "prim::is_mkldnn", "prim::is_quantized",
-                          "prim::is_meta", "prim::is_xpu", "prim::is_vulkan", "prim::is_ipu", "prim::is_mps",
-                          "prim::is_ort", "prim::is_hpu", "prim::requires_grad", "aten::dim",
-                          "aten::is_floating_point", "aten::is_complex", "aten::is_signed",
-                          "aten::is_grad_enabled", "aten::is_autocast_enabled", "aten::is_autocast_cpu_enabled",
+    for (const char* k : {"prim::dtype",
+                          "prim::device",
+                          "prim::layout",
+                          "prim::is_cuda",
+                          "prim::is_nested",
+                          "prim::is_sparse",
+                          "prim::is_sparse_csr",
+                          "prim::is_mkldnn",
+                          "prim::is_quantized",
+                          "prim::is_meta",
+                          "prim::is_xpu",
+                          "prim::is_vulkan",
+                          "prim::is_ipu",
+                          "prim::is_mps",
+                          "prim::is_ort",
+                          "prim::is_hpu",
+                          "prim::requires_grad",
+                          "aten::dim",
+                          "aten::is_floating_point",
+                          "aten::is_complex",
+                          "aten::is_signed",
+                          "aten::is_grad_enabled",
+                          "aten::is_autocast_enabled",
+                          "aten::is_autocast_cpu_enabled",
                           "aten::is_inference"})
       s.insert(Symbol::fromQualString(k));
     return s;
@@ -46,7 +64,8 @@ bool isTensorPropertyRead(const Node& n) {
     if (n.inputs().size() == 2 && n.input(0) == n.input(1)) return true;
     for (const Value* v : n.inputs()) {
       const TypeKind k = v->type()->kind();
-      if (k == TypeKind::OptionalType || k == TypeKind::NoneType || k == TypeKind::AnyType) return true;
+      if (k == TypeKind::OptionalType || k == TypeKind::NoneType || k == TypeKind::AnyType)
+        return true;
     }
   }
   return false;
@@ -70,7 +89,8 @@ bool removeWriteOnlyLists(Graph& g) {
   for (Node* l : lists) {
     bool writeOnly = true;
     for (const Use& u : l->output()->uses())
-      if (u.user->kind() != aten::append || u.offset != 0 || u.user->output()->hasUses()) writeOnly = false;
+      if (u.user->kind() != aten::append || u.offset != 0 || u.user->output()->hasUses())
+        writeOnly = false;
     if (!writeOnly) continue;
     std::vector<Node*> appends;
     for (const Use& u : l->output()->uses()) appends.push_back(u.user);
@@ -107,7 +127,8 @@ bool foldAppendedLists(Graph& g) {
     }
     if (!ok || appends.empty()) continue;
     // Appends in program order; every other use after the last one.
-    std::sort(appends.begin(), appends.end(), [](const Node* a, const Node* b) { return a->isBefore(b); });
+    std::sort(appends.begin(), appends.end(),
+              [](const Node* a, const Node* b) { return a->isBefore(b); });
     Node* last = appends.back();
     for (const Use& u : l->output()->uses()) {
       if (u.user->kind() == aten::append && u.offset == 0) continue;
@@ -142,8 +163,8 @@ bool neverWritten(const Value* v) {
     const Node* n = u.user;
     if (n->mayWrite() || hasSideEffects(n) || !n->blocks().empty()) return false;
     const Symbol k = n->kind();
-    if (k == prim::ListConstruct || k == prim::TupleConstruct || k == prim::DictConstruct || k == prim::Return ||
-        k == prim::SetAttr)
+    if (k == prim::ListConstruct || k == prim::TupleConstruct || k == prim::DictConstruct ||
+        k == prim::Return || k == prim::SetAttr)
       return false;
     for (const Value* o : n->outputs())
       if (isMutableType(o->type())) return false;
@@ -155,7 +176,8 @@ bool neverWritten(const Value* v) {
 std::optional<IValue> constantOrList(const Value* v) {
   if (isConstant(v)) return toIValue(v);
   const Node* n = v->node();
-  if (n->kind() != prim::ListConstruct || v->type()->kind() != TypeKind::ListType) return std::nullopt;
+  if (n->kind() != prim::ListConstruct || v->type()->kind() != TypeKind::ListType)
+    return std::nullopt;
   std::vector<IValue> elems;
   for (const Value* e : n->inputs()) {
     if (!isConstant(e)) return std::nullopt;
@@ -210,7 +232,9 @@ bool foldConstantContainerReads(Block* b) {
 
 void collectDicts(Block* b, std::vector<Node*>& out) {
   visitNodes(b, [&](Node* n) {
-    if ((n->kind() == Symbol::aten("dict") && n->inputs().empty()) || n->kind() == prim::DictConstruct) out.push_back(n);
+    if ((n->kind() == Symbol::aten("dict") && n->inputs().empty()) ||
+        n->kind() == prim::DictConstruct)
+      out.push_back(n);
     return false;
   });
 }
@@ -235,7 +259,8 @@ bool foldDictWrites(Graph& g) {
       }
     }
     if (!ok) continue;
-    std::sort(writes.begin(), writes.end(), [](const Node* a, const Node* b) { return a->isBefore(b); });
+    std::sort(writes.begin(), writes.end(),
+              [](const Node* a, const Node* b) { return a->isBefore(b); });
     Node* last = writes.empty() ? d : writes.back();
     for (const Use& u : d->output()->uses()) {
       if (u.user->kind() == aten::_set_item && u.offset == 0) continue;
@@ -349,8 +374,9 @@ void insertGuard(Graph& graph, Value* cond, const std::string& message) {
 
 // Guards of the signature `inputs` was specialized to (see specialize's doc comment).
 void insertSignatureGuards(Graph& graph, const std::vector<SignatureGuard>& guards) {
-  Node* first = graph.block()->nodes().begin() == graph.block()->nodes().end() ? graph.block()->returnNode()
-                                                                                 : graph.block()->nodes().front();
+  Node* first = graph.block()->nodes().begin() == graph.block()->nodes().end()
+                    ? graph.block()->returnNode()
+                    : graph.block()->nodes().front();
   WithInsertPoint top(first);
   // None guards first: they stay in the interpreter, and the dtype/rank checks after them
   // then join the engine run that follows (they are shape checks).
@@ -366,8 +392,9 @@ void insertSignatureGuards(Graph& graph, const std::vector<SignatureGuard>& guar
       Value* none = graph.insertConstant(IValue());
       Node* test = graph.insertNode(graph.create(Symbol::aten("__isnot__"), {in, none}, 1));
       test->output()->setType(BoolType::get());
-      insertGuard(graph, test->output(),
-                  fmt::format("this method was specialized for {}=None; it cannot take a value", name));
+      insertGuard(
+          graph, test->output(),
+          fmt::format("this method was specialized for {}=None; it cannot take a value", name));
       continue;
     }
     if (!g.scalarType) continue;
@@ -377,23 +404,25 @@ void insertSignatureGuards(Graph& graph, const std::vector<SignatureGuard>& guar
     Node* ne = graph.insertNode(graph.create(Symbol::aten("ne"), {dtype->output(), want}, 1));
     ne->output()->setType(BoolType::get());
     insertGuard(graph, ne->output(),
-                fmt::format("this method was specialized for a {} tensor {}; pass that dtype", toString(*g.scalarType),
-                            name));
+                fmt::format("this method was specialized for a {} tensor {}; pass that dtype",
+                            toString(*g.scalarType), name));
     Node* dim = graph.insertNode(graph.create(Symbol::aten("dim"), {in}, 1));
     dim->output()->setType(IntType::get());
     Value* rank = graph.insertConstant(IValue(g.rank));
     Node* ne2 = graph.insertNode(graph.create(Symbol::aten("ne"), {dim->output(), rank}, 1));
     ne2->output()->setType(BoolType::get());
-    insertGuard(graph, ne2->output(),
-                fmt::format("this method was specialized for a {}-dimensional tensor {}; pass that rank", g.rank,
-                            name));
+    insertGuard(
+        graph, ne2->output(),
+        fmt::format("this method was specialized for a {}-dimensional tensor {}; pass that rank",
+                    g.rank, name));
   }
 }
 
 }  // namespace
 
 bool specialize(Graph& graph, const std::vector<std::pair<Node*, IValue>>& facts,
-                const std::vector<std::optional<bool>>& inputIsNone, const std::vector<SignatureGuard>* guards) {
+                const std::vector<std::optional<bool>>& inputIsNone,
+                const std::vector<SignatureGuard>* guards) {
   bool changed = false;
   for (size_t i = 0; i < inputIsNone.size() && i < graph.inputs().size(); ++i) {
     Value* in = graph.inputs()[i];

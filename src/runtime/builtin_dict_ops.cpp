@@ -35,8 +35,10 @@ void registerBuiltinDictKernels(KernelRegistry& r) {
       if (!v) throw ModelError(keyError(a[1]));
       return *v;
     });
-    forKey<3>(r, "aten::_set_item." + k, [](const IValue* a) { a[0].toDict()->insertOrAssign(a[1], a[2]); });
-    forKey<2>(r, "aten::__contains__." + k, [](const IValue* a) { return IValue(a[0].toDict()->contains(a[1])); });
+    forKey<3>(r, "aten::_set_item." + k,
+              [](const IValue* a) { a[0].toDict()->insertOrAssign(a[1], a[2]); });
+    forKey<2>(r, "aten::__contains__." + k,
+              [](const IValue* a) { return IValue(a[0].toDict()->contains(a[1])); });
     forKey<1>(r, "aten::len.Dict_" + k,
               [](const IValue* a) { return IValue(static_cast<int64_t>(a[0].toDict()->size())); });
     forKey<1>(r, "aten::keys." + k, [](const IValue* a) {
@@ -104,8 +106,10 @@ void registerBuiltinDictKernels(KernelRegistry& r) {
       const auto entries = a[1].toDict()->entries();
       for (const auto& [key, v] : entries) d->insertOrAssign(key, v);
     });
-    forKey<1>(r, "aten::copy.Dict_" + k, [](const IValue* a) { return IValue(copyDict(a[0].toDict())); });
-    forKey<1>(r, "aten::dict.Dict_" + k, [](const IValue* a) { return IValue(copyDict(a[0].toDict())); });
+    forKey<1>(r, "aten::copy.Dict_" + k,
+              [](const IValue* a) { return IValue(copyDict(a[0].toDict())); });
+    forKey<1>(r, "aten::dict.Dict_" + k,
+              [](const IValue* a) { return IValue(copyDict(a[0].toDict())); });
     // dict(list of (key, value) tuples)
     if (OperatorRegistry::global().findOverload("aten::dict." + k))
       defCreator(r, "aten::dict." + k, [](const Node& n) -> Operation {

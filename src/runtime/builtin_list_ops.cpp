@@ -49,7 +49,8 @@ bool lessThan(const IValue& a, const IValue& b) {
 
 void sortList(std::vector<IValue>& l, bool reverse) {
   if (reverse)
-    std::stable_sort(l.begin(), l.end(), [](const IValue& a, const IValue& b) { return lessThan(b, a); });
+    std::stable_sort(l.begin(), l.end(),
+                     [](const IValue& a, const IValue& b) { return lessThan(b, a); });
   else
     std::stable_sort(l.begin(), l.end(), lessThan);
 }
@@ -63,7 +64,9 @@ bool truthy(const IValue& v) {
 
 void registerBuiltinListKernels(KernelRegistry& r) {
   for (const char* name : {"aten::len.t", "aten::len.any"})
-    defN<1>(r, name, [](const IValue* a) { return IValue(static_cast<int64_t>(a[0].toList()->list.size())); });
+    defN<1>(r, name, [](const IValue* a) {
+      return IValue(static_cast<int64_t>(a[0].toList()->list.size()));
+    });
   defN<2>(r, "aten::append.t", [](const IValue* a) {
     a[0].toList()->list.push_back(a[1]);
     return a[0];
@@ -89,8 +92,8 @@ void registerBuiltinListKernels(KernelRegistry& r) {
     l.erase(l.begin() + i);
     return v;
   });
-  for (const char* name : {"aten::remove.int", "aten::remove.float", "aten::remove.bool", "aten::remove.str",
-                           "aten::remove.Tensor"})
+  for (const char* name : {"aten::remove.int", "aten::remove.float", "aten::remove.bool",
+                           "aten::remove.str", "aten::remove.Tensor"})
     defN<2>(r, name, [](const IValue* a) {
       auto& l = a[0].toList()->list;
       auto it = std::find_if(l.begin(), l.end(), [&](const IValue& v) { return v.equals(a[1]); });
@@ -127,36 +130,39 @@ void registerBuiltinListKernels(KernelRegistry& r) {
     int64_t start = 0, end = 0;
     sliceIndices(static_cast<int64_t>(l->list.size()), a[1], a[2], step, start, end);
     std::vector<IValue> out;
-    for (int64_t i = start; step > 0 ? i < end : i > end; i += step) out.push_back(l->list[static_cast<size_t>(i)]);
+    for (int64_t i = start; step > 0 ? i < end : i > end; i += step)
+      out.push_back(l->list[static_cast<size_t>(i)]);
     return IValue(newList(l, std::move(out)));
   });
   for (const char* name : {"aten::__contains__.int_list", "aten::__contains__.float_list",
                            "aten::__contains__.str_list"})
     defN<2>(r, name, [](const IValue* a) {
       const auto& l = a[0].toList()->list;
-      return IValue(std::any_of(l.begin(), l.end(), [&](const IValue& v) { return v.equals(a[1]); }));
+      return IValue(
+          std::any_of(l.begin(), l.end(), [&](const IValue& v) { return v.equals(a[1]); }));
     });
-  for (const char* name : {"aten::index.list_int", "aten::index.list_float", "aten::index.list_bool",
-                           "aten::index.list_str", "aten::index.list_Tensor"})
+  for (const char* name :
+       {"aten::index.list_int", "aten::index.list_float", "aten::index.list_bool",
+        "aten::index.list_str", "aten::index.list_Tensor"})
     defN<2>(r, name, [](const IValue* a) {
       const auto& l = a[0].toList()->list;
       for (size_t i = 0; i < l.size(); ++i)
         if (l[i].equals(a[1])) return IValue(static_cast<int64_t>(i));
       throw ModelError(fmt::format("ValueError: {} is not in list", a[1].repr()));
     });
-  for (const char* name : {"aten::count.int", "aten::count.float", "aten::count.bool", "aten::count.str",
-                           "aten::count.Tensor"})
+  for (const char* name : {"aten::count.int", "aten::count.float", "aten::count.bool",
+                           "aten::count.str", "aten::count.Tensor"})
     if (OperatorRegistry::global().findOverload(name))
       defN<2>(r, name, [](const IValue* a) {
         const auto& l = a[0].toList()->list;
         return IValue(static_cast<int64_t>(
             std::count_if(l.begin(), l.end(), [&](const IValue& v) { return v.equals(a[1]); })));
       });
-  for (const char* name : {"aten::sort.int", "aten::sort.float", "aten::sort.bool", "aten::sort.str",
-                           "aten::sort.Tensor", "aten::sort.any"})
+  for (const char* name : {"aten::sort.int", "aten::sort.float", "aten::sort.bool",
+                           "aten::sort.str", "aten::sort.Tensor", "aten::sort.any"})
     defN<2>(r, name, [](const IValue* a) { sortList(a[0].toList()->list, a[1].toBool()); });
-  for (const char* name : {"aten::sorted.int", "aten::sorted.float", "aten::sorted.bool", "aten::sorted.str",
-                           "aten::sorted.Tensor", "aten::sorted.any"})
+  for (const char* name : {"aten::sorted.int", "aten::sorted.float", "aten::sorted.bool",
+                           "aten::sorted.str", "aten::sorted.Tensor", "aten::sorted.any"})
     defN<1>(r, name, [](const IValue* a) {
       auto l = a[0].toList();
       auto out = newList(l, l->list);
@@ -250,9 +256,11 @@ void registerBuiltinListKernels(KernelRegistry& r) {
     l->list = repeat(l, a[1].toInt());
     return a[0];
   });
-  for (const char* name : {"aten::eq.int_list", "aten::eq.float_list", "aten::eq.bool_list", "aten::eq.str_list"})
+  for (const char* name :
+       {"aten::eq.int_list", "aten::eq.float_list", "aten::eq.bool_list", "aten::eq.str_list"})
     defN<2>(r, name, [](const IValue* a) { return IValue(a[0].equals(a[1])); });
-  for (const char* name : {"aten::ne.int_list", "aten::ne.float_list", "aten::ne.bool_list", "aten::ne.str_list"})
+  for (const char* name :
+       {"aten::ne.int_list", "aten::ne.float_list", "aten::ne.bool_list", "aten::ne.str_list"})
     defN<2>(r, name, [](const IValue* a) { return IValue(!a[0].equals(a[1])); });
   defN<1>(r, "prim::rangelist", [](const IValue* a) {
     std::vector<IValue> out;

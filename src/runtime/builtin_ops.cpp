@@ -74,10 +74,8 @@ bool isNumberType(const TypePtr& t) {
     case TypeKind::IntType:
     case TypeKind::FloatType:
     case TypeKind::ComplexType:
-    case TypeKind::NumberType:
-      return true;
-    default:
-      return false;
+    case TypeKind::NumberType: return true;
+    default: return false;
   }
 }
 
@@ -101,7 +99,8 @@ using FloatBin = std::function<IValue(double, double)>;
 using ComplexBin = std::function<IValue(Complex, Complex)>;
 
 // Registers one kernel for every two-number overload of `name` that has no kernel yet.
-void numericBinary(KernelRegistry& r, const std::string& name, IntBin fi, FloatBin ff, ComplexBin fc = nullptr) {
+void numericBinary(KernelRegistry& r, const std::string& name, IntBin fi, FloatBin ff,
+                   ComplexBin fc = nullptr) {
   for (const OpInfo* op : OperatorRegistry::global().lookup(name)) {
     const auto& args = op->schema.arguments();
     if (op->kernel || args.size() != 2 || op->schema.returns().size() != 1) continue;
@@ -111,14 +110,15 @@ void numericBinary(KernelRegistry& r, const std::string& name, IntBin fi, FloatB
                 args[1].type()->kind() == TypeKind::ComplexType))
       continue;
     r.registerKernel(op->key, kernel<2>([fi, ff, fc, ret](const IValue* a) {
-      const NumKind ka = kindOf(a[0]), kb = kindOf(a[1]);
-      if (ka == NumKind::Int && kb == NumKind::Int && fi) return coerce(fi(asInt(a[0]), asInt(a[1])), ret);
-      if ((ka == NumKind::Complex || kb == NumKind::Complex)) {
-        if (!fc) throw Error("operation not supported for complex numbers");
-        return fc(asComplex(a[0]), asComplex(a[1]));
-      }
-      return coerce(ff(asFloat(a[0]), asFloat(a[1])), ret);
-    }));
+                       const NumKind ka = kindOf(a[0]), kb = kindOf(a[1]);
+                       if (ka == NumKind::Int && kb == NumKind::Int && fi)
+                         return coerce(fi(asInt(a[0]), asInt(a[1])), ret);
+                       if ((ka == NumKind::Complex || kb == NumKind::Complex)) {
+                         if (!fc) throw Error("operation not supported for complex numbers");
+                         return fc(asComplex(a[0]), asComplex(a[1]));
+                       }
+                       return coerce(ff(asFloat(a[0]), asFloat(a[1])), ret);
+                     }));
   }
 }
 
@@ -136,14 +136,14 @@ void numericUnary(KernelRegistry& r, const std::string& name, FloatUn ff, IntUn 
     if (!fc && args[0].type()->kind() == TypeKind::ComplexType) continue;
     const TypeKind ret = op->schema.returns()[0].type()->kind();
     r.registerKernel(op->key, kernel<1>([ff, fi, fc, ret](const IValue* a) {
-      const NumKind k = kindOf(a[0]);
-      if (k == NumKind::Int && fi) return coerce(fi(asInt(a[0])), ret);
-      if (k == NumKind::Complex) {
-        if (!fc) throw Error("operation not supported for complex numbers");
-        return fc(a[0].toComplexDouble());
-      }
-      return coerce(ff(asFloat(a[0])), ret);
-    }));
+                       const NumKind k = kindOf(a[0]);
+                       if (k == NumKind::Int && fi) return coerce(fi(asInt(a[0])), ret);
+                       if (k == NumKind::Complex) {
+                         if (!fc) throw Error("operation not supported for complex numbers");
+                         return fc(a[0].toComplexDouble());
+                       }
+                       return coerce(ff(asFloat(a[0])), ret);
+                     }));
   }
 }
 
@@ -158,13 +158,16 @@ void registerBuiltinKernels(KernelRegistry& r) {
   // ---- arithmetic ----
   numericBinary(
       r, "aten::add", [](int64_t a, int64_t b) { return IValue(a + b); },
-      [](double a, double b) { return IValue(a + b); }, [](Complex a, Complex b) { return IValue(a + b); });
+      [](double a, double b) { return IValue(a + b); },
+      [](Complex a, Complex b) { return IValue(a + b); });
   numericBinary(
       r, "aten::sub", [](int64_t a, int64_t b) { return IValue(a - b); },
-      [](double a, double b) { return IValue(a - b); }, [](Complex a, Complex b) { return IValue(a - b); });
+      [](double a, double b) { return IValue(a - b); },
+      [](Complex a, Complex b) { return IValue(a - b); });
   numericBinary(
       r, "aten::mul", [](int64_t a, int64_t b) { return IValue(a * b); },
-      [](double a, double b) { return IValue(a * b); }, [](Complex a, Complex b) { return IValue(a * b); });
+      [](double a, double b) { return IValue(a * b); },
+      [](Complex a, Complex b) { return IValue(a * b); });
   numericBinary(
       r, "aten::div", nullptr,
       [](double a, double b) {
@@ -179,7 +182,8 @@ void registerBuiltinKernels(KernelRegistry& r) {
         return IValue(std::floor(a / b));
       });
   numericBinary(
-      r, "aten::__round_to_zero_floordiv", [](int64_t a, int64_t b) {
+      r, "aten::__round_to_zero_floordiv",
+      [](int64_t a, int64_t b) {
         if (b == 0) throw ModelError("ZeroDivisionError: integer division or modulo by zero");
         if (b == -1) return IValue(static_cast<int64_t>(0ULL - static_cast<uint64_t>(a)));
         return IValue(a / b);
@@ -188,7 +192,8 @@ void registerBuiltinKernels(KernelRegistry& r) {
   numericBinary(
       r, "aten::remainder", [](int64_t a, int64_t b) { return IValue(pymod(a, b)); },
       [](double a, double b) { return IValue(pymodf(a, b)); });
-  numericBinary(r, "aten::fmod", nullptr, [](double a, double b) { return IValue(std::fmod(a, b)); });
+  numericBinary(r, "aten::fmod", nullptr,
+                [](double a, double b) { return IValue(std::fmod(a, b)); });
   numericBinary(r, "aten::mathremainder", nullptr,
                 [](double a, double b) { return IValue(std::remainder(a, b)); });
   numericBinary(
@@ -199,36 +204,48 @@ void registerBuiltinKernels(KernelRegistry& r) {
       },
       [](double a, double b) { return IValue(std::pow(a, b)); },
       [](Complex a, Complex b) { return IValue(std::pow(a, b)); });
-  numericBinary(r, "aten::atan2", nullptr, [](double a, double b) { return IValue(std::atan2(a, b)); });
-  numericBinary(r, "aten::copysign", nullptr, [](double a, double b) { return IValue(std::copysign(a, b)); });
-  numericBinary(r, "aten::log", nullptr,
-                [](double a, double b) { return IValue(std::log(a) / std::log(b)); },
-                [](Complex a, Complex b) { return IValue(std::log(a) / std::log(b)); });
+  numericBinary(r, "aten::atan2", nullptr,
+                [](double a, double b) { return IValue(std::atan2(a, b)); });
+  numericBinary(r, "aten::copysign", nullptr,
+                [](double a, double b) { return IValue(std::copysign(a, b)); });
+  numericBinary(
+      r, "aten::log", nullptr, [](double a, double b) { return IValue(std::log(a) / std::log(b)); },
+      [](Complex a, Complex b) { return IValue(std::log(a) / std::log(b)); });
   numericBinary(
       r, "aten::gcd", [](int64_t a, int64_t b) { return IValue(std::gcd(a, b)); },
       [](double, double) -> IValue { throw Error("gcd() expects ints"); });
-  numericBinary(r, "prim::max",
-                [](int64_t a, int64_t b) { return IValue(std::max(a, b)); },
-                [](double a, double b) { return IValue(std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b)); });
-  numericBinary(r, "prim::min",
-                [](int64_t a, int64_t b) { return IValue(std::min(a, b)); },
-                [](double a, double b) { return IValue(std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b)); });
+  numericBinary(
+      r, "prim::max", [](int64_t a, int64_t b) { return IValue(std::max(a, b)); },
+      [](double a, double b) {
+        return IValue(std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b));
+      });
+  numericBinary(
+      r, "prim::min", [](int64_t a, int64_t b) { return IValue(std::min(a, b)); },
+      [](double a, double b) {
+        return IValue(std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b));
+      });
 
   // ---- comparisons (number pairs) ----
-  numericBinary(r, "aten::eq", [](int64_t a, int64_t b) { return IValue(a == b); },
-                [](double a, double b) { return IValue(a == b); },
-                [](Complex a, Complex b) { return IValue(a == b); });
-  numericBinary(r, "aten::ne", [](int64_t a, int64_t b) { return IValue(a != b); },
-                [](double a, double b) { return IValue(a != b); },
-                [](Complex a, Complex b) { return IValue(a != b); });
-  numericBinary(r, "aten::lt", [](int64_t a, int64_t b) { return IValue(a < b); },
-                [](double a, double b) { return IValue(a < b); });
-  numericBinary(r, "aten::le", [](int64_t a, int64_t b) { return IValue(a <= b); },
-                [](double a, double b) { return IValue(a <= b); });
-  numericBinary(r, "aten::gt", [](int64_t a, int64_t b) { return IValue(a > b); },
-                [](double a, double b) { return IValue(a > b); });
-  numericBinary(r, "aten::ge", [](int64_t a, int64_t b) { return IValue(a >= b); },
-                [](double a, double b) { return IValue(a >= b); });
+  numericBinary(
+      r, "aten::eq", [](int64_t a, int64_t b) { return IValue(a == b); },
+      [](double a, double b) { return IValue(a == b); },
+      [](Complex a, Complex b) { return IValue(a == b); });
+  numericBinary(
+      r, "aten::ne", [](int64_t a, int64_t b) { return IValue(a != b); },
+      [](double a, double b) { return IValue(a != b); },
+      [](Complex a, Complex b) { return IValue(a != b); });
+  numericBinary(
+      r, "aten::lt", [](int64_t a, int64_t b) { return IValue(a < b); },
+      [](double a, double b) { return IValue(a < b); });
+  numericBinary(
+      r, "aten::le", [](int64_t a, int64_t b) { return IValue(a <= b); },
+      [](double a, double b) { return IValue(a <= b); });
+  numericBinary(
+      r, "aten::gt", [](int64_t a, int64_t b) { return IValue(a > b); },
+      [](double a, double b) { return IValue(a > b); });
+  numericBinary(
+      r, "aten::ge", [](int64_t a, int64_t b) { return IValue(a >= b); },
+      [](double a, double b) { return IValue(a >= b); });
   // bool == bool, Device == Device, enum == enum.
   for (const char* name : {"aten::eq.bool", "aten::eq.device", "aten::eq.enum"})
     defN<2>(r, name, [](const IValue* a) { return IValue(a[0].equals(a[1])); });
@@ -236,16 +253,20 @@ void registerBuiltinKernels(KernelRegistry& r) {
     defN<2>(r, name, [](const IValue* a) { return IValue(!a[0].equals(a[1])); });
 
   // ---- unary math ----
-  numericUnary(r, "aten::neg", [](double x) { return IValue(-x); }, [](int64_t x) { return IValue(-x); },
-               [](Complex x) { return IValue(-x); });
-  numericUnary(r, "prim::abs", [](double x) { return IValue(std::fabs(x)); },
-               [](int64_t x) { return IValue(x < 0 ? -x : x); },
-               [](Complex x) { return IValue(std::abs(x)); });
+  numericUnary(
+      r, "aten::neg", [](double x) { return IValue(-x); }, [](int64_t x) { return IValue(-x); },
+      [](Complex x) { return IValue(-x); });
+  numericUnary(
+      r, "prim::abs", [](double x) { return IValue(std::fabs(x)); },
+      [](int64_t x) { return IValue(x < 0 ? -x : x); },
+      [](Complex x) { return IValue(std::abs(x)); });
   numericUnary(r, "aten::fabs", fl([](double x) { return std::fabs(x); }));
-  numericUnary(r, "aten::floor", [](double x) { return IValue(floatToInt(std::floor(x))); },
-               [](int64_t x) { return IValue(x); });
-  numericUnary(r, "aten::ceil", [](double x) { return IValue(floatToInt(std::ceil(x))); },
-               [](int64_t x) { return IValue(x); });
+  numericUnary(
+      r, "aten::floor", [](double x) { return IValue(floatToInt(std::floor(x))); },
+      [](int64_t x) { return IValue(x); });
+  numericUnary(
+      r, "aten::ceil", [](double x) { return IValue(floatToInt(std::ceil(x))); },
+      [](int64_t x) { return IValue(x); });
   numericUnary(r, "aten::round", fl([](double x) { return std::nearbyint(x); }));
   numericUnary(r, "aten::sqrt", fl([](double x) { return std::sqrt(x); }), nullptr,
                [](Complex x) { return IValue(std::sqrt(x)); });
@@ -254,12 +275,12 @@ void registerBuiltinKernels(KernelRegistry& r) {
   numericUnary(r, "aten::log", fl([](double x) { return std::log(x); }), nullptr,
                [](Complex x) { return IValue(std::log(x)); });
   const std::pair<const char*, double (*)(double)> math[] = {
-      {"aten::log10", std::log10}, {"aten::log1p", std::log1p}, {"aten::expm1", std::expm1},
-      {"aten::sin", std::sin},     {"aten::cos", std::cos},     {"aten::tan", std::tan},
-      {"aten::asin", std::asin},   {"aten::acos", std::acos},   {"aten::atan", std::atan},
-      {"aten::sinh", std::sinh},   {"aten::cosh", std::cosh},   {"aten::tanh", std::tanh},
-      {"aten::asinh", std::asinh}, {"aten::acosh", std::acosh}, {"aten::atanh", std::atanh},
-      {"aten::erf", std::erf},     {"aten::erfc", std::erfc},   {"aten::gamma", std::tgamma},
+      {"aten::log10", std::log10},   {"aten::log1p", std::log1p}, {"aten::expm1", std::expm1},
+      {"aten::sin", std::sin},       {"aten::cos", std::cos},     {"aten::tan", std::tan},
+      {"aten::asin", std::asin},     {"aten::acos", std::acos},   {"aten::atan", std::atan},
+      {"aten::sinh", std::sinh},     {"aten::cosh", std::cosh},   {"aten::tanh", std::tanh},
+      {"aten::asinh", std::asinh},   {"aten::acosh", std::acosh}, {"aten::atanh", std::atanh},
+      {"aten::erf", std::erf},       {"aten::erfc", std::erfc},   {"aten::gamma", std::tgamma},
       {"aten::lgamma", std::lgamma},
   };
   for (const auto& [name, f] : math) {
@@ -282,7 +303,8 @@ void registerBuiltinKernels(KernelRegistry& r) {
     const int64_t x = a[0].toInt(), y = a[1].toInt();
     return std::make_tuple(IValue(floordiv(x, y)), IValue(pymod(x, y)));
   });
-  for (const char* name : {"aten::divmod.float", "aten::divmod.int_float", "aten::divmod.float_int"})
+  for (const char* name :
+       {"aten::divmod.float", "aten::divmod.int_float", "aten::divmod.float_int"})
     defN<2>(r, name, [](const IValue* a) {
       const double x = asFloat(a[0]), y = asFloat(a[1]);
       if (y == 0) throw ModelError("ZeroDivisionError: float divmod()");
@@ -291,12 +313,18 @@ void registerBuiltinKernels(KernelRegistry& r) {
 
   // ---- bool and bitwise int ops ----
   defN<1>(r, "aten::__not__", [](const IValue* a) { return IValue(!a[0].toBool()); });
-  defN<2>(r, "aten::__and__.bool", [](const IValue* a) { return IValue(a[0].toBool() && a[1].toBool()); });
-  defN<2>(r, "aten::__or__.bool", [](const IValue* a) { return IValue(a[0].toBool() || a[1].toBool()); });
-  defN<2>(r, "aten::__xor__.bool", [](const IValue* a) { return IValue(a[0].toBool() != a[1].toBool()); });
-  defN<2>(r, "aten::__and__.int", [](const IValue* a) { return IValue(a[0].toInt() & a[1].toInt()); });
-  defN<2>(r, "aten::__or__.int", [](const IValue* a) { return IValue(a[0].toInt() | a[1].toInt()); });
-  defN<2>(r, "aten::__xor__.int", [](const IValue* a) { return IValue(a[0].toInt() ^ a[1].toInt()); });
+  defN<2>(r, "aten::__and__.bool",
+          [](const IValue* a) { return IValue(a[0].toBool() && a[1].toBool()); });
+  defN<2>(r, "aten::__or__.bool",
+          [](const IValue* a) { return IValue(a[0].toBool() || a[1].toBool()); });
+  defN<2>(r, "aten::__xor__.bool",
+          [](const IValue* a) { return IValue(a[0].toBool() != a[1].toBool()); });
+  defN<2>(r, "aten::__and__.int",
+          [](const IValue* a) { return IValue(a[0].toInt() & a[1].toInt()); });
+  defN<2>(r, "aten::__or__.int",
+          [](const IValue* a) { return IValue(a[0].toInt() | a[1].toInt()); });
+  defN<2>(r, "aten::__xor__.int",
+          [](const IValue* a) { return IValue(a[0].toInt() ^ a[1].toInt()); });
   defN<2>(r, "aten::__lshift__.int", [](const IValue* a) {
     if (a[1].toInt() < 0) throw ModelError("ValueError: negative shift count");
     return IValue(static_cast<int64_t>(static_cast<uint64_t>(a[0].toInt()) << a[1].toInt()));
@@ -309,7 +337,8 @@ void registerBuiltinKernels(KernelRegistry& r) {
   defN<2>(r, "aten::__isnot__", [](const IValue* a) { return IValue(!a[0].isSameIdentity(a[1])); });
 
   // ---- casts ----
-  defN<1>(r, "aten::Int.float", [](const IValue* a) { return IValue(floatToInt(a[0].toDouble())); });
+  defN<1>(r, "aten::Int.float",
+          [](const IValue* a) { return IValue(floatToInt(a[0].toDouble())); });
   defN<1>(r, "aten::Int.bool", [](const IValue* a) { return IValue(asInt(a[0])); });
   defN<1>(r, "aten::Int.Scalar", [](const IValue* a) {
     return a[0].isDouble() ? IValue(floatToInt(a[0].toDouble())) : IValue(asInt(a[0]));
@@ -346,8 +375,9 @@ void registerBuiltinKernels(KernelRegistry& r) {
   defN<1>(r, "aten::Bool.int", [](const IValue* a) { return IValue(a[0].toInt() != 0); });
   defN<1>(r, "aten::Bool.float", [](const IValue* a) { return IValue(a[0].toDouble() != 0.0); });
   defN<1>(r, "aten::Complex.Scalar", [](const IValue* a) { return IValue(asComplex(a[0])); });
-  for (const char* name : {"aten::Complex.int_int", "aten::Complex.float_float", "aten::Complex.int_float",
-                           "aten::Complex.float_int", "aten::Complex.bool_bool"})
+  for (const char* name :
+       {"aten::Complex.int_int", "aten::Complex.float_float", "aten::Complex.int_float",
+        "aten::Complex.float_int", "aten::Complex.bool_bool"})
     defN<2>(r, name, [](const IValue* a) { return IValue(Complex(asFloat(a[0]), asFloat(a[1]))); });
 
   // ---- range helpers ----
@@ -355,13 +385,14 @@ void registerBuiltinKernels(KernelRegistry& r) {
     const int64_t lo = a[0].toInt(), hi = a[1].toInt(), step = a[2].toInt();
     if (step == 0) throw ModelError("RuntimeError: range() arg 3 must not be zero");
     int64_t n = 0;
-    if (step > 0 && lo < hi) n = 1 + (hi - 1 - lo) / step;
-    else if (step < 0 && lo > hi) n = 1 + (lo - 1 - hi) / (-step);
+    if (step > 0 && lo < hi)
+      n = 1 + (hi - 1 - lo) / step;
+    else if (step < 0 && lo > hi)
+      n = 1 + (lo - 1 - hi) / (-step);
     return IValue(n);
   });
-  defN<3>(r, "aten::__derive_index", [](const IValue* a) {
-    return IValue(a[1].toInt() + a[0].toInt() * a[2].toInt());
-  });
+  defN<3>(r, "aten::__derive_index",
+          [](const IValue* a) { return IValue(a[1].toInt() + a[0].toInt() * a[2].toInt()); });
 
   // aten::warn: printed to stderr once per call site, as Python's default warning filter does.
   defCreator(r, "aten::warn", [](const Node&) -> Operation {

@@ -73,7 +73,8 @@ std::vector<std::string> splitSep(const std::string& s, const std::string& sep, 
 
 template <typename Pred>
 bool allChars(const std::string& s, Pred p) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [&](char c) { return p(static_cast<unsigned char>(c)); });
+  return !s.empty() &&
+         std::all_of(s.begin(), s.end(), [&](char c) { return p(static_cast<unsigned char>(c)); });
 }
 
 std::string mapChars(const std::string& s, int (*f)(int)) {
@@ -104,15 +105,17 @@ void appendPercentArg(char key, const IValue& v, std::string& out) {
     case 'i':
       needNumber();
       out += std::to_string(v.isDouble() ? static_cast<int64_t>(static_cast<int>(v.toDouble()))
-                                         : v.isBool() ? int64_t(v.toBool()) : v.toInt());
+                            : v.isBool() ? int64_t(v.toBool())
+                                         : v.toInt());
       return;
     case 'e':
     case 'E':
     case 'f':
     case 'F': {
       needNumber();
-      const double d = v.isDouble() ? v.toDouble() : v.isBool() ? double(v.toBool())
-                                                                : double(v.toInt());
+      const double d = v.isDouble() ? v.toDouble()
+                       : v.isBool() ? double(v.toBool())
+                                    : double(v.toInt());
       const char spec[] = {'%', '.', '6', key, '\0'};
       char buf[512];
       std::snprintf(buf, sizeof buf, spec, static_cast<double>(static_cast<float>(d)));
@@ -125,13 +128,12 @@ void appendPercentArg(char key, const IValue& v, std::string& out) {
       } else if (v.isString() && v.toStringRef().size() == 1) {
         out += v.toStringRef();
       } else {
-        throw ModelError(fmt::format(
-            "RuntimeError: %c requires an int or char for formatting, but got {}", v.type()->annotationStr()));
+        throw ModelError(
+            fmt::format("RuntimeError: %c requires an int or char for formatting, but got {}",
+                        v.type()->annotationStr()));
       }
       return;
-    case 's':
-      out += toStr(v);
-      return;
+    case 's': out += toStr(v); return;
     default:
       throw ModelError(fmt::format(
           "RuntimeError: The specifier %{} is not supported in TorchScript format strings", key));
@@ -178,7 +180,9 @@ void registerStrFormatKernels(KernelRegistry& r) {
       size_t arg = 1, i = 0;
       while (i < fmtStr.size()) {
         if (fmtStr.compare(i, 2, "{}") == 0) {
-          if (arg >= count) throw ModelError("IndexError: Replacement index out of range for positional args tuple");
+          if (arg >= count)
+            throw ModelError(
+                "IndexError: Replacement index out of range for positional args tuple");
           out += toStr(a[arg++]);
           i += 2;
         } else {
@@ -194,11 +198,13 @@ void registerStrFormatKernels(KernelRegistry& r) {
 
 // Len, indexing, slicing, concatenation, comparison, join.
 void registerStrBasicKernels(KernelRegistry& r) {
-  defN<1>(r, "aten::len.str", [](const IValue* a) { return IValue(static_cast<int64_t>(str(a[0]).size())); });
+  defN<1>(r, "aten::len.str",
+          [](const IValue* a) { return IValue(static_cast<int64_t>(str(a[0]).size())); });
   for (const char* name : {"aten::__getitem__.str", "prim::StringIndex"})
     defN<2>(r, name, [](const IValue* a) {
       const auto& s = str(a[0]);
-      return IValue(std::string(1, s[static_cast<size_t>(normalizeStrIndex(a[1].toInt(), s.size()))]));
+      return IValue(
+          std::string(1, s[static_cast<size_t>(normalizeStrIndex(a[1].toInt(), s.size()))]));
     });
   defN<4>(r, "aten::slice.str", [](const IValue* a) {
     const auto& s = str(a[0]);
@@ -238,7 +244,8 @@ void registerStrBasicKernels(KernelRegistry& r) {
 void registerStrSplitAndCaseKernels(KernelRegistry& r) {
   defN<3>(r, "aten::split.str", [](const IValue* a) {
     const int64_t max = a[2].toInt();
-    return strList(a[1].isNone() ? splitWhitespace(str(a[0]), max) : splitSep(str(a[0]), str(a[1]), max));
+    return strList(a[1].isNone() ? splitWhitespace(str(a[0]), max)
+                                 : splitSep(str(a[0]), str(a[1]), max));
   });
   defN<3>(r, "aten::rsplit", [](const IValue* a) {
     // Right split with a separator; max splits counted from the right.
@@ -280,13 +287,18 @@ void registerStrSplitAndCaseKernels(KernelRegistry& r) {
   });
   auto strip = [](const std::string& s, const std::string& chars, bool left, bool right) {
     size_t b = 0, e = s.size();
-    if (left) while (b < e && chars.find(s[b]) != std::string::npos) ++b;
-    if (right) while (e > b && chars.find(s[e - 1]) != std::string::npos) --e;
+    if (left)
+      while (b < e && chars.find(s[b]) != std::string::npos) ++b;
+    if (right)
+      while (e > b && chars.find(s[e - 1]) != std::string::npos) --e;
     return s.substr(b, e - b);
   };
-  defN<2>(r, "aten::strip", [strip](const IValue* a) { return IValue(strip(str(a[0]), str(a[1]), true, true)); });
-  defN<2>(r, "aten::lstrip", [strip](const IValue* a) { return IValue(strip(str(a[0]), str(a[1]), true, false)); });
-  defN<2>(r, "aten::rstrip", [strip](const IValue* a) { return IValue(strip(str(a[0]), str(a[1]), false, true)); });
+  defN<2>(r, "aten::strip",
+          [strip](const IValue* a) { return IValue(strip(str(a[0]), str(a[1]), true, true)); });
+  defN<2>(r, "aten::lstrip",
+          [strip](const IValue* a) { return IValue(strip(str(a[0]), str(a[1]), true, false)); });
+  defN<2>(r, "aten::rstrip",
+          [strip](const IValue* a) { return IValue(strip(str(a[0]), str(a[1]), false, true)); });
   defN<1>(r, "aten::lower", [](const IValue* a) { return IValue(mapChars(str(a[0]), ::tolower)); });
   defN<1>(r, "aten::upper", [](const IValue* a) { return IValue(mapChars(str(a[0]), ::toupper)); });
   defN<1>(r, "aten::swapcase", [](const IValue* a) {
@@ -316,15 +328,23 @@ void registerStrSplitAndCaseKernels(KernelRegistry& r) {
 
 // Character classes, prefix / suffix tests, find, count, replace.
 void registerStrSearchKernels(KernelRegistry& r) {
-  defN<1>(r, "aten::isdigit", [](const IValue* a) { return IValue(allChars(str(a[0]), ::isdigit)); });
-  defN<1>(r, "aten::isdecimal", [](const IValue* a) { return IValue(allChars(str(a[0]), ::isdigit)); });
-  defN<1>(r, "aten::isnumeric", [](const IValue* a) { return IValue(allChars(str(a[0]), ::isdigit)); });
-  defN<1>(r, "aten::isalpha", [](const IValue* a) { return IValue(allChars(str(a[0]), ::isalpha)); });
-  defN<1>(r, "aten::isalnum", [](const IValue* a) { return IValue(allChars(str(a[0]), ::isalnum)); });
-  defN<1>(r, "aten::isspace", [](const IValue* a) { return IValue(allChars(str(a[0]), ::isspace)); });
+  defN<1>(r, "aten::isdigit",
+          [](const IValue* a) { return IValue(allChars(str(a[0]), ::isdigit)); });
+  defN<1>(r, "aten::isdecimal",
+          [](const IValue* a) { return IValue(allChars(str(a[0]), ::isdigit)); });
+  defN<1>(r, "aten::isnumeric",
+          [](const IValue* a) { return IValue(allChars(str(a[0]), ::isdigit)); });
+  defN<1>(r, "aten::isalpha",
+          [](const IValue* a) { return IValue(allChars(str(a[0]), ::isalpha)); });
+  defN<1>(r, "aten::isalnum",
+          [](const IValue* a) { return IValue(allChars(str(a[0]), ::isalnum)); });
+  defN<1>(r, "aten::isspace",
+          [](const IValue* a) { return IValue(allChars(str(a[0]), ::isspace)); });
   defN<1>(r, "aten::isprintable", [](const IValue* a) {
     const auto& s = str(a[0]);
-    return IValue(std::all_of(s.begin(), s.end(), [](char c) { return std::isprint(static_cast<unsigned char>(c)) != 0; }));
+    return IValue(std::all_of(s.begin(), s.end(), [](char c) {
+      return std::isprint(static_cast<unsigned char>(c)) != 0;
+    }));
   });
   defN<1>(r, "aten::islower", [](const IValue* a) {
     const auto& s = str(a[0]);
@@ -356,7 +376,8 @@ void registerStrSearchKernels(KernelRegistry& r) {
     size_t b, e;
     searchRange(str(a[0]), a[2].toInt(), a[3].toInt(), b, e);
     const auto& sub = str(a[1]);
-    return IValue(e >= b && e - b >= sub.size() && str(a[0]).compare(e - sub.size(), sub.size(), sub) == 0);
+    return IValue(e >= b && e - b >= sub.size() &&
+                  str(a[0]).compare(e - sub.size(), sub.size(), sub) == 0);
   });
   auto find = [](const IValue* a, bool reverse) -> int64_t {
     size_t b, e;
@@ -432,7 +453,8 @@ void registerStrConversionKernels(KernelRegistry& r) {
   defN<1>(r, "aten::ord", [](const IValue* a) {
     const auto& s = str(a[0]);
     if (s.size() != 1)
-      throw ModelError(fmt::format("TypeError: ord() expected a character, but string of length {} found", s.size()));
+      throw ModelError(fmt::format(
+          "TypeError: ord() expected a character, but string of length {} found", s.size()));
     return IValue(static_cast<int64_t>(static_cast<unsigned char>(s[0])));
   });
   defN<1>(r, "aten::chr", [](const IValue* a) {
@@ -453,7 +475,8 @@ void registerStrConversionKernels(KernelRegistry& r) {
     const std::string& s = str(a[0]);
     const auto width = static_cast<size_t>(std::max<int64_t>(a[1].toInt(), 0));
     const std::string& fill = str(a[2]);
-    if (fill.size() != 1) throw ModelError("TypeError: The fill character must be exactly one character long");
+    if (fill.size() != 1)
+      throw ModelError("TypeError: The fill character must be exactly one character long");
     if (s.size() >= width) return IValue(s);
     checkAllocation(width, fmt::format("str.{}({})",
                                        where < 0   ? "ljust"
@@ -470,14 +493,18 @@ void registerStrConversionKernels(KernelRegistry& r) {
   defN<2>(r, "aten::partition", [](const IValue* a) {
     const std::string& s = str(a[0]);
     size_t pos = s.find(str(a[1]));
-    if (pos == std::string::npos) return std::make_tuple(IValue(s), IValue(std::string()), IValue(std::string()));
-    return std::make_tuple(IValue(s.substr(0, pos)), IValue(str(a[1])), IValue(s.substr(pos + str(a[1]).size())));
+    if (pos == std::string::npos)
+      return std::make_tuple(IValue(s), IValue(std::string()), IValue(std::string()));
+    return std::make_tuple(IValue(s.substr(0, pos)), IValue(str(a[1])),
+                           IValue(s.substr(pos + str(a[1]).size())));
   });
   defN<2>(r, "aten::rpartition", [](const IValue* a) {
     const std::string& s = str(a[0]);
     size_t pos = s.rfind(str(a[1]));
-    if (pos == std::string::npos) return std::make_tuple(IValue(std::string()), IValue(std::string()), IValue(s));
-    return std::make_tuple(IValue(s.substr(0, pos)), IValue(str(a[1])), IValue(s.substr(pos + str(a[1]).size())));
+    if (pos == std::string::npos)
+      return std::make_tuple(IValue(std::string()), IValue(std::string()), IValue(s));
+    return std::make_tuple(IValue(s.substr(0, pos)), IValue(str(a[1])),
+                           IValue(s.substr(pos + str(a[1]).size())));
   });
   defN<1>(r, "aten::device", [](const IValue* a) { return IValue(Device::parse(str(a[0]))); });
   defN<1>(r, "prim::type", [](const IValue* a) {

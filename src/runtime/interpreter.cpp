@@ -90,10 +90,8 @@ bool isStructural(Symbol k) {
     case prim::CallFunction:
     case prim::CallMethod:
     case prim::Return:
-    case prim::Param:
-      return true;
-    default:
-      return false;
+    case prim::Param: return true;
+    default: return false;
   }
 }
 
@@ -107,7 +105,8 @@ const GraphFunction* asGraphFunction(Function* f) { return dynamic_cast<const Gr
 std::atomic<OpObserver*> gOpObserver{nullptr};
 
 // The OP instruction with the observer on (Note [Op observer]), out of the hot loop.
-[[gnu::noinline]] void runObserved(OpObserver& obs, const Node* n, const Operation& op, Stack& stack) {
+[[gnu::noinline]] void runObserved(OpObserver& obs, const Node* n, const Operation& op,
+                                   Stack& stack) {
   if (n == nullptr) return op(stack);
   obs.onOpStart(*n);
   op(stack);
@@ -259,7 +258,8 @@ class Compiler {
       const OpInfo* op = matchOperator(n, OperatorRegistry::global());
       if (opOf) (*opOf)[n] = op;
       if (registry.hasKernel(*n, op)) continue;
-      std::string what = op ? op->key : fmt::format("{} (no schema matches its inputs)", n->kind().toQualString());
+      std::string what =
+          op ? op->key : fmt::format("{} (no schema matches its inputs)", n->kind().toQualString());
       std::string where = placeOf(n);
       missing.push_back(fmt::format("unsupported operator {}{}{}", what,
                                     where.empty() ? "" : " used at " + where,
@@ -486,8 +486,7 @@ class Compiler {
     const TypePtr& selfType = n->input(0)->type();
     if (const auto* cls = selfType->cast<ClassType>()) {
       const GraphFunction* fn = asGraphFunction(cls->findMethod(method));
-      if (!fn)
-        throw Error(fmt::format("'{}' has no method '{}'", cls->name(), method), placeOf(n));
+      if (!fn) throw Error(fmt::format("'{}' has no method '{}'", cls->name(), method), placeOf(n));
       emitCall(n, fn, 0);
       return;
     }
@@ -500,8 +499,9 @@ class Compiler {
       emitStoreOutputs(n->outputs());
       return;
     }
-    throw Error(fmt::format("cannot call method '{}' on a value of type {}", method, selfType->str()),
-                placeOf(n));
+    throw Error(
+        fmt::format("cannot call method '{}' on a value of type {}", method, selfType->str()),
+        placeOf(n));
   }
 
   Code::Impl& impl_;
@@ -584,7 +584,8 @@ void runCode(const Code::Impl& impl, const std::string& name, Stack& stack, Obse
       const Instruction& in = code[pc];
       switch (in.op) {
         case OpCode::OP:
-          if (OpObserver* obs = gOpObserver.load(std::memory_order_relaxed); obs == nullptr) [[likely]]
+          if (OpObserver* obs = gOpObserver.load(std::memory_order_relaxed); obs == nullptr)
+              [[likely]]
             impl.ops[static_cast<size_t>(in.a)](stack);
           else
             runObserved(*obs, in.node >= 0 ? impl.nodes[static_cast<size_t>(in.node)] : nullptr,
@@ -607,15 +608,12 @@ void runCode(const Code::Impl& impl, const std::string& name, Stack& stack, Obse
           for (int32_t i = in.b; i-- > 0;) regs[static_cast<size_t>(in.a + i)] = pop(stack);
           ++pc;
           break;
-        case OpCode::JF:
-          pc = pop(stack).toBool() ? pc + 1 : static_cast<size_t>(in.a);
-          break;
-        case OpCode::JMP:
-          pc = static_cast<size_t>(in.a);
-          break;
+        case OpCode::JF: pc = pop(stack).toBool() ? pc + 1 : static_cast<size_t>(in.a); break;
+        case OpCode::JMP: pc = static_cast<size_t>(in.a); break;
         case OpCode::LOOPTEST: {
-          const bool go = regs[static_cast<size_t>(in.b)].toInt() < regs[static_cast<size_t>(in.a)].toInt() &&
-                          regs[static_cast<size_t>(in.c)].toBool();
+          const bool go =
+              regs[static_cast<size_t>(in.b)].toInt() < regs[static_cast<size_t>(in.a)].toInt() &&
+              regs[static_cast<size_t>(in.c)].toBool();
           pc = go ? pc + 1 : static_cast<size_t>(in.d);
           break;
         }
@@ -629,9 +627,10 @@ void runCode(const Code::Impl& impl, const std::string& name, Stack& stack, Obse
           // Note [Stack guard]: a model that recurses without end stops here, as Python's
           // RecursionError, not with a signal.
           if (stackNearlyExhausted())
-            throw ModelError(fmt::format("RecursionError: maximum recursion depth exceeded while "
-                                         "calling '{}'",
-                                         impl.callees[static_cast<size_t>(in.a)]->qualname()));
+            throw ModelError(
+                fmt::format("RecursionError: maximum recursion depth exceeded while "
+                            "calling '{}'",
+                            impl.callees[static_cast<size_t>(in.a)]->qualname()));
           // (its caller's compile checked its kernels and those of everything it calls)
           codeFor(*impl.callees[static_cast<size_t>(in.a)], /*checkCallees=*/false).run(stack);
           ++pc;
@@ -641,8 +640,7 @@ void runCode(const Code::Impl& impl, const std::string& name, Stack& stack, Obse
           const IValue& self = stack[stack.size() - static_cast<size_t>(in.b)];
           const auto& obj = self.toObject();
           const GraphFunction* fn = asGraphFunction(obj->type->findMethod(method));
-          if (!fn)
-            throw Error(fmt::format("'{}' has no method '{}'", obj->type->name(), method));
+          if (!fn) throw Error(fmt::format("'{}' has no method '{}'", obj->type->name(), method));
           codeFor(*fn).run(stack);
           ++pc;
           break;
@@ -660,8 +658,7 @@ void runCode(const Code::Impl& impl, const std::string& name, Stack& stack, Obse
           ++pc;
           break;
         }
-        case OpCode::RET:
-          return;
+        case OpCode::RET: return;
         case OpCode::OPX: {
           const Node& n = *impl.nodes[static_cast<size_t>(in.node)];
           const size_t nin = static_cast<size_t>(in.b);

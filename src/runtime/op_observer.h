@@ -28,7 +28,8 @@ class OpObserver {
   /// A span of `category` ("layer", "build") named `name`, with `detail` (a layer's kind and
   /// source place; may be empty), from `start` to `end`. The strings live during the call only.
   virtual void onSpan(const char* category, const std::string& name, const std::string& detail,
-                      std::chrono::steady_clock::time_point start, std::chrono::steady_clock::time_point end) {
+                      std::chrono::steady_clock::time_point start,
+                      std::chrono::steady_clock::time_point end) {
     (void)category, (void)name, (void)detail, (void)start, (void)end;
   }
 };
@@ -45,7 +46,9 @@ OpObserver* opObserver();
 class BuildSpan {
  public:
   explicit BuildSpan(const char* name, std::string detail = {})
-      : obs_(opObserver()), name_(name), detail_(obs_ ? std::move(detail) : std::string()),
+      : obs_(opObserver()),
+        name_(name),
+        detail_(obs_ ? std::move(detail) : std::string()),
         start_(obs_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point()) {}
   ~BuildSpan();
   BuildSpan(const BuildSpan&) = delete;

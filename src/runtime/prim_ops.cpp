@@ -19,8 +19,9 @@ Operation listConstruct(const Node& n) {
   const size_t count = n.inputs().size();
   TypePtr elem = listElementType(n);
   return [count, elem](Stack& s) {
-    std::vector<IValue> values(std::make_move_iterator(s.end() - static_cast<std::ptrdiff_t>(count)),
-                               std::make_move_iterator(s.end()));
+    std::vector<IValue> values(
+        std::make_move_iterator(s.end() - static_cast<std::ptrdiff_t>(count)),
+        std::make_move_iterator(s.end()));
     drop(s, count);
     s.emplace_back(ListImpl::create(elem, std::move(values)));
   };
@@ -42,8 +43,9 @@ Operation tupleConstruct(const Node& n) {
   TypePtr type = n.output()->type();
   const bool named = type->kind() == TypeKind::TupleType && type->expect<TupleType>().isNamed();
   return [count, type, named](Stack& s) {
-    std::vector<IValue> values(std::make_move_iterator(s.end() - static_cast<std::ptrdiff_t>(count)),
-                               std::make_move_iterator(s.end()));
+    std::vector<IValue> values(
+        std::make_move_iterator(s.end() - static_cast<std::ptrdiff_t>(count)),
+        std::make_move_iterator(s.end()));
     drop(s, count);
     s.emplace_back(TupleImpl::create(std::move(values), named ? type : nullptr));
   };
@@ -170,7 +172,10 @@ Operation isinstance(const Node& n) {
     TypePtr t = v.type();
     bool result = false;
     for (const auto& candidate : types)
-      if (t->isSubtypeOf(*candidate)) { result = true; break; }
+      if (t->isSubtypeOf(*candidate)) {
+        result = true;
+        break;
+      }
     s.emplace_back(result);
   };
 }

@@ -15,9 +15,9 @@ using namespace kreg;
 Tensor convPaddingMode(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
                        const IntList& stride, const std::string& padding, const IntList& dilation,
                        int64_t groups, size_t spatial) {
-  if (padding == "valid") return ops::convNd(input, weight, bias, stride, IntList(spatial, 0), dilation, groups);
-  if (padding != "same")
-    throw Error(fmt::format("Invalid padding string: '{}'", padding));
+  if (padding == "valid")
+    return ops::convNd(input, weight, bias, stride, IntList(spatial, 0), dilation, groups);
+  if (padding != "same") throw Error(fmt::format("Invalid padding string: '{}'", padding));
   for (int64_t s : stride)
     if (s != 1) throw Error("padding='same' is not supported for strided convolutions");
   IntList pad(spatial, 0), extra;
@@ -51,8 +51,9 @@ void registerConvKernels(KernelRegistry& r) {
                          toIntList(a[4], nd), toIntList(a[5], nd), a[6].toInt());
     });
     defFamily(r, std::string(name) + ".padding", [nd](const IValue* a) {
-      return convPaddingMode(a[0].toTensor(), a[1].toTensor(), toOptTensor(a[2]), toIntList(a[3], nd),
-                             a[4].toStringRef(), toIntList(a[5], nd), a[6].toInt(), nd);
+      return convPaddingMode(a[0].toTensor(), a[1].toTensor(), toOptTensor(a[2]),
+                             toIntList(a[3], nd), a[4].toStringRef(), toIntList(a[5], nd),
+                             a[6].toInt(), nd);
     });
   }
   const std::pair<const char*, size_t> transposed[] = {{"aten::conv_transpose1d", 1},
@@ -68,7 +69,8 @@ void registerConvKernels(KernelRegistry& r) {
   }
   auto convolution = [](const IValue* a) {
     return ops::convolution(a[0].toTensor(), a[1].toTensor(), toOptTensor(a[2]), toIntList(a[3]),
-                            toIntList(a[4]), toIntList(a[5]), a[6].toBool(), toIntList(a[7]), a[8].toInt());
+                            toIntList(a[4]), toIntList(a[5]), a[6].toBool(), toIntList(a[7]),
+                            a[8].toInt());
   };
   defFamily(r, "aten::convolution", convolution);
   defFamily(r, "aten::_convolution", convolution);
@@ -76,15 +78,16 @@ void registerConvKernels(KernelRegistry& r) {
   defFamily(r, "aten::_convolution_mode", [](const IValue* a) {
     Tensor w = a[1].toTensor();
     const size_t nd = static_cast<size_t>(w.dim() - 2);
-    return convPaddingMode(a[0].toTensor(), w, toOptTensor(a[2]), toIntList(a[3], nd), a[4].toStringRef(),
-                           toIntList(a[5], nd), a[6].toInt(), nd);
+    return convPaddingMode(a[0].toTensor(), w, toOptTensor(a[2]), toIntList(a[3], nd),
+                           a[4].toStringRef(), toIntList(a[5], nd), a[6].toInt(), nd);
   });
   // Created only by the fuse_conv_activation pass on graphs compiled for execution.
   defN<13>(r, "torchless::conv_fused", [](const IValue* a) {
     Tensor w = a[1].toTensor();
     const size_t nd = static_cast<size_t>(std::max<int64_t>(w.dim() - 2, 1));
-    return ops::convolutionFused(a[0].toTensor(), w, toOptTensor(a[2]), toIntList(a[3], nd), toIntList(a[4], nd),
-                                 toIntList(a[5], nd), a[6].toInt(), toOptTensor(a[7]),
+    return ops::convolutionFused(a[0].toTensor(), w, toOptTensor(a[2]), toIntList(a[3], nd),
+                                 toIntList(a[4], nd), toIntList(a[5], nd), a[6].toInt(),
+                                 toOptTensor(a[7]),
                                  ops::convActivationFromString(a[8].toStringRef()), a[9].toDouble(),
                                  a[10].toDouble(), a[11].toBool(), a[12].toBool());
   });

@@ -32,12 +32,10 @@ void binary(KernelRegistry& r, const std::string& tensorKey, const std::string& 
 // add/sub/rsub: (self, other, alpha).
 template <typename FT, typename FS>
 void withAlpha(KernelRegistry& r, const std::string& name, FT ft, FS fs) {
-  defFamily(r, name + ".Tensor", [ft](const IValue* a) {
-    return ft(a[0].toTensor(), a[1].toTensor(), toScalar(a[2]));
-  });
-  defFamily(r, name + ".Scalar", [fs](const IValue* a) {
-    return fs(a[0].toTensor(), toScalar(a[1]), toScalar(a[2]));
-  });
+  defFamily(r, name + ".Tensor",
+            [ft](const IValue* a) { return ft(a[0].toTensor(), a[1].toTensor(), toScalar(a[2])); });
+  defFamily(r, name + ".Scalar",
+            [fs](const IValue* a) { return fs(a[0].toTensor(), toScalar(a[1]), toScalar(a[2])); });
 }
 
 std::optional<std::string> toOptStr(const IValue& v) {
@@ -65,32 +63,51 @@ void registerElementwiseKernels(KernelRegistry& r) {
     });
   };
   inplace("aten::relu_", [](Tensor& t, const IValue*) { ops::relu_(t); });
-  inplace("aten::hardtanh_", [](Tensor& t, const IValue* a) { ops::hardtanh_(t, toScalar(a[1]), toScalar(a[2])); });
-  inplace("aten::clamp_", [](Tensor& t, const IValue* a) { ops::clamp_(t, toOptScalar(a[1]), toOptScalar(a[2])); });
+  inplace("aten::hardtanh_",
+          [](Tensor& t, const IValue* a) { ops::hardtanh_(t, toScalar(a[1]), toScalar(a[2])); });
+  inplace("aten::clamp_",
+          [](Tensor& t, const IValue* a) { ops::clamp_(t, toOptScalar(a[1]), toOptScalar(a[2])); });
   inplace("aten::sigmoid_", [](Tensor& t, const IValue*) { ops::sigmoid_(t); });
   inplace("aten::silu_", [](Tensor& t, const IValue*) { ops::silu_(t); });
   inplace("aten::hardswish_", [](Tensor& t, const IValue*) { ops::hardswish_(t); });
-  inplace("aten::add_.Tensor", [](Tensor& t, const IValue* a) { ops::add_(t, a[1].toTensor(), toScalar(a[2])); });
+  inplace("aten::add_.Tensor",
+          [](Tensor& t, const IValue* a) { ops::add_(t, a[1].toTensor(), toScalar(a[2])); });
   inplace("aten::mul_.Tensor", [](Tensor& t, const IValue* a) { ops::mul_(t, a[1].toTensor()); });
 
   // ---- unary math ----
   const std::pair<const char*, UnaryFn> unaries[] = {
-      {"aten::abs", ops::abs},         {"aten::neg", ops::neg},
-      {"aten::negative", ops::neg},    {"aten::sqrt", ops::sqrt},
-      {"aten::rsqrt", ops::rsqrt},     {"aten::exp", ops::exp},
-      {"aten::log", ops::log},         {"aten::log1p", ops::log1p},
-      {"aten::sin", ops::sin},         {"aten::cos", ops::cos},
-      {"aten::tan", ops::tan},         {"aten::asin", ops::asin},
-      {"aten::acos", ops::acos},       {"aten::atan", ops::atan},
-      {"aten::tanh", ops::tanh},       {"aten::sigmoid", ops::sigmoid},
-      {"aten::erf", ops::erf},         {"aten::reciprocal", ops::reciprocal},
-      {"aten::floor", ops::floor},     {"aten::ceil", ops::ceil},
-      {"aten::trunc", ops::trunc},     {"aten::fix", ops::trunc},
-      {"aten::sign", ops::sign},       {"aten::logical_not", ops::logicalNot},
-      {"aten::bitwise_not", ops::bitwiseNot}, {"aten::isnan", ops::isnan},
-      {"aten::relu", ops::relu},       {"aten::relu6", ops::relu6},
-      {"aten::silu", ops::silu},       {"aten::hardswish", ops::hardswish},
-      {"aten::hardsigmoid", ops::hardsigmoid}, {"aten::selu", ops::selu},
+      {"aten::abs", ops::abs},
+      {"aten::neg", ops::neg},
+      {"aten::negative", ops::neg},
+      {"aten::sqrt", ops::sqrt},
+      {"aten::rsqrt", ops::rsqrt},
+      {"aten::exp", ops::exp},
+      {"aten::log", ops::log},
+      {"aten::log1p", ops::log1p},
+      {"aten::sin", ops::sin},
+      {"aten::cos", ops::cos},
+      {"aten::tan", ops::tan},
+      {"aten::asin", ops::asin},
+      {"aten::acos", ops::acos},
+      {"aten::atan", ops::atan},
+      {"aten::tanh", ops::tanh},
+      {"aten::sigmoid", ops::sigmoid},
+      {"aten::erf", ops::erf},
+      {"aten::reciprocal", ops::reciprocal},
+      {"aten::floor", ops::floor},
+      {"aten::ceil", ops::ceil},
+      {"aten::trunc", ops::trunc},
+      {"aten::fix", ops::trunc},
+      {"aten::sign", ops::sign},
+      {"aten::logical_not", ops::logicalNot},
+      {"aten::bitwise_not", ops::bitwiseNot},
+      {"aten::isnan", ops::isnan},
+      {"aten::relu", ops::relu},
+      {"aten::relu6", ops::relu6},
+      {"aten::silu", ops::silu},
+      {"aten::hardswish", ops::hardswish},
+      {"aten::hardsigmoid", ops::hardsigmoid},
+      {"aten::selu", ops::selu},
       {"aten::mish", ops::mish},
   };
   for (const auto& [name, fn] : unaries) unary(r, name, fn);
@@ -107,9 +124,8 @@ void registerElementwiseKernels(KernelRegistry& r) {
   defFamily(r, "aten::log10", [](const IValue* a) { return ops::log10(a[0].toTensor()); });
   defFamily(r, "aten::isinf", [](const IValue* a) { return ops::isinf(a[0].toTensor()); });
   defFamily(r, "aten::isfinite", [](const IValue* a) { return ops::isfinite(a[0].toTensor()); });
-  defFamily(r, "aten::log_sigmoid", [](const IValue* a) {
-    return ops::log(ops::sigmoid(a[0].toTensor()));
-  });
+  defFamily(r, "aten::log_sigmoid",
+            [](const IValue* a) { return ops::log(ops::sigmoid(a[0].toTensor())); });
 
   // ---- activations with parameters ----
   defFamily(r, "aten::gelu",
@@ -170,7 +186,8 @@ void registerElementwiseKernels(KernelRegistry& r) {
   binary(r, "aten::remainder.Tensor", "aten::remainder.Scalar", ops::remainder, ops::remainder);
   defFamily(r, "aten::remainder.Scalar_Tensor", [](const IValue* a) {
     Tensor other = a[1].toTensor();
-    return ops::remainder(ops::full({}, toScalar(a[0]), ops::resultType(other, toScalar(a[0]))), other);
+    return ops::remainder(ops::full({}, toScalar(a[0]), ops::resultType(other, toScalar(a[0]))),
+                          other);
   });
   binary(r, "aten::fmod.Tensor", "aten::fmod.Scalar", ops::fmod, ops::fmod);
   const BinaryT powT = ops::pow;
@@ -191,10 +208,16 @@ void registerElementwiseKernels(KernelRegistry& r) {
     BinaryS s;
   };
   const Cmp cmps[] = {
-      {"eq", ops::eq, ops::eq}, {"ne", ops::ne, ops::ne}, {"lt", ops::lt, ops::lt},
-      {"le", ops::le, ops::le}, {"gt", ops::gt, ops::gt}, {"ge", ops::ge, ops::ge},
-      {"not_equal", ops::ne, ops::ne},   {"greater", ops::gt, ops::gt},
-      {"greater_equal", ops::ge, ops::ge}, {"less", ops::lt, ops::lt},
+      {"eq", ops::eq, ops::eq},
+      {"ne", ops::ne, ops::ne},
+      {"lt", ops::lt, ops::lt},
+      {"le", ops::le, ops::le},
+      {"gt", ops::gt, ops::gt},
+      {"ge", ops::ge, ops::ge},
+      {"not_equal", ops::ne, ops::ne},
+      {"greater", ops::gt, ops::gt},
+      {"greater_equal", ops::ge, ops::ge},
+      {"less", ops::lt, ops::lt},
       {"less_equal", ops::le, ops::le},
   };
   for (const auto& c : cmps) {

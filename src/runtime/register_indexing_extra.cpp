@@ -4,6 +4,7 @@
 // (Note [Binding kernels] in register_utils.h).
 #include "ops/einsum.h"
 #include "ops/embedding_bag.h"
+#include "ops/grid_sample.h"
 #include "ops/random.h"
 #include "ops/reduction.h"
 #include "ops/scatter.h"
@@ -11,7 +12,6 @@
 #include "ops/shape.h"
 #include "ops/tensor_iterator.h"
 #include "ops/vision.h"
-#include "ops/grid_sample.h"
 #include "runtime/register_utils.h"
 
 namespace torchless {
@@ -22,16 +22,18 @@ using namespace kreg;
 /// A Tensor value argument (index_fill.int_Tensor): must be 0-dim.
 Scalar zeroDimValue(const IValue& v, const char* op) {
   const Tensor t = v.toTensor();
-  TL_CHECK(t.dim() == 0, "{} only supports a 0-dimensional value tensor, but got tensor with {} dimension(s).", op,
-           t.dim());
+  TL_CHECK(t.dim() == 0,
+           "{} only supports a 0-dimensional value tensor, but got tensor with {} dimension(s).",
+           op, t.dim());
   return toScalar(v);
 }
 
-std::tuple<Tensor, Tensor, Tensor, Tensor> embeddingBagArgs(const IValue* a, std::optional<int64_t> paddingIdx) {
+std::tuple<Tensor, Tensor, Tensor, Tensor> embeddingBagArgs(const IValue* a,
+                                                            std::optional<int64_t> paddingIdx) {
   // (weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights,
   //  include_last_offset[, padding_idx])
-  return ops::embeddingBag(a[0].toTensor(), a[1].toTensor(), a[2].toTensor(), a[4].toInt(), toOptTensor(a[6]),
-                           a[7].toBool(), paddingIdx);
+  return ops::embeddingBag(a[0].toTensor(), a[1].toTensor(), a[2].toTensor(), a[4].toInt(),
+                           toOptTensor(a[6]), a[7].toBool(), paddingIdx);
 }
 
 /// torch.meshgrid(tensors, indexing): 0-d or 1-d inputs, outputs of shape [n0, n1, ...]
@@ -42,7 +44,9 @@ std::vector<Tensor> meshgrid(std::vector<Tensor> ts, const std::string& indexing
            "torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: {}", indexing);
   TL_CHECK(!ts.empty(), "meshgrid expects a non-empty TensorList");
   for (const auto& t : ts)
-    TL_CHECK(t.dim() <= 1, "torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {}", t.toString());
+    TL_CHECK(t.dim() <= 1,
+             "torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {}",
+             t.toString());
   const bool swap = indexing == "xy" && ts.size() >= 2;
   if (swap) std::swap(ts[0], ts[1]);
   IntList shape;
@@ -63,8 +67,10 @@ Tensor repeatIndices(const Tensor& repeats, int64_t n) {
   TL_CHECK(repeats.dtype() == ScalarType::Long || repeats.dtype() == ScalarType::Int,
            "repeats has to be Long or Int tensor");
   const int64_t m = repeats.numel();
-  TL_CHECK(m == 1 || m == n, "repeats must have the same size as input along dim, but got repeats.size(0) = {} and "
-           "input.size({}) = {}", m, 0, n);
+  TL_CHECK(m == 1 || m == n,
+           "repeats must have the same size as input along dim, but got repeats.size(0) = {} and "
+           "input.size({}) = {}",
+           m, 0, n);
   std::vector<int64_t> idx;
   for (int64_t i = 0; i < n; ++i) {
     const int64_t k = repeats.intAt(m == 1 ? 0 : i);
@@ -77,8 +83,10 @@ Tensor repeatIndices(const Tensor& repeats, int64_t n) {
 Tensor repeatInterleave(const Tensor& self, const Tensor& repeats, std::optional<int64_t> dim) {
   Tensor x = self;
   int64_t d = 0;
-  if (!dim) x = ops::reshape(self, {-1});
-  else d = ops::wrapDim(*dim, self.dim());
+  if (!dim)
+    x = ops::reshape(self, {-1});
+  else
+    d = ops::wrapDim(*dim, self.dim());
   const int64_t n = x.dim() == 0 ? 1 : x.size(d);
   return ops::indexSelect(x.dim() == 0 ? ops::reshape(x, {1}) : x, d, repeatIndices(repeats, n));
 }
@@ -122,16 +130,19 @@ void registerIndexingExtraKernels(KernelRegistry& r) {
                              ops::scatterReduceFromString(a[4].toStringRef(), false));
   });
   defFamily(r, "aten::scatter_add", [](const IValue* a) {
-    return ops::scatter(a[0].toTensor(), a[1].toInt(), a[2].toTensor(), a[3].toTensor(), ops::ScatterReduce::Sum);
+    return ops::scatter(a[0].toTensor(), a[1].toInt(), a[2].toTensor(), a[3].toTensor(),
+                        ops::ScatterReduce::Sum);
   });
   defFamily(r, "aten::scatter_reduce.two", [](const IValue* a) {
     return ops::scatterReduceTwo(a[0].toTensor(), a[1].toInt(), a[2].toTensor(), a[3].toTensor(),
-                                 ops::scatterReduceFromString(a[4].toStringRef(), true), a[5].toBool());
+                                 ops::scatterReduceFromString(a[4].toStringRef(), true),
+                                 a[5].toBool());
   });
 
   // ---- index_* and masked_* ----
   defFamily(r, "aten::index_add", [](const IValue* a) {
-    return ops::indexAdd(a[0].toTensor(), a[1].toInt(), a[2].toTensor(), a[3].toTensor(), toScalar(a[4]));
+    return ops::indexAdd(a[0].toTensor(), a[1].toInt(), a[2].toTensor(), a[3].toTensor(),
+                         toScalar(a[4]));
   });
   defFamily(r, "aten::index_copy", [](const IValue* a) {
     return ops::indexCopy(a[0].toTensor(), a[1].toInt(), a[2].toTensor(), a[3].toTensor());
@@ -140,18 +151,21 @@ void registerIndexingExtraKernels(KernelRegistry& r) {
     return ops::indexFill(a[0].toTensor(), a[1].toInt(), a[2].toTensor(), toScalar(a[3]));
   });
   defFamily(r, "aten::index_fill.int_Tensor", [](const IValue* a) {
-    return ops::indexFill(a[0].toTensor(), a[1].toInt(), a[2].toTensor(), zeroDimValue(a[3], "index_fill_"));
+    return ops::indexFill(a[0].toTensor(), a[1].toInt(), a[2].toTensor(),
+                          zeroDimValue(a[3], "index_fill_"));
   });
   defFamily(r, "aten::masked_scatter", [](const IValue* a) {
     return ops::maskedScatter(a[0].toTensor(), a[1].toTensor(), a[2].toTensor());
   });
-  defFamily(r, "aten::masked_select", [](const IValue* a) { return ops::maskedSelect(a[0].toTensor(), a[1].toTensor()); });
+  defFamily(r, "aten::masked_select",
+            [](const IValue* a) { return ops::maskedSelect(a[0].toTensor(), a[1].toTensor()); });
 
   // ---- searches, unique, sorting ----
   defFamily(r, "aten::searchsorted.Tensor", [](const IValue* a) {
     std::optional<std::string> side;
     if (!a[4].isNone()) side = a[4].toStringRef();
-    return ops::searchsorted(a[0].toTensor(), a[1].toTensor(), a[2].toBool(), a[3].toBool(), side, toOptTensor(a[5]));
+    return ops::searchsorted(a[0].toTensor(), a[1].toTensor(), a[2].toBool(), a[3].toBool(), side,
+                             toOptTensor(a[5]));
   });
   defFamily(r, "aten::searchsorted.Scalar", [](const IValue* a) {
     std::optional<std::string> side;
@@ -175,7 +189,8 @@ void registerIndexingExtraKernels(KernelRegistry& r) {
     return ops::unique2(a[0].toTensor(), a[1].toBool(), a[2].toBool(), a[3].toBool());
   });
   defN<3>(r, "aten::_unique", [](const IValue* a) {
-    auto [values, inverse, counts] = ops::unique2(a[0].toTensor(), a[1].toBool(), a[2].toBool(), false);
+    auto [values, inverse, counts] =
+        ops::unique2(a[0].toTensor(), a[1].toBool(), a[2].toBool(), false);
     return std::make_tuple(values, inverse);
   });
   defN<5>(r, "aten::unique_dim", [](const IValue* a) {
@@ -193,11 +208,12 @@ void registerIndexingExtraKernels(KernelRegistry& r) {
 
   // ---- einsum, embedding_bag ----
   // path (a contraction order from opt_einsum) is ignored: left to right gives the same values.
-  defN<3>(r, "aten::einsum", [](const IValue* a) {
-    return ops::einsum(a[0].toStringRef(), a[1].toTensorVector());
-  });
-  defN<8>(r, "aten::embedding_bag", [](const IValue* a) { return embeddingBagArgs(a, std::nullopt); });
-  defN<9>(r, "aten::embedding_bag.padding_idx", [](const IValue* a) { return embeddingBagArgs(a, toOptInt(a[8])); });
+  defN<3>(r, "aten::einsum",
+          [](const IValue* a) { return ops::einsum(a[0].toStringRef(), a[1].toTensorVector()); });
+  defN<8>(r, "aten::embedding_bag",
+          [](const IValue* a) { return embeddingBagArgs(a, std::nullopt); });
+  defN<9>(r, "aten::embedding_bag.padding_idx",
+          [](const IValue* a) { return embeddingBagArgs(a, toOptInt(a[8])); });
   for (const char* name : {"aten::_embedding_bag", "aten::_embedding_bag_forward_only"}) {
     defN<9>(r, name, [](const IValue* a) {
       const int64_t p = a[8].toInt();
@@ -210,13 +226,15 @@ void registerIndexingExtraKernels(KernelRegistry& r) {
     defN<1>(r, name, [](const IValue* a) {
       const Tensor nz = ops::nonzero(a[0].toTensor());  // [n, ndim]
       std::vector<Tensor> cols;
-      for (int64_t d = 0; d < nz.size(1); ++d) cols.push_back(ops::contiguous(ops::select(nz, 1, d)));
+      for (int64_t d = 0; d < nz.size(1); ++d)
+        cols.push_back(ops::contiguous(ops::select(nz, 1, d)));
       return tensorList(std::move(cols));
     });
   }
 
   // ---- meshgrid, repeat_interleave, diagonal, take, count_nonzero ----
-  defN<1>(r, "aten::meshgrid", [](const IValue* a) { return tensorList(meshgrid(a[0].toTensorVector(), "ij")); });
+  defN<1>(r, "aten::meshgrid",
+          [](const IValue* a) { return tensorList(meshgrid(a[0].toTensorVector(), "ij")); });
   defN<2>(r, "aten::meshgrid.indexing", [](const IValue* a) {
     return tensorList(meshgrid(a[0].toTensorVector(), a[1].toStringRef()));
   });
@@ -229,43 +247,52 @@ void registerIndexingExtraKernels(KernelRegistry& r) {
     return repeatInterleave(a[0].toTensor(), a[1].toTensor(), toOptInt(a[2]));
   });
   defN<4>(r, "aten::repeat_interleave.self_int", [](const IValue* a) {
-    return repeatInterleave(a[0].toTensor(), Tensor::fromVector(std::vector<int64_t>{a[1].toInt()}, {1}),
+    return repeatInterleave(a[0].toTensor(),
+                            Tensor::fromVector(std::vector<int64_t>{a[1].toInt()}, {1}),
                             toOptInt(a[2]));
   });
   defN<4>(r, "aten::diagonal", [](const IValue* a) {
     return diagonal(a[0].toTensor(), a[1].toInt(), a[2].toInt(), a[3].toInt());
   });
-  defFamily(r, "aten::diag", [](const IValue* a) {
-    const Tensor x = a[0].toTensor();
-    const int64_t k = a[1].toInt();
-    TL_CHECK(x.dim() == 1 || x.dim() == 2, "diag(): Supports 1D or 2D tensors. Got {}D", x.dim());
-    if (x.dim() == 2) return ops::clone(diagonal(x, k, 0, 1));
-    const int64_t n = x.size(0) + (k >= 0 ? k : -k);
-    Tensor out = ops::zeros({n, n}, x.dtype());
-    Tensor d = diagonal(out, k, 0, 1);
-    ops::copy_(d, x);
-    return out;
-  }, false);
+  defFamily(
+      r, "aten::diag",
+      [](const IValue* a) {
+        const Tensor x = a[0].toTensor();
+        const int64_t k = a[1].toInt();
+        TL_CHECK(x.dim() == 1 || x.dim() == 2, "diag(): Supports 1D or 2D tensors. Got {}D",
+                 x.dim());
+        if (x.dim() == 2) return ops::clone(diagonal(x, k, 0, 1));
+        const int64_t n = x.size(0) + (k >= 0 ? k : -k);
+        Tensor out = ops::zeros({n, n}, x.dtype());
+        Tensor d = diagonal(out, k, 0, 1);
+        ops::copy_(d, x);
+        return out;
+      },
+      false);
   defFamily(r, "aten::take", [](const IValue* a) {
     const Tensor x = ops::reshape(a[0].toTensor().contiguous(), {-1});
     const Tensor idx = a[1].toTensor();
-    TL_CHECK(idx.dtype() == ScalarType::Long, "take(): Expected a long tensor for index, but got {}",
-             toString(idx.dtype()));
+    TL_CHECK(idx.dtype() == ScalarType::Long,
+             "take(): Expected a long tensor for index, but got {}", toString(idx.dtype()));
     const int64_t n = x.numel();
     std::vector<int64_t> flat(static_cast<size_t>(idx.numel()));
     for (int64_t i = 0; i < idx.numel(); ++i) {
       int64_t v = idx.contiguous().intAt(i);
-      TL_CHECK(v >= -n && v < n, "out of range: tried to access index {} on a tensor of {} elements.", v, n);
+      TL_CHECK(v >= -n && v < n,
+               "out of range: tried to access index {} on a tensor of {} elements.", v, n);
       flat[static_cast<size_t>(i)] = v < 0 ? v + n : v;
     }
-    return ops::reshape(ops::indexSelect(x, 0, Tensor::fromVector(flat, {idx.numel()})), idx.sizes());
+    return ops::reshape(ops::indexSelect(x, 0, Tensor::fromVector(flat, {idx.numel()})),
+                        idx.sizes());
   });
   defFamily(r, "aten::take_along_dim", [](const IValue* a) {
     const Tensor x = a[0].toTensor(), idx = a[1].toTensor();
     const auto dim = toOptInt(a[2]);
     if (!dim) return ops::gather(ops::reshape(x, {-1}), 0, ops::reshape(idx, {-1}));
-    TL_CHECK(x.dim() == idx.dim(), "torch.take_along_dim(): input and indices should have the same number of "
-             "dimensions, but got {} dimensions for input, and {} dimensions for indices", x.dim(), idx.dim());
+    TL_CHECK(x.dim() == idx.dim(),
+             "torch.take_along_dim(): input and indices should have the same number of "
+             "dimensions, but got {} dimensions for input, and {} dimensions for indices",
+             x.dim(), idx.dim());
     const int64_t d = ops::wrapDim(*dim, x.dim());
     IntList xs = x.sizes(), is = idx.sizes();
     xs[static_cast<size_t>(d)] = 1;
@@ -290,7 +317,8 @@ void registerIndexingExtraKernels(KernelRegistry& r) {
   // same tensors. Only the default generator exists; a Generator argument must be None.
   auto noGenerator = [](const IValue& g, const char* op) {
     if (!g.isNone())
-      throw UnsupportedError(fmt::format("{}: only the default generator is supported (pass generator=None)", op));
+      throw UnsupportedError(
+          fmt::format("{}: only the default generator is supported (pass generator=None)", op));
   };
   def(r, "aten::manual_seed", [](Stack& s) {
     const int64_t seed = s.back().toInt();
@@ -400,7 +428,8 @@ void registerIndexingExtraKernels(KernelRegistry& r) {
   // ---- grid_sample ----
   for (const char* name : {"aten::grid_sampler", "aten::grid_sampler_2d"})
     defFamily(r, name, [](const IValue* a) {
-      return ops::gridSampler(a[0].toTensor(), a[1].toTensor(), a[2].toInt(), a[3].toInt(), a[4].toBool());
+      return ops::gridSampler(a[0].toTensor(), a[1].toTensor(), a[2].toInt(), a[3].toInt(),
+                              a[4].toBool());
     });
 
   // ---- torchvision ----
@@ -408,8 +437,8 @@ void registerIndexingExtraKernels(KernelRegistry& r) {
     return ops::nms(a[0].toTensor(), a[1].toTensor(), a[2].toScalarDouble());
   });
   defN<7>(r, "torchvision::roi_align", [](const IValue* a) {
-    return ops::roiAlign(a[0].toTensor(), a[1].toTensor(), a[2].toScalarDouble(), a[3].toInt(), a[4].toInt(),
-                         a[5].toInt(), a[6].toBool());
+    return ops::roiAlign(a[0].toTensor(), a[1].toTensor(), a[2].toScalarDouble(), a[3].toInt(),
+                         a[4].toInt(), a[5].toInt(), a[6].toBool());
   });
 }
 

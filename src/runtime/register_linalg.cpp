@@ -10,19 +10,27 @@ namespace torchless {
 using namespace kreg;
 
 void registerLinalgKernels(KernelRegistry& r) {
-  defFamily(r, "aten::mm", [](const IValue* a) { return ops::mm(a[0].toTensor(), a[1].toTensor()); });
-  defFamily(r, "aten::bmm", [](const IValue* a) { return ops::bmm(a[0].toTensor(), a[1].toTensor()); });
+  defFamily(r, "aten::mm",
+            [](const IValue* a) { return ops::mm(a[0].toTensor(), a[1].toTensor()); });
+  defFamily(r, "aten::bmm",
+            [](const IValue* a) { return ops::bmm(a[0].toTensor(), a[1].toTensor()); });
   defFamily(r, "aten::matmul",
             [](const IValue* a) { return ops::matmul(a[0].toTensor(), a[1].toTensor()); });
-  defFamily(r, "aten::mv", [](const IValue* a) { return ops::mv(a[0].toTensor(), a[1].toTensor()); });
-  defFamily(r, "aten::dot", [](const IValue* a) { return ops::dot(a[0].toTensor(), a[1].toTensor()); });
-  defFamily(r, "aten::outer", [](const IValue* a) { return ops::outer(a[0].toTensor(), a[1].toTensor()); });
-  defFamily(r, "aten::ger", [](const IValue* a) { return ops::outer(a[0].toTensor(), a[1].toTensor()); });
+  defFamily(r, "aten::mv",
+            [](const IValue* a) { return ops::mv(a[0].toTensor(), a[1].toTensor()); });
+  defFamily(r, "aten::dot",
+            [](const IValue* a) { return ops::dot(a[0].toTensor(), a[1].toTensor()); });
+  defFamily(r, "aten::outer",
+            [](const IValue* a) { return ops::outer(a[0].toTensor(), a[1].toTensor()); });
+  defFamily(r, "aten::ger",
+            [](const IValue* a) { return ops::outer(a[0].toTensor(), a[1].toTensor()); });
   defFamily(r, "aten::addmm", [](const IValue* a) {
-    return ops::addmm(a[0].toTensor(), a[1].toTensor(), a[2].toTensor(), toScalar(a[3]), toScalar(a[4]));
+    return ops::addmm(a[0].toTensor(), a[1].toTensor(), a[2].toTensor(), toScalar(a[3]),
+                      toScalar(a[4]));
   });
   defFamily(r, "aten::baddbmm", [](const IValue* a) {
-    return ops::baddbmm(a[0].toTensor(), a[1].toTensor(), a[2].toTensor(), toScalar(a[3]), toScalar(a[4]));
+    return ops::baddbmm(a[0].toTensor(), a[1].toTensor(), a[2].toTensor(), toScalar(a[3]),
+                        toScalar(a[4]));
   });
   defFamily(r, "aten::addmv", [](const IValue* a) {
     // beta * self + alpha * (mat @ vec)

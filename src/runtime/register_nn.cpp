@@ -35,12 +35,14 @@ Tensor upsampleNearestExact(const Tensor& x, const IntList& outputSize,
   for (int64_t i = 0; i < n; ++i) {
     const int64_t dim = x.dim() - n + i;
     const int64_t in = x.size(dim), out = outputSize[static_cast<size_t>(i)];
-    const auto& sc = scales.size() > static_cast<size_t>(i) ? scales[static_cast<size_t>(i)] : std::nullopt;
-    const double scale = sc && *sc > 0 ? 1.0 / *sc : static_cast<double>(in) / static_cast<double>(out);
+    const auto& sc =
+        scales.size() > static_cast<size_t>(i) ? scales[static_cast<size_t>(i)] : std::nullopt;
+    const double scale =
+        sc && *sc > 0 ? 1.0 / *sc : static_cast<double>(in) / static_cast<double>(out);
     std::vector<int64_t> idx(static_cast<size_t>(out));
     for (int64_t d = 0; d < out; ++d)
-      idx[static_cast<size_t>(d)] =
-          std::min(static_cast<int64_t>(std::floor((static_cast<double>(d) + 0.5) * scale)), in - 1);
+      idx[static_cast<size_t>(d)] = std::min(
+          static_cast<int64_t>(std::floor((static_cast<double>(d) + 0.5) * scale)), in - 1);
     y = ops::indexSelect(y, dim, Tensor::fromVector(idx, {out}));
   }
   return y;
@@ -49,12 +51,11 @@ Tensor upsampleNearestExact(const Tensor& x, const IntList& outputSize,
 // Multi-head self-attention as torch._native_multi_head_attention computes it: query, key,
 // value [B, L, E]; qkv_weight [3E, E]; mask_type 0 = attn mask [L, S], 1 = key padding
 // mask [B, S] (bool: True is masked; float: added).
-std::tuple<Tensor, Tensor> multiHeadAttention(const Tensor& query, const Tensor& key, const Tensor& value,
-                                              int64_t embedDim, int64_t numHeads, const Tensor& qkvWeight,
-                                              const Tensor& qkvBias, const Tensor& projWeight,
-                                              const Tensor& projBias, const std::optional<Tensor>& mask,
-                                              bool needWeights, bool averageWeights,
-                                              std::optional<int64_t> maskType) {
+std::tuple<Tensor, Tensor> multiHeadAttention(
+    const Tensor& query, const Tensor& key, const Tensor& value, int64_t embedDim, int64_t numHeads,
+    const Tensor& qkvWeight, const Tensor& qkvBias, const Tensor& projWeight,
+    const Tensor& projBias, const std::optional<Tensor>& mask, bool needWeights,
+    bool averageWeights, std::optional<int64_t> maskType) {
   if (query.dim() != 3)
     throw Error(fmt::format("expected `query` to be a 3-D tensor, got a {}-D tensor", query.dim()));
   if (embedDim % numHeads != 0) throw Error("embed_dim must be divisible by num_heads");
@@ -73,7 +74,8 @@ std::tuple<Tensor, Tensor> multiHeadAttention(const Tensor& query, const Tensor&
   Tensor scores = ops::matmul(q, ops::transpose(k, 2, 3));  // [B, H, L, S]
   if (mask) {
     Tensor m = *mask;
-    if (maskType.value_or(m.dim() == 2 && m.size(0) == B && m.size(1) == S ? 1 : 0) == 1 && m.dim() == 2)
+    if (maskType.value_or(m.dim() == 2 && m.size(0) == B && m.size(1) == S ? 1 : 0) == 1 &&
+        m.dim() == 2)
       m = ops::reshape(m, {B, 1, 1, S});
     if (m.dtype() == ScalarType::Bool)
       scores = ops::maskedFill(scores, m, Scalar(-std::numeric_limits<double>::infinity()));
@@ -81,7 +83,7 @@ std::tuple<Tensor, Tensor> multiHeadAttention(const Tensor& query, const Tensor&
       scores = ops::add(scores, m);
   }
   Tensor attn = ops::softmax(scores, -1);
-  Tensor out = ops::matmul(attn, v);                                    // [B, H, L, D]
+  Tensor out = ops::matmul(attn, v);  // [B, H, L, D]
   out = ops::reshape(ops::transpose(out, 1, 2), {B, L, embedDim});
   out = ops::linear(out, projWeight, projBias);
   Tensor weights;
@@ -108,8 +110,8 @@ Tensor transformerEncoderLayer(const IValue* a) {
   const auto maskType = toOptInt(a[19]);
   const IntList normShape{E};
   auto selfAttention = [&](const Tensor& x) {
-    return std::get<0>(multiHeadAttention(x, x, x, E, H, qkvW, qkvB, projW, projB, mask, false, false,
-                                          maskType));
+    return std::get<0>(
+        multiHeadAttention(x, x, x, E, H, qkvW, qkvB, projW, projB, mask, false, false, maskType));
   };
   auto ffn = [&](const Tensor& x) {
     Tensor h = ops::linear(x, f1w, f1b);
@@ -141,8 +143,10 @@ void registerNnKernels(KernelRegistry& r) {
     if (!a[2].isNone() && a[2].toBool()) ops::dropout(x, a[1].toDouble(), true);
     return std::make_tuple(x, ops::onesLike(x, ScalarType::Bool));
   });
-  defFamily(r, "aten::prelu", [](const IValue* a) { return ops::prelu(a[0].toTensor(), a[1].toTensor()); });
-  defFamily(r, "aten::glu", [](const IValue* a) { return ops::glu(a[0].toTensor(), a[1].toInt()); });
+  defFamily(r, "aten::prelu",
+            [](const IValue* a) { return ops::prelu(a[0].toTensor(), a[1].toTensor()); });
+  defFamily(r, "aten::glu",
+            [](const IValue* a) { return ops::glu(a[0].toTensor(), a[1].toInt()); });
   defFamily(r, "aten::threshold", [](const IValue* a) {
     return ops::threshold(a[0].toTensor(), toScalar(a[1]), toScalar(a[2]));
   });
@@ -171,13 +175,14 @@ void registerNnKernels(KernelRegistry& r) {
     });
   }
   defFamily(r, "aten::upsample_bilinear2d", [](const IValue* a) {
-    return ops::upsampleBilinear2d(a[0].toTensor(), toIntList(a[1], 2), a[2].toBool(), toOptDouble(a[3]),
-                                   toOptDouble(a[4]));
+    return ops::upsampleBilinear2d(a[0].toTensor(), toIntList(a[1], 2), a[2].toBool(),
+                                   toOptDouble(a[3]), toOptDouble(a[4]));
   });
   defFamily(r, "aten::upsample_bilinear2d.vec", [](const IValue* a) {
     Tensor x = a[0].toTensor();
     auto scales = scalesOf(a[3], 2);
-    return ops::upsampleBilinear2d(x, vecOutputSize(x, a[1], a[3], 2), a[2].toBool(), scales[0], scales[1]);
+    return ops::upsampleBilinear2d(x, vecOutputSize(x, a[1], a[3], 2), a[2].toBool(), scales[0],
+                                   scales[1]);
   });
 
   for (int64_t n = 1; n <= 3; ++n) {
@@ -196,21 +201,23 @@ void registerNnKernels(KernelRegistry& r) {
   // linear 1-d is bilinear 2-d over a height of 1 (the height's source index is exact).
   defFamily(r, "aten::upsample_linear1d", [](const IValue* a) {
     Tensor x = a[0].toTensor();
-    Tensor y = ops::upsampleBilinear2d(ops::unsqueeze(x, -2), {1, toIntList(a[1], 1)[0]}, a[2].toBool(), 1.0,
-                                       toOptDouble(a[3]));
+    Tensor y = ops::upsampleBilinear2d(ops::unsqueeze(x, -2), {1, toIntList(a[1], 1)[0]},
+                                       a[2].toBool(), 1.0, toOptDouble(a[3]));
     return ops::squeeze(y, -2);
   });
   defFamily(r, "aten::upsample_linear1d.vec", [](const IValue* a) {
     Tensor x = a[0].toTensor();
     auto scales = scalesOf(a[3], 1);
-    Tensor y = ops::upsampleBilinear2d(ops::unsqueeze(x, -2), {1, vecOutputSize(x, a[1], a[3], 1)[0]},
-                                       a[2].toBool(), 1.0, scales[0]);
+    Tensor y =
+        ops::upsampleBilinear2d(ops::unsqueeze(x, -2), {1, vecOutputSize(x, a[1], a[3], 1)[0]},
+                                a[2].toBool(), 1.0, scales[0]);
     return ops::squeeze(y, -2);
   });
   // Modes without a kernel yet: F.interpolate's scripted body names them all, so they must
   // exist for any graph calling it to compile; calling one fails clearly.
-  for (const char* name : {"aten::upsample_trilinear3d.vec", "aten::upsample_bicubic2d.vec",
-                           "aten::_upsample_bilinear2d_aa.vec", "aten::_upsample_bicubic2d_aa.vec"}) {
+  for (const char* name :
+       {"aten::upsample_trilinear3d.vec", "aten::upsample_bicubic2d.vec",
+        "aten::_upsample_bilinear2d_aa.vec", "aten::_upsample_bicubic2d_aa.vec"}) {
     const std::string op = name;
     defN<4>(r, name, [op](const IValue*) -> IValue {
       throw Error(fmt::format("{} is not supported yet (F.interpolate mode)", op));
@@ -219,15 +226,17 @@ void registerNnKernels(KernelRegistry& r) {
 
   // ---- transformer fast path ----
   defN<13>(r, "aten::_native_multi_head_attention", [](const IValue* a) {
-    return multiHeadAttention(a[0].toTensor(), a[1].toTensor(), a[2].toTensor(), a[3].toInt(), a[4].toInt(),
-                              a[5].toTensor(), a[6].toTensor(), a[7].toTensor(), a[8].toTensor(),
-                              toOptTensor(a[9]), a[10].toBool(), a[11].toBool(), toOptInt(a[12]));
+    return multiHeadAttention(a[0].toTensor(), a[1].toTensor(), a[2].toTensor(), a[3].toInt(),
+                              a[4].toInt(), a[5].toTensor(), a[6].toTensor(), a[7].toTensor(),
+                              a[8].toTensor(), toOptTensor(a[9]), a[10].toBool(), a[11].toBool(),
+                              toOptInt(a[12]));
   });
   defN<20>(r, "aten::_transformer_encoder_layer_fwd", transformerEncoderLayer);
   // Nested tensors do not exist here: the encoder's sparsity fast path (which packs padded
   // batches into a NestedTensor) is declined by reporting the mask as not left-aligned, so
   // the layers run on the padded batch with the key padding mask.
-  defN<2>(r, "aten::_nested_tensor_from_mask_left_aligned", [](const IValue*) { return IValue(false); });
+  defN<2>(r, "aten::_nested_tensor_from_mask_left_aligned",
+          [](const IValue*) { return IValue(false); });
   defN<3>(r, "aten::_nested_tensor_from_mask", [](const IValue*) -> IValue {
     throw Error("nested tensors are not supported (aten::_nested_tensor_from_mask)");
   });

@@ -14,8 +14,9 @@ void registerNormKernels(KernelRegistry& r) {
                           toOptTensor(a[2]), a[5].toBool(), a[6].toDouble(), a[7].toDouble());
   });
   defN<8>(r, "aten::native_batch_norm", [](const IValue* a) {
-    Tensor y = ops::batchNorm(a[0].toTensor(), toOptTensor(a[3]), toOptTensor(a[4]), toOptTensor(a[1]),
-                              toOptTensor(a[2]), a[5].toBool(), a[6].toDouble(), a[7].toDouble());
+    Tensor y =
+        ops::batchNorm(a[0].toTensor(), toOptTensor(a[3]), toOptTensor(a[4]), toOptTensor(a[1]),
+                       toOptTensor(a[2]), a[5].toBool(), a[6].toDouble(), a[7].toDouble());
     return std::make_tuple(y, Tensor::empty({0}, y.dtype()), Tensor::empty({0}, y.dtype()));
   });
   defFamily(r, "aten::layer_norm", [](const IValue* a) {
@@ -28,8 +29,9 @@ void registerNormKernels(KernelRegistry& r) {
   });
   // (input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, cudnn)
   defFamily(r, "aten::instance_norm", [](const IValue* a) {
-    return ops::instanceNorm(a[0].toTensor(), toOptTensor(a[3]), toOptTensor(a[4]), toOptTensor(a[1]),
-                             toOptTensor(a[2]), a[5].toBool(), a[6].toDouble(), a[7].toDouble());
+    return ops::instanceNorm(a[0].toTensor(), toOptTensor(a[3]), toOptTensor(a[4]),
+                             toOptTensor(a[1]), toOptTensor(a[2]), a[5].toBool(), a[6].toDouble(),
+                             a[7].toDouble());
   });
 }
 

@@ -13,8 +13,8 @@ void registerPoolKernels(KernelRegistry& r) {
     const auto nd = static_cast<size_t>(n);
     const std::string d = std::to_string(n) + "d";
     defFamily(r, "aten::max_pool" + d, [n, nd](const IValue* a) {
-      return ops::maxPool(a[0].toTensor(), n, toIntList(a[1], nd), toIntList(a[2]), toIntList(a[3], nd),
-                          toIntList(a[4], nd), a[5].toBool());
+      return ops::maxPool(a[0].toTensor(), n, toIntList(a[1], nd), toIntList(a[2]),
+                          toIntList(a[3], nd), toIntList(a[4], nd), a[5].toBool());
     });
     defN<6>(r, "aten::max_pool" + d + "_with_indices", [n, nd](const IValue* a) {
       return ops::maxPoolWithIndices(a[0].toTensor(), n, toIntList(a[1], nd), toIntList(a[2]),
@@ -22,13 +22,13 @@ void registerPoolKernels(KernelRegistry& r) {
     });
     if (n == 1) {
       defFamily(r, "aten::avg_pool1d", [](const IValue* a) {
-        return ops::avgPool(a[0].toTensor(), 1, toIntList(a[1], 1), toIntList(a[2]), toIntList(a[3], 1),
-                            a[4].toBool(), a[5].toBool());
+        return ops::avgPool(a[0].toTensor(), 1, toIntList(a[1], 1), toIntList(a[2]),
+                            toIntList(a[3], 1), a[4].toBool(), a[5].toBool());
       });
     } else {
       defFamily(r, "aten::avg_pool" + d, [n, nd](const IValue* a) {
-        return ops::avgPool(a[0].toTensor(), n, toIntList(a[1], nd), toIntList(a[2]), toIntList(a[3], nd),
-                            a[4].toBool(), a[5].toBool(), toOptInt(a[6]));
+        return ops::avgPool(a[0].toTensor(), n, toIntList(a[1], nd), toIntList(a[2]),
+                            toIntList(a[3], nd), a[4].toBool(), a[5].toBool(), toOptInt(a[6]));
       });
     }
     defFamily(r, "aten::adaptive_avg_pool" + d, [n, nd](const IValue* a) {
@@ -39,8 +39,9 @@ void registerPoolKernels(KernelRegistry& r) {
         return ops::adaptiveMaxPool(a[0].toTensor(), n, toIntList(a[1], nd));
       });
   }
-  defFamily(r, "aten::_adaptive_avg_pool2d",
-            [](const IValue* a) { return ops::adaptiveAvgPool(a[0].toTensor(), 2, toIntList(a[1], 2)); });
+  defFamily(r, "aten::_adaptive_avg_pool2d", [](const IValue* a) {
+    return ops::adaptiveAvgPool(a[0].toTensor(), 2, toIntList(a[1], 2));
+  });
 }
 
 }  // namespace torchless

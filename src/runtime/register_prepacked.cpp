@@ -45,7 +45,8 @@ IValue optFloat(const IValue& v) {
 
 /// The object behind a TorchBind argument, checked to be of class `cls`.
 const Object& contextOf(const IValue& v, const char* cls, const char* op) {
-  if (!v.isObject()) throw Error(fmt::format("{}: expected a {} object, got {}", op, cls, v.tagName()));
+  if (!v.isObject())
+    throw Error(fmt::format("{}: expected a {} object, got {}", op, cls, v.tagName()));
   const Object& o = *v.toObject();
   if (o.type->name() != cls)
     throw Error(fmt::format("{}: expected a {} object, got {}", op, cls, o.type->name()));
@@ -102,9 +103,10 @@ IValue convPrepack(const char* op, size_t spatial, bool transpose, const IValue&
                             spatial + 2, w.dim()));
   for (const auto* v : {&stride, &padding, &dilation, &outputPadding})
     if (v->size() != spatial)
-      throw Error(fmt::format("{}: stride, padding, output_padding and dilation must have {} "
-                              "values each",
-                              op, spatial));
+      throw Error(
+          fmt::format("{}: stride, padding, output_padding and dilation must have {} "
+                      "values each",
+                      op, spatial));
   if (groups < 1) throw Error(fmt::format("{}: groups must be positive, got {}", op, groups));
   if (!bias.isNone() && bias.toTensor().dtype() != ScalarType::Float)
     throw Error(fmt::format("{}: bias must be float32", op));
@@ -115,10 +117,10 @@ IValue convPrepack(const char* op, size_t spatial, bool transpose, const IValue&
     outputPadding.insert(outputPadding.begin(), 0);
     dilation.insert(dilation.begin(), 1);
   }
-  return IValue(torchbind::makeObject(spatial == 3 ? kConv3dPacked : kConv2dPacked,
-                                      {IValue(w), bias, intList(stride), intList(padding),
-                                       intList(outputPadding), intList(dilation), IValue(groups),
-                                       IValue(transpose)}));
+  return IValue(torchbind::makeObject(
+      spatial == 3 ? kConv3dPacked : kConv2dPacked,
+      {IValue(w), bias, intList(stride), intList(padding), intList(outputPadding),
+       intList(dilation), IValue(groups), IValue(transpose)}));
 }
 
 void registerQuantizedPacking(KernelRegistry& r) {
@@ -127,10 +129,11 @@ void registerQuantizedPacking(KernelRegistry& r) {
     size_t spatial;
     bool transpose;
   };
-  const ConvOp convs[] = {{"quantized::conv1d", 1, false},           {"quantized::conv2d", 2, false},
-                          {"quantized::conv3d", 3, false},           {"quantized::conv", 2, false},
-                          {"quantized::conv_transpose1d", 1, true}, {"quantized::conv_transpose2d", 2, true},
-                          {"quantized::conv_transpose3d", 3, true}};
+  const ConvOp convs[] = {
+      {"quantized::conv1d", 1, false},          {"quantized::conv2d", 2, false},
+      {"quantized::conv3d", 3, false},          {"quantized::conv", 2, false},
+      {"quantized::conv_transpose1d", 1, true}, {"quantized::conv_transpose2d", 2, true},
+      {"quantized::conv_transpose3d", 3, true}};
   for (const ConvOp& c : convs) {
     const std::string p = c.prefix;
     const size_t nd = c.spatial;
@@ -170,15 +173,17 @@ void registerQuantizedPacking(KernelRegistry& r) {
       return contextOf(a[0], cls, groups.c_str()).slots[6];
     });
     defN<1>(r, transpose, [cls, transpose](const IValue* a) {
-      return IValue(static_cast<int64_t>(contextOf(a[0], cls, transpose.c_str()).slots[7].toBool()));
+      return IValue(
+          static_cast<int64_t>(contextOf(a[0], cls, transpose.c_str()).slots[7].toBool()));
     });
   }
 
   defN<2>(r, "quantized::linear_prepack", [](const IValue* a) {
     Tensor w = a[0].toTensor();
     if (!w.isQuantized() || w.dtype() != ScalarType::QInt8)
-      throw Error(fmt::format("quantized::linear_prepack: weight must be a torch.qint8 tensor, got {}",
-                              dtypeName(w.dtype())));
+      throw Error(
+          fmt::format("quantized::linear_prepack: weight must be a torch.qint8 tensor, got {}",
+                      dtypeName(w.dtype())));
     if (w.dim() != 2)
       throw Error(fmt::format("quantized::linear_prepack: weight must be 2-d, got {}-d", w.dim()));
     return IValue(torchbind::makeObject(kLinearPacked, {a[0], a[1]}));
@@ -215,9 +220,9 @@ void registerPrepackedKernels(KernelRegistry& r) {
     const Object& c = contextOf(a[1], kConv2dCtx, op);
     Tensor x = a[0].toTensor();
     checkNdInput(x, op);
-    Tensor y = ops::convNd(x, c.slots[0].toTensor(), toOptTensor(c.slots[1]),
-                           c.slots[2].toIntVector(), c.slots[3].toIntVector(),
-                           c.slots[4].toIntVector(), c.slots[5].toInt());
+    Tensor y =
+        ops::convNd(x, c.slots[0].toTensor(), toOptTensor(c.slots[1]), c.slots[2].toIntVector(),
+                    c.slots[3].toIntVector(), c.slots[4].toIntVector(), c.slots[5].toInt());
     return clampOutput(std::move(y), c, 6);
   });
   defN<9>(r, "prepacked::conv2d_transpose_clamp_prepack", [](const IValue* a) {

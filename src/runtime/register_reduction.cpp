@@ -16,9 +16,7 @@ IntList dimsOrAll(const IValue& v) {
 }
 
 // unbiased flag -> correction.
-std::optional<double> correctionOf(const IValue& unbiased) {
-  return unbiased.toBool() ? 1.0 : 0.0;
-}
+std::optional<double> correctionOf(const IValue& unbiased) { return unbiased.toBool() ? 1.0 : 0.0; }
 std::optional<double> optCorrection(const IValue& c) {
   if (c.isNone()) return 1.0;
   return c.toScalarDouble();
@@ -38,8 +36,9 @@ void registerReductionKernels(KernelRegistry& r) {
   defFamily(r, "aten::sum.dim_IntList", [](const IValue* a) {
     return ops::sum(a[0].toTensor(), dimsOrAll(a[1]), a[2].toBool(), toOptDtype(a[3]));
   });
-  defFamily(r, "aten::mean",
-            [](const IValue* a) { return ops::mean(a[0].toTensor(), {}, false, toOptDtype(a[1])); });
+  defFamily(r, "aten::mean", [](const IValue* a) {
+    return ops::mean(a[0].toTensor(), {}, false, toOptDtype(a[1]));
+  });
   defFamily(r, "aten::mean.dim", [](const IValue* a) {
     return ops::mean(a[0].toTensor(), dimsOrAll(a[1]), a[2].toBool(), toOptDtype(a[3]));
   });
@@ -51,12 +50,10 @@ void registerReductionKernels(KernelRegistry& r) {
   });
   defFamily(r, "aten::max", [](const IValue* a) { return ops::max(a[0].toTensor()); });
   defFamily(r, "aten::min", [](const IValue* a) { return ops::min(a[0].toTensor()); });
-  defN<3>(r, "aten::max.dim", [](const IValue* a) {
-    return ops::max(a[0].toTensor(), a[1].toInt(), a[2].toBool());
-  });
-  defN<3>(r, "aten::min.dim", [](const IValue* a) {
-    return ops::min(a[0].toTensor(), a[1].toInt(), a[2].toBool());
-  });
+  defN<3>(r, "aten::max.dim",
+          [](const IValue* a) { return ops::max(a[0].toTensor(), a[1].toInt(), a[2].toBool()); });
+  defN<3>(r, "aten::min.dim",
+          [](const IValue* a) { return ops::min(a[0].toTensor(), a[1].toInt(), a[2].toBool()); });
   defFamily(r, "aten::amax", [](const IValue* a) {
     return ops::amax(a[0].toTensor(), toIntList(a[1]), a[2].toBool());
   });
@@ -150,11 +147,11 @@ void registerReductionKernels(KernelRegistry& r) {
   defN<5>(r, "aten::topk", [](const IValue* a) {
     return ops::topk(a[0].toTensor(), a[1].toInt(), a[2].toInt(), a[3].toBool(), a[4].toBool());
   });
-  defN<3>(r, "aten::sort", [](const IValue* a) {
-    return ops::sort(a[0].toTensor(), a[1].toInt(), a[2].toBool());
-  });
+  defN<3>(r, "aten::sort",
+          [](const IValue* a) { return ops::sort(a[0].toTensor(), a[1].toInt(), a[2].toBool()); });
   defN<4>(r, "aten::sort.stable", [](const IValue* a) {
-    return ops::sort(a[0].toTensor(), a[2].toInt(), a[3].toBool(), a[1].isNone() ? false : a[1].toBool());
+    return ops::sort(a[0].toTensor(), a[2].toInt(), a[3].toBool(),
+                     a[1].isNone() ? false : a[1].toBool());
   });
   defFamily(r, "aten::argsort", [](const IValue* a) {
     return ops::argsort(a[0].toTensor(), a[1].toInt(), a[2].toBool());

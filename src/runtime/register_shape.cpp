@@ -37,7 +37,8 @@ Tensor unfold(const Tensor& x, int64_t dim, int64_t size, int64_t step) {
   dim = ops::wrapDim(dim, std::max<int64_t>(nd, 1));
   const int64_t len = nd == 0 ? 1 : x.size(dim);
   if (size > len)
-    throw Error(fmt::format("maximum size for tensor at dimension {} is {} but size is {}", dim, len, size));
+    throw Error(fmt::format("maximum size for tensor at dimension {} is {} but size is {}", dim,
+                            len, size));
   if (step <= 0) throw Error(fmt::format("step is {} but must be > 0", step));
   IntList sizes = x.sizes(), strides = x.strides();
   if (nd == 0) {
@@ -56,9 +57,10 @@ Tensor unfold(const Tensor& x, int64_t dim, int64_t size, int64_t step) {
 Tensor movedim(const Tensor& x, IntList src, IntList dst) {
   const int64_t nd = x.dim();
   if (src.size() != dst.size())
-    throw Error(fmt::format("movedim: Invalid source or destination dims: source ({} dims) should "
-                            "contain the same number of dims as destination ({} dims)",
-                            src.size(), dst.size()));
+    throw Error(
+        fmt::format("movedim: Invalid source or destination dims: source ({} dims) should "
+                    "contain the same number of dims as destination ({} dims)",
+                    src.size(), dst.size()));
   IntList perm(static_cast<size_t>(nd), -1);
   std::vector<bool> used(static_cast<size_t>(nd), false);
   for (size_t i = 0; i < src.size(); ++i) {
@@ -106,15 +108,19 @@ Tensor tensorFromList(const IValue& data, std::optional<ScalarType> dtype) {
   bool any = false;
   for (const auto& l : leaves) {
     any = true;
-    if (l.isDouble()) inferred = ops::kDefaultFloat;
-    else if (l.isInt() && inferred == ScalarType::Bool) inferred = ScalarType::Long;
-    else if (l.isTensor()) throw Error("torch.tensor of a list of Tensors is not supported; use torch.stack");
+    if (l.isDouble())
+      inferred = ops::kDefaultFloat;
+    else if (l.isInt() && inferred == ScalarType::Bool)
+      inferred = ScalarType::Long;
+    else if (l.isTensor())
+      throw Error("torch.tensor of a list of Tensors is not supported; use torch.stack");
   }
   if (!any) {
     // torch.tensor([]) is Float; an empty typed list keeps its element type.
     const auto& et = data.toList()->elementType;
-    inferred = et->kind() == TypeKind::IntType ? ScalarType::Long
-               : et->kind() == TypeKind::BoolType ? ScalarType::Bool : ops::kDefaultFloat;
+    inferred = et->kind() == TypeKind::IntType    ? ScalarType::Long
+               : et->kind() == TypeKind::BoolType ? ScalarType::Bool
+                                                  : ops::kDefaultFloat;
   }
   Tensor out = Tensor::empty(shape, dtype.value_or(inferred));
   dispatchDtype(out.dtype(), [&](auto tag) {
@@ -122,7 +128,8 @@ Tensor tensorFromList(const IValue& data, std::optional<ScalarType> dtype) {
     T* p = out.data<T>();
     for (size_t i = 0; i < leaves.size(); ++i) {
       const IValue& l = leaves[i];
-      if constexpr (std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>) {
+      if constexpr (std::is_same_v<T, std::complex<float>> ||
+                    std::is_same_v<T, std::complex<double>>) {
         p[i] = T(static_cast<typename T::value_type>(l.toScalarDouble()));
       } else if (l.isDouble()) {
         p[i] = ops::castTo<T>(l.toDouble());
@@ -139,11 +146,13 @@ Tensor tensorFromList(const IValue& data, std::optional<ScalarType> dtype) {
 Tensor scalarTensor(const IValue& v, std::optional<ScalarType> dtype) {
   Scalar s = toScalar(v);
   ScalarType def = s.isFloatingPoint() ? ops::kDefaultFloat
-                   : s.isIntegral() ? ScalarType::Long : ScalarType::Bool;
+                   : s.isIntegral()    ? ScalarType::Long
+                                       : ScalarType::Bool;
   return ops::full({}, s, dtype.value_or(def));
 }
 
-Tensor padMode(const Tensor& x, const IntList& pad, const std::string& mode, std::optional<double> value) {
+Tensor padMode(const Tensor& x, const IntList& pad, const std::string& mode,
+               std::optional<double> value) {
   if (mode == "constant") return ops::constantPadNd(x, pad, Scalar(value.value_or(0.0)));
   if (value && *value != 0.0)
     throw Error(fmt::format("Padding mode \"{}\" doesn't take in value argument", mode));
@@ -154,69 +163,101 @@ Tensor padMode(const Tensor& x, const IntList& pad, const std::string& mode, std
 
 // ---- views ----
 void registerViewKernels(KernelRegistry& r) {
-  defFamily(r, "aten::view", [](const IValue* a) { return ops::view(a[0].toTensor(), toIntList(a[1])); },
-            false);
-  defFamily(r, "aten::view_as", [](const IValue* a) {
-    return ops::view(a[0].toTensor(), a[1].toTensor().sizes());
-  }, false);
-  defFamily(r, "aten::reshape",
-            [](const IValue* a) { return ops::reshape(a[0].toTensor(), toIntList(a[1])); }, false);
-  defFamily(r, "aten::reshape_as", [](const IValue* a) {
-    return ops::reshape(a[0].toTensor(), a[1].toTensor().sizes());
-  }, false);
-  defFamily(r, "aten::flatten.using_ints", [](const IValue* a) {
-    return ops::flatten(a[0].toTensor(), a[1].toInt(), a[2].toInt());
-  }, false);
-  defFamily(r, "aten::unflatten.int", [](const IValue* a) {
-    return ops::unflatten(a[0].toTensor(), a[1].toInt(), toIntList(a[2]));
-  }, false);
-  defFamily(r, "aten::permute",
-            [](const IValue* a) { return ops::permute(a[0].toTensor(), toIntList(a[1])); }, false);
-  defFamily(r, "aten::transpose.int", [](const IValue* a) {
-    return ops::transpose(a[0].toTensor(), a[1].toInt(), a[2].toInt());
-  }, false);
-  defFamily(r, "aten::swapaxes", [](const IValue* a) {
-    return ops::transpose(a[0].toTensor(), a[1].toInt(), a[2].toInt());
-  }, false);
-  defFamily(r, "aten::movedim.int", [](const IValue* a) {
-    return movedim(a[0].toTensor(), {a[1].toInt()}, {a[2].toInt()});
-  }, false);
-  defFamily(r, "aten::movedim.intlist", [](const IValue* a) {
-    return movedim(a[0].toTensor(), toIntList(a[1]), toIntList(a[2]));
-  }, false);
-  defFamily(r, "aten::t", [](const IValue* a) { return ops::t(a[0].toTensor()); }, false);
-  defFamily(r, "aten::expand",
-            [](const IValue* a) { return ops::expand(a[0].toTensor(), toIntList(a[1])); }, false);
-  defFamily(r, "aten::expand_as",
-            [](const IValue* a) { return ops::expandAs(a[0].toTensor(), a[1].toTensor()); }, false);
-  defFamily(r, "aten::squeeze", [](const IValue* a) { return ops::squeeze(a[0].toTensor()); }, false);
-  defFamily(r, "aten::squeeze.dim",
-            [](const IValue* a) { return ops::squeeze(a[0].toTensor(), a[1].toInt()); }, false);
-  defFamily(r, "aten::unsqueeze",
-            [](const IValue* a) { return ops::unsqueeze(a[0].toTensor(), a[1].toInt()); }, false);
-  defFamily(r, "aten::select.int", [](const IValue* a) {
-    return ops::select(a[0].toTensor(), a[1].toInt(), a[2].toInt());
-  }, false);
-  defFamily(r, "aten::slice.Tensor", [](const IValue* a) {
-    return ops::slice(a[0].toTensor(), a[1].toInt(), toOptInt(a[2]), toOptInt(a[3]), a[4].toInt());
-  }, false);
-  defFamily(r, "aten::narrow", [](const IValue* a) {
-    return ops::narrow(a[0].toTensor(), a[1].toInt(), a[2].toInt(), a[3].toInt());
-  }, false);
-  defFamily(r, "aten::narrow.Tensor", [](const IValue* a) {
-    return ops::narrow(a[0].toTensor(), a[1].toInt(), a[2].toTensor().itemInt(), a[3].toInt());
-  }, false);
-  defFamily(r, "aten::unfold", [](const IValue* a) {
-    return unfold(a[0].toTensor(), a[1].toInt(), a[2].toInt(), a[3].toInt());
-  }, false);
+  defFamily(
+      r, "aten::view", [](const IValue* a) { return ops::view(a[0].toTensor(), toIntList(a[1])); },
+      false);
+  defFamily(
+      r, "aten::view_as",
+      [](const IValue* a) { return ops::view(a[0].toTensor(), a[1].toTensor().sizes()); }, false);
+  defFamily(
+      r, "aten::reshape",
+      [](const IValue* a) { return ops::reshape(a[0].toTensor(), toIntList(a[1])); }, false);
+  defFamily(
+      r, "aten::reshape_as",
+      [](const IValue* a) { return ops::reshape(a[0].toTensor(), a[1].toTensor().sizes()); },
+      false);
+  defFamily(
+      r, "aten::flatten.using_ints",
+      [](const IValue* a) { return ops::flatten(a[0].toTensor(), a[1].toInt(), a[2].toInt()); },
+      false);
+  defFamily(
+      r, "aten::unflatten.int",
+      [](const IValue* a) {
+        return ops::unflatten(a[0].toTensor(), a[1].toInt(), toIntList(a[2]));
+      },
+      false);
+  defFamily(
+      r, "aten::permute",
+      [](const IValue* a) { return ops::permute(a[0].toTensor(), toIntList(a[1])); }, false);
+  defFamily(
+      r, "aten::transpose.int",
+      [](const IValue* a) { return ops::transpose(a[0].toTensor(), a[1].toInt(), a[2].toInt()); },
+      false);
+  defFamily(
+      r, "aten::swapaxes",
+      [](const IValue* a) { return ops::transpose(a[0].toTensor(), a[1].toInt(), a[2].toInt()); },
+      false);
+  defFamily(
+      r, "aten::movedim.int",
+      [](const IValue* a) { return movedim(a[0].toTensor(), {a[1].toInt()}, {a[2].toInt()}); },
+      false);
+  defFamily(
+      r, "aten::movedim.intlist",
+      [](const IValue* a) { return movedim(a[0].toTensor(), toIntList(a[1]), toIntList(a[2])); },
+      false);
+  defFamily(
+      r, "aten::t", [](const IValue* a) { return ops::t(a[0].toTensor()); }, false);
+  defFamily(
+      r, "aten::expand",
+      [](const IValue* a) { return ops::expand(a[0].toTensor(), toIntList(a[1])); }, false);
+  defFamily(
+      r, "aten::expand_as",
+      [](const IValue* a) { return ops::expandAs(a[0].toTensor(), a[1].toTensor()); }, false);
+  defFamily(
+      r, "aten::squeeze", [](const IValue* a) { return ops::squeeze(a[0].toTensor()); }, false);
+  defFamily(
+      r, "aten::squeeze.dim",
+      [](const IValue* a) { return ops::squeeze(a[0].toTensor(), a[1].toInt()); }, false);
+  defFamily(
+      r, "aten::unsqueeze",
+      [](const IValue* a) { return ops::unsqueeze(a[0].toTensor(), a[1].toInt()); }, false);
+  defFamily(
+      r, "aten::select.int",
+      [](const IValue* a) { return ops::select(a[0].toTensor(), a[1].toInt(), a[2].toInt()); },
+      false);
+  defFamily(
+      r, "aten::slice.Tensor",
+      [](const IValue* a) {
+        return ops::slice(a[0].toTensor(), a[1].toInt(), toOptInt(a[2]), toOptInt(a[3]),
+                          a[4].toInt());
+      },
+      false);
+  defFamily(
+      r, "aten::narrow",
+      [](const IValue* a) {
+        return ops::narrow(a[0].toTensor(), a[1].toInt(), a[2].toInt(), a[3].toInt());
+      },
+      false);
+  defFamily(
+      r, "aten::narrow.Tensor",
+      [](const IValue* a) {
+        return ops::narrow(a[0].toTensor(), a[1].toInt(), a[2].toTensor().itemInt(), a[3].toInt());
+      },
+      false);
+  defFamily(
+      r, "aten::unfold",
+      [](const IValue* a) {
+        return unfold(a[0].toTensor(), a[1].toInt(), a[2].toInt(), a[3].toInt());
+      },
+      false);
   for (const char* name : {"aten::detach", "aten::alias", "aten::lift_fresh", "aten::data"})
-    defFamily(r, name, [](const IValue* a) { return a[0].toTensor().alias(); }, false);
+    defFamily(
+        r, name, [](const IValue* a) { return a[0].toTensor().alias(); }, false);
   defN<1>(r, "prim::data", [](const IValue* a) { return a[0].toTensor().alias(); });
 
   // In-place metadata forms.
-  defN<1>(r, "aten::squeeze_", [](const IValue* a) {
-    return setMetadata(a[0], ops::squeeze(a[0].toTensor()));
-  });
+  defN<1>(r, "aten::squeeze_",
+          [](const IValue* a) { return setMetadata(a[0], ops::squeeze(a[0].toTensor())); });
   defN<2>(r, "aten::squeeze_.dim", [](const IValue* a) {
     return setMetadata(a[0], ops::squeeze(a[0].toTensor(), a[1].toInt()));
   });
@@ -226,7 +267,8 @@ void registerViewKernels(KernelRegistry& r) {
   defN<3>(r, "aten::transpose_", [](const IValue* a) {
     return setMetadata(a[0], ops::transpose(a[0].toTensor(), a[1].toInt(), a[2].toInt()));
   });
-  defN<1>(r, "aten::t_", [](const IValue* a) { return setMetadata(a[0], ops::t(a[0].toTensor())); });
+  defN<1>(r, "aten::t_",
+          [](const IValue* a) { return setMetadata(a[0], ops::t(a[0].toTensor())); });
   defN<1>(r, "aten::detach_", [](const IValue* a) { return a[0]; });
   defN<2>(r, "aten::requires_grad_", [](const IValue* a) { return a[0]; });
 }
@@ -310,7 +352,8 @@ void registerCopyAndIndexKernels(KernelRegistry& r) {
   });
   defFamily(r, "aten::repeat",
             [](const IValue* a) { return ops::repeat(a[0].toTensor(), toIntList(a[1])); });
-  defFamily(r, "aten::flip", [](const IValue* a) { return ops::flip(a[0].toTensor(), toIntList(a[1])); });
+  defFamily(r, "aten::flip",
+            [](const IValue* a) { return ops::flip(a[0].toTensor(), toIntList(a[1])); });
   defFamily(r, "aten::roll", [](const IValue* a) {
     return ops::roll(a[0].toTensor(), toIntList(a[1]), toIntList(a[2]));
   });
@@ -320,36 +363,55 @@ void registerCopyAndIndexKernels(KernelRegistry& r) {
   defFamily(r, "aten::pad", [](const IValue* a) {
     return padMode(a[0].toTensor(), toIntList(a[1]), a[2].toStringRef(), toOptDouble(a[3]));
   });
-  for (const char* name : {"aten::reflection_pad1d", "aten::reflection_pad2d", "aten::reflection_pad3d"})
-    defFamily(r, name, [](const IValue* a) { return ops::reflectionPad(a[0].toTensor(), toIntList(a[1])); });
-  for (const char* name : {"aten::replication_pad1d", "aten::replication_pad2d", "aten::replication_pad3d"})
-    defFamily(r, name, [](const IValue* a) { return ops::replicationPad(a[0].toTensor(), toIntList(a[1])); });
-  defFamily(r, "aten::tril", [](const IValue* a) { return ops::tril(a[0].toTensor(), a[1].toInt()); });
-  defFamily(r, "aten::triu", [](const IValue* a) { return ops::triu(a[0].toTensor(), a[1].toInt()); });
+  for (const char* name :
+       {"aten::reflection_pad1d", "aten::reflection_pad2d", "aten::reflection_pad3d"})
+    defFamily(r, name,
+              [](const IValue* a) { return ops::reflectionPad(a[0].toTensor(), toIntList(a[1])); });
+  for (const char* name :
+       {"aten::replication_pad1d", "aten::replication_pad2d", "aten::replication_pad3d"})
+    defFamily(r, name, [](const IValue* a) {
+      return ops::replicationPad(a[0].toTensor(), toIntList(a[1]));
+    });
+  defFamily(r, "aten::tril",
+            [](const IValue* a) { return ops::tril(a[0].toTensor(), a[1].toInt()); });
+  defFamily(r, "aten::triu",
+            [](const IValue* a) { return ops::triu(a[0].toTensor(), a[1].toInt()); });
   defFamily(r, "aten::pixel_shuffle",
             [](const IValue* a) { return ops::pixelShuffle(a[0].toTensor(), a[1].toInt()); });
   defFamily(r, "aten::pixel_unshuffle",
             [](const IValue* a) { return ops::pixelUnshuffle(a[0].toTensor(), a[1].toInt()); });
-  defFamily(r, "aten::one_hot", [](const IValue* a) { return ops::oneHot(a[0].toTensor(), a[1].toInt()); });
+  defFamily(r, "aten::one_hot",
+            [](const IValue* a) { return ops::oneHot(a[0].toTensor(), a[1].toInt()); });
 }
 
 // ---- conversions ----
 void registerConversionKernels(KernelRegistry& r) {
   defFamily(r, "aten::clone", [](const IValue* a) { return ops::clone(a[0].toTensor()); });
-  defFamily(r, "aten::contiguous", [](const IValue* a) {
-    const int64_t f = a[1].toInt();
-    if (f < 0 || f > 3) throw Error(fmt::format("contiguous: unknown memory_format {}", f));
-    return ops::contiguous(a[0].toTensor(), static_cast<MemoryFormat>(f));
-  }, false);
+  defFamily(
+      r, "aten::contiguous",
+      [](const IValue* a) {
+        const int64_t f = a[1].toInt();
+        if (f < 0 || f > 3) throw Error(fmt::format("contiguous: unknown memory_format {}", f));
+        return ops::contiguous(a[0].toTensor(), static_cast<MemoryFormat>(f));
+      },
+      false);
   // aten::_cast_Long & co. (legacy archives): self.to(dtype), self itself when it already has it.
-  defN<2>(r, "aten::_cast_Byte", [](const IValue* a) { return ops::toDtype(a[0].toTensor(), ScalarType::Byte); });
-  defN<2>(r, "aten::_cast_Char", [](const IValue* a) { return ops::toDtype(a[0].toTensor(), ScalarType::Char); });
-  defN<2>(r, "aten::_cast_Double", [](const IValue* a) { return ops::toDtype(a[0].toTensor(), ScalarType::Double); });
-  defN<2>(r, "aten::_cast_Float", [](const IValue* a) { return ops::toDtype(a[0].toTensor(), ScalarType::Float); });
-  defN<2>(r, "aten::_cast_Half", [](const IValue* a) { return ops::toDtype(a[0].toTensor(), ScalarType::Half); });
-  defN<2>(r, "aten::_cast_Int", [](const IValue* a) { return ops::toDtype(a[0].toTensor(), ScalarType::Int); });
-  defN<2>(r, "aten::_cast_Long", [](const IValue* a) { return ops::toDtype(a[0].toTensor(), ScalarType::Long); });
-  defN<2>(r, "aten::_cast_Short", [](const IValue* a) { return ops::toDtype(a[0].toTensor(), ScalarType::Short); });
+  defN<2>(r, "aten::_cast_Byte",
+          [](const IValue* a) { return ops::toDtype(a[0].toTensor(), ScalarType::Byte); });
+  defN<2>(r, "aten::_cast_Char",
+          [](const IValue* a) { return ops::toDtype(a[0].toTensor(), ScalarType::Char); });
+  defN<2>(r, "aten::_cast_Double",
+          [](const IValue* a) { return ops::toDtype(a[0].toTensor(), ScalarType::Double); });
+  defN<2>(r, "aten::_cast_Float",
+          [](const IValue* a) { return ops::toDtype(a[0].toTensor(), ScalarType::Float); });
+  defN<2>(r, "aten::_cast_Half",
+          [](const IValue* a) { return ops::toDtype(a[0].toTensor(), ScalarType::Half); });
+  defN<2>(r, "aten::_cast_Int",
+          [](const IValue* a) { return ops::toDtype(a[0].toTensor(), ScalarType::Int); });
+  defN<2>(r, "aten::_cast_Long",
+          [](const IValue* a) { return ops::toDtype(a[0].toTensor(), ScalarType::Long); });
+  defN<2>(r, "aten::_cast_Short",
+          [](const IValue* a) { return ops::toDtype(a[0].toTensor(), ScalarType::Short); });
   defN<5>(r, "aten::to.dtype", [](const IValue* a) {
     return ops::toDtype(a[0].toTensor(), toDtype(a[1]), a[3].toBool());
   });
@@ -378,9 +440,8 @@ void registerConversionKernels(KernelRegistry& r) {
     Tensor x = a[0].toTensor();
     return a[2].toBool() ? ops::clone(x) : x;
   });
-  defFamily(r, "aten::type_as", [](const IValue* a) {
-    return ops::toDtype(a[0].toTensor(), a[1].toTensor().dtype());
-  });
+  defFamily(r, "aten::type_as",
+            [](const IValue* a) { return ops::toDtype(a[0].toTensor(), a[1].toTensor().dtype()); });
   defN<3>(r, "aten::copy_", [](const IValue* a) {
     Tensor self = a[0].toTensor();
     ops::copy_(self, a[1].toTensor());
@@ -508,9 +569,11 @@ void registerFactoryKernels(KernelRegistry& r) {
     if (a[0].isBool()) return Tensor::scalarBool(a[0].toBool());
     return Tensor::scalar(a[0].toInt(), ScalarType::Long);
   });
-  defN<1>(r, "prim::NumToTensor.bool", [](const IValue* a) { return Tensor::scalarBool(a[0].toBool()); });
-  defN<1>(r, "aten::_shape_as_tensor",
-          [](const IValue* a) { return Tensor::fromVector(a[0].toTensor().sizes(), {a[0].toTensor().dim()}); });
+  defN<1>(r, "prim::NumToTensor.bool",
+          [](const IValue* a) { return Tensor::scalarBool(a[0].toBool()); });
+  defN<1>(r, "aten::_shape_as_tensor", [](const IValue* a) {
+    return Tensor::fromVector(a[0].toTensor().sizes(), {a[0].toTensor().dim()});
+  });
   defN<2>(r, "aten::_dim_arange", [](const IValue* a) {
     return ops::arange(Scalar(a[0].toTensor().size(a[1].toInt())), ScalarType::Long);
   });
@@ -519,7 +582,8 @@ void registerFactoryKernels(KernelRegistry& r) {
 // ---- metadata ----
 void registerMetadataKernels(KernelRegistry& r) {
   defN<1>(r, "aten::size", [](const IValue* a) { return intList(a[0].toTensor().sizes()); });
-  defN<2>(r, "aten::size.int", [](const IValue* a) { return IValue(a[0].toTensor().size(a[1].toInt())); });
+  defN<2>(r, "aten::size.int",
+          [](const IValue* a) { return IValue(a[0].toTensor().size(a[1].toInt())); });
   defN<1>(r, "aten::stride", [](const IValue* a) { return intList(a[0].toTensor().strides()); });
   defN<2>(r, "aten::stride.int",
           [](const IValue* a) { return IValue(a[0].toTensor().stride(a[1].toInt())); });
@@ -532,10 +596,13 @@ void registerMetadataKernels(KernelRegistry& r) {
   });
   defN<1>(r, "aten::is_floating_point",
           [](const IValue* a) { return IValue(isFloatingType(a[0].toTensor().dtype())); });
-  defN<1>(r, "aten::is_contiguous", [](const IValue* a) { return IValue(a[0].toTensor().isContiguous()); });
+  defN<1>(r, "aten::is_contiguous",
+          [](const IValue* a) { return IValue(a[0].toTensor().isContiguous()); });
   defN<1>(r, "aten::Int.Tensor", [](const IValue* a) { return IValue(a[0].toTensor().itemInt()); });
-  defN<1>(r, "aten::Float.Tensor", [](const IValue* a) { return IValue(a[0].toTensor().itemDouble()); });
-  defN<1>(r, "aten::Bool.Tensor", [](const IValue* a) { return IValue(a[0].toTensor().itemBool()); });
+  defN<1>(r, "aten::Float.Tensor",
+          [](const IValue* a) { return IValue(a[0].toTensor().itemDouble()); });
+  defN<1>(r, "aten::Bool.Tensor",
+          [](const IValue* a) { return IValue(a[0].toTensor().itemBool()); });
   defN<1>(r, "aten::ScalarImplicit", [](const IValue* a) { return itemIValue(a[0].toTensor()); });
   defN<1>(r, "aten::item", [](const IValue* a) { return itemIValue(a[0].toTensor()); });
   defN<1>(r, "prim::dtype",
@@ -544,11 +611,12 @@ void registerMetadataKernels(KernelRegistry& r) {
   defN<1>(r, "prim::layout", [](const IValue*) { return IValue(int64_t{0}); });
   defN<1>(r, "prim::is_cuda", [](const IValue*) { return IValue(false); });
   defN<1>(r, "prim::is_cpu", [](const IValue*) { return IValue(true); });
-  for (const char* name : {"prim::is_nested", "prim::is_sparse", "prim::is_sparse_csr", "prim::is_mkldnn",
-                           "prim::is_xpu", "prim::is_mps", "prim::is_meta", "prim::is_vulkan",
-                           "prim::is_ipu", "prim::is_ort"})
+  for (const char* name : {"prim::is_nested", "prim::is_sparse", "prim::is_sparse_csr",
+                           "prim::is_mkldnn", "prim::is_xpu", "prim::is_mps", "prim::is_meta",
+                           "prim::is_vulkan", "prim::is_ipu", "prim::is_ort"})
     defN<1>(r, name, [](const IValue*) { return IValue(false); });
-  defN<1>(r, "prim::is_quantized", [](const IValue* a) { return IValue(a[0].toTensor().isQuantized()); });
+  defN<1>(r, "prim::is_quantized",
+          [](const IValue* a) { return IValue(a[0].toTensor().isQuantized()); });
   defN<1>(r, "prim::requires_grad",
           [](const IValue* a) { return IValue(a[0].toTensor().requiresGrad()); });
 }

@@ -78,7 +78,8 @@ std::vector<std::optional<double>> scalesOf(const IValue& v, size_t n) {
 }
 
 // upsample_*.vec: output_size or floor(input size * scale_factor) per spatial dim.
-IntList vecOutputSize(const Tensor& x, const IValue& outputSize, const IValue& scaleFactors, size_t n) {
+IntList vecOutputSize(const Tensor& x, const IValue& outputSize, const IValue& scaleFactors,
+                      size_t n) {
   if (!outputSize.isNone()) return toIntList(outputSize, n);
   if (scaleFactors.isNone())
     throw Error("Must specify exactly one of output_size and scale_factors");
@@ -86,7 +87,9 @@ IntList vecOutputSize(const Tensor& x, const IValue& outputSize, const IValue& s
   IntList out(n);
   for (size_t i = 0; i < n; ++i) {
     const double f = s.size() == 1 ? s[0] : s.at(i);
-    out[i] = static_cast<int64_t>(std::floor(static_cast<double>(x.size(x.dim() - static_cast<int64_t>(n) + static_cast<int64_t>(i))) * f));
+    out[i] = static_cast<int64_t>(std::floor(
+        static_cast<double>(x.size(x.dim() - static_cast<int64_t>(n) + static_cast<int64_t>(i))) *
+        f));
   }
   return out;
 }

@@ -146,13 +146,13 @@ inline Scalar toScalar(const IValue& v) {
       // A 0-dim tensor where a number is expected (aten::ScalarImplicit semantics).
       Tensor t = v.toTensor();
       if (t.numel() != 1)
-        throw Error(fmt::format("a Tensor with {} elements cannot be converted to Scalar", t.numel()));
+        throw Error(
+            fmt::format("a Tensor with {} elements cannot be converted to Scalar", t.numel()));
       if (isFloatingType(t.dtype())) return Scalar(t.itemDouble());
       if (t.dtype() == ScalarType::Bool) return Scalar(t.itemBool());
       return Scalar(t.itemInt());
     }
-    default:
-      throw Error(fmt::format("expected a number but got {}", v.tagName()));
+    default: throw Error(fmt::format("expected a number but got {}", v.tagName()));
   }
 }
 inline std::optional<Scalar> toOptScalar(const IValue& v) {
@@ -222,15 +222,16 @@ inline Tensor toTensorChecked(const IValue& v, const char* what) {
 inline void checkCpu(const IValue& device) {
   if (device.isNone()) return;
   if (device.isDevice() && !device.toDevice().isCpu())
-    throw Error(fmt::format("device '{}' is not available: torchless runs on the CPU only (a model "
-                            "saved on a GPU runs with --map-location cpu)",
-                            device.toDevice().str()));
+    throw Error(
+        fmt::format("device '{}' is not available: torchless runs on the CPU only (a model "
+                    "saved on a GPU runs with --map-location cpu)",
+                    device.toDevice().str()));
   if (device.isString() && device.toStringRef().rfind("cpu", 0) != 0)
-    throw Error(fmt::format("device '{}' is not available: torchless runs on the CPU only (a model "
-                            "saved on a GPU runs with --map-location cpu)",
-                            device.toStringRef()));
+    throw Error(
+        fmt::format("device '{}' is not available: torchless runs on the CPU only (a model "
+                    "saved on a GPU runs with --map-location cpu)",
+                    device.toStringRef()));
 }
-
 
 /// A List[Tensor] IValue.
 IValue tensorList(std::vector<Tensor> tensors);
@@ -239,6 +240,7 @@ IValue tensorList(std::vector<Tensor> tensors);
 /// size, output_size or floor(input size * scale_factor) per spatial dim (the last n dims of x).
 /// Throws when both are None.
 std::vector<std::optional<double>> scalesOf(const IValue& v, size_t n);
-IntList vecOutputSize(const Tensor& x, const IValue& outputSize, const IValue& scaleFactors, size_t n);
+IntList vecOutputSize(const Tensor& x, const IValue& outputSize, const IValue& scaleFactors,
+                      size_t n);
 
 }  // namespace torchless::kreg

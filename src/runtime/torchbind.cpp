@@ -14,7 +14,18 @@ namespace torchless::torchbind {
 
 namespace {
 
-enum class Kind { Tensor, OptTensor, IntList, Int, Bool, OptFloat, Str, TensorList, FloatList, PackedList };
+enum class Kind {
+  Tensor,
+  OptTensor,
+  IntList,
+  Int,
+  Bool,
+  OptFloat,
+  Str,
+  TensorList,
+  FloatList,
+  PackedList
+};
 
 struct Field {
   const char* name;
@@ -53,28 +64,51 @@ const char* kConvPackedMethods = R"(  def unpack(self: {Q}) -> Tuple[Tensor, Opt
 const std::vector<ClassDef>& classDefs() {
   static const std::vector<ClassDef> defs = {
       {"__torch__.torch.classes.xnnpack.Conv2dOpContext",
-       {{"weight", Kind::Tensor}, {"bias", Kind::OptTensor}, {"stride", Kind::IntList},
-        {"padding", Kind::IntList}, {"dilation", Kind::IntList}, {"groups", Kind::Int},
-        {"output_min", Kind::OptFloat}, {"output_max", Kind::OptFloat}},
+       {{"weight", Kind::Tensor},
+        {"bias", Kind::OptTensor},
+        {"stride", Kind::IntList},
+        {"padding", Kind::IntList},
+        {"dilation", Kind::IntList},
+        {"groups", Kind::Int},
+        {"output_min", Kind::OptFloat},
+        {"output_max", Kind::OptFloat}},
        ""},
       {"__torch__.torch.classes.xnnpack.TransposeConv2dOpContext",
-       {{"weight", Kind::Tensor}, {"bias", Kind::OptTensor}, {"stride", Kind::IntList},
-        {"padding", Kind::IntList}, {"output_padding", Kind::IntList}, {"dilation", Kind::IntList},
-        {"groups", Kind::Int}, {"output_min", Kind::OptFloat}, {"output_max", Kind::OptFloat}},
+       {{"weight", Kind::Tensor},
+        {"bias", Kind::OptTensor},
+        {"stride", Kind::IntList},
+        {"padding", Kind::IntList},
+        {"output_padding", Kind::IntList},
+        {"dilation", Kind::IntList},
+        {"groups", Kind::Int},
+        {"output_min", Kind::OptFloat},
+        {"output_max", Kind::OptFloat}},
        ""},
       {"__torch__.torch.classes.xnnpack.LinearOpContext",
-       {{"weight", Kind::Tensor}, {"bias", Kind::OptTensor}, {"output_min", Kind::OptFloat},
+       {{"weight", Kind::Tensor},
+        {"bias", Kind::OptTensor},
+        {"output_min", Kind::OptFloat},
         {"output_max", Kind::OptFloat}},
        ""},
       {"__torch__.torch.classes.quantized.Conv2dPackedParamsBase",
-       {{"weight_", Kind::Tensor}, {"bias_", Kind::OptTensor}, {"stride_", Kind::IntList},
-        {"padding_", Kind::IntList}, {"output_padding_", Kind::IntList},
-        {"dilation_", Kind::IntList}, {"groups_", Kind::Int}, {"transpose_", Kind::Bool}},
+       {{"weight_", Kind::Tensor},
+        {"bias_", Kind::OptTensor},
+        {"stride_", Kind::IntList},
+        {"padding_", Kind::IntList},
+        {"output_padding_", Kind::IntList},
+        {"dilation_", Kind::IntList},
+        {"groups_", Kind::Int},
+        {"transpose_", Kind::Bool}},
        kConvPackedMethods},
       {"__torch__.torch.classes.quantized.Conv3dPackedParamsBase",
-       {{"weight_", Kind::Tensor}, {"bias_", Kind::OptTensor}, {"stride_", Kind::IntList},
-        {"padding_", Kind::IntList}, {"output_padding_", Kind::IntList},
-        {"dilation_", Kind::IntList}, {"groups_", Kind::Int}, {"transpose_", Kind::Bool}},
+       {{"weight_", Kind::Tensor},
+        {"bias_", Kind::OptTensor},
+        {"stride_", Kind::IntList},
+        {"padding_", Kind::IntList},
+        {"output_padding_", Kind::IntList},
+        {"dilation_", Kind::IntList},
+        {"groups_", Kind::Int},
+        {"transpose_", Kind::Bool}},
        kConvPackedMethods},
       {kLinearPacked,
        {{"weight_", Kind::Tensor}, {"bias_", Kind::OptTensor}},
@@ -86,12 +120,18 @@ const std::vector<ClassDef>& classDefs() {
       // A compiled engine (convert/engine/engine_record.h): its record, written by torchless
       // compile. State: (version, network, graph, weights, profiles) as the slots.
       {"__torch__.torch.classes.torchless.Engine",
-       {{"version", Kind::Int}, {"network", Kind::Str}, {"graph", Kind::Str}, {"weights", Kind::TensorList},
+       {{"version", Kind::Int},
+        {"network", Kind::Str},
+        {"graph", Kind::Str},
+        {"weights", Kind::TensorList},
         {"profiles", Kind::Str}},
        ""},
       {"__torch__.torch.classes.rnn.CellParamsBase",
-       {{"type_", Kind::Str}, {"tensors_", Kind::TensorList}, {"doubles_", Kind::FloatList},
-        {"longs_", Kind::IntList}, {"packed_", Kind::PackedList}},
+       {{"type_", Kind::Str},
+        {"tensors_", Kind::TensorList},
+        {"doubles_", Kind::FloatList},
+        {"longs_", Kind::IntList},
+        {"packed_", Kind::PackedList}},
        ""},
   };
   return defs;
@@ -160,8 +200,7 @@ IValue convertField(std::string_view cls, const Field& f, const IValue& v) {
     case Kind::OptTensor:
       if (!v.isTensor() && !v.isNone()) badField(cls, f.name, f.kind, v);
       return v;
-    case Kind::IntList:
-      return listOf(IntType::get(), [](const IValue& e) { return e.isInt(); });
+    case Kind::IntList: return listOf(IntType::get(), [](const IValue& e) { return e.isInt(); });
     case Kind::Int:
       if (!v.isInt()) badField(cls, f.name, f.kind, v);
       return v;
@@ -190,11 +229,12 @@ IValue convertField(std::string_view cls, const Field& f, const IValue& v) {
 
 const std::vector<IValue>& stateTuple(std::string_view cls, const IValue& state, size_t n) {
   if (!state.isTuple())
-    throw Error(fmt::format("TorchBind state of '{}' must be a tuple, got {}", cls, state.tagName()));
+    throw Error(
+        fmt::format("TorchBind state of '{}' must be a tuple, got {}", cls, state.tagName()));
   const auto& e = state.toTuple()->elements;
   if (e.size() != n)
-    throw Error(fmt::format("TorchBind state of '{}' must have {} elements, got {}", cls, n,
-                            e.size()));
+    throw Error(
+        fmt::format("TorchBind state of '{}' must have {} elements, got {}", cls, n, e.size()));
   return e;
 }
 
@@ -217,30 +257,35 @@ std::vector<IValue> parseConvState(std::string_view cls, const IValue& state, si
   const auto& e = state.toTuple()->elements;
   Tensor weight;
   IValue bias;
-  std::vector<int64_t> config;  // kSpatialDim, stride, padding, dilation, output_padding, groups, flags
+  std::vector<int64_t>
+      config;  // kSpatialDim, stride, padding, dilation, output_padding, groups, flags
   auto tensorInts = [&](const Tensor& t) {
     std::vector<int64_t> out;
     for (int64_t i = 0; i < t.numel(); ++i) out.push_back(t.intAt(i));
     return out;
   };
   if (e[0].isTensor()) {  // version 1: (weight, bias, stride[], padding[], dilation[], groups)
-    if (e.size() != 6) throw fail(fmt::format("version 1 state has {} elements, expected 6", e.size()));
+    if (e.size() != 6)
+      throw fail(fmt::format("version 1 state has {} elements, expected 6", e.size()));
     weight = e[0].toTensor();
     bias = e[1];
     config.push_back(static_cast<int64_t>(spatial));
     for (int k = 2; k <= 4; ++k) {
       if (!e[k].isList()) throw fail("version 1 stride/padding/dilation must be tensor lists");
       for (const IValue& t : e[k].toList()->list) {
-        if (!t.isTensor() || t.toTensor().numel() < 1) throw fail("version 1 list element is not a tensor");
+        if (!t.isTensor() || t.toTensor().numel() < 1)
+          throw fail("version 1 list element is not a tensor");
         config.push_back(t.toTensor().intAt(0));
       }
     }
     for (size_t i = 0; i < spatial; ++i) config.push_back(0);
-    if (!e[5].isTensor() || e[5].toTensor().numel() < 1) throw fail("version 1 groups must be a tensor");
+    if (!e[5].isTensor() || e[5].toTensor().numel() < 1)
+      throw fail("version 1 groups must be a tensor");
     config.push_back(e[5].toTensor().intAt(0));
     config.push_back(0);
   } else if (e[0].isString()) {  // version 2: ("2", [params int16, weight], [bias])
-    if (e[0].toStringRef() != "2") throw fail(fmt::format("unknown version '{}'", e[0].toStringRef()));
+    if (e[0].toStringRef() != "2")
+      throw fail(fmt::format("unknown version '{}'", e[0].toStringRef()));
     if (e.size() != 3 || !e[1].isList() || !e[2].isList())
       throw fail("version 2 state must be (str, Tensor[], Tensor?[])");
     const auto& nonOpt = e[1].toList()->list;
@@ -260,7 +305,8 @@ std::vector<IValue> parseConvState(std::string_view cls, const IValue& state, si
     weight = t[1].toTensor();
     bias = t[2];
   } else {
-    throw fail(fmt::format("cannot tell the version from a first element of type {}", e[0].tagName()));
+    throw fail(
+        fmt::format("cannot tell the version from a first element of type {}", e[0].tagName()));
   }
   if (!bias.isNone() && !bias.isTensor()) throw fail("bias must be a Tensor or None");
   const size_t n = spatial;
@@ -275,7 +321,13 @@ std::vector<IValue> parseConvState(std::string_view cls, const IValue& state, si
   };
   int64_t flags = config[4 * n + 2];
   if (flags & ~int64_t{1}) throw fail(fmt::format("unexpected flags {}", flags));
-  return {IValue(weight), bias, slice(0), slice(1), slice(3), slice(2), IValue(config[4 * n + 1]),
+  return {IValue(weight),
+          bias,
+          slice(0),
+          slice(1),
+          slice(3),
+          slice(2),
+          IValue(config[4 * n + 1]),
           IValue((flags & 1) != 0)};
 }
 
@@ -318,8 +370,10 @@ ObjectPtr makeObject(std::string_view qualname, std::vector<IValue> slots) {
   auto obj = Object::create(classType(qualname));
   const ClassDef& d = defOf(*obj);
   if (slots.size() != d.fields.size())
-    throw Error(fmt::format("'{}' takes {} values, got {}", qualname, d.fields.size(), slots.size()));
-  for (size_t i = 0; i < slots.size(); ++i) obj->slots[i] = convertField(qualname, d.fields[i], slots[i]);
+    throw Error(
+        fmt::format("'{}' takes {} values, got {}", qualname, d.fields.size(), slots.size()));
+  for (size_t i = 0; i < slots.size(); ++i)
+    obj->slots[i] = convertField(qualname, d.fields[i], slots[i]);
   return obj;
 }
 
@@ -332,7 +386,8 @@ void setState(Object& obj, const IValue& state) {
   } else {
     values = stateTuple(cls, state, d.fields.size());
   }
-  for (size_t i = 0; i < values.size(); ++i) obj.slots[i] = convertField(cls, d.fields[i], values[i]);
+  for (size_t i = 0; i < values.size(); ++i)
+    obj.slots[i] = convertField(cls, d.fields[i], values[i]);
 }
 
 IValue getState(const Object& obj) {
@@ -347,7 +402,8 @@ IValue getState(const Object& obj) {
     params.push_back(obj.slots[6].toInt());
     params.push_back(obj.slots[7].toBool() ? 1 : 0);
     Tensor p = Tensor::empty({static_cast<int64_t>(params.size())}, ScalarType::Short);
-    for (size_t i = 0; i < params.size(); ++i) p.data<int16_t>()[i] = static_cast<int16_t>(params[i]);
+    for (size_t i = 0; i < params.size(); ++i)
+      p.data<int16_t>()[i] = static_cast<int16_t>(params[i]);
     auto nonOpt = ListImpl::create(TensorType::get(), {IValue(p), obj.slots[0]});
     auto opt = ListImpl::create(OptionalType::ofTensor(), {obj.slots[1]});
     return IValue(TupleImpl::create({IValue(std::string("2")), IValue(nonOpt), IValue(opt)}));

@@ -90,9 +90,16 @@ void needOut(const void* p) {
 
 ScalarType checkedDtype(tl_dtype d) {
   switch (d) {
-    case TL_UINT8: case TL_INT8: case TL_INT16: case TL_INT32: case TL_INT64: case TL_FLOAT16:
-    case TL_FLOAT32: case TL_FLOAT64: case TL_BOOL: case TL_BFLOAT16:
-      return static_cast<ScalarType>(d);
+    case TL_UINT8:
+    case TL_INT8:
+    case TL_INT16:
+    case TL_INT32:
+    case TL_INT64:
+    case TL_FLOAT16:
+    case TL_FLOAT32:
+    case TL_FLOAT64:
+    case TL_BOOL:
+    case TL_BFLOAT16: return static_cast<ScalarType>(d);
   }
   throw InvalidArgument(fmt::format("unknown dtype code {}", static_cast<int>(d)));
 }
@@ -146,7 +153,8 @@ const OpInfo* findOverloadWithKernel(const std::string& key) {
   initKernels();
   const OpInfo* info = OperatorRegistry::global().findOverload(key);
   if (!info) throw Error(fmt::format("unknown operator '{}' (see `torchless ops`)", key));
-  if (!info->kernel) throw UnsupportedError(fmt::format("unsupported operator {} (no CPU kernel)", info->key));
+  if (!info->kernel)
+    throw UnsupportedError(fmt::format("unsupported operator {} (no CPU kernel)", info->key));
   return info;
 }
 
@@ -158,7 +166,8 @@ tl_value* moduleValue(const tl_module& m, IValue v) {
   if (out->value.isObject() && out->value.toObject()->type->isModule()) out->unit = m.module.unit();
   return out;
 }
-void collectAttributes(const ObjectPtr& obj, const std::string& prefix, bool recurse, std::vector<IValue>& out) {
+void collectAttributes(const ObjectPtr& obj, const std::string& prefix, bool recurse,
+                       std::vector<IValue>& out) {
   const auto& attrs = obj->type->attributes();
   for (size_t i = 0; i < attrs.size() && i < obj->slots.size(); ++i) {
     const IValue& v = obj->slots[i];
@@ -200,8 +209,8 @@ tl_status tl_module_load(const char* path, tl_module** out) {
 
 void tl_module_free(tl_module* m) { delete m; }
 
-tl_status tl_module_run_method(const tl_module* m, const char* name, tl_value* const* args, size_t nargs,
-                               tl_value** out) {
+tl_status tl_module_run_method(const tl_module* m, const char* name, tl_value* const* args,
+                               size_t nargs, tl_value** out) {
   return guarded([&] {
     const tl_module& mod = need(m, "module");
     need(name, "method name");
@@ -211,7 +220,8 @@ tl_status tl_module_run_method(const tl_module* m, const char* name, tl_value* c
   });
 }
 
-tl_status tl_module_forward(const tl_module* m, tl_value* const* args, size_t nargs, tl_value** out) {
+tl_status tl_module_forward(const tl_module* m, tl_value* const* args, size_t nargs,
+                            tl_value** out) {
   return tl_module_run_method(m, "forward", args, nargs, out);
 }
 
@@ -233,7 +243,8 @@ tl_status tl_module_attr(const tl_module* m, const char* name, tl_value** out) {
     needOut(out);
     const ObjectPtr& obj = mod.module.object();
     if (!obj || !obj->type->findAttributeSlot(name))
-      throw Error(fmt::format("module '{}' has no attribute '{}'", obj ? obj->type->name() : "<empty>", name));
+      throw Error(fmt::format("module '{}' has no attribute '{}'",
+                              obj ? obj->type->name() : "<empty>", name));
     *out = moduleValue(mod, obj->getAttr(name));
   });
 }
@@ -261,7 +272,8 @@ tl_status tl_value_to_module(const tl_value* v, tl_module** out) {
     if (!val.value.isObject() || !val.value.toObject()->type->isModule())
       throw InvalidArgument(fmt::format("expected a module, got {}", val.value.tagName()));
     if (!val.unit)
-      throw InvalidArgument("this module value was not read from a module (use attr() or named_attributes())");
+      throw InvalidArgument(
+          "this module value was not read from a module (use attr() or named_attributes())");
     auto m = std::make_unique<tl_module>();
     m->module = Module(val.value.toObject(), val.unit);
     m->methods = m->module.methodNames();
@@ -273,7 +285,8 @@ tl_status tl_module_to_dtype(tl_module* m, tl_dtype dtype) {
   return guarded([&] {
     tl_module& mod = need(m, "module");
     const auto t = static_cast<ScalarType>(dtype);
-    if (tl_dtype_size(dtype) == 0) throw InvalidArgument(fmt::format("unknown dtype {}", static_cast<int>(dtype)));
+    if (tl_dtype_size(dtype) == 0)
+      throw InvalidArgument(fmt::format("unknown dtype {}", static_cast<int>(dtype)));
     if (!mod.module.object()) throw InvalidArgument("the module is empty");
     forEachModuleObject(mod.module.object(), [&](const ObjectPtr& obj) {
       const auto& attrs = obj->type->attributes();
@@ -303,7 +316,8 @@ tl_status tl_module_named_tensors(const tl_module* m, int which, tl_value** out)
   return guarded([&] {
     const tl_module& mod = need(m, "module");
     needOut(out);
-    if (which != 0 && which != 1) throw InvalidArgument(fmt::format("which is {} (0 parameters, 1 buffers)", which));
+    if (which != 0 && which != 1)
+      throw InvalidArgument(fmt::format("which is {} (0 parameters, 1 buffers)", which));
     auto named = which == 0 ? mod.module.namedParameters() : mod.module.namedBuffers();
     std::vector<IValue> items;
     for (auto& [n, t] : named) items.emplace_back(TupleImpl::create({IValue(n), IValue(t)}));
@@ -325,7 +339,8 @@ tl_status tl_tensor_from_buffer(void* data, tl_dtype dtype, const int64_t* sizes
     if (strides) {
       str.assign(strides, strides + ndim);
       for (size_t i = 0; i < ndim; ++i)
-        if (str[i] < 0) throw InvalidArgument(fmt::format("negative stride {} in dimension {}", str[i], i));
+        if (str[i] < 0)
+          throw InvalidArgument(fmt::format("negative stride {} in dimension {}", str[i], i));
     } else {
       int64_t s = 1;
       for (size_t i = ndim; i-- > 0;) {
@@ -344,14 +359,15 @@ tl_status tl_tensor_from_buffer(void* data, tl_dtype dtype, const int64_t* sizes
     }
     if (span > 0 && !data) throw InvalidArgument("data is NULL");
     std::shared_ptr<void> owner;
-    if (deleter)
-      owner = std::shared_ptr<void>(data, [deleter, ctx](void* p) { deleter(p, ctx); });
-    Storage storage = Storage::wrap(data, static_cast<size_t>(span) * elementSize(st), std::move(owner));
+    if (deleter) owner = std::shared_ptr<void>(data, [deleter, ctx](void* p) { deleter(p, ctx); });
+    Storage storage =
+        Storage::wrap(data, static_cast<size_t>(span) * elementSize(st), std::move(owner));
     *out = new tl_tensor{Tensor::fromStorage(std::move(storage), 0, sz, str, st)};
   });
 }
 
-tl_status tl_tensor_copy_from(const void* data, tl_dtype dtype, const int64_t* sizes, size_t ndim, tl_tensor** out) {
+tl_status tl_tensor_copy_from(const void* data, tl_dtype dtype, const int64_t* sizes, size_t ndim,
+                              tl_tensor** out) {
   return guarded([&] {
     needOut(out);
     Tensor t = Tensor::empty(checkedSizes(sizes, ndim), checkedDtype(dtype));
@@ -394,7 +410,8 @@ tl_status tl_tensor_copy_to(const tl_tensor* t, void* buf, size_t nbytes) {
   return guarded([&] {
     const tl_tensor& x = need(t, "tensor");
     if (nbytes != x.tensor.nbytes())
-      throw InvalidArgument(fmt::format("the buffer has {} bytes, the tensor {}", nbytes, x.tensor.nbytes()));
+      throw InvalidArgument(
+          fmt::format("the buffer has {} bytes, the tensor {}", nbytes, x.tensor.nbytes()));
     if (nbytes == 0) return;
     if (!buf) throw InvalidArgument("buf is NULL");
     Tensor c = x.tensor.contiguous();
@@ -425,11 +442,15 @@ void tl_string_free(char* s) { std::free(s); }
 // ---- values ----
 
 tl_value* tl_value_none(void) { return newValue(IValue()); }
-tl_value* tl_value_from_tensor(const tl_tensor* t) { return t ? newValue(IValue(t->tensor)) : nullptr; }
+tl_value* tl_value_from_tensor(const tl_tensor* t) {
+  return t ? newValue(IValue(t->tensor)) : nullptr;
+}
 tl_value* tl_value_from_int(int64_t v) { return newValue(IValue(v)); }
 tl_value* tl_value_from_double(double v) { return newValue(IValue(v)); }
 tl_value* tl_value_from_bool(int v) { return newValue(IValue(v != 0)); }
-tl_value* tl_value_from_string(const char* s) { return s ? newValue(IValue(std::string(s))) : nullptr; }
+tl_value* tl_value_from_string(const char* s) {
+  return s ? newValue(IValue(std::string(s))) : nullptr;
+}
 
 tl_status tl_value_tuple(tl_value* const* elems, size_t n, tl_value** out) {
   return guarded([&] {
@@ -452,15 +473,20 @@ tl_status tl_value_dict(tl_value* const* keys, tl_value* const* values, size_t n
     needOut(out);
     std::vector<IValue> k = argsOf(keys, n), v = argsOf(values, n);
     for (size_t i = 0; i < n; ++i)
-      if (!k[i].isString() && !k[i].isInt() && !k[i].isTensor() && !k[i].isDouble() && !k[i].isBool())
-        throw InvalidArgument(fmt::format("dict key {} is a {} (str, int, float, bool or Tensor)", i, k[i].tagName()));
-    DictPtr d = DictImpl::create(n ? listElementType({k[0]}) : StringType::get(), listElementType(v));
+      if (!k[i].isString() && !k[i].isInt() && !k[i].isTensor() && !k[i].isDouble() &&
+          !k[i].isBool())
+        throw InvalidArgument(fmt::format("dict key {} is a {} (str, int, float, bool or Tensor)",
+                                          i, k[i].tagName()));
+    DictPtr d =
+        DictImpl::create(n ? listElementType({k[0]}) : StringType::get(), listElementType(v));
     for (size_t i = 0; i < n; ++i) d->insertOrAssign(k[i], v[i]);
     *out = newValue(IValue(std::move(d)));
   });
 }
 
-tl_value* tl_value_share(const tl_value* v) { return v ? new tl_value{v->value, v->unit} : nullptr; }
+tl_value* tl_value_share(const tl_value* v) {
+  return v ? new tl_value{v->value, v->unit} : nullptr;
+}
 void tl_value_free(tl_value* v) { delete v; }
 
 tl_value_kind tl_value_get_kind(const tl_value* v) {
@@ -528,9 +554,12 @@ tl_status tl_value_to_string(const tl_value* v, const char** out, size_t* len) {
 tl_status tl_value_length(const tl_value* v, size_t* out) {
   return guarded([&] {
     needOut(out);
-    const IValue& x = kindChecked(v, v && (v->value.isTuple() || v->value.isList() || v->value.isDict()),
-                                  "tuple, list or dict");
-    *out = x.isTuple() ? x.toTuple()->elements.size() : x.isList() ? x.toList()->list.size() : x.toDict()->size();
+    const IValue& x =
+        kindChecked(v, v && (v->value.isTuple() || v->value.isList() || v->value.isDict()),
+                    "tuple, list or dict");
+    *out = x.isTuple()  ? x.toTuple()->elements.size()
+           : x.isList() ? x.toList()->list.size()
+                        : x.toDict()->size();
   });
 }
 
@@ -543,7 +572,8 @@ void checkIndex(size_t i, size_t n) {
 tl_status tl_value_element(const tl_value* v, size_t i, tl_value** out) {
   return guarded([&] {
     needOut(out);
-    const IValue& x = kindChecked(v, v && (v->value.isTuple() || v->value.isList()), "tuple or list");
+    const IValue& x =
+        kindChecked(v, v && (v->value.isTuple() || v->value.isList()), "tuple or list");
     const auto& elems = x.isTuple() ? x.toTuple()->elements : x.toList()->list;
     checkIndex(i, elems.size());
     *out = newValue(elems[i]);
@@ -610,7 +640,8 @@ tl_status tl_op_find(const char* name_dot_overload, const tl_op** out) {
       op->graph->registerOutput(n->output(i));
     }
     op->operation = KernelRegistry::global().operationFor(*n, info);
-    if (!op->operation) throw UnsupportedError(fmt::format("unsupported operator {} (no CPU kernel)", info->key));
+    if (!op->operation)
+      throw UnsupportedError(fmt::format("unsupported operator {} (no CPU kernel)", info->key));
     op->numArguments = inputs.size();
     op->numReturns = rets.size();
     *out = op.get();
@@ -623,11 +654,13 @@ tl_status tl_op_call(const tl_op* op, tl_value* const* args, size_t nargs, tl_va
     const tl_op& o = need(op, "operator");
     needOut(out);
     if (nargs != o.numArguments)
-      throw InvalidArgument(fmt::format("{} takes {} arguments, {} given", o.info->key, o.numArguments, nargs));
+      throw InvalidArgument(
+          fmt::format("{} takes {} arguments, {} given", o.info->key, o.numArguments, nargs));
     Stack stack = argsOf(args, nargs);
     o.operation(stack);
     if (stack.size() != o.numReturns)
-      throw Error(fmt::format("{} left {} values, expected {}", o.info->key, stack.size(), o.numReturns));
+      throw Error(
+          fmt::format("{} left {} values, expected {}", o.info->key, stack.size(), o.numReturns));
     if (o.numReturns == 1) {
       *out = newValue(std::move(stack[0]));
     } else {

@@ -87,7 +87,8 @@ void printScale(std::ostream& out, double scale) {
 }
 
 /// A rows x cols row-major block at `p`, in column blocks that fit `lineWidth`.
-void printMatrix(std::ostream& out, const double* p, int64_t rows, int64_t cols, int64_t lineWidth, int64_t indent) {
+void printMatrix(std::ostream& out, const double* p, int64_t rows, int64_t cols, int64_t lineWidth,
+                 int64_t indent) {
   Layout l = chooseLayout(out, p, rows * cols);
   spaces(out, indent);
   const int64_t perLine = (lineWidth - indent) / (l.width + 1);
@@ -185,7 +186,8 @@ std::string legacyTypeName(ScalarType t) {
 std::string formatTensor(const Tensor& t) {
   std::ostringstream out;
   if (!t.defined()) return "[ Tensor (undefined) ]";
-  if (t.isQuantized()) throw Error("printing a quantized tensor is not supported (dequantize it first)");
+  if (t.isQuantized())
+    throw Error("printing a quantized tensor is not supported (dequantize it first)");
   if (isComplexType(t.dtype())) throw Error("printing a complex tensor is not supported");
   Tensor d = t.to(ScalarType::Double).contiguous();
   const double* p = d.data<double>();
@@ -198,7 +200,8 @@ std::string formatTensor(const Tensor& t) {
     if (d.numel() > 0) {
       Layout l = chooseLayout(out, p, d.numel());
       if (l.scale != 1) printScale(out, l.scale);
-      for (int64_t i = 0; i < d.size(0); ++i) out << std::setw(static_cast<int>(l.width)) << p[i] / l.scale << std::endl;
+      for (int64_t i = 0; i < d.size(0); ++i)
+        out << std::setw(static_cast<int>(l.width)) << p[i] / l.scale << std::endl;
     }
     out << "[ " << type << "{" << d.size(0) << "}";
   } else if (d.dim() == 2) {
@@ -238,13 +241,15 @@ void printValue(std::ostream& out, const IValue& v) {
   } else if (v.isDouble()) {
     double d = v.toDouble();
     int c = std::fpclassify(d);
-    if ((c == FP_NORMAL || c == FP_ZERO) && std::fabs(d) < 1e10 && static_cast<double>(static_cast<int64_t>(d)) == d) {
+    if ((c == FP_NORMAL || c == FP_ZERO) && std::fabs(d) < 1e10 &&
+        static_cast<double>(static_cast<int64_t>(d)) == d) {
       int64_t i = static_cast<int64_t>(d);
       if (i == 0 && std::signbit(d)) out << "-";
       out << i << ".";
     } else {
       auto prec = out.precision();
-      out << std::setprecision(std::numeric_limits<double>::max_digits10) << d << std::setprecision(static_cast<int>(prec));
+      out << std::setprecision(std::numeric_limits<double>::max_digits10) << d
+          << std::setprecision(static_cast<int>(prec));
     }
   } else if (v.isInt()) {
     out << v.toInt();

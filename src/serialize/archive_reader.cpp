@@ -2,7 +2,6 @@
 
 #include "core/error.h"
 
-
 #include <algorithm>
 #include <cctype>
 #include <limits>
@@ -50,11 +49,14 @@ ArchiveReader::ArchiveReader(std::shared_ptr<void> owner, const void* data, size
 void ArchiveReader::init() {
   const std::string& file = zip_->displayName();
   if (hasRecord("model.json"))
-    throw Error("unsupported legacy TorchScript format (model.json, written by PyTorch < 1.4); "
-                "re-save the model with a newer torch.jit.save",
-                file);
-  if (hasRecord(".data/version")) versionRecord_ = ".data/version";
-  else if (hasRecord("version")) versionRecord_ = "version";
+    throw Error(
+        "unsupported legacy TorchScript format (model.json, written by PyTorch < 1.4); "
+        "re-save the model with a newer torch.jit.save",
+        file);
+  if (hasRecord(".data/version"))
+    versionRecord_ = ".data/version";
+  else if (hasRecord("version"))
+    versionRecord_ = "version";
   else
     throw Error("missing record 'version' (nor '.data/version'): not a TorchScript archive", file);
   std::string place = zip_->recordPlace(versionRecord_);
@@ -62,16 +64,16 @@ void ArchiveReader::init() {
     throw Error("version record is longer than 64 bytes", place);
   version_ = parseVersionRecord(zip_->readRecordString(versionRecord_), place);
   if (version_ < kMinSupportedFileFormatVersion)
-    throw Error(fmt::format("file format version {} is not supported (supported: {} to {})",
-                            version_, kMinSupportedFileFormatVersion,
-                            kMaxSupportedFileFormatVersion),
-                place);
+    throw Error(
+        fmt::format("file format version {} is not supported (supported: {} to {})", version_,
+                    kMinSupportedFileFormatVersion, kMaxSupportedFileFormatVersion),
+        place);
   if (version_ > kMaxSupportedFileFormatVersion)
-    throw Error(fmt::format("file format version {} is newer than this reader supports "
-                            "(supported: {} to {})",
-                            version_, kMinSupportedFileFormatVersion,
-                            kMaxSupportedFileFormatVersion),
-                place);
+    throw Error(
+        fmt::format("file format version {} is newer than this reader supports "
+                    "(supported: {} to {})",
+                    version_, kMinSupportedFileFormatVersion, kMaxSupportedFileFormatVersion),
+        place);
 
   if (const ZipRecordInfo* bo = zip_->findRecord("byteorder")) {
     std::string bplace = zip_->recordPlace("byteorder");
@@ -87,13 +89,15 @@ void ArchiveReader::init() {
   if (!hasRecord("data.pkl"))
     throw Error("missing record 'data.pkl' (the pickled root module)", file);
   if (!hasRecord("constants.pkl"))
-    throw Error("missing record 'constants.pkl' (torch.jit.save always writes it; a file "
-                "without it may come from torch.save, which is not a TorchScript archive)",
-                file);
+    throw Error(
+        "missing record 'constants.pkl' (torch.jit.save always writes it; a file "
+        "without it may come from torch.save, which is not a TorchScript archive)",
+        file);
 }
 
 UnpickleResult ArchiveReader::readPickle(const std::string& record, const std::string& storageDir,
-                                         const UnpickleHooks& hooks, bool shortRecordsAsPlaceholders) {
+                                         const UnpickleHooks& hooks,
+                                         bool shortRecordsAsPlaceholders) {
   RecordData rd = zip_->readRecord(record);
   UnpicklerOptions opt;
   opt.shortRecordsAsPlaceholders = shortRecordsAsPlaceholders;

@@ -121,8 +121,8 @@ struct ArchiveData {
   std::string prefix;
   uint64_t version = 0;
   std::string versionRecord;
-  IValue root;                  // the root module Object from data.pkl
-  TuplePtr constants;           // constants.pkl: item i backs CONSTANTS.c<i>
+  IValue root;         // the root module Object from data.pkl
+  TuplePtr constants;  // constants.pkl: item i backs CONSTANTS.c<i>
   std::vector<ZipRecordInfo> records;
   /// "__torch__.torch.nn.modules.conv" -> text of code/__torch__/torch/nn/modules/conv.py
   std::map<std::string, std::string> codeSources;

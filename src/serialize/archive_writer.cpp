@@ -9,7 +9,8 @@
 namespace torchless {
 
 void writeArchive(const std::string& path, const ArchiveContents& c) {
-  TL_CHECK(c.root.isObject(), "the root of an archive must be a module object, got {}", c.root.tagName());
+  TL_CHECK(c.root.isObject(), "the root of an archive must be a module object, got {}",
+           c.root.tagName());
   TL_CHECK(c.version >= 1 && c.version <= 10, "file-format version {} is outside 1..10", c.version);
   std::string folder = c.folderName;
   if (folder.empty()) folder = std::filesystem::path(path).stem().string();
@@ -24,8 +25,10 @@ void writeArchive(const std::string& path, const ArchiveContents& c) {
   data.pickle(c.root);
 
   ZipWriter zip(path, folder);
-  for (const auto& [name, bytes] : c.extraFiles) zip.writeRecord("extra/" + name, bytes.data(), bytes.size());
-  for (const auto& s : data.storages()) zip.writeRecord("data/" + s.key, s.storage.data(), s.nbytes);
+  for (const auto& [name, bytes] : c.extraFiles)
+    zip.writeRecord("extra/" + name, bytes.data(), bytes.size());
+  for (const auto& s : data.storages())
+    zip.writeRecord("data/" + s.key, s.storage.data(), s.nbytes);
   zip.writeRecord("data.pkl", data.bytes().data(), data.bytes().size());
   for (const auto& [qualifier, text] : c.codeSources) {
     std::string file = qualifier;

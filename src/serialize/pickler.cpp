@@ -8,12 +8,12 @@ namespace torchless {
 namespace {
 
 constexpr char kProto = '\x80', kStop = '.', kMark = '(', kBinint = 'J', kBinint1 = 'K',
-               kBinint2 = 'M', kLong1 = '\x8a', kNone = 'N', kNewTrue = '\x88',
-               kNewFalse = '\x89', kBinfloat = 'G', kBinunicode = 'X', kGlobal = 'c',
-               kEmptyTuple = ')', kTuple = 't', kTuple1 = '\x85', kTuple2 = '\x86',
-               kTuple3 = '\x87', kEmptyList = ']', kAppends = 'e', kEmptyDict = '}',
-               kSetitems = 'u', kNewobj = '\x81', kBuild = 'b', kReduce = 'R', kBinpersid = 'Q',
-               kBinput = 'q', kLongBinput = 'r', kBinget = 'h', kLongBinget = 'j';
+               kBinint2 = 'M', kLong1 = '\x8a', kNone = 'N', kNewTrue = '\x88', kNewFalse = '\x89',
+               kBinfloat = 'G', kBinunicode = 'X', kGlobal = 'c', kEmptyTuple = ')', kTuple = 't',
+               kTuple1 = '\x85', kTuple2 = '\x86', kTuple3 = '\x87', kEmptyList = ']',
+               kAppends = 'e', kEmptyDict = '}', kSetitems = 'u', kNewobj = '\x81', kBuild = 'b',
+               kReduce = 'R', kBinpersid = 'Q', kBinput = 'q', kLongBinput = 'r', kBinget = 'h',
+               kLongBinget = 'j';
 
 template <typename T>
 void appendLE(std::string& out, T v) {
@@ -73,7 +73,8 @@ void Pickler::floating(double d) {
   out_.push_back(kBinfloat);
   uint64_t bits;
   std::memcpy(&bits, &d, 8);
-  for (int shift = 56; shift >= 0; shift -= 8) out_.push_back(static_cast<char>((bits >> shift) & 0xff));
+  for (int shift = 56; shift >= 0; shift -= 8)
+    out_.push_back(static_cast<char>((bits >> shift) & 0xff));
 }
 
 void Pickler::string(const std::string& s) {
@@ -100,9 +101,21 @@ void Pickler::global(const std::string& module, const std::string& name) {
 void Pickler::tuple(const std::vector<IValue>& elems) {
   switch (elems.size()) {
     case 0: out_.push_back(kEmptyTuple); return;
-    case 1: value(elems[0]); out_.push_back(kTuple1); return;
-    case 2: value(elems[0]); value(elems[1]); out_.push_back(kTuple2); return;
-    case 3: value(elems[0]); value(elems[1]); value(elems[2]); out_.push_back(kTuple3); return;
+    case 1:
+      value(elems[0]);
+      out_.push_back(kTuple1);
+      return;
+    case 2:
+      value(elems[0]);
+      value(elems[1]);
+      out_.push_back(kTuple2);
+      return;
+    case 3:
+      value(elems[0]);
+      value(elems[1]);
+      value(elems[2]);
+      out_.push_back(kTuple3);
+      return;
     default:
       out_.push_back(kMark);
       for (const auto& e : elems) value(e);
@@ -155,7 +168,9 @@ void Pickler::tensor(const Tensor& t) {
       case S::PerTensorSymmetric: global("torch", "per_tensor_symmetric"); break;
       case S::PerChannelAffine: global("torch", "per_channel_affine"); break;
       case S::PerChannelSymmetric: global("torch", "per_channel_symmetric"); break;
-      case S::PerChannelAffineFloatQParams: global("torch", "per_channel_affine_float_qparams"); break;
+      case S::PerChannelAffineFloatQParams:
+        global("torch", "per_channel_affine_float_qparams");
+        break;
     }
     if (q.scheme == S::PerTensorAffine || q.scheme == S::PerTensorSymmetric) {
       floating(q.scale);
@@ -236,7 +251,8 @@ void Pickler::object(const ObjectPtr& obj) {
   if (!state && o.type->findMethod("__getstate__"))
     throw Error(fmt::format("writing objects with __getstate__ ({}) is not supported yet", q));
   auto dot = q.rfind('.');
-  global(dot == std::string::npos ? "" : q.substr(0, dot), dot == std::string::npos ? q : q.substr(dot + 1));
+  global(dot == std::string::npos ? "" : q.substr(0, dot),
+         dot == std::string::npos ? q : q.substr(dot + 1));
   out_.push_back(kEmptyTuple);
   out_.push_back(kNewobj);
   if (state) {

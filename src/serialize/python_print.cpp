@@ -14,15 +14,84 @@ namespace torchless {
 namespace {
 
 const std::set<std::string>& reservedNames() {
-  static const std::set<std::string> names = {
-      "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class",
-      "continue", "def", "del", "elif", "else", "except", "finally", "for", "from", "global",
-      "if", "import", "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return",
-      "try", "while", "with", "yield", "torch", "ops", "CONSTANTS", "annotate", "unchecked_cast",
-      "uninitialized", "fork", "inf", "nan", "print", "range", "len", "int", "float", "bool",
-      "str", "isinstance", "getattr", "list", "dict", "tuple", "math", "__torch__", "self",
-      "Tensor", "List", "Dict", "Tuple", "Optional", "Union", "Any", "NoneType", "Device",
-      "infj", "nanj", "awaitable", "complex", "min", "max", "abs", "sum", "enumerate", "zip"};
+  static const std::set<std::string> names = {"False",
+                                              "None",
+                                              "True",
+                                              "and",
+                                              "as",
+                                              "assert",
+                                              "async",
+                                              "await",
+                                              "break",
+                                              "class",
+                                              "continue",
+                                              "def",
+                                              "del",
+                                              "elif",
+                                              "else",
+                                              "except",
+                                              "finally",
+                                              "for",
+                                              "from",
+                                              "global",
+                                              "if",
+                                              "import",
+                                              "in",
+                                              "is",
+                                              "lambda",
+                                              "nonlocal",
+                                              "not",
+                                              "or",
+                                              "pass",
+                                              "raise",
+                                              "return",
+                                              "try",
+                                              "while",
+                                              "with",
+                                              "yield",
+                                              "torch",
+                                              "ops",
+                                              "CONSTANTS",
+                                              "annotate",
+                                              "unchecked_cast",
+                                              "uninitialized",
+                                              "fork",
+                                              "inf",
+                                              "nan",
+                                              "print",
+                                              "range",
+                                              "len",
+                                              "int",
+                                              "float",
+                                              "bool",
+                                              "str",
+                                              "isinstance",
+                                              "getattr",
+                                              "list",
+                                              "dict",
+                                              "tuple",
+                                              "math",
+                                              "__torch__",
+                                              "self",
+                                              "Tensor",
+                                              "List",
+                                              "Dict",
+                                              "Tuple",
+                                              "Optional",
+                                              "Union",
+                                              "Any",
+                                              "NoneType",
+                                              "Device",
+                                              "infj",
+                                              "nanj",
+                                              "awaitable",
+                                              "complex",
+                                              "min",
+                                              "max",
+                                              "abs",
+                                              "sum",
+                                              "enumerate",
+                                              "zip"};
   return names;
 }
 
@@ -55,8 +124,10 @@ std::string printString(const std::string& s) {
       case '\'': out += "\\'"; break;
       case '\\': out += "\\\\"; break;
       default:
-        if (c < 0x20 || c == 0x7f) out += fmt::format("\\{:03o}", c);
-        else out += static_cast<char>(c);
+        if (c < 0x20 || c == 0x7f)
+          out += fmt::format("\\{:03o}", c);
+        else
+          out += static_cast<char>(c);
     }
   }
   return out + "\"";
@@ -93,14 +164,17 @@ class FunctionPrinter {
     std::string sig = fmt::format("def {}(", fn.name());
     for (size_t i = 0; i < g.inputs().size(); ++i) {
       const Value* v = g.inputs()[i];
-      std::string name = i < args.size() && isIdentifier(args[i].name()) ? args[i].name() : freshName(v);
+      std::string name =
+          i < args.size() && isIdentifier(args[i].name()) ? args[i].name() : freshName(v);
       if (!bind(v, name)) name = bindFresh(v);
       noteType_(v->type());
       std::string param = fmt::format("{}: {}", name, annotation(v->type()));
-      if (i < args.size() && args[i].defaultValue()) param += "=" + literal(*args[i].defaultValue(), v->type());
+      if (i < args.size() && args[i].defaultValue())
+        param += "=" + literal(*args[i].defaultValue(), v->type());
       sig += (i == 0 ? "" : ",\n" + pad(indent + 2)) + param;
     }
-    TL_CHECK(g.outputs().size() == 1, "cannot print {}: a TorchScript function returns one value, the graph has {}",
+    TL_CHECK(g.outputs().size() == 1,
+             "cannot print {}: a TorchScript function returns one value, the graph has {}",
              fn.qualname(), g.outputs().size());
     sig += ") -> " + annotation(g.outputs()[0]->type()) + ":\n";
     std::string body;
@@ -153,9 +227,11 @@ class FunctionPrinter {
       case IValue::Tag::List: {
         const auto& l = *v.toList();
         std::string s = "[";
-        for (size_t i = 0; i < l.list.size(); ++i) s += (i ? ", " : "") + literal(l.list[i], l.elementType);
+        for (size_t i = 0; i < l.list.size(); ++i)
+          s += (i ? ", " : "") + literal(l.list[i], l.elementType);
         s += "]";
-        if (l.list.empty()) return fmt::format("annotate({}, {})", annotation(ListType::create(l.elementType)), s);
+        if (l.list.empty())
+          return fmt::format("annotate({}, {})", annotation(ListType::create(l.elementType)), s);
         return s;
       }
       case IValue::Tag::Tuple: {
@@ -169,9 +245,7 @@ class FunctionPrinter {
         noteType_(e.type);
         return e.type->name() + "." + e.name;
       }
-      default:
-        (void)type;
-        return constantRef(v);
+      default: (void)type; return constantRef(v);
     }
   }
 
@@ -219,7 +293,8 @@ class FunctionPrinter {
 
   [[noreturn]] void unsupported(const Node* n, const std::string& why) {
     std::string place = n->sourceRange() ? n->sourceRange()->str() : "";
-    throw Error(fmt::format("cannot print {} as TorchScript: {}", n->kind().toQualString(), why), place);
+    throw Error(fmt::format("cannot print {} as TorchScript: {}", n->kind().toQualString(), why),
+                place);
   }
 
   // Outputs of a node: one name each; `_` style names for unused ones keep the code valid.
@@ -282,8 +357,7 @@ class FunctionPrinter {
   void printNode(const Node* n, std::string& out) {
     out_.minVersion = std::max(out_.minVersion, versionBump(n->kind()));
     switch (n->kind()) {
-      case prim::Constant:
-        return;  // printed inline at each use
+      case prim::Constant: return;  // printed inline at each use
       case prim::If: return printIf(n, out);
       case prim::Loop: return printLoop(n, out);
       case prim::GetAttr: {
@@ -297,14 +371,17 @@ class FunctionPrinter {
       case prim::SetAttr: {
         const std::string& field = n->s(attr::name);
         if (!isIdentifier(field)) unsupported(n, "attribute name is not an identifier");
-        out += pad(level_) + fmt::format("{}.{} = {}\n", expr(n->input(0)), field, expr(n->input(1)));
+        out +=
+            pad(level_) + fmt::format("{}.{} = {}\n", expr(n->input(0)), field, expr(n->input(1)));
         return;
       }
       case prim::CallMethod: {
         noteType_(n->input(0)->type());
-        return statement(n, fmt::format("({}).{}({})", expr(n->input(0)), n->s(attr::name),
-                                        exprList(n->inputs(), 1) + (n->inputs().size() > 1 ? ", " : "")),
-                         out);
+        return statement(
+            n,
+            fmt::format("({}).{}({})", expr(n->input(0)), n->s(attr::name),
+                        exprList(n->inputs(), 1) + (n->inputs().size() > 1 ? ", " : "")),
+            out);
       }
       case prim::CallFunction: {
         const auto* ft = n->input(0)->type()->cast<FunctionType>();
@@ -317,8 +394,12 @@ class FunctionPrinter {
         const auto& lt = n->output()->type()->expect<ListType>();
         std::string items = "[" + exprList(n->inputs()) + "]";
         bool exact = !n->inputs().empty();
-        for (const Value* v : n->inputs()) exact = exact && *unshapedType(v->type()) == *unshapedType(lt.getElementType());
-        return statement(n, exact ? items : fmt::format("annotate({}, {})", annotation(n->output()->type()), items), out);
+        for (const Value* v : n->inputs())
+          exact = exact && *unshapedType(v->type()) == *unshapedType(lt.getElementType());
+        return statement(
+            n,
+            exact ? items : fmt::format("annotate({}, {})", annotation(n->output()->type()), items),
+            out);
       }
       case prim::TupleConstruct: {
         const auto* tt = n->output()->type()->cast<TupleType>();
@@ -343,7 +424,8 @@ class FunctionPrinter {
         for (size_t i = 0; i + 1 < n->inputs().size(); i += 2)
           items += (i ? ", " : "") + expr(n->input(i)) + ": " + expr(n->input(i + 1));
         items += "}";
-        return statement(n, fmt::format("annotate({}, {})", annotation(n->output()->type()), items), out);
+        return statement(n, fmt::format("annotate({}, {})", annotation(n->output()->type()), items),
+                         out);
       }
       case prim::RaiseException:
         out += pad(level_) + fmt::format("ops.prim.RaiseException({})\n", exprList(n->inputs()));
@@ -352,7 +434,10 @@ class FunctionPrinter {
         out += pad(level_) + fmt::format("print({})\n", exprList(n->inputs()));
         return;
       case prim::unchecked_cast:
-        return statement(n, fmt::format("unchecked_cast({}, {})", annotation(n->output()->type()), expr(n->input(0))), out);
+        return statement(n,
+                         fmt::format("unchecked_cast({}, {})", annotation(n->output()->type()),
+                                     expr(n->input(0))),
+                         out);
       case prim::Uninitialized:
         return statement(n, fmt::format("uninitialized({})", annotation(n->output()->type())), out);
       case prim::CreateObject: {
@@ -369,15 +454,14 @@ class FunctionPrinter {
       }
       case prim::Enter:
       case prim::Exit:
-      case prim::fork:
-        unsupported(n, "with-statements and fork are not printed yet");
-      default:
-        break;
+      case prim::fork: unsupported(n, "with-statements and fork are not printed yet");
+      default: break;
     }
     if (!n->blocks().empty()) unsupported(n, "nodes with blocks other than if and loop");
     if (n->kind().is_aten()) {
       const std::string name(n->kind().toUnqualString());
-      if (name == "__getitem__" && n->inputs().size() == 2 && !n->input(0)->type()->cast<TensorType>())
+      if (name == "__getitem__" && n->inputs().size() == 2 &&
+          !n->input(0)->type()->cast<TensorType>())
         return statement(n, fmt::format("{}[{}]", expr(n->input(0)), expr(n->input(1))), out);
     }
     statement(n, fmt::format("{}({})", opName(n->kind()), callArgs(n)), out);
@@ -421,7 +505,8 @@ class FunctionPrinter {
       const Value* init = n->input(2 + k);
       const bool sameType = *unshapedType(init->type()) == *unshapedType(output->type());
       out += pad(level_) + (sameType ? fmt::format("{} = {}\n", name, expr(init))
-                                     : fmt::format("{} : {} = {}\n", name, annotation(output->type()), expr(init)));
+                                     : fmt::format("{} : {} = {}\n", name,
+                                                   annotation(output->type()), expr(init)));
     }
     const Value* counter = body->inputs()[0];
     const bool forLoop = isConstantTrue(n->input(1)) && isConstantTrue(body->outputs()[0]);
@@ -447,8 +532,11 @@ class FunctionPrinter {
     out += pad(level_) + fmt::format("{} = {}\n", cond, expr(n->input(1)));
     std::string i = bindFresh(counter);
     out += pad(level_) + fmt::format("{} = 0\n", i);
-    if (unbounded) out += pad(level_) + fmt::format("while {}:\n", cond);
-    else out += pad(level_) + fmt::format("while torch.__and__(torch.lt({}, {}), {}):\n", i, expr(n->input(0)), cond);
+    if (unbounded)
+      out += pad(level_) + fmt::format("while {}:\n", cond);
+    else
+      out += pad(level_) + fmt::format("while torch.__and__(torch.lt({}, {}), {}):\n", i,
+                                       expr(n->input(0)), cond);
     ++level_;
     printBlockBody(body, out);
     std::vector<std::string> targets = {cond};
@@ -487,13 +575,14 @@ void PythonPrinter::noteType(const TypePtr& t) {
       std::string s = fmt::format("class {}(Enum):\n", e->name().substr(e->name().rfind('.') + 1));
       for (size_t i = 0; i < e->names().size(); ++i) {
         const IValue& v = *e->values()[i];
-        std::string text = v.isInt()      ? std::to_string(v.toInt())
-                           : v.isDouble() ? printFloat(v.toDouble())
-                           : v.isString() ? printString(v.toStringRef())
-                                          : throw Error(fmt::format(
-                                                "enum {} member {} has a value of type {}, which "
-                                                "an archive cannot hold",
-                                                e->name(), e->names()[i], v.type()->str()));
+        std::string text =
+            v.isInt()      ? std::to_string(v.toInt())
+            : v.isDouble() ? printFloat(v.toDouble())
+            : v.isString()
+                ? printString(v.toStringRef())
+                : throw Error(fmt::format("enum {} member {} has a value of type {}, which "
+                                          "an archive cannot hold",
+                                          e->name(), e->names()[i], v.type()->str()));
         s += fmt::format("  {} = {}\n", e->names()[i], text);
       }
       out_.sources[qualifierOf(e->name())] += s;
@@ -538,7 +627,8 @@ void PythonPrinter::noteType(const TypePtr& t) {
   if (const auto* tt = t->cast<TupleType>()) {
     if (tt->isNamed() && !seen_.count(tt->name())) {
       seen_[tt->name()] = true;
-      std::string s = fmt::format("class {}(NamedTuple):\n", tt->name().substr(tt->name().rfind('.') + 1));
+      std::string s =
+          fmt::format("class {}(NamedTuple):\n", tt->name().substr(tt->name().rfind('.') + 1));
       for (size_t i = 0; i < tt->elements().size(); ++i)
         s += fmt::format("  {} : {}\n", tt->fieldNames()[i], annotation(tt->elements()[i]));
       out_.sources[qualifierOf(tt->name())] += s;
@@ -564,8 +654,9 @@ void PythonPrinter::addFunction(const GraphFunction& fn) {
 }
 
 std::string PythonPrinter::printFunction(const GraphFunction& fn, int indent) {
-  FunctionPrinter p(out_, [this](const TypePtr& t) { noteType(t); },
-                    [this](const GraphFunction& f) { addFunction(f); });
+  FunctionPrinter p(
+      out_, [this](const TypePtr& t) { noteType(t); },
+      [this](const GraphFunction& f) { addFunction(f); });
   return p.print(fn, indent);
 }
 
@@ -578,16 +669,21 @@ std::string PythonPrinter::printClass(const ClassType& cls) {
     if (a.isBuffer) buffers += fmt::format("\"{}\", ", a.name);
   }
   if (cls.isModule()) {
-    s += fmt::format("  __parameters__ = [{}]\n", params.empty() ? "" : params.substr(0, params.size() - 1) + " ");
-    s += fmt::format("  __buffers__ = [{}]\n", buffers.empty() ? "" : buffers.substr(0, buffers.size() - 1) + " ");
+    s += fmt::format("  __parameters__ = [{}]\n",
+                     params.empty() ? "" : params.substr(0, params.size() - 1) + " ");
+    s += fmt::format("  __buffers__ = [{}]\n",
+                     buffers.empty() ? "" : buffers.substr(0, buffers.size() - 1) + " ");
   }
   for (const auto& a : cls.attributes()) {
-    if (isIdentifier(a.name)) s += fmt::format("  {} : {}\n", a.name, annotation(a.type));
-    else s += fmt::format("  __annotations__[\"{}\"] = {}\n", a.name, annotation(a.type));
+    if (isIdentifier(a.name))
+      s += fmt::format("  {} : {}\n", a.name, annotation(a.type));
+    else
+      s += fmt::format("  __annotations__[\"{}\"] = {}\n", a.name, annotation(a.type));
   }
   for (Function* f : cls.methods()) {
     const auto* gf = dynamic_cast<const GraphFunction*>(f);
-    if (!gf) throw Error(fmt::format("method {} of {} has no graph to print", f->name(), cls.name()));
+    if (!gf)
+      throw Error(fmt::format("method {} of {} has no graph to print", f->name(), cls.name()));
     s += printFunction(*gf, 1);
   }
   if (cls.attributes().empty() && cls.methods().empty()) s += "  pass\n";

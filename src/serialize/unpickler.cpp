@@ -54,12 +54,12 @@ enum Opcode : uint8_t {
 };
 
 enum class GlobalKind {
-  TorchClass,        // __torch__.* : NEWOBJ (class) or REDUCE (enum)
+  TorchClass,  // __torch__.* : NEWOBJ (class) or REDUCE (enum)
   RebuildTensorV2,
   RebuildQTensor,
   RebuildSparse,
   RebuildFromTypeV2,
-  TensorClass,       // torch._tensor.Tensor / torch.nn.parameter.Parameter, as values only
+  TensorClass,  // torch._tensor.Tensor / torch.nn.parameter.Parameter, as values only
   StorageType,
   QScheme,
   Device,
@@ -85,8 +85,8 @@ struct Special {
 
 struct Info {
   uint32_t depth = 0;
-  bool sealed = false;    // placed inside another value: may no longer be modified
-  bool special = false;   // a Special, or a tuple containing one
+  bool sealed = false;   // placed inside another value: may no longer be modified
+  bool special = false;  // a Special, or a tuple containing one
   bool isSpecialItself = false;
 };
 
@@ -105,10 +105,14 @@ bool validUtf8(const unsigned char* s, size_t n) {
     }
     size_t len;
     uint32_t cp;
-    if ((c & 0xE0) == 0xC0) len = 2, cp = c & 0x1F;
-    else if ((c & 0xF0) == 0xE0) len = 3, cp = c & 0x0F;
-    else if ((c & 0xF8) == 0xF0) len = 4, cp = c & 0x07;
-    else return false;
+    if ((c & 0xE0) == 0xC0)
+      len = 2, cp = c & 0x1F;
+    else if ((c & 0xF0) == 0xE0)
+      len = 3, cp = c & 0x0F;
+    else if ((c & 0xF8) == 0xF0)
+      len = 4, cp = c & 0x07;
+    else
+      return false;
     if (i + len > n) return false;
     for (size_t k = 1; k < len; ++k) {
       if ((s[i + k] & 0xC0) != 0x80) return false;
@@ -153,9 +157,9 @@ class Unpickler {
   // ---- errors and bytes ----------------------------------------------------------------------
   template <typename... Args>
   [[noreturn]] void fail(fmt::format_string<Args...> f, Args&&... args) const {
-    throw Error(fmt::format("{} (at byte {})", fmt::format(f, std::forward<Args>(args)...),
-                            opStart_),
-                opt_.place);
+    throw Error(
+        fmt::format("{} (at byte {})", fmt::format(f, std::forward<Args>(args)...), opStart_),
+        opt_.place);
   }
 
   void need(size_t n) const {
@@ -310,7 +314,8 @@ class Unpickler {
       switch (op) {
         case kProto: {
           uint8_t v = u8();
-          if (v != 2) fail("unsupported pickle protocol {} (TorchScript archives use protocol 2)", v);
+          if (v != 2)
+            fail("unsupported pickle protocol {} (TorchScript archives use protocol 2)", v);
           break;
         }
         case kGlobal: {
@@ -366,7 +371,8 @@ class Unpickler {
           if (items.size() % 2 != 0) fail("SETITEMS with an odd number of values");
           IValue d = top();
           if (!d.isDict()) fail("SETITEMS on a {}, not a dict", d.tagName());
-          for (size_t i = 0; i < items.size(); i += 2) setItem(d, items[i], items[i + 1], "SETITEMS");
+          for (size_t i = 0; i < items.size(); i += 2)
+            setItem(d, items[i], items[i + 1], "SETITEMS");
           break;
         }
         case kSetItem: {
@@ -481,11 +487,16 @@ class Unpickler {
     adopt(d, k, what);
     adopt(d, v, what);
     switch (k.tag()) {
-      case IValue::Tag::String: case IValue::Tag::Int: case IValue::Tag::Double:
-      case IValue::Tag::Bool: case IValue::Tag::Tensor: case IValue::Tag::None:
-      case IValue::Tag::Tuple: case IValue::Tag::ComplexDouble: case IValue::Tag::Device:
-      case IValue::Tag::Enum:
-        break;
+      case IValue::Tag::String:
+      case IValue::Tag::Int:
+      case IValue::Tag::Double:
+      case IValue::Tag::Bool:
+      case IValue::Tag::Tensor:
+      case IValue::Tag::None:
+      case IValue::Tag::Tuple:
+      case IValue::Tag::ComplexDouble:
+      case IValue::Tag::Device:
+      case IValue::Tag::Enum: break;
       default: fail("{} with an unhashable key of type {}", what, k.tagName());
     }
     d.toDict()->insertOrAssign(k, v);
@@ -516,15 +527,15 @@ class Unpickler {
       if (!dt) fail("unknown storage type 'torch.{}'", name);
       s->global = GlobalKind::StorageType;
       s->dtype = *dt;
-    } else if (module == "torch" && (name == "per_tensor_affine" || name == "per_channel_affine" ||
-                                     name == "per_tensor_symmetric" ||
-                                     name == "per_channel_symmetric" ||
-                                     name == "per_channel_affine_float_qparams")) {
+    } else if (module == "torch" &&
+               (name == "per_tensor_affine" || name == "per_channel_affine" ||
+                name == "per_tensor_symmetric" || name == "per_channel_symmetric" ||
+                name == "per_channel_affine_float_qparams")) {
       s->global = GlobalKind::QScheme;
       using S = QuantizerInfo::Scheme;
-      s->qscheme = name == "per_tensor_affine"      ? S::PerTensorAffine
-                   : name == "per_channel_affine"   ? S::PerChannelAffine
-                   : name == "per_tensor_symmetric" ? S::PerTensorSymmetric
+      s->qscheme = name == "per_tensor_affine"       ? S::PerTensorAffine
+                   : name == "per_channel_affine"    ? S::PerChannelAffine
+                   : name == "per_tensor_symmetric"  ? S::PerTensorSymmetric
                    : name == "per_channel_symmetric" ? S::PerChannelSymmetric
                                                      : S::PerChannelAffineFloatQParams;
     } else if (is("torch", "device")) {
@@ -654,16 +665,13 @@ class Unpickler {
     };
     switch (g.global) {
       case GlobalKind::TorchClass: fail("'{}' used as a function", g.qualname);
-      case GlobalKind::RebuildTensorV2:
-        arity(6, 7);
-        return rebuildTensor(g, a, false);
-      case GlobalKind::RebuildQTensor:
-        arity(7, 7);
-        return rebuildTensor(g, a, true);
+      case GlobalKind::RebuildTensorV2: arity(6, 7); return rebuildTensor(g, a, false);
+      case GlobalKind::RebuildQTensor: arity(7, 7); return rebuildTensor(g, a, true);
       case GlobalKind::RebuildSparse:
-        fail("sparse tensors are not supported ('{}'); torchless loads dense and quantized "
-             "tensors only",
-             g.qualname);
+        fail(
+            "sparse tensors are not supported ('{}'); torchless loads dense and quantized "
+            "tensors only",
+            g.qualname);
       case GlobalKind::RebuildFromTypeV2: {
         arity(4, 4);
         Special* fn = asSpecial(a[0]);
@@ -718,8 +726,7 @@ class Unpickler {
       }
       case GlobalKind::TensorClass:
       case GlobalKind::StorageType:
-      case GlobalKind::QScheme:
-        fail("global '{}' cannot be called", g.qualname);
+      case GlobalKind::QScheme: fail("global '{}' cannot be called", g.qualname);
     }
     fail("global '{}' cannot be called", g.qualname);
   }
@@ -844,8 +851,8 @@ class Unpickler {
       if (rd.size < nbytes && opt_.shortRecordsAsPlaceholders)
         rd = placeholderRecord(nbytes, opt_.place);
       if (rd.size < nbytes)
-        fail("storage '{}' needs {} bytes ({} x {}) but record '{}{}' holds {}", key, nbytes,
-             numel, dtypeName(st->dtype), opt_.storageDir, key, rd.size);
+        fail("storage '{}' needs {} bytes ({} x {}) but record '{}{}' holds {}", key, nbytes, numel,
+             dtypeName(st->dtype), opt_.storageDir, key, rd.size);
       if (rd.size > nbytes)
         result_.warnings.push_back(fmt::format("record '{}{}' holds {} bytes; its storage uses {}",
                                                opt_.storageDir, key, rd.size, nbytes));
@@ -859,9 +866,12 @@ class Unpickler {
 
   IntList intTuple(const IValue& v, const char* what, const std::string& fn) {
     std::vector<IValue> const* items = nullptr;
-    if (v.isTuple()) items = &v.toTuple()->elements;
-    else if (v.isList()) items = &v.toList()->list;
-    else fail("'{}' {} is a {} (expected a tuple of ints)", fn, what, v.tagName());
+    if (v.isTuple())
+      items = &v.toTuple()->elements;
+    else if (v.isList())
+      items = &v.toList()->list;
+    else
+      fail("'{}' {} is a {} (expected a tuple of ints)", fn, what, v.tagName());
     IntList out;
     for (const auto& x : *items) {
       if (!x.isInt()) fail("'{}' {} holds a {} (expected int)", fn, what, x.tagName());
@@ -874,7 +884,8 @@ class Unpickler {
     Special* st = asSpecial(a[0]);
     if (!st || st->kind != Special::Kind::Storage)
       fail("'{}' argument 0 is a {} (expected a storage)", g.qualname, a[0].tagName());
-    if (!a[1].isInt()) fail("'{}' storage offset is a {} (expected int)", g.qualname, a[1].tagName());
+    if (!a[1].isInt())
+      fail("'{}' storage offset is a {} (expected int)", g.qualname, a[1].tagName());
     int64_t offset = a[1].toInt();
     IntList sizes = intTuple(a[2], "size", g.qualname);
     IntList strides = intTuple(a[3], "stride", g.qualname);
@@ -955,7 +966,8 @@ class Unpickler {
       fail("per-channel qparams are not (qscheme, Tensor scales, Tensor zero_points, int axis)");
     Tensor scales = q[1].toTensor(), zps = q[2].toTensor();
     int64_t axis = q[3].toInt();
-    if (axis < 0 || axis >= t.dim()) fail("per-channel axis {} out of range for {} dims", axis, t.dim());
+    if (axis < 0 || axis >= t.dim())
+      fail("per-channel axis {} out of range for {} dims", axis, t.dim());
     if (scales.dim() != 1 || zps.dim() != 1 || scales.size(0) != t.size(axis) ||
         zps.size(0) != t.size(axis))
       fail("per-channel scales {} / zero points {} do not match size {} of dim {}",

@@ -4,7 +4,6 @@
 #include "core/memory_budget.h"
 #include "core/prefault.h"
 
-
 #include <zip.h>
 #include <zlib.h>
 
@@ -13,10 +12,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <algorithm>
 #include <limits>
 #include <unordered_set>
 
@@ -35,7 +34,8 @@ std::string zipErrorText(zip_error_t* err) {
     case ZIP_ER_INVAL:  // libzip says only "Invalid argument": say what it refused
       return "the zip structure is malformed (libzip: Invalid argument)";
     case ZIP_ER_SEEK: return "zip archive is truncated or corrupt (libzip: seek error)";
-    case ZIP_ER_READ: return fmt::format("cannot read the file (libzip: {})", zip_error_strerror(err));
+    case ZIP_ER_READ:
+      return fmt::format("cannot read the file (libzip: {})", zip_error_strerror(err));
     case ZIP_ER_MULTIDISK: return "multi-disk zip archives are not supported";
     case ZIP_ER_COMPNOTSUPP: return "a record uses an unsupported compression method";
     default: return fmt::format("libzip: {}", zip_error_strerror(err));
@@ -81,7 +81,7 @@ std::optional<std::string> checkZipEntryName(std::string_view name) {
     if (end == std::string_view::npos) end = name.size();
     std::string_view part = name.substr(start, end - start);
     if (part == "..") return "'..' in path";
-    if (part == "." ) return "'.' component in path";
+    if (part == ".") return "'.' component in path";
     if (first && part.size() >= 2 && part.back() == ':') return "absolute path (drive letter)";
     if (part.empty() && end != name.size()) return "empty path component ('//')";
     first = false;
@@ -92,8 +92,7 @@ std::optional<std::string> checkZipEntryName(std::string_view name) {
 
 std::unique_ptr<ZipReader> ZipReader::open(const std::string& path, ZipReaderOptions options) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    throw Error(fmt::format("cannot open file: {}", std::strerror(errno)), path);
+  if (fd < 0) throw Error(fmt::format("cannot open file: {}", std::strerror(errno)), path);
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
     int e = errno;
@@ -201,9 +200,10 @@ void ZipReader::init(zip_source_t* src) {
     if (i == 0) {
       auto slash = name.find('/');
       if (slash == std::string::npos)
-        fail(fmt::format("first entry '{}' is not in a folder (a TorchScript archive keeps every "
-                         "record under one top-level folder)",
-                         name));
+        fail(
+            fmt::format("first entry '{}' is not in a folder (a TorchScript archive keeps every "
+                        "record under one top-level folder)",
+                        name));
       prefix_ = name.substr(0, slash);
     }
     if (name.size() <= prefix_.size() || name.compare(0, prefix_.size(), prefix_) != 0 ||
@@ -220,13 +220,14 @@ void ZipReader::init(zip_source_t* src) {
     info.method = static_cast<uint16_t>(st.comp_method);
     info.crc = st.crc;
     auto place = recordPlace(rec);
-    if (st.encryption_method != ZIP_EM_NONE) throw Error("encrypted records are not supported", place);
+    if (st.encryption_method != ZIP_EM_NONE)
+      throw Error("encrypted records are not supported", place);
     if (info.method != ZIP_CM_STORE && info.method != ZIP_CM_DEFLATE)
       throw Error(fmt::format("unsupported compression method {}", info.method), place);
     if (info.compressedSize > size_)
-      throw Error(fmt::format("compressed size {} exceeds the file size {}", info.compressedSize,
-                              size_),
-                  place);
+      throw Error(
+          fmt::format("compressed size {} exceeds the file size {}", info.compressedSize, size_),
+          place);
     if (info.method == ZIP_CM_STORE && info.size != info.compressedSize)
       throw Error(fmt::format("stored record declares {} bytes but occupies {}", info.size,
                               info.compressedSize),
@@ -288,8 +289,7 @@ RecordData ZipReader::readRecord(std::string_view name) const {
   while (done < out.size) {
     zip_int64_t got = zip_fread(f, buf + done, out.size - done);
     if (got < 0) failRead(zipErrorText(zip_file_get_error(f)));
-    if (got == 0)
-      failRead(fmt::format("truncated: got {} of {} declared bytes", done, out.size));
+    if (got == 0) failRead(fmt::format("truncated: got {} of {} declared bytes", done, out.size));
     done += static_cast<size_t>(got);
   }
   // Read to the end so that libzip verifies the CRC and notices data past the declared size.
@@ -368,7 +368,8 @@ void ZipReader::readUnchecked(const ZipRecordInfo& info, std::byte* out,
     inflateEnd(&zs);
     if (rc == Z_DATA_ERROR || rc == Z_NEED_DICT || rc == Z_MEM_ERROR)
       fail(fmt::format("cannot inflate: {}", zmsg));
-    if (produced < size) fail(fmt::format("truncated: got {} of {} declared bytes", produced, size));
+    if (produced < size)
+      fail(fmt::format("truncated: got {} of {} declared bytes", produced, size));
     if (rc != Z_STREAM_END) fail("cannot inflate: the deflate stream does not end");
   }
   zip_fclose(f);

@@ -37,11 +37,11 @@ namespace torchless {
 
 /// One file inside the archive folder.
 struct ZipRecordInfo {
-  std::string name;          // below the prefix: "data/0", "code/__torch__.py", "version"
-  uint64_t index = 0;        // libzip's entry index
-  uint64_t size = 0;         // uncompressed bytes
+  std::string name;    // below the prefix: "data/0", "code/__torch__.py", "version"
+  uint64_t index = 0;  // libzip's entry index
+  uint64_t size = 0;   // uncompressed bytes
   uint64_t compressedSize = 0;
-  uint16_t method = 0;       // 0 stored, 8 deflated
+  uint16_t method = 0;  // 0 stored, 8 deflated
   uint32_t crc = 0;
 };
 
@@ -52,9 +52,7 @@ struct RecordData {
   const std::byte* data = nullptr;
   size_t size = 0;
 
-  std::string_view view() const {
-    return {reinterpret_cast<const char*>(data), size};
-  }
+  std::string_view view() const { return {reinterpret_cast<const char*>(data), size}; }
 };
 
 /// A zero-filled placeholder of `nbytes` standing for a record's bytes: an anonymous private

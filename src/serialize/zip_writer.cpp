@@ -82,7 +82,8 @@ void ZipWriter::finish(const std::function<void(const std::string&)>& beforeComm
   for (const auto& e : entries_) {
     const bool bigSize = e.size >= k4G;
     const bool bigOffset = e.headerOffset >= k4G;
-    const uint16_t extraLen = static_cast<uint16_t>((bigSize || bigOffset) ? 4 + (bigSize ? 16 : 0) + (bigOffset ? 8 : 0) : 0);
+    const uint16_t extraLen = static_cast<uint16_t>(
+        (bigSize || bigOffset) ? 4 + (bigSize ? 16 : 0) + (bigOffset ? 8 : 0) : 0);
     put32(kCentralSig);
     put16(kVersionMadeBy);
     put16(bigSize || bigOffset ? kVersionNeeded : 20);

@@ -25,11 +25,12 @@ grpc::Status statusOf(const ServeError& e) {
 }
 
 template <typename T, typename Field>
-Tensor typedTensor(const std::string& name, ScalarType dtype, const std::vector<int64_t>& shape, const Field& field) {
+Tensor typedTensor(const std::string& name, ScalarType dtype, const std::vector<int64_t>& shape,
+                   const Field& field) {
   const int64_t n = elementCount(shape, fmt::format("input '{}'", name));
   if (static_cast<int64_t>(field.size()) != n)
-    badRequest(fmt::format("input '{}': {} elements in contents, but shape [{}] has {}", name, field.size(),
-                           fmt::join(shape, ", "), n));
+    badRequest(fmt::format("input '{}': {} elements in contents, but shape [{}] has {}", name,
+                           field.size(), fmt::join(shape, ", "), n));
   Tensor t = Tensor::empty(IntList(shape.begin(), shape.end()), dtype);
   T* p = t.data<T>();
   for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(field[static_cast<int>(i)]);
@@ -48,32 +49,59 @@ WireTensor inputOf(const inference::ModelInferRequest& req, int i) {
   const int64_t n = elementCount(w.shape, where);
   if (req.raw_input_contents_size() > 0) {
     if (req.raw_input_contents_size() != req.inputs_size())
-      badRequest(fmt::format("{} raw_input_contents for {} inputs", req.raw_input_contents_size(), req.inputs_size()));
+      badRequest(fmt::format("{} raw_input_contents for {} inputs", req.raw_input_contents_size(),
+                             req.inputs_size()));
     const std::string& raw = req.raw_input_contents(i);
-    if (dtype) w.tensor = tensorFromBytes(w.name, *dtype, w.shape, raw.data(), raw.size());
-    else w.strings = stringsFromBytes(w.name, n, raw.data(), raw.size());
+    if (dtype)
+      w.tensor = tensorFromBytes(w.name, *dtype, w.shape, raw.data(), raw.size());
+    else
+      w.strings = stringsFromBytes(w.name, n, raw.data(), raw.size());
     return w;
   }
   const auto& c = in.contents();
   if (!dtype) {
     if (c.bytes_contents_size() != n)
-      badRequest(fmt::format("{}: {} bytes_contents, but the shape has {}", where, c.bytes_contents_size(), n));
+      badRequest(fmt::format("{}: {} bytes_contents, but the shape has {}", where,
+                             c.bytes_contents_size(), n));
     w.strings.assign(c.bytes_contents().begin(), c.bytes_contents().end());
     return w;
   }
   switch (*dtype) {
-    case ScalarType::Bool: w.tensor = typedTensor<bool>(w.name, *dtype, w.shape, c.bool_contents()); break;
-    case ScalarType::Char: w.tensor = typedTensor<int8_t>(w.name, *dtype, w.shape, c.int_contents()); break;
-    case ScalarType::Short: w.tensor = typedTensor<int16_t>(w.name, *dtype, w.shape, c.int_contents()); break;
-    case ScalarType::Int: w.tensor = typedTensor<int32_t>(w.name, *dtype, w.shape, c.int_contents()); break;
-    case ScalarType::Long: w.tensor = typedTensor<int64_t>(w.name, *dtype, w.shape, c.int64_contents()); break;
-    case ScalarType::Byte: w.tensor = typedTensor<uint8_t>(w.name, *dtype, w.shape, c.uint_contents()); break;
-    case ScalarType::UInt16: w.tensor = typedTensor<uint16_t>(w.name, *dtype, w.shape, c.uint_contents()); break;
-    case ScalarType::UInt32: w.tensor = typedTensor<uint32_t>(w.name, *dtype, w.shape, c.uint_contents()); break;
-    case ScalarType::UInt64: w.tensor = typedTensor<uint64_t>(w.name, *dtype, w.shape, c.uint64_contents()); break;
-    case ScalarType::Float: w.tensor = typedTensor<float>(w.name, *dtype, w.shape, c.fp32_contents()); break;
-    case ScalarType::Double: w.tensor = typedTensor<double>(w.name, *dtype, w.shape, c.fp64_contents()); break;
-    default: badRequest(fmt::format("{}: {} travels only in raw_input_contents", where, w.datatype));
+    case ScalarType::Bool:
+      w.tensor = typedTensor<bool>(w.name, *dtype, w.shape, c.bool_contents());
+      break;
+    case ScalarType::Char:
+      w.tensor = typedTensor<int8_t>(w.name, *dtype, w.shape, c.int_contents());
+      break;
+    case ScalarType::Short:
+      w.tensor = typedTensor<int16_t>(w.name, *dtype, w.shape, c.int_contents());
+      break;
+    case ScalarType::Int:
+      w.tensor = typedTensor<int32_t>(w.name, *dtype, w.shape, c.int_contents());
+      break;
+    case ScalarType::Long:
+      w.tensor = typedTensor<int64_t>(w.name, *dtype, w.shape, c.int64_contents());
+      break;
+    case ScalarType::Byte:
+      w.tensor = typedTensor<uint8_t>(w.name, *dtype, w.shape, c.uint_contents());
+      break;
+    case ScalarType::UInt16:
+      w.tensor = typedTensor<uint16_t>(w.name, *dtype, w.shape, c.uint_contents());
+      break;
+    case ScalarType::UInt32:
+      w.tensor = typedTensor<uint32_t>(w.name, *dtype, w.shape, c.uint_contents());
+      break;
+    case ScalarType::UInt64:
+      w.tensor = typedTensor<uint64_t>(w.name, *dtype, w.shape, c.uint64_contents());
+      break;
+    case ScalarType::Float:
+      w.tensor = typedTensor<float>(w.name, *dtype, w.shape, c.fp32_contents());
+      break;
+    case ScalarType::Double:
+      w.tensor = typedTensor<double>(w.name, *dtype, w.shape, c.fp64_contents());
+      break;
+    default:
+      badRequest(fmt::format("{}: {} travels only in raw_input_contents", where, w.datatype));
   }
   return w;
 }
@@ -238,16 +266,19 @@ GrpcFrontend::~GrpcFrontend() { stop(); }
 int GrpcFrontend::start(const std::string& host, int port) {
   grpc::ServerBuilder builder;
   int selected = 0;
-  const std::string address = host.find(':') != std::string::npos ? fmt::format("[{}]:{}", host, port)
-                                                                   : fmt::format("{}:{}", host, port);
+  const std::string address = host.find(':') != std::string::npos
+                                  ? fmt::format("[{}]:{}", host, port)
+                                  : fmt::format("{}:{}", host, port);
   builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &selected);
-  const int64_t maxBody = std::min<int64_t>(impl_->service.maxBody(), std::numeric_limits<int>::max());
+  const int64_t maxBody =
+      std::min<int64_t>(impl_->service.maxBody(), std::numeric_limits<int>::max());
   builder.SetMaxReceiveMessageSize(static_cast<int>(maxBody));
   builder.SetMaxSendMessageSize(std::numeric_limits<int>::max());
   builder.RegisterService(&impl_->service);
   impl_->server = builder.BuildAndStart();
   if (!impl_->server || selected == 0)
-    throw Error(fmt::format("cannot listen for gRPC on {} (in use, or not an address of this machine)", address));
+    throw Error(fmt::format(
+        "cannot listen for gRPC on {} (in use, or not an address of this machine)", address));
   return selected;
 }
 

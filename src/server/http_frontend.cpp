@@ -7,15 +7,17 @@
 #include <nlohmann/json.hpp>
 
 #include <charconv>
-#include <functional>
 #include <cstring>
+#include <functional>
 
 namespace torchless::serve {
 using nlohmann::json;
 
 namespace {
 
-std::string dumpJson(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+std::string dumpJson(const json& j) {
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
 
 void sendError(httplib::Response& res, int status, const std::string& message) {
   res.status = status;
@@ -38,7 +40,8 @@ bool boolParameter(const json& owner, const char* key, const std::string& where)
   if (!params->is_object()) badRequest(where + ": 'parameters' must be an object");
   const json* v = member(*params, key);
   if (!v) return false;
-  if (!v->is_boolean()) badRequest(fmt::format("{}: parameter '{}' must be true or false", where, key));
+  if (!v->is_boolean())
+    badRequest(fmt::format("{}: parameter '{}' must be true or false", where, key));
   return v->get<bool>();
 }
 
@@ -65,7 +68,8 @@ void fillIntegers(Tensor& t, const std::vector<const json*>& data, const std::st
     } else if (v.is_number_integer()) {
       const int64_t s = v.get<int64_t>();
       if (s < static_cast<int64_t>(std::numeric_limits<T>::min()) ||
-          (s > 0 && static_cast<uint64_t>(s) > static_cast<uint64_t>(std::numeric_limits<T>::max())))
+          (s > 0 &&
+           static_cast<uint64_t>(s) > static_cast<uint64_t>(std::numeric_limits<T>::max())))
         badRequest(fmt::format("{}: element {} ({}) is out of range", where, i, s));
       p[i] = static_cast<T>(s);
     } else {
@@ -74,7 +78,8 @@ void fillIntegers(Tensor& t, const std::vector<const json*>& data, const std::st
   }
 }
 
-WireTensor parseInput(const json& j, size_t index, const char*& binary, size_t& binaryLeft, bool hasBinary) {
+WireTensor parseInput(const json& j, size_t index, const char*& binary, size_t& binaryLeft,
+                      bool hasBinary) {
   std::string where = fmt::format("inputs[{}]", index);
   if (!j.is_object()) badRequest(where + " must be an object");
   const json* name = member(j, "name");
@@ -89,7 +94,8 @@ WireTensor parseInput(const json& j, size_t index, const char*& binary, size_t& 
   const json* shape = member(j, "shape");
   if (!shape || !shape->is_array()) badRequest(where + " needs a 'shape' list");
   for (const auto& d : *shape) {
-    if (!d.is_number_integer()) badRequest(fmt::format("{}: shape holds {}, expected integers", where, d.dump()));
+    if (!d.is_number_integer())
+      badRequest(fmt::format("{}: shape holds {}, expected integers", where, d.dump()));
     w.shape.push_back(d.get<int64_t>());
   }
   if (w.shape.size() > 64) badRequest(where + ": shape has more than 64 dimensions");
@@ -101,15 +107,20 @@ WireTensor parseInput(const json& j, size_t index, const char*& binary, size_t& 
   const json* binarySize = params ? member(*params, "binary_data_size") : nullptr;
   if (binarySize) {
     if (!hasBinary)
-      badRequest(where + ": parameters.binary_data_size needs the Inference-Header-Content-Length header");
-    if (!binarySize->is_number_unsigned()) badRequest(where + ": binary_data_size must be a non-negative integer");
+      badRequest(where +
+                 ": parameters.binary_data_size needs the Inference-Header-Content-Length header");
+    if (!binarySize->is_number_unsigned())
+      badRequest(where + ": binary_data_size must be a non-negative integer");
     const uint64_t size = binarySize->get<uint64_t>();
     if (size > binaryLeft)
-      badRequest(fmt::format("{}: binary data truncated: binary_data_size is {} but {} bytes are left in the body",
-                             where, size, binaryLeft));
+      badRequest(fmt::format(
+          "{}: binary data truncated: binary_data_size is {} but {} bytes are left in the body",
+          where, size, binaryLeft));
     if (member(j, "data")) badRequest(where + ": both 'data' and binary_data_size given");
-    if (dtype) w.tensor = tensorFromBytes(w.name, *dtype, w.shape, binary, size);
-    else w.strings = stringsFromBytes(w.name, n, binary, size);
+    if (dtype)
+      w.tensor = tensorFromBytes(w.name, *dtype, w.shape, binary, size);
+    else
+      w.strings = stringsFromBytes(w.name, n, binary, size);
     binary += size;
     binaryLeft -= size;
     return w;
@@ -124,7 +135,8 @@ WireTensor parseInput(const json& j, size_t index, const char*& binary, size_t& 
                            fmt::join(w.shape, ", "), n));
   if (!dtype) {
     for (size_t i = 0; i < items.size(); ++i) {
-      if (!items[i]->is_string()) badRequest(fmt::format("{}: BYTES element {} is not a string", where, i));
+      if (!items[i]->is_string())
+        badRequest(fmt::format("{}: BYTES element {} is not a string", where, i));
       w.strings.push_back(items[i]->get<std::string>());
     }
     return w;
@@ -135,24 +147,52 @@ WireTensor parseInput(const json& j, size_t index, const char*& binary, size_t& 
       w.tensor = Tensor::empty(sizes, ScalarType::Bool);
       bool* p = w.tensor.data<bool>();
       for (size_t i = 0; i < items.size(); ++i) {
-        if (!items[i]->is_boolean()) badRequest(fmt::format("{}: element {} is {}, expected true or false", where, i, items[i]->dump()));
+        if (!items[i]->is_boolean())
+          badRequest(fmt::format("{}: element {} is {}, expected true or false", where, i,
+                                 items[i]->dump()));
         p[i] = items[i]->get<bool>();
       }
       break;
     }
-    case ScalarType::Byte: w.tensor = Tensor::empty(sizes, *dtype); fillIntegers<uint8_t>(w.tensor, items, where); break;
-    case ScalarType::UInt16: w.tensor = Tensor::empty(sizes, *dtype); fillIntegers<uint16_t>(w.tensor, items, where); break;
-    case ScalarType::UInt32: w.tensor = Tensor::empty(sizes, *dtype); fillIntegers<uint32_t>(w.tensor, items, where); break;
-    case ScalarType::UInt64: w.tensor = Tensor::empty(sizes, *dtype); fillIntegers<uint64_t>(w.tensor, items, where); break;
-    case ScalarType::Char: w.tensor = Tensor::empty(sizes, *dtype); fillIntegers<int8_t>(w.tensor, items, where); break;
-    case ScalarType::Short: w.tensor = Tensor::empty(sizes, *dtype); fillIntegers<int16_t>(w.tensor, items, where); break;
-    case ScalarType::Int: w.tensor = Tensor::empty(sizes, *dtype); fillIntegers<int32_t>(w.tensor, items, where); break;
-    case ScalarType::Long: w.tensor = Tensor::empty(sizes, *dtype); fillIntegers<int64_t>(w.tensor, items, where); break;
+    case ScalarType::Byte:
+      w.tensor = Tensor::empty(sizes, *dtype);
+      fillIntegers<uint8_t>(w.tensor, items, where);
+      break;
+    case ScalarType::UInt16:
+      w.tensor = Tensor::empty(sizes, *dtype);
+      fillIntegers<uint16_t>(w.tensor, items, where);
+      break;
+    case ScalarType::UInt32:
+      w.tensor = Tensor::empty(sizes, *dtype);
+      fillIntegers<uint32_t>(w.tensor, items, where);
+      break;
+    case ScalarType::UInt64:
+      w.tensor = Tensor::empty(sizes, *dtype);
+      fillIntegers<uint64_t>(w.tensor, items, where);
+      break;
+    case ScalarType::Char:
+      w.tensor = Tensor::empty(sizes, *dtype);
+      fillIntegers<int8_t>(w.tensor, items, where);
+      break;
+    case ScalarType::Short:
+      w.tensor = Tensor::empty(sizes, *dtype);
+      fillIntegers<int16_t>(w.tensor, items, where);
+      break;
+    case ScalarType::Int:
+      w.tensor = Tensor::empty(sizes, *dtype);
+      fillIntegers<int32_t>(w.tensor, items, where);
+      break;
+    case ScalarType::Long:
+      w.tensor = Tensor::empty(sizes, *dtype);
+      fillIntegers<int64_t>(w.tensor, items, where);
+      break;
     default: {  // FP16, BF16, FP32, FP64: through double
       Tensor d = Tensor::empty(sizes, ScalarType::Double);
       double* p = d.data<double>();
       for (size_t i = 0; i < items.size(); ++i) {
-        if (!items[i]->is_number()) badRequest(fmt::format("{}: element {} is {}, expected a number", where, i, items[i]->dump()));
+        if (!items[i]->is_number())
+          badRequest(
+              fmt::format("{}: element {} is {}, expected a number", where, i, items[i]->dump()));
         p[i] = items[i]->get<double>();
       }
       w.tensor = *dtype == ScalarType::Double ? d : d.to(*dtype).contiguous();
@@ -171,17 +211,39 @@ json dataOf(const WireTensor& w) {
   const Tensor& t = w.tensor;
   const int64_t n = t.numel();
   switch (t.dtype()) {
-    case ScalarType::Bool: for (int64_t i = 0; i < n; ++i) out.push_back(t.data<bool>()[i]); break;
-    case ScalarType::Byte: for (int64_t i = 0; i < n; ++i) out.push_back(t.data<uint8_t>()[i]); break;
-    case ScalarType::UInt16: for (int64_t i = 0; i < n; ++i) out.push_back(t.data<uint16_t>()[i]); break;
-    case ScalarType::UInt32: for (int64_t i = 0; i < n; ++i) out.push_back(t.data<uint32_t>()[i]); break;
-    case ScalarType::UInt64: for (int64_t i = 0; i < n; ++i) out.push_back(t.data<uint64_t>()[i]); break;
-    case ScalarType::Char: for (int64_t i = 0; i < n; ++i) out.push_back(t.data<int8_t>()[i]); break;
-    case ScalarType::Short: for (int64_t i = 0; i < n; ++i) out.push_back(t.data<int16_t>()[i]); break;
-    case ScalarType::Int: for (int64_t i = 0; i < n; ++i) out.push_back(t.data<int32_t>()[i]); break;
-    case ScalarType::Long: for (int64_t i = 0; i < n; ++i) out.push_back(t.data<int64_t>()[i]); break;
-    case ScalarType::Float: for (int64_t i = 0; i < n; ++i) out.push_back(t.data<float>()[i]); break;
-    case ScalarType::Double: for (int64_t i = 0; i < n; ++i) out.push_back(t.data<double>()[i]); break;
+    case ScalarType::Bool:
+      for (int64_t i = 0; i < n; ++i) out.push_back(t.data<bool>()[i]);
+      break;
+    case ScalarType::Byte:
+      for (int64_t i = 0; i < n; ++i) out.push_back(t.data<uint8_t>()[i]);
+      break;
+    case ScalarType::UInt16:
+      for (int64_t i = 0; i < n; ++i) out.push_back(t.data<uint16_t>()[i]);
+      break;
+    case ScalarType::UInt32:
+      for (int64_t i = 0; i < n; ++i) out.push_back(t.data<uint32_t>()[i]);
+      break;
+    case ScalarType::UInt64:
+      for (int64_t i = 0; i < n; ++i) out.push_back(t.data<uint64_t>()[i]);
+      break;
+    case ScalarType::Char:
+      for (int64_t i = 0; i < n; ++i) out.push_back(t.data<int8_t>()[i]);
+      break;
+    case ScalarType::Short:
+      for (int64_t i = 0; i < n; ++i) out.push_back(t.data<int16_t>()[i]);
+      break;
+    case ScalarType::Int:
+      for (int64_t i = 0; i < n; ++i) out.push_back(t.data<int32_t>()[i]);
+      break;
+    case ScalarType::Long:
+      for (int64_t i = 0; i < n; ++i) out.push_back(t.data<int64_t>()[i]);
+      break;
+    case ScalarType::Float:
+      for (int64_t i = 0; i < n; ++i) out.push_back(t.data<float>()[i]);
+      break;
+    case ScalarType::Double:
+      for (int64_t i = 0; i < n; ++i) out.push_back(t.data<double>()[i]);
+      break;
     default: {
       const Tensor d = t.to(ScalarType::Double).contiguous();
       for (int64_t i = 0; i < n; ++i) out.push_back(d.data<double>()[i]);
@@ -228,8 +290,9 @@ InferRequest parseInferBody(const std::string& body, std::optional<size_t> heade
   size_t jsonSize = body.size();
   if (headerLength) {
     if (*headerLength > body.size())
-      badRequest(fmt::format("Inference-Header-Content-Length is {}, but the body has only {} bytes", *headerLength,
-                             body.size()));
+      badRequest(
+          fmt::format("Inference-Header-Content-Length is {}, but the body has only {} bytes",
+                      *headerLength, body.size()));
     jsonSize = *headerLength;
   }
   json j;
@@ -266,7 +329,8 @@ InferRequest parseInferBody(const std::string& body, std::optional<size_t> heade
     for (size_t i = 0; i < outputs->size(); ++i) {
       const json& o = (*outputs)[i];
       const std::string where = fmt::format("outputs[{}]", i);
-      if (!o.is_object() || !member(o, "name") || !o["name"].is_string()) badRequest(where + " needs a string 'name'");
+      if (!o.is_object() || !member(o, "name") || !o["name"].is_string())
+        badRequest(where + " needs a string 'name'");
       r.outputs.emplace_back(o["name"].get<std::string>(), boolParameter(o, "binary_data", where));
     }
   }
@@ -306,7 +370,8 @@ std::string writeInferBody(const InferResponse& response, std::optional<size_t>*
 
 // ---- the server ----
 
-HttpFrontend::HttpFrontend(Server& server) : server_(server), http_(std::make_unique<httplib::Server>()) {
+HttpFrontend::HttpFrontend(Server& server)
+    : server_(server), http_(std::make_unique<httplib::Server>()) {
   httplib::Server& h = *http_;
   const ServeOptions& o = server_.options();
   const int threads = o.httpThreads;
@@ -316,7 +381,8 @@ HttpFrontend::HttpFrontend(Server& server) : server_(server), http_(std::make_un
   // the second until the client's delayed ACK (40 ms on Linux) of the first.
   h.set_tcp_nodelay(true);
   h.set_keep_alive_max_count(1000);
-  h.set_keep_alive_timeout(5);  // httplib's default; also bounds how long shutdown waits for idle connections
+  h.set_keep_alive_timeout(
+      5);  // httplib's default; also bounds how long shutdown waits for idle connections
   h.set_read_timeout(30);
   h.set_write_timeout(30);
 
@@ -333,7 +399,9 @@ HttpFrontend::HttpFrontend(Server& server) : server_(server), http_(std::make_un
         return httplib::Server::HandlerResponse::Handled;
       }
       if (n > static_cast<uint64_t>(maxBody)) {
-        sendError(res, 400, fmt::format("the request body is {} bytes, over --max-body-bytes ({})", n, maxBody));
+        sendError(
+            res, 400,
+            fmt::format("the request body is {} bytes, over --max-body-bytes ({})", n, maxBody));
         res.set_header("Connection", "close");
         return httplib::Server::HandlerResponse::Handled;
       }
@@ -342,23 +410,29 @@ HttpFrontend::HttpFrontend(Server& server) : server_(server), http_(std::make_un
   });
   h.set_error_handler([maxBody](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;
-    if (res.status == 404) sendError(res, 404, fmt::format("no such endpoint: {} {}", req.method, req.path));
-    else if (res.status == 413) sendError(res, 413, fmt::format("the request body is over --max-body-bytes ({})", maxBody));
-    else sendError(res, res.status, fmt::format("HTTP {}", res.status));
+    if (res.status == 404)
+      sendError(res, 404, fmt::format("no such endpoint: {} {}", req.method, req.path));
+    else if (res.status == 413)
+      sendError(res, 413, fmt::format("the request body is over --max-body-bytes ({})", maxBody));
+    else
+      sendError(res, res.status, fmt::format("HTTP {}", res.status));
   });
-  h.set_exception_handler([this](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
-    std::string message = "internal error";
-    try {
-      std::rethrow_exception(ep);
-    } catch (const std::exception& e) {
-      message = e.what();
-    } catch (...) {
-    }
-    server_.log(LogLevel::Error, fmt::format("protocol=http status=500 error=\"{}\"", message));
-    sendError(res, 500, message);
-  });
+  h.set_exception_handler(
+      [this](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+        std::string message = "internal error";
+        try {
+          std::rethrow_exception(ep);
+        } catch (const std::exception& e) {
+          message = e.what();
+        } catch (...) {
+        }
+        server_.log(LogLevel::Error, fmt::format("protocol=http status=500 error=\"{}\"", message));
+        sendError(res, 500, message);
+      });
 
-  h.Get("/v2/health/live", [](const httplib::Request&, httplib::Response& res) { sendJson(res, json{{"live", true}}); });
+  h.Get("/v2/health/live", [](const httplib::Request&, httplib::Response& res) {
+    sendJson(res, json{{"live", true}});
+  });
   h.Get("/v2/health/ready", [this](const httplib::Request&, httplib::Response& res) {
     const bool ready = server_.ready();
     sendJson(res, json{{"ready", ready}});
@@ -380,25 +454,31 @@ HttpFrontend::HttpFrontend(Server& server) : server_(server), http_(std::make_un
       sendError(res, e.httpStatus(), e.what());
     }
   };
-  h.Get(R"(/v2/models/([^/]+)(?:/versions/([^/]+))?/ready)", [this, guarded](const httplib::Request& req, httplib::Response& res) {
-    guarded(res, [&] {
-      const bool ready = server_.modelReady(req.matches[1], req.matches[2]);
-      sendJson(res, json{{"name", req.matches[1].str()}, {"ready", ready}});
-      if (!ready) res.status = 503;
-    });
-  });
-  h.Get(R"(/v2/models/([^/]+)(?:/versions/([^/]+))?)", [this, guarded](const httplib::Request& req, httplib::Response& res) {
-    guarded(res, [&] {
-      const ModelMetadata md = server_.metadata(req.matches[1], req.matches[2]);
-      auto tensors = [](const std::vector<TensorMetadata>& ts) {
-        json a = json::array();
-        for (const auto& t : ts) a.push_back(json{{"name", t.name}, {"datatype", t.datatype}, {"shape", t.shape}});
-        return a;
-      };
-      sendJson(res, json{{"name", md.name}, {"versions", md.versions}, {"platform", md.platform},
-                         {"inputs", tensors(md.inputs)}, {"outputs", tensors(md.outputs)}});
-    });
-  });
+  h.Get(R"(/v2/models/([^/]+)(?:/versions/([^/]+))?/ready)",
+        [this, guarded](const httplib::Request& req, httplib::Response& res) {
+          guarded(res, [&] {
+            const bool ready = server_.modelReady(req.matches[1], req.matches[2]);
+            sendJson(res, json{{"name", req.matches[1].str()}, {"ready", ready}});
+            if (!ready) res.status = 503;
+          });
+        });
+  h.Get(R"(/v2/models/([^/]+)(?:/versions/([^/]+))?)",
+        [this, guarded](const httplib::Request& req, httplib::Response& res) {
+          guarded(res, [&] {
+            const ModelMetadata md = server_.metadata(req.matches[1], req.matches[2]);
+            auto tensors = [](const std::vector<TensorMetadata>& ts) {
+              json a = json::array();
+              for (const auto& t : ts)
+                a.push_back(json{{"name", t.name}, {"datatype", t.datatype}, {"shape", t.shape}});
+              return a;
+            };
+            sendJson(res, json{{"name", md.name},
+                               {"versions", md.versions},
+                               {"platform", md.platform},
+                               {"inputs", tensors(md.inputs)},
+                               {"outputs", tensors(md.outputs)}});
+          });
+        });
   // Triton's model repository extension (Note [Repository API] in server/server.h).
   h.Post(
       "/v2/repository/index", [this, guarded](const httplib::Request& req, httplib::Response& res) {
@@ -439,42 +519,43 @@ HttpFrontend::HttpFrontend(Server& server) : server_(server), http_(std::make_un
              res.status = 200;  // Triton answers a load or unload with an empty body
            });
          });
-  h.Post(R"(/v2/models/([^/]+)(?:/versions/([^/]+))?/infer)", [this](const httplib::Request& req, httplib::Response& res) {
-    const std::string model = req.matches[1];
-    InferRequest request;
-    try {
-      std::optional<size_t> headerLength;
-      if (req.has_header("Inference-Header-Content-Length")) {
-        const std::string v = req.get_header_value("Inference-Header-Content-Length");
-        size_t n = 0;
-        auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-        if (ec != std::errc() || p != v.data() + v.size())
-          badRequest(fmt::format("malformed Inference-Header-Content-Length '{}'", v));
-        headerLength = n;
-      }
-      request = parseInferBody(req.body, headerLength);
-    } catch (const ServeError& e) {
-      server_.logFailure("http", model, e);
-      sendError(res, e.httpStatus(), e.what());
-      return;
-    }
-    request.model = model;
-    request.version = req.matches[2];
-    try {
-      const InferResponse response = server_.infer(request, "http");
-      std::optional<size_t> headerLength;
-      std::string body = writeInferBody(response, &headerLength);
-      res.status = 200;
-      if (headerLength) {
-        res.set_header("Inference-Header-Content-Length", std::to_string(*headerLength));
-        res.set_content(std::move(body), "application/octet-stream");
-      } else {
-        res.set_content(std::move(body), "application/json");
-      }
-    } catch (const ServeError& e) {
-      sendError(res, e.httpStatus(), e.what());
-    }
-  });
+  h.Post(R"(/v2/models/([^/]+)(?:/versions/([^/]+))?/infer)",
+         [this](const httplib::Request& req, httplib::Response& res) {
+           const std::string model = req.matches[1];
+           InferRequest request;
+           try {
+             std::optional<size_t> headerLength;
+             if (req.has_header("Inference-Header-Content-Length")) {
+               const std::string v = req.get_header_value("Inference-Header-Content-Length");
+               size_t n = 0;
+               auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+               if (ec != std::errc() || p != v.data() + v.size())
+                 badRequest(fmt::format("malformed Inference-Header-Content-Length '{}'", v));
+               headerLength = n;
+             }
+             request = parseInferBody(req.body, headerLength);
+           } catch (const ServeError& e) {
+             server_.logFailure("http", model, e);
+             sendError(res, e.httpStatus(), e.what());
+             return;
+           }
+           request.model = model;
+           request.version = req.matches[2];
+           try {
+             const InferResponse response = server_.infer(request, "http");
+             std::optional<size_t> headerLength;
+             std::string body = writeInferBody(response, &headerLength);
+             res.status = 200;
+             if (headerLength) {
+               res.set_header("Inference-Header-Content-Length", std::to_string(*headerLength));
+               res.set_content(std::move(body), "application/octet-stream");
+             } else {
+               res.set_content(std::move(body), "application/json");
+             }
+           } catch (const ServeError& e) {
+             sendError(res, e.httpStatus(), e.what());
+           }
+         });
 }
 
 HttpFrontend::~HttpFrontend() { stop(); }
@@ -485,7 +566,8 @@ int HttpFrontend::bind(const std::string& host, int port) {
     bound = http_->bind_to_any_port(host);
     if (bound <= 0) throw Error(fmt::format("cannot listen for HTTP on {}:0", host));
   } else if (!http_->bind_to_port(host, port)) {
-    throw Error(fmt::format("cannot listen for HTTP on {}:{} (in use, or not an address of this machine)", host, port));
+    throw Error(fmt::format(
+        "cannot listen for HTTP on {}:{} (in use, or not an address of this machine)", host, port));
   }
   return bound;
 }

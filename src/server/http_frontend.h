@@ -12,8 +12,8 @@
 #include "server/server.h"
 
 #include <memory>
-#include <string>
 #include <optional>
+#include <string>
 #include <thread>
 
 namespace httplib {

@@ -39,7 +39,10 @@ std::string modelLabel(const std::string& model) {
   std::string escaped;
   for (char c : model) {
     if (c == '\\' || c == '"') escaped += '\\';
-    if (c == '\n') { escaped += "\\n"; continue; }
+    if (c == '\n') {
+      escaped += "\\n";
+      continue;
+    }
     escaped += c;
   }
   return fmt::format("model=\"{}\"", escaped);
@@ -47,7 +50,9 @@ std::string modelLabel(const std::string& model) {
 }  // namespace
 
 ModelMetrics::ModelMetrics()
-    : latency_(secondsBuckets()), queue_(secondsBuckets()), batch_({1, 2, 4, 8, 16, 32, 64, 128, 256}) {}
+    : latency_(secondsBuckets()),
+      queue_(secondsBuckets()),
+      batch_({1, 2, 4, 8, 16, 32, 64, 128, 256}) {}
 
 void ModelMetrics::request(int status, double seconds) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -72,13 +77,15 @@ void ModelMetrics::inFlight(int delta) {
 
 void ModelMetrics::writeInFlight(std::string& out, const std::string& model) const {
   std::lock_guard<std::mutex> lock(mu_);
-  out += fmt::format("torchless_inference_requests_in_flight{{{}}} {}\n", modelLabel(model), inFlight_);
+  out += fmt::format("torchless_inference_requests_in_flight{{{}}} {}\n", modelLabel(model),
+                     inFlight_);
 }
 
 void ModelMetrics::writeRequests(std::string& out, const std::string& model) const {
   std::lock_guard<std::mutex> lock(mu_);
   for (const auto& [status, n] : byStatus_)
-    out += fmt::format("torchless_inference_requests_total{{{},status=\"{}\"}} {}\n", modelLabel(model), status, n);
+    out += fmt::format("torchless_inference_requests_total{{{},status=\"{}\"}} {}\n",
+                       modelLabel(model), status, n);
 }
 void ModelMetrics::writeLatency(std::string& out, const std::string& model) const {
   std::lock_guard<std::mutex> lock(mu_);
@@ -106,13 +113,16 @@ std::string Metrics::text() const {
   out += "# HELP torchless_inference_requests_total Inference requests by model and HTTP status.\n";
   out += "# TYPE torchless_inference_requests_total counter\n";
   for (const auto& [name, m] : models_) m->writeRequests(out, name);
-  out += "# HELP torchless_request_duration_seconds Successful inference requests, receipt to answer.\n";
+  out +=
+      "# HELP torchless_request_duration_seconds Successful inference requests, receipt to "
+      "answer.\n";
   out += "# TYPE torchless_request_duration_seconds histogram\n";
   for (const auto& [name, m] : models_) m->writeLatency(out, name);
   out += "# HELP torchless_queue_duration_seconds Time a request waited for a model instance.\n";
   out += "# TYPE torchless_queue_duration_seconds histogram\n";
   for (const auto& [name, m] : models_) m->writeQueue(out, name);
-  out += "# HELP torchless_batch_size Rows per model execution (dynamic batching joins requests).\n";
+  out +=
+      "# HELP torchless_batch_size Rows per model execution (dynamic batching joins requests).\n";
   out += "# TYPE torchless_batch_size histogram\n";
   for (const auto& [name, m] : models_) m->writeBatch(out, name);
   out += "# HELP torchless_inference_requests_in_flight Requests accepted and not yet answered.\n";

@@ -20,7 +20,8 @@ namespace torchless::serve {
 /// A fixed-bucket histogram (Prometheus semantics: cumulative `le` buckets, _sum, _count).
 class Histogram {
  public:
-  explicit Histogram(std::vector<double> bounds) : bounds_(std::move(bounds)), counts_(bounds_.size() + 1, 0) {}
+  explicit Histogram(std::vector<double> bounds)
+      : bounds_(std::move(bounds)), counts_(bounds_.size() + 1, 0) {}
   void observe(double v);
   /// Appends the _bucket, _sum and _count lines of `name` with `labels` ("model=\"m\"").
   void write(std::string& out, const std::string& name, const std::string& labels) const;

@@ -35,39 +35,48 @@ void checkKeys(const json& j, const std::set<std::string>& allowed, const std::s
                                      fmt::join(allowed, ", ")));
 }
 
-int64_t intValue(const json& j, const std::string& key, int64_t lo, int64_t hi, const std::string& place) {
-  if (!j.is_number_integer())
-    configError(place, fmt::format("'{}' must be an integer", key));
+int64_t intValue(const json& j, const std::string& key, int64_t lo, int64_t hi,
+                 const std::string& place) {
+  if (!j.is_number_integer()) configError(place, fmt::format("'{}' must be an integer", key));
   const int64_t v = j.get<int64_t>();
-  if (v < lo || v > hi) configError(place, fmt::format("'{}' is {}, expected {}..{}", key, v, lo, hi));
+  if (v < lo || v > hi)
+    configError(place, fmt::format("'{}' is {}, expected {}..{}", key, v, lo, hi));
   return v;
 }
 
-std::vector<TensorSpec> tensorSpecs(const json& j, const std::string& key, const std::string& place) {
+std::vector<TensorSpec> tensorSpecs(const json& j, const std::string& key,
+                                    const std::string& place) {
   if (!j.is_array()) configError(place, fmt::format("'{}' must be a list", key));
   std::vector<TensorSpec> out;
   for (size_t i = 0; i < j.size(); ++i) {
     const std::string where = fmt::format("{}[{}]", key, i);
     checkKeys(j[i], {"name", "data_type", "dims", "format", "reshape", "optional"}, where, place);
     TensorSpec s;
-    if (!j[i].contains("name") || !j[i]["name"].is_string() || j[i]["name"].get<std::string>().empty())
+    if (!j[i].contains("name") || !j[i]["name"].is_string() ||
+        j[i]["name"].get<std::string>().empty())
       configError(place, fmt::format("{} needs a 'name'", where));
     s.name = j[i]["name"].get<std::string>();
     if (j[i].contains("data_type")) {
-      if (!j[i]["data_type"].is_string()) configError(place, fmt::format("{}.data_type must be a string", where));
+      if (!j[i]["data_type"].is_string())
+        configError(place, fmt::format("{}.data_type must be a string", where));
       std::string t = j[i]["data_type"].get<std::string>();
       if (t.rfind("TYPE_", 0) == 0) t = t.substr(5);
       if (t == "STRING") t = "BYTES";
-      if (!isDatatype(t)) configError(place, fmt::format("{}: unknown data_type '{}'", where, j[i]["data_type"].get<std::string>()));
+      if (!isDatatype(t))
+        configError(place, fmt::format("{}: unknown data_type '{}'", where,
+                                       j[i]["data_type"].get<std::string>()));
       s.datatype = t;
     }
     if (j[i].contains("dims")) {
-      if (!j[i]["dims"].is_array()) configError(place, fmt::format("{}.dims must be a list", where));
-      for (const auto& d : j[i]["dims"]) s.dims.push_back(intValue(d, where + ".dims", -1, int64_t{1} << 31, place));
+      if (!j[i]["dims"].is_array())
+        configError(place, fmt::format("{}.dims must be a list", where));
+      for (const auto& d : j[i]["dims"])
+        s.dims.push_back(intValue(d, where + ".dims", -1, int64_t{1} << 31, place));
       s.hasDims = true;
     }
     for (const auto& o : out)
-      if (o.name == s.name) configError(place, fmt::format("{}: name '{}' given twice", key, s.name));
+      if (o.name == s.name)
+        configError(place, fmt::format("{}: name '{}' given twice", key, s.name));
     out.push_back(std::move(s));
   }
   return out;
@@ -82,11 +91,13 @@ ModelConfig parseModelConfig(const std::string& text, const std::string& place) 
   } catch (const json::parse_error& e) {
     configError(place, fmt::format("malformed JSON: {}", e.what()));
   }
-  checkKeys(j, {"name", "platform", "backend", "max_batch_size", "input", "output", "instance_group",
-                "dynamic_batching", "threads", "max_queue_size", "compile"},
+  checkKeys(j,
+            {"name", "platform", "backend", "max_batch_size", "input", "output", "instance_group",
+             "dynamic_batching", "threads", "max_queue_size", "compile"},
             "the configuration", place);
   ModelConfig c;
-  if (j.contains("max_batch_size")) c.maxBatchSize = intValue(j["max_batch_size"], "max_batch_size", 0, 1 << 20, place);
+  if (j.contains("max_batch_size"))
+    c.maxBatchSize = intValue(j["max_batch_size"], "max_batch_size", 0, 1 << 20, place);
   if (j.contains("input")) c.inputs = tensorSpecs(j["input"], "input", place);
   if (j.contains("output")) c.outputs = tensorSpecs(j["output"], "output", place);
   if (j.contains("instance_group")) {
@@ -95,7 +106,9 @@ ModelConfig parseModelConfig(const std::string& text, const std::string& place) 
     c.instances = 0;
     for (size_t i = 0; i < g.size(); ++i) {
       checkKeys(g[i], {"count", "kind", "name"}, fmt::format("instance_group[{}]", i), place);
-      c.instances += g[i].contains("count") ? static_cast<int>(intValue(g[i]["count"], "count", 1, 64, place)) : 1;
+      c.instances += g[i].contains("count")
+                         ? static_cast<int>(intValue(g[i]["count"], "count", 1, 64, place))
+                         : 1;
     }
     if (c.instances == 0) c.instances = 1;
     if (c.instances > 64) configError(place, fmt::format("{} instances; at most 64", c.instances));
@@ -106,7 +119,8 @@ ModelConfig parseModelConfig(const std::string& text, const std::string& place) 
               "dynamic_batching", place);
     c.dynamicBatching = true;
     if (d.contains("max_queue_delay_microseconds"))
-      c.maxQueueDelayUs = intValue(d["max_queue_delay_microseconds"], "max_queue_delay_microseconds", 0, 10'000'000, place);
+      c.maxQueueDelayUs = intValue(d["max_queue_delay_microseconds"],
+                                   "max_queue_delay_microseconds", 0, 10'000'000, place);
     if (d.contains("default_queue_policy")) {
       const json& q = d["default_queue_policy"];
       checkKeys(q, {"default_timeout_microseconds", "allow_timeout_override", "timeout_action"},
@@ -126,8 +140,10 @@ ModelConfig parseModelConfig(const std::string& text, const std::string& place) 
     }
     if (c.maxBatchSize == 0) configError(place, "dynamic_batching needs max_batch_size > 0");
   }
-  if (j.contains("threads")) c.threads = static_cast<int>(intValue(j["threads"], "threads", 1, 4096, place));
-  if (j.contains("max_queue_size")) c.maxQueueSize = intValue(j["max_queue_size"], "max_queue_size", 1, 1 << 20, place);
+  if (j.contains("threads"))
+    c.threads = static_cast<int>(intValue(j["threads"], "threads", 1, 4096, place));
+  if (j.contains("max_queue_size"))
+    c.maxQueueSize = intValue(j["max_queue_size"], "max_queue_size", 1, 1 << 20, place);
   if (j.contains("compile")) {
     const json& k = j["compile"];
     checkKeys(k, {"precision", "min_block_size"}, "compile", place);
@@ -136,9 +152,11 @@ ModelConfig parseModelConfig(const std::string& text, const std::string& place) 
       if (!k["precision"].is_string()) configError(place, "compile.precision must be a string");
       c.precision = k["precision"].get<std::string>();
       if (c.precision != "fp32" && c.precision != "bf16")
-        configError(place, fmt::format("compile.precision '{}': expected fp32 or bf16", c.precision));
+        configError(place,
+                    fmt::format("compile.precision '{}': expected fp32 or bf16", c.precision));
     }
-    if (k.contains("min_block_size")) c.minBlockSize = intValue(k["min_block_size"], "min_block_size", 1, 1 << 20, place);
+    if (k.contains("min_block_size"))
+      c.minBlockSize = intValue(k["min_block_size"], "min_block_size", 1, 1 << 20, place);
   }
   return c;
 }
@@ -211,7 +229,8 @@ std::vector<ModelSource> scanRepository(const std::string& repository) {
     throw Error(fmt::format("cannot read the model repository: {}", ec.message()), repository);
   std::vector<ModelSource> out;
   for (const auto& dir : dirs) out.push_back(scanModel(dir.string()));
-  if (out.empty()) throw Error("model repository holds no model (expected NAME/VERSION/model.pt)", repository);
+  if (out.empty())
+    throw Error("model repository holds no model (expected NAME/VERSION/model.pt)", repository);
   return out;
 }
 
@@ -256,7 +275,9 @@ std::string datatypeOfType(const TypePtr& type) {
   }
 }
 
-bool isTensorParam(const TypePtr& type) { return unwrapOptional(type)->kind() == TypeKind::TensorType; }
+bool isTensorParam(const TypePtr& type) {
+  return unwrapOptional(type)->kind() == TypeKind::TensorType;
+}
 bool isListParam(const TypePtr& type) { return unwrapOptional(type)->kind() == TypeKind::ListType; }
 
 // Output metadata from forward's return type, as far as it fixes the flattening.
@@ -300,24 +321,28 @@ void ServedModel::resolveSignature() {
   params_ = m.methodParams("forward");
   const ModelConfig& c = source_.config;
   if (c.inputs.size() > params_.size())
-    throw Error(fmt::format("config.json declares {} inputs, but forward takes {}", c.inputs.size(), params_.size()),
+    throw Error(fmt::format("config.json declares {} inputs, but forward takes {}", c.inputs.size(),
+                            params_.size()),
                 source_.path);
   inputs_.clear();
   for (size_t i = 0; i < params_.size(); ++i) {
     const ParamSpec& p = params_[i];
     const std::string implied = datatypeOfType(p.type);
     if (implied == "?")
-      throw Error(fmt::format("forward's parameter '{}' has type {}, which v2 tensors cannot carry "
-                              "(Tensor, int, float, bool, str and lists of int, float, bool or str can)",
-                              p.name, p.type->annotationStr()),
-                  source_.path);
+      throw Error(
+          fmt::format("forward's parameter '{}' has type {}, which v2 tensors cannot carry "
+                      "(Tensor, int, float, bool, str and lists of int, float, bool or str can)",
+                      p.name, p.type->annotationStr()),
+          source_.path);
     TensorSpec s;
     if (i < c.inputs.size()) {
       s = c.inputs[i];
       if (!implied.empty() && !s.datatype.empty() && s.datatype != implied)
-        throw Error(fmt::format("config.json: input '{}' is declared {}, but forward's parameter '{}' is {}",
-                                s.name, s.datatype, p.name, p.type->annotationStr()),
-                    source_.path);
+        throw Error(
+            fmt::format(
+                "config.json: input '{}' is declared {}, but forward's parameter '{}' is {}",
+                s.name, s.datatype, p.name, p.type->annotationStr()),
+            source_.path);
     } else {
       s.name = p.name;
     }
@@ -341,11 +366,14 @@ void ServedModel::resolveSignature() {
 
 bool ServedModel::batchable() const {
   const ModelConfig& c = source_.config;
-  if (c.maxBatchSize <= 0 || !c.dynamicBatching || params_.empty() || !isTensorParam(params_[0].type)) return false;
+  if (c.maxBatchSize <= 0 || !c.dynamicBatching || params_.empty() ||
+      !isTensorParam(params_[0].type))
+    return false;
   // Other parameters may be tensors, or values that joined requests must share (Scheduler).
   for (const auto& p : params_) {
     const TypeKind k = unwrapOptional(p.type)->kind();
-    if (k != TypeKind::TensorType && k != TypeKind::IntType && k != TypeKind::FloatType && k != TypeKind::BoolType)
+    if (k != TypeKind::TensorType && k != TypeKind::IntType && k != TypeKind::FloatType &&
+        k != TypeKind::BoolType)
       return false;
   }
   return true;
@@ -401,7 +429,8 @@ std::string ServedModel::warmUp() {
   std::vector<IValue> args;
   for (size_t k = 0; k < params_.size(); ++k) {
     const TensorSpec& s = inputs_[k];
-    if (!isTensorParam(params_[k].type) || !s.hasDims || s.datatype.empty() || s.datatype == "BYTES" ||
+    if (!isTensorParam(params_[k].type) || !s.hasDims || s.datatype.empty() ||
+        s.datatype == "BYTES" ||
         std::any_of(s.dims.begin(), s.dims.end(), [](int64_t d) { return d < 0; })) {
       if (k < source_.config.inputs.size() || !params_[k].defaultValue) return "";
       args.push_back(*params_[k].defaultValue);
@@ -472,9 +501,14 @@ namespace {
 
 bool isIntegral(ScalarType t) {
   switch (t) {
-    case ScalarType::Byte: case ScalarType::Char: case ScalarType::Short: case ScalarType::Int:
-    case ScalarType::Long: case ScalarType::UInt16: case ScalarType::UInt32: case ScalarType::UInt64:
-      return true;
+    case ScalarType::Byte:
+    case ScalarType::Char:
+    case ScalarType::Short:
+    case ScalarType::Int:
+    case ScalarType::Long:
+    case ScalarType::UInt16:
+    case ScalarType::UInt32:
+    case ScalarType::UInt64: return true;
     default: return false;
   }
 }
@@ -489,7 +523,8 @@ std::vector<IValue> ServedModel::bindInputs(const InferRequest& request) const {
     if (k == inputs_.size()) {
       std::vector<std::string> names;
       for (const auto& s : inputs_) names.push_back(s.name);
-      badRequest(fmt::format("model '{}' has no input '{}' (its inputs: {})", name(), w.name, fmt::join(names, ", ")));
+      badRequest(fmt::format("model '{}' has no input '{}' (its inputs: {})", name(), w.name,
+                             fmt::join(names, ", ")));
     }
     if (byParam[k]) badRequest(fmt::format("input '{}' given twice", w.name));
     byParam[k] = &w;
@@ -513,10 +548,12 @@ std::vector<IValue> ServedModel::bindInputs(const InferRequest& request) const {
     }
     const std::string what = fmt::format("input '{}'", w->name);
     if (!s.datatype.empty() && w->datatype != s.datatype)
-      badRequest(fmt::format("{}: datatype {}, but the model takes {}", what, w->datatype, s.datatype));
+      badRequest(
+          fmt::format("{}: datatype {}, but the model takes {}", what, w->datatype, s.datatype));
     const TypePtr t = unwrapOptional(p.type);
     if (t->kind() == TypeKind::TensorType) {
-      if (w->datatype == "BYTES") badRequest(fmt::format("{}: BYTES given for a tensor parameter", what));
+      if (w->datatype == "BYTES")
+        badRequest(fmt::format("{}: BYTES given for a tensor parameter", what));
       if (s.hasDims || c.maxBatchSize > 0) {
         std::vector<int64_t> expected;
         if (c.maxBatchSize > 0) expected.push_back(-1);
@@ -536,29 +573,39 @@ std::vector<IValue> ServedModel::bindInputs(const InferRequest& request) const {
       args.push_back(IValue(w->tensor));
       continue;
     }
-    const int64_t n = w->datatype == "BYTES" ? static_cast<int64_t>(w->strings.size()) : w->tensor.numel();
+    const int64_t n =
+        w->datatype == "BYTES" ? static_cast<int64_t>(w->strings.size()) : w->tensor.numel();
     if (t->kind() == TypeKind::ListType) {
       const TypePtr e = t->cast<ListType>()->getElementType();
       std::vector<IValue> items;
       for (int64_t i = 0; i < n; ++i) {
-        if (e->kind() == TypeKind::StringType) items.emplace_back(w->strings[i]);
-        else if (e->kind() == TypeKind::IntType) items.emplace_back(w->tensor.intAt(i));
-        else if (e->kind() == TypeKind::FloatType) items.emplace_back(w->tensor.doubleAt(i));
-        else items.emplace_back(w->tensor.intAt(i) != 0);
+        if (e->kind() == TypeKind::StringType)
+          items.emplace_back(w->strings[i]);
+        else if (e->kind() == TypeKind::IntType)
+          items.emplace_back(w->tensor.intAt(i));
+        else if (e->kind() == TypeKind::FloatType)
+          items.emplace_back(w->tensor.doubleAt(i));
+        else
+          items.emplace_back(w->tensor.intAt(i) != 0);
       }
       args.push_back(IValue(ListImpl::create(e, std::move(items))));
       continue;
     }
-    if (n != 1) badRequest(fmt::format("{}: {} elements, but parameter '{}' is one {}", what, n, p.name, t->annotationStr()));
+    if (n != 1)
+      badRequest(fmt::format("{}: {} elements, but parameter '{}' is one {}", what, n, p.name,
+                             t->annotationStr()));
     switch (t->kind()) {
       case TypeKind::StringType: args.push_back(IValue(w->strings[0])); break;
       case TypeKind::IntType:
-        if (!isIntegral(w->tensor.dtype())) badRequest(fmt::format("{}: parameter '{}' is an int, got {}", what, p.name, w->datatype));
+        if (!isIntegral(w->tensor.dtype()))
+          badRequest(
+              fmt::format("{}: parameter '{}' is an int, got {}", what, p.name, w->datatype));
         args.push_back(IValue(w->tensor.intAt(0)));
         break;
       case TypeKind::FloatType: args.push_back(IValue(w->tensor.doubleAt(0))); break;
       case TypeKind::BoolType: args.push_back(IValue(w->tensor.intAt(0) != 0)); break;
-      default: badRequest(fmt::format("{}: unsupported parameter type {}", what, t->annotationStr()));
+      default:
+        badRequest(fmt::format("{}: unsupported parameter type {}", what, t->annotationStr()));
     }
   }
   return args;
@@ -579,7 +626,8 @@ void flattenResult(const IValue& v, std::vector<WireTensor>& out) {
   }
   if (v.isList()) {
     const auto& items = v.toList()->list;
-    if (!items.empty() && std::all_of(items.begin(), items.end(), [](const IValue& e) { return e.isString(); })) {
+    if (!items.empty() &&
+        std::all_of(items.begin(), items.end(), [](const IValue& e) { return e.isString(); })) {
       WireTensor w;
       w.datatype = "BYTES";
       w.shape = {static_cast<int64_t>(items.size())};
@@ -596,7 +644,9 @@ void flattenResult(const IValue& v, std::vector<WireTensor>& out) {
       w.strings = {*f.text};
     } else {
       w.tensor = f.tensor->contiguous();
-      if (w.tensor.isQuantized()) throw ServeError(ErrorKind::Internal, "the model returned a quantized tensor, which v2 cannot carry");
+      if (w.tensor.isQuantized())
+        throw ServeError(ErrorKind::Internal,
+                         "the model returned a quantized tensor, which v2 cannot carry");
       w.datatype = datatypeOf(w.tensor.dtype());
       w.shape.assign(w.tensor.sizes().begin(), w.tensor.sizes().end());
     }
@@ -606,14 +656,16 @@ void flattenResult(const IValue& v, std::vector<WireTensor>& out) {
 
 }  // namespace
 
-std::vector<WireTensor> ServedModel::outputsOf(const IValue& result, const InferRequest& request) const {
+std::vector<WireTensor> ServedModel::outputsOf(const IValue& result,
+                                               const InferRequest& request) const {
   std::vector<WireTensor> all;
   try {
     flattenResult(result, all);
   } catch (const ServeError&) {
     throw;
   } catch (const std::exception& e) {
-    throw ServeError(ErrorKind::Internal, fmt::format("cannot return the model's result: {}", e.what()));
+    throw ServeError(ErrorKind::Internal,
+                     fmt::format("cannot return the model's result: {}", e.what()));
   }
   for (size_t i = 0; i < all.size(); ++i) all[i].name = outputName(source_.config.outputs, i);
   if (request.outputs.empty()) {
@@ -622,11 +674,13 @@ std::vector<WireTensor> ServedModel::outputsOf(const IValue& result, const Infer
   }
   std::vector<WireTensor> picked;
   for (const auto& [want, binary] : request.outputs) {
-    auto it = std::find_if(all.begin(), all.end(), [&](const WireTensor& w) { return w.name == want; });
+    auto it =
+        std::find_if(all.begin(), all.end(), [&](const WireTensor& w) { return w.name == want; });
     if (it == all.end()) {
       std::vector<std::string> names;
       for (const auto& w : all) names.push_back(w.name);
-      badRequest(fmt::format("model '{}' has no output '{}' (its outputs: {})", name(), want, fmt::join(names, ", ")));
+      badRequest(fmt::format("model '{}' has no output '{}' (its outputs: {})", name(), want,
+                             fmt::join(names, ", ")));
     }
     picked.push_back(*it);
     picked.back().binary = binary || request.binaryOutputs;

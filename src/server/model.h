@@ -43,8 +43,8 @@ namespace torchless::serve {
 /// One input or output as the configuration declares it (or as forward's types give it).
 struct TensorSpec {
   std::string name;
-  std::string datatype;        // "" when not declared
-  std::vector<int64_t> dims;   // without the batch dimension; empty + !hasDims: not declared
+  std::string datatype;       // "" when not declared
+  std::vector<int64_t> dims;  // without the batch dimension; empty + !hasDims: not declared
   bool hasDims = false;
 };
 

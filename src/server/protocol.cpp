@@ -26,9 +26,9 @@ struct DatatypeName {
   std::optional<ScalarType> type;
 };
 const DatatypeName kDatatypes[] = {
-    {"BOOL", ScalarType::Bool},     {"UINT8", ScalarType::Byte},   {"UINT16", ScalarType::UInt16},
+    {"BOOL", ScalarType::Bool},     {"UINT8", ScalarType::Byte},    {"UINT16", ScalarType::UInt16},
     {"UINT32", ScalarType::UInt32}, {"UINT64", ScalarType::UInt64}, {"INT8", ScalarType::Char},
-    {"INT16", ScalarType::Short},   {"INT32", ScalarType::Int},    {"INT64", ScalarType::Long},
+    {"INT16", ScalarType::Short},   {"INT32", ScalarType::Int},     {"INT64", ScalarType::Long},
     {"FP16", ScalarType::Half},     {"BF16", ScalarType::BFloat16}, {"FP32", ScalarType::Float},
     {"FP64", ScalarType::Double},   {"BYTES", std::nullopt},
 };
@@ -43,9 +43,10 @@ bool isDatatype(const std::string& datatype) {
 std::optional<ScalarType> scalarTypeOf(const std::string& datatype, const std::string& what) {
   for (const auto& d : kDatatypes)
     if (datatype == d.name) return d.type;
-  badRequest(fmt::format("{}: unknown datatype '{}' (expected BOOL, UINT8, UINT16, UINT32, UINT64, "
-                         "INT8, INT16, INT32, INT64, FP16, BF16, FP32, FP64 or BYTES)",
-                         what, datatype));
+  badRequest(
+      fmt::format("{}: unknown datatype '{}' (expected BOOL, UINT8, UINT16, UINT32, UINT64, "
+                  "INT8, INT16, INT32, INT64, FP16, BF16, FP32, FP64 or BYTES)",
+                  what, datatype));
 }
 
 std::string datatypeOf(ScalarType t) {
@@ -98,7 +99,8 @@ std::vector<std::string> stringsFromBytes(const std::string& name, int64_t count
     pos += len;
   }
   if (static_cast<int64_t>(out.size()) != count)
-    badRequest(fmt::format("input '{}': {} BYTES elements, but the shape has {}", name, out.size(), count));
+    badRequest(fmt::format("input '{}': {} BYTES elements, but the shape has {}", name, out.size(),
+                           count));
   return out;
 }
 

@@ -25,7 +25,8 @@ enum class ErrorKind { BadRequest, NotFound, Unavailable, ModelFailed, Internal,
 /// An error answered to the client: `what()` is the message of the v2 error body.
 class ServeError : public std::runtime_error {
  public:
-  ServeError(ErrorKind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}
+  ServeError(ErrorKind kind, const std::string& message)
+      : std::runtime_error(message), kind_(kind) {}
   ErrorKind kind() const { return kind_; }
   /// 400, 429, 500 or 504.
   int httpStatus() const;

@@ -20,15 +20,19 @@ IValue runForward(const Module& m, std::vector<IValue> args, const std::string& 
   try {
     return m.forward(std::move(args));
   } catch (const ModelError& e) {
-    throw ServeError(ErrorKind::ModelFailed, fmt::format("model '{}' raised: {}", modelName, trimmed(e.what())));
+    throw ServeError(ErrorKind::ModelFailed,
+                     fmt::format("model '{}' raised: {}", modelName, trimmed(e.what())));
   } catch (const UnsupportedError& e) {
-    throw ServeError(ErrorKind::Internal, fmt::format("model '{}': {}", modelName, trimmed(e.what())));
+    throw ServeError(ErrorKind::Internal,
+                     fmt::format("model '{}': {}", modelName, trimmed(e.what())));
   } catch (const Error& e) {
-    throw ServeError(ErrorKind::BadRequest, fmt::format("model '{}' rejected the inputs: {}", modelName, trimmed(e.what())));
+    throw ServeError(ErrorKind::BadRequest, fmt::format("model '{}' rejected the inputs: {}",
+                                                        modelName, trimmed(e.what())));
   } catch (const std::bad_alloc&) {
     throw ServeError(ErrorKind::Internal, fmt::format("model '{}': out of memory", modelName));
   } catch (const std::exception& e) {
-    throw ServeError(ErrorKind::Internal, fmt::format("model '{}': {}", modelName, trimmed(e.what())));
+    throw ServeError(ErrorKind::Internal,
+                     fmt::format("model '{}': {}", modelName, trimmed(e.what())));
   }
 }
 
@@ -180,7 +184,9 @@ Tensor rows(const Tensor& t, int64_t begin, int64_t n) {
   sizes[0] = n;
   Tensor out = Tensor::empty(sizes, t.dtype());
   const size_t rowBytes = t.numel() == 0 ? 0 : t.nbytes() / static_cast<size_t>(t.size(0));
-  if (rowBytes != 0 && n != 0) std::memcpy(out.rawData(), static_cast<const char*>(t.rawData()) + rowBytes * begin, rowBytes * n);
+  if (rowBytes != 0 && n != 0)
+    std::memcpy(out.rawData(), static_cast<const char*>(t.rawData()) + rowBytes * begin,
+                rowBytes * n);
   return out;
 }
 
@@ -223,7 +229,10 @@ void Scheduler::runJoined(const Module& m, std::vector<std::unique_ptr<Job>>& jo
     } else if (result.isTuple()) {
       tuple = true;
       for (const auto& e : result.toTuple()->elements) {
-        if (!e.isTensor()) { failure = "an output is not a tensor"; break; }
+        if (!e.isTensor()) {
+          failure = "an output is not a tensor";
+          break;
+        }
         outs.push_back(e.toTensor().contiguous());
       }
     } else {
@@ -286,7 +295,8 @@ void Scheduler::work(size_t instance) {
           std::max(jobs[0]->enqueued, freeSince) + std::chrono::microseconds(c.maxQueueDelayUs);
       while (true) {
         for (auto it = queue_.begin(); it != queue_.end() && total < c.maxBatchSize;) {
-          if ((*it)->rows > 0 && total + (*it)->rows <= c.maxBatchSize && compatible(*jobs[0], **it)) {
+          if ((*it)->rows > 0 && total + (*it)->rows <= c.maxBatchSize &&
+              compatible(*jobs[0], **it)) {
             total += (*it)->rows;
             jobs.push_back(std::move(*it));
             it = queue_.erase(it);
@@ -304,7 +314,8 @@ void Scheduler::work(size_t instance) {
       if (batching_) metrics_.batch(std::max<int64_t>(total, 1));
       runAlone(m, *jobs[0], total);
     } else {
-      for (auto& j : jobs) metrics_.queued(std::chrono::duration<double>(Clock::now() - j->enqueued).count());
+      for (auto& j : jobs)
+        metrics_.queued(std::chrono::duration<double>(Clock::now() - j->enqueued).count());
       metrics_.batch(total);
       runJoined(m, jobs, total);
     }

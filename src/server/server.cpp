@@ -29,14 +29,16 @@ void Server::log(LogLevel level, const std::string& line) const {
   if (static_cast<int>(level) > static_cast<int>(options_.logLevel)) return;
   const auto now = std::chrono::system_clock::now();
   const std::time_t secs = std::chrono::system_clock::to_time_t(now);
-  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+  const auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
   std::tm tm{};
   gmtime_r(&secs, &tm);
   static const char* kLevels[] = {"error", "warning", "info"};
   // One write per line, so lines of concurrent requests never interleave.
-  const std::string text = fmt::format("ts={:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z level={} {}\n", tm.tm_year + 1900,
-                                       tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms,
-                                       kLevels[static_cast<int>(level)], line);
+  const std::string text =
+      fmt::format("ts={:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z level={} {}\n", tm.tm_year + 1900,
+                  tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms,
+                  kLevels[static_cast<int>(level)], line);
   std::fwrite(text.data(), 1, text.size(), stderr);
 }
 
@@ -46,7 +48,10 @@ std::string logfmtQuoted(const std::string& s) {
   std::string out = "\"";
   for (char c : s) {
     if (c == '"' || c == '\\') out += '\\';
-    if (c == '\n') { out += "\\n"; continue; }
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
     out += c;
   }
   return out + "\"";
@@ -102,7 +107,9 @@ void Server::logFailure(const char* protocol, const std::string& model, const Se
 InferResponse Server::infer(const InferRequest& request, const char* protocol,
                             std::chrono::steady_clock::time_point transportDeadline) {
   const auto start = std::chrono::steady_clock::now();
-  auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  auto seconds = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
   std::shared_ptr<ServedModel> model;
   try {
     const Loaded l = find(request.model, request.version);
@@ -448,7 +455,8 @@ int runServer(const ServeOptions& options) {
     std::unique_lock<std::mutex> lock(stop.mu);
     stop.cv.wait(lock, [&] { return stop.requested.load(); });
   }
-  server.log(LogLevel::Info, fmt::format("{}: stopping; answering accepted requests", stop.signal == SIGINT ? "SIGINT" : "SIGTERM"));
+  server.log(LogLevel::Info, fmt::format("{}: stopping; answering accepted requests",
+                                         stop.signal == SIGINT ? "SIGINT" : "SIGTERM"));
   shutdown();
   server.log(LogLevel::Info, "stopped");
   return 0;

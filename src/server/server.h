@@ -33,8 +33,8 @@ enum class LogLevel { Error = 0, Warning = 1, Info = 2 };
 
 /// The command line of `torchless serve`.
 struct ServeOptions {
-  std::string repository;                                  // may be empty with --model
-  std::vector<std::pair<std::string, std::string>> models; // --model NAME=PATH
+  std::string repository;                                   // may be empty with --model
+  std::vector<std::pair<std::string, std::string>> models;  // --model NAME=PATH
   std::string host = "127.0.0.1";
   int httpPort = 8000;  // 0: a free port; -1: no HTTP
   int grpcPort = 8001;  // 0: a free port; -1: no gRPC

@@ -19,8 +19,8 @@
 #include "tools/input_options.h"
 #include "tools/save_checked.h"
 
-#include <nlohmann/json.hpp>
 #include <sys/resource.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -88,16 +88,18 @@ double peakRssMiB() {
 // Inputs at batch n: a tensor argument whose dim 0 is 1 is repeated n times along dim 0 (a
 // tensor already of batch n stays); any other batch is an error naming the argument. Scalars,
 // 0-d tensors and non-tensor arguments are passed as given.
-std::vector<IValue> atBatch(std::vector<IValue> args, int64_t n, const std::vector<ParamSpec>& params) {
+std::vector<IValue> atBatch(std::vector<IValue> args, int64_t n,
+                            const std::vector<ParamSpec>& params) {
   for (size_t i = 0; i < args.size(); ++i) {
     if (!args[i].isTensor()) continue;
     const Tensor& t = args[i].toTensor();
     if (t.dim() == 0 || t.sizes()[0] == n) continue;
     const std::string name = i < params.size() ? params[i].name : fmt::format("#{}", i);
     if (t.sizes()[0] != 1)
-      throw Error(fmt::format("--batch {}: input '{}' has size {} along dim 0 (shape {}); give it at batch 1 "
-                              "to be repeated, or at batch {}",
-                              n, name, t.sizes()[0], sizesToString(t.sizes()), n));
+      throw Error(fmt::format(
+          "--batch {}: input '{}' has size {} along dim 0 (shape {}); give it at batch 1 "
+          "to be repeated, or at batch {}",
+          n, name, t.sizes()[0], sizesToString(t.sizes()), n));
     IntList sizes = t.sizes();
     sizes[0] = n;
     args[i] = IValue(ops::expand(t, sizes).contiguous());
@@ -134,39 +136,60 @@ class TraceRecorder final : public OpObserver {
     s.pop_back();
     const Clock::time_point t1 = Clock::now();
     std::lock_guard<std::mutex> lock(mu_);
-    events_.push_back(Event{&node, tid(), us(t0), std::chrono::duration<double, std::micro>(t1 - t0).count()});
+    events_.push_back(
+        Event{&node, tid(), us(t0), std::chrono::duration<double, std::micro>(t1 - t0).count()});
   }
-  void onSpan(const char* category, const std::string& name, const std::string& detail, Clock::time_point t0,
-              Clock::time_point t1) override {
+  void onSpan(const char* category, const std::string& name, const std::string& detail,
+              Clock::time_point t0, Clock::time_point t1) override {
     const bool isBuild = std::string_view(category) == "build";
     if (!isBuild && !timed_.load(std::memory_order_relaxed)) return;
     std::lock_guard<std::mutex> lock(mu_);
-    spans_.push_back(Span{category, name, detail, tid(), us(t0), std::chrono::duration<double, std::micro>(t1 - t0).count()});
+    spans_.push_back(Span{category, name, detail, tid(), us(t0),
+                          std::chrono::duration<double, std::micro>(t1 - t0).count()});
   }
 
   /// A whole timed call of the method (category "call"), or the load or a warm-up call
   /// (`category` "load", "warmup"): one event each, enclosing the rest.
-  void addCall(const std::string& name, Clock::time_point t0, Clock::time_point t1, const char* category = "call") {
+  void addCall(const std::string& name, Clock::time_point t0, Clock::time_point t1,
+               const char* category = "call") {
     std::lock_guard<std::mutex> lock(mu_);
-    calls_.push_back(Call{name, category, tid(), us(t0), std::chrono::duration<double, std::micro>(t1 - t0).count()});
+    calls_.push_back(Call{name, category, tid(), us(t0),
+                          std::chrono::duration<double, std::micro>(t1 - t0).count()});
   }
 
   void write(const std::string& path) const {
     nlohmann::json events = nlohmann::json::array();
     for (const auto& c : calls_)
-      events.push_back({{"name", c.name}, {"cat", c.category}, {"ph", "X"}, {"ts", c.ts}, {"dur", c.dur}, {"pid", 1},
+      events.push_back({{"name", c.name},
+                        {"cat", c.category},
+                        {"ph", "X"},
+                        {"ts", c.ts},
+                        {"dur", c.dur},
+                        {"pid", 1},
                         {"tid", c.tid}});
     for (const auto& e : events_) {
       nlohmann::json args = nlohmann::json::object();
       if (e.node->sourceRange()) args["place"] = e.node->sourceRange()->str();
-      events.push_back({{"name", e.node->kind().toQualString()}, {"cat", "op"}, {"ph", "X"}, {"ts", e.ts},
-                        {"dur", e.dur}, {"pid", 1}, {"tid", e.tid}, {"args", args}});
+      events.push_back({{"name", e.node->kind().toQualString()},
+                        {"cat", "op"},
+                        {"ph", "X"},
+                        {"ts", e.ts},
+                        {"dur", e.dur},
+                        {"pid", 1},
+                        {"tid", e.tid},
+                        {"args", args}});
     }
     for (const auto& sp : spans_) {
       nlohmann::json args = nlohmann::json::object();
       if (!sp.detail.empty()) args["detail"] = sp.detail;
-      events.push_back({{"name", sp.name}, {"cat", sp.category}, {"ph", "X"}, {"ts", sp.ts}, {"dur", sp.dur},
-                        {"pid", 1}, {"tid", sp.tid}, {"args", args}});
+      events.push_back({{"name", sp.name},
+                        {"cat", sp.category},
+                        {"ph", "X"},
+                        {"ts", sp.ts},
+                        {"dur", sp.dur},
+                        {"pid", 1},
+                        {"tid", sp.tid},
+                        {"args", args}});
     }
     nlohmann::json trace = {{"traceEvents", events}, {"displayTimeUnit", "ms"}};
     writeFileAtomically(path, trace.dump() + "\n");
@@ -183,7 +206,8 @@ class TraceRecorder final : public OpObserver {
   std::vector<std::pair<std::string, double>> layerTotals() const {
     std::map<std::string, double> ms;
     for (const auto& sp : spans_)
-      if (sp.category == "layer") ms[sp.detail.substr(0, sp.detail.find(" at "))] += sp.dur / 1000.0;
+      if (sp.category == "layer")
+        ms[sp.detail.substr(0, sp.detail.find(" at "))] += sp.dur / 1000.0;
     return sorted(ms);
   }
   /// The build steps (name, milliseconds) in order; the layers' preparation spans left out.
@@ -198,9 +222,11 @@ class TraceRecorder final : public OpObserver {
   }
 
  private:
-  static std::vector<std::pair<std::string, double>> sorted(const std::map<std::string, double>& ms) {
+  static std::vector<std::pair<std::string, double>> sorted(
+      const std::map<std::string, double>& ms) {
     std::vector<std::pair<std::string, double>> out(ms.begin(), ms.end());
-    std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    std::sort(out.begin(), out.end(),
+              [](const auto& a, const auto& b) { return a.second > b.second; });
     return out;
   }
   struct Event {
@@ -227,7 +253,9 @@ class TraceRecorder final : public OpObserver {
     thread_local int id = nextTid_++;
     return id;
   }
-  double us(Clock::time_point t) const { return std::chrono::duration<double, std::micro>(t - origin_).count(); }
+  double us(Clock::time_point t) const {
+    return std::chrono::duration<double, std::micro>(t - origin_).count();
+  }
 
   Clock::time_point origin_;
   std::atomic<int> nextTid_{1};
@@ -280,7 +308,8 @@ void benchCommand(const BenchOptions& o) {
     const double c = processCpuMs();
     (void)m.runMethod(o.method, args);
     if (i == 0) firstMs = msSince(t), firstCpuMs = processCpuMs() - c;
-    if (recorder) recorder->addCall(fmt::format("{} (warm-up {})", o.method, i + 1), t, Clock::now(), "warmup");
+    if (recorder)
+      recorder->addCall(fmt::format("{} (warm-up {})", o.method, i + 1), t, Clock::now(), "warmup");
   }
   if (recorder) recorder->startTimed();
   // K callers, each making --runs timed calls; latencies of all calls, wall time of all.
@@ -324,11 +353,15 @@ void benchCommand(const BenchOptions& o) {
   std::vector<double> times;
   for (const auto& c : perCaller) times.insert(times.end(), c.begin(), c.end());
   std::sort(times.begin(), times.end());
-  const double median = times.size() % 2 ? times[times.size() / 2]
-                                         : (times[times.size() / 2 - 1] + times[times.size() / 2]) / 2;
-  const double p50 = percentile(times, 0.50), p90 = percentile(times, 0.90), p99 = percentile(times, 0.99);
+  const double median = times.size() % 2
+                            ? times[times.size() / 2]
+                            : (times[times.size() / 2 - 1] + times[times.size() / 2]) / 2;
+  const double p50 = percentile(times, 0.50), p90 = percentile(times, 0.90),
+               p99 = percentile(times, 0.99);
   const int64_t batch = o.batch > 0 ? o.batch : 1;
-  const double ips = wallMs > 0 ? static_cast<double>(times.size()) * static_cast<double>(batch) * 1000.0 / wallMs : 0;
+  const double ips =
+      wallMs > 0 ? static_cast<double>(times.size()) * static_cast<double>(batch) * 1000.0 / wallMs
+                 : 0;
   if (recorder) {
     createParentDirectory(o.profile);
     recorder->write(o.profile);
@@ -377,18 +410,22 @@ void benchCommand(const BenchOptions& o) {
                            buildMs, prepared ? ", engines planned for these inputs" : "");
   if (firstMs >= 0) std::cout << fmt::format("first call: {:.3f} ms\n", firstMs);
   if (o.batch > 0 || o.concurrency > 1)
-    std::cout << fmt::format("batch: {}, concurrency: {}\n", o.batch > 0 ? std::to_string(o.batch) : "as given",
-                             o.concurrency);
-  std::cout << fmt::format("latency over {} runs after {} warmup: median {:.3f} ms, min {:.3f} ms, max {:.3f} ms\n",
-                           times.size(), o.warmup, median, times.front(), times.back())
-            << fmt::format("percentiles: p50 {:.3f} ms, p90 {:.3f} ms, p99 {:.3f} ms\n", p50, p90, p99)
+    std::cout << fmt::format("batch: {}, concurrency: {}\n",
+                             o.batch > 0 ? std::to_string(o.batch) : "as given", o.concurrency);
+  std::cout << fmt::format(
+                   "latency over {} runs after {} warmup: median {:.3f} ms, min {:.3f} ms, max "
+                   "{:.3f} ms\n",
+                   times.size(), o.warmup, median, times.front(), times.back())
+            << fmt::format("percentiles: p50 {:.3f} ms, p90 {:.3f} ms, p99 {:.3f} ms\n", p50, p90,
+                           p99)
             << fmt::format("throughput: {:.2f} inferences/s\n", ips)
             << fmt::format("peak memory: {:.1f} MiB\n", peakRssMiB());
   if (recorder) {
     auto totals = recorder->totals();
     double all = 0;
     for (const auto& [name, ms] : totals) all += ms;
-    std::cout << fmt::format("profile: {} (per-op totals over {} calls below)\n", o.profile, times.size());
+    std::cout << fmt::format("profile: {} (per-op totals over {} calls below)\n", o.profile,
+                             times.size());
     for (size_t i = 0; i < totals.size() && i < 15; ++i)
       std::cout << fmt::format("  {:>10.3f} ms {:>5.1f}%  {}\n", totals[i].second,
                                all > 0 ? 100.0 * totals[i].second / all : 0.0, totals[i].first);
@@ -399,12 +436,14 @@ void benchCommand(const BenchOptions& o) {
       std::cout << "engine layers by kind (inside torchless::execute_engine):\n";
       for (size_t i = 0; i < layers.size() && i < 15; ++i)
         std::cout << fmt::format("  {:>10.3f} ms {:>5.1f}%  {}\n", layers[i].second,
-                                 inEngines > 0 ? 100.0 * layers[i].second / inEngines : 0.0, layers[i].first);
+                                 inEngines > 0 ? 100.0 * layers[i].second / inEngines : 0.0,
+                                 layers[i].first);
     }
     auto steps = recorder->buildSteps();
     if (!steps.empty()) {
       std::cout << "build steps (in the load and the warm-up calls):\n";
-      for (const auto& [name, ms] : steps) std::cout << fmt::format("  {:>10.3f} ms  {}\n", ms, name);
+      for (const auto& [name, ms] : steps)
+        std::cout << fmt::format("  {:>10.3f} ms  {}\n", ms, name);
     }
   }
 }
@@ -421,14 +460,19 @@ void registerBenchCommand(CLI::App& app) {
   cmd->add_option("--method", opts->method, "method to run (default forward)");
   cmd->add_option("--threads", opts->threads, "threads for kernels (default: all cores)")
       ->check(CLI::Range(1, 4096));
-  cmd->add_option("--runs", opts->runs, "timed calls per caller (default 20)")->check(CLI::PositiveNumber);
-  cmd->add_option("--warmup", opts->warmup, "untimed calls first (default 3)")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--batch", opts->batch,
-                  "repeat each tensor input of batch 1 along dim 0 to this batch (default: as given)")
+  cmd->add_option("--runs", opts->runs, "timed calls per caller (default 20)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--warmup", opts->warmup, "untimed calls first (default 3)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option(
+         "--batch", opts->batch,
+         "repeat each tensor input of batch 1 along dim 0 to this batch (default: as given)")
       ->check(CLI::Range(1, 1 << 20));
-  cmd->add_option("--concurrency", opts->concurrency, "callers calling at once, each --runs times (default 1)")
+  cmd->add_option("--concurrency", opts->concurrency,
+                  "callers calling at once, each --runs times (default 1)")
       ->check(CLI::Range(1, 1024));
-  cmd->add_option("--profile", opts->profile, "write per-op times of the timed calls as a Chrome trace (JSON)");
+  cmd->add_option("--profile", opts->profile,
+                  "write per-op times of the timed calls as a Chrome trace (JSON)");
   cmd->add_flag("--json", opts->json, "one JSON object instead of text");
   cmd->callback([opts]() { benchCommand(*opts); });
 }

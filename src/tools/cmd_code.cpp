@@ -81,18 +81,19 @@ void printCode(const CodeOptions& o) {
     }
     names.push_back(def.name().name());
   }
-  throw Error(fmt::format("class '{}' has no method '{}' (methods: {})", qualname, o.method,
-                          names.empty() ? std::string("none") : fmt::format("{}", fmt::join(names, ", "))),
-              o.model);
+  throw Error(
+      fmt::format("class '{}' has no method '{}' (methods: {})", qualname, o.method,
+                  names.empty() ? std::string("none") : fmt::format("{}", fmt::join(names, ", "))),
+      o.model);
 }
 
 }  // namespace
 
 void registerCodeCommand(CLI::App& app) {
   auto opts = std::make_shared<CodeOptions>();
-  auto* cmd = app.add_subcommand("code", "Print the TorchScript source of an archive's root module");
-  cmd->add_option("MODEL", opts->model, "TorchScript archive (.pt)")
-      ->required();
+  auto* cmd =
+      app.add_subcommand("code", "Print the TorchScript source of an archive's root module");
+  cmd->add_option("MODEL", opts->model, "TorchScript archive (.pt)")->required();
   cmd->add_option("--method", opts->method, "Print only this method's def");
   cmd->callback([opts]() { printCode(*opts); });
 }

@@ -11,11 +11,11 @@
 // run once before writing, so the report shows each engine's memory plan.
 #include "api/cli_io.h"
 #include "api/compile.h"
+#include "api/environment.h"
 #include "api/freeze.h"
 #include "convert/engine/engine_record.h"
 #include "core/error.h"
 #include "core/npy.h"
-#include "api/environment.h"
 #include "tools/commands.h"
 #include "tools/device_options.h"
 #include "tools/save_checked.h"
@@ -61,9 +61,10 @@ engine::InputProfile parseSpec(const std::string& spec) {
       if (used != d.size() || v <= 0) throw std::invalid_argument(d);
       dims.push_back(v);
     } catch (const std::exception&) {
-      throw Error(fmt::format("--input '{}': '{}' is not a positive size (expected 1x3x224x224 or "
-                              "\"[(1,3,224,224);(4,3,224,224);(8,3,224,224)]@fp32\")",
-                              spec, d));
+      throw Error(
+          fmt::format("--input '{}': '{}' is not a positive size (expected 1x3x224x224 or "
+                      "\"[(1,3,224,224);(4,3,224,224);(8,3,224,224)]@fp32\")",
+                      spec, d));
     }
     if (end == std::string::npos) break;
     pos = end + 1;
@@ -89,7 +90,8 @@ void compileCommand(const CompileOptions& o) {
   spec.precision = o.precision;
   for (const auto& s : o.specs) spec.inputs.push_back(parseSpec(s));
   if (!o.inputs.empty())
-    spec.exampleInputs = parseInputs(o.inputs, params, [](const std::string& p) { return loadNpy(p); });
+    spec.exampleInputs =
+        parseInputs(o.inputs, params, [](const std::string& p) { return loadNpy(p); });
   if (spec.inputs.empty()) {
     // Shapes from the examples, batch dimension free.
     for (const IValue& v : spec.exampleInputs) {
@@ -120,17 +122,18 @@ void compileCommand(const CompileOptions& o) {
     std::string details;
     for (const auto& u : unsupported) details += "  " + u.str() + "\n";
     details.pop_back();
-    throw UnsupportedError(fmt::format("{} node{} of forward cannot run in an engine (listed below)",
-                                       unsupported.size(), unsupported.size() == 1 ? "" : "s"),
-                           o.model, details);
+    throw UnsupportedError(
+        fmt::format("{} node{} of forward cannot run in an engine (listed below)",
+                    unsupported.size(), unsupported.size() == 1 ? "" : "s"),
+        o.model, details);
   }
   CompileResult c = compile(m, spec);
   std::cout << c.report.str();
   for (size_t i = 0; i < c.report.segments.size(); ++i) {
     const auto& s = c.report.segments[i];
     if (!s.engine) continue;
-    std::cout << fmt::format("engine [{}]: {} layers, memory plan {} bytes\n", i, s.built->network().layers().size(),
-                             s.built->arenaBytes());
+    std::cout << fmt::format("engine [{}]: {} layers, memory plan {} bytes\n", i,
+                             s.built->network().layers().size(), s.built->arenaBytes());
     std::cout << s.built->network().str();
   }
   saveLoadable(c.module, o.output, "compiled");
@@ -142,22 +145,28 @@ void compileCommand(const CompileOptions& o) {
 
 void registerCompileCommand(CLI::App& app) {
   auto o = std::make_shared<CompileOptions>();
-  auto* cmd = app.add_subcommand("compile", "Compile forward into fused CPU engines, written into an archive");
+  auto* cmd = app.add_subcommand("compile",
+                                 "Compile forward into fused CPU engines, written into an archive");
   cmd->add_option("MODEL", o->model, "TorchScript archive (.pt)")->required();
   addDeviceOptions(cmd, o->device);
   cmd->add_option("INPUT", o->inputs, "example inputs, as for run");
   cmd->add_option("-o,--output", o->output, "the archive to write");
   cmd->add_option("--input", o->specs,
-                  "shape profile per tensor input: 1x3x224x224 or \"[(1,3,224,224);(4,3,224,224);(8,3,224,224)]@fp32\"")
+                  "shape profile per tensor input: 1x3x224x224 or "
+                  "\"[(1,3,224,224);(4,3,224,224);(8,3,224,224)]@fp32\"")
       ->allow_extra_args(false);  // one per --input: CLI11 would split "[...]" at its commas
-  cmd->add_option("--precision", o->precision, "fp32 or bf16")->check(CLI::IsMember({"fp32", "bf16"}));
+  cmd->add_option("--precision", o->precision, "fp32 or bf16")
+      ->check(CLI::IsMember({"fp32", "bf16"}));
   cmd->add_option("--min-block-size", o->minBlockSize, "fewest nodes in an engine (default 3)")
       ->check(CLI::Range(1, 1000000));
-  cmd->add_option("--torch-executed-op", o->torchExecutedOps, "an op kept in the interpreter (repeatable)")
+  cmd->add_option("--torch-executed-op", o->torchExecutedOps,
+                  "an op kept in the interpreter (repeatable)")
       ->allow_extra_args(false);
-  cmd->add_flag("--require-full-compilation", o->requireFull, "fail unless all of forward runs in engines");
-  cmd->add_flag("--check-method-support", o->checkSupport,
-                "list the nodes no engine converter takes, with their places; exit 0 when there are none");
+  cmd->add_flag("--require-full-compilation", o->requireFull,
+                "fail unless all of forward runs in engines");
+  cmd->add_flag(
+      "--check-method-support", o->checkSupport,
+      "list the nodes no engine converter takes, with their places; exit 0 when there are none");
   cmd->add_option("--threads", o->threads, "threads for kernels (default: the idle cores)")
       ->check(CLI::Range(1, 4096));
   cmd->callback([o, cmd] {

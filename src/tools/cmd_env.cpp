@@ -29,11 +29,12 @@ void envCommand(bool json) {
   }
   std::cout << fmt::format("torchless {}\n", TORCHLESS_VERSION);
   std::cout << fmt::format("oneDNN: {}, ISA {}\n", e.onednnVersion, e.onednnIsa);
-  std::cout << fmt::format("CPU: {} ({} logical cores)\n", e.cpuModel.empty() ? "unknown" : e.cpuModel,
-                           e.cores);
+  std::cout << fmt::format("CPU: {} ({} logical cores)\n",
+                           e.cpuModel.empty() ? "unknown" : e.cpuModel, e.cores);
   std::cout << fmt::format("CPU features: {}\n",
-                           e.cpuFeatures.empty() ? std::string("none detected")
-                                                 : fmt::format("{}", fmt::join(e.cpuFeatures, " ")));
+                           e.cpuFeatures.empty()
+                               ? std::string("none detected")
+                               : fmt::format("{}", fmt::join(e.cpuFeatures, " ")));
   std::cout << fmt::format("threads: {} by default (--threads N to choose), idle wait: {}\n",
                            e.defaultThreads, e.waitPolicy);
   std::cout << fmt::format("ONNX export: opsets {}..{} (default {})\n", e.minOpset, e.maxOpset,
@@ -46,7 +47,8 @@ void envCommand(bool json) {
 
 void registerEnvCommand(CLI::App& app) {
   auto json = std::make_shared<bool>(false);
-  auto* cmd = app.add_subcommand("env", "Report the version, oneDNN, CPU features, threads and formats");
+  auto* cmd =
+      app.add_subcommand("env", "Report the version, oneDNN, CPU features, threads and formats");
   cmd->add_flag("--json", *json, "print the report as JSON");
   cmd->callback([json]() { envCommand(*json); });
 }

@@ -22,13 +22,13 @@
 #include "passes/passes.h"
 #include "tools/commands.h"
 #include "tools/device_options.h"
-#include "tools/save_checked.h"
 #include "tools/input_options.h"
+#include "tools/save_checked.h"
 
+#include <unistd.h>
 #include <fstream>
 #include <iostream>
 #include <sstream>
-#include <unistd.h>
 #include <unordered_map>
 
 namespace torchless::cli {
@@ -64,7 +64,8 @@ std::vector<std::string> splitComma(const std::string& s) {
 std::pair<std::string, std::vector<int64_t>> parseDynamicAxes(const std::string& spec) {
   auto colon = spec.rfind(':');
   if (colon == std::string::npos || colon == 0 || colon + 1 == spec.size())
-    throw CLI::ValidationError("--dynamic-axes", fmt::format("expects NAME:AXIS[,AXIS...], got '{}'", spec));
+    throw CLI::ValidationError("--dynamic-axes",
+                               fmt::format("expects NAME:AXIS[,AXIS...], got '{}'", spec));
   std::vector<int64_t> axes;
   for (const auto& a : splitComma(spec.substr(colon + 1))) {
     try {
@@ -72,7 +73,8 @@ std::pair<std::string, std::vector<int64_t>> parseDynamicAxes(const std::string&
       axes.push_back(std::stoll(a, &used));
       if (used != a.size()) throw std::invalid_argument(a);
     } catch (const std::exception&) {
-      throw CLI::ValidationError("--dynamic-axes", fmt::format("'{}' is not an axis number in '{}'", a, spec));
+      throw CLI::ValidationError("--dynamic-axes",
+                                 fmt::format("'{}' is not an axis number in '{}'", a, spec));
     }
   }
   return {spec.substr(0, colon), axes};
@@ -81,7 +83,8 @@ std::pair<std::string, std::vector<int64_t>> parseDynamicAxes(const std::string&
 // Freezes a method graph: GetAttr chains from self (input 0) become parameter inputs
 // (tensors, named by path) or constants; self goes. Returns the parameter names and values,
 // in the order of the new inputs (after the method's own inputs).
-std::vector<std::pair<std::string, Tensor>> freezeGraph(Graph& g, const ObjectPtr& self, const std::string& method) {
+std::vector<std::pair<std::string, Tensor>> freezeGraph(Graph& g, const ObjectPtr& self,
+                                                        const std::string& method) {
   std::vector<std::pair<std::string, Tensor>> params;
   std::unordered_map<const Value*, IValue> objects{{g.inputs()[0], IValue(self)}};
   std::unordered_map<const Value*, std::string> paths{{g.inputs()[0], ""}};
@@ -102,7 +105,8 @@ std::vector<std::pair<std::string, Tensor>> freezeGraph(Graph& g, const ObjectPt
     std::string path = paths.at(n->input(0));
     path = path.empty() ? name : path + "." + name;
     // A TorchBind object (quantized packed params) is a constant, not a submodule.
-    if (value.isObject() && value.toObject()->type->name().rfind("__torch__.torch.classes.", 0) != 0) {
+    if (value.isObject() &&
+        value.toObject()->type->name().rfind("__torch__.torch.classes.", 0) != 0) {
       objects[n->output()] = value;
       paths[n->output()] = path;
       continue;
@@ -138,8 +142,9 @@ std::vector<std::pair<std::string, Tensor>> freezeGraph(Graph& g, const ObjectPt
       const std::string prefix = paths.at(n->input(0)).empty() ? "" : paths.at(n->input(0)) + ".";
       std::vector<Value*> ins;
       for (size_t i = 0; i < items.size(); ++i)
-        ins.push_back(paramInput(names.size() == items.size() ? prefix + names[i] : fmt::format("{}.{}", path, i),
-                                 items[i].toTensor(), TensorType::get()));
+        ins.push_back(paramInput(
+            names.size() == items.size() ? prefix + names[i] : fmt::format("{}.{}", path, i),
+            items[i].toTensor(), TensorType::get()));
       WithInsertPoint guard(n);
       replacement = g.insertNode(g.createList(TensorType::get(), ins))->output();
     } else {
@@ -153,10 +158,12 @@ std::vector<std::pair<std::string, Tensor>> freezeGraph(Graph& g, const ObjectPt
   if (g.inputs()[0]->hasUses()) {
     // Name the first use (prim::SetAttr of a stateful model, a method call left uninlined).
     const Node* user = g.inputs()[0]->uses().front().user;
-    throw Error(fmt::format("{} uses the module object itself ({}), not only its attributes; it cannot be frozen "
-                            "for export",
-                            method, user->kind().toQualString()),
-                convert::nodePlace(*user));
+    throw Error(
+        fmt::format(
+            "{} uses the module object itself ({}), not only its attributes; it cannot be frozen "
+            "for export",
+            method, user->kind().toQualString()),
+        convert::nodePlace(*user));
   }
   g.eraseInput(0);
   return params;
@@ -202,7 +209,8 @@ void exportCommand(const ExportCliOptions& o) {
       throw;
     }
     std::vector<ParamSpec> params;
-    for (const Value* v : graph->inputs()) params.push_back({v->debugName(), v->type(), std::nullopt});
+    for (const Value* v : graph->inputs())
+      params.push_back({v->debugName(), v->type(), std::nullopt});
     inputs = parseInputs(words, params, loadTensor);
   } else {
     progress("loading " + o.model);
@@ -235,12 +243,13 @@ void exportCommand(const ExportCliOptions& o) {
   const bool external = onnx_export::saveModel(model, o.output, save);
   size_t nodes = 0;
   for (const auto& [op, count] : report.opCounts) nodes += static_cast<size_t>(count);
-  std::cout << fmt::format("{}: opset {}, {} nodes, {} initializers{}{}\n", o.output, o.opset, nodes,
-                           report.numInitializers, external ? fmt::format(" (data in {}.data)", o.output) : "",
-                           report.checked ? ", checked"
-                           : o.noCheck    ? " (not checked: --no-check)"
-                                          : fmt::format(" (not checked: the ONNX library checks opsets up to {})",
-                                                        onnx_export::checkerMaxOpset()));
+  std::cout << fmt::format(
+      "{}: opset {}, {} nodes, {} initializers{}{}\n", o.output, o.opset, nodes,
+      report.numInitializers, external ? fmt::format(" (data in {}.data)", o.output) : "",
+      report.checked ? ", checked"
+      : o.noCheck    ? " (not checked: --no-check)"
+                     : fmt::format(" (not checked: the ONNX library checks opsets up to {})",
+                                   onnx_export::checkerMaxOpset()));
   if (!report.runError.empty())
     std::cerr << "warning: the example run failed (" << report.runError
               << "); sizes came from the graph's types only\n";
@@ -251,7 +260,8 @@ void exportCommand(const ExportCliOptions& o) {
 void registerExportCommand(CLI::App& app) {
   auto opts = std::make_shared<ExportCliOptions>();
   auto* cmd = app.add_subcommand("export", "Export a TorchScript archive (or an IR graph) to ONNX");
-  cmd->add_option("MODEL", opts->model, "the .pt archive, or a graph in PyTorch's text format (.ir, .graph)")
+  cmd->add_option("MODEL", opts->model,
+                  "the .pt archive, or a graph in PyTorch's text format (.ir, .graph)")
       ->required();
   addDeviceOptions(cmd, opts->device);
   cmd->add_option("INPUT", opts->inputs, "example inputs, one per argument, as for `run`");
@@ -275,17 +285,21 @@ void registerExportCommand(CLI::App& app) {
             }
           },
           "NAME:AXIS[,AXIS...]"));
-  cmd->add_option("--external-data-threshold", opts->externalDataThreshold,
-                  "write initializers of 1 KiB and more to OUTPUT.data when the model reaches this many "
-                  "bytes (default: just under protobuf's 2 GB limit; 0: always)");
-  cmd->add_flag("--no-check", opts->noCheck,
-               "write the model without running the ONNX checker and shape inference (to inspect a "
-               "model the checker rejects)");
-  cmd->add_flag("--no-fold", opts->noFold,
-                "keep batch norms as BatchNormalization (by default they fold into the convolution or "
-                "linear before them, as torch.onnx does)");
+  cmd->add_option(
+      "--external-data-threshold", opts->externalDataThreshold,
+      "write initializers of 1 KiB and more to OUTPUT.data when the model reaches this many "
+      "bytes (default: just under protobuf's 2 GB limit; 0: always)");
+  cmd->add_flag(
+      "--no-check", opts->noCheck,
+      "write the model without running the ONNX checker and shape inference (to inspect a "
+      "model the checker rejects)");
+  cmd->add_flag(
+      "--no-fold", opts->noFold,
+      "keep batch norms as BatchNormalization (by default they fold into the convolution or "
+      "linear before them, as torch.onnx does)");
   cmd->add_option("--method", opts->method, "the method to export (default forward)");
-  cmd->add_option("--threads", opts->threads, "threads for the example run's kernels (default: all cores)")
+  cmd->add_option("--threads", opts->threads,
+                  "threads for the example run's kernels (default: all cores)")
       ->check(CLI::Range(1, 4096));
   cmd->add_flag("--progress", opts->progress,
                 "print each step on stderr (the default when stderr is a terminal)");

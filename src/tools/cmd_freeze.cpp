@@ -1,4 +1,5 @@
-// `torchless freeze MODEL.pt -o OUT.pt [--optimize] [--eval] [--method NAME ...] [--preserve ATTR ...]`
+// `torchless freeze MODEL.pt -o OUT.pt [--optimize] [--eval] [--method NAME ...] [--preserve ATTR
+// ...]`
 //
 // Loads the module, freezes it as torch.jit.freeze does (api/freeze.h: calls inlined,
 // attributes folded into constants, training branches and eval dropouts removed, conv/linear
@@ -7,12 +8,12 @@
 // (torchless::save: written to a temporary name, renamed at the end; torch.jit.load reads
 // it). --method keeps more methods besides forward; --preserve keeps attributes unfolded
 // (both are PyTorch's preserved_attrs). A module saved in training mode is refused, as by
-// torch.jit.freeze, unless --eval switches it to eval mode first. TORCHLESS_JIT=0 skips the optional folds;
-// TORCHLESS_LOG=freeze,fold_conv_bn prints the graph after those passes.
+// torch.jit.freeze, unless --eval switches it to eval mode first. TORCHLESS_JIT=0 skips the
+// optional folds; TORCHLESS_LOG=freeze,fold_conv_bn prints the graph after those passes.
+#include "api/environment.h"
 #include "api/freeze.h"
 #include "api/module.h"
 #include "core/error.h"
-#include "api/environment.h"
 #include "tools/commands.h"
 #include "tools/device_options.h"
 #include "tools/save_checked.h"
@@ -46,13 +47,15 @@ void runFreeze(const FreezeCliOptions& o) {
   // is_training() would say true).
   if (m.object()->type->findAttributeSlot("training") && m.isTraining()) {
     if (!o.eval)
-      throw Error(fmt::format("module '{}' was saved in training mode, and freezing needs eval mode "
-                              "(as torch.jit.freeze); pass --eval to switch every submodule to eval "
-                              "mode first (module.eval())",
-                              m.object()->type->name()),
-                  o.model);
+      throw Error(
+          fmt::format("module '{}' was saved in training mode, and freezing needs eval mode "
+                      "(as torch.jit.freeze); pass --eval to switch every submodule to eval "
+                      "mode first (module.eval())",
+                      m.object()->type->name()),
+          o.model);
     m.eval();
-    std::cerr << "note: " << o.model << " was saved in training mode; frozen in eval mode (--eval)\n";
+    std::cerr << "note: " << o.model
+              << " was saved in training mode; frozen in eval mode (--eval)\n";
   }
   FreezeOptions fo;
   fo.preservedAttrs = o.methods;

@@ -8,8 +8,8 @@
 // (code/ compiled) and the graph of --method (default forward) is printed, with calls
 // inlined for --inline, frozen (torchless::freeze, api/freeze.h) for --frozen.
 #include "api/freeze.h"
-#include "api/pipeline.h"
 #include "api/module.h"
+#include "api/pipeline.h"
 #include "core/error.h"
 #include "ir/ir.h"
 #include "ir/ir_parser.h"
@@ -60,8 +60,10 @@ std::shared_ptr<Graph> archiveGraph(const GraphOptions& o, Module& loaded) {
     // --pipeline execution: the graph Module::runMethod runs (api/pipeline.h), with its
     // engine segments, then the partition report on stderr.
     std::shared_ptr<const ExecutionPlan> plan = m.executionPlan(o.method);
-    if (!plan->notFrozen.empty()) std::cerr << "runs as loaded: " << plan->notFrozen << "\n";
-    else std::cerr << plan->report.str();
+    if (!plan->notFrozen.empty())
+      std::cerr << "runs as loaded: " << plan->notFrozen << "\n";
+    else
+      std::cerr << plan->report.str();
     return plan->graph->copy();
   }
   if (o.frozen) {
@@ -92,7 +94,8 @@ void runGraph(const GraphOptions& o) {
   if (o.file.empty()) throw CLI::RequiredError("FILE");
   for (const auto& p : o.passes) {
     if (!registry.find(p))
-      throw CLI::ValidationError("--pass", fmt::format("unknown pass '{}' (torchless graph --list-passes lists them)", p));
+      throw CLI::ValidationError(
+          "--pass", fmt::format("unknown pass '{}' (torchless graph --list-passes lists them)", p));
   }
   std::string text = readText(o.file);
   std::shared_ptr<Graph> g;
@@ -101,8 +104,9 @@ void runGraph(const GraphOptions& o) {
     g = archiveGraph(o, loaded);
   } else {
     if (o.inlineCalls || o.frozen || o.method != "forward" || !o.pipeline.empty())
-      throw Error("--method, --inline, --frozen and --pipeline apply to model archives, not to graph text",
-                  o.file);
+      throw Error(
+          "--method, --inline, --frozen and --pipeline apply to model archives, not to graph text",
+          o.file);
     g = std::make_shared<Graph>();
     parseIR(text, g.get(), ParseIROptions{o.file, nullptr});
     try {

@@ -105,7 +105,8 @@ std::string describeValue(const IValue& v, int depth = 0) {
   if (depth > 8) return "...";
   auto items = [&](const std::vector<IValue>& xs, const char* open, const char* close) {
     std::vector<std::string> parts;
-    for (size_t i = 0; i < xs.size() && i < 16; ++i) parts.push_back(describeValue(xs[i], depth + 1));
+    for (size_t i = 0; i < xs.size() && i < 16; ++i)
+      parts.push_back(describeValue(xs[i], depth + 1));
     if (xs.size() > 16) parts.push_back(fmt::format("... ({} in all)", xs.size()));
     return fmt::format("{}{}{}", open, fmt::join(parts, ", "), close);
   };
@@ -206,7 +207,8 @@ InfoReport collect(const std::string& path) {
   options.readTensorData = false;
   auto t0 = std::chrono::steady_clock::now();
   r.data = loadArchiveData(path, {}, options);
-  r.readMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  r.readMs =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   const ArchiveData& d = r.data;
   r.hints = producerHints(d);
 
@@ -229,7 +231,8 @@ InfoReport collect(const std::string& path) {
       std::vector<std::string> inputs;
       if (v.isList())
         for (const auto& x : v.toList()->list) inputs.push_back(describeValue(x));
-      else inputs.push_back(describeValue(v));
+      else
+        inputs.push_back(describeValue(v));
       r.tracedInputs.emplace_back(k.isString() ? k.toStringRef() : describeValue(k),
                                   std::move(inputs));
     }
@@ -251,9 +254,9 @@ void printSummary(const InfoReport& r) {
               << r.compileError->firstLine() << "\n";
     for (const auto& c : r.compileError->context()) std::cout << "  " << c << "\n";
   } else {
-    std::cout << fmt::format("module: {}{}\n", r.rootClass,
-                             r.training ? fmt::format(" (training: {})", *r.training ? "True" : "False")
-                                        : "");
+    std::cout << fmt::format(
+        "module: {}{}\n", r.rootClass,
+        r.training ? fmt::format(" (training: {})", *r.training ? "True" : "False") : "");
     std::cout << fmt::format("code: compiles ({} functions)\n", r.functions);
     std::cout << fmt::format("methods of {}:\n", r.rootClass);
     for (const auto& [name, schema] : r.methods) std::cout << "  " << schema << "\n";
@@ -290,8 +293,9 @@ void printDetails(const InfoReport& r) {
       humanBytes(r.moduleTensors.bytes), r.moduleTensors.bytes, r.storages,
       r.dtypes.empty() ? "" : fmt::format(", dtypes {}", fmt::join(r.dtypes, ", ")));
   std::cout << "  (every tensor attribute of a module object)\n";
-  std::cout << fmt::format("constants: {} ({} tensors, {} storages)\n", d.constants->elements.size(),
-                           r.constantTensors, d.constantStorages.size());
+  std::cout << fmt::format("constants: {} ({} tensors, {} storages)\n",
+                           d.constants->elements.size(), r.constantTensors,
+                           d.constantStorages.size());
   std::cout << fmt::format("classes in data.pkl and constants.pkl: {}\n", r.classes.size());
   for (const auto& [name, s] : r.classes)
     std::cout << fmt::format("  {} ({}, {} object{}, {} attributes)\n", name,
@@ -334,7 +338,8 @@ void printJson(const InfoReport& r) {
     j["module"] = {{"class", r.rootClass},
                    {"training", r.training ? Json(*r.training) : Json(nullptr)}};
     Json methods = Json::array();
-    for (const auto& [name, schema] : r.methods) methods.push_back({{"name", name}, {"schema", schema}});
+    for (const auto& [name, schema] : r.methods)
+      methods.push_back({{"name", name}, {"schema", schema}});
     j["methods"] = methods;
     j["parameters"] = groupJson(r.parameters);
     j["buffers"] = groupJson(r.buffers);
@@ -381,7 +386,8 @@ void printJson(const InfoReport& r) {
 
 void infoCommand(const std::string& path, bool json) {
   InfoReport r = collect(path);
-  if (json) printJson(r);
+  if (json)
+    printJson(r);
   else {
     printSummary(r);
     printDetails(r);
@@ -397,13 +403,13 @@ void infoCommand(const std::string& path, bool json) {
 }  // namespace
 
 void registerInfoCommand(CLI::App& app) {
-  auto* cmd = app.add_subcommand("info", "Show what is inside a TorchScript archive: a summary "
-                                         "(methods, parameters, traced inputs, operators), then "
-                                         "the records");
+  auto* cmd = app.add_subcommand("info",
+                                 "Show what is inside a TorchScript archive: a summary "
+                                 "(methods, parameters, traced inputs, operators), then "
+                                 "the records");
   auto path = std::make_shared<std::string>();
   auto json = std::make_shared<bool>(false);
-  cmd->add_option("MODEL", *path, "TorchScript archive (.pt)")
-      ->required();
+  cmd->add_option("MODEL", *path, "TorchScript archive (.pt)")->required();
   cmd->add_flag("--json", *json, "print the report as one JSON object (for scripts)");
   cmd->callback([path, json]() { infoCommand(*path, *json); });
 }

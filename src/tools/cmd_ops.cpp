@@ -60,7 +60,8 @@ void registerOpsCommand(CLI::App& app) {
   cmd->add_flag("--coverage", *coverage,
                 "Print one summary line: how many of the matching schemas have a kernel");
   cmd->add_flag("--onnx", *onnx,
-                "Only schemas that ONNX export converts, each with the opsets it is written at (\"opsets 13-18\")");
+                "Only schemas that ONNX export converts, each with the opsets it is written at "
+                "(\"opsets 13-18\")");
   cmd->add_flag("--table", *table,
                 "Print the coverage table: per schema (tab-separated) whether it has a kernel, the "
                 "ONNX opsets it converts at, and its engine converter (native or plugin)");
@@ -109,9 +110,10 @@ void registerOpsCommand(CLI::App& app) {
         engineAll += all.find(std::string_view(op->key)) ? 1 : 0;
         engineNative += native.find(std::string_view(op->key)) ? 1 : 0;
       }
-      out += fmt::format("{} of {} schemas have engine converters: {} native (oneDNN layers), {} plugin "
-                         "(the kernel inside an engine); Torch-TensorRT's TorchScript frontend: about 160\n",
-                         engineAll, n, engineNative, engineAll - engineNative);
+      out += fmt::format(
+          "{} of {} schemas have engine converters: {} native (oneDNN layers), {} plugin "
+          "(the kernel inside an engine); Torch-TensorRT's TorchScript frontend: about 160\n",
+          engineAll, n, engineNative, engineAll - engineNative);
       size_t onnxAll = 0;
       for (const OpInfo* op : OperatorRegistry::global().all()) {
         if (!filter->empty() && op->key.find(*filter) == std::string::npos) continue;
@@ -119,8 +121,7 @@ void registerOpsCommand(CLI::App& app) {
       }
       out += fmt::format("{} of {} schemas have ONNX converters (opsets {}-{})\n", onnxAll, n,
                          onnx_export::kMinOpset, onnx_export::kMaxOpset);
-    }
-    else if (*count)
+    } else if (*count)
       out = std::to_string(n) + "\n";
     std::cout << out;
   });

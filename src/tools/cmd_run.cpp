@@ -7,9 +7,9 @@
 #include "ops/parallel.h"
 #include "tools/commands.h"
 #include "tools/device_options.h"
-#include "tools/save_checked.h"
 #include "tools/input_options.h"
 #include "tools/output_formats.h"
+#include "tools/save_checked.h"
 
 #include <algorithm>
 #include <cmath>
@@ -38,7 +38,8 @@ struct RunOptions {
 /// Compares one output with its expected file as numpy.allclose(actual, expected, rtol, atol)
 /// (NaN equal to NaN); a .txt expects the same text. Prints one line; returns whether it
 /// matches. Shapes must be equal; dtypes must be of one kind (floating, integer, bool).
-bool compareOutput(const FlatOutput& out, const std::string& expectedPath, double rtol, double atol) {
+bool compareOutput(const FlatOutput& out, const std::string& expectedPath, double rtol,
+                   double atol) {
   const std::string name = out.fileName;
   if (out.text) {
     std::ifstream in(expectedPath, std::ios::binary);
@@ -48,7 +49,8 @@ bool compareOutput(const FlatOutput& out, const std::string& expectedPath, doubl
     std::string want = ss.str();
     while (!want.empty() && want.back() == '\n') want.pop_back();
     const bool ok = want == *out.text;
-    std::cout << fmt::format("{}: text {} {}\n", name, ok ? "equal to" : "differs from", expectedPath);
+    std::cout << fmt::format("{}: text {} {}\n", name, ok ? "equal to" : "differs from",
+                             expectedPath);
     return ok;
   }
   Tensor want = loadNpy(expectedPath);
@@ -75,9 +77,10 @@ bool compareOutput(const FlatOutput& out, const std::string& expectedPath, doubl
     if (y != 0) maxRel = std::max(maxRel, d / std::fabs(y));
     if (!(d <= atol + rtol * std::fabs(y))) ++bad;
   }
-  std::cout << fmt::format("{}: max abs error {:.3g}, max rel error {:.3g} (rtol {:g}, atol {:g}): {}\n",
-                           name, maxAbs, maxRel, rtol, atol,
-                           bad == 0 ? "ok" : fmt::format("{} of {} elements differ", bad, a.numel()));
+  std::cout << fmt::format(
+      "{}: max abs error {:.3g}, max rel error {:.3g} (rtol {:g}, atol {:g}): {}\n", name, maxAbs,
+      maxRel, rtol, atol,
+      bad == 0 ? "ok" : fmt::format("{} of {} elements differ", bad, a.numel()));
   return bad == 0;
 }
 
@@ -93,31 +96,39 @@ void runCommand(const RunOptions& o) {
   if (o.format != "npy") {
     const std::string file = o.format == "npz" ? "outputs.npz" : "outputs.json";
     const std::string path = (std::filesystem::path(o.outputDir) / file).string();
-    if (o.format == "npz") writeNpz(result, path);
-    else writeJson(result, path);
-    std::cout << fmt::format("{}: {} value{}\n", file, outputs.size(), outputs.size() == 1 ? "" : "s");
+    if (o.format == "npz")
+      writeNpz(result, path);
+    else
+      writeJson(result, path);
+    std::cout << fmt::format("{}: {} value{}\n", file, outputs.size(),
+                             outputs.size() == 1 ? "" : "s");
   }
   for (const auto& out : outputs) {
     if (o.format == "npy") {
       const std::string path = (std::filesystem::path(o.outputDir) / out.fileName).string();
-      if (out.text) writeTextAtomically(path, *out.text);
-      else saveNpy(path, out.tensor->contiguous());
+      if (out.text)
+        writeTextAtomically(path, *out.text);
+      else
+        saveNpy(path, out.tensor->contiguous());
       std::cout << describeOutput(out) << "\n";
     }
     // Python prints a number as itself (7.5, True), a tensor as print(tensor) does.
     if (o.print)
-      std::cout << (out.text ? *out.text : out.scalar ? out.scalar->repr() : out.tensor->toString()) << "\n";
+      std::cout << (out.text     ? *out.text
+                    : out.scalar ? out.scalar->repr()
+                                 : out.tensor->toString())
+                << "\n";
   }
   if (o.expect.empty()) return;
   if (o.expect.size() > outputs.size())
-    throw Error(fmt::format("--expect gives {} files but the method has {} output{}", o.expect.size(),
-                            outputs.size(), outputs.size() == 1 ? "" : "s"));
+    throw Error(fmt::format("--expect gives {} files but the method has {} output{}",
+                            o.expect.size(), outputs.size(), outputs.size() == 1 ? "" : "s"));
   size_t mismatches = 0;
   for (size_t i = 0; i < o.expect.size(); ++i)
     mismatches += compareOutput(outputs[i], o.expect[i], o.rtol, o.atol) ? 0 : 1;
   if (mismatches)
-    throw Error(fmt::format("{} of {} compared output{} differ{} from the expected values", mismatches,
-                            o.expect.size(), o.expect.size() == 1 ? "" : "s",
+    throw Error(fmt::format("{} of {} compared output{} differ{} from the expected values",
+                            mismatches, o.expect.size(), o.expect.size() == 1 ? "" : "s",
                             mismatches == 1 ? "s" : ""));
 }
 
@@ -137,9 +148,10 @@ void registerRunCommand(CLI::App& app) {
   cmd->add_option("--threads", opts->threads, "threads for kernels (default: all cores)")
       ->check(CLI::Range(1, 4096));
   cmd->add_flag("--print", opts->print, "also print each output as PyTorch prints it");
-  cmd->add_option("--output-format", opts->format,
-                  "npy: out0.npy, out1.npy ... (default); npz: outputs.npz, json: outputs.json, one "
-                  "file keeping tuple, list and dict structure")
+  cmd->add_option(
+         "--output-format", opts->format,
+         "npy: out0.npy, out1.npy ... (default); npz: outputs.npz, json: outputs.json, one "
+         "file keeping tuple, list and dict structure")
       ->check(CLI::IsMember({"npy", "npz", "json"}));
   cmd->add_option("--expect", opts->expect,
                   "expected outputs (out0 first), comma-separated .npy/.txt files: prints the max "

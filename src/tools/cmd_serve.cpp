@@ -45,9 +45,12 @@ void serveCommand(ServeArgs& a) {
       throw Error(fmt::format("--model '{}': expected NAME=MODEL.pt", m));
     o.models.emplace_back(m.substr(0, eq), m.substr(eq + 1));
   }
-  if (a.logLevel == "error") o.logLevel = serve::LogLevel::Error;
-  else if (a.logLevel == "warning") o.logLevel = serve::LogLevel::Warning;
-  else o.logLevel = serve::LogLevel::Info;
+  if (a.logLevel == "error")
+    o.logLevel = serve::LogLevel::Error;
+  else if (a.logLevel == "warning")
+    o.logLevel = serve::LogLevel::Warning;
+  else
+    o.logLevel = serve::LogLevel::Info;
   if (o.repository.empty() && o.models.empty())
     throw CLI::ValidationError("serve", "give a model REPOSITORY or --model NAME=MODEL.pt");
   runServerModule(o);
@@ -57,23 +60,32 @@ void serveCommand(ServeArgs& a) {
 
 void registerServeCommand(CLI::App& app) {
   auto a = std::make_shared<ServeArgs>();
-  auto* cmd = app.add_subcommand("serve", "Serve models over the KServe v2 / Open Inference Protocol (HTTP and gRPC)");
-  cmd->add_option("REPOSITORY", a->repository, "model repository: NAME/VERSION/model.pt (+ NAME/config.json)");
+  auto* cmd = app.add_subcommand(
+      "serve", "Serve models over the KServe v2 / Open Inference Protocol (HTTP and gRPC)");
+  cmd->add_option("REPOSITORY", a->repository,
+                  "model repository: NAME/VERSION/model.pt (+ NAME/config.json)");
   cmd->add_option("--model", a->models, "serve one archive as NAME (repeatable)");
-  cmd->add_option("--http-port", a->options.httpPort, "HTTP/REST port (default 8000; 0: a free port; -1: none)")
+  cmd->add_option("--http-port", a->options.httpPort,
+                  "HTTP/REST port (default 8000; 0: a free port; -1: none)")
       ->check(CLI::Range(-1, 65535));
-  cmd->add_option("--grpc-port", a->options.grpcPort, "gRPC port (default 8001; 0: a free port; -1: none)")
+  cmd->add_option("--grpc-port", a->options.grpcPort,
+                  "gRPC port (default 8001; 0: a free port; -1: none)")
       ->check(CLI::Range(-1, 65535));
-  cmd->add_option("--host", a->options.host, "address to listen on (default 127.0.0.1; 0.0.0.0: every interface)");
-  cmd->add_option("--threads", a->options.threads, "thread budget shared by all model instances (default: the cores)")
+  cmd->add_option("--host", a->options.host,
+                  "address to listen on (default 127.0.0.1; 0.0.0.0: every interface)");
+  cmd->add_option("--threads", a->options.threads,
+                  "thread budget shared by all model instances (default: the cores)")
       ->check(CLI::Range(1, 4096));
-  cmd->add_option("--max-queue", a->options.maxQueue, "requests waiting per model before 429 (default 64)")
+  cmd->add_option("--max-queue", a->options.maxQueue,
+                  "requests waiting per model before 429 (default 64)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
-  cmd->add_option("--max-body-bytes", a->options.maxBodyBytes, "largest request body (default 64 MiB)")
+  cmd->add_option("--max-body-bytes", a->options.maxBodyBytes,
+                  "largest request body (default 64 MiB)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 34));
   cmd->add_option("--http-threads", a->options.httpThreads, "HTTP connection threads (default 16)")
       ->check(CLI::Range(1, 1024));
-  cmd->add_option("--log-level", a->logLevel, "error, warning or info (one line per request; default info)")
+  cmd->add_option("--log-level", a->logLevel,
+                  "error, warning or info (one line per request; default info)")
       ->check(CLI::IsMember({"error", "warning", "info"}));
   cmd->callback([a]() { serveCommand(*a); });
 }

@@ -9,11 +9,11 @@
 // (TracingCheckError) or any error exits 1 with the report on stderr (the trace's warnings
 // after it) and writes nothing.
 #include "api/cli_io.h"
+#include "api/environment.h"
 #include "api/module.h"
 #include "api/trace.h"
 #include "core/error.h"
 #include "core/npy.h"
-#include "api/environment.h"
 #include "tools/commands.h"
 #include "tools/device_options.h"
 #include "tools/input_options.h"
@@ -60,8 +60,8 @@ std::vector<std::string> splitCheckSet(const std::string& s) {
 
 /// The arguments the words give (defaults of the missing trailing parameters left out: the
 /// traced graph takes only what was given, as torch.jit.trace's example inputs).
-std::vector<IValue> givenArgs(const std::vector<std::string>& words, const std::vector<ParamSpec>& params,
-                              const TensorLoader& load) {
+std::vector<IValue> givenArgs(const std::vector<std::string>& words,
+                              const std::vector<ParamSpec>& params, const TensorLoader& load) {
   std::vector<IValue> args = parseInputs(words, params, load);
   size_t used = 0, given = 0;
   for (const auto& p : params) {
@@ -84,7 +84,8 @@ void traceCommand(const TraceCmdOptions& o) {
   std::vector<IValue> args = givenArgs(inputWords(o.in, o.inputs), params, inputLoader(o.in));
   for (size_t i = 0; i < o.checkInputs.size(); ++i) {
     try {
-      options.checkInputs.push_back(givenArgs(splitCheckSet(o.checkInputs[i]), params, inputLoader(o.in)));
+      options.checkInputs.push_back(
+          givenArgs(splitCheckSet(o.checkInputs[i]), params, inputLoader(o.in)));
     } catch (Error& e) {
       e.addContext(fmt::format("in --check-input {} ('{}')", i + 1, o.checkInputs[i]));
       throw;
@@ -119,7 +120,8 @@ void traceCommand(const TraceCmdOptions& o) {
 
 void registerTraceCommand(CLI::App& app) {
   auto opts = std::make_shared<TraceCmdOptions>();
-  auto* cmd = app.add_subcommand("trace", "Trace a method on example inputs into a straight-line module");
+  auto* cmd =
+      app.add_subcommand("trace", "Trace a method on example inputs into a straight-line module");
   cmd->add_option("MODEL", opts->model, "TorchScript archive (.pt)")->required();
   addDeviceOptions(cmd, opts->device);
   cmd->add_option("INPUT", opts->inputs,

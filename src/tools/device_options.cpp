@@ -8,9 +8,10 @@
 namespace torchless::cli {
 
 void addDeviceOptions(CLI::App* cmd, DeviceOptions& o) {
-  cmd->add_option("--map-location", o.mapLocation,
-                  "load a model saved on another device onto this one (only 'cpu'), device constants "
-                  "in its code included (torch.jit.load's map_location does not remap those)");
+  cmd->add_option(
+      "--map-location", o.mapLocation,
+      "load a model saved on another device onto this one (only 'cpu'), device constants "
+      "in its code included (torch.jit.load's map_location does not remap those)");
   cmd->add_option("--device-map", o.deviceMap,
                   "FROM=TO[,FROM=TO...]: as --map-location, per device (cuda:0=cpu,cuda:1=cpu)");
 }
@@ -26,14 +27,16 @@ Module loadWithDeviceMap(const std::string& path, const DeviceOptions& o) {
     if (!o.deviceMap.empty())
       for (auto& r : parseDeviceMap(o.deviceMap)) rules.push_back(r);
   } catch (const Error& e) {
-    throw CLI::ValidationError(o.deviceMap.empty() ? "--map-location" : "--device-map", e.firstLine());
+    throw CLI::ValidationError(o.deviceMap.empty() ? "--map-location" : "--device-map",
+                               e.firstLine());
   }
   Module m = load(path);
   if (rules.empty()) return m;
   DeviceRemapReport report = remapDeviceConstants(m, rules);
   if (report.constants)
-    std::cerr << fmt::format("note: {}: {} device constant{} ({}) in the code remapped to cpu\n", path,
-                             report.constants, report.constants == 1 ? "" : "s", fmt::join(report.from, ", "));
+    std::cerr << fmt::format("note: {}: {} device constant{} ({}) in the code remapped to cpu\n",
+                             path, report.constants, report.constants == 1 ? "" : "s",
+                             fmt::join(report.from, ", "));
   return m;
 }
 

@@ -6,9 +6,10 @@
 namespace torchless::cli {
 
 void addInputOptions(CLI::App& cmd, InputOptions& o) {
-  cmd.add_option("--input", o.specs,
-                 "a tensor input by shape instead of a file, for the leading tensor arguments in "
-                 "order (repeatable): 1x3x224x224 (float32, random), 1x128:int64, 2x3:float32:zeros")
+  cmd.add_option(
+         "--input", o.specs,
+         "a tensor input by shape instead of a file, for the leading tensor arguments in "
+         "order (repeatable): 1x3x224x224 (float32, random), 1x128:int64, 2x3:float32:zeros")
       ->check([](const std::string& spec) -> std::string {
         try {
           parseInputSpec(spec);

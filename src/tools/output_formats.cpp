@@ -7,12 +7,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <unistd.h>
 
 namespace torchless::cli {
 
@@ -25,8 +25,7 @@ template <typename Fn>
 void forEachLeaf(const IValue& v, const std::string& path, const Fn& fn) {
   auto child = [&](const std::string& k) { return path.empty() ? k : path + "/" + k; };
   switch (v.tag()) {
-    case IValue::Tag::None:
-      return;
+    case IValue::Tag::None: return;
     case IValue::Tag::List: {
       const auto& items = v.toList()->list;
       for (size_t i = 0; i < items.size(); ++i) forEachLeaf(items[i], child(std::to_string(i)), fn);
@@ -47,8 +46,7 @@ void forEachLeaf(const IValue& v, const std::string& path, const Fn& fn) {
         forEachLeaf(obj->slots[i], child(attrs[i].name), fn);
       return;
     }
-    default:
-      fn(path.empty() ? std::string("output") : path, v);
+    default: fn(path.empty() ? std::string("output") : path, v);
   }
 }
 
@@ -88,16 +86,11 @@ nlohmann::ordered_json jsonNumber(double d) {
 nlohmann::ordered_json toJson(const IValue& v) {
   using J = nlohmann::ordered_json;
   switch (v.tag()) {
-    case IValue::Tag::None:
-      return nullptr;
-    case IValue::Tag::Int:
-      return v.toInt();
-    case IValue::Tag::Double:
-      return jsonNumber(v.toDouble());
-    case IValue::Tag::Bool:
-      return v.toBool();
-    case IValue::Tag::String:
-      return v.toStringRef();
+    case IValue::Tag::None: return nullptr;
+    case IValue::Tag::Int: return v.toInt();
+    case IValue::Tag::Double: return jsonNumber(v.toDouble());
+    case IValue::Tag::Bool: return v.toBool();
+    case IValue::Tag::String: return v.toStringRef();
     case IValue::Tag::List: {
       J a = J::array();
       for (const auto& e : v.toList()->list) a.push_back(toJson(e));
@@ -139,8 +132,7 @@ nlohmann::ordered_json toJson(const IValue& v) {
       }
       return J{{"dtype", dtypeName(st)}, {"shape", t.sizes()}, {"data", std::move(data)}};
     }
-    default:
-      throw Error(fmt::format("cannot write an output of kind {} as JSON", v.tagName()));
+    default: throw Error(fmt::format("cannot write an output of kind {} as JSON", v.tagName()));
   }
 }
 
@@ -150,12 +142,19 @@ void writeNpz(const IValue& result, const std::string& path) {
   ZipWriter zip(path, "");
   forEachLeaf(result, "", [&](const std::string& key, const IValue& v) {
     std::string bytes;
-    if (v.isTensor()) bytes = npyBytes(v.toTensor().contiguous());
-    else if (v.isInt()) bytes = npyBytes(Tensor::scalar(v.toInt()));
-    else if (v.isDouble()) bytes = npyBytes(Tensor::scalar(v.toDouble()));
-    else if (v.isBool()) bytes = npyBytes(Tensor::scalarBool(v.toBool()));
-    else if (v.isString()) bytes = npyString(v.toStringRef());
-    else throw Error(fmt::format("cannot write an output of kind {} into .npz ('{}')", v.tagName(), key));
+    if (v.isTensor())
+      bytes = npyBytes(v.toTensor().contiguous());
+    else if (v.isInt())
+      bytes = npyBytes(Tensor::scalar(v.toInt()));
+    else if (v.isDouble())
+      bytes = npyBytes(Tensor::scalar(v.toDouble()));
+    else if (v.isBool())
+      bytes = npyBytes(Tensor::scalarBool(v.toBool()));
+    else if (v.isString())
+      bytes = npyString(v.toStringRef());
+    else
+      throw Error(
+          fmt::format("cannot write an output of kind {} into .npz ('{}')", v.tagName(), key));
     zip.writeRecord(key + ".npy", bytes.data(), bytes.size());
   });
   zip.finish();

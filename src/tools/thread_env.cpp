@@ -51,4 +51,5 @@ __attribute__((constructor)) void giveSlotBack() {
 
 }  // namespace
 
-__attribute__((section(".preinit_array"), used)) void (*const kTorchlessPreinit)(int, char**, char**) = &lendSlot;
+__attribute__((section(".preinit_array"),
+               used)) void (*const kTorchlessPreinit)(int, char**, char**) = &lendSlot;

@@ -62,10 +62,12 @@ TEST(BenchCli, PeakMemoryIsTheBenchsOwnNotItsParents) {
 }
 
 TEST(BenchCli, FlagsParseAndPrint) {
-  auto r = runCli({"bench", kModel, kInput, "--runs", "4", "--warmup", "1", "--batch", "3", "--concurrency", "2"});
+  auto r = runCli({"bench", kModel, kInput, "--runs", "4", "--warmup", "1", "--batch", "3",
+                   "--concurrency", "2"});
   ASSERT_EQ(r.status, 0) << r.err;
-  for (const char* want : {"batch: 3, concurrency: 2", "latency over 8 runs", "percentiles: p50 ", "p90 ", "p99 ",
-                           "throughput: ", "inferences/s", "first call: ", "peak memory: "})
+  for (const char* want :
+       {"batch: 3, concurrency: 2", "latency over 8 runs", "percentiles: p50 ", "p90 ", "p99 ",
+        "throughput: ", "inferences/s", "first call: ", "peak memory: "})
     EXPECT_NE(r.out.find(want), std::string::npos) << want << "\n" << r.out;
   auto j = runCli({"bench", kModel, kInput, "--runs", "5", "--batch", "2", "--json"});
   ASSERT_EQ(j.status, 0) << j.err;
@@ -89,7 +91,8 @@ TEST(BenchCli, BadFlagsAreUsageOrUserErrors) {
   EXPECT_EQ(runCli({"bench", kModel, kInput, "--batch", "x"}).status, 2);
   // The example input has batch 1; a batch-2 input cannot be repeated to batch 3.
   const fs::path d = testing::freshDir("api", "bench_batch");
-  auto two = runCli({"bench", kModel, kInput, "--batch", "2", "--runs", "1", "--profile", (d / "p.json").string()});
+  auto two = runCli({"bench", kModel, kInput, "--batch", "2", "--runs", "1", "--profile",
+                     (d / "p.json").string()});
   ASSERT_EQ(two.status, 0) << two.err;
   auto bad = runCli({"bench", kModel, (d / "p.json").string()});
   EXPECT_EQ(bad.status, 1);
@@ -111,7 +114,8 @@ TEST(BenchCli, BatchOfAnInputThatIsNotBatchOneNamesIt) {
   Tensor x = loadNpy(kInput);
   Tensor two = Tensor::empty({2, x.size(1), x.size(2), x.size(3)}, x.dtype());
   std::memcpy(two.rawData(), x.rawData(), x.numel() * x.itemsize());
-  std::memcpy(static_cast<char*>(two.rawData()) + x.numel() * x.itemsize(), x.rawData(), x.numel() * x.itemsize());
+  std::memcpy(static_cast<char*>(two.rawData()) + x.numel() * x.itemsize(), x.rawData(),
+              x.numel() * x.itemsize());
   saveNpy((d / "two.npy").string(), two);
   auto r = runCli({"bench", kModel, (d / "two.npy").string(), "--batch", "3", "--runs", "1"});
   EXPECT_EQ(r.status, 1);
@@ -125,7 +129,8 @@ TEST(BenchCli, ProfileWritesAChromeTraceOfEveryKernelCall) {
   // than layers of an engine (which shows as one torchless::execute_engine kernel).
   const fs::path d = testing::freshDir("api", "bench_profile");
   ::setenv("TORCHLESS_JIT", "0", 1);
-  auto r = runCli({"bench", kModel, kInput, "--runs", "3", "--warmup", "1", "--profile", (d / "p.json").string()});
+  auto r = runCli({"bench", kModel, kInput, "--runs", "3", "--warmup", "1", "--profile",
+                   (d / "p.json").string()});
   ::unsetenv("TORCHLESS_JIT");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("aten::conv2d"), std::string::npos) << r.out;
@@ -143,7 +148,8 @@ TEST(BenchCli, ProfileWritesAChromeTraceOfEveryKernelCall) {
   EXPECT_EQ(convs % 3, 0);  // the same kernels in every call
   EXPECT_EQ(ops % 3, 0);
   // With the default pipeline the trace still holds every kernel the interpreter ran.
-  auto jit = runCli({"bench", kModel, kInput, "--runs", "2", "--warmup", "1", "--profile", (d / "q.json").string()});
+  auto jit = runCli({"bench", kModel, kInput, "--runs", "2", "--warmup", "1", "--profile",
+                     (d / "q.json").string()});
   ASSERT_EQ(jit.status, 0) << jit.err;
   int jitOps = 0;
   const auto jitTrace = nlohmann::json::parse(testing::readFile(d / "q.json"));
@@ -159,7 +165,8 @@ TEST(BenchCli, ProfileWritesAChromeTraceOfEveryKernelCall) {
 // preparation) in the first warm-up call. The text output sums the layers by kind.
 TEST(BenchCli, ProfileShowsEngineLayersAndBuildSteps) {
   const fs::path d = testing::freshDir("api", "bench_profile_layers");
-  auto r = runCli({"bench", kModel, kInput, "--runs", "3", "--warmup", "2", "--profile", (d / "p.json").string()});
+  auto r = runCli({"bench", kModel, kInput, "--runs", "3", "--warmup", "2", "--profile",
+                   (d / "p.json").string()});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("engine layers by kind"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("Convolution"), std::string::npos) << r.out;

@@ -27,9 +27,13 @@ std::string errorOf(const std::vector<std::string>& words, const std::vector<Par
 }
 
 TEST(CliInputs, LiteralsTensorsAndDefaults) {
-  std::vector<ParamSpec> params = {param("x", "Tensor"), param("n", "int"), param("s", "float"),
-                                   param("flag", "bool"), param("y", "Optional[Tensor]"),
-                                   param("name", "str"), param("k", "int", IValue(7))};
+  std::vector<ParamSpec> params = {param("x", "Tensor"),
+                                   param("n", "int"),
+                                   param("s", "float"),
+                                   param("flag", "bool"),
+                                   param("y", "Optional[Tensor]"),
+                                   param("name", "str"),
+                                   param("k", "int", IValue(7))};
   auto args = parseInputs({"a.npy", "13", "-2.5", "true", "none", "hello"}, params, fakeLoad);
   ASSERT_EQ(args.size(), 7u);
   EXPECT_EQ(args[0].toTensor().numel(), 5);
@@ -44,22 +48,25 @@ TEST(CliInputs, LiteralsTensorsAndDefaults) {
 }
 
 TEST(CliInputs, TuplesListsDicts) {
-  std::vector<ParamSpec> params = {param("pair", "Tuple[Tensor, int]"),
-                                   param("xs", "List[Tensor]"),
+  std::vector<ParamSpec> params = {param("pair", "Tuple[Tensor, int]"), param("xs", "List[Tensor]"),
                                    param("named", "Dict[str, Tensor]")};
-  auto args = parseInputs({"a.npy", "4", "@list:b.npy,cc.npy", "@dict:w=d.npy,v=e.npy"}, params,
-                          fakeLoad);
+  auto args =
+      parseInputs({"a.npy", "4", "@list:b.npy,cc.npy", "@dict:w=d.npy,v=e.npy"}, params, fakeLoad);
   ASSERT_EQ(args.size(), 3u);
   EXPECT_EQ(args[0].toTuple()->elements[1].toInt(), 4);
   EXPECT_EQ(args[1].toList()->list.size(), 2u);
   EXPECT_EQ(args[1].toList()->list[1].toTensor().numel(), 6);
   EXPECT_EQ(args[2].toDict()->entries()[0].first.toStringRef(), "w");
-  EXPECT_EQ(parseInputs({"@list:"}, {param("xs", "List[Tensor]")}, fakeLoad)[0].toList()->list.size(), 0u);
+  EXPECT_EQ(
+      parseInputs({"@list:"}, {param("xs", "List[Tensor]")}, fakeLoad)[0].toList()->list.size(),
+      0u);
 }
 
 TEST(CliInputs, ErrorsNameTheParameter) {
-  EXPECT_EQ(errorOf({"2.5"}, {param("n", "int")}), "argument 'n' (int): expected an int, got '2.5'");
-  EXPECT_EQ(errorOf({"x"}, {param("t", "Tensor")}), "argument 't' (Tensor): expected a .npy file, got 'x'");
+  EXPECT_EQ(errorOf({"2.5"}, {param("n", "int")}),
+            "argument 'n' (int): expected an int, got '2.5'");
+  EXPECT_EQ(errorOf({"x"}, {param("t", "Tensor")}),
+            "argument 't' (Tensor): expected a .npy file, got 'x'");
   EXPECT_EQ(errorOf({"@list:a.npy,b.npy"}, {param("t", "Tensor")}),
             "argument 't' (Tensor): expected a .npy file, got the list '@list:a.npy,b.npy'");
   EXPECT_EQ(errorOf({}, {param("t", "Tensor")}),
@@ -104,14 +111,15 @@ TEST(CliInputs, ShapeSpecs) {
   EXPECT_EQ(b.fill, InputSpec::Fill::Ones);
   EXPECT_TRUE(parseInputSpec("scalar:float64").sizes.empty());
   EXPECT_EQ(parseInputSpec("0x4").sizes, (std::vector<int64_t>{0, 4}));
-  for (const char* bad : {"1xx3", "1x-3", "3:float31", "3:float32:noise", "1:f:z:w", "",
-                          "100000x100000x1000"}) {
+  for (const char* bad :
+       {"1xx3", "1x-3", "3:float31", "3:float32:noise", "1:f:z:w", "", "100000x100000x1000"}) {
     EXPECT_THROW(parseInputSpec(bad), Error) << bad;
   }
   try {
     parseInputSpec("1x3xa");
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("input spec '1x3xa': 'a' is not a size"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("input spec '1x3xa': 'a' is not a size"),
+              std::string::npos);
   }
 }
 
@@ -147,10 +155,9 @@ TEST(CliOutputs, FlattenInCliOrder) {
   auto dict = DictImpl::create(StringType::get(), TensorType::get());
   dict->insertOrAssign(IValue("z"), IValue(Tensor::empty({1}, ScalarType::Float)));
   dict->insertOrAssign(IValue("a"), IValue(Tensor::empty({2}, ScalarType::Float)));
-  IValue result(TupleImpl::create(
-      {IValue(Tensor::empty({3}, ScalarType::Float)), IValue(),
-       IValue(ListImpl::create(IntType::get(), {IValue(1), IValue(2)})), IValue(dict),
-       IValue("text"), IValue(2.5), IValue(true)}));
+  IValue result(TupleImpl::create({IValue(Tensor::empty({3}, ScalarType::Float)), IValue(),
+                                   IValue(ListImpl::create(IntType::get(), {IValue(1), IValue(2)})),
+                                   IValue(dict), IValue("text"), IValue(2.5), IValue(true)}));
   auto outs = flattenOutputs(result);
   ASSERT_EQ(outs.size(), 8u);
   EXPECT_EQ(describeOutput(outs[0]), "out0.npy: float32 [3]");

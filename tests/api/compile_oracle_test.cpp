@@ -30,18 +30,41 @@ fs::path modelsDir() { return fs::path(TORCHLESS_API_MODELS); }
 // nn.TransformerEncoder (specialized to the example's signature, Note [Specialization] in
 // api/pipeline.h), and the scripted word language models (their RNN weight lists frozen).
 const std::set<std::string>& fullyCompiled() {
-  static const std::set<std::string> s = {
-      "resnet18_traced", "resnet18_scripted", "corpus_alexnet_narrow_scripted", "corpus_alexnet_narrow_traced",
-      "corpus_dcgan_discriminator_scripted", "corpus_dcgan_discriminator_traced", "corpus_dcgan_generator_scripted",
-      "corpus_dcgan_generator_traced", "corpus_densenet121_traced", "corpus_efficientnet_b0_scripted",
-      "corpus_mobilenet_v2_scripted", "corpus_mobilenet_v2_traced",
-      "corpus_mobilenet_v3_small_scripted", "corpus_mobilenet_v3_small_traced", "corpus_regnet_y_400mf_scripted",
-      "corpus_resnext50_32x4d_scripted", "corpus_convnext_tiny_scripted", "corpus_vgg11_narrow_scripted",
-      "corpus_shufflenet_v2_x0_5_scripted", "corpus_shufflenet_v2_x0_5_traced", "corpus_squeezenet1_1_scripted",
-      "corpus_squeezenet1_1_traced", "corpus_super_resolution_scripted", "corpus_super_resolution_traced",
-      "mlp_scripted", "mlp_traced", "convnet_scripted", "convnet_traced", "corpus_fcn_resnet50_scripted",
-      "corpus_bert_like_scripted", "corpus_transformer_encoder_scripted", "corpus_word_lm_lstm_scripted",
-      "corpus_word_lm_gru_scripted", "corpus_word_lm_rnn_tanh_scripted", "corpus_word_lm_rnn_relu_scripted"};
+  static const std::set<std::string> s = {"resnet18_traced",
+                                          "resnet18_scripted",
+                                          "corpus_alexnet_narrow_scripted",
+                                          "corpus_alexnet_narrow_traced",
+                                          "corpus_dcgan_discriminator_scripted",
+                                          "corpus_dcgan_discriminator_traced",
+                                          "corpus_dcgan_generator_scripted",
+                                          "corpus_dcgan_generator_traced",
+                                          "corpus_densenet121_traced",
+                                          "corpus_efficientnet_b0_scripted",
+                                          "corpus_mobilenet_v2_scripted",
+                                          "corpus_mobilenet_v2_traced",
+                                          "corpus_mobilenet_v3_small_scripted",
+                                          "corpus_mobilenet_v3_small_traced",
+                                          "corpus_regnet_y_400mf_scripted",
+                                          "corpus_resnext50_32x4d_scripted",
+                                          "corpus_convnext_tiny_scripted",
+                                          "corpus_vgg11_narrow_scripted",
+                                          "corpus_shufflenet_v2_x0_5_scripted",
+                                          "corpus_shufflenet_v2_x0_5_traced",
+                                          "corpus_squeezenet1_1_scripted",
+                                          "corpus_squeezenet1_1_traced",
+                                          "corpus_super_resolution_scripted",
+                                          "corpus_super_resolution_traced",
+                                          "mlp_scripted",
+                                          "mlp_traced",
+                                          "convnet_scripted",
+                                          "convnet_traced",
+                                          "corpus_fcn_resnet50_scripted",
+                                          "corpus_bert_like_scripted",
+                                          "corpus_transformer_encoder_scripted",
+                                          "corpus_word_lm_lstm_scripted",
+                                          "corpus_word_lm_gru_scripted",
+                                          "corpus_word_lm_rnn_tanh_scripted",
+                                          "corpus_word_lm_rnn_relu_scripted"};
   return s;
 }
 
@@ -71,7 +94,8 @@ TEST_P(CompileOracle, CompiledArchiveRunsLikePyTorch) {
   for (const auto& w : meta.at("args")) words.push_back(resolveWord(w.get<std::string>(), dir));
   Module m = load((dir / "model.pt").string());
   CompileSpec spec;
-  spec.exampleInputs = parseInputs(words, m.methodParams("forward"), [](const std::string& p) { return loadNpy(p); });
+  spec.exampleInputs = parseInputs(words, m.methodParams("forward"),
+                                   [](const std::string& p) { return loadNpy(p); });
   CompileResult c;
   try {
     c = compile(m, spec);
@@ -79,7 +103,8 @@ TEST_P(CompileOracle, CompiledArchiveRunsLikePyTorch) {
     // Modules whose forward keeps state cannot be frozen, hence not compiled (as in
     // Torch-TensorRT); the message says so.
     EXPECT_EQ(fullyCompiled().count(name), 0u) << e.what();
-    EXPECT_NE(std::string(e.what()).find("compile needs a module it can freeze"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("compile needs a module it can freeze"), std::string::npos)
+        << e.what();
     return;
   }
   if (fullyCompiled().count(name)) {
@@ -104,8 +129,8 @@ TEST_P(CompileOracle, CompiledArchiveRunsLikePyTorch) {
   for (size_t i = 0; i < outs.size(); ++i) {
     if (!outs[i].tensor) continue;
     SCOPED_TRACE(expected[i]);
-    EXPECT_TRUE(allClose(*outs[i].tensor, loadNpy((dir / expected[i]).string()), meta.at("rtol").get<double>(),
-                         meta.at("atol").get<double>()));
+    EXPECT_TRUE(allClose(*outs[i].tensor, loadNpy((dir / expected[i]).string()),
+                         meta.at("rtol").get<double>(), meta.at("atol").get<double>()));
   }
 }
 
@@ -121,8 +146,8 @@ TEST(EngineRecordOracle, StaleOrCorruptRecordsRebuildFromTheGraph) {
   for (const auto& w : meta.at("args")) words.push_back(resolveWord(w.get<std::string>(), dir));
   Module m = load((dir / "model.pt").string());
   CompileSpec spec;
-  std::vector<IValue> args =
-      parseInputs(words, m.methodParams("forward"), [](const std::string& p) { return loadNpy(p); });
+  std::vector<IValue> args = parseInputs(words, m.methodParams("forward"),
+                                         [](const std::string& p) { return loadNpy(p); });
   spec.exampleInputs = args;
   CompileResult c = compile(m, spec);
   ASSERT_GE(c.report.numEngines(), 1u);
@@ -158,7 +183,8 @@ TEST(EngineRecordOracle, ProfilesParseAsTorchTensorRTWritesThem) {
   EXPECT_EQ(p.min, (IntList{1, 3, 224, 224}));
   EXPECT_EQ(p.max, (IntList{8, 3, 224, 224}));
   EXPECT_EQ(p.str(), "[(1,3,224,224);(4,3,224,224);(8,3,224,224)]");
-  for (const char* bad : {"[(1,3);(2,3)]", "[(4,3);(2,3);(8,3)]", "(1,3)", "[(1,x);(1,2);(1,2)]", "[(1,3);(1,3);(1)]"})
+  for (const char* bad : {"[(1,3);(2,3)]", "[(4,3);(2,3);(8,3)]", "(1,3)", "[(1,x);(1,2);(1,2)]",
+                          "[(1,3);(1,3);(1)]"})
     EXPECT_THROW(engine::parseProfile(bad), Error) << bad;
 }
 

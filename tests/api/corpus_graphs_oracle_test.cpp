@@ -300,8 +300,10 @@ const std::vector<ExpectedDifference> kInlinedGraphDifferences = {
     {"shufflenet_v2_x1_0_scripted", "_forward_impl", "aten::relu", 69, 0, kPreoptimized},
     {"shufflenet_v2_x1_0_scripted", "_forward_impl", "prim::GetAttr", 1302, 1233, kPreoptimized},
     {"shufflenet_v2_x1_0_scripted", "_forward_impl", "prim::If", 606, 328, kPreoptimized},
-    {"shufflenet_v2_x1_0_scripted", "_forward_impl", "prim::ListConstruct", 382, 381, kPreoptimized},
-    {"shufflenet_v2_x1_0_scripted", "_forward_impl", "prim::RaiseException", 208, 104, kPreoptimized},
+    {"shufflenet_v2_x1_0_scripted", "_forward_impl", "prim::ListConstruct", 382, 381,
+     kPreoptimized},
+    {"shufflenet_v2_x1_0_scripted", "_forward_impl", "prim::RaiseException", 208, 104,
+     kPreoptimized},
     {"shufflenet_v2_x1_0_scripted", "_forward_impl", "prim::unchecked_cast", 1, 0, kPreoptimized},
     {"shufflenet_v2_x1_0_scripted", "forward", "aten::__is__", 1, 0, kPreoptimized},
     {"shufflenet_v2_x1_0_scripted", "forward", "aten::dim", 208, 0, kPreoptimized},
@@ -562,8 +564,9 @@ const char* corpusDir() { return std::getenv("TORCHLESS_CORPUS_GRAPHS"); }
 
 // Only the ctest test api.corpus_graphs runs these suites (after its fixture); elsewhere a
 // missing corpus is a failure, not a skip.
-#define REQUIRE_CORPUS() \
-  ASSERT_NE(corpusDir(), nullptr) << "TORCHLESS_CORPUS_GRAPHS is not set; run the ctest test api.corpus_graphs"
+#define REQUIRE_CORPUS()          \
+  ASSERT_NE(corpusDir(), nullptr) \
+      << "TORCHLESS_CORPUS_GRAPHS is not set; run the ctest test api.corpus_graphs"
 
 void countKinds(const Block* block, KindCounts& counts) {
   for (const Node* n : block->nodes()) {

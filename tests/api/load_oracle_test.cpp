@@ -34,8 +34,8 @@ using testing::resolveWord;
 /// What must happen for one archive. `failure` empty: it must load, run and match (or, with
 /// `differs`, run to the end with outputs that do not match yet, for the stated reason).
 struct Expectation {
-  std::string failure;  // substring of the error (what()) expected now
-  std::string reason;   // why it fails, for the reader
+  std::string failure;   // substring of the error (what()) expected now
+  std::string reason;    // why it fails, for the reader
   bool differs = false;  // runs, but its outputs differ from PyTorch's (reason says why)
 };
 
@@ -98,20 +98,11 @@ fs::path wildDir() { return fs::path(TORCHLESS_SOURCE_DIR) / ".." / "shared" / "
 /// Per wild archive: must pass now, or the expected failure and why.
 const std::map<std::string, Expectation>& wildExpectations() {
   static const std::map<std::string, Expectation> table = {
-      {"cms_jetmatcher", {}},
-      {"djl_identity", {}},
-      {"tiny_nerf_traced", {}},
-      {"torchserve_dummy", {}},
-      {"tchrs_foo4_v1_2019", {}},
-      {"tchrs_foo7_classes", {}},
-      {"tchrs_foo8_dict", {}},
-      {"reddit_bytelstm_v1", {}},
-      {"silero_vad_v4", {}},
-      {"kws_crnn_streaming", {}},
-      {"d2go_detector", {}},
-      {"int8_static_quant_cnn", {}},
-      {"restart_resnet1d_ptl", {}},
-      {"vit4mnist_ptl", {}},
+      {"cms_jetmatcher", {}},       {"djl_identity", {}},       {"tiny_nerf_traced", {}},
+      {"torchserve_dummy", {}},     {"tchrs_foo4_v1_2019", {}}, {"tchrs_foo7_classes", {}},
+      {"tchrs_foo8_dict", {}},      {"reddit_bytelstm_v1", {}}, {"silero_vad_v4", {}},
+      {"kws_crnn_streaming", {}},   {"d2go_detector", {}},      {"int8_static_quant_cnn", {}},
+      {"restart_resnet1d_ptl", {}}, {"vit4mnist_ptl", {}},
   };
   return table;
 }
@@ -135,9 +126,12 @@ std::vector<std::string> wildWords(const nlohmann::json& meta, const fs::path& d
 std::vector<std::string> outFiles(const fs::path& dir) {
   std::vector<std::string> files;
   for (size_t i = 0;; ++i) {
-    if (fs::exists(dir / fmt::format("out{}.npy", i))) files.push_back(fmt::format("out{}.npy", i));
-    else if (fs::exists(dir / fmt::format("out{}.txt", i))) files.push_back(fmt::format("out{}.txt", i));
-    else break;
+    if (fs::exists(dir / fmt::format("out{}.npy", i)))
+      files.push_back(fmt::format("out{}.npy", i));
+    else if (fs::exists(dir / fmt::format("out{}.txt", i)))
+      files.push_back(fmt::format("out{}.txt", i));
+    else
+      break;
   }
   return files;
 }
@@ -166,8 +160,8 @@ TEST_P(WildOracle, RunsLikePyTorch) {
     if (name == "tchrs_foo7_classes") {
       // make_input_object(in0, in1) returns a script object that add_them takes (meta.json).
       Module m = load(model);
-      IValue obj = m.runMethod("make_input_object",
-                               {IValue(loadNpy(words[0])), IValue(loadNpy(words[1]))});
+      IValue obj =
+          m.runMethod("make_input_object", {IValue(loadNpy(words[0])), IValue(loadNpy(words[1]))});
       outs = flattenOutputs(m.runMethod("add_them", {obj}));
       return;
     }
@@ -185,8 +179,7 @@ TEST_P(WildOracle, RunsLikePyTorch) {
     EXPECT_FALSE(same) << name << " now matches PyTorch: drop `differs` (" << ex.reason << ")";
     return;
   }
-  if (ex.failure.empty() && !HasFailure())
-    compareOutputs(outs, dir, outFiles(dir), 1e-4, 1e-4);
+  if (ex.failure.empty() && !HasFailure()) compareOutputs(outs, dir, outFiles(dir), 1e-4, 1e-4);
 }
 
 std::vector<std::string> wildNames() {
@@ -300,8 +293,8 @@ TEST_P(GeneratedOracle, MatchesPyTorch) {
   std::vector<FlatOutput> outs;
   checkExpectation(name, generatedExpectations().at(name), [&] {
     m = load(model);
-    std::vector<IValue> args = parseInputs(words, m.methodParams(method),
-                                           [](const std::string& p) { return loadNpy(p); });
+    std::vector<IValue> args =
+        parseInputs(words, m.methodParams(method), [](const std::string& p) { return loadNpy(p); });
     outs = flattenOutputs(m.runMethod(method, std::move(args)));
   });
   if (!generatedExpectations().at(name).failure.empty() || HasFailure()) return;

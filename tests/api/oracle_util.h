@@ -6,14 +6,14 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <sys/wait.h>
-#include <unistd.h>
 #include <vector>
 
 namespace torchless::testing {
@@ -26,8 +26,8 @@ inline ::testing::AssertionResult allClose(const Tensor& actual, const Tensor& e
            << "shape " << fmt::format("[{}]", fmt::join(actual.sizes(), ", ")) << " != expected "
            << fmt::format("[{}]", fmt::join(expected.sizes(), ", "));
   if (actual.dtype() != expected.dtype())
-    return ::testing::AssertionFailure() << "dtype " << dtypeName(actual.dtype())
-                                         << " != expected " << dtypeName(expected.dtype());
+    return ::testing::AssertionFailure() << "dtype " << dtypeName(actual.dtype()) << " != expected "
+                                         << dtypeName(expected.dtype());
   Tensor a = actual.contiguous(), e = expected.contiguous();
   int64_t bad = 0, firstBad = -1;
   double worst = 0;
@@ -82,8 +82,8 @@ inline std::string resolveWord(const std::string& w, const std::filesystem::path
 inline std::vector<FlatOutput> runFlat(const std::string& model, const std::string& method,
                                        const std::vector<std::string>& words) {
   Module m = load(model);
-  std::vector<IValue> args = parseInputs(words, m.methodParams(method),
-                                         [](const std::string& p) { return loadNpy(p); });
+  std::vector<IValue> args =
+      parseInputs(words, m.methodParams(method), [](const std::string& p) { return loadNpy(p); });
   return flattenOutputs(m.runMethod(method, std::move(args)));
 }
 

@@ -39,16 +39,38 @@ fs::path casesDir() {
 }
 
 std::vector<std::string> caseNames() {
-  std::vector<std::string> names = {
-      "tensor_per_tensor", "tensor_per_channel", "static_conv2d",   "static_conv1d_conv3d",
-      "static_linear",     "static_elementwise", "static_pooling",  "static_activations",
-      "static_conv_transpose2d", "dynamic_linear", "dynamic_lstm",  "dynamic_gru",
-      "embedding_bag", "d2go_body", "quantized_mean", "quantized_norm_softmax",
-      "static_resnet18", "static_mobilenet_v2", "fx_static", "static_qnnpack_qconfig",
-      "quantized_threshold", "quantized_norms", "static_norms", "quantized_upsample_bilinear",
-      "quantized_upsample_bilinear_scale", "quantized_hardsigmoid", "static_mobilenet_v3_large",
-      "static_shufflenet_v2_x0_5", "static_googlenet", "static_inception_v3", "fx_mobilenet_v2_fbgemm",
-      "fx_mobilenet_v3_large_qnnpack"};
+  std::vector<std::string> names = {"tensor_per_tensor",
+                                    "tensor_per_channel",
+                                    "static_conv2d",
+                                    "static_conv1d_conv3d",
+                                    "static_linear",
+                                    "static_elementwise",
+                                    "static_pooling",
+                                    "static_activations",
+                                    "static_conv_transpose2d",
+                                    "dynamic_linear",
+                                    "dynamic_lstm",
+                                    "dynamic_gru",
+                                    "embedding_bag",
+                                    "d2go_body",
+                                    "quantized_mean",
+                                    "quantized_norm_softmax",
+                                    "static_resnet18",
+                                    "static_mobilenet_v2",
+                                    "fx_static",
+                                    "static_qnnpack_qconfig",
+                                    "quantized_threshold",
+                                    "quantized_norms",
+                                    "static_norms",
+                                    "quantized_upsample_bilinear",
+                                    "quantized_upsample_bilinear_scale",
+                                    "quantized_hardsigmoid",
+                                    "static_mobilenet_v3_large",
+                                    "static_shufflenet_v2_x0_5",
+                                    "static_googlenet",
+                                    "static_inception_v3",
+                                    "fx_mobilenet_v2_fbgemm",
+                                    "fx_mobilenet_v3_large_qnnpack"};
   return names;
 }
 
@@ -87,7 +109,8 @@ void expectLikePyTorch(const fs::path& dir, const std::vector<FlatOutput>& outs)
 
 TEST_P(QuantizedOracle, MatchesPyTorch) {
   const fs::path dir = casesDir() / GetParam();
-  ASSERT_TRUE(fs::exists(dir / "meta.json")) << dir << " missing: run the api.gen_quantized fixture";
+  ASSERT_TRUE(fs::exists(dir / "meta.json"))
+      << dir << " missing: run the api.gen_quantized fixture";
   expectLikePyTorch(dir, testing::runFlat((dir / "model.pt").string(), "forward", inputWords(dir)));
 }
 
@@ -98,11 +121,13 @@ INSTANTIATE_TEST_SUITE_P(Quantized, QuantizedOracle, ::testing::ValuesIn(caseNam
 
 /// Compiles dir/model.pt for its example inputs (torchless::compile), saves, reloads and runs
 /// the compiled archive; returns the report.
-engine::PartitionReport compileSaveRun(const fs::path& dir, const std::string& name, std::vector<FlatOutput>& outs) {
+engine::PartitionReport compileSaveRun(const fs::path& dir, const std::string& name,
+                                       std::vector<FlatOutput>& outs) {
   Module m = load((dir / "model.pt").string());
   const std::vector<std::string> words = inputWords(dir);
   auto parse = [&](const Module& mod) {
-    return parseInputs(words, mod.methodParams("forward"), [](const std::string& p) { return loadNpy(p); });
+    return parseInputs(words, mod.methodParams("forward"),
+                       [](const std::string& p) { return loadNpy(p); });
   };
   CompileSpec spec;
   spec.exampleInputs = parse(m);
@@ -123,7 +148,8 @@ class QuantizedOracleCompiled : public ::testing::TestWithParam<std::string> {};
 // again, gives PyTorch's integers as the interpreter does (meta.json's compare).
 TEST_P(QuantizedOracleCompiled, Int8EngineMatchesPyTorch) {
   const fs::path dir = casesDir() / GetParam();
-  ASSERT_TRUE(fs::exists(dir / "meta.json")) << dir << " missing: run the api.gen_quantized fixture";
+  ASSERT_TRUE(fs::exists(dir / "meta.json"))
+      << dir << " missing: run the api.gen_quantized fixture";
   std::vector<FlatOutput> outs;
   engine::PartitionReport r = compileSaveRun(dir, GetParam(), outs);
   // torchvision's scripted googlenet / inception_v3 warn that they return a named tuple
@@ -142,16 +168,19 @@ TEST_P(QuantizedOracleCompiled, Int8EngineMatchesPyTorch) {
 INSTANTIATE_TEST_SUITE_P(Quantized, QuantizedOracleCompiled,
                          ::testing::Values("static_conv2d", "static_conv1d_conv3d", "static_linear",
                                            "static_resnet18", "static_mobilenet_v2", "fx_static",
-                                           "static_qnnpack_qconfig", "static_norms", "static_mobilenet_v3_large",
-                                           "static_shufflenet_v2_x0_5", "static_googlenet", "static_inception_v3",
-                                           "fx_mobilenet_v2_fbgemm", "fx_mobilenet_v3_large_qnnpack"),
+                                           "static_qnnpack_qconfig", "static_norms",
+                                           "static_mobilenet_v3_large", "static_shufflenet_v2_x0_5",
+                                           "static_googlenet", "static_inception_v3",
+                                           "fx_mobilenet_v2_fbgemm",
+                                           "fx_mobilenet_v3_large_qnnpack"),
                          [](const auto& info) { return info.param; });
 
 // d2go's detector body keeps interpreter segments (its box decoding loops); its 70 quantized
 // convs and linears run as int8 layers and its outputs stay within the case's tolerance.
 TEST(QuantizedOracleCompiled, D2goBodyRunsItsConvsAsInt8Layers) {
   const fs::path dir = casesDir() / "d2go_body";
-  ASSERT_TRUE(fs::exists(dir / "meta.json")) << dir << " missing: run the api.gen_quantized fixture";
+  ASSERT_TRUE(fs::exists(dir / "meta.json"))
+      << dir << " missing: run the api.gen_quantized fixture";
   std::vector<FlatOutput> outs;
   engine::PartitionReport r = compileSaveRun(dir, "d2go_body", outs);
   size_t int8 = 0;
@@ -165,7 +194,8 @@ TEST(QuantizedOracleCompiled, D2goBodyRunsItsConvsAsInt8Layers) {
 // ../shared/wild/int8_static_quant_cnn: one engine with its 2 convs and 2 linears as int8
 // layers; the float logits equal PyTorch's.
 TEST(QuantizedOracleCompiled, WildInt8StaticCnn) {
-  const fs::path dir = fs::path(TORCHLESS_SOURCE_DIR) / ".." / "shared" / "wild" / "int8_static_quant_cnn";
+  const fs::path dir =
+      fs::path(TORCHLESS_SOURCE_DIR) / ".." / "shared" / "wild" / "int8_static_quant_cnn";
   std::vector<FlatOutput> outs;
   engine::PartitionReport r = compileSaveRun(dir, "int8_static_quant_cnn", outs);
   EXPECT_EQ(r.numInterpreterSegments(), 0u) << r.str();
@@ -182,7 +212,8 @@ TEST(QuantizedOracleCompiled, WildInt8StaticCnn) {
 // layers; a version-1 record still reads; packed params that cannot be rebuilt from the record's
 // graph are a clear error.
 TEST(QuantizedOracleCompiled, Int8EngineRecordsRoundTrip) {
-  const fs::path dir = fs::path(TORCHLESS_SOURCE_DIR) / ".." / "shared" / "wild" / "int8_static_quant_cnn";
+  const fs::path dir =
+      fs::path(TORCHLESS_SOURCE_DIR) / ".." / "shared" / "wild" / "int8_static_quant_cnn";
   Module m = load((dir / "model.pt").string());
   CompileSpec spec;
   spec.exampleInputs = parseInputs(inputWords(dir), m.methodParams("forward"),
@@ -223,7 +254,8 @@ TEST(QuantizedOracleCompiled, Int8EngineRecordsRoundTrip) {
     engine::deserializeEngine(bad, &warning);
     FAIL() << "no error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("quantized::conv3d_prepack"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("quantized::conv3d_prepack"), std::string::npos)
+        << e.what();
   }
 }
 
@@ -246,18 +278,19 @@ void exportAndRunOrt(const fs::path& dir, const std::string& name, double atol) 
   ASSERT_TRUE(fs::exists(dir / "model.pt")) << dir;
   std::string ins;
   size_t n = 0;
-  while (fs::exists(dir / fmt::format("in{}.npy", n))) ins += " " + (dir / fmt::format("in{}.npy", n++)).string();
+  while (fs::exists(dir / fmt::format("in{}.npy", n)))
+    ins += " " + (dir / fmt::format("in{}.npy", n++)).string();
   const fs::path outDir = fs::path(TORCHLESS_BINARY_DIR) / "api_quantized_onnx";
   fs::create_directories(outDir);
   const fs::path out = outDir / (name + ".onnx");
   fs::remove(out);
-  std::string log = runCommand(fmt::format("{} export {}{} -o {} 2>&1", bin, (dir / "model.pt").string(), ins,
-                                           out.string()));
+  std::string log = runCommand(fmt::format("{} export {}{} -o {} 2>&1", bin,
+                                           (dir / "model.pt").string(), ins, out.string()));
   ASSERT_TRUE(fs::exists(out)) << log;
   EXPECT_NE(log.find("checked"), std::string::npos) << log;
   const fs::path runOrt = fs::path(TORCHLESS_SOURCE_DIR) / "tests" / "convert" / "run_ort.js";
-  auto res = nlohmann::json::parse(
-      runCommand(fmt::format("node {} {} {} {} 0 {}", runOrt.string(), out.string(), dir.string(), n, atol)));
+  auto res = nlohmann::json::parse(runCommand(
+      fmt::format("node {} {} {} {} 0 {}", runOrt.string(), out.string(), dir.string(), n, atol)));
   EXPECT_TRUE(res["ok"].get<bool>()) << res.dump();
 }
 
@@ -276,7 +309,8 @@ class QuantizedExportOracle : public ::testing::TestWithParam<std::string> {};
 // 9 (googlenet), 16 (inception_v3), 22 (shufflenet_v2) and 28 (FX mobilenet_v2) logit quanta.
 TEST_P(QuantizedExportOracle, OnnxRuntimeMatchesPyTorch) {
   const fs::path dir = casesDir() / GetParam();
-  ASSERT_TRUE(fs::exists(dir / "meta.json")) << dir << " missing: run the api.gen_quantized fixture";
+  ASSERT_TRUE(fs::exists(dir / "meta.json"))
+      << dir << " missing: run the api.gen_quantized fixture";
   auto meta = nlohmann::json::parse(readFile(dir / "meta.json"));
   exportAndRunOrt(dir, GetParam(), meta.value("logit_quantum", 1.0) * 1.001);
 }
@@ -298,13 +332,16 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(QuantizedExportOracle, DynamicRnnIsAClearRefusal) {
   const char* bin = std::getenv("TORCHLESS_BIN");
   ASSERT_NE(bin, nullptr) << "TORCHLESS_BIN is not set";
-  for (const auto& [name, op] : {std::pair{"dynamic_lstm", "aten::quantized_lstm"}, std::pair{"dynamic_gru", "aten::quantized_gru"}}) {
+  for (const auto& [name, op] : {std::pair{"dynamic_lstm", "aten::quantized_lstm"},
+                                 std::pair{"dynamic_gru", "aten::quantized_gru"}}) {
     SCOPED_TRACE(name);
     const fs::path dir = casesDir() / name;
-    const fs::path out = fs::path(TORCHLESS_BINARY_DIR) / "api_quantized_onnx" / (std::string(name) + ".onnx");
+    const fs::path out =
+        fs::path(TORCHLESS_BINARY_DIR) / "api_quantized_onnx" / (std::string(name) + ".onnx");
     fs::create_directories(out.parent_path());
     fs::remove(out);
-    std::string log = runCommand(fmt::format("{} export {} {} -o {} 2>&1; echo exit=$?", bin, (dir / "model.pt").string(),
+    std::string log = runCommand(fmt::format("{} export {} {} -o {} 2>&1; echo exit=$?", bin,
+                                             (dir / "model.pt").string(),
                                              (dir / "in0.npy").string(), out.string()));
     EXPECT_NE(log.find("exit=1"), std::string::npos) << log;
     EXPECT_NE(log.find(std::string("unsupported operator ") + op), std::string::npos) << log;
@@ -363,32 +400,35 @@ TEST(QuantizedOracleMissingOps, RunListsEveryMissingOperatorInOneError) {
 
 // Dynamic quantization (quantize_dynamic's Linear, reduce_range): PyTorch's input qparams
 // spelled out in ONNX, MatMulInteger; float outputs within 1e-5.
-TEST(QuantizedExportOracle, DynamicLinear) { exportAndRunOrt(casesDir() / "dynamic_linear", "dynamic_linear", 1e-5); }
+TEST(QuantizedExportOracle, DynamicLinear) {
+  exportAndRunOrt(casesDir() / "dynamic_linear", "dynamic_linear", 1e-5);
+}
 
 // resnet18's float logits within one quantum of its last linear (they are equal on this
 // machine; 6 quanta apart while convs were exported as QDQ for ONNX Runtime's QLinearConv).
 TEST(QuantizedExportOracle, Resnet18Logits) {
   const fs::path dir = casesDir() / "static_resnet18";
-  ASSERT_TRUE(fs::exists(dir / "meta.json")) << dir << " missing: run the api.gen_quantized fixture";
+  ASSERT_TRUE(fs::exists(dir / "meta.json"))
+      << dir << " missing: run the api.gen_quantized fixture";
   auto meta = nlohmann::json::parse(readFile(dir / "meta.json"));
   exportAndRunOrt(dir, "static_resnet18", meta.at("logit_quantum").get<double>() * 1.001);
 }
 
 // ../shared/wild/int8_static_quant_cnn (float output) exports and runs in ONNX Runtime.
 TEST(QuantizedExportOracle, WildInt8StaticCnn) {
-  exportAndRunOrt(fs::path(TORCHLESS_SOURCE_DIR) / ".." / "shared" / "wild" / "int8_static_quant_cnn",
-                  "int8_static_quant_cnn", 1e-4);
+  exportAndRunOrt(
+      fs::path(TORCHLESS_SOURCE_DIR) / ".." / "shared" / "wild" / "int8_static_quant_cnn",
+      "int8_static_quant_cnn", 1e-4);
 }
 
 TEST(QuantizedPrintOracle, PrintsAsPyTorch) {
   const fs::path file = casesDir() / "print.txt";
   ASSERT_TRUE(fs::exists(file));
-  Tensor a = ops::quantizePerTensor(fv({0.5f, -1.25f, 3.0f, 0.1f}, {2, 2}), 0.25, 3,
-                                    ScalarType::QUInt8);
-  Tensor b = ops::quantizePerChannel(fv({1.f, 2.f, 3.f, 4.f}, {2, 2}),
-                                     Tensor::fromVector(std::vector<float>{0.1f, 0.2f}, {2}),
-                                     Tensor::fromVector(std::vector<int64_t>{0, 1}, {2}), 0,
-                                     ScalarType::QInt8);
+  Tensor a =
+      ops::quantizePerTensor(fv({0.5f, -1.25f, 3.0f, 0.1f}, {2, 2}), 0.25, 3, ScalarType::QUInt8);
+  Tensor b = ops::quantizePerChannel(
+      fv({1.f, 2.f, 3.f, 4.f}, {2, 2}), Tensor::fromVector(std::vector<float>{0.1f, 0.2f}, {2}),
+      Tensor::fromVector(std::vector<int64_t>{0, 1}, {2}), 0, ScalarType::QInt8);
   EXPECT_EQ(a.toString() + "\n" + b.toString() + "\n", readFile(file));
 }
 
@@ -400,13 +440,15 @@ TEST(Quantized, BadQuantizationParametersAreClearErrors) {
     ops::quantizePerTensor(x, 0.0, 0, ScalarType::QUInt8);
     FAIL() << "no error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("scale must be a positive"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("scale must be a positive"), std::string::npos)
+        << e.what();
   }
   try {
     ops::quantizePerTensor(x, 0.1, 300, ScalarType::QUInt8);
     FAIL() << "no error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("zero_point 300 is out of range for quint8"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("zero_point 300 is out of range for quint8"),
+              std::string::npos)
         << e.what();
   }
   try {
@@ -420,14 +462,15 @@ TEST(Quantized, BadQuantizationParametersAreClearErrors) {
 }
 
 TEST(Quantized, KernelsRejectWrongDtypesAndShapes) {
-  Tensor x = ops::quantizePerTensor(fv({1.f, 2.f, 3.f, 4.f}, {1, 1, 2, 2}), 0.1, 0,
-                                    ScalarType::QInt8);
+  Tensor x =
+      ops::quantizePerTensor(fv({1.f, 2.f, 3.f, 4.f}, {1, 1, 2, 2}), 0.1, 0, ScalarType::QInt8);
   Tensor w = ops::quantizePerTensor(fv({1.f}, {1, 1, 1, 1}), 0.1, 0, ScalarType::QInt8);
   try {  // activations must be quint8
     ops::qconv(x, w, std::nullopt, {1, 1}, {0, 0}, {1, 1}, 1, false, {}, 0.1, 0, false);
     FAIL() << "no error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("input must be a torch.quint8 tensor"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("input must be a torch.quint8 tensor"), std::string::npos)
+        << e.what();
   }
   Tensor xu = ops::quantizePerTensor(fv({1.f, 2.f, 3.f}, {1, 3}), 0.1, 0, ScalarType::QUInt8);
   Tensor w2 = ops::quantizePerTensor(fv({1.f, 2.f}, {1, 2}), 0.1, 0, ScalarType::QInt8);
@@ -435,7 +478,8 @@ TEST(Quantized, KernelsRejectWrongDtypesAndShapes) {
     ops::qlinear(xu, w2, std::nullopt, 0.1, 0, false);
     FAIL() << "no error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("does not match the weight"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("does not match the weight"), std::string::npos)
+        << e.what();
   }
   Tensor big = ops::quantizePerTensor(fv({1.f, 2.f}, {1, 1, 1, 2}), 0.1, 0, ScalarType::QUInt8);
   Tensor wk = ops::quantizePerTensor(fv({1.f, 1.f, 1.f}, {1, 1, 1, 3}), 0.1, 0, ScalarType::QInt8);
@@ -443,7 +487,8 @@ TEST(Quantized, KernelsRejectWrongDtypesAndShapes) {
     ops::qconv(big, wk, std::nullopt, {1, 1}, {0, 0}, {1, 1}, 1, false, {}, 0.1, 0, false);
     FAIL() << "no error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("too small for the kernel"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("too small for the kernel"), std::string::npos)
+        << e.what();
   }
   try {  // layer_norm over sizes the input does not end with
     ops::qlayerNorm(xu, {2}, std::nullopt, std::nullopt, 1e-5, 0.1, 0);
@@ -455,11 +500,14 @@ TEST(Quantized, KernelsRejectWrongDtypesAndShapes) {
     ops::qlayerNorm(xu, {3}, fv({1.f, 1.f}, {2}), std::nullopt, 1e-5, 0.1, 0);
     FAIL() << "no error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("weight must be float32 with 3 elements"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("weight must be float32 with 3 elements"),
+              std::string::npos)
+        << e.what();
   }
   try {  // mean of a per-channel tensor (PyTorch: per-tensor only)
-    Tensor pc = ops::quantizePerChannel(fv({1.f, 2.f}, {2}), fv({0.1f, 0.2f}, {2}).to(ScalarType::Double),
-                                        Tensor::fromVector(std::vector<int64_t>{0, 0}, {2}), 0, ScalarType::QUInt8);
+    Tensor pc = ops::quantizePerChannel(
+        fv({1.f, 2.f}, {2}), fv({0.1f, 0.2f}, {2}).to(ScalarType::Double),
+        Tensor::fromVector(std::vector<int64_t>{0, 0}, {2}), 0, ScalarType::QUInt8);
     ops::qmean(pc, {}, false);
     FAIL() << "no error";
   } catch (const Error& e) {

@@ -3,8 +3,8 @@
 // is ../shared/docs/cli.md: outputs flattened and named out0.npy ..., one line per output,
 // exit 1 with the first stderr line naming the parameter for wrong inputs, exit 2 for usage
 // errors, and no half-written output files.
-#include "oracle_util.h"
 #include "../serialize/serialize_test_util.h"
+#include "oracle_util.h"
 
 #include "api/compile.h"
 #include "core/npy.h"
@@ -56,8 +56,8 @@ TEST(RunCli, OptionalFloatLiteralAndNone) {
   auto b = runCli({"run", kModel, kInput, "1.0", "--output-dir", d2.string()});
   ASSERT_EQ(b.status, 0) << b.err;
   // scale=1.0 multiplies the logits by 1: the same softmax as scale=None.
-  EXPECT_TRUE(allClose(loadNpy((d1 / "out0.npy").string()), loadNpy((d2 / "out0.npy").string()),
-                       0, 0));
+  EXPECT_TRUE(
+      allClose(loadNpy((d1 / "out0.npy").string()), loadNpy((d2 / "out0.npy").string()), 0, 0));
   fs::remove_all(d1);
   fs::remove_all(d2);
 }
@@ -141,8 +141,9 @@ TEST(RunCli, FirstErrorsSayWhatExists) {
   // scale is optional: 1 required input, named with the model
   auto missing = runCli({"run", kModel});
   EXPECT_EQ(missing.firstErrLine(),
-            kModel + ": method forward: missing input for argument 'x' (Tensor): 0 inputs given, "
-                     "the method takes 1 (and 1 optional)");
+            kModel +
+                ": method forward: missing input for argument 'x' (Tensor): 0 inputs given, "
+                "the method takes 1 (and 1 optional)");
   auto help = runCli({"help"});
   EXPECT_EQ(help.status, 0);
   EXPECT_NE(help.out.find("Usage: torchless"), std::string::npos) << help.out;
@@ -155,7 +156,8 @@ TEST(RunCli, FirstErrorsSayWhatExists) {
   ::unsetenv("TORCHLESS_LOG");
   EXPECT_EQ(log.status, 1);
   EXPECT_NE(log.firstErrLine().find("TORCHLESS_LOG names an unknown pass 'bogus' (passes: all, "),
-            std::string::npos) << log.err;
+            std::string::npos)
+      << log.err;
   EXPECT_FALSE(fs::exists(d / "f.pt"));
   // graph of a binary file (the ONNX model export writes) refuses it without quoting bytes
   auto onnx = runCli({"export", kModel, kInput, "-o", (d / "m.onnx").string()});
@@ -163,9 +165,10 @@ TEST(RunCli, FirstErrorsSayWhatExists) {
   auto graph = runCli({"graph", (d / "m.onnx").string()});
   EXPECT_EQ(graph.status, 1);
   EXPECT_EQ(graph.firstErrLine(),
-            (d / "m.onnx").string() + ": not a graph in PyTorch's text format: byte 0 is binary "
-                                      "(0x08); graph text starts with 'graph(' (an ONNX model or an "
-                                      "archive?)");
+            (d / "m.onnx").string() +
+                ": not a graph in PyTorch's text format: byte 0 is binary "
+                "(0x08); graph text starts with 'graph(' (an ONNX model or an "
+                "archive?)");
   fs::remove_all(d);
 }
 
@@ -173,8 +176,9 @@ TEST(RunCli, FirstErrorsSayWhatExists) {
 TEST(EnvCli, ReportsLibrariesCpuThreadsAndFormats) {
   auto text = runCli({"env"});
   ASSERT_EQ(text.status, 0) << text.err;
-  for (const char* line : {"torchless ", "oneDNN: 2.", "CPU: ", "CPU features: ", "threads: ",
-                           "ONNX export: opsets 13..18 (default ", "archives read: file-format versions 1..10"})
+  for (const char* line :
+       {"torchless ", "oneDNN: 2.", "CPU: ", "CPU features: ", "threads: ",
+        "ONNX export: opsets 13..18 (default ", "archives read: file-format versions 1..10"})
     EXPECT_NE(text.out.find(line), std::string::npos) << line << " in\n" << text.out;
   auto json = runCli({"env", "--json"});
   ASSERT_EQ(json.status, 0) << json.err;
@@ -220,8 +224,9 @@ TEST(InfoCli, ListsMethodsParametersBuffersAndOperators) {
   auto r = runCli({"info", kModel});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("code: compiles"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("  forward(__torch__.TinyCNN self, Tensor x, float? scale=None) -> Tensor\n"),
-            std::string::npos)
+  EXPECT_NE(
+      r.out.find("  forward(__torch__.TinyCNN self, Tensor x, float? scale=None) -> Tensor\n"),
+      std::string::npos)
       << r.out;
   // conv (weight, bias), bn (weight, bias), fc (weight, bias); bn's running stats are buffers.
   EXPECT_NE(r.out.find("parameters: 6 tensors"), std::string::npos) << r.out;
@@ -231,7 +236,8 @@ TEST(InfoCli, ListsMethodsParametersBuffersAndOperators) {
       << r.out;
   // The summary comes before the records (issue 17, part 6).
   EXPECT_NE(r.out.find("module: __torch__.TinyCNN (training: False)"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("operators used: 23 distinct, all with kernels"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("operators used: 23 distinct, all with kernels"), std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("traced inputs: none recorded"), std::string::npos) << r.out;
   EXPECT_LT(r.out.find("parameters: 6 tensors"), r.out.find("records: "));
 }
@@ -263,7 +269,8 @@ TEST(InfoCli, JsonReport) {
 TEST(InfoCli, CodeThatDoesNotCompileExitsOne) {
   auto e = test::minimalArchive();
   for (auto& x : e)
-    if (x.name == "archive/code/__torch__.py") x.data += "  def forward(self) -> Tensor:\n    return self.nope(\n";
+    if (x.name == "archive/code/__torch__.py")
+      x.data += "  def forward(self) -> Tensor:\n    return self.nope(\n";
   std::string path = test::writeTemp("info_bad_code.pt", test::makeZip(e));
   auto r = runCli({"info", path});
   EXPECT_EQ(r.status, 1) << r.out;
@@ -305,7 +312,8 @@ TEST(RunCli, InputSpecsStandForFiles) {
   auto bad = runCli({"run", kModel, "--input", "1x3xq", "--output-dir", (d / "bad").string()});
   EXPECT_EQ(bad.status, 2);
   EXPECT_NE(bad.err.find("input spec '1x3xq'"), std::string::npos) << bad.err;
-  auto wrongRank = runCli({"run", kModel, "--input", "3x16x16:int64", "--output-dir", (d / "rank").string()});
+  auto wrongRank =
+      runCli({"run", kModel, "--input", "3x16x16:int64", "--output-dir", (d / "rank").string()});
   EXPECT_EQ(wrongRank.status, 1);
   // bench, trace and export take the same option
   auto bench = runCli({"bench", kModel, "--input", "1x3x16x16", "--runs", "1", "--warmup", "0"});
@@ -327,22 +335,25 @@ TEST(RunCli, ExpectComparesWithTolerances) {
   EXPECT_NE(ok.out.find("out0.npy: max abs error"), std::string::npos) << ok.out;
   EXPECT_NE(ok.out.find(": ok\n"), std::string::npos) << ok.out;
   // scale 2.0 changes the softmax: a mismatch, exit 1, and the outputs are still written
-  auto off = runCli({"run", kModel, kInput, "2.0", "--output-dir", d.string(), "--expect", expected});
+  auto off =
+      runCli({"run", kModel, kInput, "2.0", "--output-dir", d.string(), "--expect", expected});
   EXPECT_EQ(off.status, 1);
   EXPECT_NE(off.out.find("4 of 4 elements differ"), std::string::npos) << off.out;
-  EXPECT_NE(off.firstErrLine().find("1 of 1 compared output differs"), std::string::npos) << off.err;
+  EXPECT_NE(off.firstErrLine().find("1 of 1 compared output differs"), std::string::npos)
+      << off.err;
   // the same run passes with a tolerance wide enough for it
-  auto loose = runCli({"run", kModel, kInput, "2.0", "--output-dir", d.string(), "--expect", expected,
-                       "--atol", "1"});
+  auto loose = runCli({"run", kModel, kInput, "2.0", "--output-dir", d.string(), "--expect",
+                       expected, "--atol", "1"});
   EXPECT_EQ(loose.status, 0) << loose.err;
   auto shape = runCli({"run", kModel, kInput, "--output-dir", d.string(), "--expect", kInput});
   EXPECT_EQ(shape.status, 1);
   EXPECT_NE(shape.out.find("shape [1, 4] but"), std::string::npos) << shape.out;
-  auto many = runCli({"run", kModel, kInput, "--output-dir", d.string(), "--expect",
-                      expected + "," + expected});
+  auto many = runCli(
+      {"run", kModel, kInput, "--output-dir", d.string(), "--expect", expected + "," + expected});
   EXPECT_EQ(many.status, 1);
   EXPECT_NE(many.firstErrLine().find("--expect gives 2 files but the method has 1 output"),
-            std::string::npos) << many.err;
+            std::string::npos)
+      << many.err;
   auto usage = runCli({"run", kModel, kInput, "--expect", expected, "--rtol", "-1"});
   EXPECT_EQ(usage.status, 2);
   fs::remove_all(d);
@@ -368,7 +379,8 @@ TEST(RunCli, ThreadsOnEveryCommandThatComputes) {
 
 TEST(RunCli, ThreadsMustBePositive) {
   auto r = testing::runCli({"run", std::string(TORCHLESS_SOURCE_DIR) + "/examples/tiny_cnn.pt",
-                            std::string(TORCHLESS_SOURCE_DIR) + "/examples/input.npy", "--threads", "0"});
+                            std::string(TORCHLESS_SOURCE_DIR) + "/examples/input.npy", "--threads",
+                            "0"});
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("--threads: Value 0 not in range 1 to 4096"), std::string::npos) << r.err;
 }
@@ -379,35 +391,43 @@ TEST(CompileCli, CompilesTheExampleAndTheArchiveRunsLikePyTorch) {
   const std::string src = TORCHLESS_SOURCE_DIR;
   const auto dir = testing::freshDir("compile", "example");
   const std::string out = (dir / "tiny_engine.pt").string();
-  auto r = testing::runCli({"compile", src + "/examples/tiny_cnn.pt", src + "/examples/input.npy", "-o", out});
+  auto r = testing::runCli(
+      {"compile", src + "/examples/tiny_cnn.pt", src + "/examples/input.npy", "-o", out});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("segments: 1 engine, 0 interpreter"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("memory plan"), std::string::npos) << r.out;
-  auto run = testing::runCli({"run", out, src + "/examples/input.npy", "--output-dir", dir.string()});
+  auto run =
+      testing::runCli({"run", out, src + "/examples/input.npy", "--output-dir", dir.string()});
   ASSERT_EQ(run.status, 0) << run.err;
-  EXPECT_TRUE(testing::allClose(loadNpy((dir / "out0.npy").string()), loadNpy(src + "/examples/expected.npy"),
-                                1e-4, 1e-4));
+  EXPECT_TRUE(testing::allClose(loadNpy((dir / "out0.npy").string()),
+                                loadNpy(src + "/examples/expected.npy"), 1e-4, 1e-4));
   // The archive is specialized to the example's signature (scale=None, a float32 4-d x): a
   // call with another one is a clear error, not numbers computed with folded facts.
-  auto scaled = testing::runCli({"run", out, src + "/examples/input.npy", "2.0", "--output-dir", dir.string()});
+  auto scaled = testing::runCli(
+      {"run", out, src + "/examples/input.npy", "2.0", "--output-dir", dir.string()});
   EXPECT_EQ(scaled.status, 1);
-  EXPECT_NE(scaled.err.find("RuntimeError: this method was specialized for scale=None; it cannot take a value"),
+  EXPECT_NE(scaled.err.find(
+                "RuntimeError: this method was specialized for scale=None; it cannot take a value"),
             std::string::npos)
       << scaled.err;
   Tensor x = loadNpy(src + "/examples/input.npy");
   Tensor x64 = Tensor::empty(x.sizes(), ScalarType::Double);
   for (int64_t i = 0; i < x64.numel(); ++i) x64.data<double>()[i] = 0.25;
   saveNpy((dir / "x64.npy").string(), x64);
-  auto dtype = testing::runCli({"run", out, (dir / "x64.npy").string(), "--output-dir", dir.string()});
+  auto dtype =
+      testing::runCli({"run", out, (dir / "x64.npy").string(), "--output-dir", dir.string()});
   EXPECT_EQ(dtype.status, 1);
-  EXPECT_NE(dtype.err.find("this method was specialized for a Float tensor x; pass that dtype"), std::string::npos)
+  EXPECT_NE(dtype.err.find("this method was specialized for a Float tensor x; pass that dtype"),
+            std::string::npos)
       << dtype.err;
   // tiny_cnn's `if scale is not None:` stays in the interpreter without example inputs (the
   // method is then not specialized): listed with its place, exit 1.
-  auto check = testing::runCli({"compile", src + "/examples/tiny_cnn.pt", "--check-method-support"});
+  auto check =
+      testing::runCli({"compile", src + "/examples/tiny_cnn.pt", "--check-method-support"});
   EXPECT_EQ(check.status, 1) << check.err;
-  EXPECT_NE(check.err.find("unsupported operator prim::If (control flow) used at code/__torch__.py:20:4"),
-            std::string::npos)
+  EXPECT_NE(
+      check.err.find("unsupported operator prim::If (control flow) used at code/__torch__.py:20:4"),
+      std::string::npos)
       << check.err;
 }
 
@@ -417,14 +437,18 @@ TEST(CompileCli, BadSpecsAndShapesOutsideTheProfileAreClearErrors) {
   const std::string src = TORCHLESS_SOURCE_DIR;
   const auto dir = testing::freshDir("compile", "bad");
   const std::string out = (dir / "never.pt").string();
-  auto bad = testing::runCli({"compile", src + "/examples/tiny_cnn.pt", "-o", out, "--input", "1xtwox8x8"});
+  auto bad = testing::runCli(
+      {"compile", src + "/examples/tiny_cnn.pt", "-o", out, "--input", "1xtwox8x8"});
   EXPECT_EQ(bad.status, 1);
-  EXPECT_NE(bad.firstErrLine().find("--input '1xtwox8x8': 'two' is not a positive size"), std::string::npos)
+  EXPECT_NE(bad.firstErrLine().find("--input '1xtwox8x8': 'two' is not a positive size"),
+            std::string::npos)
       << bad.err;
   auto order = testing::runCli({"compile", src + "/examples/tiny_cnn.pt", "-o", out, "--input",
                                 "[(4,3,8,8);(2,3,8,8);(8,3,8,8)]@fp32"});
   EXPECT_EQ(order.status, 1);
-  EXPECT_NE(order.err.find("min 4 <= opt 2 <= max 8 does not hold in dimension 0"), std::string::npos) << order.err;
+  EXPECT_NE(order.err.find("min 4 <= opt 2 <= max 8 does not hold in dimension 0"),
+            std::string::npos)
+      << order.err;
   EXPECT_FALSE(std::filesystem::exists(out));
   // A fixed-shape engine, then an input of another shape.
   auto ok = testing::runCli({"compile", src + "/examples/tiny_cnn.pt", "-o", out, "--input",
@@ -433,10 +457,12 @@ TEST(CompileCli, BadSpecsAndShapesOutsideTheProfileAreClearErrors) {
   Tensor big = Tensor::empty({3, 3, 8, 8}, ScalarType::Float);
   for (int64_t i = 0; i < big.numel(); ++i) big.data<float>()[i] = 0.5f;
   saveNpy((dir / "big.npy").string(), big);
-  auto outside = testing::runCli({"run", out, (dir / "big.npy").string(), "--output-dir", dir.string()});
+  auto outside =
+      testing::runCli({"run", out, (dir / "big.npy").string(), "--output-dir", dir.string()});
   EXPECT_EQ(outside.status, 1);
-  EXPECT_NE(outside.err.find("size [3, 3, 8, 8] is outside the profile [(1,3,8,8);(1,3,8,8);(2,3,8,8)]"),
-            std::string::npos)
+  EXPECT_NE(
+      outside.err.find("size [3, 3, 8, 8] is outside the profile [(1,3,8,8);(1,3,8,8);(2,3,8,8)]"),
+      std::string::npos)
       << outside.err;
   EXPECT_FALSE(std::filesystem::exists(dir / "out0.npy"));
 }
@@ -447,19 +473,21 @@ TEST(CompileCli, Bf16RunsWhereTheCpuHasItAndSaysSoWhereNot) {
   const std::string src = TORCHLESS_SOURCE_DIR;
   const auto dir = testing::freshDir("compile", "bf16");
   const std::string out = (dir / "bf.pt").string();
-  auto r = testing::runCli({"compile", src + "/examples/tiny_cnn.pt", src + "/examples/input.npy", "-o", out,
-                            "--precision", "bf16"});
+  auto r = testing::runCli({"compile", src + "/examples/tiny_cnn.pt", src + "/examples/input.npy",
+                            "-o", out, "--precision", "bf16"});
   if (!cpuHasBf16()) {
     EXPECT_EQ(r.status, 1);
-    EXPECT_NE(r.err.find("--precision bf16 needs a CPU with AVX512-BF16 or AMX"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("--precision bf16 needs a CPU with AVX512-BF16 or AMX"), std::string::npos)
+        << r.err;
     EXPECT_FALSE(std::filesystem::exists(out));
     return;
   }
   ASSERT_EQ(r.status, 0) << r.err;
-  auto run = testing::runCli({"run", out, src + "/examples/input.npy", "--output-dir", dir.string()});
+  auto run =
+      testing::runCli({"run", out, src + "/examples/input.npy", "--output-dir", dir.string()});
   ASSERT_EQ(run.status, 0) << run.err;
-  EXPECT_TRUE(testing::allClose(loadNpy((dir / "out0.npy").string()), loadNpy(src + "/examples/expected.npy"),
-                                1e-2, 1e-2));
+  EXPECT_TRUE(testing::allClose(loadNpy((dir / "out0.npy").string()),
+                                loadNpy(src + "/examples/expected.npy"), 1e-2, 1e-2));
 }
 
 }  // namespace
@@ -505,7 +533,8 @@ TEST(FreezeCli, TrainingModeIsRefusedWithAnOfferOfEval) {
   EXPECT_FALSE(fs::exists(frozen));
   auto ok = runCli({"freeze", model, "-o", frozen, "--eval"});
   ASSERT_EQ(ok.status, 0) << ok.err;
-  auto r = runCli({"run", frozen, "--input", "2x2:float32:ones", "--output-dir", d.string(), "--print"});
+  auto r =
+      runCli({"run", frozen, "--input", "2x2:float32:ones", "--output-dir", d.string(), "--print"});
   ASSERT_EQ(r.status, 0) << r.err;
   Tensor y = loadNpy((d / "out0.npy").string());
   ASSERT_EQ(y.numel(), 4);
@@ -522,8 +551,8 @@ namespace {
 // (MODEL, INPUT..., FILE, REPOSITORY).
 TEST(HelpCli, PositionalArgumentsAreSpelledAsInCliMd) {
   const std::set<std::string> spellings = {"MODEL", "INPUT", "FILE", "REPOSITORY"};
-  for (const char* cmd : {"info", "graph", "code", "run", "export", "compile", "bench", "serve", "script",
-                          "trace", "freeze"}) {
+  for (const char* cmd : {"info", "graph", "code", "run", "export", "compile", "bench", "serve",
+                          "script", "trace", "freeze"}) {
     auto r = runCli({cmd, "--help"});
     ASSERT_EQ(r.status, 0) << cmd << ": " << r.err;
     size_t at = r.out.find("Positionals:");
@@ -594,7 +623,8 @@ TEST(UsageCli, BadOpsetDynamicAxesAndPassExitTwo) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{"export", kModel, kInput, "-o", out, "--opset", "5"}, "--opset"},
       {{"export", kModel, kInput, "-o", out, "--dynamic-axes", "bogus"}, "--dynamic-axes"},
-      {{"export", kModel, kInput, "-o", out, "--dynamic-axes", "x:zz"}, "'zz' is not an axis number"},
+      {{"export", kModel, kInput, "-o", out, "--dynamic-axes", "x:zz"},
+       "'zz' is not an axis number"},
       {{"graph", kModel, "--pass", "nope"}, "unknown pass 'nope'"},
   };
   for (const auto& [args, part] : cases) {
@@ -625,20 +655,24 @@ TEST(DeviceMapCli, MapLocationRemapsDeviceConstantsInCode) {
                    "        return x.to(torch.device(\"cuda:0\")) + z\n");
   auto plain = runCli({"run", model, "--input", "2x2:float32:ones", "--output-dir", d.string()});
   EXPECT_EQ(plain.status, 1);
-  EXPECT_NE(plain.firstErrLine().find("device 'cuda:0' is not available"), std::string::npos) << plain.err;
+  EXPECT_NE(plain.firstErrLine().find("device 'cuda:0' is not available"), std::string::npos)
+      << plain.err;
   for (const std::vector<std::string>& flag :
-       {std::vector<std::string>{"--map-location", "cpu"}, std::vector<std::string>{"--device-map", "cuda:0=cpu"}}) {
-    std::vector<std::string> args = {"run", model, "--input", "2x2:float32:ones", "--output-dir", d.string()};
+       {std::vector<std::string>{"--map-location", "cpu"},
+        std::vector<std::string>{"--device-map", "cuda:0=cpu"}}) {
+    std::vector<std::string> args = {"run",          model,     "--input", "2x2:float32:ones",
+                                     "--output-dir", d.string()};
     args.insert(args.end(), flag.begin(), flag.end());
     auto r = runCli(args);
     ASSERT_EQ(r.status, 0) << flag[0] << ": " << r.err;
-    EXPECT_NE(r.err.find("device constant (cuda:0) in the code remapped to cpu"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("device constant (cuda:0) in the code remapped to cpu"), std::string::npos)
+        << r.err;
     Tensor y = loadNpy((d / "out0.npy").string());
     ASSERT_EQ(y.numel(), 4);
     EXPECT_EQ(y.data<float>()[3], 2.f);
   }
-  auto other = runCli({"run", model, "--input", "2x2:float32:ones", "--device-map", "cuda:1=cpu", "--output-dir",
-                       d.string()});
+  auto other = runCli({"run", model, "--input", "2x2:float32:ones", "--device-map", "cuda:1=cpu",
+                       "--output-dir", d.string()});
   EXPECT_EQ(other.status, 1) << "cuda:0 is not mapped: " << other.err;
   auto bad = runCli({"run", model, "--map-location", "cuda:0", "--output-dir", d.string()});
   EXPECT_EQ(bad.status, 2);

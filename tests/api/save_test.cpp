@@ -23,8 +23,8 @@ struct SaveCase {
 std::vector<SaveCase> cases() {
   const std::string src = TORCHLESS_SOURCE_DIR;
   const std::string wild = src + "/../shared/wild/";
-  std::vector<SaveCase> out = {{"tiny_cnn", src + "/examples/tiny_cnn.pt", src + "/examples/input.npy",
-                                src + "/examples/expected.npy"}};
+  std::vector<SaveCase> out = {{"tiny_cnn", src + "/examples/tiny_cnn.pt",
+                                src + "/examples/input.npy", src + "/examples/expected.npy"}};
   for (const char* w : {"tiny_nerf_traced", "cms_jetmatcher", "torchserve_dummy"})
     out.push_back({w, wild + w + "/model.pt", wild + w + "/in0.npy", wild + w + "/out0.npy"});
   return out;

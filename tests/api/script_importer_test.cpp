@@ -40,32 +40,33 @@ struct Fixture {
 };
 
 TEST(ScriptImporter, ModuleAttributesFlagsConstantsAndHooks) {
-  Fixture f(Files{{"__torch__",
-              "op_version_set = 1\n"
-              "import __torch__.torch.nn.modules.linear\n"
-              "class M(Module):\n"
-              "  __parameters__ = [\"w\", ]\n"
-              "  __buffers__ = [\"b\", ]\n"
-              "  __forward_pre_hooks__ = [\"pre\", ]\n"
-              "  __forward_hooks__ = [\"post\", ]\n"
-              "  w : Tensor\n"
-              "  b : Tensor\n"
-              "  training : bool\n"
-              "  __annotations__[\"0\"] = __torch__.Sub\n"
-              "  shape : Final[Tuple[int, int]] = (2, 3)\n"
-              "  eps : Final[float] = 1.0000000000000001e-05\n"
-              "  mode : Final[str] = \"zeros\"\n"
-              "  def forward(self: __torch__.M, x: Tensor) -> Tensor:\n"
-              "    return (getattr(self, \"0\")).forward(torch.mul(x, self.w), )\n"
-              "  def pre(self: __torch__.M, input: Tuple[Tensor]) -> NoneType:\n"
-              "    return None\n"
-              "  def post(self: __torch__.M, input: Tuple[Tensor], output: Tensor) -> NoneType:\n"
-              "    return None\n"
-              "class Sub(Module):\n"  // defined after use
-              "  __parameters__ = []\n"
-              "  training : bool\n"
-              "  def forward(self: __torch__.Sub, x: Tensor) -> Tensor:\n"
-              "    return torch.relu(x)\n"}});
+  Fixture f(
+      Files{{"__torch__",
+             "op_version_set = 1\n"
+             "import __torch__.torch.nn.modules.linear\n"
+             "class M(Module):\n"
+             "  __parameters__ = [\"w\", ]\n"
+             "  __buffers__ = [\"b\", ]\n"
+             "  __forward_pre_hooks__ = [\"pre\", ]\n"
+             "  __forward_hooks__ = [\"post\", ]\n"
+             "  w : Tensor\n"
+             "  b : Tensor\n"
+             "  training : bool\n"
+             "  __annotations__[\"0\"] = __torch__.Sub\n"
+             "  shape : Final[Tuple[int, int]] = (2, 3)\n"
+             "  eps : Final[float] = 1.0000000000000001e-05\n"
+             "  mode : Final[str] = \"zeros\"\n"
+             "  def forward(self: __torch__.M, x: Tensor) -> Tensor:\n"
+             "    return (getattr(self, \"0\")).forward(torch.mul(x, self.w), )\n"
+             "  def pre(self: __torch__.M, input: Tuple[Tensor]) -> NoneType:\n"
+             "    return None\n"
+             "  def post(self: __torch__.M, input: Tuple[Tensor], output: Tensor) -> NoneType:\n"
+             "    return None\n"
+             "class Sub(Module):\n"  // defined after use
+             "  __parameters__ = []\n"
+             "  training : bool\n"
+             "  def forward(self: __torch__.Sub, x: Tensor) -> Tensor:\n"
+             "    return torch.relu(x)\n"}});
   ClassTypePtr m = f.importer->resolveClass("__torch__.M");
   ASSERT_TRUE(m);
   EXPECT_TRUE(m->isModule());
@@ -89,22 +90,23 @@ TEST(ScriptImporter, ModuleAttributesFlagsConstantsAndHooks) {
 }
 
 TEST(ScriptImporter, CrossFileBothDirectionsMangledNamesAndFileNextToDirectory) {
-  Fixture f(Files{{"__torch__.a",
-              "class A(Module):\n"
-              "  __parameters__ = []\n"
-              "  b : __torch__.a.sub.___torch_mangle_3.B\n"
-              "  def forward(self: __torch__.a.A, x: Tensor) -> Tensor:\n"
-              "    b = self.b\n"
-              "    return (b).forward(x, )\n"
-              "  def helper(self: __torch__.a.A, x: Tensor) -> Tensor:\n"
-              "    return __torch__.a.free(x, )\n"
-              "def free(x: Tensor) -> Tensor:\n"
-              "  return torch.neg(x)\n"},
-             {"__torch__.a.sub.___torch_mangle_3",
-              "class B(Module):\n"
-              "  __parameters__ = []\n"
-              "  def forward(self: __torch__.a.sub.___torch_mangle_3.B, x: Tensor) -> Tensor:\n"
-              "    return __torch__.a.free(x, )\n"}});
+  Fixture f(
+      Files{{"__torch__.a",
+             "class A(Module):\n"
+             "  __parameters__ = []\n"
+             "  b : __torch__.a.sub.___torch_mangle_3.B\n"
+             "  def forward(self: __torch__.a.A, x: Tensor) -> Tensor:\n"
+             "    b = self.b\n"
+             "    return (b).forward(x, )\n"
+             "  def helper(self: __torch__.a.A, x: Tensor) -> Tensor:\n"
+             "    return __torch__.a.free(x, )\n"
+             "def free(x: Tensor) -> Tensor:\n"
+             "  return torch.neg(x)\n"},
+            {"__torch__.a.sub.___torch_mangle_3",
+             "class B(Module):\n"
+             "  __parameters__ = []\n"
+             "  def forward(self: __torch__.a.sub.___torch_mangle_3.B, x: Tensor) -> Tensor:\n"
+             "    return __torch__.a.free(x, )\n"}});
   ClassTypePtr a = f.importer->resolveClass("__torch__.a.A");
   ASSERT_TRUE(a);
   EXPECT_TRUE(a->findMethod("helper"));
@@ -116,12 +118,12 @@ TEST(ScriptImporter, CrossFileBothDirectionsMangledNamesAndFileNextToDirectory) 
 
 TEST(ScriptImporter, MethodCallingALaterMethod) {
   Fixture f(Files{{"__torch__",
-              "class M(Module):\n"
-              "  __parameters__ = []\n"
-              "  def forward(self: __torch__.M, x: Tensor) -> Tensor:\n"
-              "    return (self).twice(x, )\n"
-              "  def twice(self: __torch__.M, x: Tensor) -> Tensor:\n"
-              "    return torch.add(x, x)\n"}});
+                   "class M(Module):\n"
+                   "  __parameters__ = []\n"
+                   "  def forward(self: __torch__.M, x: Tensor) -> Tensor:\n"
+                   "    return (self).twice(x, )\n"
+                   "  def twice(self: __torch__.M, x: Tensor) -> Tensor:\n"
+                   "    return torch.add(x, x)\n"}});
   ClassTypePtr m = f.importer->resolveClass("__torch__.M");
   ASSERT_TRUE(m);
   EXPECT_TRUE(m->findMethod("forward"));
@@ -130,15 +132,15 @@ TEST(ScriptImporter, MethodCallingALaterMethod) {
 
 TEST(ScriptImporter, NamedTupleEnumInterface) {
   Fixture f(Files{{"__torch__",
-              "class NT(NamedTuple):\n"
-              "  a : Tensor\n"
-              "  n : int = 3\n"
-              "class Color(Enum):\n"
-              "  RED = 1\n"
-              "  GREEN = 2\n"
-              "class I(Interface):\n"
-              "  def run(self: __torch__.I, x: Tensor, k: int=2) -> Tensor:\n"
-              "    pass\n"}});
+                   "class NT(NamedTuple):\n"
+                   "  a : Tensor\n"
+                   "  n : int = 3\n"
+                   "class Color(Enum):\n"
+                   "  RED = 1\n"
+                   "  GREEN = 2\n"
+                   "class I(Interface):\n"
+                   "  def run(self: __torch__.I, x: Tensor, k: int=2) -> Tensor:\n"
+                   "    pass\n"}});
   TypePtr nt = f.importer->resolveType("__torch__.NT");
   ASSERT_TRUE(nt && nt->cast<TupleType>());
   const auto& t = nt->expect<TupleType>();
@@ -194,10 +196,10 @@ TEST(ScriptImporter, ErrorsNameTheFileAndLine) {
   EXPECT_NE(e.find("__torch__.Missing"), std::string::npos) << e;
 
   Fixture body(Files{{"__torch__",
-                 "class M(Module):\n"
-                 "  __parameters__ = []\n"
-                 "  def forward(self: __torch__.M, x: Tensor) -> Tensor:\n"
-                 "    return undefined_name(x)\n"}});
+                      "class M(Module):\n"
+                      "  __parameters__ = []\n"
+                      "  def forward(self: __torch__.M, x: Tensor) -> Tensor:\n"
+                      "    return undefined_name(x)\n"}});
   e = errorOf(body, "__torch__.M");
   EXPECT_NE(e.find("code/__torch__.py:4:"), std::string::npos) << e;
   EXPECT_NE(e.find("while compiling __torch__.M.forward"), std::string::npos) << e;

@@ -35,8 +35,8 @@ std::vector<Call> readCalls(const fs::path& dir) {
 }
 
 void expectCall(const Module& m, const Call& c, const std::string& what) {
-  std::vector<IValue> args =
-      parseInputs(c.words, m.methodParams("forward"), [](const std::string& p) { return loadNpy(p); });
+  std::vector<IValue> args = parseInputs(c.words, m.methodParams("forward"),
+                                         [](const std::string& p) { return loadNpy(p); });
   std::vector<FlatOutput> outs = flattenOutputs(m.runMethod("forward", std::move(args)));
   ASSERT_EQ(outs.size(), c.outputs.size()) << what;
   for (size_t i = 0; i < outs.size(); ++i) {
@@ -48,7 +48,8 @@ void expectCall(const Module& m, const Call& c, const std::string& what) {
 
 // gen_models.py writes the calls beside api_models (not in it: every directory of
 // api_models is one case of the Generated oracles).
-const fs::path kEncoder = fs::path(TORCHLESS_API_MODELS).parent_path() / "api_specialize" / "transformer_encoder";
+const fs::path kEncoder =
+    fs::path(TORCHLESS_API_MODELS).parent_path() / "api_specialize" / "transformer_encoder";
 
 TEST(SpecializationOracle, OneModuleRunsEverySignatureWithPyTorchsNumbers) {
   std::vector<Call> calls = readCalls(kEncoder);
@@ -56,7 +57,8 @@ TEST(SpecializationOracle, OneModuleRunsEverySignatureWithPyTorchsNumbers) {
   Module m = load((kEncoder / "call0" / "model.pt").string());
   const std::vector<size_t> order = {0, 1, 2, 3, 4, 5, 0, 3, 1, 5, 2, 4};
   for (size_t k = 0; k < order.size(); ++k)
-    expectCall(m, calls[order[k]], "call " + std::to_string(order[k]) + " (step " + std::to_string(k) + ")");
+    expectCall(m, calls[order[k]],
+               "call " + std::to_string(order[k]) + " (step " + std::to_string(k) + ")");
   // Signatures (not sizes) make specializations: calls 0 and 2 share one, 1 and 5 do not
   // (bool and float masks), 4 passes a mask where 1 passes None.
   std::shared_ptr<const ExecutionPlan> plan = m.executionPlan("forward");
@@ -86,7 +88,8 @@ TEST(SpecializationOracle, TheUnspecializedPlanServesSignaturesBeyondTheBound) {
       plan->specializations.push_back(sp);
     }
   }
-  for (size_t i = 0; i < calls.size(); ++i) expectCall(m, calls[i], "generic plan, call " + std::to_string(i));
+  for (size_t i = 0; i < calls.size(); ++i)
+    expectCall(m, calls[i], "generic plan, call " + std::to_string(i));
 }
 
 TEST(SpecializationOracle, CompileSpecializesToTheExampleInputs) {
@@ -94,8 +97,8 @@ TEST(SpecializationOracle, CompileSpecializesToTheExampleInputs) {
   ASSERT_FALSE(calls.empty());
   Module m = load((kEncoder / "call0" / "model.pt").string());
   CompileSpec spec;
-  spec.exampleInputs =
-      parseInputs(calls[0].words, m.methodParams("forward"), [](const std::string& p) { return loadNpy(p); });
+  spec.exampleInputs = parseInputs(calls[0].words, m.methodParams("forward"),
+                                   [](const std::string& p) { return loadNpy(p); });
   CompileResult r = compile(m, spec);
   EXPECT_EQ(r.report.numInterpreterSegments(), 0u) << r.report.str();
   EXPECT_EQ(r.report.numEngines(), 1u) << r.report.str();

@@ -140,8 +140,9 @@ TEST(Trace, NonTensorInputIsRejectedLikePyTorch) {
     trace(m, {IValue(x), IValue(2.0)});
     FAIL() << "expected an error";
   } catch (const Error& e) {
-    EXPECT_TRUE(contains(e.what(), "argument 'scale': Type 'float' cannot be traced. Only Tensors "
-                                   "and (possibly nested) Lists, Dicts, and Tuples of Tensors can be traced"))
+    EXPECT_TRUE(contains(e.what(),
+                         "argument 'scale': Type 'float' cannot be traced. Only Tensors "
+                         "and (possibly nested) Lists, Dicts, and Tuples of Tensors can be traced"))
         << e.what();
   }
 }
@@ -152,15 +153,16 @@ TEST(Trace, NonTensorInputIsRejectedLikePyTorch) {
 TEST(Trace, WildArchivesTraceAndLoadInPyTorch) {
   const fs::path wild = fs::path(TORCHLESS_SOURCE_DIR) / ".." / "shared" / "wild";
   const fs::path d = freshDir("wild");
-  for (const char* name : {"cms_jetmatcher", "tiny_nerf_traced", "torchserve_dummy", "restart_resnet1d_ptl"}) {
+  for (const char* name :
+       {"cms_jetmatcher", "tiny_nerf_traced", "torchserve_dummy", "restart_resnet1d_ptl"}) {
     SCOPED_TRACE(name);
     const fs::path dir = wild / name;
     const std::string out = (d / (std::string(name) + ".pt")).string();
     auto r = runCli({"trace", (dir / "model.pt").string(), (dir / "in0.npy").string(), "-o", out});
     ASSERT_EQ(r.status, 0) << r.err;
-    const std::string cmd = fmt::format("/usr/bin/python3 {}/tests/api/gen_trace_models.py check {} {} {} 1e-4 1e-4",
-                                        TORCHLESS_SOURCE_DIR, out, (dir / "in0.npy").string(),
-                                        (dir / "out0.npy").string());
+    const std::string cmd = fmt::format(
+        "/usr/bin/python3 {}/tests/api/gen_trace_models.py check {} {} {} 1e-4 1e-4",
+        TORCHLESS_SOURCE_DIR, out, (dir / "in0.npy").string(), (dir / "out0.npy").string());
     EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
   }
   fs::remove_all(d);
@@ -176,7 +178,8 @@ TEST(TraceCli, WritesTheArchive) {
   ASSERT_TRUE(fs::exists(out));
   auto run = runCli({"run", out, kTinyInput, "--output-dir", d.string()});
   ASSERT_EQ(run.status, 0) << run.err;
-  EXPECT_TRUE(allClose(loadNpy((d / "out0.npy").string()), loadNpy(kExamples + "/expected.npy"), 1e-4, 1e-4));
+  EXPECT_TRUE(allClose(loadNpy((d / "out0.npy").string()), loadNpy(kExamples + "/expected.npy"),
+                       1e-4, 1e-4));
   fs::remove_all(d);
 }
 
@@ -211,7 +214,8 @@ TEST(TraceCli, MissingFiles) {
   EXPECT_EQ(m.status, 1);
   EXPECT_TRUE(contains(m.firstErrLine(), "nope.pt")) << m.err;
   EXPECT_FALSE(fs::exists(out));
-  auto c = runCli({"trace", kTinyCnn, kTinyInput, "--check-input", (d / "other.npy").string(), "-o", out});
+  auto c = runCli(
+      {"trace", kTinyCnn, kTinyInput, "--check-input", (d / "other.npy").string(), "-o", out});
   EXPECT_EQ(c.status, 1);
   EXPECT_TRUE(contains(c.err, "other.npy")) << c.err;
   EXPECT_TRUE(contains(c.err, "--check-input 1")) << c.err;
@@ -226,8 +230,9 @@ TEST(TraceCli, NoSuchMethodNamesTheArchive) {
   const std::string out = (d / "t.pt").string();
   auto r = runCli({"trace", kTinyCnn, kTinyInput, "-o", out, "--method", "nope"});
   EXPECT_EQ(r.status, 1);
-  EXPECT_TRUE(contains(r.firstErrLine(), "tiny_cnn.pt: module '__torch__.TinyCNN' has no method "
-                                         "'nope' (methods: forward)"))
+  EXPECT_TRUE(contains(r.firstErrLine(),
+                       "tiny_cnn.pt: module '__torch__.TinyCNN' has no method "
+                       "'nope' (methods: forward)"))
       << r.err;
   EXPECT_FALSE(fs::exists(out));
   fs::remove_all(d);
@@ -247,29 +252,35 @@ TEST(TraceCli, CorruptArchivesAndInputs) {
   EXPECT_TRUE(contains(t.firstErrLine(), "trunc.pt: not a zip archive")) << t.err;
   // An .npy whose shape overflows int64, as example input and as check input.
   {
-    std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (100000000000, 100000000000, 1000000), }";
+    std::string header =
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (100000000000, 100000000000, 1000000), "
+        "}";
     while ((10 + header.size() + 1) % 64) header += ' ';
     header += '\n';
     std::ofstream f((d / "absurd.npy").string(), std::ios::binary);
-    f << "\x93NUMPY" << '\x01' << '\x00' << char(header.size() & 0xff) << char(header.size() >> 8) << header
-      << std::string(16, '\0');
+    f << "\x93NUMPY" << '\x01' << '\x00' << char(header.size() & 0xff) << char(header.size() >> 8)
+      << header << std::string(16, '\0');
   }
   auto a = runCli({"trace", kTinyCnn, (d / "absurd.npy").string(), "-o", out});
   EXPECT_EQ(a.status, 1);
-  EXPECT_TRUE(contains(a.firstErrLine(), "absurd.npy: number of elements of [100000000000, 100000000000, "
-                                         "1000000] overflows int64"))
+  EXPECT_TRUE(contains(a.firstErrLine(),
+                       "absurd.npy: number of elements of [100000000000, 100000000000, "
+                       "1000000] overflows int64"))
       << a.err;
-  auto c = runCli({"trace", kTinyCnn, kTinyInput, "--check-input", (d / "absurd.npy").string(), "-o", out});
+  auto c = runCli(
+      {"trace", kTinyCnn, kTinyInput, "--check-input", (d / "absurd.npy").string(), "-o", out});
   EXPECT_EQ(c.status, 1);
   EXPECT_TRUE(contains(c.firstErrLine(), "absurd.npy: number of elements")) << c.err;
   EXPECT_TRUE(contains(c.err, "in --check-input 1")) << c.err;
   // The output path is a directory: the temporary file is not renamed over it, nor left behind.
   auto dir = runCli({"trace", kTinyCnn, kTinyInput, "-o", d.string()});
   EXPECT_EQ(dir.status, 1);
-  EXPECT_TRUE(contains(dir.firstErrLine(), "cannot write the output: it is a directory")) << dir.err;
+  EXPECT_TRUE(contains(dir.firstErrLine(), "cannot write the output: it is a directory"))
+      << dir.err;
   EXPECT_FALSE(fs::exists(out));
   size_t entries = 0;
-  for (const auto& e : fs::directory_iterator(d)) entries += e.path().string().find(".tmp") != std::string::npos;
+  for (const auto& e : fs::directory_iterator(d))
+    entries += e.path().string().find(".tmp") != std::string::npos;
   EXPECT_EQ(entries, 0u);
   fs::remove_all(d);
 }
@@ -278,7 +289,8 @@ TEST(TraceCli, CorruptArchivesAndInputs) {
 // methods, whose `annotate(Optional[int], None)` must be printed back with its annotation for
 // the archive to load again (ops.prim.unchecked_unwrap_optional(None) has no type to infer).
 TEST(TraceCli, WildByteLstmTracedArchiveRunsAgain) {
-  const fs::path dir = fs::path(TORCHLESS_SOURCE_DIR) / ".." / "shared" / "wild" / "reddit_bytelstm_v1";
+  const fs::path dir =
+      fs::path(TORCHLESS_SOURCE_DIR) / ".." / "shared" / "wild" / "reddit_bytelstm_v1";
   const fs::path d = freshDir("bytelstm");
   const std::string out = (d / "t.pt").string();
   auto r = runCli({"trace", (dir / "model.pt").string(), (dir / "in0.npy").string(), "-o", out});
@@ -286,7 +298,8 @@ TEST(TraceCli, WildByteLstmTracedArchiveRunsAgain) {
   EXPECT_TRUE(contains(r.firstErrLine(), "TracerWarning")) << r.err;
   auto run = runCli({"run", out, (dir / "in0.npy").string(), "--output-dir", d.string()});
   ASSERT_EQ(run.status, 0) << run.err;
-  EXPECT_TRUE(allClose(loadNpy((d / "out0.npy").string()), loadNpy((dir / "out0.npy").string()), 1e-4, 1e-4));
+  EXPECT_TRUE(allClose(loadNpy((d / "out0.npy").string()), loadNpy((dir / "out0.npy").string()),
+                       1e-4, 1e-4));
   fs::remove_all(d);
 }
 
@@ -303,15 +316,18 @@ fs::path modelsDir() {
   return d ? fs::path(d) : fs::path();
 }
 
-#define REQUIRE_MODELS()                                                               \
-  if (modelsDir().empty()) GTEST_SKIP() << "TORCHLESS_TRACE_MODELS is not set (run by " \
-                                           "the ctest test api.trace)"
+#define REQUIRE_MODELS()                                       \
+  if (modelsDir().empty())                                     \
+  GTEST_SKIP() << "TORCHLESS_TRACE_MODELS is not set (run by " \
+                  "the ctest test api.trace)"
 
 /// torch.jit.load(archive)(input) against expected, in real PyTorch.
-::testing::AssertionResult torchLoadsAndMatches(const std::string& archive, const std::string& input,
+::testing::AssertionResult torchLoadsAndMatches(const std::string& archive,
+                                                const std::string& input,
                                                 const std::string& expected, double tol) {
-  const std::string cmd = fmt::format("/usr/bin/python3 {}/tests/api/gen_trace_models.py check {} {} {} {} {}",
-                                      TORCHLESS_SOURCE_DIR, archive, input, expected, tol, tol);
+  const std::string cmd =
+      fmt::format("/usr/bin/python3 {}/tests/api/gen_trace_models.py check {} {} {} {} {}",
+                  TORCHLESS_SOURCE_DIR, archive, input, expected, tol, tol);
   if (std::system(cmd.c_str()) == 0) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure() << "failed: " << cmd;
 }
@@ -320,7 +336,8 @@ TEST(TraceOracle, LoopOverSizeDiffersOnOtherShapes) {
   REQUIRE_MODELS();
   const fs::path m = modelsDir();
   // PyTorch itself refuses this trace (its message, for reference).
-  ASSERT_TRUE(contains(testing::readFile(m / "loop_pytorch_error.txt"), "ERROR: Graphs differed across invocations!"));
+  ASSERT_TRUE(contains(testing::readFile(m / "loop_pytorch_error.txt"),
+                       "ERROR: Graphs differed across invocations!"));
 
   const fs::path d = freshDir("loop");
   const std::string out = (d / "loop_traced.pt").string();
@@ -330,7 +347,10 @@ TEST(TraceOracle, LoopOverSizeDiffersOnOtherShapes) {
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.firstErrLine(), "Tracing failed sanity checks!") << r.err;
   EXPECT_TRUE(contains(r.err, "ERROR: Graphs differed across invocations!")) << r.err;
-  EXPECT_TRUE(contains(r.err, "\tGraph diff:\n\t\t--- trace of the example inputs\n\t\t+++ trace of check input set 1")) << r.err;
+  EXPECT_TRUE(contains(
+      r.err,
+      "\tGraph diff:\n\t\t--- trace of the example inputs\n\t\t+++ trace of check input set 1"))
+      << r.err;
   // Three iterations against four: the check trace has one more select and mul.
   EXPECT_TRUE(contains(r.err, "\t\t+  %") && contains(r.err, "aten::mul")) << r.err;
   EXPECT_TRUE(contains(r.err, "@@ -")) << r.err;
@@ -360,7 +380,8 @@ TEST(TraceOracle, LoopCheckErrorThroughTheApi) {
     EXPECT_EQ(e.message(), "Tracing failed sanity checks!");
     EXPECT_TRUE(contains(e.details(), "ERROR: Graphs differed across invocations!")) << e.details();
     // The trace for [3, 4, 5] run on [2, 3, 4] fails inside (select index 2 of size 2).
-    EXPECT_TRUE(contains(e.details(), "encountered an exception while running the trace with test inputs."))
+    EXPECT_TRUE(
+        contains(e.details(), "encountered an exception while running the trace with test inputs."))
         << e.details();
   }
 }
@@ -383,7 +404,8 @@ TEST(TraceOracle, InPlaceRowWriteWarns) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_TRUE(contains(r.err, "TracerWarning: " + kMessage)) << r.err;
   EXPECT_TRUE(contains(r.out, "1 warning")) << r.out;
-  EXPECT_TRUE(torchLoadsAndMatches(out, (m / "fill_x.npy").string(), (m / "fill_row_expected.npy").string(), 1e-6));
+  EXPECT_TRUE(torchLoadsAndMatches(out, (m / "fill_x.npy").string(),
+                                   (m / "fill_row_expected.npy").string(), 1e-6));
 
   Module fill = load((m / "fill_row.pt").string());
   TraceResult api = trace(fill, {IValue(loadNpy((m / "fill_x.npy").string()))});
@@ -403,7 +425,8 @@ TEST(TraceOracle, OutOfPlaceCatTracesClean) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_TRUE(r.err.empty()) << r.err;
   EXPECT_TRUE(contains(r.out, "0 warnings, 1 check input set passed")) << r.out;
-  EXPECT_TRUE(torchLoadsAndMatches(out, (m / "fill_x.npy").string(), (m / "fill_cat_expected.npy").string(), 1e-6));
+  EXPECT_TRUE(torchLoadsAndMatches(out, (m / "fill_x.npy").string(),
+                                   (m / "fill_cat_expected.npy").string(), 1e-6));
   Module traced = load(out);
   auto kinds = kindCounts(*traced.findMethod("forward")->graph());
   EXPECT_EQ(kinds["aten::cat"], 1);
@@ -417,8 +440,8 @@ TEST(TraceOracle, SizesStaySymbolic) {
   const fs::path d = freshDir("size");
   const std::string out = (d / "size_view_traced.pt").string();
   // Traced on batch 2, checked and run on batch 5: x.size(0) and len(x) are aten::size nodes.
-  auto r = runCli({"trace", (m / "size_view.pt").string(), (m / "size_view_x2.npy").string(), "-o", out,
-                   "--check-input", (m / "size_view_x5.npy").string()});
+  auto r = runCli({"trace", (m / "size_view.pt").string(), (m / "size_view_x2.npy").string(), "-o",
+                   out, "--check-input", (m / "size_view_x5.npy").string()});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_TRUE(r.err.empty()) << r.err;
   Module traced = load(out);
@@ -447,10 +470,12 @@ TEST(TraceOracle, BranchOnDataFailsTheCheckAsInPyTorch) {
   EXPECT_TRUE(contains(r.err, outputReport)) << r.err << "\n--- PyTorch:\n" << outputReport;
   EXPECT_TRUE(contains(r.err, "ERROR: Graphs differed across invocations!")) << r.err;
   EXPECT_TRUE(contains(r.err, "aten::add") && contains(r.err, "aten::sub")) << r.err;
-  EXPECT_TRUE(contains(r.err, "TracerWarning: Converting a tensor to a Python boolean might cause the trace "
-                              "to be incorrect. We can't record the data flow of Python values, so this value "
-                              "will be treated as a constant in the future. This means that the trace might "
-                              "not generalize to other inputs!"))
+  EXPECT_TRUE(
+      contains(r.err,
+               "TracerWarning: Converting a tensor to a Python boolean might cause the trace "
+               "to be incorrect. We can't record the data flow of Python values, so this value "
+               "will be treated as a constant in the future. This means that the trace might "
+               "not generalize to other inputs!"))
       << r.err;
   EXPECT_FALSE(fs::exists(out));
   fs::remove_all(d);
@@ -464,7 +489,8 @@ TEST(TraceOracle, TensorDataReadAsNumbersWarnsAsPyTorch) {
     pytorch.insert(line);
   const fs::path d = freshDir("data");
   const std::string out = (d / "data_dependent_traced.pt").string();
-  auto r = runCli({"trace", (m / "data_dependent.pt").string(), (m / "data_dependent_x.npy").string(), "-o", out});
+  auto r = runCli({"trace", (m / "data_dependent.pt").string(),
+                   (m / "data_dependent_x.npy").string(), "-o", out});
   ASSERT_EQ(r.status, 0) << r.err;
   for (const auto& line : splitLines(r.err)) {
     const size_t at = line.find("TracerWarning: ");
@@ -489,7 +515,8 @@ TEST(TraceOracle, ScriptCallingATraceAndTraceCallingAScript) {
     const std::string expected = (m / (std::string(name) + "_expected.npy")).string();
     // PyTorch's archive runs in torchless ...
     Module orig = load(model);
-    EXPECT_TRUE(allClose(orig.forward({IValue(loadNpy(x))}).toTensor(), loadNpy(expected), 1e-6, 1e-6));
+    EXPECT_TRUE(
+        allClose(orig.forward({IValue(loadNpy(x))}).toTensor(), loadNpy(expected), 1e-6, 1e-6));
     // ... and our trace of it (calls inlined) runs in torch.jit.load and in torchless.
     const std::string out = (d / (std::string(name) + "_traced.pt")).string();
     auto r = runCli({"trace", model, x, "-o", out});
@@ -499,11 +526,13 @@ TEST(TraceOracle, ScriptCallingATraceAndTraceCallingAScript) {
     auto kinds = kindCounts(*traced.findMethod("forward")->graph());
     EXPECT_EQ(kinds.count("prim::CallFunction"), 0u);
     EXPECT_EQ(kinds.count("prim::CallMethod"), 0u);
-    EXPECT_TRUE(allClose(traced.forward({IValue(loadNpy(x))}).toTensor(), loadNpy(expected), 1e-6, 1e-6));
+    EXPECT_TRUE(
+        allClose(traced.forward({IValue(loadNpy(x))}).toTensor(), loadNpy(expected), 1e-6, 1e-6));
     if (std::string(name) == "trace_calls_script") {
       // The scripted callee branches on tensor data; inlined, that is specialized with a warning.
-      EXPECT_TRUE(contains(r.err, "TracerWarning: Converting a tensor to a Python boolean might cause the "
-                                  "trace to be incorrect."))
+      EXPECT_TRUE(contains(r.err,
+                           "TracerWarning: Converting a tensor to a Python boolean might cause the "
+                           "trace to be incorrect."))
           << r.err;
       // x.size(0) stays a size: aten::size is in the trace.
       EXPECT_EQ(kinds["aten::size"], 1);
@@ -521,15 +550,17 @@ TEST(TraceOracle, Resnet18MatchesPyTorchsTrace) {
   EXPECT_TRUE(r.warnings.empty()) << r.warnings.front().str();
   auto want = nlohmann::json::parse(testing::readFile(m / "resnet18_trace_kinds.json"));
   std::map<std::string, int64_t> pytorch;
-  for (auto it = want.begin(); it != want.end(); ++it) pytorch[it.key()] = it.value().get<int64_t>();
+  for (auto it = want.begin(); it != want.end(); ++it)
+    pytorch[it.key()] = it.value().get<int64_t>();
   EXPECT_EQ(kindCounts(*r.graph), pytorch) << *r.graph;
 
   const fs::path d = freshDir("resnet");
   const std::string out = (d / "resnet18_traced.pt").string();
   save(r.module, out);
-  EXPECT_TRUE(torchLoadsAndMatches(out, (m / "resnet_x.npy").string(), (m / "resnet_expected.npy").string(), 1e-3));
-  EXPECT_TRUE(allClose(load(out).forward({IValue(x)}).toTensor(), loadNpy((m / "resnet_expected.npy").string()),
-                       1e-3, 1e-3));
+  EXPECT_TRUE(torchLoadsAndMatches(out, (m / "resnet_x.npy").string(),
+                                   (m / "resnet_expected.npy").string(), 1e-3));
+  EXPECT_TRUE(allClose(load(out).forward({IValue(x)}).toTensor(),
+                       loadNpy((m / "resnet_expected.npy").string()), 1e-3, 1e-3));
   fs::remove_all(d);
 }
 

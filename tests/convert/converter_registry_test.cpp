@@ -1,13 +1,13 @@
 // The backend-neutral conversion layer: the registry (duplicates, unknown schemas, misses),
 // Args' typed unwrapping and its errors, the pre-flight listing every unsupported operator,
 // and IR-level ONNX export checked by the ONNX checker.
-#include "convert/conversion_ctx.h"
 #include "convert/converter_registry.h"
+#include "convert/conversion_ctx.h"
+#include "convert/onnx/onnx_export.h"
 #include "convert/preflight.h"
 #include "core/error.h"
 #include "ir/ir_parser.h"
 #include "ir/operator_matching.h"
-#include "convert/onnx/onnx_export.h"
 
 #include <gtest/gtest.h>
 
@@ -77,8 +77,10 @@ TEST(ConverterRegistry, OnnxRegistryFillsAndCountsAgainstOpTable) {
   const auto& r = tlo::onnxConverters();
   // Exactly the ONNX converters of the checked-in coverage table (scripts/op_coverage.sh).
   EXPECT_EQ(r.numSchemas(), coverageCount(2));
-  std::cout << "onnx converters: " << r.numSchemas() << " schemas, " << r.numNodeKinds() << " node kinds\n";
-  for (const auto& key : r.schemas()) EXPECT_NE(OperatorRegistry::global().find(key), nullptr) << key;
+  std::cout << "onnx converters: " << r.numSchemas() << " schemas, " << r.numNodeKinds()
+            << " node kinds\n";
+  for (const auto& key : r.schemas())
+    EXPECT_NE(OperatorRegistry::global().find(key), nullptr) << key;
   // A second registration of a converted op is refused (user extension point).
   EXPECT_THROW(tlo::registerConverter("aten::relu(Tensor self) -> Tensor", nullptr), Error);
 }
@@ -86,7 +88,9 @@ TEST(ConverterRegistry, OnnxRegistryFillsAndCountsAgainstOpTable) {
 // A ctx whose backend values are strings; statics materialize as "static:<repr>".
 class StringCtx : public ConversionCtx<std::string> {
  protected:
-  std::string materialize(const Value* v, const IValue& value) override { return "static:" + value.repr(); }
+  std::string materialize(const Value* v, const IValue& value) override {
+    return "static:" + value.repr();
+  }
 };
 
 TEST(Args, TypedUnwrappingDefaultsAndErrors) {
@@ -105,8 +109,10 @@ graph(%x : Tensor, %n : int):
   ctx.setTensor(g->inputs()[0], "x");
   std::vector<Node*> nodes(g->nodes().begin(), g->nodes().end());
   for (Node* n : nodes)
-    if (auto c = toIValue(n->output()); c && n->kind() == prim::Constant) ctx.setStatic(n->output(), *c);
-  ctx.setStatic(nodes[2]->output(), IValue(ListImpl::create(IntType::get(), {IValue(2), IValue(2)})));
+    if (auto c = toIValue(n->output()); c && n->kind() == prim::Constant)
+      ctx.setStatic(n->output(), *c);
+  ctx.setStatic(nodes[2]->output(),
+                IValue(ListImpl::create(IntType::get(), {IValue(2), IValue(2)})));
   const auto& reg = OperatorRegistry::global();
   Node* view = nodes[3];
   Args<std::string> a(ctx, *view, matchOperator(view, reg));
@@ -121,7 +127,8 @@ graph(%x : Tensor, %n : int):
     FAIL();
   } catch (const Error& e) {
     std::string m = e.what();
-    EXPECT_NE(m.find("aten::view(Tensor(a) self, SymInt[] size) -> Tensor(a)"), std::string::npos) << m;
+    EXPECT_NE(m.find("aten::view(Tensor(a) self, SymInt[] size) -> Tensor(a)"), std::string::npos)
+        << m;
     EXPECT_NE(m.find("argument 'size' (1)"), std::string::npos) << m;
   }
   // A static Scalar, and a static value materialized as a backend tensor.
@@ -174,10 +181,12 @@ graph(%x : Tensor):
     FAIL() << "exported unsupported operators";
   } catch (const UnsupportedError& e) {
     std::string m = e.what();
-    EXPECT_NE(e.firstLine().find("unsupported operator aten::lgamma(Tensor self) -> Tensor used at m.py:3:8"),
+    EXPECT_NE(e.firstLine().find(
+                  "unsupported operator aten::lgamma(Tensor self) -> Tensor used at m.py:3:8"),
               std::string::npos)
         << m;
-    EXPECT_NE(m.find("aten::digamma(Tensor self) -> Tensor used at m.py:5:8"), std::string::npos) << m;
+    EXPECT_NE(m.find("aten::digamma(Tensor self) -> Tensor used at m.py:5:8"), std::string::npos)
+        << m;
   }
 }
 
@@ -282,9 +291,9 @@ graph(%x : Tensor):
   Tensor x = Tensor::fromVector(std::vector<float>{1, -2, 3}, {3});
   EXPECT_THROW(tlo::exportGraph(*g, {IValue(x)}), UnsupportedError);
   tlo::registerConverter("aten::negative(Tensor self) -> Tensor",
-                          [](tlo::OnnxCtx& ctx, const Node& n, tlo::OnnxArgs& args) {
-                            ctx.setOutput(n, 0, ctx.op("Neg", {args[0].unwrapToTensor()}));
-                          });
+                         [](tlo::OnnxCtx& ctx, const Node& n, tlo::OnnxArgs& args) {
+                           ctx.setOutput(n, 0, ctx.op("Neg", {args[0].unwrapToTensor()}));
+                         });
   tlo::ExportReport r;
   tlo::exportGraph(*g, {IValue(x)}, {}, &r);
   EXPECT_EQ(r.opCounts["Neg"], 1);
@@ -384,7 +393,8 @@ graph(%x : Tensor):
 )IR");
   Tensor x3 = Tensor::fromVector(std::vector<float>(16, 1.0f), {4, 2, 2});
   std::string msg = errorOf([&] { tlo::exportGraph(*ps, {IValue(x3)}); });
-  EXPECT_NE(msg.find("must be a 4-d tensor (DepthToSpace is 4-d), got rank 3"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("must be a 4-d tensor (DepthToSpace is 4-d), got rank 3"), std::string::npos)
+      << msg;
   // adaptive_avg_pool3d to a size that does not divide the input: no ONNX form here.
   auto ap = parse(R"IR(
 graph(%x : Tensor):

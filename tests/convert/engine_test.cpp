@@ -65,7 +65,8 @@ void expectClose(const IValue& a, const IValue& b, double tol = 1e-5) {
   const Tensor x = a.toTensor().contiguous(), y = b.toTensor().contiguous();
   ASSERT_EQ(x.sizes(), y.sizes());
   for (int64_t i = 0; i < x.numel(); ++i)
-    ASSERT_NEAR(x.doubleAt(i), y.doubleAt(i), tol + tol * std::fabs(y.doubleAt(i))) << "element " << i;
+    ASSERT_NEAR(x.doubleAt(i), y.doubleAt(i), tol + tol * std::fabs(y.doubleAt(i)))
+        << "element " << i;
 }
 
 // conv -> batch_norm -> relu_ -> conv -> add_(residual) -> relu_: one engine, one
@@ -117,7 +118,8 @@ TEST(Engine, ResidualBlockFusesIntoTwoConvolutionsAndMatchesTheInterpreter) {
 
 // Note [Residual in place] (engine.cpp): a residual that nothing reads after its fused add
 // lends its arena buffer to the convolution's output (y0, then b3 in a chain); one still read
-// afterwards (d3, by the conv g1, after e1's add) keeps its own. Calls after the first run the planned arena.
+// afterwards (d3, by the conv g1, after e1's add) keeps its own. Calls after the first run the
+// planned arena.
 const char* kResidualChain = R"IR(
 graph(%x : Tensor, %w0 : Tensor, %w1 : Tensor, %w2 : Tensor, %w3 : Tensor, %w4 : Tensor, %w5 : Tensor, %w6 : Tensor, %w7 : Tensor, %w8 : Tensor):
   %none : NoneType = prim::Constant()
@@ -193,7 +195,8 @@ TEST(Engine, ViewOfChannelsLastActivationsSeesPyTorchsLayout) {
   ASSERT_EQ(report.numEngines(), 1u) << report.str();
   for (int call = 0; call < 2; ++call) {
     const Tensor x = randn({2, 3, 8, 8}, 60 + call);
-    expectClose(runGraph(compiled, {IValue(x.clone())})[0], runGraph(reference, {IValue(x.clone())})[0], 1e-4);
+    expectClose(runGraph(compiled, {IValue(x.clone())})[0],
+                runGraph(reference, {IValue(x.clone())})[0], 1e-4);
   }
 }
 
@@ -203,7 +206,8 @@ TEST(Engine, DynamicBatchMakesOnePlanPerSignature) {
   PartitionReport report = partitionGraph(*compiled);
   for (int64_t n : {1, 3, 1, 5}) {
     Tensor x = randn({n, 8, 6, 7}, static_cast<uint32_t>(n));
-    expectClose(runGraph(compiled, {IValue(x.clone())})[0], runGraph(reference, {IValue(x.clone())})[0], 1e-4);
+    expectClose(runGraph(compiled, {IValue(x.clone())})[0],
+                runGraph(reference, {IValue(x.clone())})[0], 1e-4);
   }
   EXPECT_EQ(report.segments[0].built->numPlans(), 3u);
 }
@@ -216,9 +220,11 @@ TEST(Engine, ProfileRunsAtMinOptAndMaxAndRejectsAShapeOutsideItsRangeNamingTheIn
   PartitionReport report = partitionGraph(*g, o);
   ASSERT_EQ(report.numEngines(), 1u) << report.str();
   // min, opt, max, and a shape between them, each against the interpreter.
-  for (const IntList& shape : {IntList{1, 8, 4, 4}, IntList{2, 8, 8, 8}, IntList{4, 8, 16, 16}, IntList{3, 8, 5, 12}}) {
+  for (const IntList& shape :
+       {IntList{1, 8, 4, 4}, IntList{2, 8, 8, 8}, IntList{4, 8, 16, 16}, IntList{3, 8, 5, 12}}) {
     Tensor x = randn(shape, 7);
-    expectClose(runGraph(g, {IValue(x.clone())})[0], runGraph(reference, {IValue(x.clone())})[0], 1e-4);
+    expectClose(runGraph(g, {IValue(x.clone())})[0], runGraph(reference, {IValue(x.clone())})[0],
+                1e-4);
   }
   try {
     runGraph(g, {IValue(randn({5, 8, 8, 8}, 1))});
@@ -251,8 +257,11 @@ graph(%x : Tensor, %w1t : Tensor, %b1 : Tensor, %w2 : Tensor, %b2 : Tensor, %w3 
 )IR";
 
 TEST(Engine, LinearLayersWithShapeValuesMatchTheInterpreter) {
-  std::map<std::string, Tensor> w = {{"w1t", randn({16, 32}, 1)}, {"b1", randn({32}, 2)}, {"w2", randn({24, 32}, 3)},
-                                     {"b2", randn({24}, 4)},       {"w3", randn({24, 5}, 5)}};
+  std::map<std::string, Tensor> w = {{"w1t", randn({16, 32}, 1)},
+                                     {"b1", randn({32}, 2)},
+                                     {"w2", randn({24, 32}, 3)},
+                                     {"b2", randn({24}, 4)},
+                                     {"w3", randn({24, 5}, 5)}};
   auto reference = graphWith(kMlp, w);
   auto compiled = reference->copy();
   PartitionReport report = partitionGraph(*compiled);
@@ -295,7 +304,8 @@ TEST(Engine, ControlFlowFallsBackToTheInterpreterWithItsBodiesCompiled) {
   EXPECT_TRUE(sawIf) << report.str();
   for (bool c : {true, false}) {
     Tensor x = randn({4, 6}, 3);
-    expectClose(runGraph(compiled, {IValue(x), IValue(c)})[0], runGraph(reference, {IValue(x), IValue(c)})[0], 1e-4);
+    expectClose(runGraph(compiled, {IValue(x), IValue(c)})[0],
+                runGraph(reference, {IValue(x), IValue(c)})[0], 1e-4);
   }
 }
 
@@ -314,7 +324,8 @@ TEST(Engine, MinBlockSizeAndTorchExecutedOpsKeepNodesInTheInterpreter) {
   EXPECT_NE(r2.str().find("listed in torch_executed_ops"), std::string::npos) << r2.str();
   Tensor x = randn({4, 6}, 3);
   auto ref = graphWith(kControlFlow, {{"w", randn({6, 6}, 1)}});
-  expectClose(runGraph(g2, {IValue(x), IValue(true)})[0], runGraph(ref, {IValue(x), IValue(true)})[0], 1e-4);
+  expectClose(runGraph(g2, {IValue(x), IValue(true)})[0],
+              runGraph(ref, {IValue(x), IValue(true)})[0], 1e-4);
 }
 
 TEST(Engine, RequireFullCompilationListsEveryNodeLeftOutWithItsPlace) {
@@ -331,11 +342,13 @@ TEST(Engine, RequireFullCompilationListsEveryNodeLeftOutWithItsPlace) {
 
 TEST(Engine, EveryConverterKeysAnOpTableSchemaAndNativeOnesExist) {
   const EngineConverterRegistry& r = engineConverters();
-  for (const char* s : {"aten::_convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, "
-                        "int[] dilation, bool transposed, int[] output_padding, int groups, bool benchmark, bool "
-                        "deterministic, bool cudnn_enabled, bool allow_tf32) -> Tensor",
-                        "aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor",
-                        "aten::relu_(Tensor(a!) self) -> Tensor(a!)"})
+  for (const char* s :
+       {"aten::_convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] "
+        "padding, "
+        "int[] dilation, bool transposed, int[] output_padding, int groups, bool benchmark, bool "
+        "deterministic, bool cudnn_enabled, bool allow_tf32) -> Tensor",
+        "aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor",
+        "aten::relu_(Tensor(a!) self) -> Tensor(a!)"})
     EXPECT_NE(r.find(std::string_view(s)), nullptr) << s;
   // Data-dependent output sizes and side effects stay in the interpreter.
   EXPECT_EQ(r.find(std::string_view("aten::nonzero(Tensor self) -> Tensor")), nullptr);
@@ -388,7 +401,8 @@ graph(%x : Tensor, %w : Tensor):
   auto strictCompiled = strict->copy();
   ASSERT_EQ(partitionGraph(*strictCompiled).numEngines(), 1u);
   const std::string message =
-      "Expected 4-dimensional input for 4-dimensional weight [4, 3, 3, 3], but got 3-dimensional input of "
+      "Expected 4-dimensional input for 4-dimensional weight [4, 3, 3, 3], but got 3-dimensional "
+      "input of "
       "size [3, 8, 8] instead";
   for (const auto& g : {strict, strictCompiled}) {
     try {

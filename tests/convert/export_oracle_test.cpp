@@ -9,22 +9,22 @@
 // branch. Where torch.onnx.export could export the same model, our operator counts are
 // compared with its: equal, or the difference listed in kExpectedDiffs with a reason for each
 // operator type in kDiffReasons.
+#include "convert/onnx/onnx_export.h"
 #include "core/error.h"
 #include "core/npy.h"
 #include "ir/ir_parser.h"
-#include "convert/onnx/onnx_export.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <array>
-#include <cstring>
-#include <functional>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -77,37 +77,50 @@ std::string countDiff(const std::map<std::string, int>& ours, const nlohmann::js
 // Why our operator counts differ from torch.onnx.export's (opsets 13 and 17), per op type.
 // Every op type in a case's difference must have a reason here.
 const std::map<std::string, std::string> kDiffReasons = {
-    {"Identity", "torch.onnx keeps an Identity for eval-mode dropout / stochastic depth and for outputs that "
-                 "alias values; we map those to the value itself"},
-    {"Flatten", "torch.onnx writes flatten(x, 1) as Flatten, we as Reshape [0, -1] (the Reshape:+1)"},
+    {"Identity",
+     "torch.onnx keeps an Identity for eval-mode dropout / stochastic depth and for outputs that "
+     "alias values; we map those to the value itself"},
+    {"Flatten",
+     "torch.onnx writes flatten(x, 1) as Flatten, we as Reshape [0, -1] (the Reshape:+1)"},
     {"Reshape", "flatten(x, 1) is Reshape here, Flatten there"},
-    {"Pad", "torch.onnx writes avg_pool2d's padding as a separate Pad (before AveragePool with pads 0); we "
-            "give AveragePool the pads with count_include_pad=1"},
-    {"Concat", "torch.onnx builds run-time shapes (Pad's pads, LSTM initial states, fcn's interpolate sizes) "
-               "with Concat, which are constants here; inception_v3 traced: +2 where the trace's int lists "
-               "are concatenated on our side"},
-    {"Shape", "torch.onnx computes sizes at run time (chunk, LSTM initial states, multi-head attention's "
-              "view sizes, interpolate's output size); we fold them to constants (only dynamic axes stay "
-              "computed, as control_flow's loop count)"},
+    {"Pad",
+     "torch.onnx writes avg_pool2d's padding as a separate Pad (before AveragePool with pads 0); "
+     "we "
+     "give AveragePool the pads with count_include_pad=1"},
+    {"Concat",
+     "torch.onnx builds run-time shapes (Pad's pads, LSTM initial states, fcn's interpolate sizes) "
+     "with Concat, which are constants here; inception_v3 traced: +2 where the trace's int lists "
+     "are concatenated on our side"},
+    {"Shape",
+     "torch.onnx computes sizes at run time (chunk, LSTM initial states, multi-head attention's "
+     "view sizes, interpolate's output size); we fold them to constants (only dynamic axes stay "
+     "computed, as control_flow's loop count)"},
     {"Gather", "as Shape (size(i) is Shape + Gather)"},
     {"Unsqueeze", "as Shape (torch.onnx builds shape lists from Unsqueeze + Concat)"},
-    {"Slice", "torch.onnx writes chunk as Shape/Div/Mul + Slice per piece and slices shapes; we write chunk "
-              "as one Split; RNN layers slice their initial state per layer here (+1 per layer)"},
+    {"Slice",
+     "torch.onnx writes chunk as Shape/Div/Mul + Slice per piece and slices shapes; we write chunk "
+     "as one Split; RNN layers slice their initial state per layer here (+1 per layer)"},
     {"Add", "as Slice (chunk's run-time bounds)"},
     {"Div", "as Slice (chunk's run-time bounds)"},
-    {"Mul", "as Slice (chunk's run-time bounds); below opset 17 our layer norm squares with Mul where "
-            "torch.onnx uses Pow"},
+    {"Mul",
+     "as Slice (chunk's run-time bounds); below opset 17 our layer norm squares with Mul where "
+     "torch.onnx uses Pow"},
     {"Pow", "below opset 17 torch.onnx's decomposed layer norm squares with Pow, ours with Mul"},
     {"Split", "chunk is one Split here (see Slice)"},
-    {"Transpose", "multi-head attention transposes k twice (k.transpose(0, 1), then .transpose(-2, -1) for "
-                  "the scores); torch.onnx's peephole merges the pair into one Transpose, we keep both (one "
-                  "more per layer)"},
-    {"Expand", "torch.onnx expands the RNN's zero initial state to the batch size at run time; ours is a "
-               "constant"},
-    {"ConstantOfShape", "control_flow's zeros_like(x[0]) on a dynamic input: ConstantOfShape(Shape(...)) here, "
-                        "torch.onnx's scripted export folds it"},
-    {"Cast", "inside Loop / If bodies dtypes are not observed by the example run, so our converters cast to "
-             "the computed dtype (no-op Casts)"},
+    {"Transpose",
+     "multi-head attention transposes k twice (k.transpose(0, 1), then .transpose(-2, -1) for "
+     "the scores); torch.onnx's peephole merges the pair into one Transpose, we keep both (one "
+     "more per layer)"},
+    {"Expand",
+     "torch.onnx expands the RNN's zero initial state to the batch size at run time; ours is a "
+     "constant"},
+    {"ConstantOfShape",
+     "control_flow's zeros_like(x[0]) on a dynamic input: ConstantOfShape(Shape(...)) here, "
+     "torch.onnx's scripted export folds it"},
+    {"Cast",
+     "inside Loop / If bodies dtypes are not observed by the example run, so our converters cast "
+     "to "
+     "the computed dtype (no-op Casts)"},
     {"Relu", "torch.onnx writes relu6 as Relu + Clip(0, 6); we write one Clip"},
 };
 
@@ -161,11 +174,11 @@ const std::map<std::string, ExpectedDiff> kExpectedDiffs = {
 };
 // clang-format on
 
-void runOrt(const fs::path& model, const fs::path& dir, size_t numInputs, const nlohmann::json& meta,
-            const std::string& what) {
-  auto res = nlohmann::json::parse(runCommand(fmt::format(
-      "node {} {} {} {} {} {}", kRunOrt.string(), model.string(), dir.string(), numInputs,
-      meta["rtol"].get<double>(), meta["atol"].get<double>())));
+void runOrt(const fs::path& model, const fs::path& dir, size_t numInputs,
+            const nlohmann::json& meta, const std::string& what) {
+  auto res = nlohmann::json::parse(runCommand(
+      fmt::format("node {} {} {} {} {} {}", kRunOrt.string(), model.string(), dir.string(),
+                  numInputs, meta["rtol"].get<double>(), meta["atol"].get<double>())));
   EXPECT_TRUE(res["ok"].get<bool>()) << what << ": " << res.dump();
   std::cout << fmt::format("[{}] ORT max_abs={}\n", what, res.value("max_abs", -1.0));
 }
@@ -183,7 +196,8 @@ void exportCase(const std::string& name, const fs::path& root = kCases) {
     inputs.emplace_back(loadNpy((dir / fmt::format("in{}.npy", i)).string()));
     base.inputNames.push_back(fmt::format("input_{}", i));  // torch.onnx's names in the generator
   }
-  for (const auto& [in, axes] : meta["dynamic"].items()) base.dynamicAxes[in] = axes.get<std::vector<int64_t>>();
+  for (const auto& [in, axes] : meta["dynamic"].items())
+    base.dynamicAxes[in] = axes.get<std::vector<int64_t>>();
   const auto& params = meta["params"];
   for (size_t j = 0; j < params.size(); ++j) {
     inputs.emplace_back(loadNpy((dir / fmt::format("p{}.npy", j)).string()));
@@ -203,10 +217,12 @@ void exportCase(const std::string& name, const fs::path& root = kCases) {
       tlo::exportGraph(*g, inputs, o);
       ADD_FAILURE() << name << " exported at opset 13, below its min_opset " << minOpset;
     } catch (const Error& e) {
-      EXPECT_NE(std::string(e.what()).find(fmt::format("opset {}", minOpset)), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(fmt::format("opset {}", minOpset)), std::string::npos)
+          << e.what();
     }
     // Opsets below min_opset are dropped (int_bitwise: BitwiseAnd is from 18).
-    opsets.erase(std::remove_if(opsets.begin(), opsets.end(), [&](int o) { return o < minOpset; }), opsets.end());
+    opsets.erase(std::remove_if(opsets.begin(), opsets.end(), [&](int o) { return o < minOpset; }),
+                 opsets.end());
     if (opsets.empty() || opsets[0] != minOpset) opsets.insert(opsets.begin(), minOpset);
   }
   for (int opset : opsets) {
@@ -227,7 +243,8 @@ void exportCase(const std::string& name, const fs::path& root = kCases) {
                           name.rfind("tail_losses", 0) == 0 || name.rfind("tail_random", 0) == 0;
     if (noKernel)
       EXPECT_NE(report.runError, "");
-    else EXPECT_EQ(report.runError, "");
+    else
+      EXPECT_EQ(report.runError, "");
     EXPECT_EQ(report.checked, opset <= tlo::checkerMaxOpset());
     if (opset <= 17) {
       EXPECT_TRUE(report.checked) << "opsets 13 and 17 must pass the full checker";
@@ -244,7 +261,8 @@ void exportCase(const std::string& name, const fs::path& root = kCases) {
     tlo::saveModel(model, out.string());
     runOrt(out, dir, numInputs, meta, fmt::format("{} opset {}", name, opset));
     if (meta["alt"].get<bool>())
-      runOrt(out, dir / "alt", numInputs, meta, fmt::format("{} opset {} (other inputs)", name, opset));
+      runOrt(out, dir / "alt", numInputs, meta,
+             fmt::format("{} opset {} (other inputs)", name, opset));
     std::cout << fmt::format("[{} opset {}] ours: {}\n", name, opset, counts(report.opCounts));
     const auto& theirs = meta["torch_onnx_ops"];
     const std::string key = std::to_string(opset);
@@ -262,16 +280,19 @@ void exportCase(const std::string& name, const fs::path& root = kCases) {
       int ours = 0, their = 0;
       for (const auto& [op, c] : report.opCounts) ours += op == "Constant" ? 0 : c;
       for (const auto& [op, c] : theirCounts) their += op == "Constant" ? 0 : c;
-      std::cout << fmt::format("[{} opset {}] nodes: ours {}, torch.onnx {}: {}\n", name, opset, ours, their,
-                               countDiff(report.opCounts, theirs[key]));
+      std::cout << fmt::format("[{} opset {}] nodes: ours {}, torch.onnx {}: {}\n", name, opset,
+                               ours, their, countDiff(report.opCounts, theirs[key]));
       continue;
     }
     const std::string diff = countDiff(report.opCounts, theirs[key]);
     auto expected = kExpectedDiffs.find(name);
-    const std::string want =
-        expected == kExpectedDiffs.end() ? "" : opset == 13 ? expected->second.diff13 : expected->second.diff17;
-    EXPECT_EQ(diff, want) << "operator counts, ours minus torch.onnx's (update kExpectedDiffs with the reason)";
-    std::cout << fmt::format("[{} opset {}] ours - torch.onnx: {}\n", name, opset, diff.empty() ? "(equal)" : diff);
+    const std::string want = expected == kExpectedDiffs.end() ? ""
+                             : opset == 13                    ? expected->second.diff13
+                                                              : expected->second.diff17;
+    EXPECT_EQ(diff, want)
+        << "operator counts, ours minus torch.onnx's (update kExpectedDiffs with the reason)";
+    std::cout << fmt::format("[{} opset {}] ours - torch.onnx: {}\n", name, opset,
+                             diff.empty() ? "(equal)" : diff);
     std::stringstream ss(diff);
     std::string item;
     while (ss >> item) {
@@ -287,8 +308,9 @@ void exportCase(const std::string& name, const fs::path& root = kCases) {
 // a dynamic axis differs between two exports whose examples differ along that axis.
 std::vector<std::string> shapeConstants(const ::onnx::ModelProto& model) {
   static const std::map<std::string, std::vector<int>> kShapeInputs = {
-      {"Reshape", {1}}, {"Expand", {1}},        {"Tile", {1}},        {"Slice", {1, 2, 3, 4}},
-      {"Range", {0, 1, 2}}, {"ConstantOfShape", {0}}, {"Resize", {2, 3}}, {"Pad", {1}}, {"Split", {1}}};
+      {"Reshape", {1}},        {"Expand", {1}},      {"Tile", {1}},
+      {"Slice", {1, 2, 3, 4}}, {"Range", {0, 1, 2}}, {"ConstantOfShape", {0}},
+      {"Resize", {2, 3}},      {"Pad", {1}},         {"Split", {1}}};
   std::map<std::string, const ::onnx::TensorProto*> constants;
   for (const auto& t : model.graph().initializer()) constants[t.name()] = &t;
   auto text = [](const ::onnx::TensorProto& t) {
@@ -354,7 +376,8 @@ void exportDynamicCase(const std::string& name, const fs::path& root) {
     b.emplace_back(loadNpy((dir / "dyn" / fmt::format("in{}.npy", i)).string()));
     base.inputNames.push_back(fmt::format("input_{}", i));
   }
-  for (const auto& [in, axes] : meta["dyn"].items()) base.dynamicAxes[in] = axes.get<std::vector<int64_t>>();
+  for (const auto& [in, axes] : meta["dyn"].items())
+    base.dynamicAxes[in] = axes.get<std::vector<int64_t>>();
   const auto& params = meta["params"];
   for (size_t j = 0; j < params.size(); ++j) {
     IValue p(loadNpy((dir / fmt::format("p{}.npy", j)).string()));
@@ -380,7 +403,8 @@ void exportDynamicCase(const std::string& name, const fs::path& root) {
     const fs::path outA = dir / fmt::format("dynamic_opset{}.onnx", opset);
     tlo::saveModel(fromA, outA.string());
     runOrt(outA, dir, numInputs, meta, fmt::format("{} dynamic opset {}", name, opset));
-    runOrt(outA, dir / "dyn", numInputs, meta, fmt::format("{} dynamic opset {} (other sizes)", name, opset));
+    runOrt(outA, dir / "dyn", numInputs, meta,
+           fmt::format("{} dynamic opset {} (other sizes)", name, opset));
     if (!both) continue;
     EXPECT_TRUE(rb.checked);
     for (int i = 0; i < fromA.graph().input_size(); ++i) {
@@ -388,16 +412,19 @@ void exportDynamicCase(const std::string& name, const fs::path& root) {
       auto axes = base.dynamicAxes.find(in);
       if (axes == base.dynamicAxes.end()) continue;
       const auto& shape = fromA.graph().input(i).type().tensor_type().shape();
-      for (int64_t ax : axes->second) EXPECT_NE(shape.dim(static_cast<int>(ax)).dim_param(), "") << in << " axis " << ax;
+      for (int64_t ax : axes->second)
+        EXPECT_NE(shape.dim(static_cast<int>(ax)).dim_param(), "") << in << " axis " << ax;
     }
     EXPECT_EQ(ra.opCounts, rb.opCounts) << "the two exports differ in their nodes";
     const auto ca = shapeConstants(fromA), cb = shapeConstants(fromB);
-    EXPECT_EQ(ca, cb) << "shape constants differ between examples of two sizes: baked from the example";
+    EXPECT_EQ(ca, cb)
+        << "shape constants differ between examples of two sizes: baked from the example";
     const fs::path outB = dir / "dyn" / fmt::format("dynamic_opset{}.onnx", opset);
     tlo::saveModel(fromB, outB.string());
-    runOrt(outB, dir, numInputs, meta, fmt::format("{} dynamic opset {} (exported from other sizes)", name, opset));
-    std::cout << fmt::format("[{} dynamic opset {}] {} shape constants; ours: {}\n", name, opset, ca.size(),
-                             counts(ra.opCounts));
+    runOrt(outB, dir, numInputs, meta,
+           fmt::format("{} dynamic opset {} (exported from other sizes)", name, opset));
+    std::cout << fmt::format("[{} dynamic opset {}] {} shape constants; ours: {}\n", name, opset,
+                             ca.size(), counts(ra.opCounts));
   }
 }
 
@@ -453,8 +480,8 @@ TEST(ExternalDataOracle, InitializersInADataFileLoadInOnnxRuntime) {
 TEST(CliExportOracle, ExportsArchivesThatOnnxRuntimeRuns) {
   const char* bin = std::getenv("TORCHLESS_BIN");
   ASSERT_NE(bin, nullptr) << "TORCHLESS_BIN is not set";
-  for (const std::string name :
-       {"mlp", "conv_bn_relu", "view_traced", "resnet18_scripted", "word_lm_lstm", "control_flow"}) {
+  for (const std::string name : {"mlp", "conv_bn_relu", "view_traced", "resnet18_scripted",
+                                 "word_lm_lstm", "control_flow"}) {
     SCOPED_TRACE(name);
     const fs::path dir = kCases / name;
     auto meta = nlohmann::json::parse(readFile(dir / "meta.json"));
@@ -463,9 +490,10 @@ TEST(CliExportOracle, ExportsArchivesThatOnnxRuntimeRuns) {
     fs::remove(out.string() + ".data");
     // resnet18's initializers go to cli.onnx.data (the threshold lowered from 2 GB to 0).
     const bool external = name == "resnet18_scripted";
-    std::string cmd = fmt::format("{} export {} {} -o {} --input-names x --output-names y --dynamic-axes x:0{} 2>&1",
-                                  bin, (dir / "model.pt").string(), (dir / "in0.npy").string(), out.string(),
-                                  external ? " --external-data-threshold 0" : "");
+    std::string cmd = fmt::format(
+        "{} export {} {} -o {} --input-names x --output-names y --dynamic-axes x:0{} 2>&1", bin,
+        (dir / "model.pt").string(), (dir / "in0.npy").string(), out.string(),
+        external ? " --external-data-threshold 0" : "");
     std::string log = runCommand(cmd);
     ASSERT_TRUE(fs::exists(out)) << cmd << "\n" << log;
     EXPECT_NE(log.find("checked"), std::string::npos) << log;
@@ -481,9 +509,9 @@ TEST(CliExportOracle, ExportsArchivesThatOnnxRuntimeRuns) {
     EXPECT_EQ(m.graph().input(0).name(), "x");
     EXPECT_EQ(m.graph().input(0).type().tensor_type().shape().dim(0).dim_param(), "x_dim0");
     EXPECT_EQ(m.graph().output(0).name(), "y");
-    auto res = nlohmann::json::parse(runCommand(fmt::format("node {} {} {} 1 {} {}", kRunOrt.string(), out.string(),
-                                                            dir.string(), meta["rtol"].get<double>(),
-                                                            meta["atol"].get<double>())));
+    auto res = nlohmann::json::parse(runCommand(
+        fmt::format("node {} {} {} 1 {} {}", kRunOrt.string(), out.string(), dir.string(),
+                    meta["rtol"].get<double>(), meta["atol"].get<double>())));
     EXPECT_TRUE(res["ok"].get<bool>()) << res.dump();
   }
   // Batch norms fold by default (as torch.onnx); --no-fold keeps them, with the same numbers.
@@ -492,8 +520,9 @@ TEST(CliExportOracle, ExportsArchivesThatOnnxRuntimeRuns) {
     auto meta = nlohmann::json::parse(readFile(dir / "meta.json"));
     for (bool fold : {true, false}) {
       const fs::path out = dir / (fold ? "cli_fold.onnx" : "cli_nofold.onnx");
-      std::string log = runCommand(fmt::format("{} export {} {} -o {}{} 2>&1", bin, (dir / "model.pt").string(),
-                                               (dir / "in0.npy").string(), out.string(), fold ? "" : " --no-fold"));
+      std::string log = runCommand(
+          fmt::format("{} export {} {} -o {}{} 2>&1", bin, (dir / "model.pt").string(),
+                      (dir / "in0.npy").string(), out.string(), fold ? "" : " --no-fold"));
       ASSERT_TRUE(fs::exists(out)) << log;
       ::onnx::ModelProto m;
       std::ifstream f(out, std::ios::binary);
@@ -505,17 +534,19 @@ TEST(CliExportOracle, ExportsArchivesThatOnnxRuntimeRuns) {
   // Usage and user errors: nothing is written.
   const fs::path dir = kCases / "mlp";
   const fs::path bad = dir / "bad.onnx";
-  std::string log = runCommand(fmt::format("{} export {} {} -o {} --dynamic-axes nosuch:0 2>&1; echo rc=$?", bin,
-                                           (dir / "model.pt").string(), (dir / "in0.npy").string(), bad.string()));
+  std::string log = runCommand(
+      fmt::format("{} export {} {} -o {} --dynamic-axes nosuch:0 2>&1; echo rc=$?", bin,
+                  (dir / "model.pt").string(), (dir / "in0.npy").string(), bad.string()));
   EXPECT_NE(log.find("neither an input nor an output"), std::string::npos) << log;
   EXPECT_NE(log.find("rc=1"), std::string::npos) << log;
   EXPECT_FALSE(fs::exists(bad));
-  log = runCommand(fmt::format("{} export {} -o {} --opset 9 2>&1; echo rc=$?", bin, (dir / "model.pt").string(),
-                               bad.string()));
+  log = runCommand(fmt::format("{} export {} -o {} --opset 9 2>&1; echo rc=$?", bin,
+                               (dir / "model.pt").string(), bad.string()));
   EXPECT_NE(log.find("rc=2"), std::string::npos) << log;
   EXPECT_FALSE(fs::exists(bad));
-  log = runCommand(fmt::format("{} export {} {} -o {} --external-data-threshold lots 2>&1; echo rc=$?", bin,
-                               (dir / "model.pt").string(), (dir / "in0.npy").string(), bad.string()));
+  log = runCommand(
+      fmt::format("{} export {} {} -o {} --external-data-threshold lots 2>&1; echo rc=$?", bin,
+                  (dir / "model.pt").string(), (dir / "in0.npy").string(), bad.string()));
   EXPECT_NE(log.find("--external-data-threshold"), std::string::npos) << log;
   EXPECT_NE(log.find("rc=2"), std::string::npos) << log;
   EXPECT_FALSE(fs::exists(bad));
@@ -535,29 +566,32 @@ TEST(WildExportOracle, ExportsRealArchivesThatOnnxRuntimeRuns) {
   const fs::path wild = fs::path(TORCHLESS_SOURCE_DIR) / ".." / "shared" / "wild";
   const fs::path outDir = fs::path(TORCHLESS_BINARY_DIR) / "convert_export_wild";
   fs::create_directories(outDir);
-  for (const std::string name : {"cms_jetmatcher", "djl_identity", "int8_static_quant_cnn", "reddit_bytelstm_v1",
-                                 "restart_resnet1d_ptl", "tiny_nerf_traced", "torchserve_dummy", "vit4mnist_ptl"}) {
+  for (const std::string name :
+       {"cms_jetmatcher", "djl_identity", "int8_static_quant_cnn", "reddit_bytelstm_v1",
+        "restart_resnet1d_ptl", "tiny_nerf_traced", "torchserve_dummy", "vit4mnist_ptl"}) {
     SCOPED_TRACE(name);
     const fs::path dir = wild / name;
     ASSERT_TRUE(fs::exists(dir / "model.pt")) << dir;
     std::string ins;
     size_t n = 0;
-    while (fs::exists(dir / fmt::format("in{}.npy", n))) ins += " " + (dir / fmt::format("in{}.npy", n++)).string();
+    while (fs::exists(dir / fmt::format("in{}.npy", n)))
+      ins += " " + (dir / fmt::format("in{}.npy", n++)).string();
     const fs::path out = outDir / (name + ".onnx");
     fs::remove(out);
-    std::string log = runCommand(fmt::format("{} export {}{} -o {} 2>&1", bin, (dir / "model.pt").string(), ins,
-                                             out.string()));
+    std::string log = runCommand(fmt::format("{} export {}{} -o {} 2>&1", bin,
+                                             (dir / "model.pt").string(), ins, out.string()));
     ASSERT_TRUE(fs::exists(out)) << log;
     EXPECT_NE(log.find("checked"), std::string::npos) << log;
-    auto res = nlohmann::json::parse(
-        runCommand(fmt::format("node {} {} {} {} 1e-4 1e-4", kRunOrt.string(), out.string(), dir.string(), n)));
+    auto res = nlohmann::json::parse(runCommand(fmt::format(
+        "node {} {} {} {} 1e-4 1e-4", kRunOrt.string(), out.string(), dir.string(), n)));
     EXPECT_TRUE(res["ok"].get<bool>()) << res.dump();
   }
   // silero_vad_v4 keeps its RNN state in the module (prim::SetAttr): refused (as torch.onnx
   // refuses it), naming the first such use and its line.
   const fs::path vad = wild / "silero_vad_v4";
-  std::string log = runCommand(fmt::format("{} export {} {} 16000 -o {} 2>&1; echo rc=$?", bin, (vad / "model.pt").string(),
-                               (vad / "in0.npy").string(), (outDir / "vad.onnx").string()));
+  std::string log = runCommand(fmt::format("{} export {} {} 16000 -o {} 2>&1; echo rc=$?", bin,
+                                           (vad / "model.pt").string(), (vad / "in0.npy").string(),
+                                           (outDir / "vad.onnx").string()));
   EXPECT_NE(log.find("vad_annotator.py:"), std::string::npos) << log;
   EXPECT_NE(log.find("uses the module object itself (prim::SetAttr)"), std::string::npos) << log;
   EXPECT_NE(log.find("rc=1"), std::string::npos) << log;
@@ -572,16 +606,17 @@ TEST(CliExportOracle, ProgressMethodAndThreads) {
   const fs::path dir = kCases / "mlp";
   const fs::path out = dir / "progress.onnx";
   fs::remove(out);
-  std::string log = runCommand(fmt::format("{} export {} {} -o {} --method forward --threads 1 --progress 2>&1",
-                                           bin, (dir / "model.pt").string(), (dir / "in0.npy").string(),
-                                           out.string()));
+  std::string log = runCommand(
+      fmt::format("{} export {} {} -o {} --method forward --threads 1 --progress 2>&1", bin,
+                  (dir / "model.pt").string(), (dir / "in0.npy").string(), out.string()));
   ASSERT_TRUE(fs::exists(out)) << log;
-  for (const char* step : {"export: loading", "export: preparing", "export: converting", "export: checking",
-                           "export: writing"})
+  for (const char* step : {"export: loading", "export: preparing", "export: converting",
+                           "export: checking", "export: writing"})
     EXPECT_NE(log.find(step), std::string::npos) << step << "\n" << log;
   const fs::path bad = dir / "nosuch.onnx";
   log = runCommand(fmt::format("{} export {} {} -o {} --method nosuch 2>&1; echo rc=$?", bin,
-                               (dir / "model.pt").string(), (dir / "in0.npy").string(), bad.string()));
+                               (dir / "model.pt").string(), (dir / "in0.npy").string(),
+                               bad.string()));
   EXPECT_NE(log.find("has no nosuch method"), std::string::npos) << log;
   EXPECT_NE(log.find("rc=1"), std::string::npos) << log;
   EXPECT_FALSE(fs::exists(bad));
@@ -592,21 +627,21 @@ TEST_P(ExportOracle, CheckerAndOnnxRuntimeMatchPyTorch) { exportCase(GetParam())
 // The run corpus (gen_export_cases.py writes every one; a missing case fails).
 INSTANTIATE_TEST_SUITE_P(
     Cases, ExportOracle,
-    ::testing::Values("mlp", "conv_bn_relu", "view_traced", "softmax", "pool_ceil", "layer_norm", "embedding",
-                      "elementwise", "control_flow",
-                      "resnet18_scripted", "resnet18_traced", "resnet50_scripted", "resnet50_traced",
-                      "mobilenet_v2_scripted", "mobilenet_v2_traced", "mobilenet_v3_small_scripted",
-                      "mobilenet_v3_small_traced", "mobilenet_v3_large_scripted", "mobilenet_v3_large_traced",
-                      "efficientnet_b0_scripted", "efficientnet_b0_traced", "densenet121_scripted",
-                      "densenet121_traced", "squeezenet1_1_scripted", "squeezenet1_1_traced",
-                      "shufflenet_v2_x0_5_scripted", "shufflenet_v2_x0_5_traced", "googlenet_scripted",
-                      "googlenet_traced", "inception_v3_scripted", "inception_v3_traced", "vgg11_scripted",
-                      "vgg11_traced", "alexnet_scripted", "alexnet_traced", "regnet_y_400mf_scripted",
-                      "regnet_y_400mf_traced", "convnext_tiny_scripted", "convnext_tiny_traced",
-                      "mnasnet0_5_scripted", "mnasnet0_5_traced", "fcn_resnet50_scripted",
-                      "dcgan_generator_scripted", "dcgan_generator_traced", "dcgan_discriminator_scripted",
-                      "dcgan_discriminator_traced", "super_resolution_scripted", "super_resolution_traced",
-                      "word_lm_lstm", "word_lm_gru", "word_lm_rnn", "transformer_encoder", "bert_like"),
+    ::testing::Values(
+        "mlp", "conv_bn_relu", "view_traced", "softmax", "pool_ceil", "layer_norm", "embedding",
+        "elementwise", "control_flow", "resnet18_scripted", "resnet18_traced", "resnet50_scripted",
+        "resnet50_traced", "mobilenet_v2_scripted", "mobilenet_v2_traced",
+        "mobilenet_v3_small_scripted", "mobilenet_v3_small_traced", "mobilenet_v3_large_scripted",
+        "mobilenet_v3_large_traced", "efficientnet_b0_scripted", "efficientnet_b0_traced",
+        "densenet121_scripted", "densenet121_traced", "squeezenet1_1_scripted",
+        "squeezenet1_1_traced", "shufflenet_v2_x0_5_scripted", "shufflenet_v2_x0_5_traced",
+        "googlenet_scripted", "googlenet_traced", "inception_v3_scripted", "inception_v3_traced",
+        "vgg11_scripted", "vgg11_traced", "alexnet_scripted", "alexnet_traced",
+        "regnet_y_400mf_scripted", "regnet_y_400mf_traced", "convnext_tiny_scripted",
+        "convnext_tiny_traced", "mnasnet0_5_scripted", "mnasnet0_5_traced", "fcn_resnet50_scripted",
+        "dcgan_generator_scripted", "dcgan_generator_traced", "dcgan_discriminator_scripted",
+        "dcgan_discriminator_traced", "super_resolution_scripted", "super_resolution_traced",
+        "word_lm_lstm", "word_lm_gru", "word_lm_rnn", "transformer_encoder", "bert_like"),
     [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 // Issue 14 part 8: every corpus case with a dynamic axis (gen_export_cases.py's and
@@ -655,7 +690,9 @@ INSTANTIATE_TEST_SUITE_P(
 // ONNX Runtime (1e-4), at opsets 13 and 17 (18 too: they are small).
 class CoverageExportOracle : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(CoverageExportOracle, CheckerAndOnnxRuntimeMatchPyTorch) { exportCase(GetParam(), kCoverageCases); }
+TEST_P(CoverageExportOracle, CheckerAndOnnxRuntimeMatchPyTorch) {
+  exportCase(GetParam(), kCoverageCases);
+}
 
 INSTANTIATE_TEST_SUITE_P(
     Coverage, CoverageExportOracle,

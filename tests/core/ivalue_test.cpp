@@ -1,7 +1,7 @@
 // IValue semantics: aliasing of containers, Python equality and hashing of dict keys,
 // insertion-ordered dicts, repr as Python prints values.
-#include "core/error.h"
 #include "core/ivalue.h"
+#include "core/error.h"
 
 #include <gtest/gtest.h>
 

@@ -26,7 +26,8 @@ void expectSameElements(const Tensor& view, const Tensor& c) {
   ASSERT_EQ(c.sizes(), view.sizes());
   ASSERT_TRUE(c.isContiguous());
   ASSERT_EQ(c.dtype(), view.dtype());
-  for (int64_t i = 0; i < view.numel(); ++i) ASSERT_EQ(c.doubleAt(i), view.doubleAt(i)) << "element " << i;
+  for (int64_t i = 0; i < view.numel(); ++i)
+    ASSERT_EQ(c.doubleAt(i), view.doubleAt(i)) << "element " << i;
 }
 
 // permute(sizes of a dense tensor) as a strided view of base.
@@ -62,12 +63,16 @@ TEST_P(StridedCopy, TransposesAndPermutesEveryItemSize) {
                         ScalarType::ComplexDouble}) {
     Tensor base = iota(2 * 37 * 19 * 5 + 3, dt);
     expectSameElements(permuted(base, {37, 19}, {1, 0}), permuted(base, {37, 19}, {1, 0}).clone());
-    expectSameElements(permuted(base, {2, 37, 19, 5}, {0, 3, 1, 2}, 3),
-                       permuted(base, {2, 37, 19, 5}, {0, 3, 1, 2}, 3).contiguous());  // NHWC -> NCHW
-    expectSameElements(permuted(base, {2, 5, 37, 19}, {0, 2, 3, 1}, 1),
-                       permuted(base, {2, 5, 37, 19}, {0, 2, 3, 1}, 1).contiguous());  // NCHW -> NHWC
-    expectSameElements(permuted(base, {2, 37, 19, 5}, {3, 2, 1, 0}), permuted(base, {2, 37, 19, 5}, {3, 2, 1, 0}).clone());
-    expectSameElements(permuted(base, {2, 37, 19, 5}, {1, 0, 3, 2}), permuted(base, {2, 37, 19, 5}, {1, 0, 3, 2}).clone());
+    expectSameElements(
+        permuted(base, {2, 37, 19, 5}, {0, 3, 1, 2}, 3),
+        permuted(base, {2, 37, 19, 5}, {0, 3, 1, 2}, 3).contiguous());  // NHWC -> NCHW
+    expectSameElements(
+        permuted(base, {2, 5, 37, 19}, {0, 2, 3, 1}, 1),
+        permuted(base, {2, 5, 37, 19}, {0, 2, 3, 1}, 1).contiguous());  // NCHW -> NHWC
+    expectSameElements(permuted(base, {2, 37, 19, 5}, {3, 2, 1, 0}),
+                       permuted(base, {2, 37, 19, 5}, {3, 2, 1, 0}).clone());
+    expectSameElements(permuted(base, {2, 37, 19, 5}, {1, 0, 3, 2}),
+                       permuted(base, {2, 37, 19, 5}, {1, 0, 3, 2}).clone());
   }
 }
 
@@ -75,7 +80,8 @@ TEST_P(StridedCopy, LargeCopiesSplitAcrossChunks) {
   // Large enough for the parallel path (>= 256 KiB): a transpose, a row slice, a gather.
   Tensor base = iota(300 * 301 + 7, ScalarType::Float);
   gChunks = 0;
-  expectSameElements(permuted(base, {300, 301}, {1, 0}, 7), permuted(base, {300, 301}, {1, 0}, 7).clone());
+  expectSameElements(permuted(base, {300, 301}, {1, 0}, 7),
+                     permuted(base, {300, 301}, {1, 0}, 7).clone());
   Tensor rows = base.asStrided({300, 280}, {301, 1}, 5);  // [:, 5:285] of a 300 x 301 matrix
   expectSameElements(rows, rows.contiguous());
   Tensor every3 = base.asStrided({280, 100}, {301, 3}, 2);
@@ -88,15 +94,15 @@ TEST_P(StridedCopy, LargeCopiesSplitAcrossChunks) {
 TEST_P(StridedCopy, SlicesBroadcastsAndSmallShapes) {
   Tensor base = iota(1000, ScalarType::Float);
   Tensor cases[] = {
-      base.asStrided({4, 6}, {10, 1}, 3),           // rows of a slice: one memcpy per row
-      base.asStrided({4, 6}, {6, 1}, 0),            // dense
-      base.asStrided({3, 1, 4}, {4, 99, 1}, 0),     // dense except a size-1 dim's stride
-      base.asStrided({5, 7}, {0, 1}, 2),            // broadcast rows (expand)
-      base.asStrided({5, 7}, {1, 0}, 2),            // broadcast columns
-      base.asStrided({6, 3}, {2, 17}, 1),           // no unit stride at all
-      base.asStrided({3, 2}, {1, 3}, 0),            // a transpose too small to tile
-      base.asStrided({}, {}, 42),                   // a scalar
-      base.asStrided({0, 5}, {5, 1}, 0),            // empty
+      base.asStrided({4, 6}, {10, 1}, 3),        // rows of a slice: one memcpy per row
+      base.asStrided({4, 6}, {6, 1}, 0),         // dense
+      base.asStrided({3, 1, 4}, {4, 99, 1}, 0),  // dense except a size-1 dim's stride
+      base.asStrided({5, 7}, {0, 1}, 2),         // broadcast rows (expand)
+      base.asStrided({5, 7}, {1, 0}, 2),         // broadcast columns
+      base.asStrided({6, 3}, {2, 17}, 1),        // no unit stride at all
+      base.asStrided({3, 2}, {1, 3}, 0),         // a transpose too small to tile
+      base.asStrided({}, {}, 42),                // a scalar
+      base.asStrided({0, 5}, {5, 1}, 0),         // empty
       base.asStrided({2, 3, 4, 5}, {200, 1, 3, 40}, 1),
   };
   for (const Tensor& v : cases) expectSameElements(v, v.clone());
@@ -118,7 +124,8 @@ TEST_P(StridedCopy, OddItemSizeTakesTheGenericPath) {
   for (int64_t r = 0; r < 5; ++r)
     for (int64_t c = 0; c < 4; ++c)
       for (int64_t b = 0; b < 3; ++b)
-        EXPECT_EQ(dst[static_cast<size_t>((r * 4 + c) * 3 + b)], src[static_cast<size_t>((c * 5 + r) * 3 + b)]);
+        EXPECT_EQ(dst[static_cast<size_t>((r * 4 + c) * 3 + b)],
+                  src[static_cast<size_t>((c * 5 + r) * 3 + b)]);
 }
 
 INSTANTIATE_TEST_SUITE_P(Serial, StridedCopy, ::testing::Values(false));

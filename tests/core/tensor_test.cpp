@@ -1,10 +1,10 @@
 // Tensor views, copies, casts and printing. Printing expectations are str(tensor) from
 // PyTorch 1.13 for the same values.
-#include "core/error.h"
 #include "core/tensor.h"
+#include "core/error.h"
 
-#include <cstring>
 #include <gtest/gtest.h>
+#include <cstring>
 
 #include <cmath>
 #include <limits>
@@ -137,7 +137,8 @@ TEST(Tensor, PrintsAsPyTorch) {
       {"int32", Tensor::fromVector(std::vector<int64_t>{1, 2}, {2}).to(ScalarType::Int),
        "tensor([1, 2], dtype=torch.int32)"},
       {"nonfinite",
-       Tensor::fromVector(std::vector<float>{std::nanf(""), std::numeric_limits<float>::infinity(), 1.f}, {3}),
+       Tensor::fromVector(
+           std::vector<float>{std::nanf(""), std::numeric_limits<float>::infinity(), 1.f}, {3}),
        "tensor([nan, inf, 1.])"},
       {"large", Tensor::fromVector(std::vector<float>{123456789.f, 1.f}, {2}),
        "tensor([1.2346e+08, 1.0000e+00])"},

@@ -1,9 +1,9 @@
 // Type printing, parsing and relations. Expected spellings were printed by PyTorch 1.13
 // (`print(fn.graph)` for the IR spelling, `print(fn.code)` for the annotation spelling) for a
 // scripted function taking these annotations: tests/core/print_types.py prints them.
+#include "core/type.h"
 #include "core/error.h"
 #include "core/ivalue.h"
-#include "core/type.h"
 
 #include <gtest/gtest.h>
 
@@ -57,13 +57,16 @@ TEST(Type, TensorDetailsPrintLikeTheIR) {
   auto t = TensorType::createContiguous(ScalarType::Float, Device(), {3, 4});
   EXPECT_EQ(t->reprStr(), "Float(3, 4, strides=[4, 1], requires_grad=0, device=cpu)");
   EXPECT_EQ(t->str(), "Tensor");
-  auto partial = TensorType::create(ScalarType::Long, std::vector<std::optional<int64_t>>{std::nullopt, 3},
-                                    std::nullopt, std::nullopt, std::nullopt);
+  auto partial =
+      TensorType::create(ScalarType::Long, std::vector<std::optional<int64_t>>{std::nullopt, 3},
+                         std::nullopt, std::nullopt, std::nullopt);
   EXPECT_EQ(partial->reprStr(), "Long(*, 3)");
-  auto dtypeOnly = TensorType::create(ScalarType::Float, std::nullopt, std::nullopt, std::nullopt, std::nullopt);
+  auto dtypeOnly =
+      TensorType::create(ScalarType::Float, std::nullopt, std::nullopt, std::nullopt, std::nullopt);
   EXPECT_EQ(dtypeOnly->reprStr(), "FloatTensor");
   EXPECT_EQ(TensorType::get()->reprStr(), "Tensor");
-  EXPECT_EQ(ListType::create(t)->reprStr(), "Float(3, 4, strides=[4, 1], requires_grad=0, device=cpu)[]");
+  EXPECT_EQ(ListType::create(t)->reprStr(),
+            "Float(3, 4, strides=[4, 1], requires_grad=0, device=cpu)[]");
 }
 
 TEST(Type, NamedTupleAndClassNames) {
@@ -72,9 +75,10 @@ TEST(Type, NamedTupleAndClassNames) {
   EXPECT_EQ(nt->annotationStr(), "__torch__.Pt");
   EXPECT_EQ(nt->reprStr(), "NamedTuple(x : int, y : float)");
   auto cls = ClassType::create("__torch__.a.B", true);
-  TypePtr parsed = parseTypeAnnotation("Optional[__torch__.a.B]", [&](const std::string& n) -> TypePtr {
-    return n == "__torch__.a.B" ? TypePtr(cls) : nullptr;
-  });
+  TypePtr parsed =
+      parseTypeAnnotation("Optional[__torch__.a.B]", [&](const std::string& n) -> TypePtr {
+        return n == "__torch__.a.B" ? TypePtr(cls) : nullptr;
+      });
   EXPECT_EQ(parsed->str(), "__torch__.a.B?");
 }
 

@@ -136,8 +136,8 @@ namespace {
 // Bad input gives torchless::Error, never a crash or an internal assert: truncations and
 // single-byte mutations of the constructs source. Whatever still parses must round-trip.
 TEST(frontend_corpus, MutatedSourceNeverCrashes) {
-  std::string text = readFile(fs::path(TORCHLESS_SOURCE_DIR) / "tests" / "frontend" /
-                              "corpus_constructs.py");
+  std::string text =
+      readFile(fs::path(TORCHLESS_SOURCE_DIR) / "tests" / "frontend" / "corpus_constructs.py");
   ASSERT_FALSE(text.empty());
   size_t parsed = 0, rejected = 0;
   auto attempt = [&](const std::string& s) {
@@ -151,8 +151,8 @@ TEST(frontend_corpus, MutatedSourceNeverCrashes) {
     EXPECT_EQ(problem, "") << s;
   };
   for (size_t cut = 0; cut < text.size(); cut += 11) attempt(text.substr(0, cut));
-  const char replacements[] = {'(', ')', '[', ':', '\n', '\r', ' ', '\t', '"', '\'', '{', '}',
-                               '\\', '#', '\x80', '\0', '=', ',', '.', '0', '*', '@', '-', 'f'};
+  const char replacements[] = {'(',  ')', '[',    ':',  '\n', '\r', ' ', '\t', '"', '\'', '{', '}',
+                               '\\', '#', '\x80', '\0', '=',  ',',  '.', '0',  '*', '@',  '-', 'f'};
   for (size_t i = 0; i < text.size(); i += 17) {
     for (char c : replacements) {
       std::string s = text;

@@ -85,7 +85,8 @@ TEST(frontend_diagnostics, Literals) {
 
 TEST(frontend_diagnostics, Brackets) {
   EXPECT_EQ(firstLine("x = [1, 2\ny = 3\n"), "m.py:1:5: '[' was never closed");
-  EXPECT_EQ(firstLine("x = (1, 2]\n"), "m.py:1:10: closing ']' does not match opening '(' at line 1");
+  EXPECT_EQ(firstLine("x = (1, 2]\n"),
+            "m.py:1:10: closing ']' does not match opening '(' at line 1");
   EXPECT_EQ(firstLine("x = 1}\n"), "m.py:1:6: unmatched '}'");
 }
 
@@ -117,9 +118,11 @@ TEST(frontend_diagnostics, AssignmentTargets) {
             "m.py:1:1: 'tuple' is an illegal expression for augmented assignment '+='");
   EXPECT_EQ(firstLine("a, b : int = x\n"),
             "m.py:1:1: only a single target (not a tuple) can be annotated");
-  EXPECT_EQ(firstLine("for f() in x:\n  pass\n"), "m.py:1:5: cannot assign to function call in for loop");
+  EXPECT_EQ(firstLine("for f() in x:\n  pass\n"),
+            "m.py:1:5: cannot assign to function call in for loop");
   EXPECT_EQ(firstLine("del 1\n"), "m.py:1:5: cannot assign to literal in del");
-  EXPECT_EQ(firstLine("with a as 1:\n  pass\n"), "m.py:1:11: cannot assign to literal in with statement");
+  EXPECT_EQ(firstLine("with a as 1:\n  pass\n"),
+            "m.py:1:11: cannot assign to literal in with statement");
 }
 
 TEST(frontend_diagnostics, Misplaced) {
@@ -139,7 +142,8 @@ TEST(frontend_diagnostics, Unsupported) {
             "  File \"m.py\", line 2\n"
             "  g = lambda y: y\n"
             "      ~~~~~~ <--- HERE");
-  EXPECT_EQ(firstLine("global x\n"), "m.py:1:1: global statements are not supported in TorchScript");
+  EXPECT_EQ(firstLine("global x\n"),
+            "m.py:1:1: global statements are not supported in TorchScript");
   EXPECT_EQ(firstLine("def f():\n  nonlocal x\n"),
             "m.py:2:3: nonlocal statements are not supported in TorchScript");
   EXPECT_EQ(firstLine("try:\n  pass\nexcept:\n  pass\n"),
@@ -153,7 +157,8 @@ TEST(frontend_diagnostics, Unsupported) {
             "m.py:1:11: generator expressions are not supported in TorchScript");
   EXPECT_EQ(firstLine("x = {i for i in y}\n"),
             "m.py:1:8: set comprehensions are not supported in TorchScript");
-  EXPECT_EQ(firstLine("x = f(**kw)\n"), "m.py:1:7: **kwargs arguments are not supported in TorchScript");
+  EXPECT_EQ(firstLine("x = f(**kw)\n"),
+            "m.py:1:7: **kwargs arguments are not supported in TorchScript");
   EXPECT_EQ(firstLine("x = {**a}\n"),
             "m.py:1:6: '**' unpacking in dict literals is not supported in TorchScript");
   EXPECT_EQ(firstLine("def f(*args):\n  pass\n"),

@@ -20,7 +20,8 @@ std::string compileError(const std::string& text, const TypePtr& selfType = null
     if (s.kind() == TreeKind::Def) defs.emplace(Def(s.tree()).name().name(), Def(s.tree()));
   CompileEnv env;
   env.unit = &unit;
-  std::function<GraphFunction*(const std::string&)> resolve = [&](const std::string& q) -> GraphFunction* {
+  std::function<GraphFunction*(const std::string&)> resolve =
+      [&](const std::string& q) -> GraphFunction* {
     std::string name = q.substr(q.rfind('.') + 1);
     if (GraphFunction* f = unit.findFunction("__torch__." + name)) return f;
     auto it = defs.find(name);
@@ -56,10 +57,12 @@ TEST(frontend_emitter_diagnostics, ArgumentTypeMismatch) {
   EXPECT_EQ(firstLine("def g(a: int, b: int) -> int:\n  return a\n"
                       "def f(x: int) -> int:\n  return g(x, \"s\")\n"),
             "m.py:4:10: g(int a, int b) -> int:");
-  std::string all = compileError("def g(a: int, b: int) -> int:\n  return a\n"
-                                 "def f(x: int) -> int:\n  return g(x, \"s\")\n");
-  EXPECT_NE(all.find("Expected a value of type 'int' for argument 'b' but instead found type 'str'."),
-            std::string::npos)
+  std::string all = compileError(
+      "def g(a: int, b: int) -> int:\n  return a\n"
+      "def f(x: int) -> int:\n  return g(x, \"s\")\n");
+  EXPECT_NE(
+      all.find("Expected a value of type 'int' for argument 'b' but instead found type 'str'."),
+      std::string::npos)
       << all;
 }
 
@@ -97,9 +100,10 @@ TEST(frontend_emitter_diagnostics, ReturnTypeMismatch) {
 }
 
 TEST(frontend_emitter_diagnostics, BranchTypeMismatch) {
-  EXPECT_EQ(firstLine("def f(c: bool) -> int:\n  if c:\n    y = 1\n  else:\n    y = \"s\"\n  return y\n"),
-            "m.py:6:10: Type mismatch: y is set to type int in the true branch and type str in the "
-            "false branch");
+  EXPECT_EQ(
+      firstLine("def f(c: bool) -> int:\n  if c:\n    y = 1\n  else:\n    y = \"s\"\n  return y\n"),
+      "m.py:6:10: Type mismatch: y is set to type int in the true branch and type str in the "
+      "false branch");
 }
 
 TEST(frontend_emitter_diagnostics, UnsupportedConstruct) {
@@ -130,13 +134,15 @@ TEST(frontend_emitter_diagnostics, ReturnInUnrolledLoop) {
 TEST(frontend_emitter_diagnostics, MissingAttribute) {
   auto cls = ClassType::create("__torch__.M", true);
   cls->addAttribute("training", BoolType::get());
-  EXPECT_EQ(firstLine("def forward(self: __torch__.M, x: Tensor) -> Tensor:\n  return self.w\n", cls),
-            "m.py:2:10: Module '__torch__.M' has no attribute 'w' ");
+  EXPECT_EQ(
+      firstLine("def forward(self: __torch__.M, x: Tensor) -> Tensor:\n  return self.w\n", cls),
+      "m.py:2:10: Module '__torch__.M' has no attribute 'w' ");
 }
 
 TEST(frontend_emitter_diagnostics, TooManyArguments) {
-  std::string all = compileError("def g(a: int) -> int:\n  return a\n"
-                                 "def f(x: int) -> int:\n  return g(x, x)\n");
+  std::string all = compileError(
+      "def g(a: int) -> int:\n  return a\n"
+      "def f(x: int) -> int:\n  return g(x, x)\n");
   EXPECT_NE(all.find("Expected at most 1 arguments but found 2 positional arguments."),
             std::string::npos)
       << all;

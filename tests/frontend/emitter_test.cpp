@@ -40,9 +40,9 @@ fs::path casesDir() { return fs::path(TORCHLESS_SOURCE_DIR) / "tests/frontend/em
 /// (PyTorch's pooling order depends on its emission order in ways we do not reproduce), then
 /// values renamed %v0, %v1 ... in order of appearance.
 std::string normalize(const Graph& g) {
-  std::string raw = std::regex_replace(g.toString(false),
-                                      std::regex(R"( : Any = prim::Constant\[name=)"),
-                                      " : Function = prim::Constant[name=");
+  std::string raw =
+      std::regex_replace(g.toString(false), std::regex(R"( : Any = prim::Constant\[name=)"),
+                         " : Function = prim::Constant[name=");
   std::vector<std::string> lines;
   {
     std::istringstream in(raw);
@@ -122,9 +122,7 @@ class CaseCompiler {
       auto it = classes_.find(q);
       return it == classes_.end() ? nullptr : it->second;
     };
-    env_.resolveFunction = [this](const std::string& q) -> GraphFunction* {
-      return function(q);
-    };
+    env_.resolveFunction = [this](const std::string& q) -> GraphFunction* { return function(q); };
     env_.resolveMethod = [this](const ClassType& cls, const std::string& name) -> Function* {
       return method(cls.name(), name);
     };
@@ -212,8 +210,7 @@ std::vector<Case> loadCases() {
   return out;
 }
 
-std::shared_ptr<Graph> parseOracle(const fs::path& p, const TypeResolver& resolver,
-                                   bool dropSelf) {
+std::shared_ptr<Graph> parseOracle(const fs::path& p, const TypeResolver& resolver, bool dropSelf) {
   auto g = std::make_shared<Graph>();
   ParseIROptions opts;
   opts.resolver = resolver;
@@ -267,9 +264,8 @@ TEST_P(EmitterCode, PrintedCode) {
     files.emplace_back(rel, entry.path());
   }
   CaseCompiler cc(files);
-  GraphFunction* fn = c.kind == "function"
-                          ? cc.function("__torch__.fn")
-                          : cc.method("__torch__." + c.name + ".M", "forward");
+  GraphFunction* fn = c.kind == "function" ? cc.function("__torch__.fn")
+                                           : cc.method("__torch__." + c.name + ".M", "forward");
   ASSERT_NE(fn, nullptr);
   verify(*fn->graph());
   auto oracle = parseOracle(dir / "code_graph.txt", cc.resolver(), c.kind == "function");
@@ -290,9 +286,13 @@ TEST_P(EmitterSource, Source) {
 }
 
 INSTANTIATE_TEST_SUITE_P(frontend_emitter, EmitterCode, ::testing::ValuesIn(codeCases()),
-                         [](const ::testing::TestParamInfo<Case>& info) { return info.param.name; });
+                         [](const ::testing::TestParamInfo<Case>& info) {
+                           return info.param.name;
+                         });
 INSTANTIATE_TEST_SUITE_P(frontend_emitter, EmitterSource, ::testing::ValuesIn(sourceCases()),
-                         [](const ::testing::TestParamInfo<Case>& info) { return info.param.name; });
+                         [](const ::testing::TestParamInfo<Case>& info) {
+                           return info.param.name;
+                         });
 
 }  // namespace
 }  // namespace torchless::frontend

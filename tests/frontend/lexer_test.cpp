@@ -133,7 +133,8 @@ TEST(frontend_lexer, Errors) {
   EXPECT_EQ(lexError("x = 'abc\n"), "t.py:1:5: unterminated string literal");
   EXPECT_EQ(lexError("x = '''abc\n"), "t.py:1:5: unterminated triple-quoted string literal");
   EXPECT_EQ(lexError("x = $"), "t.py:1:5: invalid character '$' in source");
-  EXPECT_EQ(lexError("x = \xe2\x82\xac"), "t.py:1:5: invalid character '\xe2\x82\xac' (U+20AC) in source");
+  EXPECT_EQ(lexError("x = \xe2\x82\xac"),
+            "t.py:1:5: invalid character '\xe2\x82\xac' (U+20AC) in source");
   EXPECT_EQ(lexError("x = 012"),
             "t.py:1:5: leading zeros in decimal integer literals are not permitted; use an 0o "
             "prefix for octal integers");
@@ -146,9 +147,12 @@ TEST(frontend_lexer, Errors) {
   EXPECT_EQ(lexError("x = (1, 2"), "t.py:1:5: '(' was never closed");
   EXPECT_EQ(lexError("x = 1)"), "t.py:1:6: unmatched ')'");
   EXPECT_EQ(lexError("x = (1]\n"), "t.py:1:7: closing ']' does not match opening '(' at line 1");
-  EXPECT_EQ(lexError("x = 1 \\ 2"), "t.py:1:7: unexpected character after line continuation character");
-  EXPECT_EQ(lexError("if a:\n    b\n  c\n"), "t.py:3:1: unindent does not match any outer indentation level");
-  EXPECT_EQ(lexError("if a:\n        b\n\tc\n"), "t.py:3:1: inconsistent use of tabs and spaces in indentation");
+  EXPECT_EQ(lexError("x = 1 \\ 2"),
+            "t.py:1:7: unexpected character after line continuation character");
+  EXPECT_EQ(lexError("if a:\n    b\n  c\n"),
+            "t.py:3:1: unindent does not match any outer indentation level");
+  EXPECT_EQ(lexError("if a:\n        b\n\tc\n"),
+            "t.py:3:1: inconsistent use of tabs and spaces in indentation");
   EXPECT_EQ(lexError("x = b'abc'"), "t.py:1:5: bytes literals are not supported in TorchScript");
   EXPECT_EQ(lexError(R"(x = "\x4")"), "t.py:1:6: truncated \\xXX escape in string literal");
   EXPECT_EQ(lexError(R"(x = "\N{DASH}")"),

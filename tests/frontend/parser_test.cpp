@@ -16,8 +16,8 @@ std::string parse(const std::string& text) {
   }
   // Every parse in these tests must also survive printing and re-parsing.
   Module again = parseFile("printed.py", printSource(m.tree()));
-  EXPECT_TRUE(treeEqual(m.tree(), again.tree()))
-      << "round trip changed the tree; printed:\n" << printSource(m.tree());
+  EXPECT_TRUE(treeEqual(m.tree(), again.tree())) << "round trip changed the tree; printed:\n"
+                                                 << printSource(m.tree());
   return out;
 }
 
@@ -136,8 +136,7 @@ TEST(frontend_parser, Assignments) {
   EXPECT_EQ(parse("_1, j = a, b\n"), "(assign [(tuple [_1 j])] (tuple [a b]) _)");
   EXPECT_EQ(parse("(a, b), c = x\n"), "(assign [(tuple [(tuple [a b]) c])] x _)");
   EXPECT_EQ(parse("a, *b = x\n"), "(assign [(tuple [a (star b)])] x _)");
-  EXPECT_EQ(parse("u : Optional[Tensor] = x4\n"),
-            "(assign [u] x4 (subscript Optional [Tensor]))");
+  EXPECT_EQ(parse("u : Optional[Tensor] = x4\n"), "(assign [u] x4 (subscript Optional [Tensor]))");
   EXPECT_EQ(parse("w : Tensor\n"), "(assign [w] _ Tensor)");
   EXPECT_EQ(parse("self.count = 0\n"), "(assign [(. self count)] 0 _)");
   EXPECT_EQ(parse("d['k'] = v\n"), "(assign [(subscript d [\"k\"])] v _)");
@@ -153,8 +152,7 @@ TEST(frontend_parser, SimpleStatements) {
   EXPECT_EQ(parse("def f():\n  return\n"), "(def f (decl [] _) [(return _)] [])");
   EXPECT_EQ(parse("def f():\n  return a, b\n"), "(def f (decl [] _) [(return (tuple [a b]))] [])");
   EXPECT_EQ(parse("raise\n"), "(raise _ _)");
-  EXPECT_EQ(parse("raise ValueError('x') from e\n"),
-            "(raise (apply ValueError [\"x\"] []) e)");
+  EXPECT_EQ(parse("raise ValueError('x') from e\n"), "(raise (apply ValueError [\"x\"] []) e)");
   EXPECT_EQ(parse("assert x\n"), "(assert x _)");
   EXPECT_EQ(parse("assert x > 0, 'msg'\n"), "(assert (> x 0) \"msg\")");
   EXPECT_EQ(parse("pass\n"), "(pass)");
@@ -288,10 +286,11 @@ TEST(frontend_parser, ConstValues) {
 }
 
 TEST(frontend_parser, PrintSource) {
-  Module m = parseFile("t.py",
-                       "@torch.jit.export\ndef f(x: int, *, y: int=1) -> int:\n"
-                       "  if x < 0 < y:\n    return -x ** 2\n  elif not x:\n    a, b, = (1, 2)\n"
-                       "  else:\n    s = f'{x!r:>4}' + \"\\001\"\n  return [i for i in range(x) if i]\n");
+  Module m =
+      parseFile("t.py",
+                "@torch.jit.export\ndef f(x: int, *, y: int=1) -> int:\n"
+                "  if x < 0 < y:\n    return -x ** 2\n  elif not x:\n    a, b, = (1, 2)\n"
+                "  else:\n    s = f'{x!r:>4}' + \"\\001\"\n  return [i for i in range(x) if i]\n");
   EXPECT_EQ(printSource(m.tree()),
             "@torch.jit.export\n"
             "def f(x: int, *, y: int=1) -> int:\n"

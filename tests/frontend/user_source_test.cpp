@@ -52,12 +52,12 @@ class M(torch.nn.Module):
 )";
 
 std::unique_ptr<ScriptImporter> userImporter(const std::string& text) {
-  auto imp = std::make_unique<ScriptImporter>(
-      std::make_shared<CompilationUnit>(),
-      [text](const std::string& q) -> std::optional<SourceFile> {
-        if (q != "__torch__") return std::nullopt;
-        return SourceFile{"user.py", text};
-      });
+  auto imp =
+      std::make_unique<ScriptImporter>(std::make_shared<CompilationUnit>(),
+                                       [text](const std::string& q) -> std::optional<SourceFile> {
+                                         if (q != "__torch__") return std::nullopt;
+                                         return SourceFile{"user.py", text};
+                                       });
   imp->setUserSource("__torch__");
   return imp;
 }
@@ -103,8 +103,7 @@ TEST(frontend_user_source, ModuleAttributesFromInit) {
   ASSERT_NE(p->findAttribute("tags"), nullptr);
   EXPECT_EQ(p->findAttribute("tags")->type->annotationStr(), "List[str]");
   EXPECT_EQ(imp.definedNames("__torch__", true), (std::vector<std::string>{"__torch__.M"}));
-  EXPECT_EQ(imp.definedNames("__torch__", false),
-            (std::vector<std::string>{"__torch__.helper"}));
+  EXPECT_EQ(imp.definedNames("__torch__", false), (std::vector<std::string>{"__torch__.helper"}));
 }
 
 TEST(frontend_user_source, Diagnostics) {

@@ -512,12 +512,17 @@ TEST(OperatorRegistry, DuplicatesAndBadSchemasAreErrors) {
 TEST(OperatorRegistry, SchemaTextsAreParsedOnFirstLookupOfTheirName) {
   OperatorRegistry r;
   r.registerSchemaText("aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor");
-  r.registerSchemaText("aten::randn(int[] size, *, int? dtype=None, int? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor");
-  r.registerSchemaText("aten::randn.generator(int[] size, *, Generator? generator, int? dtype=None, int? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor");
+  r.registerSchemaText(
+      "aten::randn(int[] size, *, int? dtype=None, int? layout=None, Device? device=None, bool? "
+      "pin_memory=None) -> Tensor");
+  r.registerSchemaText(
+      "aten::randn.generator(int[] size, *, Generator? generator, int? dtype=None, int? "
+      "layout=None, Device? device=None, bool? pin_memory=None) -> Tensor");
   r.registerSchemaText("aten::relu(Tensor self) -> Tensor");
   EXPECT_EQ(r.size(), 4u);
   // find by the printed schema, findOverload and lookup all see unparsed texts.
-  const OpInfo* add = r.find("aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor");
+  const OpInfo* add =
+      r.find("aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor");
   ASSERT_NE(add, nullptr);
   EXPECT_EQ(add->overloadKey, "aten::add.Tensor");
   EXPECT_EQ(r.findOverload("aten::add.Tensor"), add);
@@ -562,7 +567,8 @@ TEST(OperatorRegistry, SchemaTextErrors) {
   ASSERT_NE(r.findOverload("aten::relu"), nullptr);
   EXPECT_THROW(r.registerSchemaText("aten::relu(Tensor self) -> Tensor"), Error);
   r.registerSchemaText("aten::gelu(Tensor self, *, str approximate=\"none\") -> Tensor");
-  EXPECT_THROW(r.registerSchema("aten::gelu(Tensor self, *, str approximate=\"none\") -> Tensor"), Error);
+  EXPECT_THROW(r.registerSchema("aten::gelu(Tensor self, *, str approximate=\"none\") -> Tensor"),
+               Error);
   // A text that does not parse throws from every lookup that reaches its name, not before.
   r.registerSchemaText("aten::foo(Tensr self) -> Tensor");
   EXPECT_EQ(r.findOverload("aten::relu")->overloadKey, "aten::relu");
@@ -571,7 +577,8 @@ TEST(OperatorRegistry, SchemaTextErrors) {
       r.lookup("aten::foo");
       FAIL() << "no error";
     } catch (const Error& e) {
-      EXPECT_NE(std::string(e.what()).find("while registering operator schema 'aten::foo(Tensr self) -> Tensor'"),
+      EXPECT_NE(std::string(e.what()).find(
+                    "while registering operator schema 'aten::foo(Tensr self) -> Tensor'"),
                 std::string::npos)
           << e.what();
     }
@@ -584,8 +591,9 @@ TEST(OperatorRegistry, SchemaTextErrors) {
     r2.find("aten::bar(Tensor  self) -> Tensor");
     FAIL() << "no error";
   } catch (const Error& e) {
-    EXPECT_EQ(e.message(), "operator schema 'aten::bar(Tensor  self) -> Tensor' is not as PyTorch prints it: "
-                           "'aten::bar(Tensor self) -> Tensor'");
+    EXPECT_EQ(e.message(),
+              "operator schema 'aten::bar(Tensor  self) -> Tensor' is not as PyTorch prints it: "
+              "'aten::bar(Tensor self) -> Tensor'");
   }
 }
 

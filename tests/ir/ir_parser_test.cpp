@@ -267,7 +267,8 @@ graph(%x : Tensor):
   %y : Tensor = aten::relu(%x), scope: __module.layer1/__module.layer1.0 # m.py:3:4
   %z : Tensor = aten::relu(%y), scope: __module.fc
   return (%z)
-)IR", g.get());
+)IR",
+                     g.get());
   const torchless::Node* relu = g->outputs()[0]->node()->input(0)->node();
   EXPECT_EQ(relu->scopeName(), "__module.layer1/__module.layer1.0");
   ASSERT_TRUE(relu->sourceRange());

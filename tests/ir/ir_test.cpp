@@ -23,10 +23,8 @@ TEST(Symbol, BuiltinsAndInterning) {
   EXPECT_FALSE(s.is_prim());
   EXPECT_THROW(Symbol::fromQualString("noNamespace"), Error);
   switch (Symbol::fromQualString("prim::Loop")) {
-    case prim::Loop:
-      break;
-    default:
-      FAIL();
+    case prim::Loop: break;
+    default: FAIL();
   }
 }
 

@@ -52,8 +52,7 @@ TEST(OpFacts, AddFactsNeedsARegisteredName) {
     r.addFacts("aten::relu6", RegisteredFacts{.random = true});
     FAIL() << "no error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("aten::relu6, which is not registered"),
-              std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("aten::relu6, which is not registered"), std::string::npos)
         << e.what();
   }
 }

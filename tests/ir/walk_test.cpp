@@ -1,8 +1,8 @@
 // The block walker (ir/walk.h) and dead code elimination's options (ir/dead_code_elimination.h).
+#include "ir/walk.h"
 #include "ir/dead_code_elimination.h"
 #include "ir/ir.h"
 #include "ir/ir_parser.h"
-#include "ir/walk.h"
 
 #include <gtest/gtest.h>
 
@@ -66,9 +66,8 @@ TEST(Walk, AVisitMayDestroyItsNode) {
     return true;
   });
   EXPECT_TRUE(changed);
-  EXPECT_FALSE(anyNode(g.block(), [](const Node* n) {
-    return n->kind() == kRelu || n->kind() == kNeg;
-  }));
+  EXPECT_FALSE(
+      anyNode(g.block(), [](const Node* n) { return n->kind() == kRelu || n->kind() == kNeg; }));
 }
 
 TEST(DeadCodeElimination, KeepOptionKeepsUnusedNodes) {

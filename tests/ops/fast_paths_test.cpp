@@ -35,8 +35,10 @@ void expectSame(const Tensor& a, const Tensor& b) {
   Tensor x = a.contiguous(), y = b.contiguous();
   for (int64_t i = 0; i < x.numel(); ++i) {
     const double u = x.doubleAt(i), v = y.doubleAt(i);
-    if (std::isnan(v)) EXPECT_TRUE(std::isnan(u)) << "at " << i;
-    else EXPECT_EQ(u, v) << "at " << i;
+    if (std::isnan(v))
+      EXPECT_TRUE(std::isnan(u)) << "at " << i;
+    else
+      EXPECT_EQ(u, v) << "at " << i;
   }
 }
 
@@ -55,7 +57,8 @@ struct Pair {
 };
 Pair inputs(uint32_t seed) {
   Tensor x = filled({37, 29}, -8, 8, seed);
-  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN(),
+              inf = std::numeric_limits<float>::infinity();
   float* p = x.data<float>();
   p[0] = nan;
   p[1] = inf;
@@ -100,7 +103,8 @@ TEST(OpsFastPaths, BinaryMatchGenericBitForBit) {
   Tensor row = filled({29}, -1, 1, 4);
   EXPECT_EQ(add(a.fast, row).sizes(), (IntList{37, 29}));
   EXPECT_EQ(add(a.fast, a.fast.to(ScalarType::Double)).dtype(), ScalarType::Double);
-  EXPECT_EQ(mul(a.fast, Tensor::fromVector(std::vector<int64_t>{2}, {1})).dtype(), ScalarType::Float);
+  EXPECT_EQ(mul(a.fast, Tensor::fromVector(std::vector<int64_t>{2}, {1})).dtype(),
+            ScalarType::Float);
 }
 
 TEST(OpsFastPaths, EmptyAndLargeInputs) {
@@ -119,12 +123,36 @@ TEST(OpsFastPaths, EmptyAndLargeInputs) {
 TEST(OpsFastPaths, InPlaceWritesSelfWithoutNewStorage) {
   Pair in = inputs(6);
   const std::pair<const char*, std::function<Tensor(const Tensor&)>> ops[] = {
-      {"relu_", [](const Tensor& t) { Tensor s = t; return relu_(s); }},
-      {"hardtanh_", [](const Tensor& t) { Tensor s = t; return hardtanh_(s, 0, 6); }},
-      {"clamp_", [](const Tensor& t) { Tensor s = t; return clamp_(s, Scalar(-1), std::nullopt); }},
-      {"sigmoid_", [](const Tensor& t) { Tensor s = t; return sigmoid_(s); }},
-      {"silu_", [](const Tensor& t) { Tensor s = t; return silu_(s); }},
-      {"hardswish_", [](const Tensor& t) { Tensor s = t; return hardswish_(s); }},
+      {"relu_",
+       [](const Tensor& t) {
+         Tensor s = t;
+         return relu_(s);
+       }},
+      {"hardtanh_",
+       [](const Tensor& t) {
+         Tensor s = t;
+         return hardtanh_(s, 0, 6);
+       }},
+      {"clamp_",
+       [](const Tensor& t) {
+         Tensor s = t;
+         return clamp_(s, Scalar(-1), std::nullopt);
+       }},
+      {"sigmoid_",
+       [](const Tensor& t) {
+         Tensor s = t;
+         return sigmoid_(s);
+       }},
+      {"silu_",
+       [](const Tensor& t) {
+         Tensor s = t;
+         return silu_(s);
+       }},
+      {"hardswish_",
+       [](const Tensor& t) {
+         Tensor s = t;
+         return hardswish_(s);
+       }},
   };
   const std::function<Tensor(const Tensor&)> functional[] = {
       [](const Tensor& t) { return relu(t); },
@@ -139,7 +167,8 @@ TEST(OpsFastPaths, InPlaceWritesSelfWithoutNewStorage) {
     Tensor want = functional[i](in.fast);
     for (const Tensor& src : {in.fast, in.generic}) {
       // A private copy with src's layout (contiguous, or the strided generic view).
-      Tensor self = src.isContiguous() ? src.clone() : transpose(transpose(src, 0, 1).clone(), 0, 1);
+      Tensor self =
+          src.isContiguous() ? src.clone() : transpose(transpose(src, 0, 1).clone(), 0, 1);
       ASSERT_EQ(self.isContiguous(), src.isContiguous());
       void* before = self.rawData();
       Tensor r = ops[i].second(self);
@@ -213,18 +242,20 @@ TEST(OpsFusedConv, MatchesUnfusedForEachActivationWithAndWithoutResidual) {
     Tensor w = filled({6, 6 / groups, 3, 3}, -0.5, 0.5, 12 + static_cast<uint32_t>(groups));
     Tensor b = filled({6}, -1, 1, 13);
     Tensor res = filled({2, 6, 9, 8}, -3, 3, 14);
-    for (const char* act : {"none", "relu", "clamp", "sigmoid", "silu", "hardswish", "gelu", "gelu_tanh"}) {
+    for (const char* act :
+         {"none", "relu", "clamp", "sigmoid", "silu", "hardswish", "gelu", "gelu_tanh"}) {
       for (bool withRes : {false, true}) {
         for (bool constant : {false, true}) {
-          SCOPED_TRACE(std::string(act) + (withRes ? " +residual" : "") + (constant ? " const" : "") +
-                       " groups " + std::to_string(groups));
+          SCOPED_TRACE(std::string(act) + (withRes ? " +residual" : "") +
+                       (constant ? " const" : "") + " groups " + std::to_string(groups));
           Tensor ref = convNd(x, w, b, {1}, {1}, {1}, groups);
           if (withRes) ref = add(ref, res);
           ref = activate(ref, act);
           const ConvActivation a = convActivationFromString(act);
           const double hi = a == ConvActivation::Clamp ? 6 : 0;  // clamp: [0, 6] as relu6
           Tensor got = convolutionFused(x, w, b, {1}, {1}, {1}, groups,
-                                        withRes ? std::optional<Tensor>(res) : std::nullopt, a, 0, hi, constant);
+                                        withRes ? std::optional<Tensor>(res) : std::nullopt, a, 0,
+                                        hi, constant);
           expectClose(got, ref);
         }
       }
@@ -236,10 +267,12 @@ TEST(OpsFusedConv, FallbackPathsKeepPyTorchSemantics) {
   // Double (reference loop), a broadcast residual, an unbatched input: same results as the ops.
   Tensor x = filled({1, 3, 6, 6}, -1, 1, 20), w = filled({4, 3, 3, 3}, -1, 1, 21);
   Tensor xd = x.to(ScalarType::Double), wd = w.to(ScalarType::Double);
-  Tensor got = convolutionFused(xd, wd, std::nullopt, {2}, {1}, {1}, 1, std::nullopt, ConvActivation::Relu);
+  Tensor got =
+      convolutionFused(xd, wd, std::nullopt, {2}, {1}, {1}, 1, std::nullopt, ConvActivation::Relu);
   expectSame(got, relu(convNd(xd, wd, std::nullopt, {2}, {1}, {1}, 1)));
   Tensor row = filled({1, 4, 1, 1}, -1, 1, 22);
-  got = convolutionFused(x, w, std::nullopt, {1}, {0}, {1}, 1, row, ConvActivation::Clamp, -0.5, 0.5);
+  got =
+      convolutionFused(x, w, std::nullopt, {1}, {0}, {1}, 1, row, ConvActivation::Clamp, -0.5, 0.5);
   expectClose(got, hardtanh(add(convNd(x, w, std::nullopt, {1}, {0}, {1}, 1), row), -0.5, 0.5));
   Tensor x3 = squeeze(x, 0);
   got = convolutionFused(x3, w, std::nullopt, {1}, {1}, {1}, 1, std::nullopt, ConvActivation::Silu);
@@ -256,9 +289,11 @@ TEST(OpsFusedConv, MutatedWeightIsNotServedStale) {
   Tensor x = filled({1, 8, 10, 10}, -1, 1, 30);
   Tensor w = filled({16, 8, 3, 3}, -1, 1, 31);
   // Not constant: the weight is reordered on every call, so in-place edits are seen.
-  Tensor first = convolutionFused(x, w, std::nullopt, {1}, {1}, {1}, 1, std::nullopt, ConvActivation::None);
+  Tensor first =
+      convolutionFused(x, w, std::nullopt, {1}, {1}, {1}, 1, std::nullopt, ConvActivation::None);
   for (int64_t i = 0; i < w.numel(); ++i) w.data<float>()[i] *= 2.f;  // mutate in place
-  Tensor second = convolutionFused(x, w, std::nullopt, {1}, {1}, {1}, 1, std::nullopt, ConvActivation::None);
+  Tensor second =
+      convolutionFused(x, w, std::nullopt, {1}, {1}, {1}, 1, std::nullopt, ConvActivation::None);
   expectClose(second, mul(first, Scalar(2.0)));
   expectClose(second, convolutionReference(x, w, std::nullopt, {1}, {1}, {1}, false, {0}, 1));
   // The plain convolution never caches weights either.
@@ -270,9 +305,12 @@ TEST(OpsFusedConv, MutatedWeightIsNotServedStale) {
   // Constant weights are cached per tensor: a different weight of the same shape (a new
   // storage) gets its own entry, never the first one's.
   Tensor c1 = filled({16, 8, 3, 3}, -1, 1, 32), c2 = filled({16, 8, 3, 3}, -1, 1, 33);
-  Tensor r1 = convolutionFused(x, c1, std::nullopt, {1}, {1}, {1}, 1, std::nullopt, ConvActivation::None, 0, 0, true);
-  Tensor r2 = convolutionFused(x, c2, std::nullopt, {1}, {1}, {1}, 1, std::nullopt, ConvActivation::None, 0, 0, true);
-  Tensor r1again = convolutionFused(x, c1, std::nullopt, {1}, {1}, {1}, 1, std::nullopt, ConvActivation::None, 0, 0, true);
+  Tensor r1 = convolutionFused(x, c1, std::nullopt, {1}, {1}, {1}, 1, std::nullopt,
+                               ConvActivation::None, 0, 0, true);
+  Tensor r2 = convolutionFused(x, c2, std::nullopt, {1}, {1}, {1}, 1, std::nullopt,
+                               ConvActivation::None, 0, 0, true);
+  Tensor r1again = convolutionFused(x, c1, std::nullopt, {1}, {1}, {1}, 1, std::nullopt,
+                                    ConvActivation::None, 0, 0, true);
   expectClose(r1, convolutionReference(x, c1, std::nullopt, {1}, {1}, {1}, false, {0}, 1));
   expectClose(r2, convolutionReference(x, c2, std::nullopt, {1}, {1}, {1}, false, {0}, 1));
   expectSame(r1again, r1);
@@ -355,7 +393,8 @@ TEST(OpsFastPaths, MaxPool2dMatchesGenericWithAndWithoutChannelsLast) {
         x.data<float>()[5] = std::numeric_limits<float>::quiet_NaN();
         x.data<float>()[x.numel() - 3] = -std::numeric_limits<float>::infinity();
       }
-      const Tensor want = std::get<0>(maxPoolWithIndices(x, 2, c.kernel, c.stride, c.padding, c.dilation, c.ceil));
+      const Tensor want =
+          std::get<0>(maxPoolWithIndices(x, 2, c.kernel, c.stride, c.padding, c.dilation, c.ceil));
       const Tensor got = maxPool(x, 2, c.kernel, c.stride, c.padding, c.dilation, c.ceil);
       EXPECT_TRUE(got.isContiguous());
       expectSame(got, want);

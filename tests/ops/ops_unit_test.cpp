@@ -54,23 +54,29 @@ TEST(OpsElementwise, TypePromotion) {
   Tensor i = Tensor::fromVector(std::vector<int64_t>{1, 2}, {2});
   EXPECT_EQ(resultType(i, Scalar(2.5)), ScalarType::Float);
   EXPECT_EQ(resultType(i.to(ScalarType::Byte), Scalar(int64_t{1000})), ScalarType::Byte);
-  EXPECT_EQ(resultType(Tensor::fromVector(std::vector<float>{1.f}, {1}), Tensor::scalar(1.0)), ScalarType::Float);
+  EXPECT_EQ(resultType(Tensor::fromVector(std::vector<float>{1.f}, {1}), Tensor::scalar(1.0)),
+            ScalarType::Float);
   EXPECT_EQ(resultType(i.to(ScalarType::Char), Tensor::scalar(int64_t{3})), ScalarType::Char);
   EXPECT_EQ(add(i, Scalar(true)).dtype(), ScalarType::Long);
 }
 
 TEST(OpsElementwise, BroadcastError) {
   Tensor a = zeros({2, 3}), b = zeros({4});
-  EXPECT_EQ(messageOf([&] { add(a, b); }),
-            "The size of tensor a (3) must match the size of tensor b (4) at non-singleton dimension 1");
+  EXPECT_EQ(
+      messageOf([&] { add(a, b); }),
+      "The size of tensor a (3) must match the size of tensor b (4) at non-singleton dimension 1");
 }
 
 TEST(OpsShape, ViewErrors) {
   Tensor x = zeros({3, 4});
-  EXPECT_EQ(messageOf([&] { view(transpose(x, 0, 1), {12}); }),
-            "view size is not compatible with input tensor's size and stride (at least one dimension "
-            "spans across two contiguous subspaces). Use .reshape(...) instead.");
-  EXPECT_EQ(messageOf([&] { view(x, {5, -1}); }), "shape '[5, -1]' is invalid for input of size 12");
+  EXPECT_EQ(
+      messageOf([&] { view(transpose(x, 0, 1), {12}); }),
+      "view size is not compatible with input tensor's size and stride (at least one dimension "
+      "spans across two contiguous subspaces). Use .reshape(...) instead.");
+  EXPECT_EQ(messageOf([&] {
+              view(x, {5, -1});
+            }),
+            "shape '[5, -1]' is invalid for input of size 12");
   EXPECT_EQ(messageOf([&] { view(x, {-1, -1}); }), "only one dimension can be inferred");
   Tensor v = view(x, {2, 6});
   EXPECT_TRUE(v.storage().isAlias(x.storage()));
@@ -97,11 +103,15 @@ TEST(OpsShape, SliceClamps) {
 TEST(OpsConv, OneDnnMatchesReference) {
   Tensor x = Tensor::empty({2, 4, 9, 7}, ScalarType::Float);
   Tensor w = Tensor::empty({6, 2, 3, 3}, ScalarType::Float);
-  for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = static_cast<float>(std::sin(i * 0.37));
-  for (int64_t i = 0; i < w.numel(); ++i) w.data<float>()[i] = static_cast<float>(std::cos(i * 0.11));
+  for (int64_t i = 0; i < x.numel(); ++i)
+    x.data<float>()[i] = static_cast<float>(std::sin(i * 0.37));
+  for (int64_t i = 0; i < w.numel(); ++i)
+    w.data<float>()[i] = static_cast<float>(std::cos(i * 0.11));
   for (bool tr : {false, true}) {
     Tensor ww = tr ? Tensor::empty({4, 3, 3, 3}, ScalarType::Float) : w;
-    if (tr) for (int64_t i = 0; i < ww.numel(); ++i) ww.data<float>()[i] = static_cast<float>(std::cos(i * 0.13));
+    if (tr)
+      for (int64_t i = 0; i < ww.numel(); ++i)
+        ww.data<float>()[i] = static_cast<float>(std::cos(i * 0.13));
     Tensor a = convolution(x, ww, std::nullopt, {2}, {1}, {1}, tr, {tr ? 1 : 0}, 2);
     Tensor b = convolutionReference(x, ww, std::nullopt, {2}, {1}, {1}, tr, {tr ? 1 : 0}, 2);
     ASSERT_EQ(a.sizes(), b.sizes());
@@ -123,7 +133,9 @@ std::string tmpPath(const char* name) {
 TEST(Npy, RoundTrip) {
   for (ScalarType dt : {ScalarType::Float, ScalarType::Double, ScalarType::Long, ScalarType::Bool,
                         ScalarType::Byte, ScalarType::Half, ScalarType::Char}) {
-    Tensor t = transpose(arange(Scalar(int64_t{0}), Scalar(int64_t{6}), Scalar(int64_t{1}), dt == ScalarType::Bool ? ScalarType::Long : dt), 0, 0);
+    Tensor t = transpose(arange(Scalar(int64_t{0}), Scalar(int64_t{6}), Scalar(int64_t{1}),
+                                dt == ScalarType::Bool ? ScalarType::Long : dt),
+                         0, 0);
     t = reshape(toDtype(t, dt), {2, 3});
     const std::string p = tmpPath("rt.npy");
     saveNpy(p, transpose(t, 0, 1));
@@ -168,15 +180,22 @@ TEST(Npy, FortranBigEndianAndErrors) {
   b.append(reinterpret_cast<const char*>(be), 8);
   EXPECT_EQ(parseNpy(b.data(), b.size(), "b.npy").itemDouble(), 2.5);
 
-  std::string shortData = header("{'descr': '<f4', 'fortran_order': False, 'shape': (1000000000000,), }");
+  std::string shortData =
+      header("{'descr': '<f4', 'fortran_order': False, 'shape': (1000000000000,), }");
   std::string msg = messageOf([&] { parseNpy(shortData.data(), shortData.size(), "s.npy"); });
   EXPECT_NE(msg.find("short"), std::string::npos) << msg;
-  std::string badDtype = header("{'descr': '<U4', 'fortran_order': False, 'shape': (1,), }") + "abcd";
-  EXPECT_NE(messageOf([&] { parseNpy(badDtype.data(), badDtype.size(), "u.npy"); }).find("unsupported"), std::string::npos);
+  std::string badDtype =
+      header("{'descr': '<U4', 'fortran_order': False, 'shape': (1,), }") + "abcd";
+  EXPECT_NE(
+      messageOf([&] { parseNpy(badDtype.data(), badDtype.size(), "u.npy"); }).find("unsupported"),
+      std::string::npos);
   std::string badMagic = "NUMPY-nope";
-  EXPECT_NE(messageOf([&] { parseNpy(badMagic.data(), badMagic.size(), "m.npy"); }).find("magic"), std::string::npos);
+  EXPECT_NE(messageOf([&] { parseNpy(badMagic.data(), badMagic.size(), "m.npy"); }).find("magic"),
+            std::string::npos);
   std::string hugeHeader = std::string("\x93NUMPY\x01\x00\xff\xff", 10);
-  EXPECT_NE(messageOf([&] { parseNpy(hugeHeader.data(), hugeHeader.size(), "h.npy"); }).find("exceeds"), std::string::npos);
+  EXPECT_NE(
+      messageOf([&] { parseNpy(hugeHeader.data(), hugeHeader.size(), "h.npy"); }).find("exceeds"),
+      std::string::npos);
   try {
     loadNpy("/nonexistent/x.npy");
     FAIL();

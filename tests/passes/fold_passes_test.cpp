@@ -74,10 +74,10 @@ void expectClose(const Tensor& a, const Tensor& b, double tol = 1e-5) {
 
 struct FoldCase {
   std::string pass;
-  std::string input;                     // graph text; constants come from `constants`
+  std::string input;  // graph text; constants come from `constants`
   std::map<std::string, Tensor> constants;
-  std::string expected;                  // masked, names normalised; "" = unchanged
-  std::vector<IValue> args;              // for the numeric check
+  std::string expected;      // masked, names normalised; "" = unchanged
+  std::vector<IValue> args;  // for the numeric check
 };
 
 /// Runs the case: structure (masked text), change report, and numbers.
@@ -169,7 +169,8 @@ graph(%x : Tensor, %w : Tensor, %mean : Tensor, %var : Tensor):
 )IR");
   auto g = parseGraph(in);
   auto k = bnParams(4, 20);
-  bindConstants(*g, {{"w", filled({4, 3, 3, 3}, -0.5, 0.5, 3)}, {"mean", k["mean"]}, {"var", k["var"]}});
+  bindConstants(
+      *g, {{"w", filled({4, 3, 3, 3}, -0.5, 0.5, 3)}, {"mean", k["mean"]}, {"var", k["var"]}});
   auto before = g->copy();
   EXPECT_TRUE(runPasses(*g, {"fold_conv_bn"}));
   std::string text = g->toString(false);
@@ -192,8 +193,8 @@ TEST(FoldConvBn, Conv1dConv3dAndConvolution) {
             : "aten::" + k + "(%x, %w, %b, %one, %zero, %one, %i1)";
     std::string in = withConstants(
         "\ngraph(%x : Tensor, %w : Tensor, %b : Tensor, %gamma : Tensor, %beta : Tensor, %mean : "
-        "Tensor, %var : Tensor):\n  %one : int[] = prim::ListConstruct(" + ones +
-        ")\n  %zero : int[] = prim::ListConstruct(" + zeros + ")\n  %c : Tensor = " + call +
+        "Tensor, %var : Tensor):\n  %one : int[] = prim::ListConstruct(" +
+        ones + ")\n  %zero : int[] = prim::ListConstruct(" + zeros + ")\n  %c : Tensor = " + call +
         "\n  %y : Tensor = aten::batch_norm(%c, %gamma, %beta, %mean, %var, %false, %mom, %eps, "
         "%true)\n  return (%y)\n");
     auto g = parseGraph(in);
@@ -251,7 +252,8 @@ graph(%x : Tensor, %w : Tensor, %b : Tensor, %k : Tensor):
   %one : int[] = prim::ListConstruct(%i1, %i1)
   %zero : int[] = prim::ListConstruct(%i0, %i0)
   %c : Tensor = aten::conv2d(%x, %w, %b, %one, %zero, %one, %i1)
-  %y : Tensor = )IR" + op + R"IR(
+  %y : Tensor = )IR" + op +
+                       R"IR(
   return (%y)
 )IR");
 }
@@ -320,7 +322,8 @@ graph(%x : Tensor, %w : Tensor, %b : Tensor):
   %z : Tensor = aten::add(%y, %c, %i1)
   return (%z)
 )IR");
-  expectFold({"fold_conv_add_mul", in,
+  expectFold({"fold_conv_add_mul",
+              in,
               {{"w", filled({4, 3, 3, 3}, -0.5, 0.5, 7)}, {"b", filled({4}, -0.2, 0.2, 8)}},
               "",
               xArg()});

@@ -59,7 +59,8 @@ void expectClose(const Tensor& a, const Tensor& b, double tol = 1e-5) {
 std::vector<std::string> kinds(const Graph& g) {
   std::vector<std::string> out;
   for (const Node* n : g.nodes())
-    if (n->kind() != prim::Constant && n->kind() != prim::ListConstruct) out.push_back(n->kind().toQualString());
+    if (n->kind() != prim::Constant && n->kind() != prim::ListConstruct)
+      out.push_back(n->kind().toQualString());
   return out;
 }
 
@@ -75,7 +76,9 @@ const char* kHeader = R"IR(
 
 // `body` uses %x (input [2, 4, 7, 7]), %r (residual [2, 6, 7, 7]), %w ([6, 4, 3, 3]) and %b.
 std::shared_ptr<Graph> graphOf(const std::string& body, bool constantWeight = true) {
-  std::string text = "graph(%x : Tensor, %r : Tensor, %w : Tensor, %b : Tensor):" + std::string(kHeader) + "\n" + body;
+  std::string text =
+      "graph(%x : Tensor, %r : Tensor, %w : Tensor, %b : Tensor):" + std::string(kHeader) + "\n" +
+      body;
   auto g = parseGraph(text);
   if (constantWeight) bindConstant(*g, "w", filled({6, 4, 3, 3}, -0.4, 0.4, 1));
   bindConstant(*g, "b", filled({6}, -1, 1, 2));
@@ -83,13 +86,15 @@ std::shared_ptr<Graph> graphOf(const std::string& body, bool constantWeight = tr
 }
 
 std::vector<IValue> args(const Graph& g) {
-  std::vector<IValue> a{IValue(filled({2, 4, 7, 7}, -2, 2, 3)), IValue(filled({2, 6, 7, 7}, -2, 2, 4))};
+  std::vector<IValue> a{IValue(filled({2, 4, 7, 7}, -2, 2, 3)),
+                        IValue(filled({2, 6, 7, 7}, -2, 2, 4))};
   if (g.inputs().size() == 3) a.emplace_back(filled({6, 4, 3, 3}, -0.4, 0.4, 1));
   return a;
 }
 
 // Fuses `body`; checks the node kinds left and that the result is unchanged (1e-5).
-void expectFused(const std::string& body, const std::vector<std::string>& wantKinds, bool constantWeight = true) {
+void expectFused(const std::string& body, const std::vector<std::string>& wantKinds,
+                 bool constantWeight = true) {
   auto g = graphOf(body, constantWeight);
   auto before = g->copy();
   const bool changed = runPasses(*g, {"fuse_conv_activation"});
@@ -111,7 +116,8 @@ TEST(FuseConvActivation, ConvAddReluInPlaceChain) {
   %c : Tensor = aten::_convolution(%x, %w, %b, %one, %one, %one, %false, %zero, %i1, %false, %false, %false, %false)
   %s : Tensor = aten::add_(%c, %r, %i1)
   %y : Tensor = aten::relu_(%s)
-  return (%y))IR", kFusedOnly);
+  return (%y))IR",
+              kFusedOnly);
 }
 
 TEST(FuseConvActivation, EachActivation) {
@@ -130,8 +136,8 @@ TEST(FuseConvActivation, EachActivation) {
   };
   for (const char* act : acts) {
     SCOPED_TRACE(act);
-    expectFused(std::string("  %c : Tensor = aten::conv2d(%x, %w, %b, %one, %one, %one, %i1)\n  ") + act +
-                    "\n  return (%y)",
+    expectFused(std::string("  %c : Tensor = aten::conv2d(%x, %w, %b, %one, %one, %one, %i1)\n  ") +
+                    act + "\n  return (%y)",
                 kFusedOnly);
   }
 }
@@ -141,12 +147,14 @@ TEST(FuseConvActivation, ResidualOnEitherSideOfOutOfPlaceAdd) {
   %c : Tensor = aten::conv2d(%x, %w, %b, %one, %one, %one, %i1)
   %s : Tensor = aten::add(%r, %c, %i1)
   %y : Tensor = aten::hardtanh(%s, %f0, %f6)
-  return (%y))IR", kFusedOnly);
+  return (%y))IR",
+              kFusedOnly);
   // add_ writing the residual is not fused (the residual would change): conv alone fuses.
   expectFused(R"IR(
   %c : Tensor = aten::conv2d(%x, %w, %b, %one, %one, %one, %i1)
   %s : Tensor = aten::add_(%r, %c, %i1)
-  return (%s))IR", {"torchless::conv_fused", "aten::add_"});
+  return (%s))IR",
+              {"torchless::conv_fused", "aten::add_"});
 }
 
 TEST(FuseConvActivation, LeavesObservableIntermediatesAlone) {
@@ -154,21 +162,24 @@ TEST(FuseConvActivation, LeavesObservableIntermediatesAlone) {
   expectFused(R"IR(
   %c : Tensor = aten::conv2d(%x, %w, %b, %one, %one, %one, %i1)
   %y : Tensor = aten::relu(%c)
-  return (%y, %c))IR", {"torchless::conv_fused", "aten::relu"});
+  return (%y, %c))IR",
+              {"torchless::conv_fused", "aten::relu"});
   // alpha 2 is not a plain residual add; a clamp with a tensor bound is not fused.
   expectFused(R"IR(
   %i2 : int = prim::Constant[value=2]()
   %c : Tensor = aten::conv2d(%x, %w, %b, %one, %one, %one, %i1)
   %s : Tensor = aten::add(%c, %r, %i2)
   %y : Tensor = aten::clamp(%s, %r, %none)
-  return (%y))IR", {"torchless::conv_fused", "aten::add", "aten::clamp"});
+  return (%y))IR",
+              {"torchless::conv_fused", "aten::add", "aten::clamp"});
 }
 
 TEST(FuseConvActivation, NonConstantWeightFusesButIsNotCached) {
   auto g = graphOf(R"IR(
   %c : Tensor = aten::conv2d(%x, %w, %b, %one, %one, %one, %i1)
   %y : Tensor = aten::relu(%c)
-  return (%y))IR", /*constantWeight=*/false);
+  return (%y))IR",
+                   /*constantWeight=*/false);
   EXPECT_TRUE(runPasses(*g, {"fuse_conv_activation"}));
   const Node* fused = nullptr;
   for (const Node* n : g->nodes())
@@ -180,7 +191,8 @@ TEST(FuseConvActivation, NonConstantWeightFusesButIsNotCached) {
   // A bare conv with an input weight has nothing to gain: unchanged.
   auto bare = graphOf(R"IR(
   %c : Tensor = aten::conv2d(%x, %w, %b, %one, %one, %one, %i1)
-  return (%c))IR", false);
+  return (%c))IR",
+                      false);
   EXPECT_FALSE(runPasses(*bare, {"fuse_conv_activation"}));
 }
 

@@ -40,12 +40,14 @@ void expectSame(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
   for (size_t k = 0; k < a.size(); ++k) {
     ASSERT_EQ(a[k].sizes(), b[k].sizes()) << "output " << k;
     Tensor x = a[k].contiguous(), y = b[k].contiguous();
-    for (int64_t i = 0; i < x.numel(); ++i) ASSERT_EQ(x.doubleAt(i), y.doubleAt(i)) << "output " << k << " at " << i;
+    for (int64_t i = 0; i < x.numel(); ++i)
+      ASSERT_EQ(x.doubleAt(i), y.doubleAt(i)) << "output " << k << " at " << i;
   }
 }
 
 // Before / after text, then the numbers on `args`.
-void expectRemoved(const std::string& before, const std::string& after, const std::vector<IValue>& args) {
+void expectRemoved(const std::string& before, const std::string& after,
+                   const std::vector<IValue>& args) {
   auto g = parseGraph(before);
   auto original = g->copy();
   EXPECT_TRUE(runPasses(*g, {"remove_mutation"}));
@@ -234,7 +236,8 @@ graph(%x : Tensor, %s : Tensor):
 
 // x[mask] = 0 and x[idx] += u: index_put_ becomes index_put.
 TEST(RemoveMutation, IndexPut) {
-  expectRemoved(R"IR(
+  expectRemoved(
+      R"IR(
 graph(%x : Tensor, %idx : Tensor, %u : Tensor):
   %1 : NoneType = prim::Constant()
   %2 : bool = prim::Constant[value=0]()
@@ -246,7 +249,7 @@ graph(%x : Tensor, %idx : Tensor, %u : Tensor):
   %p : Tensor = aten::index_put_(%y, %l, %a, %2)
   return (%y)
 )IR",
-                R"IR(
+      R"IR(
 graph(%x : Tensor, %idx : Tensor, %u : Tensor):
   %1 : NoneType = prim::Constant()
   %2 : bool = prim::Constant[value=0]()
@@ -258,8 +261,8 @@ graph(%x : Tensor, %idx : Tensor, %u : Tensor):
   %5 : Tensor = aten::index_put(%y, %l, %4, %2)
   return (%5)
 )IR",
-                {IValue(ramp({5, 2})), IValue(Tensor::fromVector(std::vector<int64_t>{4, 0, 2}, {3})),
-                 IValue(ramp({3, 2}))});
+      {IValue(ramp({5, 2})), IValue(Tensor::fromVector(std::vector<int64_t>{4, 0, 2}, {3})),
+       IValue(ramp({3, 2}))});
 }
 
 // Errors name the op and its place: a list built before the write holds the old tensor and is
@@ -297,7 +300,8 @@ graph(%a : Tensor, %b : Tensor, %o : Tensor):
   }
   // Lenient (export's first run, before dead branches go): the out= call stays, no error.
   EXPECT_NO_THROW(removeMutation(*out, /*strict=*/false));
-  EXPECT_NE(out->toString(false).find(" = aten::add(%a, %b, %3, %o)"), std::string::npos) << out->toString(false);
+  EXPECT_NE(out->toString(false).find(" = aten::add(%a, %b, %3, %o)"), std::string::npos)
+      << out->toString(false);
 }
 
 }  // namespace

@@ -84,15 +84,16 @@ IValue toInput(const json& v, const TypePtr& type, const fs::path& dir) {
     const auto* tt = inner->cast<TupleType>();
     std::vector<IValue> values;
     size_t i = 0;
-    for (const auto& e : v.at("v")) values.push_back(toInput(e, tt ? tt->elements().at(i++) : AnyType::get(), dir));
+    for (const auto& e : v.at("v"))
+      values.push_back(toInput(e, tt ? tt->elements().at(i++) : AnyType::get(), dir));
     return IValue(TupleImpl::create(std::move(values)));
   }
   throw Error("unsupported input kind " + t);
 }
 
 // Compares `actual` with the expected value; appends mismatches to `errors`.
-void compare(const IValue& actual, const json& expected, const fs::path& dir, double rtol, double atol,
-             const std::string& where, std::vector<std::string>& errors) {
+void compare(const IValue& actual, const json& expected, const fs::path& dir, double rtol,
+             double atol, const std::string& where, std::vector<std::string>& errors) {
   const std::string t = expected.at("t");
   auto fail = [&](const std::string& what) { errors.push_back(where + ": " + what); };
   if (t == "tensor") {
@@ -100,9 +101,11 @@ void compare(const IValue& actual, const json& expected, const fs::path& dir, do
     Tensor want = loadTensor(expected, dir);
     Tensor got = actual.toTensor();
     if (got.sizes() != want.sizes())
-      return fail(fmt::format("shape {} != expected {}", sizesToString(got.sizes()), sizesToString(want.sizes())));
+      return fail(fmt::format("shape {} != expected {}", sizesToString(got.sizes()),
+                              sizesToString(want.sizes())));
     if (got.dtype() != want.dtype())
-      return fail(fmt::format("dtype {} != expected {}", dtypeName(got.dtype()), dtypeName(want.dtype())));
+      return fail(
+          fmt::format("dtype {} != expected {}", dtypeName(got.dtype()), dtypeName(want.dtype())));
     Tensor g = got.contiguous();
     double worst = 0;
     int64_t bad = 0, first = -1;
@@ -118,8 +121,8 @@ void compare(const IValue& actual, const json& expected, const fs::path& dir, do
       }
     }
     if (bad)
-      fail(fmt::format("{} of {} elements differ (max abs err {:.3g}; first at {}: {} vs {})", bad, want.numel(),
-                       worst, first, g.doubleAt(first), want.doubleAt(first)));
+      fail(fmt::format("{} of {} elements differ (max abs err {:.3g}; first at {}: {} vs {})", bad,
+                       want.numel(), worst, first, g.doubleAt(first), want.doubleAt(first)));
     return;
   }
   if (t == "none") {
@@ -138,7 +141,8 @@ void compare(const IValue& actual, const json& expected, const fs::path& dir, do
   }
   if (t == "float") {
     const double want = jsonFloat(expected.at("v"));
-    if (!actual.isDouble()) return fail(fmt::format("expected float {}, got {}", want, actual.repr()));
+    if (!actual.isDouble())
+      return fail(fmt::format("expected float {}, got {}", want, actual.repr()));
     const double got = actual.toDouble();
     if (std::isnan(want) && std::isnan(got)) return;
     if (!(std::fabs(got - want) <= atol + rtol * std::fabs(want)) && got != want)
@@ -155,15 +159,19 @@ void compare(const IValue& actual, const json& expected, const fs::path& dir, do
     return;
   }
   if (t == "device") {
-    if (!actual.isDevice() || actual.repr().find(expected.at("v").get<std::string>()) == std::string::npos)
+    if (!actual.isDevice() ||
+        actual.repr().find(expected.at("v").get<std::string>()) == std::string::npos)
       fail(fmt::format("expected device {}, got {}", expected.at("v").dump(), actual.repr()));
     return;
   }
   if (t == "list" || t == "tuple") {
     std::vector<IValue> elems;
-    if (actual.isList()) elems = actual.toList()->list;
-    else if (actual.isTuple()) elems = actual.toTuple()->elements;
-    else return fail(fmt::format("expected a {}, got {}", t, actual.tagName()));
+    if (actual.isList())
+      elems = actual.toList()->list;
+    else if (actual.isTuple())
+      elems = actual.toTuple()->elements;
+    else
+      return fail(fmt::format("expected a {}, got {}", t, actual.tagName()));
     const auto& want = expected.at("v");
     if (elems.size() != want.size())
       return fail(fmt::format("{} of {} elements, expected {}", t, elems.size(), want.size()));
@@ -178,8 +186,10 @@ void compare(const IValue& actual, const json& expected, const fs::path& dir, do
     if (entries.size() != want.size())
       return fail(fmt::format("dict of {} entries, expected {}", entries.size(), want.size()));
     for (size_t i = 0; i < entries.size(); ++i) {
-      compare(entries[i].first, want[i][0], dir, rtol, atol, fmt::format("{}.key[{}]", where, i), errors);
-      compare(entries[i].second, want[i][1], dir, rtol, atol, fmt::format("{}[{}]", where, i), errors);
+      compare(entries[i].first, want[i][0], dir, rtol, atol, fmt::format("{}.key[{}]", where, i),
+              errors);
+      compare(entries[i].second, want[i][1], dir, rtol, atol, fmt::format("{}[{}]", where, i),
+              errors);
     }
     return;
   }
@@ -235,7 +245,8 @@ std::vector<std::string> runCase(const json& c, const fs::path& dir) {
   const auto& gin = graph->inputs();
   if (gin.size() != inputs.size())
     return {fmt::format("graph has {} inputs, manifest {}", gin.size(), inputs.size())};
-  for (size_t i = 0; i < inputs.size(); ++i) stack.push_back(toInput(inputs[i], gin[i]->type(), dir));
+  for (size_t i = 0; i < inputs.size(); ++i)
+    stack.push_back(toInput(inputs[i], gin[i]->type(), dir));
   if (expectError) {
     try {
       code.run(stack);
@@ -274,7 +285,8 @@ TEST(GraphOracle, AllCases) {
     } catch (const std::exception& e) {
       errors.push_back(e.what());
     }
-    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     if (errors.empty()) {
       ++passed;
       std::cout << fmt::format("[ case ] {:<36} ok ({:.0f} ms)", name, ms) << std::endl;

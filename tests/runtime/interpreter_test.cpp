@@ -1,9 +1,9 @@
 // The interpreter on graphs in PyTorch's text format: control flow, loops with carried values,
 // lists, tuples, calls, attributes, the model's own exceptions, and unsupported operators.
+#include "runtime/interpreter.h"
 #include "core/error.h"
 #include "ir/function.h"
 #include "ir/ir_parser.h"
-#include "runtime/interpreter.h"
 #include "runtime/kernel.h"
 
 #include <gtest/gtest.h>
@@ -156,8 +156,10 @@ graph(%x : Tensor):
   } catch (const UnsupportedError& e) {
     std::string what = e.what();
     EXPECT_EQ(e.firstLine(), "2 unsupported operators in forward");
-    EXPECT_NE(what.find("aten::frobnicate_not_an_op (no schema matches its inputs) used at a.py:1:1"),
-              std::string::npos) << what;
+    EXPECT_NE(
+        what.find("aten::frobnicate_not_an_op (no schema matches its inputs) used at a.py:1:1"),
+        std::string::npos)
+        << what;
     EXPECT_NE(what.find("a.py:2:1"), std::string::npos) << what;
   }
 }
@@ -167,7 +169,9 @@ TEST_F(Interpreter, MethodCallsAndAttributes) {
   auto cls = ClassType::create("__torch__.M", true);
   cls->addAttribute("count", IntType::get());
   ParseIROptions opts;
-  opts.resolver = [&](const std::string& n) -> TypePtr { return n == "__torch__.M" ? TypePtr(cls) : nullptr; };
+  opts.resolver = [&](const std::string& n) -> TypePtr {
+    return n == "__torch__.M" ? TypePtr(cls) : nullptr;
+  };
   auto bumpGraph = std::make_shared<Graph>();
   parseIR(R"IR(
 graph(%self : __torch__.M, %k : int):
@@ -175,7 +179,8 @@ graph(%self : __torch__.M, %k : int):
   %c2 : int = aten::add(%c, %k)
    = prim::SetAttr[name="count"](%self, %c2)
   return (%c2)
-)IR", bumpGraph.get(), opts);
+)IR",
+          bumpGraph.get(), opts);
   GraphFunction bump("__torch__.M.bump", bumpGraph,
                      GraphFunction::schemaFromGraph("bump", *bumpGraph));
   cls->addMethod(&bump);
@@ -186,7 +191,8 @@ graph(%self : __torch__.M):
   %a : int = prim::CallMethod[name="bump"](%self, %one)
   %b : int = prim::CallMethod[name="bump"](%self, %a)
   return (%b)
-)IR", fwdGraph.get(), opts);
+)IR",
+          fwdGraph.get(), opts);
   GraphFunction forward("__torch__.M.forward", fwdGraph,
                         GraphFunction::schemaFromGraph("forward", *fwdGraph));
   cls->addMethod(&forward);

@@ -57,19 +57,21 @@ TEST(KernelTable, EveryFamilyRegisters) {
   // Op-table entries with a kernel (opsWithKernels: numSchemaKernels also counts the entries
   // that wrapKernel replaced).
   const size_t n = KernelRegistry::global().opsWithKernels().size();
-  std::cout << n << " of " << OperatorRegistry::global().size() << " schemas have kernels" << std::endl;
+  std::cout << n << " of " << OperatorRegistry::global().size() << " schemas have kernels"
+            << std::endl;
   // Exactly the kernels of the checked-in coverage table (scripts/op_coverage.sh).
   EXPECT_EQ(n, coverageCount(1));
-  for (const char* op : {"aten::add.Tensor", "aten::add_.Tensor", "aten::add.out", "aten::relu_",
-                         "aten::conv2d", "aten::batch_norm", "aten::lstm.input", "aten::format",
-                         "aten::__getitem__.Dict_int", "aten::split.str", "prim::NumToTensor.Scalar",
-                         "aten::_transformer_encoder_layer_fwd"})
+  for (const char* op :
+       {"aten::add.Tensor", "aten::add_.Tensor", "aten::add.out", "aten::relu_", "aten::conv2d",
+        "aten::batch_norm", "aten::lstm.input", "aten::format", "aten::__getitem__.Dict_int",
+        "aten::split.str", "prim::NumToTensor.Scalar", "aten::_transformer_encoder_layer_fwd"})
     EXPECT_NE(OperatorRegistry::global().findOverload(op)->kernel, nullptr) << op;
 }
 
 TEST(KernelBinding, ArgumentConversions) {
   EXPECT_EQ(kreg::toIntList(IValue(int64_t{3}), 2), (IntList{3, 3}));
-  EXPECT_EQ(kreg::toIntList(IValue(ListImpl::create(IntType::get(), {IValue(int64_t{2})})), 2), (IntList{2, 2}));
+  EXPECT_EQ(kreg::toIntList(IValue(ListImpl::create(IntType::get(), {IValue(int64_t{2})})), 2),
+            (IntList{2, 2}));
   EXPECT_FALSE(kreg::toOptTensor(IValue()).has_value());
   EXPECT_EQ(kreg::toOptDtype(IValue(int64_t{6})), ScalarType::Float);
   EXPECT_TRUE(kreg::toScalar(IValue(1.5)).isFloatingPoint());
@@ -95,7 +97,8 @@ graph(%x : Tensor):
   %q : Tensor = aten::to(%p, %d, %f, %f, %none)
   return (%q)
 )IR";
-  Tensor x = Tensor::fromVector(std::vector<float>{1, 2, 3, 4, -1, -2, -3, -4, 0, 0, 0, 0, 5, 5, 5, 5}, {1, 1, 4, 4});
+  Tensor x = Tensor::fromVector(
+      std::vector<float>{1, 2, 3, 4, -1, -2, -3, -4, 0, 0, 0, 0, 5, 5, 5, 5}, {1, 1, 4, 4});
   auto out = run(text, {IValue(x)});
   Tensor y = out[0].toTensor();
   EXPECT_EQ(y.sizes(), (IntList{1, 1, 2, 2}));
@@ -158,7 +161,8 @@ graph(%l : int[], %d : Dict(str, int)):
     run(text, {l, d});
     FAIL() << "expected an IndexError";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("IndexError: list index out of range"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("IndexError: list index out of range"), std::string::npos)
+        << e.what();
   }
 }
 

@@ -26,7 +26,9 @@ std::string errorOf(Fn&& fn) {
   return "<no error>";
 }
 
-#define EXPECT_ERROR(stmt, text) EXPECT_NE(errorOf([&] { (void)(stmt); }).find(text), std::string::npos) << errorOf([&] { (void)(stmt); })
+#define EXPECT_ERROR(stmt, text)                                          \
+  EXPECT_NE(errorOf([&] { (void)(stmt); }).find(text), std::string::npos) \
+      << errorOf([&] { (void)(stmt); })
 
 Tensor longs(std::vector<int64_t> v, IntList shape) { return Tensor::fromVector(v, shape); }
 
@@ -41,70 +43,90 @@ TEST(KernelExtra, ScatterErrors) {
   EXPECT_ERROR(ops::scatter(x, 0, longs({1, 0}, {1, 2}), ops::ones({1, 2}, ScalarType::Double)),
                "scatter(): Expected self.dtype to be equal to src.dtype");
   EXPECT_ERROR(ops::scatter(x, 0, longs({1, 0, 0, 0, 0}, {1, 5}), ops::ones({1, 5})),
-               "Expected index [1, 5] to be smaller than self [3, 4] apart from dimension 0 and to be smaller "
+               "Expected index [1, 5] to be smaller than self [3, 4] apart from dimension 0 and to "
+               "be smaller "
                "size than src [1, 5]");
   EXPECT_ERROR(ops::scatter(x, 0, longs({1, 0}, {2}), ops::ones({1, 2})),
                "Index tensor must have the same number of dimensions as self tensor");
-  EXPECT_ERROR(ops::scatterReduceFromString("foo", true), "reduce argument must be either sum, prod, mean, amax or amin.");
-  EXPECT_ERROR(ops::scatterReduceFromString("sum", false), "reduce argument must be either add or multiply.");
+  EXPECT_ERROR(ops::scatterReduceFromString("foo", true),
+               "reduce argument must be either sum, prod, mean, amax or amin.");
+  EXPECT_ERROR(ops::scatterReduceFromString("sum", false),
+               "reduce argument must be either add or multiply.");
 }
 
 TEST(KernelExtra, IndexAndMaskedErrors) {
   Tensor x = ops::zeros({3, 4});
-  EXPECT_ERROR(ops::indexAdd(x, 0, longs({-1}, {1}), ops::ones({1, 4})), "index out of range in self");
-  EXPECT_ERROR(ops::indexAdd(x, 0, longs({5}, {1}), ops::ones({1, 4})), "index out of range in self");
+  EXPECT_ERROR(ops::indexAdd(x, 0, longs({-1}, {1}), ops::ones({1, 4})),
+               "index out of range in self");
+  EXPECT_ERROR(ops::indexAdd(x, 0, longs({5}, {1}), ops::ones({1, 4})),
+               "index out of range in self");
   EXPECT_ERROR(ops::indexAdd(x, 0, ops::ones({1}), ops::ones({1, 4})),
                "index_add_(): Expected dtype int32/int64 for index but got: Float");
   EXPECT_ERROR(ops::maskedScatter(x, ops::ones({3, 4}, ScalarType::Bool), ops::ones({5})),
                "Number of elements of source < number of ones in mask");
-  EXPECT_ERROR(ops::maskedScatter(x, ops::ones({4}, ScalarType::Bool), ops::ones({5}, ScalarType::Double)),
-               "masked_scatter: expected self and source to have same dtypes but gotFloat and Double");
+  EXPECT_ERROR(
+      ops::maskedScatter(x, ops::ones({4}, ScalarType::Bool), ops::ones({5}, ScalarType::Double)),
+      "masked_scatter: expected self and source to have same dtypes but gotFloat and Double");
 }
 
 TEST(KernelExtra, SearchErrors) {
   Tensor seq = Tensor::fromVector(std::vector<float>{1, 2, 3}, {3});
   EXPECT_ERROR(ops::searchsorted(seq, ops::ones({2}), false, true, std::string("left")),
-               "torch.searchsorted(): side and right can't be set to opposites, got side of left while right was True");
+               "torch.searchsorted(): side and right can't be set to opposites, got side of left "
+               "while right was True");
   EXPECT_ERROR(ops::searchsorted(seq, ops::ones({2}), false, false, std::string("middle")),
                "side can only be 'left' or 'right' but got middle");
   EXPECT_ERROR(ops::searchsorted(ops::zeros({2, 3}), ops::ones({3, 2})),
                "boundaries tensor should be 1 dimension or the first N-1 dimensions");
-  EXPECT_ERROR(ops::bucketize(ops::ones({2}), ops::zeros({2, 3})), "boundaries tensor must be 1 dimension, but got dim(2)");
+  EXPECT_ERROR(ops::bucketize(ops::ones({2}), ops::zeros({2, 3})),
+               "boundaries tensor must be 1 dimension, but got dim(2)");
 }
 
 TEST(KernelExtra, EinsumErrors) {
   Tensor a = ops::ones({2, 3});
-  EXPECT_ERROR(ops::einsum("ij", {a, a}), "einsum(): more operands were provided than specified in the equation");
-  EXPECT_ERROR(ops::einsum("ij,jk", {a}), "einsum(): fewer operands were provided than specified in the equation");
-  EXPECT_ERROR(ops::einsum("ij->ik", {a}),
-               "einsum(): output subscript k does not appear in the equation for any input operand");
-  EXPECT_ERROR(ops::einsum("ij->ii", {a}), "einsum(): output subscript i appears more than once in the output");
+  EXPECT_ERROR(ops::einsum("ij", {a, a}),
+               "einsum(): more operands were provided than specified in the equation");
+  EXPECT_ERROR(ops::einsum("ij,jk", {a}),
+               "einsum(): fewer operands were provided than specified in the equation");
+  EXPECT_ERROR(
+      ops::einsum("ij->ik", {a}),
+      "einsum(): output subscript k does not appear in the equation for any input operand");
+  EXPECT_ERROR(ops::einsum("ij->ii", {a}),
+               "einsum(): output subscript i appears more than once in the output");
   EXPECT_ERROR(ops::einsum("i1->i", {a}),
-               "einsum(): invalid subscript given at index 1 in the equation string, subscripts must be in [a-zA-Z]");
+               "einsum(): invalid subscript given at index 1 in the equation string, subscripts "
+               "must be in [a-zA-Z]");
   EXPECT_ERROR(ops::einsum("ijk->i", {a}),
-               "einsum(): the number of subscripts in the equation (3) does not match the number of dimensions (2) "
+               "einsum(): the number of subscripts in the equation (3) does not match the number "
+               "of dimensions (2) "
                "for operand 0 and no ellipsis was given");
   EXPECT_ERROR(ops::einsum("ii->i", {a}),
                "einsum(): subscript i is repeated for operand 0 but the sizes don't match, 3 != 2");
   EXPECT_ERROR(ops::einsum("ij,jk", {a, ops::ones({4, 5})}),
-               "einsum(): subscript j has size 4 for operand 1 which does not broadcast with previously seen size 3");
+               "einsum(): subscript j has size 4 for operand 1 which does not broadcast with "
+               "previously seen size 3");
   EXPECT_ERROR(ops::einsum("ij,ij->", {a, ops::ones({2, 3}, ScalarType::Long)}),
                "expected scalar type Float but found Long");
 }
 
 TEST(KernelExtra, EmbeddingBagAndVisionErrors) {
   Tensor w = ops::ones({5, 3});
-  EXPECT_ERROR(ops::embeddingBag(w, longs({1, 2}, {2}), longs({1}, {1}), 0, std::nullopt, false, std::nullopt),
+  EXPECT_ERROR(ops::embeddingBag(w, longs({1, 2}, {2}), longs({1}, {1}), 0, std::nullopt, false,
+                                 std::nullopt),
                "offsets[0] has to be 0");
-  EXPECT_ERROR(ops::embeddingBag(w, longs({1, 2}, {2}), longs({0, 3}, {2}), 0, std::nullopt, false, std::nullopt),
+  EXPECT_ERROR(ops::embeddingBag(w, longs({1, 2}, {2}), longs({0, 3}, {2}), 0, std::nullopt, false,
+                                 std::nullopt),
                "offsets[-1] can not be greater than input's length 2, but got 3");
-  EXPECT_ERROR(ops::embeddingBag(w, longs({1, 2}, {2}), longs({0}, {1}), 1, ops::ones({2}), false, std::nullopt),
+  EXPECT_ERROR(ops::embeddingBag(w, longs({1, 2}, {2}), longs({0}, {1}), 1, ops::ones({2}), false,
+                                 std::nullopt),
                "per_sample_weights only supported with mode='sum'");
-  EXPECT_ERROR(ops::embeddingBag(w, longs({1, 7}, {2}), longs({0}, {1}), 0, std::nullopt, false, std::nullopt),
+  EXPECT_ERROR(ops::embeddingBag(w, longs({1, 7}, {2}), longs({0}, {1}), 0, std::nullopt, false,
+                                 std::nullopt),
                "index out of range in self");
   EXPECT_ERROR(ops::embeddingBag(w, longs({1, 2}, {2}), longs({0}, {1}), 0, std::nullopt, false, 5),
                "padding_idx must be within the number of embeddings, -5 through 4, but got 5");
-  EXPECT_ERROR(ops::nms(ops::ones({3, 5}), ops::ones({3}), 0.5), "boxes should have 4 elements in dimension 1, got 5");
+  EXPECT_ERROR(ops::nms(ops::ones({3, 5}), ops::ones({3}), 0.5),
+               "boxes should have 4 elements in dimension 1, got 5");
   EXPECT_ERROR(ops::nms(ops::ones({3, 4}), ops::ones({2}), 0.5),
                "boxes and scores should have same number of elements in dimension 0, got 3 and 2");
   EXPECT_ERROR(ops::roiAlign(ops::ones({1, 2, 4, 4}), ops::ones({2, 4}), 1.0, 2, 2, 0, false),
@@ -131,7 +153,8 @@ graph(%x : Tensor, %lengths : Tensor):
   EXPECT_ERROR(runGraph(pack, {IValue(ops::ones({4, 2, 3})), IValue(longs({2, 3}, {2}))}),
                "`lengths` array must be sorted in decreasing order when `enforce_sorted` is True");
   EXPECT_ERROR(runGraph(pack, {IValue(ops::ones({4, 2, 3})), IValue(longs({2, 0}, {2}))}),
-               "Length of all samples has to be greater than 0, but found an element in 'lengths' that is <= 0");
+               "Length of all samples has to be greater than 0, but found an element in 'lengths' "
+               "that is <= 0");
   EXPECT_ERROR(runGraph(pack, {IValue(ops::ones({4, 2, 3})), IValue(longs({2, 2, 1}, {3}))}),
                "Expected `len(lengths)` to be equal to batch_size, but got 3 (batch_size=2)");
   auto out = runGraph(pack, {IValue(ops::ones({4, 3, 2})), IValue(longs({3, 2, 2}, {3}))});
@@ -147,9 +170,10 @@ graph(%data : Tensor, %sizes : Tensor):
   %out : Tensor, %lens : Tensor = aten::_pad_packed_sequence(%data, %sizes, %bf, %pv, %total)
   return (%out, %lens)
 )IR";
-  EXPECT_ERROR(runGraph(pad, {IValue(ops::ones({5, 2})), IValue(longs({2, 2, 1}, {3}))}),
-               "Expected total_length to be at least the length of the longest sequence in input, but got "
-               "total_length=2 and max sequence length being 3");
+  EXPECT_ERROR(
+      runGraph(pad, {IValue(ops::ones({5, 2})), IValue(longs({2, 2, 1}, {3}))}),
+      "Expected total_length to be at least the length of the longest sequence in input, but got "
+      "total_length=2 and max sequence length being 3");
   EXPECT_ERROR(runGraph(pad, {IValue(ops::ones({4, 2})), IValue(longs({2, 2, 1}, {3}))}),
                "batch_sizes sum to 5 but the packed data has 4 rows");
   EXPECT_ERROR(runGraph(pad, {IValue(ops::ones({5, 2})), IValue(longs({1, 2, 2}, {3}))}),
@@ -166,8 +190,9 @@ graph(%data : Tensor, %sizes : Tensor, %h : Tensor, %w1 : Tensor, %w2 : Tensor):
   %o : Tensor, %hn : Tensor, %cn : Tensor = aten::lstm(%data, %sizes, %hx, %ws, %f, %one, %p, %f, %f)
   return (%o, %hn, %cn)
 )IR";
-  EXPECT_ERROR(runGraph(lstm, {IValue(ops::ones({5, 3})), IValue(longs({3, 2}, {2})), IValue(ops::zeros({1, 2, 4})),
-                               IValue(ops::ones({16, 3})), IValue(ops::ones({16, 4}))}),
+  EXPECT_ERROR(runGraph(lstm, {IValue(ops::ones({5, 3})), IValue(longs({3, 2}, {2})),
+                               IValue(ops::zeros({1, 2, 4})), IValue(ops::ones({16, 3})),
+                               IValue(ops::ones({16, 4}))}),
                "Expected hidden size [1, 3, *], got [1, 2, 4]");
 }
 

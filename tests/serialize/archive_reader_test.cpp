@@ -23,12 +23,13 @@ std::string loadError(const std::string& name, const std::string& bytes) {
   return "";
 }
 
-#define EXPECT_LOAD_ERROR(name, bytes, ...)                                  \
-  do {                                                                       \
-    std::string msg_ = loadError(name, bytes);                               \
-    ASSERT_FALSE(msg_.empty()) << "loaded without error";                    \
-    for (const char* part : {__VA_ARGS__})                                   \
-      EXPECT_NE(msg_.find(part), std::string::npos) << "message: " << msg_ << "\nmissing: " << part; \
+#define EXPECT_LOAD_ERROR(name, bytes, ...)                \
+  do {                                                     \
+    std::string msg_ = loadError(name, bytes);             \
+    ASSERT_FALSE(msg_.empty()) << "loaded without error";  \
+    for (const char* part : {__VA_ARGS__})                 \
+      EXPECT_NE(msg_.find(part), std::string::npos)        \
+          << "message: " << msg_ << "\nmissing: " << part; \
   } while (0)
 
 std::string withData(const std::string& dataPkl) { return test::makeZip(minimalArchive(dataPkl)); }
@@ -92,7 +93,9 @@ TEST(ArchiveReader, ExtraFilesByteorderAndBytecode) {
 
 // ---- bad containers --------------------------------------------------------------------------
 
-TEST(ArchiveReaderBad, EmptyFile) { EXPECT_LOAD_ERROR("empty.pt", "", "empty.pt", "file is empty"); }
+TEST(ArchiveReaderBad, EmptyFile) {
+  EXPECT_LOAD_ERROR("empty.pt", "", "empty.pt", "file is empty");
+}
 
 TEST(ArchiveReaderBad, NotAZip) {
   EXPECT_LOAD_ERROR("notzip.pt", "this is not a zip file at all, just text\n", "notzip.pt",
@@ -101,8 +104,7 @@ TEST(ArchiveReaderBad, NotAZip) {
 
 TEST(ArchiveReaderBad, TruncatedZip) {
   std::string z = test::makeZip(minimalArchive());
-  EXPECT_LOAD_ERROR("truncated.pt", z.substr(0, z.size() / 2), "truncated.pt",
-                    "not a zip archive");
+  EXPECT_LOAD_ERROR("truncated.pt", z.substr(0, z.size() / 2), "truncated.pt", "not a zip archive");
 }
 
 TEST(ArchiveReaderBad, LegacyTorchSavePickle) {
@@ -160,8 +162,7 @@ TEST(ArchiveReaderBad, FirstEntryNotInFolder) {
 TEST(ArchiveReaderBad, SecondPrefix) {
   auto e = minimalArchive();
   e.push_back({"other/data/1", "x"});
-  EXPECT_LOAD_ERROR("twoprefix.pt", test::makeZip(e), "'other/data/1' lies outside",
-                    "'archive/'");
+  EXPECT_LOAD_ERROR("twoprefix.pt", test::makeZip(e), "'other/data/1' lies outside", "'archive/'");
 }
 
 // ---- bad records -----------------------------------------------------------------------------
@@ -181,9 +182,10 @@ TEST(ArchiveReaderBad, VersionZeroAndNegative) {
                     "version 0 is not supported");
   EXPECT_LOAD_ERROR("vneg.pt", test::makeZip(minimalArchive(minimalDataPkl().bytes(), "-1\n")),
                     "is newer than");
-  EXPECT_LOAD_ERROR("vhuge.pt",
-                    test::makeZip(minimalArchive(minimalDataPkl().bytes(), "99999999999999999999999")),
-                    "out of range");
+  EXPECT_LOAD_ERROR(
+      "vhuge.pt",
+      test::makeZip(minimalArchive(minimalDataPkl().bytes(), "99999999999999999999999")),
+      "out of range");
 }
 
 TEST(ArchiveReaderBad, MissingVersion) {
@@ -197,8 +199,7 @@ TEST(ArchiveReaderBad, MissingDataPkl) {
 }
 
 TEST(ArchiveReaderBad, MissingConstantsPkl) {
-  EXPECT_LOAD_ERROR("noconst.pt",
-                    test::makeZip(without(minimalArchive(), "archive/constants.pkl")),
+  EXPECT_LOAD_ERROR("noconst.pt", test::makeZip(without(minimalArchive(), "archive/constants.pkl")),
                     "missing record 'constants.pkl'");
 }
 
@@ -310,8 +311,8 @@ TEST(ArchiveReader, ZeroNumelStorageWithoutRecord) {
   Pickle p;
   p.beginObject("__torch__", "M").str("w").tensor("0", 0, 0, {0, 4}, {4, 1});
   p.endObject().stop();
-  ArchiveData d = loadArchiveData(
-      test::writeTemp("zeronumel.pt", test::makeZip(without(minimalArchive(p.bytes()), "archive/data/0"))));
+  ArchiveData d = loadArchiveData(test::writeTemp(
+      "zeronumel.pt", test::makeZip(without(minimalArchive(p.bytes()), "archive/data/0"))));
   EXPECT_EQ(d.root.toObject()->getAttr("w").toTensor().numel(), 0);
 }
 

@@ -1,9 +1,9 @@
 // The archive writer: pickles that our unpickler reads back value for value, zip records
 // aligned at 64 bytes, and an archive that real PyTorch loads and runs (examples/tiny_cnn.pt
 // read by us, written by us, loaded by torch.jit.load, same output as PyTorch's).
+#include "serialize/archive_writer.h"
 #include "core/error.h"
 #include "serialize/archive_reader.h"
-#include "serialize/archive_writer.h"
 #include "serialize/pickler.h"
 #include "serialize/unpickler.h"
 
@@ -37,7 +37,8 @@ TEST(Pickler, ScalarsStringsAndContainersRoundTrip) {
                                                 IValue(-5), IValue(int64_t{1} << 40)});
   auto strs = ListImpl::create(StringType::get(), {IValue("a"), IValue("a"), IValue("b")});
   auto dict = DictImpl::create(StringType::get(), ListType::ofFloats());
-  dict->insertOrAssign(IValue("z"), IValue(ListImpl::create(FloatType::get(), {IValue(1.5), IValue(-0.0)})));
+  dict->insertOrAssign(IValue("z"),
+                       IValue(ListImpl::create(FloatType::get(), {IValue(1.5), IValue(-0.0)})));
   dict->insertOrAssign(IValue("a"), IValue(ListImpl::create(FloatType::get())));
   IValue v(TupleImpl::create({IValue(ints), IValue(strs), IValue(dict), IValue(), IValue(true),
                               IValue(3.25), IValue(Device::parse("cpu")),
@@ -57,7 +58,8 @@ TEST(Pickler, TensorsShareStoragesAndKeepViews) {
   Pickler p;
   p.pickle(IValue(TupleImpl::create({IValue(base), IValue(view), IValue(view), IValue(scalar)})));
   ASSERT_EQ(p.storages().size(), 2u);  // base and view share one storage
-  IValue back = roundTrip(IValue(TupleImpl::create({IValue(base), IValue(view), IValue(view), IValue(scalar)})));
+  IValue back = roundTrip(
+      IValue(TupleImpl::create({IValue(base), IValue(view), IValue(view), IValue(scalar)})));
   const auto& e = back.toTuple()->elements;
   EXPECT_TRUE(e[0].toTensor().storage().isAlias(e[1].toTensor().storage()));
   EXPECT_TRUE(e[1].toTensor().is(e[2].toTensor()));  // the same tensor written once
@@ -94,8 +96,13 @@ std::vector<std::pair<std::string, uint64_t>> dataOffsets(const std::string& pat
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::vector<std::pair<std::string, uint64_t>> out;
   size_t pos = 0;
-  auto u16 = [&](size_t at) { return static_cast<uint16_t>(static_cast<unsigned char>(bytes[at]) | (static_cast<unsigned char>(bytes[at + 1]) << 8)); };
-  auto u32 = [&](size_t at) { return static_cast<uint32_t>(u16(at) | (static_cast<uint32_t>(u16(at + 2)) << 16)); };
+  auto u16 = [&](size_t at) {
+    return static_cast<uint16_t>(static_cast<unsigned char>(bytes[at]) |
+                                 (static_cast<unsigned char>(bytes[at + 1]) << 8));
+  };
+  auto u32 = [&](size_t at) {
+    return static_cast<uint32_t>(u16(at) | (static_cast<uint32_t>(u16(at + 2)) << 16));
+  };
   while (pos + 30 <= bytes.size() && u32(pos) == 0x04034b50) {
     const uint32_t size = u32(pos + 18);
     const uint16_t nameLen = u16(pos + 26), extraLen = u16(pos + 28);
@@ -146,7 +153,8 @@ TEST(ArchiveWriter, TorchJitLoadRunsTheRewrittenArchive) {
   const std::string src = std::string(TORCHLESS_SOURCE_DIR) + "/examples/tiny_cnn.pt";
   const std::string dst = (outDir() / "tiny_cnn_for_torch.pt").string();
   writeArchive(dst, contentsOf(src));
-  const std::string script = std::string(TORCHLESS_SOURCE_DIR) + "/tests/serialize/check_torch_loads.py";
+  const std::string script =
+      std::string(TORCHLESS_SOURCE_DIR) + "/tests/serialize/check_torch_loads.py";
   const std::string cmd = "/usr/bin/python3 " + script + " " + dst + " " + TORCHLESS_SOURCE_DIR +
                           "/examples/input.npy " + TORCHLESS_SOURCE_DIR + "/examples/expected.npy";
   EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;

@@ -64,7 +64,8 @@ long long peakOfLoading(const fs::path& archive, bool facts = false) {
 // The child: loads the archive named in the environment (the tiny example when run by hand).
 TEST(LoadMemoryOracle, ChildLoad) {
   const char* path = std::getenv("TORCHLESS_MEMORY_LOAD");
-  const std::string p = path ? path : (fs::path(TORCHLESS_SOURCE_DIR) / "examples" / "tiny_cnn.pt").string();
+  const std::string p =
+      path ? path : (fs::path(TORCHLESS_SOURCE_DIR) / "examples" / "tiny_cnn.pt").string();
   if (std::getenv("TORCHLESS_MEMORY_FACTS")) {
     torchless::ArchiveDataOptions read;
     read.readTensorData = false;

@@ -3,11 +3,11 @@
 // and loaded by real PyTorch (torch.jit.load compiles and type-checks our code). For graphs
 // without loops, the aten operators PyTorch compiled from our text must be the original ones,
 // counted.
+#include "serialize/python_print.h"
 #include "core/error.h"
 #include "ir/function.h"
 #include "ir/ir_parser.h"
 #include "serialize/archive_writer.h"
-#include "serialize/python_print.h"
 
 #include <gtest/gtest.h>
 
@@ -35,8 +35,8 @@ bool printable(const Graph& g) {
   std::function<bool(const Block*)> ok = [&](const Block* b) {
     for (const Node* n : b->nodes()) {
       if (n->kind() == prim::GetAttr || n->kind() == prim::CallMethod ||
-          n->kind() == prim::CreateObject || n->kind() == prim::fork ||
-          n->kind() == prim::Enter || n->kind() == prim::CallFunction)
+          n->kind() == prim::CreateObject || n->kind() == prim::fork || n->kind() == prim::Enter ||
+          n->kind() == prim::CallFunction)
         return false;
       for (const Block* sub : n->blocks())
         if (!ok(sub)) return false;
@@ -103,7 +103,8 @@ TEST(PythonPrint, CorpusGraphsLoadInPyTorch) {
   for (const auto& [name, g] : graphs) {
     const fs::path err = out / (name + ".error.txt");
     if (fs::exists(err)) {
-      ADD_FAILURE() << name << ": PyTorch refused our code:\n" << readFile(err) << "\n--- code:\n"
+      ADD_FAILURE() << name << ": PyTorch refused our code:\n"
+                    << readFile(err) << "\n--- code:\n"
                     << readFile(out / (name + ".py"));
       continue;
     }

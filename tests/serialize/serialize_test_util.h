@@ -99,8 +99,14 @@ inline std::string makeZip(const std::vector<ZipEntry>& entries) {
 class Pickle {
  public:
   Pickle() { bytes_ = "\x80\x02"; }
-  Pickle& raw(const std::string& s) { bytes_ += s; return *this; }
-  Pickle& op(char c) { bytes_.push_back(c); return *this; }
+  Pickle& raw(const std::string& s) {
+    bytes_ += s;
+    return *this;
+  }
+  Pickle& op(char c) {
+    bytes_.push_back(c);
+    return *this;
+  }
   Pickle& global(const std::string& module, const std::string& name) {
     return op('c').raw(module + "\n" + name + "\n");
   }
@@ -200,7 +206,10 @@ inline std::vector<ZipEntry> minimalArchive(const std::string& dataPkl = minimal
                                             const std::string& version = "3\n") {
   return {
       {"archive/version", version},
-      {"archive/constants.pkl", std::string("\x80\x02)."), },
+      {
+          "archive/constants.pkl",
+          std::string("\x80\x02)."),
+      },
       {"archive/data.pkl", dataPkl},
       {"archive/data/0", twoFloats()},
       {"archive/code/__torch__.py",

@@ -2,13 +2,13 @@
 // pickles, their errors, the declared classes, and the prepacked / quantized packing kernels.
 // The oracle part (archives PyTorch wrote: mobile-optimized, static and dynamic quantized, a
 // corrupted CRC) runs under the serialize_torchbind fixture (extra.cmake).
+#include "runtime/torchbind.h"
 #include "api/module.h"
 #include "core/error.h"
 #include "core/npy.h"
 #include "ir/ir_parser.h"
 #include "runtime/interpreter.h"
 #include "runtime/kernel.h"
-#include "runtime/torchbind.h"
 #include "serialize_test_util.h"
 
 #include <gtest/gtest.h>
@@ -81,8 +81,9 @@ TEST(TorchBindState, BadStatesNameTheField) {
   Tensor w = ft({1}, {1, 1, 1, 1});
   IValue bad = tuple({IValue(w), IValue(), IValue("x"), ints({0, 0}), ints({1, 1}),
                       IValue(int64_t{1}), IValue(), IValue()});
-  EXPECT_NE(errorOf([&] { torchbind::setState(*obj, bad); })
-                .find("field 'stride' must be List[int], got str"),
+  EXPECT_NE(errorOf([&] {
+              torchbind::setState(*obj, bad);
+            }).find("field 'stride' must be List[int], got str"),
             std::string::npos);
   EXPECT_NE(errorOf([&] { torchbind::setState(*obj, IValue(int64_t{3})); }).find("must be a tuple"),
             std::string::npos);
@@ -93,10 +94,12 @@ TEST(TorchBindState, QuantizedConvVersions) {
   Tensor b = ft({0.5f}, {1});
   // Version 2 (what 1.13 writes): ("2", [int16 params, weight], [bias]).
   Tensor params = Tensor::empty({11}, ScalarType::Short);
-  const int16_t p[] = {2, 2, 1, 1, 0, 1, 1, 0, 0, 1, 0};  // dims, stride, pad, dil, out_pad, groups, transpose
+  const int16_t p[] = {2, 2, 1, 1, 0, 1,
+                       1, 0, 0, 1, 0};  // dims, stride, pad, dil, out_pad, groups, transpose
   for (int i = 0; i < 11; ++i) params.data<int16_t>()[i] = p[i];
-  IValue v2 = tuple({IValue("2"), IValue(ListImpl::create(TensorType::get(), {IValue(params), IValue(w)})),
-                     IValue(ListImpl::create(OptionalType::ofTensor(), {IValue(b)}))});
+  IValue v2 =
+      tuple({IValue("2"), IValue(ListImpl::create(TensorType::get(), {IValue(params), IValue(w)})),
+             IValue(ListImpl::create(OptionalType::ofTensor(), {IValue(b)}))});
   auto a = Object::create(torchbind::classType(kQConv));
   torchbind::setState(*a, v2);
   EXPECT_EQ(a->getAttr("stride_").toIntVector(), (std::vector<int64_t>{2, 1}));
@@ -105,34 +108,40 @@ TEST(TorchBindState, QuantizedConvVersions) {
   EXPECT_EQ(a->getAttr("groups_").toInt(), 1);
   EXPECT_FALSE(a->getAttr("transpose_").toBool());
   // Version 3: (3, config, [None, weight, bias]) gives the same slots.
-  IValue v3 = tuple({IValue(int64_t{3}), ints({2, 2, 1, 1, 0, 1, 1, 0, 0, 1, 0}),
-                     IValue(ListImpl::create(OptionalType::ofTensor(), {IValue(), IValue(w), IValue(b)}))});
+  IValue v3 =
+      tuple({IValue(int64_t{3}), ints({2, 2, 1, 1, 0, 1, 1, 0, 0, 1, 0}),
+             IValue(ListImpl::create(OptionalType::ofTensor(), {IValue(), IValue(w), IValue(b)}))});
   auto c = Object::create(torchbind::classType(kQConv));
   torchbind::setState(*c, v3);
-  for (size_t i = 2; i < 8; ++i) EXPECT_TRUE(c->slots[i].equals(a->slots[i]) || c->slots[i].repr() == a->slots[i].repr()) << i;
+  for (size_t i = 2; i < 8; ++i)
+    EXPECT_TRUE(c->slots[i].equals(a->slots[i]) || c->slots[i].repr() == a->slots[i].repr()) << i;
   // getState writes version 2, which reads back to the same object.
   auto d = Object::create(torchbind::classType(kQConv));
   torchbind::setState(*d, torchbind::getState(*c));
   EXPECT_EQ(d->getAttr("stride_").toIntVector(), (std::vector<int64_t>{2, 1}));
   EXPECT_TRUE(d->getAttr("weight_").toTensor().is(w));
   // An unknown version.
-  IValue v9 = tuple({IValue(int64_t{9}), ints({}), IValue(ListImpl::create(OptionalType::ofTensor(), {}))});
-  EXPECT_NE(errorOf([&] { torchbind::setState(*d, v9); }).find("unknown version 9"), std::string::npos);
-  IValue shortConfig = tuple({IValue(int64_t{3}), ints({2, 1}),
-                              IValue(ListImpl::create(OptionalType::ofTensor(), {IValue(), IValue(w), IValue()}))});
-  EXPECT_NE(errorOf([&] { torchbind::setState(*d, shortConfig); })
-                .find("2 configuration values, expected 11"),
+  IValue v9 =
+      tuple({IValue(int64_t{9}), ints({}), IValue(ListImpl::create(OptionalType::ofTensor(), {}))});
+  EXPECT_NE(errorOf([&] { torchbind::setState(*d, v9); }).find("unknown version 9"),
+            std::string::npos);
+  IValue shortConfig =
+      tuple({IValue(int64_t{3}), ints({2, 1}),
+             IValue(ListImpl::create(OptionalType::ofTensor(), {IValue(), IValue(w), IValue()}))});
+  EXPECT_NE(errorOf([&] {
+              torchbind::setState(*d, shortConfig);
+            }).find("2 configuration values, expected 11"),
             std::string::npos);
 }
 
 TEST(TorchBindState, CellParamsHoldPackedParams) {
   auto lin = torchbind::makeObject(kQLinear, {IValue(qint8({0.1f, 0.2f}, {1, 2}, 0.1)), IValue()});
   auto cell = Object::create(torchbind::classType(kCell));
-  IValue packed = IValue(ListImpl::create(torchbind::classType(kQLinear), {IValue(lin), IValue(lin)}));
-  torchbind::setState(*cell, tuple({IValue("quantized_dynamic"),
-                                    IValue(ListImpl::create(TensorType::get(), {})),
-                                    IValue(ListImpl::create(FloatType::get(), {})),
-                                    ints({}), packed}));
+  IValue packed =
+      IValue(ListImpl::create(torchbind::classType(kQLinear), {IValue(lin), IValue(lin)}));
+  torchbind::setState(
+      *cell, tuple({IValue("quantized_dynamic"), IValue(ListImpl::create(TensorType::get(), {})),
+                    IValue(ListImpl::create(FloatType::get(), {})), ints({}), packed}));
   EXPECT_EQ(cell->getAttr("type_").toStringRef(), "quantized_dynamic");
   EXPECT_EQ(cell->getAttr("packed_").toList()->list.size(), 2u);
 }
@@ -146,8 +155,9 @@ TEST(TorchBindState, DeclaredClasses) {
   EXPECT_FALSE(torchbind::namespaceSource("__torch__.torch.classes.dist_rpc").has_value());
   EXPECT_TRUE(torchbind::isKnownClass(kCell));
   EXPECT_FALSE(torchbind::isKnownClass("__torch__.torch.classes.dist_rpc.WorkerInfo"));
-  EXPECT_NE(errorOf([] { torchbind::classType("__torch__.torch.classes.x.Y"); })
-                .find("'__torch__.torch.classes.x.Y' is not a TorchBind class we know"),
+  EXPECT_NE(errorOf([] {
+              torchbind::classType("__torch__.torch.classes.x.Y");
+            }).find("'__torch__.torch.classes.x.Y' is not a TorchBind class we know"),
             std::string::npos);
 }
 
@@ -226,8 +236,9 @@ graph(%x : Tensor, %w : Tensor):
   EXPECT_EQ(y.doubleAt(3), 30.0);
   // A 3-d weight is refused when packing.
   Tensor w3 = ft({1, 2}, {1, 1, 2});
-  EXPECT_NE(errorOf([&] { runGraph(text, {IValue(x), IValue(w3)}); })
-                .find("prepacked::linear_clamp_prepack: weight must have 2 dimensions, got 3"),
+  EXPECT_NE(errorOf([&] {
+              runGraph(text, {IValue(x), IValue(w3)});
+            }).find("prepacked::linear_clamp_prepack: weight must have 2 dimensions, got 3"),
             std::string::npos);
 }
 
@@ -253,8 +264,9 @@ graph(%w : Tensor):
   EXPECT_TRUE(out[1].toTensor().isQuantized());
   EXPECT_EQ(out[2].toIntVector(), (std::vector<int64_t>{1, 2}));
   // A float weight is refused.
-  EXPECT_NE(errorOf([&] { runGraph(text, {IValue(ft({1, 2, 3}, {1, 1, 3}))}); })
-                .find("quantized::conv1d_prepack: weight must be a quantized tensor"),
+  EXPECT_NE(errorOf([&] {
+              runGraph(text, {IValue(ft({1, 2, 3}, {1, 1, 3}))});
+            }).find("quantized::conv1d_prepack: weight must be a quantized tensor"),
             std::string::npos);
 }
 
@@ -308,7 +320,12 @@ TEST_F(TorchBindOracle, StaticQuantizedLoadsPackedParams) {
     EXPECT_EQ(pk->getAttr("dilation_").toIntVector(), e["dilation"].get<std::vector<int64_t>>());
     EXPECT_EQ(pk->getAttr("groups_").toInt(), e["groups"].get<int64_t>());
   }
-  auto fc = root->getAttr("fc").toObject()->getAttr("_packed_params").toObject()->getAttr("_packed_params").toObject();
+  auto fc = root->getAttr("fc")
+                .toObject()
+                ->getAttr("_packed_params")
+                .toObject()
+                ->getAttr("_packed_params")
+                .toObject();
   expectTensorLike(fc->getAttr("weight_").toTensor(), j["fc"]["weight"]);
   expectTensorLike(fc->getAttr("bias_").toTensor(), j["fc"]["bias"]);
   // Conv2d._weight_bias() calls the packed params' unpack() method (compiled TorchScript).
@@ -329,7 +346,13 @@ TEST_F(TorchBindOracle, QuantizedModelsRunOnTheirPackedParams) {
   EXPECT_EQ(ys.toTensor().sizes(), (IntList{1, 3}));
   Module d = load(path("quant_dynamic.pt"));
   const auto& j = manifest_["quant_dynamic"];
-  auto fc = d.object()->getAttr("fc").toObject()->getAttr("_packed_params").toObject()->getAttr("_packed_params").toObject();
+  auto fc = d.object()
+                ->getAttr("fc")
+                .toObject()
+                ->getAttr("_packed_params")
+                .toObject()
+                ->getAttr("_packed_params")
+                .toObject();
   expectTensorLike(fc->getAttr("weight_").toTensor(), j["fc"]["weight"]);
   Tensor xd = Tensor::empty({1, 2, 6}, ScalarType::Float);
   for (int64_t i = 0; i < xd.numel(); ++i) xd.data<float>()[i] = 0.1f * static_cast<float>(i);
@@ -382,7 +405,8 @@ TEST_F(TorchBindOracle, ResavedArchivesLoadInPyTorch) {
       EXPECT_LT(maxAbsDiff(y, loadNpy(c.expected)), 1e-4);
     }
     if (c.input.empty()) {
-      const std::string cmd = "/usr/bin/python3 -c \"import torch; torch.jit.load('" + saved + "')\"";
+      const std::string cmd =
+          "/usr/bin/python3 -c \"import torch; torch.jit.load('" + saved + "')\"";
       EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
       continue;
     }

@@ -77,11 +77,29 @@ TEST(Unpickler, ListsDictsAndTags) {
   Pickle p;
   p.mark();
   // build_intlist([1, 2])
-  p.global("torch.jit._pickle", "build_intlist").mark().emptyList().mark().integer(1).integer(2)
-      .appends().tuple().reduce();
+  p.global("torch.jit._pickle", "build_intlist")
+      .mark()
+      .emptyList()
+      .mark()
+      .integer(1)
+      .integer(2)
+      .appends()
+      .tuple()
+      .reduce();
   // restore_type_tag({'a': ['x']}, 'Dict[str, List[str]]')
-  p.global("torch.jit._pickle", "restore_type_tag").mark().emptyDict().mark().str("a")
-      .emptyList().mark().str("x").appends().setitems().str("Dict[str, List[str]]").tuple().reduce();
+  p.global("torch.jit._pickle", "restore_type_tag")
+      .mark()
+      .emptyDict()
+      .mark()
+      .str("a")
+      .emptyList()
+      .mark()
+      .str("x")
+      .appends()
+      .setitems()
+      .str("Dict[str, List[str]]")
+      .tuple()
+      .reduce();
   // untagged LIST and DICT
   p.mark().integer(1).str("y").op('l');
   p.mark().str("k").integer(2).op('d');
@@ -115,12 +133,18 @@ TEST(Unpickler, SharedStorageViewsAndSharedTensors) {
   rec.bytes["0"] = floats({0, 1, 2, 3, 4, 5});
   Pickle p;
   p.mark();
-  p.tensor("0", 6, 1, {2}, {2}).put(1);      // view [1, 3]
+  p.tensor("0", 6, 1, {2}, {2}).put(1);  // view [1, 3]
   p.global("torch._utils", "_rebuild_tensor_v2").mark();
-  p.mark().str("storage").global("torch", "FloatStorage").str("0").str("cpu").integer(6).tuple()
+  p.mark()
+      .str("storage")
+      .global("torch", "FloatStorage")
+      .str("0")
+      .str("cpu")
+      .integer(6)
+      .tuple()
       .persid();
   p.integer(0).ints({2, 3}).ints({3, 1}).boolean(true).none().tuple().reduce();
-  p.get(1);                                   // the same tensor again
+  p.get(1);  // the same tensor again
   p.tuple().stop();
   auto r = run(p, &rec);
   EXPECT_EQ(rec.reads, 1);
@@ -152,13 +176,25 @@ TEST(Unpickler, QuantizedPerTensorAndPerChannel) {
   Pickle p;
   p.mark();
   p.global("torch._utils", "_rebuild_qtensor").mark();
-  p.mark().str("storage").global("torch", "QUInt8Storage").str("0").str("cpu").integer(4).tuple()
+  p.mark()
+      .str("storage")
+      .global("torch", "QUInt8Storage")
+      .str("0")
+      .str("cpu")
+      .integer(4)
+      .tuple()
       .persid();
   p.integer(0).ints({4}).ints({1});
   p.mark().global("torch", "per_tensor_affine").real(0.5).integer(3).tuple();
   p.boolean(false).none().tuple().reduce();
   p.global("torch._utils", "_rebuild_qtensor").mark();
-  p.mark().str("storage").global("torch", "QInt8Storage").str("0").str("cpu").integer(4).tuple()
+  p.mark()
+      .str("storage")
+      .global("torch", "QInt8Storage")
+      .str("0")
+      .str("cpu")
+      .integer(4)
+      .tuple()
       .persid();
   p.integer(0).ints({2, 2}).ints({2, 1});
   p.mark().global("torch", "per_channel_affine");
@@ -245,7 +281,9 @@ TEST(Unpickler, EnumPlaceholderAndResolved) {
       std::vector<std::shared_ptr<IValue>>{std::make_shared<IValue>(int64_t{1}),
                                            std::make_shared<IValue>(int64_t{2})});
   UnpicklerOptions opt;
-  opt.resolveType = [&](const std::string& q) -> TypePtr { return q == "__torch__.Color" ? et : nullptr; };
+  opt.resolveType = [&](const std::string& q) -> TypePtr {
+    return q == "__torch__.Color" ? et : nullptr;
+  };
   EXPECT_EQ(run(p, nullptr, opt).value.toEnum()->name, "GREEN");
 }
 
@@ -267,19 +305,41 @@ TEST(UnpicklerBad, Rejections) {
       {"pop below mark", "\x80\x02N(\x85.", "below the last MARK"},
       {"LONG1 length", "\x80\x02\x8a\x04\x01\x02\x03\x04.", "LONG1 of 4 bytes"},
       {"invalid utf8", std::string("\x80\x02X\x02\x00\x00\x00\xc3\x28.", 10), "not valid UTF-8"},
-      {"string past end", std::string("\x80\x02X\xff\xff\xff\x00" "ab", 10), "truncated pickle"},
-      {"global without newline", "\x80\x02" "cos", "no terminating newline"},
-      {"global bad char", "\x80\x02" "cos;\nsystem\n", "only [A-Za-z0-9_.]"},
-      {"forbidden torch global", "\x80\x02" "ctorch\nload\n.", "forbidden global 'torch.load'"},
-      {"unknown storage", "\x80\x02" "ctorch\nFooStorage\n.", "unknown storage type"},
+      {"string past end",
+       std::string("\x80\x02X\xff\xff\xff\x00"
+                   "ab",
+                   10),
+       "truncated pickle"},
+      {"global without newline",
+       "\x80\x02"
+       "cos",
+       "no terminating newline"},
+      {"global bad char",
+       "\x80\x02"
+       "cos;\nsystem\n",
+       "only [A-Za-z0-9_.]"},
+      {"forbidden torch global",
+       "\x80\x02"
+       "ctorch\nload\n.",
+       "forbidden global 'torch.load'"},
+      {"unknown storage",
+       "\x80\x02"
+       "ctorch\nFooStorage\n.",
+       "unknown storage type"},
       {"reduce non-callable", "\x80\x02K\x01)R.", "not a callable GLOBAL"},
       {"build non-object", "\x80\x02K\x01}b.", "BUILD on a int"},
-      {"newobj non-class", "\x80\x02" "cbuiltins\ncomplex\n)\x81.", "only __torch__ classes"},
+      {"newobj non-class",
+       "\x80\x02"
+       "cbuiltins\ncomplex\n)\x81.",
+       "only __torch__ classes"},
       {"persid not tuple", "\x80\x02K\x01Q.", "persistent id is not"},
       {"unhashable key", "\x80\x02}(]K\x01u.", "unhashable key"},
       {"odd setitems", "\x80\x02}(K\x01u.", "odd number"},
       {"global as value", "\x80\x02](ctorch\ndevice\ne.", "GLOBAL or storage as a plain value"},
-      {"result is global", "\x80\x02" "ctorch\ndevice\n.", "result is a GLOBAL"},
+      {"result is global",
+       "\x80\x02"
+       "ctorch\ndevice\n.",
+       "result is a GLOBAL"},
   };
   {
     Pickle p;

@@ -110,7 +110,8 @@ void compareWithTorch(const ArchiveData& d, const json& entry, bool exact) {
   }
   if (exact) {
     for (const auto& [name, t] : ours)
-      EXPECT_TRUE(theirs.count(name)) << "we have tensor '" << name << "' that PyTorch does not list";
+      EXPECT_TRUE(theirs.count(name))
+          << "we have tensor '" << name << "' that PyTorch does not list";
   }
 }
 

@@ -78,8 +78,10 @@ TEST(ZipCrc, MismatchRefusedUnlessTheCheckIsOff) {
   stored.declaredCrc = 1234;
   std::string zip = test::makeZip({stored, deflated("code.py", plain, 99)});
   auto strict = open(zip, true);
-  EXPECT_NE(readError(*strict, "data/0").find("t.pt: record 'data/0': CRC-32 mismatch"), std::string::npos);
-  EXPECT_NE(readError(*strict, "code.py").find("record 'code.py': CRC-32 mismatch"), std::string::npos);
+  EXPECT_NE(readError(*strict, "data/0").find("t.pt: record 'data/0': CRC-32 mismatch"),
+            std::string::npos);
+  EXPECT_NE(readError(*strict, "code.py").find("record 'code.py': CRC-32 mismatch"),
+            std::string::npos);
   auto lax = open(zip, false);
   EXPECT_EQ(lax->readRecordString("data/0"), "abcd");
   EXPECT_EQ(lax->readRecordString("code.py"), plain);
@@ -89,19 +91,22 @@ TEST(ZipCrc, UncheckedReadsStillRefuseBrokenStreams) {
   const std::string plain = text();
   // Declared shorter than the stream inflates to.
   std::string zip = test::makeZip({deflated("long", plain, -1, 100)});
-  EXPECT_NE(readError(*open(zip, false), "long").find("record holds more than its declared 100 bytes"),
-            std::string::npos);
+  EXPECT_NE(
+      readError(*open(zip, false), "long").find("record holds more than its declared 100 bytes"),
+      std::string::npos);
   // Declared longer than the stream inflates to.
   zip = test::makeZip({deflated("short", plain, -1, static_cast<int64_t>(plain.size()) + 10)});
-  EXPECT_NE(readError(*open(zip, false), "short").find("truncated: got 5000 of 5010 declared bytes"),
-            std::string::npos);
+  EXPECT_NE(
+      readError(*open(zip, false), "short").find("truncated: got 5000 of 5010 declared bytes"),
+      std::string::npos);
   // Garbage instead of deflate data.
   test::ZipEntry junk{"archive/junk", std::string(64, '\xff')};
   junk.method = 8;
   junk.declaredSize = 100;
   junk.declaredCrc = 0;
   zip = test::makeZip({junk});
-  EXPECT_NE(readError(*open(zip, false), "junk").find("record 'junk': cannot inflate"), std::string::npos);
+  EXPECT_NE(readError(*open(zip, false), "junk").find("record 'junk': cannot inflate"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -76,9 +76,23 @@ using string_view = std::string_view;
 
 /// Numbered as in libtorch (and tl_dtype).
 enum class ScalarType : int8_t {
-  Byte = 0, Char = 1, Short = 2, Int = 3, Long = 4, Half = 5, Float = 6, Double = 7,
-  ComplexHalf = 8, ComplexFloat = 9, ComplexDouble = 10, Bool = 11, QInt8 = 12, QUInt8 = 13,
-  QInt32 = 14, BFloat16 = 15, Undefined = 127
+  Byte = 0,
+  Char = 1,
+  Short = 2,
+  Int = 3,
+  Long = 4,
+  Half = 5,
+  Float = 6,
+  Double = 7,
+  ComplexHalf = 8,
+  ComplexFloat = 9,
+  ComplexDouble = 10,
+  Bool = 11,
+  QInt8 = 12,
+  QUInt8 = 13,
+  QInt32 = 14,
+  BFloat16 = 15,
+  Undefined = 127
 };
 constexpr ScalarType kByte = ScalarType::Byte;
 constexpr ScalarType kChar = ScalarType::Char;
@@ -126,7 +140,8 @@ inline bool isFloatingType(ScalarType t) {
   return t == kFloat || t == kDouble || t == kHalf || t == kBFloat16;
 }
 inline bool isIntegralType(ScalarType t, bool includeBool) {
-  return t == kByte || t == kChar || t == kShort || t == kInt || t == kLong || (includeBool && t == kBool);
+  return t == kByte || t == kChar || t == kShort || t == kInt || t == kLong ||
+         (includeBool && t == kBool);
 }
 
 enum class DeviceType : int8_t { CPU = 0, CUDA = 1 };
@@ -140,10 +155,14 @@ class Device {
   /// "cpu", "cuda", "cuda:1".
   Device(const std::string& s) {  // NOLINT
     std::string t = s.substr(0, s.find(':'));
-    if (t == "cpu") type_ = kCPU;
-    else if (t == "cuda") type_ = kCUDA;
-    else throw Error("Expected one of cpu, cuda device type at start of device string: " + s);
-    if (s.find(':') != std::string::npos) index_ = static_cast<int8_t>(std::stoi(s.substr(s.find(':') + 1)));
+    if (t == "cpu")
+      type_ = kCPU;
+    else if (t == "cuda")
+      type_ = kCUDA;
+    else
+      throw Error("Expected one of cpu, cuda device type at start of device string: " + s);
+    if (s.find(':') != std::string::npos)
+      index_ = static_cast<int8_t>(std::stoi(s.substr(s.find(':') + 1)));
   }
   Device(const char* s) : Device(std::string(s)) {}  // NOLINT
   DeviceType type() const { return type_; }
@@ -164,11 +183,18 @@ class Device {
   int8_t index_ = -1;
 };
 inline std::ostream& operator<<(std::ostream& out, const Device& d) { return out << d.str(); }
-inline std::ostream& operator<<(std::ostream& out, DeviceType t) { return out << (t == kCPU ? "cpu" : "cuda"); }
+inline std::ostream& operator<<(std::ostream& out, DeviceType t) {
+  return out << (t == kCPU ? "cpu" : "cuda");
+}
 
 enum class Layout : int8_t { Strided = 0 };
 constexpr Layout kStrided = Layout::Strided;
-enum class MemoryFormat : int8_t { Contiguous = 0, Preserve = 1, ChannelsLast = 2, ChannelsLast3d = 3 };
+enum class MemoryFormat : int8_t {
+  Contiguous = 0,
+  Preserve = 1,
+  ChannelsLast = 2,
+  ChannelsLast3d = 3
+};
 
 /// c10::ArrayRef: a non-owning view of contiguous elements.
 template <typename T>
@@ -181,7 +207,8 @@ class ArrayRef {
   constexpr ArrayRef() = default;
   constexpr ArrayRef(const T& one) : data_(&one), size_(1) {}  // NOLINT
   constexpr ArrayRef(const T* data, size_t n) : data_(data), size_(n) {}
-  constexpr ArrayRef(const T* begin, const T* end) : data_(begin), size_(static_cast<size_t>(end - begin)) {}
+  constexpr ArrayRef(const T* begin, const T* end)
+      : data_(begin), size_(static_cast<size_t>(end - begin)) {}
   template <typename A>
   ArrayRef(const std::vector<T, A>& v) : data_(v.data()), size_(v.size()) {}  // NOLINT
   template <size_t N>
@@ -203,7 +230,9 @@ class ArrayRef {
   constexpr bool empty() const { return size_ == 0; }
   const T& operator[](size_t i) const { return data_[i]; }
   const T& at(size_t i) const {
-    if (i >= size_) throw Error("ArrayRef: invalid index " + std::to_string(i) + " for length " + std::to_string(size_));
+    if (i >= size_)
+      throw Error("ArrayRef: invalid index " + std::to_string(i) + " for length " +
+                  std::to_string(size_));
     return data_[i];
   }
   const T& front() const { return at(0); }
@@ -223,13 +252,21 @@ class ArrayRef {
   size_t size_ = 0;
 };
 template <typename T>
-bool operator==(ArrayRef<T> a, ArrayRef<T> b) { return a.equals(b); }
+bool operator==(ArrayRef<T> a, ArrayRef<T> b) {
+  return a.equals(b);
+}
 template <typename T>
-bool operator!=(ArrayRef<T> a, ArrayRef<T> b) { return !a.equals(b); }
+bool operator!=(ArrayRef<T> a, ArrayRef<T> b) {
+  return !a.equals(b);
+}
 template <typename T>
-bool operator==(const std::vector<T>& a, ArrayRef<T> b) { return ArrayRef<T>(a).equals(b); }
+bool operator==(const std::vector<T>& a, ArrayRef<T> b) {
+  return ArrayRef<T>(a).equals(b);
+}
 template <typename T>
-bool operator==(ArrayRef<T> a, const std::vector<T>& b) { return a.equals(ArrayRef<T>(b)); }
+bool operator==(ArrayRef<T> a, const std::vector<T>& b) {
+  return a.equals(ArrayRef<T>(b));
+}
 template <typename T>
 std::ostream& operator<<(std::ostream& out, ArrayRef<T> list) {
   out << "[";
@@ -244,11 +281,11 @@ using IntArrayRef = ArrayRef<int64_t>;
 class OptionalIntArrayRef {
  public:
   OptionalIntArrayRef() = default;
-  OptionalIntArrayRef(std::nullopt_t) {}                                        // NOLINT
-  OptionalIntArrayRef(IntArrayRef r) : v_(r) {}                                 // NOLINT
+  OptionalIntArrayRef(std::nullopt_t) {}                                                // NOLINT
+  OptionalIntArrayRef(IntArrayRef r) : v_(r) {}                                         // NOLINT
   OptionalIntArrayRef(const std::initializer_list<int64_t>& l) : v_(IntArrayRef(l)) {}  // NOLINT
-  OptionalIntArrayRef(const std::vector<int64_t>& v) : v_(IntArrayRef(v)) {}   // NOLINT
-  OptionalIntArrayRef(const int64_t& one) : v_(IntArrayRef(one)) {}             // NOLINT
+  OptionalIntArrayRef(const std::vector<int64_t>& v) : v_(IntArrayRef(v)) {}            // NOLINT
+  OptionalIntArrayRef(const int64_t& one) : v_(IntArrayRef(one)) {}                     // NOLINT
   bool has_value() const { return v_.has_value(); }
   explicit operator bool() const { return v_.has_value(); }
   IntArrayRef operator*() const { return *v_; }
@@ -285,9 +322,14 @@ class IntegerRange {
   I b_, e_;
 };
 template <typename I, typename = std::enable_if_t<std::is_integral_v<I>>>
-IntegerRange<I> irange(I end) { return IntegerRange<I>(I(0), end); }
-template <typename I1, typename I2, typename = std::enable_if_t<std::is_integral_v<I1> && std::is_integral_v<I2>>>
-IntegerRange<I2> irange(I1 begin, I2 end) { return IntegerRange<I2>(static_cast<I2>(begin), end); }
+IntegerRange<I> irange(I end) {
+  return IntegerRange<I>(I(0), end);
+}
+template <typename I1, typename I2,
+          typename = std::enable_if_t<std::is_integral_v<I1> && std::is_integral_v<I2>>>
+IntegerRange<I2> irange(I1 begin, I2 end) {
+  return IntegerRange<I2>(static_cast<I2>(begin), end);
+}
 
 /// c10::InferenceMode / at::NoGradGuard: nothing is recorded for autograd in torchless.
 class InferenceMode {
@@ -304,13 +346,16 @@ class InferenceMode {
 class Scalar {
  public:
   Scalar() : Scalar(int64_t(0)) {}
-  Scalar(double v) : tag_(Tag::Double), d_(v) {}                               // NOLINT
-  Scalar(float v) : tag_(Tag::Double), d_(v) {}                                // NOLINT
-  Scalar(bool v) : tag_(Tag::Bool), i_(v) {}                                   // NOLINT
-  template <typename I, std::enable_if_t<std::is_integral_v<I> && !std::is_same_v<I, bool>, int> = 0>
-  Scalar(I v) : tag_(Tag::Int), i_(static_cast<int64_t>(v)) {}                 // NOLINT
+  Scalar(double v) : tag_(Tag::Double), d_(v) {}  // NOLINT
+  Scalar(float v) : tag_(Tag::Double), d_(v) {}   // NOLINT
+  Scalar(bool v) : tag_(Tag::Bool), i_(v) {}      // NOLINT
+  template <typename I,
+            std::enable_if_t<std::is_integral_v<I> && !std::is_same_v<I, bool>, int> = 0>
+  Scalar(I v) : tag_(Tag::Int), i_(static_cast<int64_t>(v)) {}  // NOLINT
   bool isFloatingPoint() const { return tag_ == Tag::Double; }
-  bool isIntegral(bool includeBool) const { return tag_ == Tag::Int || (includeBool && tag_ == Tag::Bool); }
+  bool isIntegral(bool includeBool) const {
+    return tag_ == Tag::Int || (includeBool && tag_ == Tag::Bool);
+  }
   bool isBoolean() const { return tag_ == Tag::Bool; }
   double toDouble() const { return tag_ == Tag::Double ? d_ : static_cast<double>(i_); }
   float toFloat() const { return static_cast<float>(toDouble()); }
@@ -319,9 +364,12 @@ class Scalar {
   bool toBool() const { return tag_ == Tag::Double ? d_ != 0 : i_ != 0; }
   template <typename T>
   T to() const {
-    if constexpr (std::is_same_v<T, bool>) return toBool();
-    else if constexpr (std::is_floating_point_v<T>) return static_cast<T>(toDouble());
-    else return static_cast<T>(toLong());
+    if constexpr (std::is_same_v<T, bool>)
+      return toBool();
+    else if constexpr (std::is_floating_point_v<T>)
+      return static_cast<T>(toDouble());
+    else
+      return static_cast<T>(toLong());
   }
   /// A tl_value holding the number (owned by the caller).
   tl_value* toCValue() const {
@@ -396,11 +444,11 @@ struct TensorIndex;
 class TensorOptions {
  public:
   TensorOptions() = default;
-  TensorOptions(ScalarType t) : dtype_(t) {}             // NOLINT
+  TensorOptions(ScalarType t) : dtype_(t) {}                       // NOLINT
   TensorOptions(caffe2::TypeMeta t) : dtype_(t.toScalarType()) {}  // NOLINT
-  TensorOptions(Device d) : device_(d) {}                // NOLINT
-  TensorOptions(DeviceType d) : device_(Device(d)) {}    // NOLINT
-  TensorOptions(Layout) {}                               // NOLINT
+  TensorOptions(Device d) : device_(d) {}                          // NOLINT
+  TensorOptions(DeviceType d) : device_(Device(d)) {}              // NOLINT
+  TensorOptions(Layout) {}                                         // NOLINT
   TensorOptions dtype(ScalarType t) const {
     TensorOptions o = *this;
     o.dtype_ = t;
@@ -457,17 +505,26 @@ inline const tl_op* findOp(const char* key) {
 
 template <typename T>
 constexpr ScalarType scalarTypeOf() {
-  if constexpr (std::is_same_v<T, float>) return kFloat;
-  else if constexpr (std::is_same_v<T, double>) return kDouble;
-  else if constexpr (std::is_same_v<T, int64_t>) return kLong;
-  else if constexpr (std::is_same_v<T, int32_t>) return kInt;
-  else if constexpr (std::is_same_v<T, int16_t>) return kShort;
-  else if constexpr (std::is_same_v<T, int8_t>) return kChar;
-  else if constexpr (std::is_same_v<T, uint8_t>) return kByte;
-  else if constexpr (std::is_same_v<T, bool>) return kBool;
+  if constexpr (std::is_same_v<T, float>)
+    return kFloat;
+  else if constexpr (std::is_same_v<T, double>)
+    return kDouble;
+  else if constexpr (std::is_same_v<T, int64_t>)
+    return kLong;
+  else if constexpr (std::is_same_v<T, int32_t>)
+    return kInt;
+  else if constexpr (std::is_same_v<T, int16_t>)
+    return kShort;
+  else if constexpr (std::is_same_v<T, int8_t>)
+    return kChar;
+  else if constexpr (std::is_same_v<T, uint8_t>)
+    return kByte;
+  else if constexpr (std::is_same_v<T, bool>)
+    return kBool;
   else {
-    static_assert(sizeof(T) == 0, "torchless: data_ptr<T>/item<T>/accessor<T> support float, double, "
-                                  "int64_t, int32_t, int16_t, int8_t, uint8_t and bool");
+    static_assert(sizeof(T) == 0,
+                  "torchless: data_ptr<T>/item<T>/accessor<T> support float, double, "
+                  "int64_t, int32_t, int16_t, int8_t, uint8_t and bool");
     return kFloat;
   }
 }
@@ -478,7 +535,8 @@ constexpr ScalarType scalarTypeOf() {
 template <typename T, size_t N>
 class TensorAccessor {
  public:
-  TensorAccessor(T* data, const int64_t* sizes, const int64_t* strides) : data_(data), sizes_(sizes), strides_(strides) {}
+  TensorAccessor(T* data, const int64_t* sizes, const int64_t* strides)
+      : data_(data), sizes_(sizes), strides_(strides) {}
   TensorAccessor<T, N - 1> operator[](int64_t i) const {
     return TensorAccessor<T, N - 1>(data_ + strides_[0] * i, sizes_ + 1, strides_ + 1);
   }
@@ -496,7 +554,8 @@ class TensorAccessor {
 template <typename T>
 class TensorAccessor<T, 1> {
  public:
-  TensorAccessor(T* data, const int64_t* sizes, const int64_t* strides) : data_(data), sizes_(sizes), strides_(strides) {}
+  TensorAccessor(T* data, const int64_t* sizes, const int64_t* strides)
+      : data_(data), sizes_(sizes), strides_(strides) {}
   T& operator[](int64_t i) const { return data_[strides_[0] * i]; }
   int64_t size(int64_t d) const { return sizes_[d]; }
   int64_t stride(int64_t d) const { return strides_[d]; }
@@ -541,7 +600,9 @@ class Tensor {
   bool requires_grad() const { return false; }
   TensorOptions options() const { return TensorOptions(scalar_type()); }
   /// libtorch's type string: "CPUFloatType".
-  std::string toString() const { return std::string("CPU") + c10::toString(scalar_type()) + "Type"; }
+  std::string toString() const {
+    return std::string("CPU") + c10::toString(scalar_type()) + "Type";
+  }
 
   void* data_ptr() const { return tl_tensor_data(h()); }
   template <typename T>
@@ -550,12 +611,15 @@ class Tensor {
     return static_cast<T*>(tl_tensor_data(h()));
   }
   template <typename T>
-  const T* const_data_ptr() const { return data_ptr<T>(); }
+  const T* const_data_ptr() const {
+    return data_ptr<T>();
+  }
   template <typename T, size_t N>
   TensorAccessor<T, N> accessor() const& {
     static_assert(N > 0, "accessor is used for indexing tensor, for scalars use *data_ptr<T>()");
     if (dim() != static_cast<int64_t>(N))
-      throw c10::Error("TensorAccessor expected " + std::to_string(N) + " dims but tensor has " + std::to_string(dim()));
+      throw c10::Error("TensorAccessor expected " + std::to_string(N) + " dims but tensor has " +
+                       std::to_string(dim()));
     return TensorAccessor<T, N>(data_ptr<T>(), tl_tensor_sizes(h()), tl_tensor_strides(h()));
   }
   template <typename T, size_t N>
@@ -564,7 +628,9 @@ class Tensor {
   /// The single element (any dtype); throws unless numel() == 1.
   Scalar item() const;
   template <typename T>
-  T item() const { return item().to<T>(); }
+  T item() const {
+    return item().to<T>();
+  }
 
   Tensor contiguous() const {
     tl_tensor* out = nullptr;
@@ -583,7 +649,9 @@ class Tensor {
     detail::checkDevice(d);
     return copy ? to(scalar_type(), non_blocking, true) : *this;
   }
-  Tensor to(DeviceType d, bool non_blocking = false, bool copy = false) const { return to(Device(d), non_blocking, copy); }
+  Tensor to(DeviceType d, bool non_blocking = false, bool copy = false) const {
+    return to(Device(d), non_blocking, copy);
+  }
   Tensor to(const TensorOptions& o, bool non_blocking = false, bool copy = false) const {
     detail::checkDevice(o.device());
     return to(o.dtype_opt().value_or(scalar_type()), non_blocking, copy);
@@ -628,7 +696,9 @@ class Tensor {
   Tensor& operator/=(const Tensor& o) { return div_(o); }
   Tensor& operator/=(const Scalar& o) { return div_(o); }
 
-  bool is_same(const Tensor& o) const { return data_ptr() == o.data_ptr() && sizes() == o.sizes() && strides() == o.strides(); }
+  bool is_same(const Tensor& o) const {
+    return data_ptr() == o.data_ptr() && sizes() == o.sizes() && strides() == o.strides();
+  }
 
 // The op table's methods (declarations; generated by scripts/gen_compat_ops.py).
 #include <torchless/cxx/ops_methods.inc>
@@ -642,8 +712,9 @@ class Tensor {
     int64_t n = dim();
     int64_t w = d < 0 ? d + n : d;
     if (w < 0 || w >= n)
-      throw c10::IndexError("Dimension out of range (expected to be in range of [" + std::to_string(-n) + ", " +
-                            std::to_string(n - 1) + "], but got " + std::to_string(d) + ")");
+      throw c10::IndexError("Dimension out of range (expected to be in range of [" +
+                            std::to_string(-n) + ", " + std::to_string(n - 1) + "], but got " +
+                            std::to_string(d) + ")");
     return static_cast<size_t>(w);
   }
   void checkType(ScalarType want) const {
@@ -671,20 +742,30 @@ namespace detail {
 inline OwnedValue arg(const Tensor& t) {
   return OwnedValue(t.defined() ? tl_value_from_tensor(t.unsafeGetHandle()) : tl_value_none());
 }
-inline OwnedValue arg(const std::optional<Tensor>& t) { return t ? arg(*t) : OwnedValue(tl_value_none()); }
+inline OwnedValue arg(const std::optional<Tensor>& t) {
+  return t ? arg(*t) : OwnedValue(tl_value_none());
+}
 inline OwnedValue arg(const Scalar& s) { return OwnedValue(s.toCValue()); }
-inline OwnedValue arg(const std::optional<Scalar>& s) { return s ? arg(*s) : OwnedValue(tl_value_none()); }
+inline OwnedValue arg(const std::optional<Scalar>& s) {
+  return s ? arg(*s) : OwnedValue(tl_value_none());
+}
 inline OwnedValue arg(int64_t v) { return OwnedValue(tl_value_from_int(v)); }
 inline OwnedValue arg(double v) { return OwnedValue(tl_value_from_double(v)); }
 inline OwnedValue arg(bool v) { return OwnedValue(tl_value_from_bool(v)); }
-inline OwnedValue arg(ScalarType t) { return OwnedValue(tl_value_from_int(static_cast<int64_t>(t))); }
-inline OwnedValue arg(MemoryFormat f) { return OwnedValue(tl_value_from_int(static_cast<int64_t>(f))); }
+inline OwnedValue arg(ScalarType t) {
+  return OwnedValue(tl_value_from_int(static_cast<int64_t>(t)));
+}
+inline OwnedValue arg(MemoryFormat f) {
+  return OwnedValue(tl_value_from_int(static_cast<int64_t>(f)));
+}
 inline OwnedValue arg(Layout) { return OwnedValue(tl_value_none()); }
 inline OwnedValue arg(const Device& d) {
   checkDevice(d);
   return OwnedValue(tl_value_none());
 }
-inline OwnedValue arg(std::string_view s) { return OwnedValue(tl_value_from_string(std::string(s).c_str())); }
+inline OwnedValue arg(std::string_view s) {
+  return OwnedValue(tl_value_from_string(std::string(s).c_str()));
+}
 inline OwnedValue arg(std::nullopt_t) { return OwnedValue(tl_value_none()); }
 template <typename T>
 OwnedValue list(ArrayRef<T> xs) {
@@ -700,12 +781,16 @@ OwnedValue list(ArrayRef<T> xs) {
 }
 inline OwnedValue arg(IntArrayRef xs) { return list(xs); }
 inline OwnedValue arg(ArrayRef<double> xs) { return list(xs); }
-inline OwnedValue arg(const OptionalIntArrayRef& xs) { return xs ? list(*xs) : OwnedValue(tl_value_none()); }
+inline OwnedValue arg(const OptionalIntArrayRef& xs) {
+  return xs ? list(*xs) : OwnedValue(tl_value_none());
+}
 inline OwnedValue arg(ArrayRef<bool> xs) { return list(xs); }
 inline OwnedValue arg(TensorList xs) { return list(xs); }
 inline OwnedValue arg(ArrayRef<std::optional<Tensor>> xs) { return list(xs); }
 template <typename T>
-OwnedValue arg(const std::optional<T>& x) { return x ? arg(*x) : OwnedValue(tl_value_none()); }
+OwnedValue arg(const std::optional<T>& x) {
+  return x ? arg(*x) : OwnedValue(tl_value_none());
+}
 
 inline Tensor toTensor(const tl_value* v) {
   tl_tensor* t = nullptr;
@@ -774,7 +859,9 @@ struct Result<std::tuple<Ts...>> {
   static std::tuple<Ts...> unpack(const tl_value* v, std::index_sequence<I...>) {
     return std::tuple<Ts...>(Result<Ts>::get(element(v, I).get())...);
   }
-  static std::tuple<Ts...> get(const tl_value* v) { return unpack(v, std::index_sequence_for<Ts...>{}); }
+  static std::tuple<Ts...> get(const tl_value* v) {
+    return unpack(v, std::index_sequence_for<Ts...>{});
+  }
 };
 
 /// Calls op-table entry `op` with all its arguments in schema order.
@@ -800,7 +887,8 @@ namespace at {
 
 inline Scalar Tensor::item() const {
   if (numel() != 1)
-    throw c10::Error("a Tensor with " + std::to_string(numel()) + " elements cannot be converted to Scalar");
+    throw c10::Error("a Tensor with " + std::to_string(numel()) +
+                     " elements cannot be converted to Scalar");
   const void* p = data_ptr();
   switch (scalar_type()) {
     case kFloat: return Scalar(static_cast<double>(*static_cast<const float*>(p)));
@@ -822,7 +910,8 @@ inline Tensor Tensor::to(ScalarType t, bool non_blocking, bool copy) const {
 inline Tensor Tensor::operator[](int64_t i) const { return select(0, i); }
 inline Tensor Tensor::operator[](const Tensor& index) const {
   static const tl_op* op = detail::findOp("aten::index.Tensor");
-  return detail::call<Tensor>(op, *this, ArrayRef<std::optional<Tensor>>({std::optional<Tensor>(index)}));
+  return detail::call<Tensor>(op, *this,
+                              ArrayRef<std::optional<Tensor>>({std::optional<Tensor>(index)}));
 }
 inline Tensor& Tensor::operator=(const Scalar& v) && {
   static const tl_op* op = detail::findOp("aten::fill_.Scalar");
@@ -834,7 +923,9 @@ inline Tensor& Tensor::operator=(const Tensor& src) && {
   detail::call<Tensor>(op, *this, src, false);
   return *this;
 }
-inline Tensor& Tensor::operator=(Tensor&& src) && { return std::move(*this) = static_cast<const Tensor&>(src); }
+inline Tensor& Tensor::operator=(Tensor&& src) && {
+  return std::move(*this) = static_cast<const Tensor&>(src);
+}
 
 // ---- operators ----
 inline Tensor operator+(const Tensor& a, const Tensor& b) { return a.add(b); }
@@ -882,20 +973,23 @@ inline void callDeleter(void* data, void* ctx) {
 
 /// torch::from_blob: a tensor over `data`, not copied; `deleter(data)` runs when the last
 /// handle is gone. The memory must outlive the tensor (as in libtorch).
-inline Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, const std::function<void(void*)>& deleter,
+inline Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides,
+                        const std::function<void(void*)>& deleter,
                         const TensorOptions& options = {}) {
   detail::checkDevice(options.device());
   tl_tensor* t = nullptr;
   auto* ctx = deleter ? new std::function<void(void*)>(deleter) : nullptr;
-  tl_status s = tl_tensor_from_buffer(data, static_cast<tl_dtype>(options.dtype().toScalarType()), sizes.data(),
-                                      sizes.size(), strides.data(), ctx ? detail::callDeleter : nullptr, ctx, &t);
+  tl_status s = tl_tensor_from_buffer(data, static_cast<tl_dtype>(options.dtype().toScalarType()),
+                                      sizes.data(), sizes.size(), strides.data(),
+                                      ctx ? detail::callDeleter : nullptr, ctx, &t);
   if (s != TL_OK) {
     delete ctx;
     detail::throwLast();
   }
   return Tensor(t);
 }
-inline Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, const TensorOptions& options = {}) {
+inline Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides,
+                        const TensorOptions& options = {}) {
   return from_blob(data, sizes, strides, std::function<void(void*)>(), options);
 }
 inline Tensor from_blob(void* data, IntArrayRef sizes, const std::function<void(void*)>& deleter,
@@ -910,9 +1004,11 @@ inline Tensor from_blob(void* data, IntArrayRef sizes, const TensorOptions& opti
 
 namespace detail {
 template <typename T>
-Tensor tensorFrom(const T* values, IntArrayRef sizes, ScalarType natural, const TensorOptions& options) {
+Tensor tensorFrom(const T* values, IntArrayRef sizes, ScalarType natural,
+                  const TensorOptions& options) {
   tl_tensor* t = nullptr;
-  check(tl_tensor_copy_from(values, static_cast<tl_dtype>(scalarTypeOf<T>()), sizes.data(), sizes.size(), &t));
+  check(tl_tensor_copy_from(values, static_cast<tl_dtype>(scalarTypeOf<T>()), sizes.data(),
+                            sizes.size(), &t));
   Tensor x(t);
   ScalarType want = options.dtype_opt().value_or(natural);
   return want == x.scalar_type() ? x : x.to(want);
@@ -924,7 +1020,7 @@ Tensor tensorFrom(const T* values, IntArrayRef sizes, ScalarType natural, const 
 template <typename T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>
 Tensor tensor(ArrayRef<T> values, const TensorOptions& options = {}) {
   int64_t n = static_cast<int64_t>(values.size());
-  ScalarType natural = std::is_same_v<T, bool>    ? kBool
+  ScalarType natural = std::is_same_v<T, bool>       ? kBool
                        : std::is_floating_point_v<T> ? kFloat
                        : sizeof(T) >= 4              ? kLong
                                                      : detail::scalarTypeOf<T>();
@@ -969,7 +1065,8 @@ inline const EllipsisIndexType Ellipsis;
 /// Python's start:stop:step (each may be None).
 class Slice final {
  public:
-  Slice(std::optional<int64_t> start_index = std::nullopt, std::optional<int64_t> stop_index = std::nullopt,
+  Slice(std::optional<int64_t> start_index = std::nullopt,
+        std::optional<int64_t> stop_index = std::nullopt,
         std::optional<int64_t> step_index = std::nullopt) {
     if (!step_index) {
       step_ = 1;
@@ -996,18 +1093,20 @@ enum class TensorIndexType { None, Ellipsis, Integer, Boolean, Slice, Tensor };
 
 /// One index of t.index({...}): None, Ellipsis or "...", an integer, a bool, a Slice or a Tensor.
 struct TensorIndex final {
-  TensorIndex(std::nullopt_t) : type_(TensorIndexType::None) {}  // NOLINT
+  TensorIndex(std::nullopt_t) : type_(TensorIndexType::None) {}         // NOLINT
   TensorIndex(EllipsisIndexType) : type_(TensorIndexType::Ellipsis) {}  // NOLINT
-  TensorIndex(const char* str) : TensorIndex(Ellipsis) {  // NOLINT
+  TensorIndex(const char* str) : TensorIndex(Ellipsis) {                // NOLINT
     if (std::string_view(str) != "...")
-      throw c10::Error(std::string("Expected \"...\" to represent an ellipsis index, but got \"") + str + "\"");
+      throw c10::Error(std::string("Expected \"...\" to represent an ellipsis index, but got \"") +
+                       str + "\"");
   }
   TensorIndex(int64_t integer) : integer_(integer), type_(TensorIndexType::Integer) {}  // NOLINT
-  TensorIndex(int integer) : TensorIndex(static_cast<int64_t>(integer)) {}            // NOLINT
+  TensorIndex(int integer) : TensorIndex(static_cast<int64_t>(integer)) {}              // NOLINT
   template <class T, class = std::enable_if_t<std::is_same_v<bool, T>>>
   TensorIndex(T boolean) : boolean_(boolean), type_(TensorIndexType::Boolean) {}  // NOLINT
   TensorIndex(Slice slice) : slice_(slice), type_(TensorIndexType::Slice) {}      // NOLINT
-  TensorIndex(Tensor tensor) : tensor_(std::move(tensor)), type_(TensorIndexType::Tensor) {}  // NOLINT
+  TensorIndex(Tensor tensor)
+      : tensor_(std::move(tensor)), type_(TensorIndexType::Tensor) {}  // NOLINT
 
   bool is_none() const { return type_ == TensorIndexType::None; }
   bool is_ellipsis() const { return type_ == TensorIndexType::Ellipsis; }
@@ -1037,15 +1136,18 @@ inline std::ostream& operator<<(std::ostream& out, const TensorIndex& i) {
 }
 
 namespace impl {
-inline Tensor applySlice(const Tensor& self, int64_t dim, const Slice& s, bool disable_slice_optimization) {
+inline Tensor applySlice(const Tensor& self, int64_t dim, const Slice& s,
+                         bool disable_slice_optimization) {
   if (s.step() <= 0) throw c10::ValueError("step must be greater than zero");
-  if (!disable_slice_optimization && s.start() == 0 && s.stop() == self.size(dim) && s.step() == 1) return self;
+  if (!disable_slice_optimization && s.start() == 0 && s.stop() == self.size(dim) && s.step() == 1)
+    return self;
   return self.slice(dim, s.start(), s.stop(), s.step());
 }
 inline Tensor applySelect(const Tensor& self, int64_t dim, int64_t index, int64_t real_dim) {
   if (index == 0 && dim == 0 && self.dim() == 0)
-    throw c10::IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` "
-                          "in C++ to convert a 0-dim tensor to a number");
+    throw c10::IndexError(
+        "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` "
+        "in C++ to convert a 0-dim tensor to a number");
   const int64_t size = self.size(dim);
   if (index < -size || index >= size)
     throw c10::IndexError("index " + std::to_string(index) + " is out of bounds for dimension " +
@@ -1075,8 +1177,8 @@ inline int64_t countSpecifiedDimensions(ArrayRef<TensorIndex> indices) {
   }
   return count;
 }
-inline Tensor applySlicing(const Tensor& self, ArrayRef<TensorIndex> indices, std::vector<Tensor>& outIndices,
-                           bool disable_slice_optimization) {
+inline Tensor applySlicing(const Tensor& self, ArrayRef<TensorIndex> indices,
+                           std::vector<Tensor>& outIndices, bool disable_slice_optimization) {
   int64_t dim = 0;
   const int64_t specified = countSpecifiedDimensions(indices);
   if (specified > self.dim())
@@ -1117,7 +1219,8 @@ inline Tensor applySlicing(const Tensor& self, ArrayRef<TensorIndex> indices, st
 }
 inline std::vector<std::optional<Tensor>> typeConvertIndices(const std::vector<Tensor>& indices) {
   std::vector<std::optional<Tensor>> out;
-  for (const Tensor& t : indices) out.push_back(t.defined() ? std::optional<Tensor>(t) : std::nullopt);
+  for (const Tensor& t : indices)
+    out.push_back(t.defined() ? std::optional<Tensor>(t) : std::nullopt);
   return out;
 }
 inline IntArrayRef slicePrefix1sSize(IntArrayRef sizes) {
@@ -1143,7 +1246,8 @@ inline void copyTo(const Tensor& dst, const Tensor& src) {
 }  // namespace impl
 
 /// libtorch's at::indexing::get_item: t.index({...}).
-inline Tensor get_item(const Tensor& self, ArrayRef<TensorIndex> indices, bool disable_slice_optimization = false) {
+inline Tensor get_item(const Tensor& self, ArrayRef<TensorIndex> indices,
+                       bool disable_slice_optimization = false) {
   if (indices.size() == 1) {
     const TensorIndex& index = indices[0];
     if (index.is_integer()) return impl::applySelect(self, 0, index.integer(), 0);
@@ -1170,10 +1274,13 @@ inline void set_item(const Tensor& self, ArrayRef<TensorIndex> indices, const Te
     const TensorIndex& index = indices[0];
     if (index.is_boolean() && !index.boolean()) return;
     if (index.is_ellipsis()) return impl::copyTo(self, value);
-    if (index.is_none() || (index.is_boolean() && index.boolean())) return impl::copyTo(self.unsqueeze(0), value);
-    if (index.is_integer()) return impl::copyTo(impl::applySelect(self, 0, index.integer(), 0), value);
+    if (index.is_none() || (index.is_boolean() && index.boolean()))
+      return impl::copyTo(self.unsqueeze(0), value);
+    if (index.is_integer())
+      return impl::copyTo(impl::applySelect(self, 0, index.integer(), 0), value);
     if (index.is_slice())
-      return impl::copyTo(impl::applySlice(self, 0, index.slice(), disable_slice_optimization), value);
+      return impl::copyTo(impl::applySlice(self, 0, index.slice(), disable_slice_optimization),
+                          value);
   }
   std::vector<Tensor> tensorIndices;
   Tensor sliced = impl::applySlicing(self, indices, tensorIndices, disable_slice_optimization);
@@ -1203,10 +1310,12 @@ inline Tensor& Tensor::index_put_(ArrayRef<indexing::TensorIndex> indices, const
   indexing::set_item(*this, indices, full({}, v, TensorOptions(scalar_type())));
   return *this;
 }
-inline Tensor& Tensor::index_put_(std::initializer_list<indexing::TensorIndex> indices, const Tensor& rhs) {
+inline Tensor& Tensor::index_put_(std::initializer_list<indexing::TensorIndex> indices,
+                                  const Tensor& rhs) {
   return index_put_(ArrayRef<indexing::TensorIndex>(indices), rhs);
 }
-inline Tensor& Tensor::index_put_(std::initializer_list<indexing::TensorIndex> indices, const Scalar& v) {
+inline Tensor& Tensor::index_put_(std::initializer_list<indexing::TensorIndex> indices,
+                                  const Scalar& v) {
   return index_put_(ArrayRef<indexing::TensorIndex>(indices), v);
 }
 
@@ -1313,26 +1422,29 @@ class IValue {
   IValue() : h_(own(tl_value_none())) {}
   IValue(const at::Tensor& t)  // NOLINT
       : h_(own(t.defined() ? tl_value_from_tensor(t.unsafeGetHandle()) : tl_value_none())) {}
-  IValue(const at::Scalar& s) : h_(own(s.toCValue())) {}            // NOLINT
-  IValue(double v) : h_(own(tl_value_from_double(v))) {}            // NOLINT
-  IValue(bool v) : h_(own(tl_value_from_bool(v))) {}                // NOLINT
-  template <typename I, std::enable_if_t<std::is_integral_v<I> && !std::is_same_v<I, bool>, int> = 0>
-  IValue(I v) : h_(own(tl_value_from_int(static_cast<int64_t>(v)))) {}  // NOLINT
-  IValue(const char* s) : h_(own(tl_value_from_string(s))) {}       // NOLINT
-  IValue(const std::string& s) : h_(own(tl_value_from_string(s.c_str()))) {}  // NOLINT
-  IValue(std::string_view s) : IValue(std::string(s)) {}            // NOLINT
-  IValue(std::nullopt_t) : IValue() {}                              // NOLINT
+  IValue(const at::Scalar& s) : h_(own(s.toCValue())) {}  // NOLINT
+  IValue(double v) : h_(own(tl_value_from_double(v))) {}  // NOLINT
+  IValue(bool v) : h_(own(tl_value_from_bool(v))) {}      // NOLINT
+  template <typename I,
+            std::enable_if_t<std::is_integral_v<I> && !std::is_same_v<I, bool>, int> = 0>
+  IValue(I v) : h_(own(tl_value_from_int(static_cast<int64_t>(v)))) {}                   // NOLINT
+  IValue(const char* s) : h_(own(tl_value_from_string(s))) {}                            // NOLINT
+  IValue(const std::string& s) : h_(own(tl_value_from_string(s.c_str()))) {}             // NOLINT
+  IValue(std::string_view s) : IValue(std::string(s)) {}                                 // NOLINT
+  IValue(std::nullopt_t) : IValue() {}                                                   // NOLINT
   IValue(const std::shared_ptr<ivalue::Tuple>& t) : IValue(makeTuple(t->elements())) {}  // NOLINT
   template <typename T>
-  IValue(const std::vector<T>& v) : IValue(makeList(v)) {}          // NOLINT
+  IValue(const std::vector<T>& v) : IValue(makeList(v)) {}  // NOLINT
   template <typename T>
-  IValue(const List<T>& l) : IValue(makeList(l.vec())) {}          // NOLINT
+  IValue(const List<T>& l) : IValue(makeList(l.vec())) {}  // NOLINT
   template <typename T>
-  IValue(at::ArrayRef<T> v) : IValue(makeList(v.vec())) {}         // NOLINT
+  IValue(at::ArrayRef<T> v) : IValue(makeList(v.vec())) {}  // NOLINT
   template <typename K, typename V>
-  IValue(const Dict<K, V>& d) : IValue(makeDict(d)) {}             // NOLINT
+  IValue(const Dict<K, V>& d) : IValue(makeDict(d)) {}  // NOLINT
   template <typename... Ts>
-  IValue(const std::tuple<Ts...>& t) : IValue(std::apply([](const auto&... x) { return makeTuple({IValue(x)...}); }, t)) {}  // NOLINT
+  IValue(const std::tuple<Ts...>& t)
+      : IValue(std::apply([](const auto&... x) { return makeTuple({IValue(x)...}); }, t)) {
+  }  // NOLINT
   template <typename T>
   IValue(const std::optional<T>& v) : IValue(v ? IValue(*v) : IValue()) {}  // NOLINT
   /// Takes ownership of a C API value.
@@ -1554,13 +1666,21 @@ std::shared_ptr<ivalue::Tuple> ivalue::Tuple::create(Args&&... args) {
 
 template <typename T>
 T IValue::to() const {
-  if constexpr (std::is_same_v<T, at::Tensor>) return toTensor();
-  else if constexpr (std::is_same_v<T, bool>) return toBool();
-  else if constexpr (std::is_integral_v<T>) return static_cast<T>(toInt());
-  else if constexpr (std::is_floating_point_v<T>) return static_cast<T>(toDouble());
-  else if constexpr (std::is_same_v<T, std::string>) return toStringRef();
-  else if constexpr (std::is_same_v<T, IValue>) return *this;
-  else static_assert(sizeof(T) == 0, "torchless: IValue::to<T> supports Tensor, bool, integers, floats, std::string");
+  if constexpr (std::is_same_v<T, at::Tensor>)
+    return toTensor();
+  else if constexpr (std::is_same_v<T, bool>)
+    return toBool();
+  else if constexpr (std::is_integral_v<T>)
+    return static_cast<T>(toInt());
+  else if constexpr (std::is_floating_point_v<T>)
+    return static_cast<T>(toDouble());
+  else if constexpr (std::is_same_v<T, std::string>)
+    return toStringRef();
+  else if constexpr (std::is_same_v<T, IValue>)
+    return *this;
+  else
+    static_assert(sizeof(T) == 0,
+                  "torchless: IValue::to<T> supports Tensor, bool, integers, floats, std::string");
 }
 
 template <typename T>
@@ -1622,7 +1742,8 @@ using Kwargs = std::unordered_map<std::string, IValue>;
 
 /// What a TorchScript `raise` inside a method becomes (a std::runtime_error, as in libtorch).
 struct JITException : public std::runtime_error {
-  explicit JITException(const std::string& msg, std::optional<std::string> python_class_name = std::nullopt)
+  explicit JITException(const std::string& msg,
+                        std::optional<std::string> python_class_name = std::nullopt)
       : std::runtime_error(msg), python_class_name_(std::move(python_class_name)) {}
   std::optional<std::string> getPythonClassName() const { return python_class_name_; }
 
@@ -1643,7 +1764,8 @@ class Module;
 /// torch::jit::Method: a method of a loaded module, callable with its arguments.
 class Method {
  public:
-  Method(std::shared_ptr<tl_module> m, std::string name) : m_(std::move(m)), name_(std::move(name)) {}
+  Method(std::shared_ptr<tl_module> m, std::string name)
+      : m_(std::move(m)), name_(std::move(name)) {}
   const std::string& name() const { return name_; }
   /// Keyword arguments are not provided (a call with them does not compile): pass them in order.
   IValue operator()(std::vector<IValue> stack, const Kwargs& kwargs) const = delete;
@@ -1651,8 +1773,8 @@ class Method {
     std::vector<const tl_value*> raw;
     for (const IValue& v : stack) raw.push_back(v.unsafeGetHandle());
     tl_value* out = nullptr;
-    tl_status st = tl_module_run_method(m_.get(), name_.c_str(), const_cast<tl_value* const*>(raw.data()),
-                                        raw.size(), &out);
+    tl_status st = tl_module_run_method(m_.get(), name_.c_str(),
+                                        const_cast<tl_value* const*>(raw.data()), raw.size(), &out);
     // As libtorch's interpreter: the model's own `raise` is a JITException.
     if (st == TL_ERROR_MODEL) throw JITException(tl_last_error());
     at::detail::check(st);
@@ -1729,7 +1851,9 @@ class Module {
   bool is_training() const { return tl_module_is_training(handle()) != 0; }
   /// Converts every parameter and buffer (of submodules too) to `dtype`, as libtorch's
   /// torch::jit::Module::to; only the CPU exists.
-  void to(at::ScalarType dtype, bool = false) { at::detail::check(tl_module_to_dtype(handle(), static_cast<tl_dtype>(dtype))); }
+  void to(at::ScalarType dtype, bool = false) {
+    at::detail::check(tl_module_to_dtype(handle(), static_cast<tl_dtype>(dtype)));
+  }
   void to(at::Device d, bool = false) { at::detail::checkDevice(d); }
   void to(at::Device d, at::ScalarType dtype, bool non_blocking = false) {
     at::detail::checkDevice(d);
@@ -1769,7 +1893,8 @@ class Module {
   std::vector<Named<Module>> named_modules() const {
     std::vector<Named<Module>> out{{"", *this}};
     for (auto& c : named_children())
-      for (auto& sub : c.value.named_modules()) out.push_back({sub.name.empty() ? c.name : c.name + "." + sub.name, sub.value});
+      for (auto& sub : c.value.named_modules())
+        out.push_back({sub.name.empty() ? c.name : c.name + "." + sub.name, sub.value});
     return out;
   }
   std::vector<Module> modules() const {
@@ -1813,13 +1938,15 @@ inline Module load(const std::string& path, std::optional<at::Device> device = s
   at::detail::check(tl_module_load(path.c_str(), &m));
   return Module(m);
 }
-inline Module load(const std::string& path, at::DeviceType device) { return load(path, at::Device(device)); }
+inline Module load(const std::string& path, at::DeviceType device) {
+  return load(path, at::Device(device));
+}
 
 namespace script {
 using Module = ::torch::jit::Module;
 using Method = ::torch::jit::Method;
 }  // namespace script
-}  // namespace torch::jit
+}  // namespace jit
 }  // namespace torch
 
 inline torch::jit::Module c10::IValue::toModule() const {
@@ -1829,16 +1956,19 @@ inline torch::jit::Module c10::IValue::toModule() const {
 }
 
 /// TORCH_CHECK(cond, message parts...): throws c10::Error with the parts concatenated.
-#define TORCH_CHECK(cond, ...)                                                      \
-  do {                                                                              \
-    if (!(cond)) {                                                                  \
-      std::ostringstream torchless_msg_;                                            \
-      ::torchless_detail_concat(torchless_msg_, "Expected " #cond " to be true, but got false.", ##__VA_ARGS__); \
-      throw ::c10::Error(torchless_msg_.str());                                     \
-    }                                                                               \
+#define TORCH_CHECK(cond, ...)                                                                   \
+  do {                                                                                           \
+    if (!(cond)) {                                                                               \
+      std::ostringstream torchless_msg_;                                                         \
+      ::torchless_detail_concat(torchless_msg_, "Expected " #cond " to be true, but got false.", \
+                                ##__VA_ARGS__);                                                  \
+      throw ::c10::Error(torchless_msg_.str());                                                  \
+    }                                                                                            \
   } while (false)
 template <typename... A>
 inline void torchless_detail_concat(std::ostream& out, const char* deflt, const A&... a) {
-  if constexpr (sizeof...(A) == 0) out << deflt;
-  else (out << ... << a);
+  if constexpr (sizeof...(A) == 0)
+    out << deflt;
+  else
+    (out << ... << a);
 }

@@ -15,13 +15,17 @@ namespace {
 
 bool isFloatWeight(const EngineArgs& args, size_t i) {
   const auto& a = args[i];
-  return a.isIValue() && a.unwrapToIValue().isTensor() && a.unwrapToIValue().toTensor().dtype() == ScalarType::Float;
+  return a.isIValue() && a.unwrapToIValue().isTensor() &&
+         a.unwrapToIValue().toTensor().dtype() == ScalarType::Float;
 }
 
-bool optionalFloatWeight(const EngineArgs& args, size_t i) { return args[i].isNone() || isFloatWeight(args, i); }
+bool optionalFloatWeight(const EngineArgs& args, size_t i) {
+  return args[i].isNone() || isFloatWeight(args, i);
+}
 
 bool runtimeTensor(const EngineArgs& args, size_t i) {
-  return !args[i].isIValue() && args[i].isTensor() && args[i].value()->type()->kind() == TypeKind::TensorType;
+  return !args[i].isIValue() && args[i].isTensor() &&
+         args[i].value()->type()->kind() == TypeKind::TensorType;
 }
 
 // The module a weight belongs to, from the frozen constant's name
@@ -52,10 +56,12 @@ void addConvolution(EngineCtx& ctx, const Node& n, EngineArgs& args, const ConvF
     if (!args[static_cast<size_t>(f.transposedArg)].isIValue()) return ctx.addPlugin(n, args);
     transposed = args[static_cast<size_t>(f.transposedArg)].unwrapToBool();
   }
-  if (!runtimeTensor(args, 0) || !isFloatWeight(args, 1) || !optionalFloatWeight(args, 2)) return ctx.addPlugin(n, args);
+  if (!runtimeTensor(args, 0) || !isFloatWeight(args, 1) || !optionalFloatWeight(args, 2))
+    return ctx.addPlugin(n, args);
   for (size_t i : {f.stride, f.padding, f.dilation, f.groups})
     if (!args[i].isIValue()) return ctx.addPlugin(n, args);
-  if (transposed && (f.outputPadding == 0 || !args[f.outputPadding].isIValue())) return ctx.addPlugin(n, args);
+  if (transposed && (f.outputPadding == 0 || !args[f.outputPadding].isIValue()))
+    return ctx.addPlugin(n, args);
   Layer l = ctx.layer(n, LayerKind::Convolution);
   nameAfterWeight(l, args, 1);
   l.inputs = {args[0].unwrapToTensor()};
@@ -72,8 +78,8 @@ void addConvolution(EngineCtx& ctx, const Node& n, EngineArgs& args, const ConvF
 }
 
 // x @ weight^T (+ bias): weight [N, K] constant.
-void addLinear(EngineCtx& ctx, const Node& n, ValueId x, Tensor weightNK, std::optional<Tensor> bias,
-               const Value* weight) {
+void addLinear(EngineCtx& ctx, const Node& n, ValueId x, Tensor weightNK,
+               std::optional<Tensor> bias, const Value* weight) {
   Layer l = ctx.layer(n, LayerKind::MatMul);
   if (std::string m = moduleOf(weight); !m.empty()) l.name = m;
   l.inputs = {x};
@@ -103,15 +109,17 @@ void convertLinear(EngineCtx& ctx, const Node& n, EngineArgs& args) {
     bias = args[2].unwrapToWeights().tensor;
     if (bias->dim() != 1) return ctx.addPlugin(n, args);
   }
-  addLinear(ctx, n, args[0].unwrapToTensor(), args[1].unwrapToWeights().tensor, bias, args[1].value());
+  addLinear(ctx, n, args[0].unwrapToTensor(), args[1].unwrapToWeights().tensor, bias,
+            args[1].value());
 }
 
 // aten::matmul / aten::mm with a constant 2-d right operand: a linear layer.
 void convertMatmul(EngineCtx& ctx, const Node& n, EngineArgs& args) {
-  if (!runtimeTensor(args, 0) || !isFloatWeight(args, 1) || args[1].unwrapToIValue().toTensor().dim() != 2)
+  if (!runtimeTensor(args, 0) || !isFloatWeight(args, 1) ||
+      args[1].unwrapToIValue().toTensor().dim() != 2)
     return ctx.addPlugin(n, args);
-  addLinear(ctx, n, args[0].unwrapToTensor(), transposedWeight(args[1].unwrapToIValue().toTensor()), std::nullopt,
-            args[1].value());
+  addLinear(ctx, n, args[0].unwrapToTensor(), transposedWeight(args[1].unwrapToIValue().toTensor()),
+            std::nullopt, args[1].value());
 }
 
 // aten::addmm(bias, x, W^T) as traced nn.Linear writes it; beta = alpha = 1.
@@ -121,20 +129,22 @@ void convertAddmm(EngineCtx& ctx, const Node& n, EngineArgs& args) {
     IValue s = args[i].unwrapToScalar();
     return (s.isInt() && s.toInt() == 1) || (s.isDouble() && s.toDouble() == 1.0);
   };
-  if (!runtimeTensor(args, 1) || !isFloatWeight(args, 2) || !isFloatWeight(args, 0) || !isOne(3) || !isOne(4))
+  if (!runtimeTensor(args, 1) || !isFloatWeight(args, 2) || !isFloatWeight(args, 0) || !isOne(3) ||
+      !isOne(4))
     return ctx.addPlugin(n, args);
   const Tensor& w = args[2].unwrapToIValue().toTensor();
   Tensor b = args[0].unwrapToIValue().toTensor();
   if (w.dim() != 2 || b.dim() > 2 || b.numel() != w.sizes()[1]) return ctx.addPlugin(n, args);
-  addLinear(ctx, n, args[1].unwrapToTensor(), transposedWeight(w), b.contiguous().asStrided({b.numel()}, {1}, 0),
-            args[0].value());
+  addLinear(ctx, n, args[1].unwrapToTensor(), transposedWeight(w),
+            b.contiguous().asStrided({b.numel()}, {1}, 0), args[0].value());
 }
 
 // aten::batch_norm in eval mode with constant statistics: a BatchNorm layer, folded into the
 // convolution before it when there is one (fuse.cpp).
 void convertBatchNorm(EngineCtx& ctx, const Node& n, EngineArgs& args) {
-  if (!runtimeTensor(args, 0) || !args[5].isIValue() || args[5].unwrapToBool() || !optionalFloatWeight(args, 1) ||
-      !optionalFloatWeight(args, 2) || !isFloatWeight(args, 3) || !isFloatWeight(args, 4) || !args[7].isIValue())
+  if (!runtimeTensor(args, 0) || !args[5].isIValue() || args[5].unwrapToBool() ||
+      !optionalFloatWeight(args, 1) || !optionalFloatWeight(args, 2) || !isFloatWeight(args, 3) ||
+      !isFloatWeight(args, 4) || !args[7].isIValue())
     return ctx.addPlugin(n, args);
   ctx.addPlugin(n, args);
   Layer& l = ctx.network().layers().back();
@@ -166,10 +176,13 @@ std::optional<double> staticNumber(const EngineArgs& args, size_t i) {
 }
 
 EngineConverter simpleActivation(Activation a) {
-  return [a](EngineCtx& ctx, const Node& n, EngineArgs& args) { addEltwise(ctx, n, args, {a, 0.f, 0.f}); };
+  return [a](EngineCtx& ctx, const Node& n, EngineArgs& args) {
+    addEltwise(ctx, n, args, {a, 0.f, 0.f});
+  };
 }
 
-void convertClampLike(EngineCtx& ctx, const Node& n, EngineArgs& args, double dlo, double dhi, bool optional) {
+void convertClampLike(EngineCtx& ctx, const Node& n, EngineArgs& args, double dlo, double dhi,
+                      bool optional) {
   const float inf = std::numeric_limits<float>::infinity();
   auto bound = [&](size_t i, double dflt, float none) -> std::optional<float> {
     if (args.size() <= i) return static_cast<float>(dflt);
@@ -179,7 +192,8 @@ void convertClampLike(EngineCtx& ctx, const Node& n, EngineArgs& args, double dl
     return static_cast<float>(*v);
   };
   auto lo = bound(1, dlo, -inf), hi = bound(2, dhi, inf);
-  if (!lo || !hi || args[0].value()->type()->kind() != TypeKind::TensorType) return ctx.addPlugin(n, args);
+  if (!lo || !hi || args[0].value()->type()->kind() != TypeKind::TensorType)
+    return ctx.addPlugin(n, args);
   addEltwise(ctx, n, args, {Activation::Clamp, *lo, *hi});
 }
 
@@ -196,17 +210,20 @@ void registerEngineNativeConverters(EngineConverterRegistry& r) {
                    addConvolution(ctx, n, args, f);
                  });
   r.addOverloads({"aten::conv1d", "aten::conv2d", "aten::conv3d"},
-                 [](EngineCtx& ctx, const Node& n, EngineArgs& args) { addConvolution(ctx, n, args, ConvForm{}); });
-  r.addOverloads({"aten::conv_transpose1d", "aten::conv_transpose2d.input", "aten::conv_transpose3d.input"},
                  [](EngineCtx& ctx, const Node& n, EngineArgs& args) {
-                   ConvForm f;
-                   f.padding = 4;
-                   f.outputPadding = 5;
-                   f.groups = 6;
-                   f.dilation = 7;
-                   f.transposed = true;
-                   addConvolution(ctx, n, args, f);
+                   addConvolution(ctx, n, args, ConvForm{});
                  });
+  r.addOverloads(
+      {"aten::conv_transpose1d", "aten::conv_transpose2d.input", "aten::conv_transpose3d.input"},
+      [](EngineCtx& ctx, const Node& n, EngineArgs& args) {
+        ConvForm f;
+        f.padding = 4;
+        f.outputPadding = 5;
+        f.groups = 6;
+        f.dilation = 7;
+        f.transposed = true;
+        addConvolution(ctx, n, args, f);
+      });
   // Matrix products (src/ops/linalg.h).
   r.addOverloads({"aten::linear"}, convertLinear);
   r.addOverloads({"aten::matmul", "aten::mm"}, convertMatmul);
@@ -219,28 +236,35 @@ void registerEngineNativeConverters(EngineConverterRegistry& r) {
   r.addOverloads({"aten::silu", "aten::silu_"}, simpleActivation(Activation::Silu));
   r.addOverloads({"aten::hardswish", "aten::hardswish_"}, simpleActivation(Activation::Hardswish));
   r.addOverloads({"aten::tanh", "aten::tanh_"}, simpleActivation(Activation::Tanh));
-  r.addOverloads({"aten::relu6", "aten::relu6_"}, [](EngineCtx& ctx, const Node& n, EngineArgs& args) {
-    addEltwise(ctx, n, args, {Activation::Clamp, 0.f, 6.f});
-  });
-  r.addOverloads({"aten::hardtanh", "aten::hardtanh_"}, [](EngineCtx& ctx, const Node& n, EngineArgs& args) {
-    convertClampLike(ctx, n, args, -1.0, 1.0, false);
-  });
-  r.addOverloads({"aten::clamp", "aten::clamp_"}, [](EngineCtx& ctx, const Node& n, EngineArgs& args) {
-    convertClampLike(ctx, n, args, 0, 0, true);
-  });
-  r.addOverloads({"aten::gelu", "aten::gelu_"}, [](EngineCtx& ctx, const Node& n, EngineArgs& args) {
-    if (!args[1].isIValue()) return ctx.addPlugin(n, args);
-    const std::string approx = args[1].unwrapToString();
-    if (approx != "none" && approx != "tanh") return ctx.addPlugin(n, args);
-    addEltwise(ctx, n, args, {approx == "tanh" ? Activation::GeluTanh : Activation::GeluErf, 0.f, 0.f});
-  });
-  r.addOverloads({"aten::leaky_relu", "aten::leaky_relu_"}, [](EngineCtx& ctx, const Node& n, EngineArgs& args) {
+  r.addOverloads({"aten::relu6", "aten::relu6_"},
+                 [](EngineCtx& ctx, const Node& n, EngineArgs& args) {
+                   addEltwise(ctx, n, args, {Activation::Clamp, 0.f, 6.f});
+                 });
+  r.addOverloads({"aten::hardtanh", "aten::hardtanh_"},
+                 [](EngineCtx& ctx, const Node& n, EngineArgs& args) {
+                   convertClampLike(ctx, n, args, -1.0, 1.0, false);
+                 });
+  r.addOverloads({"aten::clamp", "aten::clamp_"},
+                 [](EngineCtx& ctx, const Node& n, EngineArgs& args) {
+                   convertClampLike(ctx, n, args, 0, 0, true);
+                 });
+  r.addOverloads(
+      {"aten::gelu", "aten::gelu_"}, [](EngineCtx& ctx, const Node& n, EngineArgs& args) {
+        if (!args[1].isIValue()) return ctx.addPlugin(n, args);
+        const std::string approx = args[1].unwrapToString();
+        if (approx != "none" && approx != "tanh") return ctx.addPlugin(n, args);
+        addEltwise(ctx, n, args,
+                   {approx == "tanh" ? Activation::GeluTanh : Activation::GeluErf, 0.f, 0.f});
+      });
+  r.addOverloads({"aten::leaky_relu", "aten::leaky_relu_"}, [](EngineCtx& ctx, const Node& n,
+                                                               EngineArgs& args) {
     auto slope = staticNumber(args, 1);
     if (!slope) return ctx.addPlugin(n, args);
     addEltwise(ctx, n, args, {Activation::LeakyRelu, static_cast<float>(*slope), 0.f});
   });
   // The residual add (a sum post-op when fused).
-  r.addOverloads({"aten::add.Tensor", "aten::add_.Tensor"}, [](EngineCtx& ctx, const Node& n, EngineArgs& args) {
+  r.addOverloads({"aten::add.Tensor", "aten::add_.Tensor"}, [](EngineCtx& ctx, const Node& n,
+                                                               EngineArgs& args) {
     auto alpha = staticNumber(args, 2);
     ctx.addPlugin(n, args);
     Layer& l = ctx.network().layers().back();

@@ -31,9 +31,9 @@ struct Plan {
   bool busy = false;
   bool prepared = false;
   uint64_t lastUse = 0;
-  std::vector<IValue> slots;                        // one per network value
-  std::vector<bool> persistent;                     // slot keeps its value across calls
-  std::vector<std::unique_ptr<LayerExec>> execs;    // one per layer; null: nothing to run
+  std::vector<IValue> slots;                      // one per network value
+  std::vector<bool> persistent;                   // slot keeps its value across calls
+  std::vector<std::unique_ptr<LayerExec>> execs;  // one per layer; null: nothing to run
   Storage arena;
   size_t arenaBytes = 0;
 };
@@ -105,7 +105,8 @@ void planMemory(const NetworkDefinition& net, Plan& plan) {
         roots[static_cast<size_t>(o)] = {o};
       } else {
         for (ValueId in : l.inputs)
-          for (ValueId r : roots[static_cast<size_t>(in)]) roots[static_cast<size_t>(o)].push_back(r);
+          for (ValueId r : roots[static_cast<size_t>(in)])
+            roots[static_cast<size_t>(o)].push_back(r);
       }
     }
   }
@@ -114,7 +115,8 @@ void planMemory(const NetworkDefinition& net, Plan& plan) {
   for (size_t li = 0; li < layers.size(); ++li)
     for (ValueId in : layers[li].inputs)
       for (ValueId r : roots[static_cast<size_t>(in)])
-        lastUse[static_cast<size_t>(r)] = std::max(lastUse[static_cast<size_t>(r)], static_cast<int>(li));
+        lastUse[static_cast<size_t>(r)] =
+            std::max(lastUse[static_cast<size_t>(r)], static_cast<int>(li));
   for (ValueId o : net.outputs())
     for (ValueId r : roots[static_cast<size_t>(o)]) escapes[static_cast<size_t>(r)] = true;
 
@@ -130,8 +132,8 @@ void planMemory(const NetworkDefinition& net, Plan& plan) {
     if (!x.isTensor() || !y.isTensor()) return false;
     const Tensor& u = x.toTensor();
     const Tensor& v = y.toTensor();
-    return u.dtype() == ScalarType::Float && v.dtype() == ScalarType::Float && u.sizes() == v.sizes() &&
-           u.strides() == v.strides() && u.storageOffset() == 0;
+    return u.dtype() == ScalarType::Float && v.dtype() == ScalarType::Float &&
+           u.sizes() == v.sizes() && u.strides() == v.strides() && u.storageOffset() == 0;
   };
   std::vector<ValueId> aliasOf(nv, ValueId(-1));
   auto baseOf = [&](ValueId v) {
@@ -144,13 +146,18 @@ void planMemory(const NetworkDefinition& net, Plan& plan) {
     if (!e || !e->ownsOutput() || !e->sumsIntoOutput() || l.inputs.size() < 2) continue;
     const ValueId o = l.outputs[0], r = l.inputs.back(), x = l.inputs[0];
     const auto ri = static_cast<size_t>(r);
-    if (escapes[static_cast<size_t>(o)] || roots[ri].size() != 1 || roots[ri][0] != r || escapes[ri]) continue;
+    if (escapes[static_cast<size_t>(o)] || roots[ri].size() != 1 || roots[ri][0] != r ||
+        escapes[ri])
+      continue;
     const int d = def[ri];
-    if (d < 0 || !plan.execs[static_cast<size_t>(d)] || !plan.execs[static_cast<size_t>(d)]->ownsOutput()) continue;
+    if (d < 0 || !plan.execs[static_cast<size_t>(d)] ||
+        !plan.execs[static_cast<size_t>(d)]->ownsOutput())
+      continue;
     if (lastUse[ri] != static_cast<int>(li)) continue;
     const auto& xr = roots[static_cast<size_t>(x)];
     if (std::find(xr.begin(), xr.end(), r) != xr.end() || x == r) continue;
-    if (e->outputBytes() != plan.execs[static_cast<size_t>(d)]->outputBytes() || !sameLayout(o, r)) continue;
+    if (e->outputBytes() != plan.execs[static_cast<size_t>(d)]->outputBytes() || !sameLayout(o, r))
+      continue;
     aliasOf[static_cast<size_t>(o)] = r;
   }
 
@@ -183,7 +190,8 @@ void planMemory(const NetworkDefinition& net, Plan& plan) {
   // Greedy: largest first, lowest offset that overlaps no live buffer placed before.
   std::vector<size_t> order(bufs.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return bufs[a].bytes > bufs[b].bytes; });
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return bufs[a].bytes > bufs[b].bytes; });
   std::vector<size_t> placed;
   size_t total = 0;
   for (size_t i : order) {
@@ -251,15 +259,17 @@ void Engine::checkProfiles(const std::vector<IValue>& inputs) const {
     const NetworkValue& nv = network_.values()[static_cast<size_t>(ins[i])];
     const IValue& v = inputs[i];
     if (nv.kind == ValueKind::Tensor && !v.isTensor())
-      throw Error(fmt::format("engine input {} (%{}): expected a Tensor, got {}", i, nv.name, v.tagName()));
+      throw Error(
+          fmt::format("engine input {} (%{}): expected a Tensor, got {}", i, nv.name, v.tagName()));
     if (!v.isTensor() || i >= options_.profiles.size() || options_.profiles[i].empty()) continue;
     const InputProfile& p = options_.profiles[i];
     const Tensor& t = v.toTensor();
     bool ok = t.dim() == static_cast<int64_t>(p.min.size());
-    for (size_t d = 0; ok && d < p.min.size(); ++d) ok = p.min[d] <= t.sizes()[d] && t.sizes()[d] <= p.max[d];
+    for (size_t d = 0; ok && d < p.min.size(); ++d)
+      ok = p.min[d] <= t.sizes()[d] && t.sizes()[d] <= p.max[d];
     if (!ok)
-      throw Error(fmt::format("engine input {} (%{}): size {} is outside the profile {}", i, nv.name,
-                              sizesToString(t.sizes()), p.str()));
+      throw Error(fmt::format("engine input {} (%{}): size {} is outside the profile {}", i,
+                              nv.name, sizesToString(t.sizes()), p.str()));
   }
 }
 
@@ -311,7 +321,8 @@ std::vector<IValue> Engine::run(const std::vector<IValue>& inputs) const {
   // "Convolution at code/m.py:3:4", "Plugin aten::mul at ...": the kind (a plugin's op) and place.
   auto spanDetail = [](const Layer& l) {
     std::string d = toString(l.kind);
-    if (l.node && (l.kind == LayerKind::Plugin || l.kind == LayerKind::Shape)) d += " " + l.node->kind().toQualString();
+    if (l.node && (l.kind == LayerKind::Plugin || l.kind == LayerKind::Shape))
+      d += " " + l.node->kind().toQualString();
     return l.place.empty() ? d : fmt::format("{} at {}", d, l.place);
   };
   if (!plan->prepared) {
@@ -375,10 +386,13 @@ std::vector<IValue> Engine::run(const std::vector<IValue>& inputs) const {
       const Tensor& t = v.toTensor();
       // The one reorder of the engine: channels-last intermediates leave contiguous; nothing
       // returned may point into the arena or at a constant.
-      const bool inArena = plan->arena.nbytes() > 0 && t.storage().unsafeGetImpl() == plan->arena.unsafeGetImpl();
+      const bool inArena =
+          plan->arena.nbytes() > 0 && t.storage().unsafeGetImpl() == plan->arena.unsafeGetImpl();
       const bool isConstant = plan->persistent[static_cast<size_t>(o)];
-      if (inArena || isConstant) v = IValue(t.clone());
-      else if (!t.isContiguous()) v = IValue(t.contiguous());
+      if (inArena || isConstant)
+        v = IValue(t.clone());
+      else if (!t.isContiguous())
+        v = IValue(t.contiguous());
     }
     outs.push_back(std::move(v));
   }

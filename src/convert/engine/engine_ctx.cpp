@@ -38,8 +38,8 @@ Layer& EngineCtx::addLayer(Layer l, const Node& n, ValueKind outKind) {
 
 ValueId EngineCtx::materialize(const Value* v, const IValue& value) {
   if (!value.isTensor())
-    throw Error(fmt::format("the engine needs %{} as a tensor, but it is the constant {}", v->debugName(),
-                            convert::detail::describeIValue(value)));
+    throw Error(fmt::format("the engine needs %{} as a tensor, but it is the constant {}",
+                            v->debugName(), convert::detail::describeIValue(value)));
   Layer l;
   l.kind = LayerKind::Constant;
   l.name = weightName(v).empty() ? "constant_" + v->debugName() : weightName(v);
@@ -55,10 +55,10 @@ namespace {
 // Ops that read only the sizes of their tensor inputs: their results are shape values.
 bool readsOnlySizes(const Node& n) {
   static const std::unordered_set<Symbol> kinds = {
-      Symbol::fromQualString("aten::size"), Symbol::fromQualString("aten::dim"),
-      Symbol::fromQualString("aten::numel"), Symbol::fromQualString("aten::sym_size"),
+      Symbol::fromQualString("aten::size"),      Symbol::fromQualString("aten::dim"),
+      Symbol::fromQualString("aten::numel"),     Symbol::fromQualString("aten::sym_size"),
       Symbol::fromQualString("aten::sym_numel"), Symbol::fromQualString("prim::dtype"),
-      Symbol::fromQualString("prim::device"), Symbol::fromQualString("prim::shape")};
+      Symbol::fromQualString("prim::device"),    Symbol::fromQualString("prim::shape")};
   return kinds.count(n.kind()) > 0;
 }
 
@@ -82,8 +82,9 @@ void EngineCtx::addPlugin(const Node& n, EngineArgs& args) {
       continue;
     }
     if (!hasTensor(v))
-      throw Error(fmt::format("input %{} of {} was not converted", v->debugName(), n.kind().toQualString()),
-                  convert::nodePlace(n));
+      throw Error(
+          fmt::format("input %{} of {} was not converted", v->debugName(), n.kind().toQualString()),
+          convert::nodePlace(n));
     const ValueId id = toTensor(v);
     l.args.emplace_back(std::nullopt);
     l.inputs.push_back(id);
@@ -108,7 +109,8 @@ bool isPure(const Node& n, const OpInfo* op) {
 // All inputs static: compute the outputs now with the runtime's kernel (the evaluators of
 // Torch-TensorRT, for constants, int/list arithmetic and everything else known here).
 bool tryEvaluate(EngineCtx& ctx, const Node& n, const OpInfo* op) {
-  auto outs = evaluateStatically(n, op, [&](const Value* v) { return ctx.isStatic(v) ? &ctx.staticValue(v) : nullptr; });
+  auto outs = evaluateStatically(
+      n, op, [&](const Value* v) { return ctx.isStatic(v) ? &ctx.staticValue(v) : nullptr; });
   if (!outs) return false;
   for (size_t i = 0; i < n.outputs().size(); ++i) ctx.setStatic(n.output(i), (*outs)[i]);
   return true;
@@ -126,7 +128,8 @@ void convertShapeCheck(EngineCtx& ctx, const Node& n) {
   }
   const ValueId c = ctx.toTensor(cond);
   if (!ctx.isShapeValue(c))
-    throw UnsupportedError("a check whose condition depends on tensor values", convert::nodePlace(n));
+    throw UnsupportedError("a check whose condition depends on tensor values",
+                           convert::nodePlace(n));
   Layer l = ctx.layer(n, LayerKind::Shape);
   l.op = raiseWhenTrue ? "assert_false" : "assert";
   l.node = &n;
@@ -137,8 +140,8 @@ void convertShapeCheck(EngineCtx& ctx, const Node& n) {
 
 }  // namespace
 
-std::optional<std::vector<IValue>> evaluateStatically(const Node& n, const OpInfo* op,
-                                                      const std::function<const IValue*(const Value*)>& staticOf) {
+std::optional<std::vector<IValue>> evaluateStatically(
+    const Node& n, const OpInfo* op, const std::function<const IValue*(const Value*)>& staticOf) {
   if (!isPure(n, op)) return std::nullopt;
   Stack stack;
   for (const Value* v : n.inputs()) {
@@ -150,7 +153,8 @@ std::optional<std::vector<IValue>> evaluateStatically(const Node& n, const OpInf
   if (!kernels.hasKernel(n, op)) return std::nullopt;
   kernels.operationFor(n, op)(stack);
   TL_INTERNAL_ASSERT(stack.size() >= n.outputs().size(), "kernel left too few outputs");
-  return std::vector<IValue>(stack.end() - static_cast<std::ptrdiff_t>(n.outputs().size()), stack.end());
+  return std::vector<IValue>(stack.end() - static_cast<std::ptrdiff_t>(n.outputs().size()),
+                             stack.end());
 }
 
 NetworkDefinition convertToNetwork(std::shared_ptr<Graph> graph) {
@@ -178,8 +182,8 @@ NetworkDefinition convertToNetwork(std::shared_ptr<Graph> graph) {
       const EngineConverter* fn = registry.findFor(*n, op);
       if (tryEvaluate(ctx, *n, op)) continue;
       if (!fn)
-        throw UnsupportedError(fmt::format("{} has no engine converter",
-                                           op ? op->key : n->kind().toQualString()));
+        throw UnsupportedError(
+            fmt::format("{} has no engine converter", op ? op->key : n->kind().toQualString()));
       EngineArgs args(ctx, *n, op);
       (*fn)(ctx, *n, args);
       for (size_t i = 0; i < n->outputs().size(); ++i)
@@ -256,12 +260,24 @@ void convertPlugin(EngineCtx& ctx, const Node& n, EngineArgs& args) { ctx.addPlu
 // Ops whose output sizes depend on the values of their inputs, not only on their sizes: a plan
 // made for one input signature would not fit the next call.
 bool dataDependentShape(const OpInfo& op) {
-  static const std::unordered_set<std::string> names = {
-      "aten::nonzero", "aten::nonzero_numpy", "aten::argwhere", "aten::masked_select",
-      "aten::unique", "aten::_unique", "aten::_unique2", "aten::unique_dim", "aten::unique_consecutive",
-      "aten::unique_dim_consecutive", "aten::repeat_interleave", "aten::bincount", "aten::index",
-      "aten::where", "torchvision::nms", "aten::tensor_split", "aten::_nested_tensor_from_mask",
-      "aten::to_padded_tensor"};
+  static const std::unordered_set<std::string> names = {"aten::nonzero",
+                                                        "aten::nonzero_numpy",
+                                                        "aten::argwhere",
+                                                        "aten::masked_select",
+                                                        "aten::unique",
+                                                        "aten::_unique",
+                                                        "aten::_unique2",
+                                                        "aten::unique_dim",
+                                                        "aten::unique_consecutive",
+                                                        "aten::unique_dim_consecutive",
+                                                        "aten::repeat_interleave",
+                                                        "aten::bincount",
+                                                        "aten::index",
+                                                        "aten::where",
+                                                        "torchvision::nms",
+                                                        "aten::tensor_split",
+                                                        "aten::_nested_tensor_from_mask",
+                                                        "aten::to_padded_tensor"};
   const std::string name = op.schema.name();
   if (names.count(name) == 0) return false;
   // where(cond, a, b) is elementwise; only the one-argument form is nonzero().
@@ -277,21 +293,29 @@ bool dataDependentShape(const OpInfo& op) {
 // with the interpreter must not be mutated from inside an engine.
 bool mutatesContainer(const OpInfo& op) {
   for (const auto& a : op.schema.arguments())
-    if (a.aliasInfo() && a.aliasInfo()->isWrite() && a.type()->kind() != TypeKind::TensorType) return true;
+    if (a.aliasInfo() && a.aliasInfo()->isWrite() && a.type()->kind() != TypeKind::TensorType)
+      return true;
   return false;
 }
 
 // Objects, futures, generators ...: values an engine cannot key a plan on or hold.
 bool opaqueType(const TypePtr& t) {
   switch (t->kind()) {
-    case TypeKind::AnyType: case TypeKind::StorageType: case TypeKind::FutureType: case TypeKind::AwaitType:
-    case TypeKind::RRefType: case TypeKind::GeneratorType: case TypeKind::StreamObjType:
-    case TypeKind::FunctionType: case TypeKind::ClassType: case TypeKind::PyObjectType:
-    case TypeKind::CapsuleType: case TypeKind::InterfaceType: case TypeKind::AnyClassType:
-    case TypeKind::QuantizerType:
-      return true;
-    default:
-      break;
+    case TypeKind::AnyType:
+    case TypeKind::StorageType:
+    case TypeKind::FutureType:
+    case TypeKind::AwaitType:
+    case TypeKind::RRefType:
+    case TypeKind::GeneratorType:
+    case TypeKind::StreamObjType:
+    case TypeKind::FunctionType:
+    case TypeKind::ClassType:
+    case TypeKind::PyObjectType:
+    case TypeKind::CapsuleType:
+    case TypeKind::InterfaceType:
+    case TypeKind::AnyClassType:
+    case TypeKind::QuantizerType: return true;
+    default: break;
   }
   for (const TypePtr& c : t->containedTypes())
     if (opaqueType(c)) return true;
@@ -310,19 +334,27 @@ bool opaqueTypes(const OpInfo& op) {
 
 void registerEnginePlugins(EngineConverterRegistry& r) {
   static const std::unordered_set<std::string> kExcluded = {
-      "prim::Print", "prim::RaiseException", "aten::warn", "prim::Uninitialized", "prim::Enter",
-      "prim::Exit", "prim::AutogradZero", "prim::TypeCheck", "prim::BailOut", "prim::rpc_async",
-      "torchless::conv_fused", "aten::manual_seed", "aten::seed", "aten::initial_seed"};
+      "prim::Print",         "prim::RaiseException",  "aten::warn",
+      "prim::Uninitialized", "prim::Enter",           "prim::Exit",
+      "prim::AutogradZero",  "prim::TypeCheck",       "prim::BailOut",
+      "prim::rpc_async",     "torchless::conv_fused", "aten::manual_seed",
+      "aten::seed",          "aten::initial_seed"};
   for (const OpInfo* op : KernelRegistry::global().opsWithKernels()) {
     if (!op->kernel || r.find(std::string_view(op->key))) continue;
-    if (op->hasSideEffects || op->nondeterministic || mutatesContainer(*op) || dataDependentShape(*op)) continue;
+    if (op->hasSideEffects || op->nondeterministic || mutatesContainer(*op) ||
+        dataDependentShape(*op))
+      continue;
     if (kExcluded.count(op->schema.name()) || opaqueTypes(*op)) continue;
-    if (op->schema.name().rfind("quantized::", 0) == 0 || op->schema.name().rfind("prepacked::", 0) == 0) continue;
+    if (op->schema.name().rfind("quantized::", 0) == 0 ||
+        op->schema.name().rfind("prepacked::", 0) == 0)
+      continue;
     r.add(std::string_view(op->key), convertPlugin);
   }
-  for (Symbol k : {prim::ListConstruct, prim::ListUnpack, prim::TupleConstruct, prim::TupleUnpack,
-                   Symbol::fromQualString("prim::TupleIndex"), Symbol::fromQualString("prim::ConstantChunk"),
-                   Symbol::fromQualString("prim::NumToTensor"), Symbol::fromQualString("prim::unchecked_cast")})
+  for (Symbol k :
+       {prim::ListConstruct, prim::ListUnpack, prim::TupleConstruct, prim::TupleUnpack,
+        Symbol::fromQualString("prim::TupleIndex"), Symbol::fromQualString("prim::ConstantChunk"),
+        Symbol::fromQualString("prim::NumToTensor"),
+        Symbol::fromQualString("prim::unchecked_cast")})
     if (!r.findNode(k)) r.addNode(k, convertPlugin);
 }
 

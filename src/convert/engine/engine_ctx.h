@@ -70,7 +70,9 @@ class EngineCtx : public convert::ConversionCtx<ValueId> {
   /// A fresh network value for IR value `v`, mapped to it.
   ValueId newValue(const Value* v, ValueKind kind);
   /// True when the value is evaluated per input signature (Note [Engine values]).
-  bool isShapeValue(ValueId id) const { return net_.values()[static_cast<size_t>(id)].kind == ValueKind::Shape; }
+  bool isShapeValue(ValueId id) const {
+    return net_.values()[static_cast<size_t>(id)].kind == ValueKind::Shape;
+  }
 
  protected:
   /// A static tensor (or number) becomes a Constant layer.
@@ -85,8 +87,8 @@ class EngineCtx : public convert::ConversionCtx<ValueId> {
 /// (`staticOf` returns it, or null), runs the kernel now and returns the outputs; nullopt
 /// otherwise. The converters' driver and engine records (engine_record.cpp) both use it, so a
 /// record's static values are exactly those its converters saw.
-std::optional<std::vector<IValue>> evaluateStatically(const Node& n, const OpInfo* op,
-                                                      const std::function<const IValue*(const Value*)>& staticOf);
+std::optional<std::vector<IValue>> evaluateStatically(
+    const Node& n, const OpInfo* op, const std::function<const IValue*(const Value*)>& staticOf);
 
 /// Converts `graph` (a segment: every node has an engine converter or only static inputs) into
 /// a network whose inputs and outputs are the graph's. The network keeps `graph`

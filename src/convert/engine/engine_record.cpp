@@ -102,7 +102,9 @@ std::string graphText(const Graph& source, WeightTable& w, size_t& numInputs) {
       packed.push_back(n);
     }
     if (t->kind() == TypeKind::TensorType) constants.push_back(n);
-    if (t->kind() == TypeKind::ListType && t->containedTypes().at(0)->kind() == TypeKind::TensorType) lists.push_back(n);
+    if (t->kind() == TypeKind::ListType &&
+        t->containedTypes().at(0)->kind() == TypeKind::TensorType)
+      lists.push_back(n);
   }
   // A tensor-list constant (an RNN's frozen weights) prints as "[<Tensors>]": a ListConstruct
   // of weight inputs instead.
@@ -112,7 +114,8 @@ std::string graphText(const Graph& source, WeightTable& w, size_t& numInputs) {
     std::vector<Value*> elems;
     for (const IValue& e : v->toList()->list) {
       TL_INTERNAL_ASSERT(e.isTensor(), "tensor-list constant with a non-tensor element");
-      elems.push_back(g->addInput(fmt::format("weight_{}", w.add(e.toTensor())))->setType(TensorType::get()));
+      elems.push_back(
+          g->addInput(fmt::format("weight_{}", w.add(e.toTensor())))->setType(TensorType::get()));
     }
     WithInsertPoint guard(n);
     Node* list = g->insertNode(g->createList(TensorType::get(), elems));
@@ -140,16 +143,18 @@ std::string graphText(const Graph& source, WeightTable& w, size_t& numInputs) {
     std::vector<Value*> ins = {weightInput(o.slots.at(0)), weightInput(o.slots.at(1))};
     std::string op;
     if (cls == "__torch__.torch.classes.quantized.LinearPackedParamsBase") {
-      op = o.slots[0].toTensor().isQuantized() ? "quantized::linear_prepack" : "quantized::linear_prepack_fp16";
+      op = o.slots[0].toTensor().isQuantized() ? "quantized::linear_prepack"
+                                               : "quantized::linear_prepack_fp16";
     } else {
       const bool conv3d = cls == "__torch__.torch.classes.quantized.Conv3dPackedParamsBase";
       const bool transposed = o.slots.at(7).toBool();
-      op = fmt::format("quantized::{}{}d_prepack", transposed ? "conv_transpose" : "conv", conv3d ? 3 : 2);
-      ins.push_back(g->insertConstant(o.slots.at(2)));  // stride
-      ins.push_back(g->insertConstant(o.slots.at(3)));  // padding
+      op = fmt::format("quantized::{}{}d_prepack", transposed ? "conv_transpose" : "conv",
+                       conv3d ? 3 : 2);
+      ins.push_back(g->insertConstant(o.slots.at(2)));                  // stride
+      ins.push_back(g->insertConstant(o.slots.at(3)));                  // padding
       if (transposed) ins.push_back(g->insertConstant(o.slots.at(4)));  // output_padding
-      ins.push_back(g->insertConstant(o.slots.at(5)));  // dilation
-      ins.push_back(g->insertConstant(o.slots.at(6)));  // groups
+      ins.push_back(g->insertConstant(o.slots.at(5)));                  // dilation
+      ins.push_back(g->insertConstant(o.slots.at(6)));                  // groups
     }
     Node* p = g->insertNode(g->create(Symbol::fromQualString(op), ins, 1));
     p->output()->setType(n->output()->type());
@@ -170,15 +175,18 @@ std::string graphText(const Graph& source, WeightTable& w, size_t& numInputs) {
   return os.str();
 }
 
-std::shared_ptr<Graph> graphFrom(const std::string& text, size_t numInputs, const std::vector<Tensor>& weights) {
+std::shared_ptr<Graph> graphFrom(const std::string& text, size_t numInputs,
+                                 const std::vector<Tensor>& weights) {
   auto g = std::make_shared<Graph>();
   parseIR(text, g.get());
   for (size_t i = g->inputs().size(); i-- > numInputs;) {
     Value* in = g->inputs()[i];
     const std::string base = in->debugNameBase();
-    if (base.rfind("weight_", 0) != 0) throw Error(fmt::format("engine graph input %{} is not a weight", base));
+    if (base.rfind("weight_", 0) != 0)
+      throw Error(fmt::format("engine graph input %{} is not a weight", base));
     const size_t k = std::stoul(base.substr(7));
-    if (k >= weights.size()) throw Error(fmt::format("engine graph names weight {} of {}", k, weights.size()));
+    if (k >= weights.size())
+      throw Error(fmt::format("engine graph names weight {} of {}", k, weights.size()));
     WithInsertPoint guard(g->block()->nodes().front());
     Value* c = g->insertConstant(IValue(weights[k]));
     in->replaceAllUsesWith(c);
@@ -198,11 +206,13 @@ std::shared_ptr<Graph> graphFrom(const std::string& text, size_t numInputs, cons
       if (!v) throw Error("engine graph: packed params made from something other than constants");
       ins[e] = *v;
     }
-    auto outs = evaluateStatically(*n, matchOperator(n, OperatorRegistry::global()), [&](const Value* v) {
-      auto it = ins.find(v);
-      return it == ins.end() ? nullptr : &it->second;
-    });
-    if (!outs || outs->size() != 1) throw Error(fmt::format("engine graph: {} cannot be evaluated", n->kind().toQualString()));
+    auto outs =
+        evaluateStatically(*n, matchOperator(n, OperatorRegistry::global()), [&](const Value* v) {
+          auto it = ins.find(v);
+          return it == ins.end() ? nullptr : &it->second;
+        });
+    if (!outs || outs->size() != 1)
+      throw Error(fmt::format("engine graph: {} cannot be evaluated", n->kind().toQualString()));
     WithInsertPoint guard(n);
     Value* c = g->insertConstant(outs->at(0));
     n->output()->replaceAllUsesWith(c);
@@ -212,12 +222,14 @@ std::shared_ptr<Graph> graphFrom(const std::string& text, size_t numInputs, cons
   // place: layers name their nodes by position).
   std::vector<Node*> lists;
   for (Node* n : g->block()->nodes())
-    if (n->kind() == prim::ListConstruct && n->output()->debugNameBase() == "weight_list") lists.push_back(n);
+    if (n->kind() == prim::ListConstruct && n->output()->debugNameBase() == "weight_list")
+      lists.push_back(n);
   for (Node* n : lists) {
     std::vector<IValue> elems;
     for (const Value* e : n->inputs()) {
       auto v = toIValue(e);
-      if (!v || !v->isTensor()) throw Error("engine graph: a weight list holds something other than weights");
+      if (!v || !v->isTensor())
+        throw Error("engine graph: a weight list holds something other than weights");
       elems.push_back(*v);
     }
     WithInsertPoint guard(n);
@@ -232,9 +244,10 @@ std::shared_ptr<Graph> graphFrom(const std::string& text, size_t numInputs, cons
 const char* kindName(LayerKind k) { return toString(k); }
 
 LayerKind kindFrom(const std::string& s) {
-  for (LayerKind k : {LayerKind::Constant, LayerKind::Convolution, LayerKind::MatMul, LayerKind::Eltwise,
-                      LayerKind::Binary, LayerKind::Pooling, LayerKind::Softmax, LayerKind::LayerNorm,
-                      LayerKind::BatchNorm, LayerKind::Plugin, LayerKind::Shape})
+  for (LayerKind k :
+       {LayerKind::Constant, LayerKind::Convolution, LayerKind::MatMul, LayerKind::Eltwise,
+        LayerKind::Binary, LayerKind::Pooling, LayerKind::Softmax, LayerKind::LayerNorm,
+        LayerKind::BatchNorm, LayerKind::Plugin, LayerKind::Shape})
     if (s == toString(k)) return k;
   throw Error(fmt::format("unknown layer kind '{}'", s));
 }
@@ -254,21 +267,24 @@ std::unordered_map<const Value*, IValue> replayStatics(const Graph& g) {
       if (auto v = toIValue(n->output())) statics[n->output()] = *v;
       continue;
     }
-    auto outs = evaluateStatically(*n, matchOperator(n, OperatorRegistry::global()), [&](const Value* v) {
-      auto it = statics.find(v);
-      return it == statics.end() ? nullptr : &it->second;
-    });
+    auto outs =
+        evaluateStatically(*n, matchOperator(n, OperatorRegistry::global()), [&](const Value* v) {
+          auto it = statics.find(v);
+          return it == statics.end() ? nullptr : &it->second;
+        });
     if (!outs) continue;
     for (size_t i = 0; i < n->outputs().size(); ++i) statics[n->output(i)] = (*outs)[i];
   }
   return statics;
 }
 
-NetworkDefinition networkFrom(const json& j, std::shared_ptr<Graph> graph, const std::vector<Tensor>& weights) {
+NetworkDefinition networkFrom(const json& j, std::shared_ptr<Graph> graph,
+                              const std::vector<Tensor>& weights) {
   NetworkDefinition net;
   net.sourceGraph = graph;
   for (const auto& v : j.at("values"))
-    net.addValue(v.at("name").get<std::string>(), v.at("shape").get<bool>() ? ValueKind::Shape : ValueKind::Tensor);
+    net.addValue(v.at("name").get<std::string>(),
+                 v.at("shape").get<bool>() ? ValueKind::Shape : ValueKind::Tensor);
   for (const auto& v : j.at("inputs")) net.markInput(v.get<ValueId>());
   for (const auto& v : j.at("outputs")) net.markOutput(v.get<ValueId>());
   std::vector<Node*> nodes;
@@ -319,7 +335,8 @@ NetworkDefinition networkFrom(const json& j, std::shared_ptr<Graph> graph, const
     l.outZeroPoint = jl.value("out_zero_point", int64_t{0});
     if (jl.contains("node")) {
       const size_t k = jl.at("node").get<size_t>();
-      if (k >= nodes.size()) throw Error(fmt::format("layer '{}' names node {} of {}", l.name, k, nodes.size()));
+      if (k >= nodes.size())
+        throw Error(fmt::format("layer '{}' names node {} of {}", l.name, k, nodes.size()));
       l.node = nodes[k];
       if (!replayed) {
         statics = replayStatics(*graph);
@@ -349,13 +366,17 @@ EngineRecord serializeEngine(const Engine& engine) {
   json j;
   j["num_graph_inputs"] = numInputs;
   json values = json::array();
-  for (const auto& v : net.values()) values.push_back({{"name", v.name}, {"shape", v.kind == ValueKind::Shape}});
+  for (const auto& v : net.values())
+    values.push_back({{"name", v.name}, {"shape", v.kind == ValueKind::Shape}});
   j["values"] = values;
   j["inputs"] = net.inputs();
   j["outputs"] = net.outputs();
   json layers = json::array();
   for (const Layer& l : net.layers()) {
-    json jl{{"kind", kindName(l.kind)}, {"name", l.name}, {"place", l.place}, {"inputs", l.inputs},
+    json jl{{"kind", kindName(l.kind)},
+            {"name", l.name},
+            {"place", l.place},
+            {"inputs", l.inputs},
             {"outputs", l.outputs}};
     if (l.kind == LayerKind::Constant) jl["constant"] = ivalueJson(l.constant, w);
     if (l.weight.defined()) jl["weight"] = w.add(l.weight);
@@ -373,7 +394,8 @@ EngineRecord serializeEngine(const Engine& engine) {
       jl["transposed"] = l.transposed;
     }
     jl["residual"] = l.hasResidual;
-    jl["activation"] = {{"kind", toString(l.activation.kind)}, {"alpha", floatJson(l.activation.alpha)},
+    jl["activation"] = {{"kind", toString(l.activation.kind)},
+                        {"alpha", floatJson(l.activation.alpha)},
                         {"beta", floatJson(l.activation.beta)}};
     jl["fused"] = l.fused;
     jl["alpha"] = l.alpha;
@@ -442,9 +464,10 @@ InputProfile parseProfile(const std::string& text) {
     if (!std::isspace(static_cast<unsigned char>(c))) s += c;
   if (s == "[any]" || s.empty()) return p;
   auto bad = [&](const std::string& why) {
-    return Error(fmt::format("bad shape profile '{}': {} (expected [(min dims);(opt dims);(max dims)], e.g. "
-                             "[(1,3,224,224);(4,3,224,224);(8,3,224,224)])",
-                             text, why));
+    return Error(
+        fmt::format("bad shape profile '{}': {} (expected [(min dims);(opt dims);(max dims)], e.g. "
+                    "[(1,3,224,224);(4,3,224,224);(8,3,224,224)])",
+                    text, why));
   };
   if (s.size() < 2 || s.front() != '[' || s.back() != ']') throw bad("not in brackets");
   std::vector<IntList> parts;
@@ -453,7 +476,8 @@ InputProfile parseProfile(const std::string& text) {
   while (pos < body.size()) {
     size_t end = body.find(';', pos);
     std::string part = body.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
-    if (part.size() < 2 || part.front() != '(' || part.back() != ')') throw bad("'" + part + "' is not a (dims) tuple");
+    if (part.size() < 2 || part.front() != '(' || part.back() != ')')
+      throw bad("'" + part + "' is not a (dims) tuple");
     IntList dims;
     std::stringstream ss(part.substr(1, part.size() - 2));
     std::string d;
@@ -471,12 +495,14 @@ InputProfile parseProfile(const std::string& text) {
     if (end == std::string::npos) break;
     pos = end + 1;
   }
-  if (parts.size() != 3) throw bad(fmt::format("{} shapes, expected 3 (min;opt;max)", parts.size()));
-  if (parts[0].size() != parts[1].size() || parts[1].size() != parts[2].size()) throw bad("the shapes differ in rank");
+  if (parts.size() != 3)
+    throw bad(fmt::format("{} shapes, expected 3 (min;opt;max)", parts.size()));
+  if (parts[0].size() != parts[1].size() || parts[1].size() != parts[2].size())
+    throw bad("the shapes differ in rank");
   for (size_t d = 0; d < parts[0].size(); ++d) {
     if (parts[0][d] > parts[1][d] || parts[1][d] > parts[2][d])
-      throw bad(fmt::format("min {} <= opt {} <= max {} does not hold in dimension {}", parts[0][d], parts[1][d],
-                            parts[2][d], d));
+      throw bad(fmt::format("min {} <= opt {} <= max {} does not hold in dimension {}", parts[0][d],
+                            parts[1][d], parts[2][d], d));
   }
   p.min = parts[0];
   p.opt = parts[1];

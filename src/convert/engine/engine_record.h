@@ -39,7 +39,8 @@ EngineRecord serializeEngine(const Engine& engine);
 /// Rebuilds an engine from its record. A stale version or a network that does not parse
 /// falls back to converting `graph` again, and `warning` (when given) says why. Throws
 /// torchless::Error naming the problem when the graph itself cannot be read or converted.
-std::shared_ptr<Engine> deserializeEngine(const EngineRecord& record, std::string* warning = nullptr);
+std::shared_ptr<Engine> deserializeEngine(const EngineRecord& record,
+                                          std::string* warning = nullptr);
 
 /// Parses a profile as InputProfile::str() writes it, or Torch-TensorRT's spelling
 /// "[(1,3,224,224);(4,3,224,224);(8,3,224,224)]" (min;opt;max); "[any]" is empty. Throws

@@ -18,12 +18,16 @@ namespace {
 
 bool postOpActivation(Activation a) {
   switch (a) {
-    case Activation::Relu: case Activation::Clamp: case Activation::Sigmoid: case Activation::Silu:
-    case Activation::Hardswish: case Activation::GeluErf: case Activation::GeluTanh: case Activation::Tanh:
-    case Activation::LeakyRelu:
-      return true;
-    default:
-      return false;
+    case Activation::Relu:
+    case Activation::Clamp:
+    case Activation::Sigmoid:
+    case Activation::Silu:
+    case Activation::Hardswish:
+    case Activation::GeluErf:
+    case Activation::GeluTanh:
+    case Activation::Tanh:
+    case Activation::LeakyRelu: return true;
+    default: return false;
   }
 }
 
@@ -38,14 +42,16 @@ void foldBatchNorm(Layer& conv, const Layer& bn) {
   Tensor nb = Tensor::empty({oc}, ScalarType::Float);
   const float* pw = w.data<float>();
   float* qw = nw.data<float>();
-  const Tensor gamma = bn.gamma ? bn.gamma->contiguous() : Tensor(), beta = bn.beta ? bn.beta->contiguous() : Tensor();
+  const Tensor gamma = bn.gamma ? bn.gamma->contiguous() : Tensor(),
+               beta = bn.beta ? bn.beta->contiguous() : Tensor();
   const Tensor bias = conv.bias ? conv.bias->contiguous() : Tensor();
   for (int64_t c = 0; c < oc; ++c) {
     const float g = gamma.defined() ? gamma.data<float>()[c] : 1.f;
     const float scale = g / std::sqrt(var.data<float>()[c] + static_cast<float>(bn.eps));
     for (int64_t i = 0; i < per; ++i) qw[c * per + i] = pw[c * per + i] * scale;
     const float b0 = bias.defined() ? bias.data<float>()[c] : 0.f;
-    nb.data<float>()[c] = (b0 - mean.data<float>()[c]) * scale + (beta.defined() ? beta.data<float>()[c] : 0.f);
+    nb.data<float>()[c] =
+        (b0 - mean.data<float>()[c]) * scale + (beta.defined() ? beta.data<float>()[c] : 0.f);
   }
   conv.weight = nw;
   conv.bias = nb;
@@ -62,15 +68,18 @@ size_t fuseNetwork(NetworkDefinition& net) {
   std::vector<bool> removed(layers.size(), false);
   size_t fusedAway = 0;
   for (size_t i = 0; i < layers.size(); ++i) {
-    if (removed[i] || (layers[i].kind != LayerKind::Convolution && layers[i].kind != LayerKind::MatMul)) continue;
+    if (removed[i] ||
+        (layers[i].kind != LayerKind::Convolution && layers[i].kind != LayerKind::MatMul))
+      continue;
     size_t at = i;  // where the fused layer sits now
     while (true) {
       Layer& f = layers[at];
       const ValueId out = f.outputs[0];
       if (readers[out] != 1) break;
       size_t j = at + 1;
-      while (j < layers.size() && (removed[j] || std::find(layers[j].inputs.begin(), layers[j].inputs.end(), out) ==
-                                                     layers[j].inputs.end()))
+      while (j < layers.size() &&
+             (removed[j] || std::find(layers[j].inputs.begin(), layers[j].inputs.end(), out) ==
+                                layers[j].inputs.end()))
         ++j;
       if (j >= layers.size()) break;
       Layer& r = layers[j];
@@ -81,18 +90,20 @@ size_t fuseNetwork(NetworkDefinition& net) {
         take = r.kind == LayerKind::Eltwise && r.activation.kind == Activation::Relu &&
                f.activation.kind == Activation::None && r.inputs.size() == 1;
         if (take) f.activation = r.activation;
-      } else if (r.kind == LayerKind::BatchNorm && f.kind == LayerKind::Convolution && !f.transposed && !f.hasResidual &&
-          f.activation.kind == Activation::None && r.inputs.size() == 1 && r.mean && r.var &&
-          f.weight.dtype() == ScalarType::Float && r.mean->dtype() == ScalarType::Float) {
+      } else if (r.kind == LayerKind::BatchNorm && f.kind == LayerKind::Convolution &&
+                 !f.transposed && !f.hasResidual && f.activation.kind == Activation::None &&
+                 r.inputs.size() == 1 && r.mean && r.var && f.weight.dtype() == ScalarType::Float &&
+                 r.mean->dtype() == ScalarType::Float) {
         foldBatchNorm(f, r);
         take = true;
-      } else if (r.kind == LayerKind::Binary && !f.hasResidual && f.activation.kind == Activation::None &&
-                 r.inputs.size() == 2 && r.inputs[0] != r.inputs[1] && (r.op == "add" || r.inputs[0] == out)) {
+      } else if (r.kind == LayerKind::Binary && !f.hasResidual &&
+                 f.activation.kind == Activation::None && r.inputs.size() == 2 &&
+                 r.inputs[0] != r.inputs[1] && (r.op == "add" || r.inputs[0] == out)) {
         f.inputs.push_back(r.inputs[0] == out ? r.inputs[1] : r.inputs[0]);
         f.hasResidual = true;
         take = true;
-      } else if (r.kind == LayerKind::Eltwise && f.activation.kind == Activation::None && r.inputs.size() == 1 &&
-                 postOpActivation(r.activation.kind)) {
+      } else if (r.kind == LayerKind::Eltwise && f.activation.kind == Activation::None &&
+                 r.inputs.size() == 1 && postOpActivation(r.activation.kind)) {
         f.activation = r.activation;
         take = true;
       }

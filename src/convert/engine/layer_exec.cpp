@@ -57,8 +57,10 @@ Tensor applyActivation(const Tensor& x, const ActivationSpec& a) {
     case Activation::None: return x;
     case Activation::Relu: return ops::relu(x);
     case Activation::Clamp:
-      return ops::clamp(x, std::isinf(a.alpha) ? std::nullopt : std::optional<Scalar>(static_cast<double>(a.alpha)),
-                        std::isinf(a.beta) ? std::nullopt : std::optional<Scalar>(static_cast<double>(a.beta)));
+      return ops::clamp(
+          x,
+          std::isinf(a.alpha) ? std::nullopt : std::optional<Scalar>(static_cast<double>(a.alpha)),
+          std::isinf(a.beta) ? std::nullopt : std::optional<Scalar>(static_cast<double>(a.beta)));
     case Activation::Sigmoid: return ops::sigmoid(x);
     case Activation::Silu: return ops::silu(x);
     case Activation::Hardswish: return ops::hardswish(x);
@@ -92,7 +94,8 @@ dnnl::primitive_attr postOpsAttr(bool sum, const ActivationSpec& act, double sca
 
 /// Weights in `md` (a primitive's chosen layout) from the plain tensor `w` viewed as `userMd`,
 /// reordered once per engine and layout.
-memory packedWeights(const Layer& layer, const memory::desc& userMd, const memory::desc& md, const Tensor& w) {
+memory packedWeights(const Layer& layer, const memory::desc& userMd, const memory::desc& md,
+                     const Tensor& w) {
   auto& eng = ops::dnnl_utils::engine();
   PackedWeightCache& cache = *layer.packed;
   std::lock_guard<std::mutex> lock(cache.mu);
@@ -173,15 +176,18 @@ class ProductExec : public LayerExec {
   void run(std::vector<IValue>& slots) override {
     const Tensor& x = slots[static_cast<size_t>(l_.inputs[0])].toTensor();
     if (x.sizes() != inSizes_ || x.strides() != inStrides_ || x.dtype() != inDtype_) prepareFor(x);
-    Tensor res = l_.hasResidual ? slots[static_cast<size_t>(l_.inputs.back())].toTensor() : Tensor();
+    Tensor res =
+        l_.hasResidual ? slots[static_cast<size_t>(l_.inputs.back())].toTensor() : Tensor();
     const Tensor* residual = l_.hasResidual ? &res : nullptr;
     Tensor out;
-    if (!dnnl_ || (residual && (residual->sizes() != outSizes_ || residual->dtype() != ScalarType::Float))) {
-      out = reference(slots, x, residual);  // also a residual that broadcasts: PyTorch's add decides
+    if (!dnnl_ ||
+        (residual && (residual->sizes() != outSizes_ || residual->dtype() != ScalarType::Float))) {
+      out =
+          reference(slots, x, residual);  // also a residual that broadcasts: PyTorch's add decides
     } else {
       out = arenaOut_.defined() ? arenaOut_
-                                : Tensor::fromStorage(Storage::allocate(outBytes_), 0, outSizes_, outStrides_,
-                                                      ScalarType::Float);
+                                : Tensor::fromStorage(Storage::allocate(outBytes_), 0, outSizes_,
+                                                      outStrides_, ScalarType::Float);
       if (residual && residual->rawData() != out.rawData()) {  // same: Note [Residual in place]
         if (residual->strides() == outStrides_ && residual->dtype() == ScalarType::Float)
           std::memcpy(out.rawData(), residual->rawData(), outBytes_);
@@ -201,8 +207,8 @@ class ProductExec : public LayerExec {
   bool sumsIntoOutput() const override { return dnnl_ && l_.hasResidual; }
   size_t outputBytes() const override { return dnnl_ ? outBytes_ : 0; }
   void useOutputBuffer(const Storage& arena, size_t offset) override {
-    arenaOut_ = Tensor::fromStorage(arena, static_cast<int64_t>(offset / sizeof(float)), outSizes_, outStrides_,
-                                    ScalarType::Float);
+    arenaOut_ = Tensor::fromStorage(arena, static_cast<int64_t>(offset / sizeof(float)), outSizes_,
+                                    outStrides_, ScalarType::Float);
   }
 
  protected:
@@ -217,7 +223,8 @@ class ProductExec : public LayerExec {
     prepare(x);
   }
   virtual void prepare(const Tensor& x) = 0;
-  virtual Tensor reference(const std::vector<IValue>& slots, const Tensor& x, const Tensor* residual) const = 0;
+  virtual Tensor reference(const std::vector<IValue>& slots, const Tensor& x,
+                           const Tensor* residual) const = 0;
 
   /// The memory objects of a created primitive: the source (reordered into `srcMd` when it
   /// differs from the input's `srcUserMd`), the packed weights, the bias, the output.
@@ -256,27 +263,34 @@ class ConvExec : public ProductExec {
   ConvExec(const Layer& l, const Tensor& x) : ProductExec(l) { prepareFor(x); }
 
  private:
-  Tensor reference(const std::vector<IValue>&, const Tensor& x, const Tensor* residual) const override {
-    Tensor y = l_.batchedOnly ? ops::convolution(x, l_.weight, l_.bias, l_.stride, l_.padding, l_.dilation,
-                                                 l_.transposed, l_.outputPadding, l_.groups)
-               : l_.transposed ? ops::convTransposeNd(x, l_.weight, l_.bias, l_.stride, l_.padding,
-                                                      l_.outputPadding, l_.groups, l_.dilation)
-                               : ops::convNd(x, l_.weight, l_.bias, l_.stride, l_.padding, l_.dilation, l_.groups);
+  Tensor reference(const std::vector<IValue>&, const Tensor& x,
+                   const Tensor* residual) const override {
+    Tensor y =
+        l_.batchedOnly ? ops::convolution(x, l_.weight, l_.bias, l_.stride, l_.padding, l_.dilation,
+                                          l_.transposed, l_.outputPadding, l_.groups)
+        : l_.transposed
+            ? ops::convTransposeNd(x, l_.weight, l_.bias, l_.stride, l_.padding, l_.outputPadding,
+                                   l_.groups, l_.dilation)
+            : ops::convNd(x, l_.weight, l_.bias, l_.stride, l_.padding, l_.dilation, l_.groups);
     if (residual) y = ops::add(y, *residual);
     return applyActivation(y, l_.activation);
   }
 
   void prepare(const Tensor& x) override {
     const int64_t k = l_.weight.dim() - 2;
-    if (x.dtype() != ScalarType::Float || l_.weight.dtype() != ScalarType::Float || x.dim() != k + 2 ||
-        x.numel() == 0 || !isDense(x) || (l_.activation.kind != Activation::None && !dnnlActivation(l_.activation.kind)))
+    if (x.dtype() != ScalarType::Float || l_.weight.dtype() != ScalarType::Float ||
+        x.dim() != k + 2 || x.numel() == 0 || !isDense(x) ||
+        (l_.activation.kind != Activation::None && !dnnlActivation(l_.activation.kind)))
       return;
     // Output sizes as PyTorch computes them.
     auto ex = [&](const IntList& v, int64_t d) {
-      return v.size() == 1 ? IntList(static_cast<size_t>(k), v[0]) : v.empty() ? IntList(static_cast<size_t>(k), d) : v;
+      return v.size() == 1 ? IntList(static_cast<size_t>(k), v[0])
+             : v.empty()   ? IntList(static_cast<size_t>(k), d)
+                           : v;
     };
     const IntList stride = ex(l_.stride, 1);
-    const IntList padding = ex(l_.padding, 0), dilation = ex(l_.dilation, 1), outPad = ex(l_.outputPadding, 0);
+    const IntList padding = ex(l_.padding, 0), dilation = ex(l_.dilation, 1),
+                  outPad = ex(l_.outputPadding, 0);
     if (static_cast<int64_t>(stride.size()) != k || static_cast<int64_t>(padding.size()) != k ||
         static_cast<int64_t>(dilation.size()) != k)
       return;
@@ -313,7 +327,8 @@ class ConvExec : public ProductExec {
     const bool inCl = x.dim() >= 3 && x.strides()[1] == 1 && x.sizes()[1] > 1;
     // bf16 (Layer::bf16): activations and weights in bfloat16 for the product, f32 results.
     const auto mt = l_.bf16 ? memory::data_type::bf16 : f32;
-    memory::desc srcMd = inCl && !l_.bf16 ? srcUser : memory::desc(toDims(x.sizes()), mt, memory::format_tag::any);
+    memory::desc srcMd =
+        inCl && !l_.bf16 ? srcUser : memory::desc(toDims(x.sizes()), mt, memory::format_tag::any);
     memory::desc wUser(wDims, f32, wStrides), wAny(wDims, mt, memory::format_tag::any);
     memory::desc dstMd(toDims(outSizes_), f32, toDims(outStrides_));
     memory::desc biasMd = l_.bias ? memory::desc({OC}, f32, memory::format_tag::a) : memory::desc();
@@ -322,23 +337,26 @@ class ConvExec : public ProductExec {
     memory::desc srcPd, wPd;
     try {
       if (!l_.transposed) {
-        auto d = l_.bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
-                                                           dnnl::algorithm::convolution_direct, srcMd, wAny, biasMd,
-                                                           dstMd, strides, dil, padL, padR)
-                         : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
-                                                           dnnl::algorithm::convolution_direct, srcMd, wAny, dstMd,
-                                                           strides, dil, padL, padR);
+        auto d =
+            l_.bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                                      dnnl::algorithm::convolution_direct, srcMd,
+                                                      wAny, biasMd, dstMd, strides, dil, padL, padR)
+                    : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                                      dnnl::algorithm::convolution_direct, srcMd,
+                                                      wAny, dstMd, strides, dil, padL, padR);
         dnnl::convolution_forward::primitive_desc pd(d, attr, eng);
         srcPd = pd.src_desc();
         wPd = pd.weights_desc();
         prim_ = dnnl::convolution_forward(pd);
       } else {
-        auto d = l_.bias ? dnnl::deconvolution_forward::desc(dnnl::prop_kind::forward_inference,
-                                                             dnnl::algorithm::deconvolution_direct, srcMd, wAny,
-                                                             biasMd, dstMd, strides, dil, padL, padR)
-                         : dnnl::deconvolution_forward::desc(dnnl::prop_kind::forward_inference,
-                                                             dnnl::algorithm::deconvolution_direct, srcMd, wAny,
-                                                             dstMd, strides, dil, padL, padR);
+        auto d =
+            l_.bias
+                ? dnnl::deconvolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                                    dnnl::algorithm::deconvolution_direct, srcMd,
+                                                    wAny, biasMd, dstMd, strides, dil, padL, padR)
+                : dnnl::deconvolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                                    dnnl::algorithm::deconvolution_direct, srcMd,
+                                                    wAny, dstMd, strides, dil, padL, padR);
         dnnl::deconvolution_forward::primitive_desc pd(d, attr, eng);
         srcPd = pd.src_desc();
         wPd = pd.weights_desc();
@@ -349,7 +367,6 @@ class ConvExec : public ProductExec {
     }
     bind(srcUser, srcPd, wUser, wPd, dstMd, biasMd);
   }
-
 };
 
 // ---- MatMul ----------------------------------------------------------------------------------
@@ -359,7 +376,8 @@ class MatMulExec : public ProductExec {
   MatMulExec(const Layer& l, const Tensor& a) : ProductExec(l) { prepareFor(a); }
 
  private:
-  Tensor reference(const std::vector<IValue>& slots, const Tensor& a, const Tensor* residual) const override {
+  Tensor reference(const std::vector<IValue>& slots, const Tensor& a,
+                   const Tensor* residual) const override {
     Tensor y;
     if (l_.weight.defined()) {
       y = ops::linear(a, l_.weight, l_.bias);
@@ -374,8 +392,9 @@ class MatMulExec : public ProductExec {
 
   // Linear form: a [*, K] as [M, K] (contiguous rows), weight [N, K] packed once.
   void prepare(const Tensor& a) override {
-    if (!l_.weight.defined() || a.dtype() != ScalarType::Float || l_.weight.dtype() != ScalarType::Float ||
-        a.dim() < 1 || !a.isContiguous() || a.numel() == 0 ||
+    if (!l_.weight.defined() || a.dtype() != ScalarType::Float ||
+        l_.weight.dtype() != ScalarType::Float || a.dim() < 1 || !a.isContiguous() ||
+        a.numel() == 0 ||
         (l_.activation.kind != Activation::None && !dnnlActivation(l_.activation.kind)))
       return;
     const int64_t K = a.sizes().back(), N = l_.weight.sizes()[0];
@@ -397,7 +416,8 @@ class MatMulExec : public ProductExec {
     dnnl::primitive_attr attr = postOpsAttr(l_.hasResidual, l_.activation, l_.alpha);
     memory::desc wPd;
     try {
-      auto d = l_.bias ? dnnl::matmul::desc(srcMd, wAny, biasMd, dstMd) : dnnl::matmul::desc(srcMd, wAny, dstMd);
+      auto d = l_.bias ? dnnl::matmul::desc(srcMd, wAny, biasMd, dstMd)
+                       : dnnl::matmul::desc(srcMd, wAny, dstMd);
       dnnl::matmul::primitive_desc pd(d, attr, eng);
       wPd = pd.weights_desc();
       prim_ = dnnl::matmul(pd);
@@ -429,13 +449,16 @@ class KernelExec : public LayerExec {
     stack_.clear();
     size_t j = 0;
     for (const auto& a : l_.args) {
-      if (a) stack_.push_back(*a);
-      else stack_.push_back(slots[static_cast<size_t>(l_.inputs[j++])]);
+      if (a)
+        stack_.push_back(*a);
+      else
+        stack_.push_back(slots[static_cast<size_t>(l_.inputs[j++])]);
     }
     // The engine keeps activations channels-last where PyTorch's are contiguous (convolutions,
     // pools): aten::view, which depends on strides, sees them in PyTorch's layout (a conv or
     // max_pool2d followed by x.view(n, -1), as LeNet does, would otherwise be refused).
-    if (contiguousSelf_ && !stack_.empty() && stack_[0].isTensor() && !stack_[0].toTensor().isContiguous())
+    if (contiguousSelf_ && !stack_.empty() && stack_[0].isTensor() &&
+        !stack_[0].toTensor().isContiguous())
       stack_[0] = IValue(stack_[0].toTensor().contiguous());
     op_(stack_);
     const size_t n = l_.node->outputs().size();
@@ -469,7 +492,9 @@ class QProductExec : public LayerExec {
 
   void run(std::vector<IValue>& slots) override {
     const Tensor& x = slots[static_cast<size_t>(l_.inputs[0])].toTensor();
-    if (x.sizes() != inSizes_ || x.strides() != inStrides_ || x.dtype() != inDtype_ || !sameQParams(x)) prepare(x);
+    if (x.sizes() != inSizes_ || x.strides() != inStrides_ || x.dtype() != inDtype_ ||
+        !sameQParams(x))
+      prepare(x);
     if (!dnnl_) {
       kernel_.run(slots);
       IValue& y = slots[static_cast<size_t>(l_.outputs[0])];
@@ -478,7 +503,8 @@ class QProductExec : public LayerExec {
     }
     Tensor out = arenaOut_;
     if (!out.defined()) {
-      out = Tensor::fromStorage(Storage::allocate(outBytes_), 0, outSizes_, outStrides_, ScalarType::QUInt8);
+      out = Tensor::fromStorage(Storage::allocate(outBytes_), 0, outSizes_, outStrides_,
+                                ScalarType::QUInt8);
       out.setQuantizer(outQ_);
     }
     auto& strm = ops::dnnl_utils::stream();
@@ -493,7 +519,8 @@ class QProductExec : public LayerExec {
   bool sumsIntoOutput() const override { return dnnl_ && l_.hasResidual; }
   size_t outputBytes() const override { return dnnl_ ? outBytes_ : 0; }
   void useOutputBuffer(const Storage& arena, size_t offset) override {
-    arenaOut_ = Tensor::fromStorage(arena, static_cast<int64_t>(offset), outSizes_, outStrides_, ScalarType::QUInt8);
+    arenaOut_ = Tensor::fromStorage(arena, static_cast<int64_t>(offset), outSizes_, outStrides_,
+                                    ScalarType::QUInt8);
     arenaOut_.setQuantizer(outQ_);
   }
 
@@ -549,7 +576,8 @@ class QProductExec : public LayerExec {
       const bool oneD = x.dim() == 3 && w.dim() == 4;
       if (!oneD && x.dim() != w.dim()) return;
       spatial = w.dim() - 2;
-      if (static_cast<int64_t>(l_.stride.size()) != spatial || static_cast<int64_t>(l_.padding.size()) != spatial ||
+      if (static_cast<int64_t>(l_.stride.size()) != spatial ||
+          static_cast<int64_t>(l_.padding.size()) != spatial ||
           static_cast<int64_t>(l_.dilation.size()) != spatial || g < 1)
         return;
       IntList in = x.sizes(), ins = x.strides();
@@ -585,7 +613,8 @@ class QProductExec : public LayerExec {
     }
     outBytes_ = static_cast<size_t>(checkedNumel(outSizes_));
     const tag cl = spatial == 3 ? tag::acdeb : tag::acdb;
-    const tag plainW = g > 1 ? (spatial == 3 ? tag::goidhw : tag::goihw) : (spatial == 3 ? tag::oidhw : tag::oihw);
+    const tag plainW =
+        g > 1 ? (spatial == 3 ? tag::goidhw : tag::goihw) : (spatial == 3 ? tag::oidhw : tag::oihw);
     auto& eng = ops::dnnl_utils::engine();
     memory::desc srcUser(srcDims, dt::u8, srcStrides), srcMd(srcDims, dt::u8, cl);
     memory::desc wUser(wDims, dt::s8, plainW), wAny(wDims, dt::s8, tag::any);
@@ -606,10 +635,12 @@ class QProductExec : public LayerExec {
     memory::desc wPd, scratchMd;
     try {
       using cf = dnnl::convolution_forward;
-      auto d = sc.hasBias ? cf::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, srcMd,
-                                     wAny, biasMd, dstMd, strides, dil, pads, pads)
-                          : cf::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, srcMd,
-                                     wAny, dstMd, strides, dil, pads, pads);
+      auto d =
+          sc.hasBias
+              ? cf::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                         srcMd, wAny, biasMd, dstMd, strides, dil, pads, pads)
+              : cf::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                         srcMd, wAny, dstMd, strides, dil, pads, pads);
       cf::primitive_desc pd(d, attr, eng);
       // oneDNN's reference implementation is slower than the kernel's own loops.
       if (std::string(pd.impl_info_str()).find("ref") != std::string::npos) return;
@@ -626,11 +657,12 @@ class QProductExec : public LayerExec {
     srcZp_ = static_cast<int32_t>(inZp_);
     dstZp_ = static_cast<int32_t>(l_.outZeroPoint);
     bias_ = sc.bias;
-    args_ = {{DNNL_ARG_SRC, src_.src},
-             {DNNL_ARG_WEIGHTS, wMem},
-             {DNNL_ARG_DST, dst_},
-             {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, memory({{1}, dt::s32, tag::x}, eng, &srcZp_)},
-             {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST, memory({{1}, dt::s32, tag::x}, eng, &dstZp_)}};
+    args_ = {
+        {DNNL_ARG_SRC, src_.src},
+        {DNNL_ARG_WEIGHTS, wMem},
+        {DNNL_ARG_DST, dst_},
+        {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, memory({{1}, dt::s32, tag::x}, eng, &srcZp_)},
+        {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST, memory({{1}, dt::s32, tag::x}, eng, &dstZp_)}};
     if (sc.hasBias) args_[DNNL_ARG_BIAS] = memory(biasMd, eng, bias_.data());
     if (scratchMd.get_size() > 0) {
       scratch_ = Storage::allocate(scratchMd.get_size());
@@ -687,23 +719,29 @@ class AssertExec : public LayerExec {
 
 }  // namespace
 
-std::shared_ptr<PackedWeightCache> makePackedWeightCache() { return std::make_shared<PackedWeightCache>(); }
+std::shared_ptr<PackedWeightCache> makePackedWeightCache() {
+  return std::make_shared<PackedWeightCache>();
+}
 
 std::unique_ptr<LayerExec> makeLayerExec(const Layer& layer, const std::vector<IValue>& slots) {
   switch (layer.kind) {
     case LayerKind::Convolution:
       if (layer.quantized)
-        return std::make_unique<QProductExec>(layer, slots[static_cast<size_t>(layer.inputs[0])].toTensor());
-      return std::make_unique<ConvExec>(layer, slots[static_cast<size_t>(layer.inputs[0])].toTensor());
+        return std::make_unique<QProductExec>(
+            layer, slots[static_cast<size_t>(layer.inputs[0])].toTensor());
+      return std::make_unique<ConvExec>(layer,
+                                        slots[static_cast<size_t>(layer.inputs[0])].toTensor());
     case LayerKind::MatMul:
       if (layer.quantized)
-        return std::make_unique<QProductExec>(layer, slots[static_cast<size_t>(layer.inputs[0])].toTensor());
-      return std::make_unique<MatMulExec>(layer, slots[static_cast<size_t>(layer.inputs[0])].toTensor());
+        return std::make_unique<QProductExec>(
+            layer, slots[static_cast<size_t>(layer.inputs[0])].toTensor());
+      return std::make_unique<MatMulExec>(layer,
+                                          slots[static_cast<size_t>(layer.inputs[0])].toTensor());
     case LayerKind::Shape:
-      if (layer.op == "assert" || layer.op == "assert_false") return std::make_unique<AssertExec>(layer);
+      if (layer.op == "assert" || layer.op == "assert_false")
+        return std::make_unique<AssertExec>(layer);
       return std::make_unique<KernelExec>(layer);
-    default:
-      return std::make_unique<KernelExec>(layer);
+    default: return std::make_unique<KernelExec>(layer);
   }
 }
 

@@ -65,7 +65,8 @@ std::string NetworkDefinition::str() const {
   std::string s;
   auto names = [&](const std::vector<ValueId>& ids) {
     std::string r;
-    for (size_t i = 0; i < ids.size(); ++i) r += (i ? ", %" : "%") + values_[static_cast<size_t>(ids[i])].name;
+    for (size_t i = 0; i < ids.size(); ++i)
+      r += (i ? ", %" : "%") + values_[static_cast<size_t>(ids[i])].name;
     return r;
   };
   for (size_t i = 0; i < layers_.size(); ++i) {
@@ -79,9 +80,9 @@ std::string NetworkDefinition::str() const {
       extra = " (+" + fmt::format("{}", fmt::join(parts, ", ")) + ")";
     }
     std::string what = l.node ? " " + l.node->kind().toQualString() : "";
-    s += fmt::format("[{}] {}{}{} {}{}: {} -> {}\n", i, toString(l.kind), l.quantized ? " int8" : "", what, l.name,
-                     extra, names(l.inputs),
-                     names(l.outputs));
+    s +=
+        fmt::format("[{}] {}{}{} {}{}: {} -> {}\n", i, toString(l.kind), l.quantized ? " int8" : "",
+                    what, l.name, extra, names(l.inputs), names(l.outputs));
   }
   return s;
 }

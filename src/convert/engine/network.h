@@ -68,7 +68,18 @@ const char* toString(LayerKind kind);
 /// (infinite for a missing bound, as hardtanh/relu6/clamp); LeakyRelu uses alpha as slope;
 /// Elu uses alpha.
 enum class Activation : uint8_t {
-  None, Relu, Clamp, Sigmoid, Silu, Hardswish, GeluErf, GeluTanh, Tanh, LeakyRelu, Elu, Mish,
+  None,
+  Relu,
+  Clamp,
+  Sigmoid,
+  Silu,
+  Hardswish,
+  GeluErf,
+  GeluTanh,
+  Tanh,
+  LeakyRelu,
+  Elu,
+  Mish,
   Hardsigmoid,
 };
 /// "relu", "clamp", ... for reports.
@@ -97,16 +108,16 @@ struct Layer {
   IValue constant;
 
   // ---- Convolution: inputs [x] or [x, residual] ----
-  Tensor weight;                // [OC, C/g, k...] (transposed: [C, OC/g, k...]); float32
-  std::optional<Tensor> bias;   // [OC]
+  Tensor weight;               // [OC, C/g, k...] (transposed: [C, OC/g, k...]); float32
+  std::optional<Tensor> bias;  // [OC]
   IntList stride, padding, dilation, outputPadding;
   int64_t groups = 1;
   bool transposed = false;
   /// From aten::_convolution / convolution, which refuse an unbatched input [C, *spatial]
   /// ("Expected 4-dimensional input for 4-dimensional weight"); conv1d/2d/3d accept it.
   bool batchedOnly = false;
-  bool hasResidual = false;     // inputs[1] is added before the activation (a sum post-op)
-  ActivationSpec activation;    // applied last
+  bool hasResidual = false;        // inputs[1] is added before the activation (a sum post-op)
+  ActivationSpec activation;       // applied last
   std::vector<std::string> fused;  // names of the layers fused into this one (report)
   /// Run the product in bfloat16 (weights and activations; f32 accumulation and results).
   bool bf16 = false;
@@ -124,7 +135,7 @@ struct Layer {
   // ---- MatMul: inputs [a, b?, residual?]; a [*, M, K] ----
   // With `weight` defined: a @ weight^T (+ bias), weight [N, K] (linear; addmm's mat2 is
   // stored transposed). Without: a @ inputs[1] with PyTorch's matmul broadcasting.
-  double alpha = 1.0;           // scale of the product (addmm/baddbmm alpha)
+  double alpha = 1.0;  // scale of the product (addmm/baddbmm alpha)
 
   // ---- Binary: inputs [a, b]; op is one of "add", "sub", "mul", "div" ----
   // ---- Pooling: op "max" / "avg" / "adaptive_avg"; kernel/stride/padding/dilation ----
@@ -132,12 +143,12 @@ struct Layer {
   IntList kernel;
   bool ceilMode = false;
   bool countIncludePad = true;
-  IntList outputSize;           // adaptive pooling
+  IntList outputSize;  // adaptive pooling
 
   // ---- Softmax / LayerNorm / BatchNorm ----
-  int64_t dim = -1;             // softmax dim
+  int64_t dim = -1;  // softmax dim
   bool logSoftmax = false;
-  IntList normalizedShape;      // layer_norm
+  IntList normalizedShape;  // layer_norm
   double eps = 1e-5;
   std::optional<Tensor> gamma, beta, mean, var;  // layer_norm affine / batch_norm stats
 

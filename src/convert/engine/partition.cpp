@@ -53,7 +53,8 @@ std::shared_ptr<Engine> engineFor(const ObjectPtr& obj) {
     const std::string profiles = obj->slots.at(4).toStringRef();
     for (size_t pos = 0; pos < profiles.size();) {
       size_t end = profiles.find('|', pos);
-      r.profiles.push_back(profiles.substr(pos, end == std::string::npos ? std::string::npos : end - pos));
+      r.profiles.push_back(
+          profiles.substr(pos, end == std::string::npos ? std::string::npos : end - pos));
       if (end == std::string::npos) break;
       pos = end + 1;
     }
@@ -75,7 +76,8 @@ void registerEngineKernel() {
     initKernels();
     // The compiled-archive form: execute_engine(Tensor[] inputs, Engine engine) -> Tensor[].
     KernelRegistry::global().registerKernelCreator(
-        "torchless::execute_engine(Tensor[] inputs, __torch__.torch.classes.torchless.Engine engine) -> Tensor[]",
+        "torchless::execute_engine(Tensor[] inputs, __torch__.torch.classes.torchless.Engine "
+        "engine) -> Tensor[]",
         [](const Node& n) -> Operation {
           std::shared_ptr<Engine> fixed;
           if (n.input(1)->node()->kind() == prim::Constant)
@@ -88,20 +90,21 @@ void registerEngineKernel() {
             push(stack, IValue(ListImpl::create(TensorType::get(), std::move(outs))));
           };
         });
-    KernelRegistry::global().registerNodeKernel(executeEngineSymbol(), [](const Node& n) -> Operation {
-      std::shared_ptr<Engine> e = engineOf(n);
-      TL_INTERNAL_ASSERT(e != nullptr, "torchless::execute_engine node without an engine");
-      const size_t nin = n.inputs().size();
-      return [e, nin](Stack& stack) {
-        // Reused per thread: the call allocates nothing here once warm.
-        thread_local std::vector<IValue> in;
-        in.assign(std::make_move_iterator(stack.end() - static_cast<std::ptrdiff_t>(nin)),
-                  std::make_move_iterator(stack.end()));
-        drop(stack, nin);
-        for (IValue& o : e->run(in)) stack.push_back(std::move(o));
-        in.clear();
-      };
-    });
+    KernelRegistry::global().registerNodeKernel(
+        executeEngineSymbol(), [](const Node& n) -> Operation {
+          std::shared_ptr<Engine> e = engineOf(n);
+          TL_INTERNAL_ASSERT(e != nullptr, "torchless::execute_engine node without an engine");
+          const size_t nin = n.inputs().size();
+          return [e, nin](Stack& stack) {
+            // Reused per thread: the call allocates nothing here once warm.
+            thread_local std::vector<IValue> in;
+            in.assign(std::make_move_iterator(stack.end() - static_cast<std::ptrdiff_t>(nin)),
+                      std::make_move_iterator(stack.end()));
+            drop(stack, nin);
+            for (IValue& o : e->run(in)) stack.push_back(std::move(o));
+            in.clear();
+          };
+        });
   });
 }
 
@@ -114,19 +117,21 @@ size_t PartitionReport::numEngines() const {
 size_t PartitionReport::numInterpreterSegments() const { return segments.size() - numEngines(); }
 
 std::string PartitionReport::str() const {
-  std::string s = fmt::format("segments: {} engine, {} interpreter", numEngines(), numInterpreterSegments());
+  std::string s =
+      fmt::format("segments: {} engine, {} interpreter", numEngines(), numInterpreterSegments());
   if (packingNodes)
-    s += fmt::format(" (and {} node{} packing the method's outputs or unpacking its inputs)", packingNodes,
-                     packingNodes == 1 ? "" : "s");
+    s += fmt::format(" (and {} node{} packing the method's outputs or unpacking its inputs)",
+                     packingNodes, packingNodes == 1 ? "" : "s");
   s += "\n";
   for (size_t i = 0; i < segments.size(); ++i) {
     const SegmentReport& g = segments[i];
     if (g.engine)
-      s += fmt::format("  [{}] engine: {} nodes -> {} ({} layers fused away), {} inputs, {} outputs, at {}\n", i,
-                       g.numNodes, g.layers, g.fusedAway, g.numInputs, g.numOutputs, g.place);
+      s += fmt::format(
+          "  [{}] engine: {} nodes -> {} ({} layers fused away), {} inputs, {} outputs, at {}\n", i,
+          g.numNodes, g.layers, g.fusedAway, g.numInputs, g.numOutputs, g.place);
     else
-      s += fmt::format("  [{}] interpreter: {} node{} at {}: {}\n", i, g.numNodes, g.numNodes == 1 ? "" : "s",
-                       g.place, g.reason);
+      s += fmt::format("  [{}] interpreter: {} node{} at {}: {}\n", i, g.numNodes,
+                       g.numNodes == 1 ? "" : "s", g.place, g.reason);
   }
   if (!unsupported.empty()) {
     s += fmt::format("unsupported by the engine ({}):\n", unsupported.size());
@@ -142,10 +147,11 @@ std::string placeOf(const Node& n) { return convert::nodePlace(n); }
 bool allowedBoundaryType(const TypePtr& t, bool tensorsOnly) {
   if (tensorsOnly) return t->kind() == TypeKind::TensorType;
   switch (t->kind()) {
-    case TypeKind::TensorType: case TypeKind::IntType: case TypeKind::FloatType: case TypeKind::BoolType:
-      return true;
-    default:
-      return false;
+    case TypeKind::TensorType:
+    case TypeKind::IntType:
+    case TypeKind::FloatType:
+    case TypeKind::BoolType: return true;
+    default: return false;
   }
 }
 
@@ -168,14 +174,16 @@ std::vector<Value*> freeInputs(const Node* n) {
       for (Value* v : m->inputs()) {
         const Node* d = v->node();
         bool inside = false;
-        for (const Block* db = d->owningBlock(); db; db = db->owningNode() ? db->owningNode()->owningBlock() : nullptr)
+        for (const Block* db = d->owningBlock(); db;
+             db = db->owningNode() ? db->owningNode()->owningBlock() : nullptr)
           if (db->owningNode() == n) inside = true;
         if (!inside && std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
       }
       for (const Block* sb : m->blocks()) walk(sb);
     }
     for (Value* v : b->outputs())
-      if (std::find(out.begin(), out.end(), v) == out.end() && v->node()->owningBlock() != b) out.push_back(v);
+      if (std::find(out.begin(), out.end(), v) == out.end() && v->node()->owningBlock() != b)
+        out.push_back(v);
   };
   for (const Block* b : n->blocks()) walk(b);
   return out;
@@ -196,7 +204,8 @@ class Partitioner {
 
   // Why the engine does not take `n` ("" when it does).
   std::string whyNot(const Node& n, const OpInfo* op) const {
-    if (isShapeCheck(n) && !fromShapes(n.input(0), 0)) return "a check on tensor values runs in the interpreter";
+    if (isShapeCheck(n) && !fromShapes(n.input(0), 0))
+      return "a check on tensor values runs in the interpreter";
     if (!n.blocks().empty() && !isShapeCheck(n))
       return fmt::format("{} (control flow) runs in the interpreter", n.kind().toQualString());
     if (forcedOut_.count(&n)) return "its non-tensor result is read outside the engine";
@@ -220,8 +229,9 @@ class Partitioner {
       const OpInfo* op = matchOperator(n, OperatorRegistry::global());
       std::string why = whyNot(*n, op);
       if (why.empty()) continue;
-      out.push_back({op ? op->key : n->kind().toQualString() + (n->blocks().empty() ? "" : " (control flow)"),
-                     placeOf(*n)});
+      out.push_back(
+          {op ? op->key : n->kind().toQualString() + (n->blocks().empty() ? "" : " (control flow)"),
+           placeOf(*n)});
     }
   }
 
@@ -230,18 +240,22 @@ class Partitioner {
   static bool fromShapes(const Value* v, int depth) {
     if (depth > 64) return false;
     const Node* d = v->node();
-    if (d->kind() == prim::Constant || d->kind() == prim::Param) return v->type()->kind() != TypeKind::TensorType;
-    static const std::unordered_set<std::string> metadata = {"aten::size", "aten::dim", "aten::numel", "prim::dtype",
-                                                             "aten::len", "prim::shape"};
+    if (d->kind() == prim::Constant || d->kind() == prim::Param)
+      return v->type()->kind() != TypeKind::TensorType;
+    static const std::unordered_set<std::string> metadata = {
+        "aten::size", "aten::dim", "aten::numel", "prim::dtype", "aten::len", "prim::shape"};
     const std::string k = d->kind().toQualString();
-    if (metadata.count(k) && d->inputs().size() >= 1 && d->input(0)->type()->kind() == TypeKind::TensorType) {
+    if (metadata.count(k) && d->inputs().size() >= 1 &&
+        d->input(0)->type()->kind() == TypeKind::TensorType) {
       for (size_t i = 1; i < d->inputs().size(); ++i)
         if (!fromShapes(d->input(i), depth + 1)) return false;
       return true;
     }
     if (!d->blocks().empty() || d->kind() == Symbol::fromQualString("aten::Int") ||
-        d->kind() == Symbol::fromQualString("aten::item") || d->kind() == Symbol::fromQualString("aten::Bool") ||
-        d->kind() == Symbol::fromQualString("aten::Float") || d->kind() == Symbol::fromQualString("aten::is_nonzero"))
+        d->kind() == Symbol::fromQualString("aten::item") ||
+        d->kind() == Symbol::fromQualString("aten::Bool") ||
+        d->kind() == Symbol::fromQualString("aten::Float") ||
+        d->kind() == Symbol::fromQualString("aten::is_nonzero"))
       return false;
     for (const Value* in : d->inputs()) {
       if (in->type()->kind() == TypeKind::TensorType) return false;
@@ -312,7 +326,8 @@ class Partitioner {
         std::unordered_set<const Node*> set(r.begin(), r.end());
         for (const Node* n : r)
           for (const Value* o : n->outputs())
-            if ((isContainer(o->type()) || (o_.tensorBoundaries && o->type()->kind() != TypeKind::TensorType)) &&
+            if ((isContainer(o->type()) ||
+                 (o_.tensorBoundaries && o->type()->kind() != TypeKind::TensorType)) &&
                 usedOutside(o, set)) {
               forcedOut_.insert(n);
               again = true;
@@ -351,7 +366,8 @@ class Partitioner {
       if (isConstantLike(n)) continue;
       if (inRuns.count(n)) {
         flushInterp();
-        if (next < runs.size() && runs[next].front() == n) order.push_back({SegmentReport(), next++});
+        if (next < runs.size() && runs[next].front() == n)
+          order.push_back({SegmentReport(), next++});
         continue;
       }
       if (b == graph_.block() && isPacking(n)) {
@@ -364,7 +380,8 @@ class Partitioner {
     // The whole method in one run: one engine whatever its size (Torch-TensorRT converts a
     // fully supported graph without partitioning it).
     const bool whole = b == graph_.block() && order.size() == 1 && order.front().second != kNoRun;
-    for (auto& [s, r] : order) report_.segments.push_back(r == kNoRun ? std::move(s) : convertRun(runs[r], whole));
+    for (auto& [s, r] : order)
+      report_.segments.push_back(r == kNoRun ? std::move(s) : convertRun(runs[r], whole));
   }
 
   // A node that only packs the method's outputs (a tuple, list or dict returned) or unpacks
@@ -374,19 +391,22 @@ class Partitioner {
     if (k == prim::TupleConstruct || k == prim::ListConstruct || k == prim::DictConstruct) {
       for (const Value* o : n->outputs())
         for (const Use& u : o->uses())
-          if (u.user != graph_.block()->returnNode() && !(u.user->kind() != prim::TupleUnpack && isPacking(u.user)))
+          if (u.user != graph_.block()->returnNode() &&
+              !(u.user->kind() != prim::TupleUnpack && isPacking(u.user)))
             return false;
       return true;
     }
     if (k == prim::TupleUnpack) return n->input(0)->node()->kind() == prim::Param;
     // The guards of a compiled specialization on an Optional input (`if x is not None:
     // raise`, passes::specialize): the calling convention too.
-    if ((k == Symbol::aten("__is__") || k == Symbol::aten("__isnot__")) && n->inputs().size() == 2 &&
-        n->input(0)->node()->kind() == prim::Param && n->input(1)->type()->kind() == TypeKind::NoneType)
+    if ((k == Symbol::aten("__is__") || k == Symbol::aten("__isnot__")) &&
+        n->inputs().size() == 2 && n->input(0)->node()->kind() == prim::Param &&
+        n->input(1)->type()->kind() == TypeKind::NoneType)
       return true;
     if (isShapeCheck(*n) && n->input(0)->node()->owningBlock() == graph_.block()) {
       const Node* c = n->input(0)->node();
-      return (c->kind() == Symbol::aten("__is__") || c->kind() == Symbol::aten("__isnot__")) && isPacking(c);
+      return (c->kind() == Symbol::aten("__is__") || c->kind() == Symbol::aten("__isnot__")) &&
+             isPacking(c);
     }
     return false;
   }
@@ -396,8 +416,8 @@ class Partitioner {
     s.numNodes = run.size();
     s.place = placeOf(*run.front());
     if (run.size() < o_.minBlockSize && !wholeMethod) {
-      s.reason = fmt::format("{} node{}, fewer than min_block_size {}", run.size(), run.size() == 1 ? "" : "s",
-                             o_.minBlockSize);
+      s.reason = fmt::format("{} node{}, fewer than min_block_size {}", run.size(),
+                             run.size() == 1 ? "" : "s", o_.minBlockSize);
       return s;
     }
     // A run that computes no tensor (sizes, int arithmetic) costs more as an engine call
@@ -420,10 +440,12 @@ class Partitioner {
         if (isConstantLike(v->node())) {
           for (Value* cv : v->node()->inputs()) {  // the list's constant elements
             if (map.count(cv)) continue;
-            Node* c = sub->insertNode(sub->createClone(cv->node(), [](Value*) -> Value* { return nullptr; }));
+            Node* c = sub->insertNode(
+                sub->createClone(cv->node(), [](Value*) -> Value* { return nullptr; }));
             map[cv] = c->output();
           }
-          Node* c = sub->insertNode(sub->createClone(v->node(), [&](Value* x) { return map.at(x); }));
+          Node* c =
+              sub->insertNode(sub->createClone(v->node(), [&](Value* x) { return map.at(x); }));
           map[v] = c->output();
           continue;
         }
@@ -486,7 +508,8 @@ class Partitioner {
 
 }  // namespace
 
-std::vector<convert::UnsupportedOp> findEngineUnsupported(const Graph& graph, const PartitionOptions& options) {
+std::vector<convert::UnsupportedOp> findEngineUnsupported(const Graph& graph,
+                                                          const PartitionOptions& options) {
   Partitioner p(const_cast<Graph&>(graph), options);
   return p.unsupported(graph.block());
 }
@@ -501,10 +524,11 @@ PartitionReport partitionGraph(Graph& graph, const PartitionOptions& options) {
       std::string details;
       for (const auto& u : unsupported) details += "  " + u.str() + "\n";
       details.pop_back();
-      throw UnsupportedError(fmt::format("require_full_compilation: {} node{} cannot run in the engine; first: {}",
-                                         unsupported.size(), unsupported.size() == 1 ? "" : "s",
-                                         unsupported.front().str()),
-                             "", details);
+      throw UnsupportedError(
+          fmt::format("require_full_compilation: {} node{} cannot run in the engine; first: {}",
+                      unsupported.size(), unsupported.size() == 1 ? "" : "s",
+                      unsupported.front().str()),
+          "", details);
     }
   }
   Partitioner p(graph, options);
@@ -513,9 +537,11 @@ PartitionReport partitionGraph(Graph& graph, const PartitionOptions& options) {
   if (options.requireFullCompilation && report.numInterpreterSegments() > 0) {
     std::string details;
     for (const auto& s : report.segments)
-      if (!s.engine) details += fmt::format("  {} nodes at {}: {}\n", s.numNodes, s.place, s.reason);
+      if (!s.engine)
+        details += fmt::format("  {} nodes at {}: {}\n", s.numNodes, s.place, s.reason);
     if (!details.empty()) details.pop_back();
-    throw UnsupportedError("require_full_compilation: part of the graph stays in the interpreter", "", details);
+    throw UnsupportedError("require_full_compilation: part of the graph stays in the interpreter",
+                           "", details);
   }
   return report;
 }

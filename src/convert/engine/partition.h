@@ -50,9 +50,9 @@ struct PartitionOptions {
 struct SegmentReport {
   bool engine = false;
   size_t numNodes = 0;
-  std::string place;    // where its first node is
-  std::string reason;   // why it stays in the interpreter ("" for engines)
-  std::string layers;   // the engine's layer summary ("Convolution 53, Plugin 4")
+  std::string place;   // where its first node is
+  std::string reason;  // why it stays in the interpreter ("" for engines)
+  std::string layers;  // the engine's layer summary ("Convolution 53, Plugin 4")
   size_t fusedAway = 0;
   size_t numInputs = 0, numOutputs = 0;
   std::shared_ptr<Engine> built;  // the engine (engines only)
@@ -73,7 +73,8 @@ struct PartitionReport {
 };
 
 /// The nodes of `graph` (nested blocks included) the engine cannot take, under `options`.
-std::vector<convert::UnsupportedOp> findEngineUnsupported(const Graph& graph, const PartitionOptions& options);
+std::vector<convert::UnsupportedOp> findEngineUnsupported(const Graph& graph,
+                                                          const PartitionOptions& options);
 
 /// Rewrites `graph` in place: each engine segment becomes a torchless::execute_engine node.
 /// Throws torchless::UnsupportedError with every unsupported node when

@@ -22,16 +22,18 @@ constexpr const char* kConv3dPacked = "__torch__.torch.classes.quantized.Conv3dP
 constexpr const char* kLinearPacked = "__torch__.torch.classes.quantized.LinearPackedParamsBase";
 
 bool isTorchBind(const TypePtr& t) {
-  return t->kind() == TypeKind::ClassType && t->cast<ClassType>()->name().rfind("__torch__.torch.classes.", 0) == 0;
+  return t->kind() == TypeKind::ClassType &&
+         t->cast<ClassType>()->name().rfind("__torch__.torch.classes.", 0) == 0;
 }
 
 // A TorchBind argument computed at run time cannot be an engine value.
 void requireStaticObjects(EngineCtx& ctx, const Node& n) {
   for (const Value* v : n.inputs())
     if (isTorchBind(v->type()) && !ctx.isStatic(v))
-      throw UnsupportedError(fmt::format("{}: its packed params %{} are computed at run time; the engine takes "
-                                         "them as constants (a frozen module's)",
-                                         n.kind().toQualString(), v->debugName()));
+      throw UnsupportedError(
+          fmt::format("{}: its packed params %{} are computed at run time; the engine takes "
+                      "them as constants (a frozen module's)",
+                      n.kind().toQualString(), v->debugName()));
 }
 
 void convertQuantizedPlugin(EngineCtx& ctx, const Node& n, EngineArgs& args) {
@@ -45,13 +47,15 @@ std::string moduleOfPacked(const Value* packed) {
   if (s.rfind("self.", 0) != 0) return "";
   s = s.substr(5);
   const std::string suffix = "._packed_params";
-  while (s.size() > suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0)
+  while (s.size() > suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0)
     s.resize(s.size() - suffix.size());
   return s;
 }
 
 bool runtimeTensorArg(const EngineArgs& args, size_t i) {
-  return !args[i].isIValue() && args[i].isTensor() && args[i].value()->type()->kind() == TypeKind::TensorType;
+  return !args[i].isIValue() && args[i].isTensor() &&
+         args[i].value()->type()->kind() == TypeKind::TensorType;
 }
 
 bool int8Weight(const Tensor& w) {
@@ -61,8 +65,8 @@ bool int8Weight(const Tensor& w) {
 // quantized::conv*/linear*: a plugin layer, made an int8 Convolution / MatMul when the packed
 // params are a constant the int8 layer takes (non-transposed, qint8 weights with zero points 0,
 // per tensor or along axis 0) and the output qparams are constants.
-void convertQProduct(EngineCtx& ctx, const Node& n, EngineArgs& args, bool linear, bool relu, size_t scaleArg,
-                     size_t zpArg) {
+void convertQProduct(EngineCtx& ctx, const Node& n, EngineArgs& args, bool linear, bool relu,
+                     size_t scaleArg, size_t zpArg) {
   convertQuantizedPlugin(ctx, n, args);
   Layer& l = ctx.network().layers().back();
   if (l.kind != LayerKind::Plugin || l.inputs.size() != 1 || !runtimeTensorArg(args, 0)) return;
@@ -77,7 +81,8 @@ void convertQProduct(EngineCtx& ctx, const Node& n, EngineArgs& args, bool linea
     w = o.slots[0].toTensor();
     if (!int8Weight(w) || w.dim() != 2) return;
   } else {
-    if ((o.type->name() != kConv2dPacked && o.type->name() != kConv3dPacked) || o.slots.size() < 8) return;
+    if ((o.type->name() != kConv2dPacked && o.type->name() != kConv3dPacked) || o.slots.size() < 8)
+      return;
     if (o.slots[7].toBool()) return;  // transposed: the plugin
     w = o.slots[0].toTensor();
     if (!int8Weight(w)) return;
@@ -116,13 +121,18 @@ void registerEngineQuantizedConverters(EngineConverterRegistry& r) {
     bool linear, relu;
     size_t scale, zp;
   };
-  const Form forms[] = {
-      {"quantized::conv1d", false, false, 2, 3},       {"quantized::conv1d_relu", false, true, 2, 3},
-      {"quantized::conv2d.new", false, false, 2, 3},   {"quantized::conv2d_relu.new", false, true, 2, 3},
-      {"quantized::conv3d.new", false, false, 2, 3},   {"quantized::conv3d_relu.new", false, true, 2, 3},
-      {"quantized::conv2d", false, false, 6, 7},       {"quantized::conv2d_relu", false, true, 6, 7},
-      {"quantized::conv3d", false, false, 6, 7},       {"quantized::conv3d_relu", false, true, 6, 7},
-      {"quantized::linear", true, false, 2, 3},        {"quantized::linear_relu", true, true, 2, 3}};
+  const Form forms[] = {{"quantized::conv1d", false, false, 2, 3},
+                        {"quantized::conv1d_relu", false, true, 2, 3},
+                        {"quantized::conv2d.new", false, false, 2, 3},
+                        {"quantized::conv2d_relu.new", false, true, 2, 3},
+                        {"quantized::conv3d.new", false, false, 2, 3},
+                        {"quantized::conv3d_relu.new", false, true, 2, 3},
+                        {"quantized::conv2d", false, false, 6, 7},
+                        {"quantized::conv2d_relu", false, true, 6, 7},
+                        {"quantized::conv3d", false, false, 6, 7},
+                        {"quantized::conv3d_relu", false, true, 6, 7},
+                        {"quantized::linear", true, false, 2, 3},
+                        {"quantized::linear_relu", true, true, 2, 3}};
   for (const Form& f : forms)
     r.addOverloads({f.overload}, [f](EngineCtx& ctx, const Node& n, EngineArgs& args) {
       convertQProduct(ctx, n, args, f.linear, f.relu, f.scale, f.zp);
@@ -132,12 +142,15 @@ void registerEngineQuantizedConverters(EngineConverterRegistry& r) {
   // The kernel registry's list, not OperatorRegistry::all(): that would parse every lazy
   // schema (Note [Lazy schemas]), ~15 ms of every process that partitions a graph.
   for (const OpInfo* op : KernelRegistry::global().opsWithKernels()) {
-    if (op->schema.name().rfind("quantized::", 0) != 0 || !op->kernel || r.find(std::string_view(op->key))) continue;
+    if (op->schema.name().rfind("quantized::", 0) != 0 || !op->kernel ||
+        r.find(std::string_view(op->key)))
+      continue;
     if (op->hasSideEffects || op->nondeterministic || op->mutates) continue;
     bool ok = true;
     for (const auto& a : op->schema.arguments()) {
       const TypePtr& t = a.type();
-      if (t->kind() == TypeKind::ClassType) ok = ok && isTorchBind(t);
+      if (t->kind() == TypeKind::ClassType)
+        ok = ok && isTorchBind(t);
       else if (!t->containedTypes().empty())
         for (const TypePtr& c : t->containedTypes()) ok = ok && c->kind() != TypeKind::ClassType;
     }

@@ -79,8 +79,10 @@ void convertConvolution(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
 void convertConvNd(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   ConvParams p;
   p.stride = args[3].unwrapToIntList();
-  if (args[4].unwrapToIValue().isString()) p.paddingMode = args[4].unwrapToString();
-  else p.padding = args[4].unwrapToIntList();
+  if (args[4].unwrapToIValue().isString())
+    p.paddingMode = args[4].unwrapToString();
+  else
+    p.padding = args[4].unwrapToIntList();
   p.dilation = args[5].unwrapToIntList();
   p.groups = args[6].unwrapToInt();
   emitConv(ctx, n, args, p);
@@ -109,7 +111,8 @@ const Object& prepackedContext(const convert::ArgValue<std::string>& a) {
 }
 
 // Clip(y, output_min, output_max) of a context's slots i, i + 1 (None: unbounded).
-std::string clampOutput(OnnxCtx& ctx, const std::string& y, const Object& c, size_t i, ScalarType dt) {
+std::string clampOutput(OnnxCtx& ctx, const std::string& y, const Object& c, size_t i,
+                        ScalarType dt) {
   const IValue& lo = c.slots.at(i);
   const IValue& hi = c.slots.at(i + 1);
   if (lo.isNone() && hi.isNone()) return y;
@@ -127,10 +130,11 @@ void convertConv2dClampRun(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   pads.insert(pads.end(), pads.begin(), pads.end());
   std::vector<std::string> in = {args[0].unwrapToTensor(), ctx.initializer(w)};
   if (!c.slots.at(1).isNone()) in.push_back(ctx.initializer(c.slots.at(1).toTensor()));
-  std::string y = ctx.op("Conv", in,
-                         {attrIs("kernel_shape", kernel), attrIs("strides", c.slots.at(2).toIntVector()),
-                          attrIs("pads", pads), attrIs("dilations", c.slots.at(4).toIntVector()),
-                          attrI("group", c.slots.at(5).toInt())});
+  std::string y =
+      ctx.op("Conv", in,
+             {attrIs("kernel_shape", kernel), attrIs("strides", c.slots.at(2).toIntVector()),
+              attrIs("pads", pads), attrIs("dilations", c.slots.at(4).toIntVector()),
+              attrI("group", c.slots.at(5).toInt())});
   ctx.setOutput(n, 0, clampOutput(ctx, y, c, 6, w.dtype()));
 }
 
@@ -144,7 +148,8 @@ void convertLinearClampRun(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t k = 0; k < cols; ++k)
       std::memcpy(static_cast<char*>(wt.rawData()) + (k * rows + r) * w.itemsize(),
-                  static_cast<const char*>(w.rawData()) + (r * cols + k) * w.itemsize(), w.itemsize());
+                  static_cast<const char*>(w.rawData()) + (r * cols + k) * w.itemsize(),
+                  w.itemsize());
   std::string y = ctx.op("MatMul", {args[0].unwrapToTensor(), ctx.initializer(wt)});
   if (!c.slots.at(1).isNone()) y = ctx.op("Add", {y, ctx.initializer(c.slots.at(1).toTensor())});
   ctx.setOutput(n, 0, clampOutput(ctx, y, c, 2, w.dtype()));
@@ -153,12 +158,14 @@ void convertLinearClampRun(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
 void registerConvConverters(OnnxConverterRegistry& r) {
   r.addOverloads({"prepacked::conv2d_clamp_run"}, convertConv2dClampRun);
   r.addOverloads({"prepacked::linear_clamp_run"}, convertLinearClampRun);
-  r.addOverloads({"aten::_convolution", "aten::_convolution.deprecated", "aten::convolution"}, convertConvolution);
+  r.addOverloads({"aten::_convolution", "aten::_convolution.deprecated", "aten::convolution"},
+                 convertConvolution);
   r.addOverloads({"aten::conv1d", "aten::conv2d", "aten::conv3d", "aten::conv1d.padding",
                   "aten::conv2d.padding", "aten::conv3d.padding"},
                  convertConvNd);
-  r.addOverloads({"aten::conv_transpose1d", "aten::conv_transpose2d.input", "aten::conv_transpose3d.input"},
-                 convertConvTransposeNd);
+  r.addOverloads(
+      {"aten::conv_transpose1d", "aten::conv_transpose2d.input", "aten::conv_transpose3d.input"},
+      convertConvTransposeNd);
 }
 
 }  // namespace torchless::onnx_export

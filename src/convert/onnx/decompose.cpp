@@ -44,10 +44,14 @@ class Builder {
   Value* c(const IValue& v) { return g_.insertConstant(v); }
   Value* i(int64_t v) { return c(IValue(v)); }
   Value* none() { return g_.insertNode(g_.createNone())->output(); }
-  Value* ints(const std::vector<Value*>& xs) { return g_.insertNode(g_.createList(IntType::get(), xs))->output(); }
+  Value* ints(const std::vector<Value*>& xs) {
+    return g_.insertNode(g_.createList(IntType::get(), xs))->output();
+  }
   Value* size(Value* x, int64_t d) { return op("aten::size", {x, i(d)}, IntType::get()); }
   // rows [k * n, (k + 1) * n) of a [3n, ...] weight.
-  Value* third(Value* w, int64_t k, int64_t n) { return op("aten::slice", {w, i(0), i(k * n), i((k + 1) * n), i(1)}); }
+  Value* third(Value* w, int64_t k, int64_t n) {
+    return op("aten::slice", {w, i(0), i(k * n), i((k + 1) * n), i(1)});
+  }
   Value* linear(Value* x, Value* w, Value* b) { return op("aten::linear", {x, w, b}); }
 
   // Self- or cross-attention: [B, L, E] -> [B, L, E] (and the [B, H, L, S] probabilities).
@@ -62,7 +66,8 @@ class Builder {
     Value* l = size(q, 1);
     Value* s = size(k, 1);
     auto heads = [&](Value* t, Value* len) {
-      return op("aten::transpose", {op("aten::reshape", {t, ints({b, len, i(h), i(d)})}), i(1), i(2)});
+      return op("aten::transpose",
+                {op("aten::reshape", {t, ints({b, len, i(h), i(d)})}), i(1), i(2)});
     };
     Value* qh = op("aten::div", {heads(qp, l), c(IValue(std::sqrt(static_cast<double>(d))))});
     Value* kh = heads(kp, s);
@@ -153,7 +158,8 @@ bool decomposeMha(Graph& g, Node* n, const FactsOf& facts) {
     n->output(1)->replaceAllUsesWith(
         b.c(IValue(Tensor::empty({0}, qf && qf->dtype ? *qf->dtype : ScalarType::Float))));
   } else if (n->output(1)->hasUses()) {
-    Value* w = *average ? b.op("aten::mean", {attn, b.ints({b.i(1)}), b.c(IValue(false)), b.none()}) : attn;
+    Value* w = *average ? b.op("aten::mean", {attn, b.ints({b.i(1)}), b.c(IValue(false)), b.none()})
+                        : attn;
     n->output(1)->replaceAllUsesWith(w);
   }
   n->output(0)->replaceAllUsesWith(out);
@@ -171,7 +177,8 @@ bool decomposeEncoderLayer(Graph& g, Node* n, const FactsOf& facts) {
   Builder b(g, n);
   Value* shape = b.ints({b.i(*e)});
   auto norm = [&](Value* x, size_t w) {
-    return b.op("aten::layer_norm", {x, shape, n->input(w), n->input(w + 1), n->input(9), b.c(IValue(true))});
+    return b.op("aten::layer_norm",
+                {x, shape, n->input(w), n->input(w + 1), n->input(9), b.c(IValue(true))});
   };
   auto attention = [&](Value* x) {
     return b.attention(x, x, x, *e, *h, n->input(3), n->input(4), n->input(5), n->input(6), *mask)

@@ -68,15 +68,18 @@ OnnxConverter addSub(std::string opType, bool reversed = false) {
 OnnxConverter binary(std::string opType) {
   return [opType](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     ScalarType dt = resultDtype(ctx, n);
-    ctx.setOutput(n, 0, ctx.op(opType, {tensorOrScalar(ctx, args[0], dt), tensorOrScalar(ctx, args[1], dt)}));
+    ctx.setOutput(
+        n, 0, ctx.op(opType, {tensorOrScalar(ctx, args[0], dt), tensorOrScalar(ctx, args[1], dt)}));
   };
 }
 
-// eq / ne / gt / lt / ge / le -> Equal / Not(Equal) / Greater / Less / GreaterOrEqual / LessOrEqual.
+// eq / ne / gt / lt / ge / le -> Equal / Not(Equal) / Greater / Less / GreaterOrEqual /
+// LessOrEqual.
 OnnxConverter compare(std::string opType, bool negate = false) {
   return [opType, negate](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     ScalarType dt = compareDtype(ctx, args);
-    std::string y = ctx.op(opType, {tensorOrScalar(ctx, args[0], dt), tensorOrScalar(ctx, args[1], dt)});
+    std::string y =
+        ctx.op(opType, {tensorOrScalar(ctx, args[0], dt), tensorOrScalar(ctx, args[1], dt)});
     if (negate) y = ctx.op("Not", {y});
     ctx.setOutput(n, 0, y);
   };
@@ -85,14 +88,16 @@ OnnxConverter compare(std::string opType, bool negate = false) {
 // Clip(x, min, max) with optional bounds (clamp, clamp_min, clamp_max, relu6, hardtanh).
 std::string clip(OnnxCtx& ctx, const Node& n, const std::string& x, ScalarType dt,
                  std::optional<double> lo, std::optional<double> hi) {
-  return ctx.op("Clip", {x, lo ? ctx.constScalar(*lo, dt) : std::string(), hi ? ctx.constScalar(*hi, dt) : std::string()});
+  return ctx.op("Clip", {x, lo ? ctx.constScalar(*lo, dt) : std::string(),
+                         hi ? ctx.constScalar(*hi, dt) : std::string()});
 }
 
 void convertClamp(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   ScalarType dt = resultDtype(ctx, n);
   std::string x = ctx.castTo(args[0].unwrapToTensor(), ctx.dtypeOf(args[0].value()), dt);
-  bool scalarBounds = (args[1].isNone() || (args[1].isIValue() && !args[1].unwrapToIValue().isTensor())) &&
-                      (args[2].isNone() || (args[2].isIValue() && !args[2].unwrapToIValue().isTensor()));
+  bool scalarBounds =
+      (args[1].isNone() || (args[1].isIValue() && !args[1].unwrapToIValue().isTensor())) &&
+      (args[2].isNone() || (args[2].isIValue() && !args[2].unwrapToIValue().isTensor()));
   if (scalarBounds) {
     std::optional<double> lo, hi;
     if (!args[1].isNone()) lo = args[1].unwrapToDouble();
@@ -124,9 +129,11 @@ void convertDivMode(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   if (mode && *mode != "floor" && *mode != "trunc") args[2].fail("None, 'floor' or 'trunc'", *mode);
   const bool integral = isIntegralType(dt, true);
   ScalarType compute = integral && mode ? ScalarType::Double : dt;
-  std::string q = ctx.op("Div", {tensorOrScalar(ctx, args[0], compute), tensorOrScalar(ctx, args[1], compute)});
+  std::string q =
+      ctx.op("Div", {tensorOrScalar(ctx, args[0], compute), tensorOrScalar(ctx, args[1], compute)});
   if (mode && *mode == "floor") q = ctx.op("Floor", {q});
-  if (mode && *mode == "trunc") q = ctx.op("Mul", {ctx.op("Sign", {q}), ctx.op("Floor", {ctx.op("Abs", {q})})});
+  if (mode && *mode == "trunc")
+    q = ctx.op("Mul", {ctx.op("Sign", {q}), ctx.op("Floor", {ctx.op("Abs", {q})})});
   ctx.setOutput(n, 0, compute == dt ? q : ctx.castTo(q, compute, dt));
 }
 
@@ -140,7 +147,8 @@ OnnxConverter unaryExpr(std::function<std::string(OnnxCtx&, const std::string&, 
 }
 
 // softplus(x, beta, threshold) = x where beta * x > threshold, else Softplus(beta * x) / beta.
-std::string softplus(OnnxCtx& ctx, const std::string& x, ScalarType dt, double beta, double threshold) {
+std::string softplus(OnnxCtx& ctx, const std::string& x, ScalarType dt, double beta,
+                     double threshold) {
   std::string bx = beta == 1.0 ? x : ctx.op("Mul", {x, ctx.constScalar(beta, dt)});
   std::string sp = ctx.op("Softplus", {bx});
   if (beta != 1.0) sp = ctx.op("Div", {sp, ctx.constScalar(beta, dt)});
@@ -150,11 +158,14 @@ std::string softplus(OnnxCtx& ctx, const std::string& x, ScalarType dt, double b
 // logical_and / or / xor -> And / Or / Xor of the operands as bool.
 OnnxConverter logical(std::string opType) {
   return [opType](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
-    std::string a = ctx.castTo(args[0].unwrapToTensor(), ctx.dtypeOf(args[0].value()), ScalarType::Bool);
-    std::string b = ctx.castTo(args[1].unwrapToTensor(), ctx.dtypeOf(args[1].value()), ScalarType::Bool);
+    std::string a =
+        ctx.castTo(args[0].unwrapToTensor(), ctx.dtypeOf(args[0].value()), ScalarType::Bool);
+    std::string b =
+        ctx.castTo(args[1].unwrapToTensor(), ctx.dtypeOf(args[1].value()), ScalarType::Bool);
     std::string y = ctx.op(opType, {a, b});
     // The in-place forms keep self's dtype.
-    if (auto d = ctx.dtypeOf(n.output()); d && *d != ScalarType::Bool) y = ctx.castTo(y, ScalarType::Bool, *d);
+    if (auto d = ctx.dtypeOf(n.output()); d && *d != ScalarType::Bool)
+      y = ctx.castTo(y, ScalarType::Bool, *d);
     ctx.setOutput(n, 0, y);
   };
 }
@@ -167,7 +178,8 @@ OnnxConverter modulo(bool fmod) {
     ScalarType dt = resultDtype(ctx, n);
     std::string a = tensorOrScalar(ctx, args[0], dt), b = tensorOrScalar(ctx, args[1], dt);
     if (fmod) return ctx.setOutput(n, 0, ctx.op("Mod", {a, b}, {attrI("fmod", 1)}));
-    if (isIntegralType(dt, true)) return ctx.setOutput(n, 0, ctx.op("Mod", {a, b}, {attrI("fmod", 0)}));
+    if (isIntegralType(dt, true))
+      return ctx.setOutput(n, 0, ctx.op("Mod", {a, b}, {attrI("fmod", 0)}));
     std::string q = ctx.op("Floor", {ctx.op("Div", {a, b})});
     ctx.setOutput(n, 0, ctx.op("Sub", {a, ctx.op("Mul", {q, b})}));
   };
@@ -177,7 +189,8 @@ OnnxConverter modulo(bool fmod) {
 void convertFloorDivide(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   ScalarType dt = resultDtype(ctx, n);
   ScalarType compute = isIntegralType(dt, true) ? ScalarType::Double : dt;
-  std::string q = ctx.op("Floor", {ctx.op("Div", {tensorOrScalar(ctx, args[0], compute), tensorOrScalar(ctx, args[1], compute)})});
+  std::string q = ctx.op("Floor", {ctx.op("Div", {tensorOrScalar(ctx, args[0], compute),
+                                                  tensorOrScalar(ctx, args[1], compute)})});
   ctx.setOutput(n, 0, ctx.castTo(q, compute, dt));
 }
 
@@ -185,12 +198,16 @@ void convertFloorDivide(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
 
 void registerElementwiseConverters(OnnxConverterRegistry& r) {
   // Binary arithmetic: Add, Sub, Mul, Div, Pow.
-  r.addOverloads({"aten::add.Tensor", "aten::add.Scalar", "aten::add_.Tensor", "aten::add_.Scalar"}, addSub("Add"));
-  r.addOverloads({"aten::sub.Tensor", "aten::sub.Scalar", "aten::sub_.Tensor", "aten::sub_.Scalar"}, addSub("Sub"));
+  r.addOverloads({"aten::add.Tensor", "aten::add.Scalar", "aten::add_.Tensor", "aten::add_.Scalar"},
+                 addSub("Add"));
+  r.addOverloads({"aten::sub.Tensor", "aten::sub.Scalar", "aten::sub_.Tensor", "aten::sub_.Scalar"},
+                 addSub("Sub"));
   r.addOverloads({"aten::rsub.Tensor", "aten::rsub.Scalar"}, addSub("Sub", /*reversed=*/true));
-  r.addOverloads({"aten::mul.Tensor", "aten::mul.Scalar", "aten::mul_.Tensor", "aten::mul_.Scalar"}, binary("Mul"));
+  r.addOverloads({"aten::mul.Tensor", "aten::mul.Scalar", "aten::mul_.Tensor", "aten::mul_.Scalar"},
+                 binary("Mul"));
   // div: true division; integer inputs divide in float (the observed result dtype).
-  r.addOverloads({"aten::div.Tensor", "aten::div.Scalar", "aten::div_.Tensor", "aten::div_.Scalar"}, binary("Div"));
+  r.addOverloads({"aten::div.Tensor", "aten::div.Scalar", "aten::div_.Tensor", "aten::div_.Scalar"},
+                 binary("Div"));
   r.addOverloads({"aten::div.Tensor_mode", "aten::div.Scalar_mode"}, convertDivMode);
   r.addOverloads({"aten::pow.Tensor_Tensor", "aten::pow.Tensor_Scalar", "aten::pow.Scalar",
                   "aten::pow_.Tensor", "aten::pow_.Scalar"},
@@ -208,19 +225,20 @@ void registerElementwiseConverters(OnnxConverterRegistry& r) {
 
   // Unary math, one ONNX op each.
   const std::pair<const char*, const char*> unaryOps[] = {
-      {"neg", "Neg"},     {"sqrt", "Sqrt"},   {"tanh", "Tanh"},       {"sigmoid", "Sigmoid"},
-      {"exp", "Exp"},     {"log", "Log"},     {"sin", "Sin"},         {"cos", "Cos"},
-      {"tan", "Tan"},     {"asin", "Asin"},   {"acos", "Acos"},       {"atan", "Atan"},
-      {"abs", "Abs"},     {"floor", "Floor"}, {"ceil", "Ceil"},       {"reciprocal", "Reciprocal"},
-      {"erf", "Erf"},     {"sign", "Sign"},   {"relu", "Relu"},
-      {"round", "Round"}, {"logical_not", "Not"},
+      {"neg", "Neg"},         {"sqrt", "Sqrt"},   {"tanh", "Tanh"}, {"sigmoid", "Sigmoid"},
+      {"exp", "Exp"},         {"log", "Log"},     {"sin", "Sin"},   {"cos", "Cos"},
+      {"tan", "Tan"},         {"asin", "Asin"},   {"acos", "Acos"}, {"atan", "Atan"},
+      {"abs", "Abs"},         {"floor", "Floor"}, {"ceil", "Ceil"}, {"reciprocal", "Reciprocal"},
+      {"erf", "Erf"},         {"sign", "Sign"},   {"relu", "Relu"}, {"round", "Round"},
+      {"logical_not", "Not"},
   };
   for (const auto& [name, op] : unaryOps) {
     std::string a = std::string("aten::") + name, b = a + "_";
     r.addOverloads({a, b}, unary(op));
   }
   // hardswish -> HardSwish from opset 14; x * HardSigmoid(x, 1/6, 1/2) before.
-  r.addOverloads({"aten::hardswish", "aten::hardswish_"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  r.addOverloads({"aten::hardswish", "aten::hardswish_"}, [](OnnxCtx& ctx, const Node& n,
+                                                             OnnxArgs& args) {
     std::string x = args[0].unwrapToTensor();
     if (ctx.opset() >= 14) return ctx.setOutput(n, 0, ctx.op("HardSwish", {x}));
     std::string hs = ctx.op("HardSigmoid", {x}, {attrF("alpha", 1.0 / 6.0), attrF("beta", 0.5)});
@@ -232,31 +250,39 @@ void registerElementwiseConverters(OnnxConverterRegistry& r) {
   });
 
   // Clamps -> Clip (scalar bounds) or Max/Min (tensor bounds).
-  r.addOverloads({"aten::clamp", "aten::clamp_", "aten::clamp.Tensor", "aten::clamp_.Tensor"}, convertClamp);
-  r.addOverloads({"aten::clamp_min", "aten::clamp_min_", "aten::clamp_min.Tensor", "aten::clamp_min_.Tensor"},
-                 clampOneSide(true));
-  r.addOverloads({"aten::clamp_max", "aten::clamp_max_", "aten::clamp_max.Tensor", "aten::clamp_max_.Tensor"},
-                 clampOneSide(false));
+  r.addOverloads({"aten::clamp", "aten::clamp_", "aten::clamp.Tensor", "aten::clamp_.Tensor"},
+                 convertClamp);
+  r.addOverloads(
+      {"aten::clamp_min", "aten::clamp_min_", "aten::clamp_min.Tensor", "aten::clamp_min_.Tensor"},
+      clampOneSide(true));
+  r.addOverloads(
+      {"aten::clamp_max", "aten::clamp_max_", "aten::clamp_max.Tensor", "aten::clamp_max_.Tensor"},
+      clampOneSide(false));
 
   // Activations.
   r.addOverloads({"aten::relu6", "aten::relu6_"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     ctx.setOutput(n, 0, clip(ctx, n, args[0].unwrapToTensor(), resultDtype(ctx, n), 0.0, 6.0));
   });
-  r.addOverloads({"aten::hardtanh", "aten::hardtanh_"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
-    ctx.setOutput(n, 0, clip(ctx, n, args[0].unwrapToTensor(), resultDtype(ctx, n),
-                             args[1].unwrapToDouble(-1.0), args[2].unwrapToDouble(1.0)));
-  });
+  r.addOverloads({"aten::hardtanh", "aten::hardtanh_"},
+                 [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+                   ctx.setOutput(n, 0,
+                                 clip(ctx, n, args[0].unwrapToTensor(), resultDtype(ctx, n),
+                                      args[1].unwrapToDouble(-1.0), args[2].unwrapToDouble(1.0)));
+                 });
   // hardsigmoid: relu6(x + 3) / 6 = HardSigmoid(alpha=1/6, beta=0.5).
-  r.addOverloads({"aten::hardsigmoid", "aten::hardsigmoid_"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
-    ctx.setOutput(n, 0, ctx.op("HardSigmoid", {args[0].unwrapToTensor()},
-                               {attrF("alpha", 1.0 / 6.0), attrF("beta", 0.5)}));
-  });
+  r.addOverloads({"aten::hardsigmoid", "aten::hardsigmoid_"},
+                 [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+                   ctx.setOutput(n, 0,
+                                 ctx.op("HardSigmoid", {args[0].unwrapToTensor()},
+                                        {attrF("alpha", 1.0 / 6.0), attrF("beta", 0.5)}));
+                 });
   // silu: x * Sigmoid(x).
   r.addOverloads({"aten::silu", "aten::silu_"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     std::string x = args[0].unwrapToTensor();
     ctx.setOutput(n, 0, ctx.op("Mul", {x, ctx.op("Sigmoid", {x})}));
   });
-  // gelu: exact 0.5 x (1 + Erf(x / sqrt 2)); "tanh": 0.5 x (1 + Tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+  // gelu: exact 0.5 x (1 + Erf(x / sqrt 2)); "tanh": 0.5 x (1 + Tanh(sqrt(2/pi) (x + 0.044715
+  // x^3))).
   r.addOverloads({"aten::gelu"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     std::string x = args[0].unwrapToTensor();
     ScalarType dt = resultDtype(ctx, n);
@@ -278,15 +304,19 @@ void registerElementwiseConverters(OnnxConverterRegistry& r) {
   r.addOverloads({"aten::elu", "aten::elu_"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     ScalarType dt = resultDtype(ctx, n);
     std::string x = args[0].unwrapToTensor();
-    double alpha = args[1].unwrapToDouble(), scale = args[2].unwrapToDouble(), inScale = args[3].unwrapToDouble();
+    double alpha = args[1].unwrapToDouble(), scale = args[2].unwrapToDouble(),
+           inScale = args[3].unwrapToDouble();
     if (inScale != 1.0) x = ctx.op("Mul", {x, ctx.constScalar(inScale, dt)});
     std::string y = ctx.op("Elu", {x}, {attrF("alpha", alpha)});
     if (scale != 1.0) y = ctx.op("Mul", {y, ctx.constScalar(scale, dt)});
     ctx.setOutput(n, 0, y);
   });
-  r.addOverloads({"aten::leaky_relu", "aten::leaky_relu_"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
-    ctx.setOutput(n, 0, ctx.op("LeakyRelu", {args[0].unwrapToTensor()}, {attrF("alpha", args[1].unwrapToDouble(0.01))}));
-  });
+  r.addOverloads({"aten::leaky_relu", "aten::leaky_relu_"},
+                 [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+                   ctx.setOutput(n, 0,
+                                 ctx.op("LeakyRelu", {args[0].unwrapToTensor()},
+                                        {attrF("alpha", args[1].unwrapToDouble(0.01))}));
+                 });
   // prelu -> PRelu; the per-channel slope [C] is reshaped to [C, 1, ...] to broadcast on NC...
   r.addOverloads({"aten::prelu"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     std::string x = args[0].unwrapToTensor();
@@ -301,7 +331,8 @@ void registerElementwiseConverters(OnnxConverterRegistry& r) {
     ctx.setOutput(n, 0, ctx.op("PRelu", {x, w}));
   });
   // threshold: Where(x > threshold, x, value).
-  r.addOverloads({"aten::threshold", "aten::threshold_"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  r.addOverloads({"aten::threshold", "aten::threshold_"}, [](OnnxCtx& ctx, const Node& n,
+                                                             OnnxArgs& args) {
     ScalarType dt = resultDtype(ctx, n);
     std::string x = args[0].unwrapToTensor();
     std::string gt = ctx.op("Greater", {x, ctx.constScalar(args[1].unwrapToDouble(), dt)});
@@ -317,46 +348,64 @@ void registerElementwiseConverters(OnnxConverterRegistry& r) {
     ctx.setOutput(n, 0, ctx.op("Mul", {parts[0], ctx.op("Sigmoid", {parts[1]})}));
   });
   // where(cond, a, b) -> Where; masked_fill(x, mask, v) -> Where(mask, v, x).
-  r.addOverloads({"aten::where.self", "aten::where.ScalarSelf", "aten::where.ScalarOther", "aten::where.Scalar"},
+  r.addOverloads({"aten::where.self", "aten::where.ScalarSelf", "aten::where.ScalarOther",
+                  "aten::where.Scalar"},
                  [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
                    ScalarType dt = resultDtype(ctx, n);
-                   std::string c = ctx.castTo(args[0].unwrapToTensor(), ctx.dtypeOf(args[0].value()), ScalarType::Bool);
-                   ctx.setOutput(n, 0, ctx.op("Where", {c, tensorOrScalar(ctx, args[1], dt), tensorOrScalar(ctx, args[2], dt)}));
+                   std::string c = ctx.castTo(args[0].unwrapToTensor(),
+                                              ctx.dtypeOf(args[0].value()), ScalarType::Bool);
+                   ctx.setOutput(n, 0,
+                                 ctx.op("Where", {c, tensorOrScalar(ctx, args[1], dt),
+                                                  tensorOrScalar(ctx, args[2], dt)}));
                  });
   // The long tail of unary math and activations (torch.onnx's symbolic_opset9 forms).
-  r.addOverloads({"aten::trunc", "aten::trunc_"}, unaryExpr([](OnnxCtx& ctx, const std::string& x, ScalarType) {
-    return ctx.op("Mul", {ctx.op("Sign", {x}), ctx.op("Floor", {ctx.op("Abs", {x})})});
-  }));
-  r.addOverloads({"aten::log1p", "aten::log1p_"}, unaryExpr([](OnnxCtx& ctx, const std::string& x, ScalarType dt) {
-    return ctx.op("Log", {ctx.op("Add", {x, ctx.constScalar(1.0, dt)})});
-  }));
-  r.addOverloads({"aten::log2", "aten::log2_"}, unaryExpr([](OnnxCtx& ctx, const std::string& x, ScalarType dt) {
-    return ctx.op("Div", {ctx.op("Log", {x}), ctx.constScalar(std::log(2.0), dt)});
-  }));
+  r.addOverloads(
+      {"aten::trunc", "aten::trunc_"},
+      unaryExpr([](OnnxCtx& ctx, const std::string& x, ScalarType) {
+        return ctx.op("Mul", {ctx.op("Sign", {x}), ctx.op("Floor", {ctx.op("Abs", {x})})});
+      }));
+  r.addOverloads({"aten::log1p", "aten::log1p_"},
+                 unaryExpr([](OnnxCtx& ctx, const std::string& x, ScalarType dt) {
+                   return ctx.op("Log", {ctx.op("Add", {x, ctx.constScalar(1.0, dt)})});
+                 }));
+  r.addOverloads({"aten::log2", "aten::log2_"},
+                 unaryExpr([](OnnxCtx& ctx, const std::string& x, ScalarType dt) {
+                   return ctx.op("Div", {ctx.op("Log", {x}), ctx.constScalar(std::log(2.0), dt)});
+                 }));
   r.addOverloads({"aten::square", "aten::square_"},
-                 unaryExpr([](OnnxCtx& ctx, const std::string& x, ScalarType) { return ctx.op("Mul", {x, x}); }));
+                 unaryExpr([](OnnxCtx& ctx, const std::string& x, ScalarType) {
+                   return ctx.op("Mul", {x, x});
+                 }));
   r.addOverloads({"aten::selu", "aten::selu_"},
-                 unaryExpr([](OnnxCtx& ctx, const std::string& x, ScalarType) { return ctx.op("Selu", {x}); }));
-  r.addOverloads({"aten::mish", "aten::mish_"}, unaryExpr([](OnnxCtx& ctx, const std::string& x, ScalarType dt) {
-    return ctx.op("Mul", {x, ctx.op("Tanh", {softplus(ctx, x, dt, 1.0, 20.0)})});
-  }));
+                 unaryExpr([](OnnxCtx& ctx, const std::string& x, ScalarType) {
+                   return ctx.op("Selu", {x});
+                 }));
+  r.addOverloads({"aten::mish", "aten::mish_"},
+                 unaryExpr([](OnnxCtx& ctx, const std::string& x, ScalarType dt) {
+                   return ctx.op("Mul", {x, ctx.op("Tanh", {softplus(ctx, x, dt, 1.0, 20.0)})});
+                 }));
   // log_sigmoid(x) = -softplus(-x), stable for large |x|.
-  r.addOverloads({"aten::log_sigmoid"}, unaryExpr([](OnnxCtx& ctx, const std::string& x, ScalarType dt) {
-    return ctx.op("Neg", {softplus(ctx, ctx.op("Neg", {x}), dt, 1.0, 20.0)});
-  }));
+  r.addOverloads({"aten::log_sigmoid"},
+                 unaryExpr([](OnnxCtx& ctx, const std::string& x, ScalarType dt) {
+                   return ctx.op("Neg", {softplus(ctx, ctx.op("Neg", {x}), dt, 1.0, 20.0)});
+                 }));
   r.addOverloads({"aten::softplus"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     ScalarType dt = resultDtype(ctx, n);
-    ctx.setOutput(n, 0, softplus(ctx, args[0].unwrapToTensor(), dt, args[1].unwrapToDouble(1.0),
-                                 args[2].unwrapToDouble(20.0)));
+    ctx.setOutput(n, 0,
+                  softplus(ctx, args[0].unwrapToTensor(), dt, args[1].unwrapToDouble(1.0),
+                           args[2].unwrapToDouble(20.0)));
   });
   r.addOverloads({"aten::celu", "aten::celu_"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
-    ctx.setOutput(n, 0, ctx.op("Celu", {args[0].unwrapToTensor()}, {attrF("alpha", args[1].unwrapToDouble(1.0))}));
+    ctx.setOutput(
+        n, 0,
+        ctx.op("Celu", {args[0].unwrapToTensor()}, {attrF("alpha", args[1].unwrapToDouble(1.0))}));
   });
   // hardshrink: x where |x| > lambda else 0; softshrink: x -+ lambda beyond +-lambda, else 0.
   r.addOverloads({"aten::hardshrink"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     ScalarType dt = resultDtype(ctx, n);
     std::string x = args[0].unwrapToTensor();
-    std::string keep = ctx.op("Greater", {ctx.op("Abs", {x}), ctx.constScalar(args[1].unwrapToDouble(0.5), dt)});
+    std::string keep =
+        ctx.op("Greater", {ctx.op("Abs", {x}), ctx.constScalar(args[1].unwrapToDouble(0.5), dt)});
     ctx.setOutput(n, 0, ctx.op("Where", {keep, x, ctx.constScalar(0.0, dt)}));
   });
   r.addOverloads({"aten::softshrink"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
@@ -369,7 +418,8 @@ void registerElementwiseConverters(OnnxConverterRegistry& r) {
     ctx.setOutput(n, 0, ctx.op("Where", {ctx.op("Less", {x, neg}), ctx.op("Add", {x, l}), y}));
   });
   // isinf -> IsInf; isfinite -> Not(IsInf or IsNaN). Integer tensors are finite and not inf.
-  r.addOverloads({"aten::isinf", "aten::isfinite"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  r.addOverloads({"aten::isinf", "aten::isfinite"}, [](OnnxCtx& ctx, const Node& n,
+                                                       OnnxArgs& args) {
     const bool finite = n.kind() == Symbol::aten("isfinite");
     std::string x = args[0].unwrapToTensor();
     auto dt = ctx.dtypeOf(args[0].value());
@@ -393,45 +443,57 @@ void registerElementwiseConverters(OnnxConverterRegistry& r) {
   r.addOverloads({"aten::logical_or", "aten::logical_or_"}, logical("Or"));
   r.addOverloads({"aten::logical_xor", "aten::logical_xor_"}, logical("Xor"));
   // bitwise_not of bools -> Not (ONNX has BitwiseNot for integers from opset 18 only).
-  r.addOverloads({"aten::bitwise_not", "aten::bitwise_not_"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
-    auto dt = ctx.dtypeOf(args[0].value());
-    if (dt && *dt != ScalarType::Bool) {
-      if (ctx.opset() < 18) args[0].fail("a bool tensor (BitwiseNot of integers needs opset 18)", toString(*dt));
-      return ctx.setOutput(n, 0, ctx.op("BitwiseNot", {args[0].unwrapToTensor()}));
-    }
-    ctx.setOutput(n, 0, ctx.op("Not", {args[0].unwrapToTensor()}));
-  });
-  r.addOverloads({"aten::fmod.Tensor", "aten::fmod.Scalar", "aten::fmod_.Tensor", "aten::fmod_.Scalar"}, modulo(true));
+  r.addOverloads(
+      {"aten::bitwise_not", "aten::bitwise_not_"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+        auto dt = ctx.dtypeOf(args[0].value());
+        if (dt && *dt != ScalarType::Bool) {
+          if (ctx.opset() < 18)
+            args[0].fail("a bool tensor (BitwiseNot of integers needs opset 18)", toString(*dt));
+          return ctx.setOutput(n, 0, ctx.op("BitwiseNot", {args[0].unwrapToTensor()}));
+        }
+        ctx.setOutput(n, 0, ctx.op("Not", {args[0].unwrapToTensor()}));
+      });
+  r.addOverloads(
+      {"aten::fmod.Tensor", "aten::fmod.Scalar", "aten::fmod_.Tensor", "aten::fmod_.Scalar"},
+      modulo(true));
   r.addOverloads({"aten::remainder.Tensor", "aten::remainder.Scalar", "aten::remainder_.Tensor",
                   "aten::remainder_.Scalar"},
                  modulo(false));
-  r.addOverloads({"aten::floor_divide", "aten::floor_divide.Scalar", "aten::floor_divide_.Scalar"}, convertFloorDivide);
-  r.addOverloads({"aten::true_divide.Tensor", "aten::true_divide.Scalar", "aten::true_divide_.Tensor",
-                  "aten::true_divide_.Scalar"},
+  r.addOverloads({"aten::floor_divide", "aten::floor_divide.Scalar", "aten::floor_divide_.Scalar"},
+                 convertFloorDivide);
+  r.addOverloads({"aten::true_divide.Tensor", "aten::true_divide.Scalar",
+                  "aten::true_divide_.Tensor", "aten::true_divide_.Scalar"},
                  binary("Div"));
   // addcmul(self, t1, t2, value) = self + value * t1 * t2.
-  r.addOverloads({"aten::addcmul", "aten::addcmul_"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
-    ScalarType dt = resultDtype(ctx, n);
-    std::string prod = ctx.op("Mul", {tensorOrScalar(ctx, args[1], dt), tensorOrScalar(ctx, args[2], dt)});
-    double value = args[3].unwrapToDouble(1.0);
-    if (value != 1.0) prod = ctx.op("Mul", {prod, ctx.constScalar(value, dt)});
-    ctx.setOutput(n, 0, ctx.op("Add", {tensorOrScalar(ctx, args[0], dt), prod}));
-  });
+  r.addOverloads(
+      {"aten::addcmul", "aten::addcmul_"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+        ScalarType dt = resultDtype(ctx, n);
+        std::string prod =
+            ctx.op("Mul", {tensorOrScalar(ctx, args[1], dt), tensorOrScalar(ctx, args[2], dt)});
+        double value = args[3].unwrapToDouble(1.0);
+        if (value != 1.0) prod = ctx.op("Mul", {prod, ctx.constScalar(value, dt)});
+        ctx.setOutput(n, 0, ctx.op("Add", {tensorOrScalar(ctx, args[0], dt), prod}));
+      });
   // lerp(self, end, weight) = self + weight * (end - self).
-  r.addOverloads({"aten::lerp.Scalar", "aten::lerp.Tensor", "aten::lerp_.Scalar", "aten::lerp_.Tensor"},
-                 [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
-                   ScalarType dt = resultDtype(ctx, n);
-                   std::string a = tensorOrScalar(ctx, args[0], dt);
-                   std::string d = ctx.op("Sub", {tensorOrScalar(ctx, args[1], dt), a});
-                   ctx.setOutput(n, 0, ctx.op("Add", {a, ctx.op("Mul", {tensorOrScalar(ctx, args[2], dt), d})}));
-                 });
-  r.addOverloads({"aten::masked_fill.Scalar", "aten::masked_fill.Tensor", "aten::masked_fill_.Scalar",
-                  "aten::masked_fill_.Tensor"},
-                 [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
-                   ScalarType dt = resultDtype(ctx, n);
-                   std::string m = ctx.castTo(args[1].unwrapToTensor(), ctx.dtypeOf(args[1].value()), ScalarType::Bool);
-                   ctx.setOutput(n, 0, ctx.op("Where", {m, tensorOrScalar(ctx, args[2], dt), args[0].unwrapToTensor()}));
-                 });
+  r.addOverloads(
+      {"aten::lerp.Scalar", "aten::lerp.Tensor", "aten::lerp_.Scalar", "aten::lerp_.Tensor"},
+      [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+        ScalarType dt = resultDtype(ctx, n);
+        std::string a = tensorOrScalar(ctx, args[0], dt);
+        std::string d = ctx.op("Sub", {tensorOrScalar(ctx, args[1], dt), a});
+        ctx.setOutput(n, 0,
+                      ctx.op("Add", {a, ctx.op("Mul", {tensorOrScalar(ctx, args[2], dt), d})}));
+      });
+  r.addOverloads(
+      {"aten::masked_fill.Scalar", "aten::masked_fill.Tensor", "aten::masked_fill_.Scalar",
+       "aten::masked_fill_.Tensor"},
+      [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+        ScalarType dt = resultDtype(ctx, n);
+        std::string m =
+            ctx.castTo(args[1].unwrapToTensor(), ctx.dtypeOf(args[1].value()), ScalarType::Bool);
+        ctx.setOutput(
+            n, 0, ctx.op("Where", {m, tensorOrScalar(ctx, args[2], dt), args[0].unwrapToTensor()}));
+      });
   // nan_to_num(self, nan, posinf, neginf): Where(IsNaN) / Where(IsInf) with PyTorch's defaults
   // (0, the dtype's largest and lowest finite values); integer tensors pass through.
   r.addOverloads({"aten::nan_to_num", "aten::nan_to_num_"}, [](OnnxCtx& ctx, const Node& n,

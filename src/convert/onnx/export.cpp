@@ -38,9 +38,9 @@ bool hasTensorOutput(const Node& n) {
   return false;
 }
 
-void setValueInfo(::onnx::ValueInfoProto* vi, const std::string& name, std::optional<ScalarType> dtype,
-                  const std::optional<std::vector<int64_t>>& sizes, const std::vector<bool>& dynamicDims,
-                  const std::string& dimPrefix) {
+void setValueInfo(::onnx::ValueInfoProto* vi, const std::string& name,
+                  std::optional<ScalarType> dtype, const std::optional<std::vector<int64_t>>& sizes,
+                  const std::vector<bool>& dynamicDims, const std::string& dimPrefix) {
   vi->set_name(name);
   auto* tt = vi->mutable_type()->mutable_tensor_type();
   tt->set_elem_type(onnxDataType(dtype.value_or(ScalarType::Float)));
@@ -48,8 +48,10 @@ void setValueInfo(::onnx::ValueInfoProto* vi, const std::string& name, std::opti
   auto* shape = tt->mutable_shape();
   for (size_t d = 0; d < sizes->size(); ++d) {
     auto* dim = shape->add_dim();
-    if (d < dynamicDims.size() && dynamicDims[d]) dim->set_dim_param(fmt::format("{}_dim{}", dimPrefix, d));
-    else dim->set_dim_value((*sizes)[d]);
+    if (d < dynamicDims.size() && dynamicDims[d])
+      dim->set_dim_param(fmt::format("{}_dim{}", dimPrefix, d));
+    else
+      dim->set_dim_value((*sizes)[d]);
   }
 }
 
@@ -86,14 +88,15 @@ class Exporter {
       // converter or nothing here is a tensor (list indexing, int arithmetic in blocks).
       if ((!fn || !hasTensorOutput(n)) && tryEvaluate(n, op)) return;
       if (!fn)
-        throw Error(fmt::format("{} has no ONNX converter and its inputs are not known at export time",
-                                op ? op->key : n.kind().toQualString()),
-                    convert::nodePlace(n));
+        throw Error(
+            fmt::format("{} has no ONNX converter and its inputs are not known at export time",
+                        op ? op->key : n.kind().toQualString()),
+            convert::nodePlace(n));
       if (op) {
         const int first = converterOpsets(op->key).first;
         if (ctx_.opset() < first)
-          throw Error(fmt::format("{} is exported from opset {} on; this export writes opset {}", op->key, first,
-                                  ctx_.opset()),
+          throw Error(fmt::format("{} is exported from opset {} on; this export writes opset {}",
+                                  op->key, first, ctx_.opset()),
                       convert::nodePlace(n));
       }
       OnnxArgs args(ctx_, n, op);
@@ -191,7 +194,8 @@ class Exporter {
     inputs.push_back(trip);
     inputs.push_back(cond);
     for (size_t i = 2; i < n.inputs().size(); ++i)
-      inputs.push_back(isTensorListType(n.input(i)) ? ctx_.toSequence(n.input(i)) : ctx_.toTensor(n.input(i)));
+      inputs.push_back(isTensorListType(n.input(i)) ? ctx_.toSequence(n.input(i))
+                                                    : ctx_.toTensor(n.input(i)));
     std::vector<std::string> bodyInputs;
     bodyInputs.push_back(ctx_.freshName("iter"));
     ctx_.setTensor(body->inputs()[0], bodyInputs.back());
@@ -224,8 +228,11 @@ class Exporter {
           // A list grown in the loop: a sequence of tensors (of the elements' dtype, Float
           // unless known).
           vi->clear_type();
-          vi->mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()->set_elem_type(
-              onnxDataType(ScalarType::Float));
+          vi->mutable_type()
+              ->mutable_sequence_type()
+              ->mutable_elem_type()
+              ->mutable_tensor_type()
+              ->set_elem_type(onnxDataType(ScalarType::Float));
         } else if (auto d = ctx_.dtypeOf(n.input(i))) {
           tt->set_elem_type(onnxDataType(*d));
         } else {
@@ -284,7 +291,9 @@ std::pair<int, int> converterOpsets(std::string_view schema) {
   return {it == minOpsets().end() ? kMinOpset : it->second, kMaxOpset};
 }
 
-void setConverterMinOpset(std::string_view schema, int opset) { minOpsets()[std::string(schema)] = opset; }
+void setConverterMinOpset(std::string_view schema, int opset) {
+  minOpsets()[std::string(schema)] = opset;
+}
 
 void registerConverter(std::string_view schema, OnnxConverter converter) {
   onnxConverters().add(schema, std::move(converter));
@@ -330,7 +339,8 @@ PrepareOptions prepareOptions(const Graph& graph, const std::vector<IValue>& inp
     bool known = std::find(inputNames.begin(), inputNames.end(), name) != inputNames.end() ||
                  std::find(options.outputNames.begin(), options.outputNames.end(), name) !=
                      options.outputNames.end();
-    TL_CHECK(known, "--dynamic-axes names '{}', which is neither an input nor an output name", name);
+    TL_CHECK(known, "--dynamic-axes names '{}', which is neither an input nor an output name",
+             name);
   }
   return po;
 }
@@ -569,12 +579,14 @@ int checkerMaxOpset() {
 void checkModel(const ::onnx::ModelProto& model) {
   for (const auto& o : model.opset_import())
     if (o.domain().empty() && o.version() > checkerMaxOpset())
-      throw Error(fmt::format("the installed ONNX library checks opsets up to {}; opset {} cannot be checked",
-                              checkerMaxOpset(), o.version()));
+      throw Error(fmt::format(
+          "the installed ONNX library checks opsets up to {}; opset {} cannot be checked",
+          checkerMaxOpset(), o.version()));
   try {
     ::onnx::checker::check_model(model);
     ::onnx::ModelProto copy = model;
-    ::onnx::ShapeInferenceOptions options(/*check_type=*/true, /*strict_mode=*/1, /*data_prop=*/false);
+    ::onnx::ShapeInferenceOptions options(/*check_type=*/true, /*strict_mode=*/1,
+                                          /*data_prop=*/false);
     ::onnx::shape_inference::InferShapes(copy, ::onnx::OpSchemaRegistry::Instance(), options);
   } catch (const std::exception& e) {
     std::string what = e.what();
@@ -609,7 +621,8 @@ class AtomicFileSink : public google::protobuf::io::CopyingOutputStream {
 };
 }  // namespace
 
-bool saveModel(const ::onnx::ModelProto& model, const std::string& path, const SaveOptions& options) {
+bool saveModel(const ::onnx::ModelProto& model, const std::string& path,
+               const SaveOptions& options) {
   namespace fs = std::filesystem;
   const std::string dataPath = path + ".data";
   try {

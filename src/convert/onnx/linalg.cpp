@@ -17,8 +17,10 @@ void convertMatMul(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
 // addmm(self, mat1, mat2, beta, alpha) -> Gemm(mat1, mat2, self, alpha, beta).
 void convertAddmm(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   double beta = args[3].unwrapToDouble(1.0), alpha = args[4].unwrapToDouble(1.0);
-  ctx.setOutput(n, 0, ctx.op("Gemm", {args[1].unwrapToTensor(), args[2].unwrapToTensor(), args[0].unwrapToTensor()},
-                             {attrF("alpha", alpha), attrF("beta", beta)}));
+  ctx.setOutput(
+      n, 0,
+      ctx.op("Gemm", {args[1].unwrapToTensor(), args[2].unwrapToTensor(), args[0].unwrapToTensor()},
+             {attrF("alpha", alpha), attrF("beta", beta)}));
 }
 
 // linear(x, W, b): Gemm(x, W, b, transB=1) for 2-d x; MatMul(x, W^T) + b otherwise
@@ -30,13 +32,15 @@ void convertLinear(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   if (rank && *rank == 2) {
     std::vector<std::string> in = {x, args[1].unwrapToTensor()};
     if (bias) in.push_back(*bias);
-    ctx.setOutput(n, 0, ctx.op("Gemm", in, {attrF("alpha", 1.0), attrF("beta", 1.0), attrI("transB", 1)}));
+    ctx.setOutput(
+        n, 0, ctx.op("Gemm", in, {attrF("alpha", 1.0), attrF("beta", 1.0), attrI("transB", 1)}));
     return;
   }
   // A constant weight is transposed here, once, into its own initializer (as torch.onnx's
   // constant folding does); a computed one through a Transpose node.
   std::string wt;
-  if (args[1].isIValue() && args[1].unwrapToIValue().isTensor() && args[1].unwrapToIValue().toTensor().dim() == 2) {
+  if (args[1].isIValue() && args[1].unwrapToIValue().isTensor() &&
+      args[1].unwrapToIValue().toTensor().dim() == 2) {
     convert::Weights wts = args[1].unwrapToWeights();
     Tensor src = wts.tensor.contiguous();
     const int64_t rows = src.sizes()[0], cols = src.sizes()[1];
@@ -45,7 +49,8 @@ void convertLinear(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     const auto* in = static_cast<const char*>(src.rawData());
     auto* out = static_cast<char*>(t.rawData());
     for (int64_t r = 0; r < rows; ++r)
-      for (int64_t c = 0; c < cols; ++c) std::memcpy(out + (c * rows + r) * item, in + (r * cols + c) * item, item);
+      for (int64_t c = 0; c < cols; ++c)
+        std::memcpy(out + (c * rows + r) * item, in + (r * cols + c) * item, item);
     wt = ctx.initializer(t, wts.name.empty() ? std::string() : wts.name + ".T");
   } else {
     wt = ctx.op("Transpose", {args[1].unwrapToTensor()}, {attrIs("perm", {1, 0})});
@@ -131,19 +136,22 @@ void registerLinalgConverters(OnnxConverterRegistry& r) {
   // dot / mv: MatMul of the 1-d / 2-d operands; outer: a column times a row.
   r.addOverloads({"aten::dot", "aten::mv"}, convertMatMul);
   r.addOverloads({"aten::outer"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
-    ctx.setOutput(n, 0, ctx.op("Mul", {unsqueeze(ctx, args[0].unwrapToTensor(), {1}), args[1].unwrapToTensor()}));
+    ctx.setOutput(
+        n, 0,
+        ctx.op("Mul", {unsqueeze(ctx, args[0].unwrapToTensor(), {1}), args[1].unwrapToTensor()}));
   });
   // baddbmm(self, b1, b2, beta, alpha) = beta * self + alpha * (b1 @ b2).
-  r.addOverloads({"aten::baddbmm", "aten::baddbmm_"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
-    ScalarType dt = dtypeOr(ctx, n.output());
-    double beta = args[3].unwrapToDouble(1.0), alpha = args[4].unwrapToDouble(1.0);
-    std::string prod = ctx.op("MatMul", {args[1].unwrapToTensor(), args[2].unwrapToTensor()});
-    if (alpha != 1.0) prod = ctx.op("Mul", {prod, ctx.constScalar(alpha, dt)});
-    if (beta == 0.0) return ctx.setOutput(n, 0, prod);
-    std::string self = args[0].unwrapToTensor();
-    if (beta != 1.0) self = ctx.op("Mul", {self, ctx.constScalar(beta, dt)});
-    ctx.setOutput(n, 0, ctx.op("Add", {self, prod}));
-  });
+  r.addOverloads(
+      {"aten::baddbmm", "aten::baddbmm_"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+        ScalarType dt = dtypeOr(ctx, n.output());
+        double beta = args[3].unwrapToDouble(1.0), alpha = args[4].unwrapToDouble(1.0);
+        std::string prod = ctx.op("MatMul", {args[1].unwrapToTensor(), args[2].unwrapToTensor()});
+        if (alpha != 1.0) prod = ctx.op("Mul", {prod, ctx.constScalar(alpha, dt)});
+        if (beta == 0.0) return ctx.setOutput(n, 0, prod);
+        std::string self = args[0].unwrapToTensor();
+        if (beta != 1.0) self = ctx.op("Mul", {self, ctx.constScalar(beta, dt)});
+        ctx.setOutput(n, 0, ctx.op("Add", {self, prod}));
+      });
   r.addOverloads({"aten::cross", "aten::linalg_cross"}, convertCross);
   r.addOverloads({"aten::tensordot"}, convertTensordot);
   // linalg_det -> Det (https://onnx.ai/onnx/operators/onnx__Det.html); logdet -> Log(Det):

@@ -15,7 +15,8 @@ OnnxConverter softmax(std::string opType) {
   return [opType](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     std::string x = args[0].unwrapToTensor();
     if (!args[2].isNone())
-      if (auto t = scalarTypeFromInt(args[2].unwrapToInt())) x = ctx.castTo(x, ctx.dtypeOf(args[0].value()), *t);
+      if (auto t = scalarTypeFromInt(args[2].unwrapToInt()))
+        x = ctx.castTo(x, ctx.dtypeOf(args[0].value()), *t);
     int64_t rank = ctx.expectRank(n, args[0].value());
     ctx.setOutput(n, 0, ctx.op(opType, {x}, {attrI("axis", wrapDim(args[1].unwrapToInt(), rank))}));
   };
@@ -30,7 +31,8 @@ void convertDropout(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
 
 // embedding(weight, indices, ...) -> Gather(weight, indices).
 void convertEmbedding(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
-  std::string idx = ctx.castTo(args[1].unwrapToTensor(), ctx.dtypeOf(args[1].value()), ScalarType::Long);
+  std::string idx =
+      ctx.castTo(args[1].unwrapToTensor(), ctx.dtypeOf(args[1].value()), ScalarType::Long);
   ctx.setOutput(n, 0, ctx.op("Gather", {args[0].unwrapToTensor(), idx}, {attrI("axis", 0)}));
 }
 
@@ -43,27 +45,35 @@ void convertEmbedding(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
 void convertEmbeddingBag(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   for (size_t i = 1; i < n.outputs().size(); ++i)
     if (n.output(i)->hasUses())
-      throw Error(fmt::format("embedding_bag: output {} (offset2bag, bag_size, max_indices) is used; only the bags "
-                              "(output 0) are exported", i));
+      throw Error(fmt::format(
+          "embedding_bag: output {} (offset2bag, bag_size, max_indices) is used; only the bags "
+          "(output 0) are exported",
+          i));
   const ScalarType dt = dtypeOr(ctx, args[0].value());
   const int64_t mode = args[4].unwrapToInt();
   if (mode < 0 || mode > 2) args[4].fail("0 (sum), 1 (mean) or 2 (max)", std::to_string(mode));
   if (ctx.expectRank(n, args[1].value()) != 1) args[1].fail("1-d indices", "another rank");
   const bool lastOffset = args[7].unwrapToBool(false);
   std::string w = args[0].unwrapToTensor();
-  std::string idx = ctx.castTo(args[1].unwrapToTensor(), ctx.dtypeOf(args[1].value()), ScalarType::Long);
-  std::string offsets = ctx.castTo(args[2].unwrapToTensor(), ctx.dtypeOf(args[2].value()), ScalarType::Long);
+  std::string idx =
+      ctx.castTo(args[1].unwrapToTensor(), ctx.dtypeOf(args[1].value()), ScalarType::Long);
+  std::string offsets =
+      ctx.castTo(args[2].unwrapToTensor(), ctx.dtypeOf(args[2].value()), ScalarType::Long);
   std::string count = ctx.op("Shape", {idx});  // [n]
   auto slice1 = [&](const std::string& x, int64_t lo, int64_t hi) {
     return ctx.op("Slice", {x, ctx.constInt64s({lo}), ctx.constInt64s({hi}), ctx.constInt64s({0})});
   };
   std::string starts = lastOffset ? slice1(offsets, 0, -1) : offsets;
-  std::string ends = lastOffset ? slice1(offsets, 1, std::numeric_limits<int64_t>::max())
-                                : ctx.op("Concat", {slice1(offsets, 1, std::numeric_limits<int64_t>::max()), count},
-                                         {attrI("axis", 0)});
-  std::string pos = unsqueeze(ctx, ctx.op("Range", {ctx.constScalar(0, ScalarType::Long),
-                                                     squeeze(ctx, count, {0}), ctx.constScalar(1, ScalarType::Long)}),
-                              {0});  // [1, n]
+  std::string ends =
+      lastOffset
+          ? slice1(offsets, 1, std::numeric_limits<int64_t>::max())
+          : ctx.op("Concat", {slice1(offsets, 1, std::numeric_limits<int64_t>::max()), count},
+                   {attrI("axis", 0)});
+  std::string pos =
+      unsqueeze(ctx,
+                ctx.op("Range", {ctx.constScalar(0, ScalarType::Long), squeeze(ctx, count, {0}),
+                                 ctx.constScalar(1, ScalarType::Long)}),
+                {0});  // [1, n]
   std::string m = ctx.op("And", {ctx.op("GreaterOrEqual", {pos, unsqueeze(ctx, starts, {1})}),
                                  ctx.op("Less", {pos, unsqueeze(ctx, ends, {1})})});  // [bags, n]
   if (args.size() > 8 && !args[8].isNone()) {
@@ -72,7 +82,9 @@ void convertEmbeddingBag(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
       auto ws = ctx.expectSizes(n, args[0].value());
       pad += ws[0];
     }
-    std::string keep = ctx.op("Not", {ctx.op("Equal", {idx, ctx.constScalar(static_cast<double>(pad), ScalarType::Long)})});
+    std::string keep = ctx.op(
+        "Not",
+        {ctx.op("Equal", {idx, ctx.constScalar(static_cast<double>(pad), ScalarType::Long)})});
     m = ctx.op("And", {m, unsqueeze(ctx, keep, {0})});
   }
   std::string rows = ctx.op("Gather", {w, idx}, {attrI("axis", 0)});  // [n, D]
@@ -86,8 +98,11 @@ void convertEmbeddingBag(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   std::string y;
   if (mode == 2) {
     std::string low = ctx.constScalar(-std::numeric_limits<double>::infinity(), dt);
-    y = reduce(ctx, "Max", ctx.op("Where", {unsqueeze(ctx, m, {2}), unsqueeze(ctx, rows, {0}), low}), {1}, false);
-    y = ctx.op("Where", {ctx.op("Greater", {bagSize, ctx.constScalar(0, dt)}), y, ctx.constScalar(0, dt)});
+    y = reduce(ctx, "Max",
+               ctx.op("Where", {unsqueeze(ctx, m, {2}), unsqueeze(ctx, rows, {0}), low}), {1},
+               false);
+    y = ctx.op("Where",
+               {ctx.op("Greater", {bagSize, ctx.constScalar(0, dt)}), y, ctx.constScalar(0, dt)});
   } else {
     y = ctx.op("MatMul", {mf, rows});
     if (mode == 1) y = ctx.op("Div", {y, ctx.op("Max", {bagSize, ctx.constScalar(1, dt)})});
@@ -102,13 +117,17 @@ void convertGridSampler(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   static const char* const kModes[] = {"bilinear", "nearest", "bicubic"};
   static const char* const kPadding[] = {"zeros", "border", "reflection"};
   const int64_t mode = args[2].unwrapToInt(), padding = args[3].unwrapToInt();
-  if (mode < 0 || mode > 2) args[2].fail("0 (bilinear), 1 (nearest) or 2 (bicubic)", std::to_string(mode));
-  if (padding < 0 || padding > 2) args[3].fail("0 (zeros), 1 (border) or 2 (reflection)", std::to_string(padding));
+  if (mode < 0 || mode > 2)
+    args[2].fail("0 (bilinear), 1 (nearest) or 2 (bicubic)", std::to_string(mode));
+  if (padding < 0 || padding > 2)
+    args[3].fail("0 (zeros), 1 (border) or 2 (reflection)", std::to_string(padding));
   if (auto r = ctx.rankOf(args[0].value()); r && *r != 4)
-    args[0].fail("a 4-d input (GridSample samples 2-d grids up to opset 19)", fmt::format("rank {}", *r));
-  ctx.setOutput(n, 0, ctx.op("GridSample", {args[0].unwrapToTensor(), args[1].unwrapToTensor()},
-                             {attrS("mode", kModes[mode]), attrS("padding_mode", kPadding[padding]),
-                              attrI("align_corners", args[4].unwrapToBool() ? 1 : 0)}));
+    args[0].fail("a 4-d input (GridSample samples 2-d grids up to opset 19)",
+                 fmt::format("rank {}", *r));
+  ctx.setOutput(n, 0,
+                ctx.op("GridSample", {args[0].unwrapToTensor(), args[1].unwrapToTensor()},
+                       {attrS("mode", kModes[mode]), attrS("padding_mode", kPadding[padding]),
+                        attrI("align_corners", args[4].unwrapToBool() ? 1 : 0)}));
 }
 
 // constant_pad_nd(self, pad, value) -> Pad(constant). torch's pad lists (begin, end) pairs
@@ -127,8 +146,10 @@ void convertConstantPad(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   auto pads = onnxPads(args[1].unwrapToIntList(), ctx.expectRank(n, args[0].value()));
   ScalarType dt = dtypeOr(ctx, args[0].value());
   double value = args[2].unwrapToDouble(0.0);
-  ctx.setOutput(n, 0, ctx.op("Pad", {args[0].unwrapToTensor(), ctx.constInt64s(pads), ctx.constScalar(value, dt)},
-                             {attrS("mode", "constant")}));
+  ctx.setOutput(
+      n, 0,
+      ctx.op("Pad", {args[0].unwrapToTensor(), ctx.constInt64s(pads), ctx.constScalar(value, dt)},
+             {attrS("mode", "constant")}));
 }
 
 // upsample_{nearest,linear,bilinear,bicubic,trilinear}{1,2,3}d (and .vec) -> Resize with sizes
@@ -143,7 +164,8 @@ OnnxConverter upsample(std::string mode) {
     if (mode != "nearest") {
       bool alignCorners = args[2].unwrapToBool();
       attrs.push_back(attrS("mode", mode));
-      attrs.push_back(attrS("coordinate_transformation_mode", alignCorners ? "align_corners" : "pytorch_half_pixel"));
+      attrs.push_back(attrS("coordinate_transformation_mode",
+                            alignCorners ? "align_corners" : "pytorch_half_pixel"));
       if (mode == "cubic") attrs.push_back(attrF("cubic_coeff_a", -0.75));
     } else {
       attrs.push_back(attrS("mode", "nearest"));
@@ -159,7 +181,8 @@ OnnxConverter upsample(std::string mode) {
       auto sf = args[scalesIndex].unwrapToDoubleList();
       std::vector<float> scales = {1.0f, 1.0f};
       const size_t k = outSizes.size() - 2;
-      for (size_t i = 0; i < k; ++i) scales.push_back(static_cast<float>(sf.size() == 1 ? sf[0] : sf.at(i)));
+      for (size_t i = 0; i < k; ++i)
+        scales.push_back(static_cast<float>(sf.size() == 1 ? sf[0] : sf.at(i)));
       Tensor t = Tensor::empty({static_cast<int64_t>(scales.size())}, ScalarType::Float);
       std::copy(scales.begin(), scales.end(), t.data<float>());
       return ctx.setOutput(n, 0, ctx.op("Resize", {x, "", ctx.initializer(t)}, attrs));
@@ -168,10 +191,12 @@ OnnxConverter upsample(std::string mode) {
     // (Shape) then the output size, constant or computed (fcn's x.shape[-2:]).
     bool dynamic = ctx.isDynamic(n.output()) || !args[1].isIValue();
     if (dynamic && !args[1].isNone()) {
-      std::string lead = ctx.op("Slice", {ctx.op("Shape", {x}), ctx.constInt64s({0}), ctx.constInt64s({2})});
-      std::string spatial = args[1].isIValue() ? ctx.constInt64s(args[1].unwrapToIntList())
-                                               : ctx.castTo(args[1].unwrapToTensor(), ctx.dtypeOf(args[1].value()),
-                                                            ScalarType::Long);
+      std::string lead =
+          ctx.op("Slice", {ctx.op("Shape", {x}), ctx.constInt64s({0}), ctx.constInt64s({2})});
+      std::string spatial = args[1].isIValue()
+                                ? ctx.constInt64s(args[1].unwrapToIntList())
+                                : ctx.castTo(args[1].unwrapToTensor(), ctx.dtypeOf(args[1].value()),
+                                             ScalarType::Long);
       std::string sizes = ctx.op("Concat", {lead, spatial}, {attrI("axis", 0)});
       return ctx.setOutput(n, 0, ctx.op("Resize", {x, "", "", sizes}, attrs));
     }
@@ -211,8 +236,11 @@ OnnxConverter padMode(std::optional<std::string> fixed) {
       auto pads = onnxPads(args[1].unwrapToIntList(), ctx.expectRank(n, args[0].value()));
       ScalarType dt = dtypeOr(ctx, args[0].value());
       double value = args.size() > 3 ? args[3].unwrapToDouble(0.0) : 0.0;
-      return ctx.setOutput(n, 0, ctx.op("Pad", {args[0].unwrapToTensor(), ctx.constInt64s(pads), ctx.constScalar(value, dt)},
-                                        {attrS("mode", "constant")}));
+      return ctx.setOutput(
+          n, 0,
+          ctx.op("Pad",
+                 {args[0].unwrapToTensor(), ctx.constInt64s(pads), ctx.constScalar(value, dt)},
+                 {attrS("mode", "constant")}));
     }
     if (mode == "circular")
       return ctx.setOutput(
@@ -222,7 +250,9 @@ OnnxConverter padMode(std::optional<std::string> fixed) {
     if (onnxMode.empty())
       args[2].fail("'constant', 'reflect', 'replicate' or 'circular'", "'" + mode + "'");
     auto pads = onnxPads(args[1].unwrapToIntList(), ctx.expectRank(n, args[0].value()));
-    ctx.setOutput(n, 0, ctx.op("Pad", {args[0].unwrapToTensor(), ctx.constInt64s(pads)}, {attrS("mode", onnxMode)}));
+    ctx.setOutput(n, 0,
+                  ctx.op("Pad", {args[0].unwrapToTensor(), ctx.constInt64s(pads)},
+                         {attrS("mode", onnxMode)}));
   };
 }
 
@@ -232,9 +262,11 @@ void convertPixelUnshuffle(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   auto s = ctx.expectSizes(n, args[0].value());
   if (s.size() != 4) args[0].fail("a 4-d tensor", fmt::format("rank {}", s.size()));
   int64_t r = args[1].unwrapToInt();
-  std::string y = ctx.op("Reshape", {args[0].unwrapToTensor(), ctx.constInt64s({s[0], s[1], s[2] / r, r, s[3] / r, r})});
+  std::string y = ctx.op("Reshape", {args[0].unwrapToTensor(),
+                                     ctx.constInt64s({s[0], s[1], s[2] / r, r, s[3] / r, r})});
   y = ctx.op("Transpose", {y}, {attrIs("perm", {0, 1, 3, 5, 2, 4})});
-  ctx.setOutput(n, 0, ctx.op("Reshape", {y, ctx.constInt64s({s[0], s[1] * r * r, s[2] / r, s[3] / r})}));
+  ctx.setOutput(n, 0,
+                ctx.op("Reshape", {y, ctx.constInt64s({s[0], s[1] * r * r, s[2] / r, s[3] / r})}));
 }
 
 // pixel_shuffle(x, r) -> DepthToSpace(blocksize=r, mode=CRD): channel c*r*r + i*r + j goes to
@@ -242,8 +274,9 @@ void convertPixelUnshuffle(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
 void convertPixelShuffle(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   int64_t rank = ctx.expectRank(n, args[0].value());
   if (rank != 4) args[0].fail("a 4-d tensor (DepthToSpace is 4-d)", fmt::format("rank {}", rank));
-  ctx.setOutput(n, 0, ctx.op("DepthToSpace", {args[0].unwrapToTensor()},
-                             {attrI("blocksize", args[1].unwrapToInt()), attrS("mode", "CRD")}));
+  ctx.setOutput(n, 0,
+                ctx.op("DepthToSpace", {args[0].unwrapToTensor()},
+                       {attrI("blocksize", args[1].unwrapToInt()), attrS("mode", "CRD")}));
 }
 
 // im2col(self [N, C, H, W] or [C, H, W], kernel, dilation, padding, stride) (F.unfold): a
@@ -314,9 +347,9 @@ void registerNnConverters(OnnxConverterRegistry& r) {
   r.addNode(prim::RaiseException, [](OnnxCtx&, const Node&, OnnxArgs&) {});
   r.addOverloads({"aten::softmax.int"}, softmax("Softmax"));
   r.addOverloads({"aten::log_softmax.int"}, softmax("LogSoftmax"));
-  r.addOverloads({"aten::dropout", "aten::dropout_", "aten::feature_dropout", "aten::feature_dropout_",
-                  "aten::alpha_dropout", "aten::alpha_dropout_", "aten::feature_alpha_dropout",
-                  "aten::feature_alpha_dropout_"},
+  r.addOverloads({"aten::dropout", "aten::dropout_", "aten::feature_dropout",
+                  "aten::feature_dropout_", "aten::alpha_dropout", "aten::alpha_dropout_",
+                  "aten::feature_alpha_dropout", "aten::feature_alpha_dropout_"},
                  convertDropout);
   r.addOverloads({"aten::embedding"}, convertEmbedding);
   r.addOverloads({"aten::embedding_bag", "aten::embedding_bag.padding_idx"}, convertEmbeddingBag);
@@ -327,10 +360,12 @@ void registerNnConverters(OnnxConverterRegistry& r) {
   // one_hot(self, num_classes) -> OneHot(self, depth, [0, 1]) in int64
   // (https://onnx.ai/onnx/operators/onnx__OneHot.html); num_classes -1 is max(self) + 1.
   r.addOverloads({"aten::one_hot"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
-    std::string x = ctx.castTo(args[0].unwrapToTensor(), ctx.dtypeOf(args[0].value()), ScalarType::Long);
+    std::string x =
+        ctx.castTo(args[0].unwrapToTensor(), ctx.dtypeOf(args[0].value()), ScalarType::Long);
     int64_t classes = args[1].unwrapToInt(-1);
     std::string depth = classes >= 0 ? ctx.constInt64s({classes})
-                                     : ctx.op("Add", {reduce(ctx, "Max", x, {}, false), ctx.constScalar(1, ScalarType::Long)});
+                                     : ctx.op("Add", {reduce(ctx, "Max", x, {}, false),
+                                                      ctx.constScalar(1, ScalarType::Long)});
     ctx.setOutput(n, 0, ctx.op("OneHot", {x, depth, ctx.constInt64s({0, 1})}, {attrI("axis", -1)}));
   });
   r.addOverloads({"aten::constant_pad_nd"}, convertConstantPad);
@@ -342,12 +377,14 @@ void registerNnConverters(OnnxConverterRegistry& r) {
   });
   r.addOverloads({"aten::conv_tbc"}, convertConvTbc);
   r.addOverloads({"aten::hann_window", "aten::hann_window.periodic"}, convertHannWindow);
-  r.addOverloads({"aten::upsample_nearest1d", "aten::upsample_nearest1d.vec", "aten::upsample_nearest2d",
-                  "aten::upsample_nearest2d.vec", "aten::upsample_nearest3d", "aten::upsample_nearest3d.vec"},
-                 upsample("nearest"));
-  r.addOverloads({"aten::upsample_linear1d", "aten::upsample_linear1d.vec", "aten::upsample_bilinear2d",
-                  "aten::upsample_bilinear2d.vec", "aten::upsample_trilinear3d.vec"},
-                 upsample("linear"));
+  r.addOverloads(
+      {"aten::upsample_nearest1d", "aten::upsample_nearest1d.vec", "aten::upsample_nearest2d",
+       "aten::upsample_nearest2d.vec", "aten::upsample_nearest3d", "aten::upsample_nearest3d.vec"},
+      upsample("nearest"));
+  r.addOverloads(
+      {"aten::upsample_linear1d", "aten::upsample_linear1d.vec", "aten::upsample_bilinear2d",
+       "aten::upsample_bilinear2d.vec", "aten::upsample_trilinear3d.vec"},
+      upsample("linear"));
   r.addOverloads({"aten::upsample_bicubic2d.vec"}, upsample("cubic"));
   r.addOverloads({"aten::reflection_pad1d", "aten::reflection_pad2d", "aten::reflection_pad3d"},
                  padMode(std::string("reflect")));
@@ -361,14 +398,18 @@ void registerNnConverters(OnnxConverterRegistry& r) {
     ctx.setOutput(n, 0, x);
     if (n.output(1)->hasUses()) {
       Tensor one = Tensor::fromVector(std::vector<float>{1.0f}, {1}).to(ScalarType::Bool);
-      ctx.setOutput(n, 1, ctx.op("ConstantOfShape", {ctx.op("Shape", {x})}, {attrT("value", toTensorProto(one, "value"))}));
+      ctx.setOutput(n, 1,
+                    ctx.op("ConstantOfShape", {ctx.op("Shape", {x})},
+                           {attrT("value", toTensorProto(one, "value"))}));
     }
   });
   r.addOverloads({"aten::pad"}, padMode(std::nullopt));
   r.addOverloads({"aten::pixel_unshuffle"}, convertPixelUnshuffle);
   r.addOverloads({"aten::_log_softmax"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     int64_t rank = ctx.expectRank(n, args[0].value());
-    ctx.setOutput(n, 0, ctx.op("LogSoftmax", {args[0].unwrapToTensor()}, {attrI("axis", wrapDim(args[1].unwrapToInt(), rank))}));
+    ctx.setOutput(n, 0,
+                  ctx.op("LogSoftmax", {args[0].unwrapToTensor()},
+                         {attrI("axis", wrapDim(args[1].unwrapToInt(), rank))}));
   });
 }
 

@@ -13,7 +13,8 @@ std::string channelConst(OnnxCtx& ctx, int64_t c, double value, ScalarType dt) {
 }
 
 // batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn)
-// in inference form -> BatchNormalization (https://onnx.ai/onnx/operators/onnx__BatchNormalization.html).
+// in inference form -> BatchNormalization
+// (https://onnx.ai/onnx/operators/onnx__BatchNormalization.html).
 void convertBatchNorm(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   if (args[5].unwrapToBool() && (args[3].isNone() || args[4].isNone()))
     args[5].fail("False (training-mode batch statistics cannot be exported)", "True");
@@ -22,14 +23,18 @@ void convertBatchNorm(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   int64_t c = sizes.size() > 1 ? sizes[1] : 1;
   std::string w = args[1].isNone() ? channelConst(ctx, c, 1.0, dt) : args[1].unwrapToTensor();
   std::string b = args[2].isNone() ? channelConst(ctx, c, 0.0, dt) : args[2].unwrapToTensor();
-  ctx.setOutput(n, 0, ctx.op("BatchNormalization",
-                             {args[0].unwrapToTensor(), w, b, args[3].unwrapToTensor(), args[4].unwrapToTensor()},
-                             {attrF("epsilon", args[7].unwrapToDouble()), attrF("momentum", 1.0 - args[6].unwrapToDouble(0.1))}));
+  ctx.setOutput(
+      n, 0,
+      ctx.op("BatchNormalization",
+             {args[0].unwrapToTensor(), w, b, args[3].unwrapToTensor(), args[4].unwrapToTensor()},
+             {attrF("epsilon", args[7].unwrapToDouble()),
+              attrF("momentum", 1.0 - args[6].unwrapToDouble(0.1))}));
 }
 
 // Normalizes x over `axes` (mean 0, variance 1, biased): the decomposition used where ONNX has
 // no operator of the opset (LayerNormalization before 17, group_norm).
-std::string normalize(OnnxCtx& ctx, const std::string& x, const std::vector<int64_t>& axes, double eps, ScalarType dt) {
+std::string normalize(OnnxCtx& ctx, const std::string& x, const std::vector<int64_t>& axes,
+                      double eps, ScalarType dt) {
   std::string mean = reduce(ctx, "Mean", x, axes, true);
   std::string d = ctx.op("Sub", {x, mean});
   std::string var = reduce(ctx, "Mean", ctx.op("Mul", {d, d}), axes, true);
@@ -56,7 +61,8 @@ void convertLayerNorm(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     }
     std::vector<std::string> in = {x, *w};
     if (b) in.push_back(*b);
-    ctx.setOutput(n, 0, ctx.op("LayerNormalization", in, {attrI("axis", -k), attrF("epsilon", eps)}));
+    ctx.setOutput(n, 0,
+                  ctx.op("LayerNormalization", in, {attrI("axis", -k), attrF("epsilon", eps)}));
     return;
   }
   std::vector<int64_t> axes;
@@ -80,8 +86,10 @@ void convertGroupNorm(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   y = ctx.op("Reshape", {y, ctx.op("Shape", {x})});
   std::vector<int64_t> axes;
   for (size_t i = 2; i < sizes.size(); ++i) axes.push_back(static_cast<int64_t>(i - 1));
-  if (auto w = args[2].unwrapToOptionalTensor()) y = ctx.op("Mul", {y, axes.empty() ? *w : unsqueeze(ctx, *w, axes)});
-  if (auto b = args[3].unwrapToOptionalTensor()) y = ctx.op("Add", {y, axes.empty() ? *b : unsqueeze(ctx, *b, axes)});
+  if (auto w = args[2].unwrapToOptionalTensor())
+    y = ctx.op("Mul", {y, axes.empty() ? *w : unsqueeze(ctx, *w, axes)});
+  if (auto b = args[3].unwrapToOptionalTensor())
+    y = ctx.op("Add", {y, axes.empty() ? *b : unsqueeze(ctx, *b, axes)});
   ctx.setOutput(n, 0, y);
 }
 
@@ -90,7 +98,8 @@ void convertGroupNorm(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
 // as group_norm with one group per channel. Running statistics (track_running_stats in eval)
 // are a batch norm's.
 void convertInstanceNorm(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
-  if (!args[5].unwrapToBool()) args[5].fail("True (running statistics in eval are not exported yet)", "False");
+  if (!args[5].unwrapToBool())
+    args[5].fail("True (running statistics in eval are not exported yet)", "False");
   std::string x = args[0].unwrapToTensor();
   auto sizes = ctx.expectSizes(n, args[0].value());
   ScalarType dt = dtypeOr(ctx, args[0].value());
@@ -99,8 +108,10 @@ void convertInstanceNorm(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   y = ctx.op("Reshape", {y, ctx.op("Shape", {x})});
   std::vector<int64_t> axes;
   for (size_t i = 2; i < sizes.size(); ++i) axes.push_back(static_cast<int64_t>(i - 1));
-  if (auto w = args[1].unwrapToOptionalTensor()) y = ctx.op("Mul", {y, axes.empty() ? *w : unsqueeze(ctx, *w, axes)});
-  if (auto b = args[2].unwrapToOptionalTensor()) y = ctx.op("Add", {y, axes.empty() ? *b : unsqueeze(ctx, *b, axes)});
+  if (auto w = args[1].unwrapToOptionalTensor())
+    y = ctx.op("Mul", {y, axes.empty() ? *w : unsqueeze(ctx, *w, axes)});
+  if (auto b = args[2].unwrapToOptionalTensor())
+    y = ctx.op("Add", {y, axes.empty() ? *b : unsqueeze(ctx, *b, axes)});
   ctx.setOutput(n, 0, y);
 }
 

@@ -23,8 +23,7 @@ int32_t onnxDataType(ScalarType t) {
     case ScalarType::Bool: return TP::BOOL;
     case ScalarType::ComplexFloat: return TP::COMPLEX64;
     case ScalarType::ComplexDouble: return TP::COMPLEX128;
-    default:
-      throw Error(fmt::format("dtype {} has no ONNX equivalent", dtypeName(t)));
+    default: throw Error(fmt::format("dtype {} has no ONNX equivalent", dtypeName(t)));
   }
 }
 
@@ -38,7 +37,8 @@ int32_t onnxDataType(ScalarType t) {
   return p;
 }
 
-OnnxCtx::OnnxCtx(::onnx::GraphProto* graph, int opset) : main_(graph), current_(graph), opset_(opset) {}
+OnnxCtx::OnnxCtx(::onnx::GraphProto* graph, int opset)
+    : main_(graph), current_(graph), opset_(opset) {}
 
 std::string OnnxCtx::freshName(const std::string& hint) {
   std::string base = hint.empty() ? "v" : hint;
@@ -103,7 +103,8 @@ std::vector<std::string> OnnxCtx::opN(const std::string& opType,
 
 std::string OnnxCtx::initializer(const Tensor& t, const std::string& name) {
   const void* key = t.impl().get();
-  if (auto it = initializerByTensor_.find(key); it != initializerByTensor_.end()) return it->second.second;
+  if (auto it = initializerByTensor_.find(key); it != initializerByTensor_.end())
+    return it->second.second;
   std::string n = freshName(name.empty() ? "const" : name);
   *main_->add_initializer() = toTensorProto(t, n);
   initializerByTensor_[key] = {t, n};
@@ -116,9 +117,12 @@ std::string OnnxCtx::constInt64s(const std::vector<int64_t>& values) {
 
 std::string OnnxCtx::constScalar(double value, ScalarType dtype) {
   Tensor t;
-  if (dtype == ScalarType::Bool) t = Tensor::scalarBool(value != 0);
-  else if (isFloatingType(dtype)) t = Tensor::scalar(value, ScalarType::Double).to(dtype);
-  else t = Tensor::scalar(static_cast<int64_t>(value), ScalarType::Long).to(dtype);
+  if (dtype == ScalarType::Bool)
+    t = Tensor::scalarBool(value != 0);
+  else if (isFloatingType(dtype))
+    t = Tensor::scalar(value, ScalarType::Double).to(dtype);
+  else
+    t = Tensor::scalar(static_cast<int64_t>(value), ScalarType::Long).to(dtype);
   return initializer(t);
 }
 
@@ -130,13 +134,16 @@ std::string OnnxCtx::castTo(const std::string& x, std::optional<ScalarType> from
 std::string OnnxCtx::materialize(const Value* v, const IValue& value) {
   if (value.isTensor()) return initializer(value.toTensor(), weightName(v));
   if (value.isInt()) return initializer(Tensor::scalar(value.toInt(), ScalarType::Long));
-  if (value.isDouble()) return initializer(Tensor::scalar(value.toDouble(), ScalarType::Double).to(ScalarType::Float));
+  if (value.isDouble())
+    return initializer(Tensor::scalar(value.toDouble(), ScalarType::Double).to(ScalarType::Float));
   if (value.isBool()) return initializer(Tensor::scalarBool(value.toBool()));
   if (auto l = convert::detail::asIntList(value); l && value.isList()) return constInt64s(*l);
   if (value.isList()) {
     std::vector<float> xs;
     for (const auto& e : value.toList()->list) {
-      if (!e.isDouble()) throw Error(fmt::format("cannot make an ONNX tensor of {}", convert::detail::describeIValue(value)));
+      if (!e.isDouble())
+        throw Error(fmt::format("cannot make an ONNX tensor of {}",
+                                convert::detail::describeIValue(value)));
       xs.push_back(static_cast<float>(e.toDouble()));
     }
     Tensor t = Tensor::fromVector(xs, {static_cast<int64_t>(xs.size())});
@@ -150,14 +157,16 @@ bool OnnxCtx::isDynamicDim(const Value* v, int64_t d) const {
   if (!isDynamic(v)) return false;
   auto it = facts_.find(v);
   if (it == facts_.end() || it->second.dynamicDims.empty()) return true;
-  return d < 0 || d >= static_cast<int64_t>(it->second.dynamicDims.size()) || it->second.dynamicDims[d];
+  return d < 0 || d >= static_cast<int64_t>(it->second.dynamicDims.size()) ||
+         it->second.dynamicDims[d];
 }
 
 std::optional<ScalarType> OnnxCtx::dtypeOf(const Value* v) const {
   // A quantized tensor is exported as the float tensor of its dequantized values (Note [QDQ
   // representation], quantized.cpp): float converters see float.
   auto exported = [](ScalarType t) { return isQuantizedType(t) ? ScalarType::Float : t; };
-  if (auto it = facts_.find(v); it != facts_.end() && it->second.dtype) return exported(*it->second.dtype);
+  if (auto it = facts_.find(v); it != facts_.end() && it->second.dtype)
+    return exported(*it->second.dtype);
   if (isStatic(v)) {
     const IValue& x = staticValue(v);
     if (x.isTensor()) return exported(x.toTensor().dtype());
@@ -196,7 +205,8 @@ std::optional<int64_t> OnnxCtx::rankOf(const Value* v) const {
   if (auto s = sizesOf(v)) return static_cast<int64_t>(s->size());
   if (auto it = facts_.find(v); it != facts_.end() && it->second.rank) return it->second.rank;
   if (v->type())
-    if (const auto* t = v->type()->cast<TensorType>(); t && t->dim()) return static_cast<int64_t>(*t->dim());
+    if (const auto* t = v->type()->cast<TensorType>(); t && t->dim())
+      return static_cast<int64_t>(*t->dim());
   return std::nullopt;
 }
 

@@ -52,7 +52,9 @@ struct OnnxAttr {
 inline OnnxAttr attrI(std::string n, int64_t v) { return {std::move(n), v}; }
 inline OnnxAttr attrF(std::string n, double v) { return {std::move(n), static_cast<float>(v)}; }
 inline OnnxAttr attrS(std::string n, std::string v) { return {std::move(n), std::move(v)}; }
-inline OnnxAttr attrIs(std::string n, std::vector<int64_t> v) { return {std::move(n), std::move(v)}; }
+inline OnnxAttr attrIs(std::string n, std::vector<int64_t> v) {
+  return {std::move(n), std::move(v)};
+}
 inline OnnxAttr attrFs(std::string n, std::vector<float> v) { return {std::move(n), std::move(v)}; }
 inline OnnxAttr attrG(std::string n, ::onnx::GraphProto g) { return {std::move(n), std::move(g)}; }
 inline OnnxAttr attrT(std::string n, ::onnx::TensorProto t) { return {std::move(n), std::move(t)}; }

@@ -19,7 +19,8 @@
 //   // aten::logit(x, eps) -> Log(x / (1 - x)), x clamped to [eps, 1 - eps] when eps is given
 //   torchless::onnx_export::registerConverter(
 //       "aten::logit(Tensor self, float? eps=None) -> Tensor",
-//       [](torchless::onnx_export::OnnxCtx& ctx, const torchless::Node& n, torchless::onnx_export::OnnxArgs& args) {
+//       [](torchless::onnx_export::OnnxCtx& ctx, const torchless::Node& n,
+//       torchless::onnx_export::OnnxArgs& args) {
 //         std::string x = args[0].unwrapToTensor();          // an ONNX value name
 //         if (!args[1].isNone()) {                           // a constant, or None
 //           double eps = args[1].unwrapToDouble();
@@ -122,7 +123,8 @@ struct SaveOptions {
 /// left on failure or a kill); with external data (options.externalDataThreshold) also PATH.data,
 /// the same way. Returns true when external data was written. Throws torchless::Error (placed at
 /// `path`) when a file cannot be written.
-bool saveModel(const ::onnx::ModelProto& model, const std::string& path, const SaveOptions& options = {});
+bool saveModel(const ::onnx::ModelProto& model, const std::string& path,
+               const SaveOptions& options = {});
 
 /// The opsets the converter of op-table key `schema` writes, as {first, last}: kMinOpset..kMaxOpset
 /// unless its registration raised the first (setConverterMinOpset; e.g. grid_sampler needs

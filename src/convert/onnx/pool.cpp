@@ -15,15 +15,19 @@ std::vector<int64_t> expand(std::vector<int64_t> v, size_t n) {
 // output that is used) PyTorch's indices, which count within each (n, c) plane while ONNX's
 // count over the whole tensor: each plane's offset (a 1x1 MaxPool's index of its first
 // element, torch.onnx's trick in symbolic_opset10) is subtracted.
-void maxPoolOutputs(OnnxCtx& ctx, const Node& n, const std::string& x, size_t k, const std::vector<OnnxAttr>& attrs) {
-  if (n.outputs().size() < 2 || !n.output(1)->hasUses()) return ctx.setOutput(n, 0, ctx.op("MaxPool", {x}, attrs));
+void maxPoolOutputs(OnnxCtx& ctx, const Node& n, const std::string& x, size_t k,
+                    const std::vector<OnnxAttr>& attrs) {
+  if (n.outputs().size() < 2 || !n.output(1)->hasUses())
+    return ctx.setOutput(n, 0, ctx.op("MaxPool", {x}, attrs));
   auto ys = ctx.opN("MaxPool", {x}, 2, attrs);
   auto flat = ctx.opN("MaxPool", {x}, 2,
-                      {attrIs("kernel_shape", std::vector<int64_t>(k, 1)), attrIs("strides", std::vector<int64_t>(k, 1))});
+                      {attrIs("kernel_shape", std::vector<int64_t>(k, 1)),
+                       attrIs("strides", std::vector<int64_t>(k, 1))});
   std::vector<int64_t> axes;
   for (size_t i = 0; i < k; ++i) axes.push_back(static_cast<int64_t>(2 + i));
-  std::string offset = ctx.op("Slice", {flat[1], ctx.constInt64s(std::vector<int64_t>(k, 0)),
-                                        ctx.constInt64s(std::vector<int64_t>(k, 1)), ctx.constInt64s(axes)});
+  std::string offset =
+      ctx.op("Slice", {flat[1], ctx.constInt64s(std::vector<int64_t>(k, 0)),
+                       ctx.constInt64s(std::vector<int64_t>(k, 1)), ctx.constInt64s(axes)});
   ctx.setOutput(n, 0, ys[0]);
   ctx.setOutput(n, 1, ctx.op("Sub", {ys[1], offset}));
 }
@@ -56,8 +60,9 @@ void convertMaxPool(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
       pads[k + i] = std::max(padding[i], needEnd);
     }
   }
-  std::vector<OnnxAttr> attrs = {attrIs("kernel_shape", kernel), attrIs("strides", stride), attrIs("pads", pads),
-                                 attrIs("dilations", dilation), attrI("ceil_mode", ceil && !exact ? 1 : 0)};
+  std::vector<OnnxAttr> attrs = {attrIs("kernel_shape", kernel), attrIs("strides", stride),
+                                 attrIs("pads", pads), attrIs("dilations", dilation),
+                                 attrI("ceil_mode", ceil && !exact ? 1 : 0)};
   maxPoolOutputs(ctx, n, args[0].unwrapToTensor(), k, attrs);
 }
 
@@ -76,12 +81,15 @@ void convertAdaptiveMaxPool(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   for (size_t i = 0; i < out.size(); ++i) {
     if (out[i] <= 0 || sizes[first + i] % out[i] != 0 ||
         ctx.isDynamicDim(args[0].value(), static_cast<int64_t>(first + i)))
-      args[1].fail(fmt::format("an output size dividing the input size {} along a pooled axis that is not dynamic",
-                               sizes[first + i]),
-                   std::to_string(out[i]));
+      args[1].fail(
+          fmt::format(
+              "an output size dividing the input size {} along a pooled axis that is not dynamic",
+              sizes[first + i]),
+          std::to_string(out[i]));
     kernel.push_back(sizes[first + i] / out[i]);
   }
-  maxPoolOutputs(ctx, n, x, out.size(), {attrIs("kernel_shape", kernel), attrIs("strides", kernel)});
+  maxPoolOutputs(ctx, n, x, out.size(),
+                 {attrIs("kernel_shape", kernel), attrIs("strides", kernel)});
 }
 
 // avg_pool{1,2,3}d(self, kernel, stride, padding, ceil_mode, count_include_pad[, divisor]).
@@ -94,12 +102,15 @@ void convertAvgPool(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   auto padding = expand(args[3].unwrapToIntList(), k);
   bool ceil = args[4].unwrapToBool();
   bool countPad = args[5].unwrapToBool();
-  if (args.size() > 6 && !args[6].isNone()) args[6].fail("None (ONNX AveragePool has no divisor_override)", "a divisor");
+  if (args.size() > 6 && !args[6].isNone())
+    args[6].fail("None (ONNX AveragePool has no divisor_override)", "a divisor");
   std::vector<int64_t> pads(padding);
   pads.insert(pads.end(), padding.begin(), padding.end());
-  ctx.setOutput(n, 0, ctx.op("AveragePool", {args[0].unwrapToTensor()},
-                             {attrIs("kernel_shape", kernel), attrIs("strides", stride), attrIs("pads", pads),
-                              attrI("ceil_mode", ceil ? 1 : 0), attrI("count_include_pad", countPad ? 1 : 0)}));
+  ctx.setOutput(
+      n, 0,
+      ctx.op("AveragePool", {args[0].unwrapToTensor()},
+             {attrIs("kernel_shape", kernel), attrIs("strides", stride), attrIs("pads", pads),
+              attrI("ceil_mode", ceil ? 1 : 0), attrI("count_include_pad", countPad ? 1 : 0)}));
 }
 
 // The [in, out] matrix of adaptive average pooling along one axis: column o averages input
@@ -137,14 +148,18 @@ void convertAdaptiveAvgPool(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     dynamic |= ctx.isDynamicDim(args[0].value(), static_cast<int64_t>(first + i));
   }
   if (divides && !dynamic)
-    return ctx.setOutput(n, 0, ctx.op("AveragePool", {x}, {attrIs("kernel_shape", kernel), attrIs("strides", kernel)}));
+    return ctx.setOutput(
+        n, 0,
+        ctx.op("AveragePool", {x}, {attrIs("kernel_shape", kernel), attrIs("strides", kernel)}));
   if (out.size() > 2 || dynamic || dtypeOr(ctx, args[0].value()) != ScalarType::Float)
-    args[1].fail(fmt::format("an output size dividing the input size {} (3-d, non-float input or a dynamic "
-                             "pooled axis)",
-                             sizes[first]),
-                 std::to_string(out[0]));
+    args[1].fail(
+        fmt::format("an output size dividing the input size {} (3-d, non-float input or a dynamic "
+                    "pooled axis)",
+                    sizes[first]),
+        std::to_string(out[0]));
   const int64_t rank = static_cast<int64_t>(sizes.size());
-  std::string y = ctx.op("MatMul", {x, ctx.initializer(adaptiveMatrix(sizes[rank - 1], out.back()))});
+  std::string y =
+      ctx.op("MatMul", {x, ctx.initializer(adaptiveMatrix(sizes[rank - 1], out.back()))});
   if (out.size() == 2) {
     std::vector<int64_t> perm(rank);
     for (int64_t i = 0; i < rank; ++i) perm[i] = i;
@@ -159,14 +174,17 @@ void convertAdaptiveAvgPool(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
 }  // namespace
 
 void registerPoolConverters(OnnxConverterRegistry& r) {
-  r.addOverloads({"aten::max_pool1d", "aten::max_pool2d", "aten::max_pool3d", "aten::max_pool1d_with_indices",
-                  "aten::max_pool2d_with_indices", "aten::max_pool3d_with_indices"},
-                 convertMaxPool);
-  r.addOverloads({"aten::adaptive_max_pool1d", "aten::adaptive_max_pool2d", "aten::adaptive_max_pool3d"},
-                 convertAdaptiveMaxPool);
+  r.addOverloads(
+      {"aten::max_pool1d", "aten::max_pool2d", "aten::max_pool3d", "aten::max_pool1d_with_indices",
+       "aten::max_pool2d_with_indices", "aten::max_pool3d_with_indices"},
+      convertMaxPool);
+  r.addOverloads(
+      {"aten::adaptive_max_pool1d", "aten::adaptive_max_pool2d", "aten::adaptive_max_pool3d"},
+      convertAdaptiveMaxPool);
   r.addOverloads({"aten::avg_pool1d", "aten::avg_pool2d", "aten::avg_pool3d"}, convertAvgPool);
-  r.addOverloads({"aten::adaptive_avg_pool1d", "aten::adaptive_avg_pool2d", "aten::adaptive_avg_pool3d"},
-                 convertAdaptiveAvgPool);
+  r.addOverloads(
+      {"aten::adaptive_avg_pool1d", "aten::adaptive_avg_pool2d", "aten::adaptive_avg_pool3d"},
+      convertAdaptiveAvgPool);
 }
 
 }  // namespace torchless::onnx_export

@@ -30,22 +30,37 @@ bool isRecordable(const TypePtr& t) {
       auto k = t->expect<ListType>().getElementType()->kind();
       return k == TypeKind::IntType || k == TypeKind::FloatType || k == TypeKind::BoolType;
     }
-    default:
-      return false;
+    default: return false;
   }
 }
 
-bool isFoldableType(const TypePtr& t) { return isRecordable(t) && t->kind() != TypeKind::TensorType; }
+bool isFoldableType(const TypePtr& t) {
+  return isRecordable(t) && t->kind() != TypeKind::TensorType;
+}
 
 // Ops whose result depends on a tensor's shape, dtype or device but not on its data.
 bool readsOnlyMetadata(Symbol k) {
   static const std::unordered_set<Symbol> kinds = {
-      Symbol::aten("size"),  Symbol::aten("dim"),     Symbol::aten("numel"), prim::shape,
-      prim::dtype,           prim::device,            prim::layout,          prim::is_cuda,
-      prim::requires_grad,   Symbol::aten("len"),     Symbol::aten("__is__"),
-      Symbol::aten("__isnot__"), Symbol::aten("is_floating_point"), Symbol::aten("zeros_like"),
-      Symbol::aten("ones_like"), Symbol::prim("is_nested"), Symbol::prim("is_sparse"),
-      Symbol::prim("is_quantized"), Symbol::prim("is_mkldnn"), Symbol::prim("is_meta"),
+      Symbol::aten("size"),
+      Symbol::aten("dim"),
+      Symbol::aten("numel"),
+      prim::shape,
+      prim::dtype,
+      prim::device,
+      prim::layout,
+      prim::is_cuda,
+      prim::requires_grad,
+      Symbol::aten("len"),
+      Symbol::aten("__is__"),
+      Symbol::aten("__isnot__"),
+      Symbol::aten("is_floating_point"),
+      Symbol::aten("zeros_like"),
+      Symbol::aten("ones_like"),
+      Symbol::prim("is_nested"),
+      Symbol::prim("is_sparse"),
+      Symbol::prim("is_quantized"),
+      Symbol::prim("is_mkldnn"),
+      Symbol::prim("is_meta"),
       Symbol::aten("is_complex"),
   };
   return kinds.count(k) > 0;
@@ -134,8 +149,8 @@ bool stubKernellessNodes(Block* b, bool nested) {
 
 // observe() on a copy of `graph` whose kernel-less nested nodes are stubbed (see the Note);
 // `graph` itself when there are none. Top-level nodes correspond one to one.
-std::vector<IValue> observeStubbed(const std::shared_ptr<Graph>& graph, const std::vector<Value*>& values,
-                                   std::vector<IValue> inputs) {
+std::vector<IValue> observeStubbed(const std::shared_ptr<Graph>& graph,
+                                   const std::vector<Value*>& values, std::vector<IValue> inputs) {
   std::shared_ptr<Graph> copy = graph->copy();
   if (!stubKernellessNodes(copy->block(), false)) return observe(graph, values, std::move(inputs));
   std::unordered_map<const Value*, Value*> map;
@@ -143,8 +158,9 @@ std::vector<IValue> observeStubbed(const std::shared_ptr<Graph>& graph, const st
   auto a = graph->nodes().begin();
   auto b = copy->nodes().begin();
   for (; a != graph->nodes().end() && b != copy->nodes().end(); ++a, ++b) {
-    TL_INTERNAL_ASSERT((*a)->kind() == (*b)->kind() && (*a)->outputs().size() == (*b)->outputs().size(),
-                       "graph copy differs at the top level");
+    TL_INTERNAL_ASSERT(
+        (*a)->kind() == (*b)->kind() && (*a)->outputs().size() == (*b)->outputs().size(),
+        "graph copy differs at the top level");
     for (size_t i = 0; i < (*a)->outputs().size(); ++i) map[(*a)->output(i)] = (*b)->output(i);
   }
   std::vector<Value*> mapped;
@@ -165,8 +181,8 @@ bool unrollScalarLoops(Graph& g) {
     auto cond = toIValue(loop->input(1));
     Block* body = loop->blocks()[0];
     auto again = toIValue(body->outputs()[0]);
-    if (!trip || !trip->isInt() || trip->toInt() > 16 || !cond || !cond->isBool() || !cond->toBool() || !again ||
-        !again->isBool() || !again->toBool())
+    if (!trip || !trip->isInt() || trip->toInt() > 16 || !cond || !cond->isBool() ||
+        !cond->toBool() || !again || !again->isBool() || !again->toBool())
       continue;
     bool scalar = true;
     for (const Value* v : body->inputs()) scalar &= !mayHoldTensor(v->type());
@@ -191,7 +207,8 @@ bool unrollScalarLoops(Graph& g) {
       }
       for (size_t i = 0; i < carried.size(); ++i) carried[i] = get(body->outputs()[i + 1]);
     }
-    for (size_t i = 0; i < loop->outputs().size(); ++i) loop->output(i)->replaceAllUsesWith(carried[i]);
+    for (size_t i = 0; i < loop->outputs().size(); ++i)
+      loop->output(i)->replaceAllUsesWith(carried[i]);
     it.destroyCurrent();
     changed = true;
   }
@@ -303,15 +320,16 @@ std::unordered_map<const Value*, std::string> foldBatchNorms(
     std::string weightName, biasName;
   };
   // Convolutions and linears stay (the batch norms after them go).
-  static const std::unordered_set<Symbol> kinds = {Symbol::aten("conv1d"), Symbol::aten("conv2d"),
-                                                   Symbol::aten("conv3d"), Symbol::aten("_convolution"),
-                                                   Symbol::aten("linear")};
+  static const std::unordered_set<Symbol> kinds = {
+      Symbol::aten("conv1d"), Symbol::aten("conv2d"), Symbol::aten("conv3d"),
+      Symbol::aten("_convolution"), Symbol::aten("linear")};
   std::unordered_map<Node*, Before> before;
   for (Node* n : g.nodes())
     if (n->inputs().size() >= 3 && kinds.count(n->kind()))
       if (auto w = weightNames.find(n->input(1)); w != weightNames.end()) {
         Before b{n->input(1)->unique(), n->input(2)->unique(), w->second, ""};
-        if (auto bias = weightNames.find(n->input(2)); bias != weightNames.end()) b.biasName = bias->second;
+        if (auto bias = weightNames.find(n->input(2)); bias != weightNames.end())
+          b.biasName = bias->second;
         else if (b.weightName.ends_with(".weight"))
           b.biasName = b.weightName.substr(0, b.weightName.size() - 7) + ".bias";
         before[n] = b;
@@ -347,7 +365,8 @@ std::vector<Value*> allValues(Graph& g) {
 }
 
 bool inside(const Block* b, const Node* n) {
-  for (const Node* cur = n; cur; cur = cur->owningBlock() ? cur->owningBlock()->owningNode() : nullptr)
+  for (const Node* cur = n; cur;
+       cur = cur->owningBlock() ? cur->owningBlock()->owningNode() : nullptr)
     if (cur->owningBlock() == b) return true;
   return false;
 }
@@ -373,7 +392,8 @@ void carryListAppends(Graph& g) {
     Value* list = a->input(0);
     const Block* home = list->node()->owningBlock();
     std::vector<Node*> owners;
-    for (Block* b = a->owningBlock(); b != home && b->owningNode(); b = b->owningNode()->owningBlock())
+    for (Block* b = a->owningBlock(); b != home && b->owningNode();
+         b = b->owningNode()->owningBlock())
       owners.insert(owners.begin(), b->owningNode());
     Value* cur = list;
     for (Node* n : owners) {
@@ -388,8 +408,10 @@ void carryListAppends(Graph& g) {
         std::vector<Use> uses = cur->uses();
         for (const Use& u : uses) {
           if (u.user == n) continue;
-          if (u.user->isAfter(n)) u.user->replaceInput(u.offset, after);
-          else if (inside(body, u.user)) u.user->replaceInput(u.offset, carried);
+          if (u.user->isAfter(n))
+            u.user->replaceInput(u.offset, after);
+          else if (inside(body, u.user))
+            u.user->replaceInput(u.offset, carried);
         }
         cur = carried;
       } else if (n->kind() == prim::If) {
@@ -398,7 +420,8 @@ void carryListAppends(Graph& g) {
         for (const Use& u : uses)
           if (u.user->isAfter(n)) u.user->replaceInput(u.offset, after);
       } else {
-        throw Error(fmt::format("a list appended to inside {} cannot be exported", n->kind().toQualString()),
+        throw Error(fmt::format("a list appended to inside {} cannot be exported",
+                                n->kind().toQualString()),
                     convert::nodePlace(*a));
       }
     }
@@ -415,7 +438,8 @@ void lowerListAppends(Graph& g) {
   const Symbol append = Symbol::aten("append");
   std::vector<Node*> lists;
   for (Node* n : g.nodes())
-    if (n->kind() == prim::ListConstruct && n->output()->type() && n->output()->type()->kind() == TypeKind::ListType)
+    if (n->kind() == prim::ListConstruct && n->output()->type() &&
+        n->output()->type()->kind() == TypeKind::ListType)
       lists.push_back(n);
   for (Node* l : lists) {
     Value* lv = l->output();
@@ -428,7 +452,8 @@ void lowerListAppends(Graph& g) {
         ok &= u.offset == 0;
         continue;
       }
-      if (const OpInfo* op = matchOperator(user, OperatorRegistry::global()); !op || op->mutates) ok = false;
+      if (const OpInfo* op = matchOperator(user, OperatorRegistry::global()); !op || op->mutates)
+        ok = false;
     }
     if (!ok || !appended) continue;
     std::vector<Value*> items(l->inputs().begin(), l->inputs().end());
@@ -483,14 +508,18 @@ void lowerDicts(Graph& g) {
     std::vector<std::pair<std::string, Value*>> entries;
     std::vector<Node*> users;
     for (Node* n : g.nodes())
-      if (n->inputs().size() >= 1 && n->input(0) == dv && (n->kind() == setItem || n->kind() == getItem))
+      if (n->inputs().size() >= 1 && n->input(0) == dv &&
+          (n->kind() == setItem || n->kind() == getItem))
         users.push_back(n);
     for (Node* n : users) {
       const std::string key = toIValue(n->input(1))->toStringRef();
-      auto it = std::find_if(entries.begin(), entries.end(), [&](const auto& e) { return e.first == key; });
+      auto it = std::find_if(entries.begin(), entries.end(),
+                             [&](const auto& e) { return e.first == key; });
       if (n->kind() == setItem) {
-        if (it == entries.end()) entries.emplace_back(key, n->input(2));
-        else it->second = n->input(2);
+        if (it == entries.end())
+          entries.emplace_back(key, n->input(2));
+        else
+          it->second = n->input(2);
         n->destroy();
       } else {
         if (it == entries.end())
@@ -528,10 +557,16 @@ bool mayHoldTensor(const TypePtr& t) {
       for (const auto& e : t->expect<TupleType>().elements())
         if (mayHoldTensor(e)) return true;
       return false;
-    case TypeKind::IntType: case TypeKind::FloatType: case TypeKind::BoolType: case TypeKind::StringType:
-    case TypeKind::NoneType: case TypeKind::NumberType: case TypeKind::DeviceObjType:
-    case TypeKind::ScalarTypeType: case TypeKind::LayoutType: case TypeKind::MemoryFormatType:
-      return false;
+    case TypeKind::IntType:
+    case TypeKind::FloatType:
+    case TypeKind::BoolType:
+    case TypeKind::StringType:
+    case TypeKind::NoneType:
+    case TypeKind::NumberType:
+    case TypeKind::DeviceObjType:
+    case TypeKind::ScalarTypeType:
+    case TypeKind::LayoutType:
+    case TypeKind::MemoryFormatType: return false;
     default: return true;
   }
 }

@@ -21,8 +21,8 @@
 //   5. values that are known and do not follow a dynamic axis are folded to constants
 //      (aten::size, shape arithmetic, prim::NumToTensor of traced graphs, dict keys, devices;
 //      each output of a node on its own: `n, c, h, w = x.size()` keeps only a dynamic n
-//      computed), then dead code goes; loops over a constant count (at most 16) that compute no tensor
-//      are unrolled (F.interpolate's `[s for _ in range(dim)]`); steps 4-5 repeat while
+//      computed), then dead code goes; loops over a constant count (at most 16) that compute no
+//      tensor are unrolled (F.interpolate's `[s for _ in range(dim)]`); steps 4-5 repeat while
 //      folding makes prim::If conditions constant or unrolls loops (the nodes of an inlined
 //      branch or an unrolled loop are observed on the next run);
 //   6. eval-mode batch norms fold into the convolution or linear before them (unless

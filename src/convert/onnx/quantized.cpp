@@ -27,8 +27,8 @@
 // their float converters; their results are put back on the grid before the next quantized op
 // (onGrid) as PyTorch rounds them: global adaptive pools with PyTorch's integer formula, means
 // with its float sums, clamps with quantize_val's product (quantizeLinear's asPyTorch).
-#include "convert/onnx/onnx_ctx.h"
 #include "ops/quantized.h"
+#include "convert/onnx/onnx_ctx.h"
 
 #include <algorithm>
 #include <cmath>
@@ -46,24 +46,28 @@ struct QParams {
 
 double staticDouble(const OnnxCtx& ctx, const Value* v, const Node& n) {
   if (!ctx.isStatic(v))
-    throw Error(fmt::format("the quantization scale of {} is computed at run time; QDQ export needs a constant",
-                            n.kind().toQualString()));
+    throw Error(fmt::format(
+        "the quantization scale of {} is computed at run time; QDQ export needs a constant",
+        n.kind().toQualString()));
   const IValue& iv = ctx.staticValue(v);
   if (iv.isTensor()) {  // quantize_per_tensor.tensor_qparams (FX): a one-element tensor
     const Tensor& t = iv.toTensor();
-    if (t.numel() != 1) throw Error(fmt::format("{}: the scale must have one element", n.kind().toQualString()));
+    if (t.numel() != 1)
+      throw Error(fmt::format("{}: the scale must have one element", n.kind().toQualString()));
     return t.to(ScalarType::Double).contiguous().data<double>()[0];
   }
   return iv.isInt() ? static_cast<double>(iv.toInt()) : iv.toDouble();
 }
 int64_t staticInt(const OnnxCtx& ctx, const Value* v, const Node& n) {
   if (!ctx.isStatic(v))
-    throw Error(fmt::format("the zero point of {} is computed at run time; QDQ export needs a constant",
-                            n.kind().toQualString()));
+    throw Error(
+        fmt::format("the zero point of {} is computed at run time; QDQ export needs a constant",
+                    n.kind().toQualString()));
   const IValue& iv = ctx.staticValue(v);
   if (iv.isTensor()) {
     const Tensor& t = iv.toTensor();
-    if (t.numel() != 1) throw Error(fmt::format("{}: the zero point must have one element", n.kind().toQualString()));
+    if (t.numel() != 1)
+      throw Error(fmt::format("{}: the zero point must have one element", n.kind().toQualString()));
     return t.to(ScalarType::Long).contiguous().data<int64_t>()[0];
   }
   return iv.toInt();
@@ -120,19 +124,45 @@ QParams qparamsOf(const OnnxCtx& ctx, const Value* v) {
   if (k == "prim::ListUnpack") {  // the pieces of a chunk / split / unbind keep the parameters
     const Node& src = *n.input(0)->node();
     const std::string sk = src.kind().toQualString();
-    if (sk == "aten::chunk" || sk == "aten::unsafe_chunk" || sk == "aten::split" || sk == "aten::unbind" ||
-        sk == "aten::split_with_sizes" || sk == "aten::unsafe_split")
+    if (sk == "aten::chunk" || sk == "aten::unsafe_chunk" || sk == "aten::split" ||
+        sk == "aten::unbind" || sk == "aten::split_with_sizes" || sk == "aten::unsafe_split")
       return qparamsOf(ctx, src.input(0));
   }
-  static const char* const kSame[] = {
-      "aten::relu", "aten::relu_", "aten::max_pool1d", "aten::max_pool2d", "aten::max_pool3d",
-      "aten::avg_pool1d", "aten::avg_pool2d", "aten::avg_pool3d", "aten::adaptive_avg_pool1d",
-      "aten::adaptive_avg_pool2d", "aten::adaptive_avg_pool3d", "aten::flatten", "aten::reshape",
-      "aten::view", "aten::contiguous", "aten::clone", "aten::dropout", "aten::squeeze", "aten::unsqueeze",
-      "aten::permute", "aten::transpose", "aten::upsample_nearest1d", "aten::upsample_nearest2d",
-      "aten::upsample_nearest3d", "aten::upsample_bilinear2d", "aten::hardtanh", "aten::hardtanh_",
-      "aten::clamp", "aten::clamp_", "aten::mean", "aten::cat", "quantized::relu6", "quantized::clamp",
-      "quantized::max_pool2d", "quantized::max_pool1d"};
+  static const char* const kSame[] = {"aten::relu",
+                                      "aten::relu_",
+                                      "aten::max_pool1d",
+                                      "aten::max_pool2d",
+                                      "aten::max_pool3d",
+                                      "aten::avg_pool1d",
+                                      "aten::avg_pool2d",
+                                      "aten::avg_pool3d",
+                                      "aten::adaptive_avg_pool1d",
+                                      "aten::adaptive_avg_pool2d",
+                                      "aten::adaptive_avg_pool3d",
+                                      "aten::flatten",
+                                      "aten::reshape",
+                                      "aten::view",
+                                      "aten::contiguous",
+                                      "aten::clone",
+                                      "aten::dropout",
+                                      "aten::squeeze",
+                                      "aten::unsqueeze",
+                                      "aten::permute",
+                                      "aten::transpose",
+                                      "aten::upsample_nearest1d",
+                                      "aten::upsample_nearest2d",
+                                      "aten::upsample_nearest3d",
+                                      "aten::upsample_bilinear2d",
+                                      "aten::hardtanh",
+                                      "aten::hardtanh_",
+                                      "aten::clamp",
+                                      "aten::clamp_",
+                                      "aten::mean",
+                                      "aten::cat",
+                                      "quantized::relu6",
+                                      "quantized::clamp",
+                                      "quantized::max_pool2d",
+                                      "quantized::max_pool1d"};
   for (const char* s : kSame)
     if (k == s) {
       const Value* in = n.input(0);
@@ -143,14 +173,18 @@ QParams qparamsOf(const OnnxCtx& ctx, const Value* v) {
       }
       return qparamsOf(ctx, in);
     }
-  throw Error(fmt::format("cannot tell the quantization parameters of %{} (made by {}) at export time",
-                          v->debugName(), k));
+  throw Error(
+      fmt::format("cannot tell the quantization parameters of %{} (made by {}) at export time",
+                  v->debugName(), k));
 }
 
 std::string zeroPointConst(OnnxCtx& ctx, const QParams& p) {
-  if (p.qdtype == ScalarType::QUInt8) return ctx.initializer(Tensor::scalar(p.zeroPoint, ScalarType::Byte));
-  if (p.qdtype == ScalarType::QInt8) return ctx.initializer(Tensor::scalar(p.zeroPoint, ScalarType::Char));
-  throw Error(fmt::format("QDQ export supports quint8 and qint8 activations, not {}", dtypeName(p.qdtype)));
+  if (p.qdtype == ScalarType::QUInt8)
+    return ctx.initializer(Tensor::scalar(p.zeroPoint, ScalarType::Byte));
+  if (p.qdtype == ScalarType::QInt8)
+    return ctx.initializer(Tensor::scalar(p.zeroPoint, ScalarType::Char));
+  throw Error(
+      fmt::format("QDQ export supports quint8 and qint8 activations, not {}", dtypeName(p.qdtype)));
 }
 
 /// QuantizeLinear(x, scale, zp): the integers (uint8 / int8). With `asPyTorch`, x quantized as
@@ -417,7 +451,8 @@ std::optional<Tensor> packedBias(const Object& o) {
 OnnxConverter qconv(size_t spatial, bool relu) {
   return [spatial, relu](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     const Object& o = packedObject(args, 1);
-    if (o.slots.at(7).toBool()) throw Error("QDQ export: transposed quantized convolutions are not supported yet");
+    if (o.slots.at(7).toBool())
+      throw Error("QDQ export: transposed quantized convolutions are not supported yet");
     const QParams xq = qparamsOf(ctx, n.input(0)), yq = qparamsOf(ctx, n.output());
     if (xq.qdtype != ScalarType::QUInt8)
       throw Error("ONNX export of a quantized conv: the input must be quint8");
@@ -522,7 +557,8 @@ OnnxConverter qbinary(std::string opType, bool relu) {
 // quantized::cat(_relu)(xs, dim, scale?, zp?): Concat (+ Relu), QDQ out.
 OnnxConverter qcat(bool relu) {
   return [relu](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
-    if (!ctx.hasTensorList(n.input(0))) throw Error("quantized::cat: the list of inputs is built at run time");
+    if (!ctx.hasTensorList(n.input(0)))
+      throw Error("quantized::cat: the list of inputs is built at run time");
     const std::vector<std::string>& xs = ctx.tensorList(n.input(0));
     const int64_t rank = ctx.expectRank(n, n.output());
     std::string y = ctx.op("Concat", xs, {attrI("axis", wrapDim(args[1].unwrapToInt(), rank))});
@@ -536,7 +572,9 @@ OnnxConverter qunary(std::string opType) {
   return [opType](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     std::vector<OnnxAttr> attrs;
     if (opType == "LeakyRelu") attrs.push_back(attrF("alpha", args[1].unwrapToDouble()));
-    ctx.setOutput(n, 0, qdq(ctx, ctx.op(opType, {args[0].unwrapToTensor()}, attrs), qparamsOf(ctx, n.output())));
+    ctx.setOutput(
+        n, 0,
+        qdq(ctx, ctx.op(opType, {args[0].unwrapToTensor()}, attrs), qparamsOf(ctx, n.output())));
   };
 }
 
@@ -552,9 +590,10 @@ OnnxConverter qbatchNorm(bool relu) {
     };
     std::string w = args[1].isNone() ? filled(1.0f) : args[1].unwrapToTensor();
     std::string b = args[2].isNone() ? filled(0.0f) : args[2].unwrapToTensor();
-    std::string y = ctx.op("BatchNormalization",
-                           {args[0].unwrapToTensor(), w, b, args[3].unwrapToTensor(), args[4].unwrapToTensor()},
-                           {attrF("epsilon", args[5].unwrapToDouble())});
+    std::string y =
+        ctx.op("BatchNormalization",
+               {args[0].unwrapToTensor(), w, b, args[3].unwrapToTensor(), args[4].unwrapToTensor()},
+               {attrF("epsilon", args[5].unwrapToDouble())});
     if (relu) y = ctx.op("Relu", {y});
     ctx.setOutput(n, 0, qdq(ctx, y, qparamsOf(ctx, n.output())));
   };
@@ -586,20 +625,26 @@ void convertQLayerNorm(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
 OnnxConverter qgroupNorm(bool instance) {
   return [instance](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     const std::vector<int64_t> sizes = ctx.expectSizes(n, n.input(0));
-    if (sizes.size() < 2) throw Error(fmt::format("{}: expected an input [N, C, *]", n.kind().toQualString()));
+    if (sizes.size() < 2)
+      throw Error(fmt::format("{}: expected an input [N, C, *]", n.kind().toQualString()));
     const int64_t C = sizes[1];
     const size_t w = instance ? 1 : 2;
     const int64_t G = instance ? C : args[1].unwrapToInt();
     std::string x = onGrid(ctx, n.input(0), args[0].unwrapToTensor());
-    std::string g = ctx.op("Reshape", {x, ctx.initializer(Tensor::fromVector(std::vector<int64_t>{0, G, -1}, {3}))});
-    g = ctx.op("InstanceNormalization", {g, filledConst(ctx, {G}, 1.0f), filledConst(ctx, {G}, 0.0f)},
+    std::string g = ctx.op(
+        "Reshape", {x, ctx.initializer(Tensor::fromVector(std::vector<int64_t>{0, G, -1}, {3}))});
+    g = ctx.op("InstanceNormalization",
+               {g, filledConst(ctx, {G}, 1.0f), filledConst(ctx, {G}, 0.0f)},
                {attrF("epsilon", args[w + 2].unwrapToDouble())});
     std::string y = ctx.op("Reshape", {g, ctx.op("Shape", {x})});
     IntList perChannel(sizes.size() - 1, 1);
     perChannel[0] = C;
-    const std::string shape = ctx.initializer(Tensor::fromVector(perChannel, {static_cast<int64_t>(perChannel.size())}));
-    if (!args[w].isNone()) y = ctx.op("Mul", {y, ctx.op("Reshape", {args[w].unwrapToTensor(), shape})});
-    if (!args[w + 1].isNone()) y = ctx.op("Add", {y, ctx.op("Reshape", {args[w + 1].unwrapToTensor(), shape})});
+    const std::string shape =
+        ctx.initializer(Tensor::fromVector(perChannel, {static_cast<int64_t>(perChannel.size())}));
+    if (!args[w].isNone())
+      y = ctx.op("Mul", {y, ctx.op("Reshape", {args[w].unwrapToTensor(), shape})});
+    if (!args[w + 1].isNone())
+      y = ctx.op("Add", {y, ctx.op("Reshape", {args[w + 1].unwrapToTensor(), shape})});
     ctx.setOutput(n, 0, qdq(ctx, y, qparamsOf(ctx, n.output())));
   };
 }
@@ -623,14 +668,17 @@ OnnxConverter qlinearDynamic(bool relu) {
     const int64_t N = w.sizes()[0];
     std::string x = args[0].unwrapToTensor();
     auto dconst = [&](double v) { return ctx.constScalar(v, ScalarType::Double); };
-    auto toDouble = [&](const std::string& v) { return ctx.op("Cast", {v}, {attrI("to", onnxDataType(ScalarType::Double))}); };
+    auto toDouble = [&](const std::string& v) {
+      return ctx.op("Cast", {v}, {attrI("to", onnxDataType(ScalarType::Double))});
+    };
     std::string mn = ctx.op("Min", {toDouble(reduce(ctx, "Min", x, {}, false)), dconst(0)});
     std::string mx = ctx.op("Max", {toDouble(reduce(ctx, "Max", x, {}, false)), dconst(0)});
     std::string scaleD = ctx.op("Div", {ctx.op("Sub", {mx, mn}), dconst(qmax - qmin)});
     std::string scaleF = ctx.op("Cast", {scaleD}, {attrI("to", onnxDataType(ScalarType::Float))});
     // zero point: qmin - min / scale or qmax - max / scale, whichever has the smaller error
     std::string mnS = ctx.op("Div", {mn, scaleD}), mxS = ctx.op("Div", {mx, scaleD});
-    std::string zMin = ctx.op("Sub", {dconst(qmin), mnS}), zMax = ctx.op("Sub", {dconst(qmax), mxS});
+    std::string zMin = ctx.op("Sub", {dconst(qmin), mnS}),
+                zMax = ctx.op("Sub", {dconst(qmax), mxS});
     std::string eMin = ctx.op("Add", {dconst(std::abs(qmin)), ctx.op("Abs", {mnS})});
     std::string eMax = ctx.op("Add", {dconst(std::abs(qmax)), ctx.op("Abs", {mxS})});
     std::string z0 = ctx.op("Where", {ctx.op("Less", {eMin, eMax}), zMin, zMax});
@@ -640,7 +688,8 @@ OnnxConverter qlinearDynamic(bool relu) {
     // x quantized over [0, 255] with the float reciprocal of the scale (fbgemm::Quantize)
     std::string inv = ctx.op("Div", {ctx.constScalar(1.0, ScalarType::Float), scaleF});
     std::string xq = ctx.op("Add", {ctx.op("Round", {ctx.op("Mul", {x, inv})}), zpF});
-    xq = ctx.op("Clip", {xq, ctx.constScalar(0, ScalarType::Float), ctx.constScalar(255, ScalarType::Float)});
+    xq = ctx.op("Clip", {xq, ctx.constScalar(0, ScalarType::Float),
+                         ctx.constScalar(255, ScalarType::Float)});
     xq = ctx.op("Cast", {xq}, {attrI("to", onnxDataType(ScalarType::Byte))});
     // the weight as int8 [K, N] with its zero points, and the output multipliers
     Tensor ints = ops::intRepr(w);
@@ -651,14 +700,16 @@ OnnxConverter qlinearDynamic(bool relu) {
     const QuantizerInfo& q = *w.quantizer();
     const bool perChannel = q.scheme != QuantizerInfo::Scheme::PerTensorAffine &&
                             q.scheme != QuantizerInfo::Scheme::PerTensorSymmetric;
-    Tensor wScale = Tensor::empty({N}, ScalarType::Float), wZp = Tensor::empty({N}, ScalarType::Char);
+    Tensor wScale = Tensor::empty({N}, ScalarType::Float),
+           wZp = Tensor::empty({N}, ScalarType::Char);
     Tensor sc = perChannel ? ops::qPerChannelScales(w).to(ScalarType::Float) : Tensor();
     Tensor zp = perChannel ? ops::qPerChannelZeroPoints(w).to(ScalarType::Char) : Tensor();
     for (int64_t i = 0; i < N; ++i) {
       wScale.data<float>()[i] = perChannel ? sc.data<float>()[i] : static_cast<float>(q.scale);
       wZp.data<int8_t>()[i] = perChannel ? zp.data<int8_t>()[i] : static_cast<int8_t>(q.zeroPoint);
     }
-    std::string acc = ctx.op("MatMulInteger", {xq, ctx.initializer(wt), zpU8, ctx.initializer(wZp)});
+    std::string acc =
+        ctx.op("MatMulInteger", {xq, ctx.initializer(wt), zpU8, ctx.initializer(wZp)});
     acc = ctx.op("Cast", {acc}, {attrI("to", onnxDataType(ScalarType::Float))});
     std::string y = ctx.op("Mul", {acc, ctx.op("Mul", {scaleF, ctx.initializer(wScale)})});
     if (!o.slots.at(1).isNone()) y = ctx.op("Add", {y, ctx.initializer(o.slots.at(1).toTensor())});
@@ -670,7 +721,8 @@ OnnxConverter qlinearDynamic(bool relu) {
 }  // namespace
 
 void registerQuantizedConverters(OnnxConverterRegistry& r) {
-  r.addOverloads({"aten::quantize_per_tensor", "aten::quantize_per_tensor.tensor_qparams"}, convertQuantizePerTensor);
+  r.addOverloads({"aten::quantize_per_tensor", "aten::quantize_per_tensor.tensor_qparams"},
+                 convertQuantizePerTensor);
   r.addOverloads({"aten::dequantize.self"}, convertDequantize);
   r.addOverloads({"aten::int_repr"}, convertIntRepr);
   r.addOverloads({"quantized::conv1d"}, qconv(1, false));
@@ -695,8 +747,8 @@ void registerQuantizedConverters(OnnxConverterRegistry& r) {
   r.addOverloads({"quantized::layer_norm"}, convertQLayerNorm);
   r.addOverloads({"quantized::group_norm"}, qgroupNorm(false));
   r.addOverloads({"quantized::instance_norm"}, qgroupNorm(true));
-  for (const char* bn : {"quantized::batch_norm", "quantized::batch_norm1d", "quantized::batch_norm2d",
-                         "quantized::batch_norm3d"}) {
+  for (const char* bn : {"quantized::batch_norm", "quantized::batch_norm1d",
+                         "quantized::batch_norm2d", "quantized::batch_norm3d"}) {
     r.addOverloads({bn}, qbatchNorm(false));
     r.addOverloads({std::string(bn) + "_relu"}, qbatchNorm(true));
   }

@@ -22,8 +22,9 @@ std::string withDtype(OnnxCtx& ctx, const OnnxArgs& args, size_t dtypeIndex, std
 // `dimIndex` < 0: a full reduction (no dims argument). Sums of bool/int promote to int64.
 OnnxConverter reduceDims(std::string kind, int dimIndex, int keepIndex, int dtypeIndex) {
   return [=](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
-    std::string x = withDtype(ctx, args, dtypeIndex < 0 ? args.size() : static_cast<size_t>(dtypeIndex),
-                              args[0].unwrapToTensor());
+    std::string x =
+        withDtype(ctx, args, dtypeIndex < 0 ? args.size() : static_cast<size_t>(dtypeIndex),
+                  args[0].unwrapToTensor());
     if (auto out = ctx.dtypeOf(n.output()); out && kind == "Sum")
       x = ctx.castTo(x, ctx.dtypeOf(args[0].value()), *out);
     std::vector<int64_t> axes;
@@ -45,7 +46,8 @@ OnnxConverter reduceWithIndex(std::string kind) {
     int64_t dim = wrapDim(args[1].unwrapToInt(), ctx.expectRank(n, args[0].value()));
     bool keep = args[2].unwrapToBool();
     ctx.setOutput(n, 0, reduce(ctx, kind, x, {dim}, keep));
-    ctx.setOutput(n, 1, ctx.op("Arg" + kind, {x}, {attrI("axis", dim), attrI("keepdims", keep ? 1 : 0)}));
+    ctx.setOutput(n, 1,
+                  ctx.op("Arg" + kind, {x}, {attrI("axis", dim), attrI("keepdims", keep ? 1 : 0)}));
   };
 }
 
@@ -60,7 +62,8 @@ OnnxConverter argReduce(std::string kind) {
       return;
     }
     int64_t dim = wrapDim(args[1].unwrapToInt(), ctx.expectRank(n, args[0].value()));
-    ctx.setOutput(n, 0, ctx.op("Arg" + kind, {x}, {attrI("axis", dim), attrI("keepdims", keep ? 1 : 0)}));
+    ctx.setOutput(n, 0,
+                  ctx.op("Arg" + kind, {x}, {attrI("axis", dim), attrI("keepdims", keep ? 1 : 0)}));
   };
 }
 
@@ -80,7 +83,8 @@ std::vector<int64_t> dimsOf(OnnxCtx& ctx, const Node& n, const OnnxArgs& args, s
 // (uint8 inputs give uint8, as PyTorch).
 OnnxConverter allAny(std::string kind) {
   return [kind](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
-    std::string b = ctx.castTo(args[0].unwrapToTensor(), ctx.dtypeOf(args[0].value()), ScalarType::Bool);
+    std::string b =
+        ctx.castTo(args[0].unwrapToTensor(), ctx.dtypeOf(args[0].value()), ScalarType::Bool);
     std::string x = ctx.castTo(b, ScalarType::Bool, ScalarType::Int);
     std::vector<int64_t> axes;
     bool keep = false;
@@ -104,14 +108,16 @@ OnnxConverter variance(bool isStd, bool withMean) {
     std::vector<int64_t> axes;
     bool keep = false;
     double correction = 1;
-    if (overload.empty()) {  // (self, unbiased)
+    if (overload.empty()) {                      // (self, unbiased)
       axes = dimsOf(ctx, n, args, args.size());  // all dims
       correction = args[1].unwrapToBool() ? 1 : 0;
     } else {
       axes = dimsOf(ctx, n, args, 1);
       keep = args[3].unwrapToBool();
-      if (overload == "correction") correction = static_cast<double>(args[2].unwrapToInt(1));
-      else correction = args[2].unwrapToBool() ? 1 : 0;
+      if (overload == "correction")
+        correction = static_cast<double>(args[2].unwrapToInt(1));
+      else
+        correction = args[2].unwrapToBool() ? 1 : 0;
     }
     auto sizes = ctx.expectSizes(n, args[0].value());
     double count = 1;
@@ -128,16 +134,18 @@ OnnxConverter variance(bool isStd, bool withMean) {
 // norm(p) / linalg_vector_norm(ord) / frobenius_norm over dims: p = 2 -> ReduceL2, 1 ->
 // ReduceL1, inf -> ReduceMax(Abs), -inf -> ReduceMin(Abs), 0 -> count of non-zeros, else
 // Pow(ReduceSum(Pow(Abs(x), p)), 1/p).
-std::string vectorNorm(OnnxCtx& ctx, const std::string& x, ScalarType dt, double p, const std::vector<int64_t>& axes,
-                       bool keep) {
+std::string vectorNorm(OnnxCtx& ctx, const std::string& x, ScalarType dt, double p,
+                       const std::vector<int64_t>& axes, bool keep) {
   if (p == 2) return reduce(ctx, "L2", x, axes, keep);
   if (p == 1) return reduce(ctx, "L1", x, axes, keep);
   if (std::isinf(p)) return reduce(ctx, p > 0 ? "Max" : "Min", ctx.op("Abs", {x}), axes, keep);
   if (p == 0) {
-    std::string nz = ctx.castTo(ctx.op("Not", {ctx.op("Equal", {x, ctx.constScalar(0, dt)})}), ScalarType::Bool, dt);
+    std::string nz = ctx.castTo(ctx.op("Not", {ctx.op("Equal", {x, ctx.constScalar(0, dt)})}),
+                                ScalarType::Bool, dt);
     return reduce(ctx, "Sum", nz, axes, keep);
   }
-  std::string s = reduce(ctx, "Sum", ctx.op("Pow", {ctx.op("Abs", {x}), ctx.constScalar(p, dt)}), axes, keep);
+  std::string s =
+      reduce(ctx, "Sum", ctx.op("Pow", {ctx.op("Abs", {x}), ctx.constScalar(p, dt)}), axes, keep);
   return ctx.op("Pow", {s, ctx.constScalar(1.0 / p, dt)});
 }
 
@@ -199,39 +207,43 @@ void registerReductionConverters(OnnxConverterRegistry& r) {
   r.addOverloads({"aten::all", "aten::all.dim"}, allAny("Min"));
   r.addOverloads({"aten::any", "aten::any.dim"}, allAny("Max"));
   r.addOverloads({"aten::logsumexp"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
-    ctx.setOutput(n, 0, reduce(ctx, "LogSumExp", args[0].unwrapToTensor(), dimsOf(ctx, n, args, 1),
-                               args[2].unwrapToBool()));
+    ctx.setOutput(n, 0,
+                  reduce(ctx, "LogSumExp", args[0].unwrapToTensor(), dimsOf(ctx, n, args, 1),
+                         args[2].unwrapToBool()));
   });
   r.addOverloads({"aten::var", "aten::var.dim", "aten::var.correction"}, variance(false, false));
   r.addOverloads({"aten::std", "aten::std.dim", "aten::std.correction"}, variance(true, false));
   r.addOverloads({"aten::var_mean.dim"}, variance(false, true));
   r.addOverloads({"aten::std_mean.dim"}, variance(true, true));
-  r.addOverloads({"aten::norm.Scalar", "aten::norm.ScalarOpt_dim", "aten::linalg_vector_norm",
-                  "aten::frobenius_norm.dim"},
-                 [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
-                   ScalarType dt = dtypeOr(ctx, n.output());
-                   std::string x = ctx.castTo(args[0].unwrapToTensor(), ctx.dtypeOf(args[0].value()), dt);
-                   const std::string overload = args.op() ? args.op()->schema.overloadName() : "";
-                   const bool frobenius = n.kind() == Symbol::aten("frobenius_norm");
-                   double p = frobenius ? 2.0 : args[1].unwrapToDouble(2.0);
-                   std::vector<int64_t> axes;
-                   bool keep = false;
-                   if (frobenius) {
-                     axes = dimsOf(ctx, n, args, 1), keep = args[2].unwrapToBool();
-                   } else if (overload == "ScalarOpt_dim" || n.kind() == Symbol::aten("linalg_vector_norm")) {
-                     axes = dimsOf(ctx, n, args, 2), keep = args[3].unwrapToBool();
-                   } else {
-                     axes = dimsOf(ctx, n, args, args.size());
-                   }
-                   ctx.setOutput(n, 0, vectorNorm(ctx, x, dt, p, axes, keep));
-                 });
+  r.addOverloads(
+      {"aten::norm.Scalar", "aten::norm.ScalarOpt_dim", "aten::linalg_vector_norm",
+       "aten::frobenius_norm.dim"},
+      [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+        ScalarType dt = dtypeOr(ctx, n.output());
+        std::string x = ctx.castTo(args[0].unwrapToTensor(), ctx.dtypeOf(args[0].value()), dt);
+        const std::string overload = args.op() ? args.op()->schema.overloadName() : "";
+        const bool frobenius = n.kind() == Symbol::aten("frobenius_norm");
+        double p = frobenius ? 2.0 : args[1].unwrapToDouble(2.0);
+        std::vector<int64_t> axes;
+        bool keep = false;
+        if (frobenius) {
+          axes = dimsOf(ctx, n, args, 1), keep = args[2].unwrapToBool();
+        } else if (overload == "ScalarOpt_dim" || n.kind() == Symbol::aten("linalg_vector_norm")) {
+          axes = dimsOf(ctx, n, args, 2), keep = args[3].unwrapToBool();
+        } else {
+          axes = dimsOf(ctx, n, args, args.size());
+        }
+        ctx.setOutput(n, 0, vectorNorm(ctx, x, dt, p, axes, keep));
+      });
   // cumsum(self, dim, dtype) -> CumSum(x, axis) (https://onnx.ai/onnx/operators/onnx__CumSum.html);
   // bool / small int inputs sum in int64, as PyTorch.
-  r.addOverloads({"aten::cumsum", "aten::cumsum_"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  r.addOverloads({"aten::cumsum", "aten::cumsum_"}, [](OnnxCtx& ctx, const Node& n,
+                                                       OnnxArgs& args) {
     std::string x = withDtype(ctx, args, 2, args[0].unwrapToTensor());
     if (auto out = ctx.dtypeOf(n.output())) x = ctx.castTo(x, ctx.dtypeOf(args[0].value()), *out);
     int64_t dim = wrapDim(args[1].unwrapToInt(), ctx.expectRank(n, args[0].value()));
-    ctx.setOutput(n, 0, ctx.op("CumSum", {x, ctx.constScalar(static_cast<double>(dim), ScalarType::Long)}));
+    ctx.setOutput(
+        n, 0, ctx.op("CumSum", {x, ctx.constScalar(static_cast<double>(dim), ScalarType::Long)}));
   });
   // aminmax(self, dim, keepdim) -> (ReduceMin, ReduceMax); dim None reduces everything.
   r.addOverloads({"aten::aminmax"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {

@@ -26,7 +26,8 @@ Tensor reorderGates(const Tensor& t, const std::vector<int>& order) {
   Tensor out = Tensor::empty(src.sizes(), src.dtype());
   const auto* in = static_cast<const char*>(src.rawData());
   auto* o = static_cast<char*>(out.rawData());
-  for (int64_t g = 0; g < gates; ++g) std::memcpy(o + g * blockBytes, in + order[g] * blockBytes, blockBytes);
+  for (int64_t g = 0; g < gates; ++g)
+    std::memcpy(o + g * blockBytes, in + order[g] * blockBytes, blockBytes);
   return out;
 }
 
@@ -77,19 +78,23 @@ OnnxConverter recurrent(Cell cell) {
     const bool batchFirst = args[8].unwrapToBool();
     const int64_t dirs = bidirectional ? 2 : 1;
     const IValue& paramList = args[2].unwrapToIValue();
-    if (!paramList.isList()) args[2].fail("a constant Tensor[] (the module's weights)", "something else");
+    if (!paramList.isList())
+      args[2].fail("a constant Tensor[] (the module's weights)", "something else");
     std::vector<Tensor> params;
     for (const auto& p : paramList.toList()->list) {
-      if (!p.isTensor()) args[2].fail("a constant Tensor[]", convert::detail::describeIValue(paramList));
+      if (!p.isTensor())
+        args[2].fail("a constant Tensor[]", convert::detail::describeIValue(paramList));
       params.push_back(p.toTensor());
     }
     const size_t perDir = hasBiases ? 4 : 2;
     if (params.size() != perDir * static_cast<size_t>(layers * dirs))
-      args[2].fail(fmt::format("{} tensors ({} layers, {} directions)", perDir * layers * dirs, layers, dirs),
-                   fmt::format("{} tensors (projections, proj_size, are not supported)", params.size()));
+      args[2].fail(
+          fmt::format("{} tensors ({} layers, {} directions)", perDir * layers * dirs, layers,
+                      dirs),
+          fmt::format("{} tensors (projections, proj_size, are not supported)", params.size()));
     const int64_t gateCount = lstm ? 4 : cell == Cell::GRU ? 3 : 1;
     const int64_t hidden = params[1].sizes().at(1);
-    std::vector<int> order = lstm ? std::vector<int>{0, 3, 1, 2}
+    std::vector<int> order = lstm                ? std::vector<int>{0, 3, 1, 2}
                              : cell == Cell::GRU ? std::vector<int>{1, 0, 2}
                                                  : std::vector<int>{0};
     const std::string opType = lstm ? "LSTM" : cell == Cell::GRU ? "GRU" : "RNN";
@@ -109,7 +114,8 @@ OnnxConverter recurrent(Cell cell) {
     }
     auto layerSlice = [&](const std::string& s, int64_t l) {
       if (layers == 1) return s;
-      return ctx.op("Slice", {s, ctx.constInt64s({l * dirs}), ctx.constInt64s({(l + 1) * dirs}), ctx.constInt64s({0})});
+      return ctx.op("Slice", {s, ctx.constInt64s({l * dirs}), ctx.constInt64s({(l + 1) * dirs}),
+                              ctx.constInt64s({0})});
     };
     std::vector<std::string> hn, cn;
     for (int64_t l = 0; l < layers; ++l) {
@@ -119,23 +125,29 @@ OnnxConverter recurrent(Cell cell) {
         W.push_back(reorderGates(params[base], order));
         R.push_back(reorderGates(params[base + 1], order));
         if (hasBiases)
-          B.push_back(concat1d({reorderGates(params[base + 2], order), reorderGates(params[base + 3], order)}));
+          B.push_back(concat1d(
+              {reorderGates(params[base + 2], order), reorderGates(params[base + 3], order)}));
         else
           B.push_back(zeros(2 * gateCount * hidden, dt));
       }
       // Initializers named after the module: "rnn.W_l0" from "rnn.weight_ih_l0".
       std::string prefix;
-      if (const Node* list = args[2].value()->node(); list->kind() == prim::ListConstruct && !list->inputs().empty()) {
+      if (const Node* list = args[2].value()->node();
+          list->kind() == prim::ListConstruct && !list->inputs().empty()) {
         std::string first = ctx.weightName(list->input(0));
-        if (auto dot = first.rfind('.'); dot != std::string::npos) prefix = first.substr(0, dot + 1);
+        if (auto dot = first.rfind('.'); dot != std::string::npos)
+          prefix = first.substr(0, dot + 1);
       }
-      std::vector<std::string> in = {x, ctx.initializer(stack(W), fmt::format("{}W_l{}", prefix, l)),
+      std::vector<std::string> in = {x,
+                                     ctx.initializer(stack(W), fmt::format("{}W_l{}", prefix, l)),
                                      ctx.initializer(stack(R), fmt::format("{}R_l{}", prefix, l)),
-                                     ctx.initializer(stack(B), fmt::format("{}B_l{}", prefix, l)), "",
+                                     ctx.initializer(stack(B), fmt::format("{}B_l{}", prefix, l)),
+                                     "",
                                      layerSlice(h0, l)};
       if (lstm) in.push_back(layerSlice(c0, l));
-      std::vector<OnnxAttr> attrs = {attrI("hidden_size", hidden),
-                                     attrS("direction", bidirectional ? "bidirectional" : "forward")};
+      std::vector<OnnxAttr> attrs = {
+          attrI("hidden_size", hidden),
+          attrS("direction", bidirectional ? "bidirectional" : "forward")};
       if (cell == Cell::GRU) attrs.push_back(attrI("linear_before_reset", 1));
       if (cell == Cell::RNN_TANH || cell == Cell::RNN_RELU) {
         std::string act = cell == Cell::RNN_TANH ? "Tanh" : "Relu";
@@ -172,7 +184,8 @@ void convertLstmCell(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   auto hx = args[1].unwrapToTensorList();
   if (hx.size() != 2) args[1].fail("(h, c)", fmt::format("{} tensors", hx.size()));
   auto linear = [&](const std::string& x, size_t w, size_t b) {
-    std::string y = ctx.op("MatMul", {x, ctx.op("Transpose", {args[w].unwrapToTensor()}, {attrIs("perm", {1, 0})})});
+    std::string y = ctx.op(
+        "MatMul", {x, ctx.op("Transpose", {args[w].unwrapToTensor()}, {attrIs("perm", {1, 0})})});
     return args[b].isNone() ? y : ctx.op("Add", {y, args[b].unwrapToTensor()});
   };
   std::string gates = ctx.op("Add", {linear(args[0].unwrapToTensor(), 2, 4), linear(hx[0], 3, 5)});

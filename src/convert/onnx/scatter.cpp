@@ -20,8 +20,9 @@ std::string toLong(OnnxCtx& ctx, const std::string& x, const Value* v) {
 // with indices = the positions the slice covers along dim, expanded to src's shape
 // (https://onnx.ai/onnx/operators/onnx__ScatterElements.html). A slice covering the whole dim
 // is src itself.
-void scatterSlice(OnnxCtx& ctx, const Node& n, const Value* selfV, const std::string& self, const std::string& src,
-                  int64_t dim, std::optional<int64_t> startArg, std::optional<int64_t> endArg, int64_t step,
+void scatterSlice(OnnxCtx& ctx, const Node& n, const Value* selfV, const std::string& self,
+                  const std::string& src, int64_t dim, std::optional<int64_t> startArg,
+                  std::optional<int64_t> endArg, int64_t step,
                   const convert::ArgValue<std::string>& dimArg) {
   auto sizes = ctx.sizesOf(selfV);
   if (!sizes) dimArg.fail("a dim of known size", "a tensor of unknown sizes");
@@ -31,16 +32,20 @@ void scatterSlice(OnnxCtx& ctx, const Node& n, const Value* selfV, const std::st
     // Along a dynamic axis the positions are computed: Slice(Range(0, size), start, end,
     // step) clamps and wraps the bounds as PyTorch does.
     if (step <= 0) dimArg.fail("a slice with a positive step", std::to_string(step));
-    std::string size = ctx.op("Gather", {ctx.op("Shape", {self}), ctx.constInt64s({dim})}, {attrI("axis", 0)});
-    std::string all = ctx.op("Range", {ctx.constScalar(0, ScalarType::Long), squeeze(ctx, size, {0}),
-                                       ctx.constScalar(1, ScalarType::Long)});
+    std::string size =
+        ctx.op("Gather", {ctx.op("Shape", {self}), ctx.constInt64s({dim})}, {attrI("axis", 0)});
+    std::string all =
+        ctx.op("Range", {ctx.constScalar(0, ScalarType::Long), squeeze(ctx, size, {0}),
+                         ctx.constScalar(1, ScalarType::Long)});
     std::string positions = ctx.op("Slice", {all, ctx.constInt64s({startArg.value_or(0)}),
-                                             ctx.constInt64s({endArg.value_or(kInt64Max)}), ctx.constInt64s({0}),
-                                             ctx.constInt64s({step})});
+                                             ctx.constInt64s({endArg.value_or(kInt64Max)}),
+                                             ctx.constInt64s({0}), ctx.constInt64s({step})});
     std::vector<int64_t> shape(rank, 1);
     shape[dim] = -1;
-    std::string indices = ctx.op("Expand", {ctx.op("Reshape", {positions, ctx.constInt64s(shape)}), ctx.op("Shape", {src})});
-    return ctx.setOutput(n, 0, ctx.op("ScatterElements", {self, indices, src}, {attrI("axis", dim)}));
+    std::string indices = ctx.op(
+        "Expand", {ctx.op("Reshape", {positions, ctx.constInt64s(shape)}), ctx.op("Shape", {src})});
+    return ctx.setOutput(n, 0,
+                         ctx.op("ScatterElements", {self, indices, src}, {attrI("axis", dim)}));
   }
   const int64_t size = (*sizes)[dim];
   if (step <= 0) dimArg.fail("a slice with a positive step", std::to_string(step));
@@ -62,11 +67,13 @@ void scatterSlice(OnnxCtx& ctx, const Node& n, const Value* selfV, const std::st
 
 void convertSliceScatter(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   std::string self = args[0].unwrapToTensor();
-  std::string src = ctx.castTo(args[1].unwrapToTensor(), ctx.dtypeOf(args[1].value()), dtypeOr(ctx, args[0].value()));
+  std::string src = ctx.castTo(args[1].unwrapToTensor(), ctx.dtypeOf(args[1].value()),
+                               dtypeOr(ctx, args[0].value()));
   std::optional<int64_t> start, end;
   if (!args[3].isNone()) start = args[3].unwrapToInt();
   if (!args[4].isNone()) end = args[4].unwrapToInt();
-  scatterSlice(ctx, n, args[0].value(), self, src, args[2].unwrapToInt(0), start, end, args[5].unwrapToInt(1), args[2]);
+  scatterSlice(ctx, n, args[0].value(), self, src, args[2].unwrapToInt(0), start, end,
+               args[5].unwrapToInt(1), args[2]);
 }
 
 // select_scatter(self, src, dim, index): src gets dim back (Unsqueeze), then as slice_scatter;
@@ -77,22 +84,30 @@ void convertSelectScatter(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   int64_t dim = wrapDim(args[2].unwrapToInt(), rank);
   auto known = ctx.sizesOf(args[0].value());
   if (!args[3].isIValue() || !known || ctx.isDynamic(args[0].value())) {
-    std::string src = ctx.castTo(args[1].unwrapToTensor(), ctx.dtypeOf(args[1].value()), dtypeOr(ctx, args[0].value()));
+    std::string src = ctx.castTo(args[1].unwrapToTensor(), ctx.dtypeOf(args[1].value()),
+                                 dtypeOr(ctx, args[0].value()));
     src = unsqueeze(ctx, src, {dim});
-    std::string index = args[3].isIValue() ? ctx.constInt64s({args[3].unwrapToInt()})
-                                           : ctx.castTo(args[3].unwrapToTensor(), ctx.dtypeOf(args[3].value()), ScalarType::Long);
+    std::string index =
+        args[3].isIValue()
+            ? ctx.constInt64s({args[3].unwrapToInt()})
+            : ctx.castTo(args[3].unwrapToTensor(), ctx.dtypeOf(args[3].value()), ScalarType::Long);
     index = ctx.op("Reshape", {index, ctx.constInt64s(std::vector<int64_t>(rank, 1))});
     index = ctx.op("Expand", {index, ctx.op("Shape", {src})});
-    ctx.setOutput(n, 0, ctx.op("ScatterElements", {args[0].unwrapToTensor(), index, src}, {attrI("axis", dim)}));
+    ctx.setOutput(
+        n, 0,
+        ctx.op("ScatterElements", {args[0].unwrapToTensor(), index, src}, {attrI("axis", dim)}));
     return;
   }
   int64_t index = args[3].unwrapToInt();
   auto sizes = *known;
   if (index < 0) index += sizes[dim];
-  if (index < 0 || index >= sizes[dim]) args[3].fail(fmt::format("an index into a dim of {}", sizes[dim]), std::to_string(index));
-  std::string src = ctx.castTo(args[1].unwrapToTensor(), ctx.dtypeOf(args[1].value()), dtypeOr(ctx, args[0].value()));
+  if (index < 0 || index >= sizes[dim])
+    args[3].fail(fmt::format("an index into a dim of {}", sizes[dim]), std::to_string(index));
+  std::string src = ctx.castTo(args[1].unwrapToTensor(), ctx.dtypeOf(args[1].value()),
+                               dtypeOr(ctx, args[0].value()));
   src = unsqueeze(ctx, src, {dim});
-  scatterSlice(ctx, n, args[0].value(), args[0].unwrapToTensor(), src, dim, index, index + 1, 1, args[2]);
+  scatterSlice(ctx, n, args[0].value(), args[0].unwrapToTensor(), src, dim, index, index + 1, 1,
+               args[2]);
 }
 
 // fill.Scalar(self, value) -> Expand(value, Shape(self)).
@@ -103,13 +118,17 @@ void convertFill(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
 }
 
 // The index tensors of a Tensor?[] argument ("" for None), in order.
-std::vector<std::pair<std::string, const Value*>> indexList(OnnxCtx& ctx, const convert::ArgValue<std::string>& a) {
+std::vector<std::pair<std::string, const Value*>> indexList(
+    OnnxCtx& ctx, const convert::ArgValue<std::string>& a) {
   const Node* def = a.value()->node();
-  if (def->kind() != prim::ListConstruct) a.fail("a list of index tensors built in the model", "a list computed at run time");
+  if (def->kind() != prim::ListConstruct)
+    a.fail("a list of index tensors built in the model", "a list computed at run time");
   std::vector<std::pair<std::string, const Value*>> out;
   for (const Value* v : def->inputs()) {
-    if (ctx.isStatic(v) && ctx.staticValue(v).isNone()) out.emplace_back("", v);
-    else out.emplace_back(ctx.toTensor(v), v);
+    if (ctx.isStatic(v) && ctx.staticValue(v).isNone())
+      out.emplace_back("", v);
+    else
+      out.emplace_back(ctx.toTensor(v), v);
   }
   return out;
 }
@@ -121,8 +140,9 @@ bool isBoolIndex(OnnxCtx& ctx, const Value* v) {
 
 // Indices for GatherND / ScatterND: [..., k] int64 from k leading index tensors (broadcast),
 // or from one boolean mask (NonZero, transposed). Returns the indices and k.
-std::pair<std::string, int64_t> ndIndices(OnnxCtx& ctx, const Node& n, const convert::ArgValue<std::string>& a,
-                                          const std::vector<std::pair<std::string, const Value*>>& idx) {
+std::pair<std::string, int64_t> ndIndices(
+    OnnxCtx& ctx, const Node& n, const convert::ArgValue<std::string>& a,
+    const std::vector<std::pair<std::string, const Value*>>& idx) {
   if (idx.size() == 1 && !idx[0].first.empty() && isBoolIndex(ctx, idx[0].second)) {
     int64_t r = ctx.expectRank(n, idx[0].second);
     std::string mask = ctx.castTo(idx[0].first, ctx.dtypeOf(idx[0].second), ScalarType::Bool);
@@ -131,13 +151,15 @@ std::pair<std::string, int64_t> ndIndices(OnnxCtx& ctx, const Node& n, const con
   std::vector<std::string> parts;
   for (const auto& [t, v] : idx) {
     if (t.empty()) a.fail("index tensors for the leading dims (no None before a tensor)", "None");
-    if (isBoolIndex(ctx, v)) a.fail("integer index tensors (or one boolean mask)", "a boolean mask among others");
+    if (isBoolIndex(ctx, v))
+      a.fail("integer index tensors (or one boolean mask)", "a boolean mask among others");
     parts.push_back(toLong(ctx, t, v));
   }
   if (parts.size() > 1) {
     // Broadcast the index tensors to one shape: adding zeros of each shape broadcasts them all.
     std::string zero = ctx.op("Mul", {parts[0], ctx.constScalar(0, ScalarType::Long)});
-    for (size_t i = 1; i < parts.size(); ++i) zero = ctx.op("Add", {zero, ctx.op("Mul", {parts[i], ctx.constScalar(0, ScalarType::Long)})});
+    for (size_t i = 1; i < parts.size(); ++i)
+      zero = ctx.op("Add", {zero, ctx.op("Mul", {parts[i], ctx.constScalar(0, ScalarType::Long)})});
     for (auto& p : parts) p = ctx.op("Add", {p, zero});
   }
   for (auto& p : parts) p = unsqueeze(ctx, p, {-1});
@@ -157,22 +179,28 @@ void convertIndex(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   for (const auto& [t, v] : idx) tensors += !t.empty();
   if (tensors == 1 && lead < idx.size() && !isBoolIndex(ctx, idx[lead].second)) {
     std::string i = toLong(ctx, idx[lead].first, idx[lead].second);
-    return ctx.setOutput(n, 0, ctx.op("Gather", {self, i}, {attrI("axis", static_cast<int64_t>(lead))}));
+    return ctx.setOutput(n, 0,
+                         ctx.op("Gather", {self, i}, {attrI("axis", static_cast<int64_t>(lead))}));
   }
-  if (lead > 0) args[1].fail("index tensors for the leading dims (no None before them)", "None before a tensor");
-  auto [nd, k] = ndIndices(ctx, n, args[1], std::vector(idx.begin(), idx.begin() + static_cast<std::ptrdiff_t>(tensors)));
+  if (lead > 0)
+    args[1].fail("index tensors for the leading dims (no None before them)",
+                 "None before a tensor");
+  auto [nd, k] =
+      ndIndices(ctx, n, args[1],
+                std::vector(idx.begin(), idx.begin() + static_cast<std::ptrdiff_t>(tensors)));
   (void)k;
   ctx.setOutput(n, 0, ctx.op("GatherND", {self, nd}));
 }
 
 // ScatterND(x, nd, updates), with reduction "add" when accumulating (opset 16), else into zeros
 // added to x (torch.onnx's opset 11 form).
-std::string scatterNd(OnnxCtx& ctx, const std::string& x, const std::string& nd, const std::string& updates,
-                      bool accumulate, ScalarType dt) {
+std::string scatterNd(OnnxCtx& ctx, const std::string& x, const std::string& nd,
+                      const std::string& updates, bool accumulate, ScalarType dt) {
   if (!accumulate) return ctx.op("ScatterND", {x, nd, updates});
   if (ctx.opset() >= 16) return ctx.op("ScatterND", {x, nd, updates}, {attrS("reduction", "add")});
   Tensor zero = Tensor::fromVector(std::vector<float>{0.0f}, {1}).to(dt);
-  std::string zeros = ctx.op("ConstantOfShape", {ctx.op("Shape", {x})}, {attrT("value", toTensorProto(zero, "value"))});
+  std::string zeros = ctx.op("ConstantOfShape", {ctx.op("Shape", {x})},
+                             {attrT("value", toTensorProto(zero, "value"))});
   return ctx.op("Add", {x, ctx.op("ScatterND", {zeros, nd, updates})});
 }
 
@@ -183,8 +211,9 @@ std::string scatterNd(OnnxCtx& ctx, const std::string& x, const std::string& nd,
 // (starting at p), else B + the unindexed dims. The indexed dims are transposed to the front,
 // the values (broadcast to the view's shape, B moved to the front) scattered by ScatterND, and
 // the result transposed back.
-void indexPutMixed(OnnxCtx& ctx, const Node& n, OnnxArgs& args, const std::string& self, const std::string& values,
-                   bool accumulate, const std::vector<std::pair<std::string, const Value*>>& idx, int64_t rank) {
+void indexPutMixed(OnnxCtx& ctx, const Node& n, OnnxArgs& args, const std::string& self,
+                   const std::string& values, bool accumulate,
+                   const std::vector<std::pair<std::string, const Value*>>& idx, int64_t rank) {
   const ScalarType dt = dtypeOr(ctx, args[0].value());
   std::vector<std::pair<int64_t, std::string>> adv;  // (dim of self, int64 index tensor)
   int64_t bRank = 0, dim = 0;
@@ -195,10 +224,13 @@ void indexPutMixed(OnnxCtx& ctx, const Node& n, OnnxArgs& args, const std::strin
     }
     if (isBoolIndex(ctx, v)) {
       const int64_t mr = ctx.expectRank(n, v);
-      std::string nz = ctx.op("NonZero", {ctx.castTo(t, ctx.dtypeOf(v), ScalarType::Bool)});  // [mr, count]
+      std::string nz =
+          ctx.op("NonZero", {ctx.castTo(t, ctx.dtypeOf(v), ScalarType::Bool)});  // [mr, count]
       for (int64_t j = 0; j < mr; ++j)
-        adv.emplace_back(dim + j, ctx.op("Gather", {nz, ctx.constScalar(static_cast<double>(j), ScalarType::Long)},
-                                         {attrI("axis", 0)}));
+        adv.emplace_back(
+            dim + j,
+            ctx.op("Gather", {nz, ctx.constScalar(static_cast<double>(j), ScalarType::Long)},
+                   {attrI("axis", 0)}));
       bRank = std::max<int64_t>(bRank, 1);
       dim += mr;
     } else {
@@ -209,12 +241,15 @@ void indexPutMixed(OnnxCtx& ctx, const Node& n, OnnxArgs& args, const std::strin
   }
   if (dim > rank) args[1].fail(fmt::format("at most {} indices", rank), std::to_string(dim));
   bool adjacent = true;
-  for (size_t i = 1; i < adv.size(); ++i) adjacent = adjacent && adv[i].first == adv[i - 1].first + 1;
+  for (size_t i = 1; i < adv.size(); ++i)
+    adjacent = adjacent && adv[i].first == adv[i - 1].first + 1;
   const int64_t first = adv.front().first, m = static_cast<int64_t>(adv.size());
-  // Broadcast the index tensors to one shape (adding zeros of each shape), stack them on a last axis.
+  // Broadcast the index tensors to one shape (adding zeros of each shape), stack them on a last
+  // axis.
   std::string zero = ctx.op("Mul", {adv[0].second, ctx.constScalar(0, ScalarType::Long)});
   for (size_t i = 1; i < adv.size(); ++i)
-    zero = ctx.op("Add", {zero, ctx.op("Mul", {adv[i].second, ctx.constScalar(0, ScalarType::Long)})});
+    zero =
+        ctx.op("Add", {zero, ctx.op("Mul", {adv[i].second, ctx.constScalar(0, ScalarType::Long)})});
   std::vector<std::string> parts;
   for (const auto& a : adv) parts.push_back(unsqueeze(ctx, ctx.op("Add", {a.second, zero}), {-1}));
   std::string nd = parts.size() == 1 ? parts[0] : ctx.op("Concat", parts, {attrI("axis", -1)});
@@ -232,7 +267,8 @@ void indexPutMixed(OnnxCtx& ctx, const Node& n, OnnxArgs& args, const std::strin
   // The indexed view's shape, and the values broadcast to it.
   std::string selfShape = ctx.op("Shape", {self});
   auto dims = [&](int64_t lo, int64_t hi) {
-    return ctx.op("Slice", {selfShape, ctx.constInt64s({lo}), ctx.constInt64s({hi}), ctx.constInt64s({0})});
+    return ctx.op("Slice",
+                  {selfShape, ctx.constInt64s({lo}), ctx.constInt64s({hi}), ctx.constInt64s({0})});
   };
   std::string bShape = ctx.op("Shape", {zero});
   std::vector<std::string> viewParts;
@@ -243,7 +279,8 @@ void indexPutMixed(OnnxCtx& ctx, const Node& n, OnnxArgs& args, const std::strin
   } else {
     for (int64_t d : rest) viewParts.push_back(dims(d, d + 1));
   }
-  std::string view = viewParts.size() == 1 ? viewParts[0] : ctx.op("Concat", viewParts, {attrI("axis", 0)});
+  std::string view =
+      viewParts.size() == 1 ? viewParts[0] : ctx.op("Concat", viewParts, {attrI("axis", 0)});
   std::string updates = ctx.op("Expand", {values, view});
   if (adjacent && first > 0) {
     // pre + B + post -> B + pre + post
@@ -277,7 +314,8 @@ void convertIndexPut(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     for (int64_t s : *vsizes) c *= s;
     return c == 1;
   }();
-  if (idx.size() == 1 && !idx[0].first.empty() && isBoolIndex(ctx, idx[0].second) && single && !accumulate) {
+  if (idx.size() == 1 && !idx[0].first.empty() && isBoolIndex(ctx, idx[0].second) && single &&
+      !accumulate) {
     int64_t mr = ctx.expectRank(n, idx[0].second);
     std::string mask = ctx.castTo(idx[0].first, ctx.dtypeOf(idx[0].second), ScalarType::Bool);
     std::vector<int64_t> trailing;
@@ -298,25 +336,30 @@ void convertIndexPut(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   auto [nd, k] = ndIndices(ctx, n, args[1], idx);
   // values broadcast to indices.shape[:-1] + self.shape[k:].
   std::string ndShape = ctx.op("Shape", {nd});
-  std::string lead = ctx.op("Slice", {ndShape, ctx.constInt64s({0}), ctx.constInt64s({-1}), ctx.constInt64s({0})});
-  std::string rest = ctx.op("Slice", {ctx.op("Shape", {self}), ctx.constInt64s({k}), ctx.constInt64s({kInt64Max}),
-                                      ctx.constInt64s({0})});
+  std::string lead =
+      ctx.op("Slice", {ndShape, ctx.constInt64s({0}), ctx.constInt64s({-1}), ctx.constInt64s({0})});
+  std::string rest = ctx.op("Slice", {ctx.op("Shape", {self}), ctx.constInt64s({k}),
+                                      ctx.constInt64s({kInt64Max}), ctx.constInt64s({0})});
   std::string target = ctx.op("Concat", {lead, rest}, {attrI("axis", 0)});
   std::string updates = ctx.op("Expand", {values, target});
   if (!accumulate) return ctx.setOutput(n, 0, ctx.op("ScatterND", {self, nd, updates}));
   if (ctx.opset() >= 16)
-    return ctx.setOutput(n, 0, ctx.op("ScatterND", {self, nd, updates}, {attrS("reduction", "add")}));
+    return ctx.setOutput(n, 0,
+                         ctx.op("ScatterND", {self, nd, updates}, {attrS("reduction", "add")}));
   Tensor zero = Tensor::fromVector(std::vector<float>{0.0f}, {1}).to(dt);
-  std::string zeros = ctx.op("ConstantOfShape", {ctx.op("Shape", {self})}, {attrT("value", toTensorProto(zero, "value"))});
+  std::string zeros = ctx.op("ConstantOfShape", {ctx.op("Shape", {self})},
+                             {attrT("value", toTensorProto(zero, "value"))});
   ctx.setOutput(n, 0, ctx.op("Add", {self, ctx.op("ScatterND", {zeros, nd, updates})}));
 }
 
 // gather(self, dim, index) -> GatherElements(x, index, axis)
 // (https://onnx.ai/onnx/operators/onnx__GatherElements.html).
 void convertGather(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
-  int64_t dim = wrapDim(args[1].unwrapToInt(), std::max<int64_t>(ctx.expectRank(n, args[0].value()), 1));
+  int64_t dim =
+      wrapDim(args[1].unwrapToInt(), std::max<int64_t>(ctx.expectRank(n, args[0].value()), 1));
   std::string idx = toLong(ctx, args[2].unwrapToTensor(), args[2].value());
-  ctx.setOutput(n, 0, ctx.op("GatherElements", {args[0].unwrapToTensor(), idx}, {attrI("axis", dim)}));
+  ctx.setOutput(n, 0,
+                ctx.op("GatherElements", {args[0].unwrapToTensor(), idx}, {attrI("axis", dim)}));
 }
 
 // scatter(self, dim, index, src | value[, reduce]) / scatter_add -> ScatterElements(self,
@@ -326,11 +369,13 @@ void convertGather(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
 OnnxConverter scatter(std::optional<std::string> fixedReduce) {
   return [fixedReduce](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     ScalarType dt = dtypeOr(ctx, args[0].value());
-    int64_t dim = wrapDim(args[1].unwrapToInt(), std::max<int64_t>(ctx.expectRank(n, args[0].value()), 1));
+    int64_t dim =
+        wrapDim(args[1].unwrapToInt(), std::max<int64_t>(ctx.expectRank(n, args[0].value()), 1));
     std::string idx = toLong(ctx, args[2].unwrapToTensor(), args[2].value());
     std::string updates;
     if (args[3].isIValue() && !args[3].unwrapToIValue().isTensor())
-      updates = ctx.op("Expand", {ctx.constScalar(args[3].unwrapToDouble(), dt), ctx.op("Shape", {idx})});
+      updates =
+          ctx.op("Expand", {ctx.constScalar(args[3].unwrapToDouble(), dt), ctx.op("Shape", {idx})});
     else
       updates = ctx.castTo(args[3].unwrapToTensor(), ctx.dtypeOf(args[3].value()), dt);
     // PyTorch reads only src's leading part of index's shape; ONNX wants the same shape.
@@ -339,21 +384,26 @@ OnnxConverter scatter(std::optional<std::string> fixedReduce) {
     if (srcSizes && *srcSizes != idxSizes && srcSizes->size() == idxSizes.size()) {
       std::vector<int64_t> zeros(idxSizes.size(), 0), axes;
       for (size_t i = 0; i < idxSizes.size(); ++i) axes.push_back(static_cast<int64_t>(i));
-      updates = ctx.op("Slice", {updates, ctx.constInt64s(zeros), ctx.constInt64s(idxSizes), ctx.constInt64s(axes)});
+      updates = ctx.op("Slice", {updates, ctx.constInt64s(zeros), ctx.constInt64s(idxSizes),
+                                 ctx.constInt64s(axes)});
     }
     std::optional<std::string> reduction = fixedReduce;
     if (!reduction && args.size() > 4) {
       std::string r = args[4].unwrapToString();
-      if (r == "add") reduction = "add";
-      else if (r == "multiply") reduction = "mul";
-      else args[4].fail("'add' or 'multiply'", "'" + r + "'");
+      if (r == "add")
+        reduction = "add";
+      else if (r == "multiply")
+        reduction = "mul";
+      else
+        args[4].fail("'add' or 'multiply'", "'" + r + "'");
     }
     std::vector<OnnxAttr> attrs = {attrI("axis", dim)};
     if (reduction) {
       if (ctx.opset() < 16)
-        throw Error(fmt::format("{} with a reduction is exported from opset 16 (ScatterElements' reduction); this "
-                                "export writes opset {}",
-                                n.kind().toQualString(), ctx.opset()));
+        throw Error(fmt::format(
+            "{} with a reduction is exported from opset 16 (ScatterElements' reduction); this "
+            "export writes opset {}",
+            n.kind().toQualString(), ctx.opset()));
       attrs.push_back(attrS("reduction", *reduction));
     }
     ctx.setOutput(n, 0, ctx.op("ScatterElements", {args[0].unwrapToTensor(), idx, updates}, attrs));
@@ -374,36 +424,46 @@ OnnxConverter indexWrite(IndexWrite kind) {
     const int64_t dim = wrapDim(args[1].unwrapToInt(), rank);
     const ScalarType dt = dtypeOr(ctx, args[0].value());
     std::string self = args[0].unwrapToTensor();
-    if (ctx.expectRank(n, args[0].value()) == 0) self = ctx.op("Reshape", {self, ctx.constInt64s({1})});
+    if (ctx.expectRank(n, args[0].value()) == 0)
+      self = ctx.op("Reshape", {self, ctx.constInt64s({1})});
     std::vector<int64_t> along(rank, 1);
     along[dim] = -1;
-    std::string index = ctx.op("Reshape", {toLong(ctx, args[2].unwrapToTensor(), args[2].value()), ctx.constInt64s(along)});
+    std::string index = ctx.op("Reshape", {toLong(ctx, args[2].unwrapToTensor(), args[2].value()),
+                                           ctx.constInt64s(along)});
     std::string updates;
     if (kind == IndexWrite::Fill) {
       std::string shape = ctx.op("Shape", {self});
       std::vector<std::string> parts;
-      if (dim > 0) parts.push_back(ctx.op("Slice", {shape, ctx.constInt64s({0}), ctx.constInt64s({dim})}));
+      if (dim > 0)
+        parts.push_back(ctx.op("Slice", {shape, ctx.constInt64s({0}), ctx.constInt64s({dim})}));
       parts.push_back(ctx.op("Shape", {ctx.op("Reshape", {index, ctx.constInt64s({-1})})}));
-      if (dim + 1 < rank) parts.push_back(ctx.op("Slice", {shape, ctx.constInt64s({dim + 1}), ctx.constInt64s({kInt64Max})}));
-      std::string target = parts.size() == 1 ? parts[0] : ctx.op("Concat", parts, {attrI("axis", 0)});
+      if (dim + 1 < rank)
+        parts.push_back(
+            ctx.op("Slice", {shape, ctx.constInt64s({dim + 1}), ctx.constInt64s({kInt64Max})}));
+      std::string target =
+          parts.size() == 1 ? parts[0] : ctx.op("Concat", parts, {attrI("axis", 0)});
       updates = ctx.op("Expand", {tensorOrScalar(ctx, args[3], dt), target});
     } else {
       updates = ctx.castTo(args[3].unwrapToTensor(), ctx.dtypeOf(args[3].value()), dt);
-      if (ctx.expectRank(n, args[3].value()) == 0) updates = ctx.op("Reshape", {updates, ctx.constInt64s({1})});
-      if (kind == IndexWrite::Add && args.size() > 4 && !(args[4].isIValue() && args[4].unwrapToDouble() == 1.0))
+      if (ctx.expectRank(n, args[3].value()) == 0)
+        updates = ctx.op("Reshape", {updates, ctx.constInt64s({1})});
+      if (kind == IndexWrite::Add && args.size() > 4 &&
+          !(args[4].isIValue() && args[4].unwrapToDouble() == 1.0))
         updates = ctx.op("Mul", {updates, tensorOrScalar(ctx, args[4], dt)});
     }
     index = ctx.op("Expand", {index, ctx.op("Shape", {updates})});
     std::vector<OnnxAttr> attrs = {attrI("axis", dim)};
     if (kind == IndexWrite::Add) {
       if (ctx.opset() < 16)
-        throw Error(fmt::format("{} is exported from opset 16 (ScatterElements' reduction sums repeated indices); "
-                                "this export writes opset {}",
-                                n.kind().toQualString(), ctx.opset()));
+        throw Error(fmt::format(
+            "{} is exported from opset 16 (ScatterElements' reduction sums repeated indices); "
+            "this export writes opset {}",
+            n.kind().toQualString(), ctx.opset()));
       attrs.push_back(attrS("reduction", "add"));
     }
     std::string out = ctx.op("ScatterElements", {self, index, updates}, attrs);
-    if (ctx.expectRank(n, args[0].value()) == 0) out = ctx.op("Reshape", {out, ctx.constInt64s({})});
+    if (ctx.expectRank(n, args[0].value()) == 0)
+      out = ctx.op("Reshape", {out, ctx.constInt64s({})});
     ctx.setOutput(n, 0, out);
   };
 }
@@ -419,11 +479,14 @@ void convertMaskedSelect(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     for (size_t i = 0; i < s->size(); ++i)
       if ((*s)[i] != 1) shape[rank - s->size() + i] = (*s)[i];
   std::string x = ctx.op("Expand", {args[0].unwrapToTensor(), ctx.constInt64s(shape)});
-  std::string m = ctx.castTo(args[1].unwrapToTensor(), ctx.dtypeOf(args[1].value()), ScalarType::Bool);
+  std::string m =
+      ctx.castTo(args[1].unwrapToTensor(), ctx.dtypeOf(args[1].value()), ScalarType::Bool);
   m = ctx.op("Expand", {m, ctx.constInt64s(shape)});
-  ctx.setOutput(n, 0, ctx.op("Compress", {ctx.op("Reshape", {x, ctx.constInt64s({-1})}),
-                                          ctx.op("Reshape", {m, ctx.constInt64s({-1})})},
-                             {attrI("axis", 0)}));
+  ctx.setOutput(n, 0,
+                ctx.op("Compress",
+                       {ctx.op("Reshape", {x, ctx.constInt64s({-1})}),
+                        ctx.op("Reshape", {m, ctx.constInt64s({-1})})},
+                       {attrI("axis", 0)}));
 }
 
 }  // namespace
@@ -431,7 +494,9 @@ void convertMaskedSelect(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
 // take(self, index): Gather from self flattened.
 void convertTake(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   std::string flat = ctx.op("Reshape", {args[0].unwrapToTensor(), ctx.constInt64s({-1})});
-  ctx.setOutput(n, 0, ctx.op("Gather", {flat, toLong(ctx, args[1].unwrapToTensor(), args[1].value())}, {attrI("axis", 0)}));
+  ctx.setOutput(n, 0,
+                ctx.op("Gather", {flat, toLong(ctx, args[1].unwrapToTensor(), args[1].value())},
+                       {attrI("axis", 0)}));
 }
 
 // masked_scatter(self, mask, source): the positions where mask (broadcast to self) is true, in
@@ -440,12 +505,16 @@ void convertTake(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
 void convertMaskedScatter(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   std::string self = args[0].unwrapToTensor();
   const ScalarType dt = dtypeOr(ctx, args[0].value());
-  std::string mask = ctx.castTo(args[1].unwrapToTensor(), ctx.dtypeOf(args[1].value()), ScalarType::Bool);
+  std::string mask =
+      ctx.castTo(args[1].unwrapToTensor(), ctx.dtypeOf(args[1].value()), ScalarType::Bool);
   mask = ctx.op("Expand", {mask, ctx.op("Shape", {self})});
-  std::string idx = ctx.op("Transpose", {ctx.op("NonZero", {mask})}, {attrIs("perm", {1, 0})});  // [k, rank]
-  std::string count = ctx.op("Slice", {ctx.op("Shape", {idx}), ctx.constInt64s({0}), ctx.constInt64s({1}), ctx.constInt64s({0})});
-  std::string src = ctx.op("Reshape", {ctx.castTo(args[2].unwrapToTensor(), ctx.dtypeOf(args[2].value()), dt),
-                                       ctx.constInt64s({-1})});
+  std::string idx =
+      ctx.op("Transpose", {ctx.op("NonZero", {mask})}, {attrIs("perm", {1, 0})});  // [k, rank]
+  std::string count = ctx.op("Slice", {ctx.op("Shape", {idx}), ctx.constInt64s({0}),
+                                       ctx.constInt64s({1}), ctx.constInt64s({0})});
+  std::string src =
+      ctx.op("Reshape", {ctx.castTo(args[2].unwrapToTensor(), ctx.dtypeOf(args[2].value()), dt),
+                         ctx.constInt64s({-1})});
   src = ctx.op("Slice", {src, ctx.constInt64s({0}), count, ctx.constInt64s({0})});
   ctx.setOutput(n, 0, ctx.op("ScatterND", {self, idx, src}));
 }
@@ -459,16 +528,16 @@ void registerScatterConverters(OnnxConverterRegistry& r) {
   r.addOverloads({"aten::index.Tensor", "aten::index.Tensor_hacked_twin"}, convertIndex);
   r.addOverloads({"aten::index_put", "aten::index_put.hacked_twin"}, convertIndexPut);
   r.addOverloads({"aten::gather"}, convertGather);
-  r.addOverloads({"aten::scatter.src", "aten::scatter.value", "aten::scatter_.src", "aten::scatter_.value",
-                  "aten::scatter.reduce", "aten::scatter.value_reduce", "aten::scatter_.reduce",
-                  "aten::scatter_.value_reduce"},
+  r.addOverloads({"aten::scatter.src", "aten::scatter.value", "aten::scatter_.src",
+                  "aten::scatter_.value", "aten::scatter.reduce", "aten::scatter.value_reduce",
+                  "aten::scatter_.reduce", "aten::scatter_.value_reduce"},
                  scatter(std::nullopt));
   r.addOverloads({"aten::scatter_add", "aten::scatter_add_"}, scatter(std::string("add")));
   r.addOverloads({"aten::masked_select"}, convertMaskedSelect);
   r.addOverloads({"aten::index_copy", "aten::index_copy_"}, indexWrite(IndexWrite::Copy));
   r.addOverloads({"aten::index_add", "aten::index_add_"}, indexWrite(IndexWrite::Add));
-  r.addOverloads({"aten::index_fill.int_Scalar", "aten::index_fill.int_Tensor", "aten::index_fill_.int_Scalar",
-                  "aten::index_fill_.int_Tensor"},
+  r.addOverloads({"aten::index_fill.int_Scalar", "aten::index_fill.int_Tensor",
+                  "aten::index_fill_.int_Scalar", "aten::index_fill_.int_Tensor"},
                  indexWrite(IndexWrite::Fill));
 }
 

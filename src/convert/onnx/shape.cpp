@@ -30,7 +30,8 @@ std::string intAsList(OnnxCtx& ctx, const convert::ArgValue<std::string>& a) {
 }
 
 // Records that every element of the tensor list `list` has `dtype` and `rank` (ValueFacts).
-void setElementFacts(OnnxCtx& ctx, const Value* list, std::optional<ScalarType> dtype, std::optional<int64_t> rank,
+void setElementFacts(OnnxCtx& ctx, const Value* list, std::optional<ScalarType> dtype,
+                     std::optional<int64_t> rank,
                      std::optional<std::vector<int64_t>> sizes = std::nullopt) {
   ValueFacts f;
   f.dtype = dtype;
@@ -84,7 +85,8 @@ void convertTranspose(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     for (int64_t i = 0; i < rank; ++i) perm[i] = wrapDim(dims.at(i), rank);
   } else {
     if (rank == 0) return identity(ctx, n, args);
-    std::swap(perm[wrapDim(args[1].unwrapToInt(), rank)], perm[wrapDim(args[2].unwrapToInt(), rank)]);
+    std::swap(perm[wrapDim(args[1].unwrapToInt(), rank)],
+              perm[wrapDim(args[2].unwrapToInt(), rank)]);
   }
   ctx.setOutput(n, 0, ctx.op("Transpose", {args[0].unwrapToTensor()}, {attrIs("perm", perm)}));
 }
@@ -109,7 +111,8 @@ void convertSqueeze(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
 
 void convertUnsqueeze(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   int64_t rank = ctx.expectRank(n, args[0].value());
-  ctx.setOutput(n, 0, unsqueeze(ctx, args[0].unwrapToTensor(), {wrapDim(args[1].unwrapToInt(), rank + 1)}));
+  ctx.setOutput(
+      n, 0, unsqueeze(ctx, args[0].unwrapToTensor(), {wrapDim(args[1].unwrapToInt(), rank + 1)}));
 }
 
 // expand(size) -> Expand; -1 keeps the input's dim, which is what 1 means to Expand.
@@ -147,8 +150,10 @@ void convertCat(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   if (ctx.isSequence(args[0].value())) {
     // A list grown at run time -> ConcatFromSequence (new_axis for stack).
     const bool stack = n.kind() == Symbol::aten("stack");
-    ctx.setOutput(n, 0, ctx.op("ConcatFromSequence", {ctx.toTensor(args[0].value())},
-                               {attrI("axis", args[1].unwrapToInt(0)), attrI("new_axis", stack ? 1 : 0)}));
+    ctx.setOutput(
+        n, 0,
+        ctx.op("ConcatFromSequence", {ctx.toTensor(args[0].value())},
+               {attrI("axis", args[1].unwrapToInt(0)), attrI("new_axis", stack ? 1 : 0)}));
     return;
   }
   auto xs = args[0].unwrapToTensorList();
@@ -186,16 +191,20 @@ void convertSplit(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   std::vector<int64_t> parts;
   const std::string name(n.kind().toUnqualString());
   const bool chunk = name == "chunk" || name == "unsafe_chunk";
-  if ((chunk || args[1].unwrapToIValue().isInt()) && splitsToSequence(ctx, args[0].value(), dim, n.output())) {
+  if ((chunk || args[1].unwrapToIValue().isInt()) &&
+      splitsToSequence(ctx, args[0].value(), dim, n.output())) {
     // Pieces of one size (the last one smaller) along a dynamic axis: SplitToSequence with a
     // 0-d split; chunk's size is ceil(size / chunks), computed at run time.
     std::string x = args[0].unwrapToTensor();
     std::string each;
     if (chunk) {
       const int64_t chunks = args[1].unwrapToInt();
-      std::string size = ctx.op("Gather", {ctx.op("Shape", {x}), ctx.constScalar(static_cast<double>(dim), ScalarType::Long)},
-                                {attrI("axis", 0)});
-      each = ctx.op("Div", {ctx.op("Add", {size, ctx.constScalar(static_cast<double>(chunks - 1), ScalarType::Long)}),
+      std::string size = ctx.op(
+          "Gather",
+          {ctx.op("Shape", {x}), ctx.constScalar(static_cast<double>(dim), ScalarType::Long)},
+          {attrI("axis", 0)});
+      each = ctx.op("Div", {ctx.op("Add", {size, ctx.constScalar(static_cast<double>(chunks - 1),
+                                                                 ScalarType::Long)}),
                             ctx.constScalar(static_cast<double>(chunks), ScalarType::Long)});
     } else {
       each = ctx.constScalar(static_cast<double>(args[1].unwrapToInt()), ScalarType::Long);
@@ -230,13 +239,15 @@ void convertSlice(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   if (args[2].isIValue() && args[3].isIValue()) {
     int64_t start = args[2].unwrapToInt(0), end = args[3].unwrapToInt(kInt64Max);
     auto sizes = ctx.sizesOf(args[0].value());
-    bool all = start == 0 && step == 1 &&
-               (end == kInt64Max || (sizes && !ctx.isDynamic(args[0].value()) && end >= (*sizes)[dim]));
+    bool all =
+        start == 0 && step == 1 &&
+        (end == kInt64Max || (sizes && !ctx.isDynamic(args[0].value()) && end >= (*sizes)[dim]));
     if (all) return ctx.setOutput(n, 0, x);
   }
   std::string starts = args[2].isNone() ? ctx.constInt64s({0}) : intAsList(ctx, args[2]);
   std::string ends = args[3].isNone() ? ctx.constInt64s({kInt64Max}) : intAsList(ctx, args[3]);
-  ctx.setOutput(n, 0, ctx.op("Slice", {x, starts, ends, ctx.constInt64s({dim}), ctx.constInt64s({step})}));
+  ctx.setOutput(
+      n, 0, ctx.op("Slice", {x, starts, ends, ctx.constInt64s({dim}), ctx.constInt64s({step})}));
 }
 
 // narrow(dim, start, length) -> Slice(start, start + length).
@@ -244,16 +255,19 @@ void convertNarrow(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   int64_t rank = ctx.expectRank(n, args[0].value());
   int64_t dim = wrapDim(args[1].unwrapToInt(), rank);
   int64_t start = args[2].unwrapToInt(), length = args[3].unwrapToInt();
-  ctx.setOutput(n, 0, ctx.op("Slice", {args[0].unwrapToTensor(), ctx.constInt64s({start}),
-                                       ctx.constInt64s({start + length}), ctx.constInt64s({dim})}));
+  ctx.setOutput(n, 0,
+                ctx.op("Slice", {args[0].unwrapToTensor(), ctx.constInt64s({start}),
+                                 ctx.constInt64s({start + length}), ctx.constInt64s({dim})}));
 }
 
 // select(dim, index) -> Gather with a 0-d index (drops the dim).
 void convertSelect(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   int64_t rank = ctx.expectRank(n, args[0].value());
   int64_t dim = wrapDim(args[1].unwrapToInt(), rank);
-  std::string index = args[2].isIValue() ? ctx.constScalar(static_cast<double>(args[2].unwrapToInt()), ScalarType::Long)
-                                         : args[2].unwrapToTensor();
+  std::string index =
+      args[2].isIValue()
+          ? ctx.constScalar(static_cast<double>(args[2].unwrapToInt()), ScalarType::Long)
+          : args[2].unwrapToTensor();
   ctx.setOutput(n, 0, ctx.op("Gather", {args[0].unwrapToTensor(), index}, {attrI("axis", dim)}));
 }
 
@@ -261,7 +275,8 @@ void convertSelect(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
 void convertIndexSelect(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   int64_t rank = ctx.expectRank(n, args[0].value());
   int64_t dim = wrapDim(args[1].unwrapToInt(), rank);
-  std::string index = ctx.castTo(args[2].unwrapToTensor(), ctx.dtypeOf(args[2].value()), ScalarType::Long);
+  std::string index =
+      ctx.castTo(args[2].unwrapToTensor(), ctx.dtypeOf(args[2].value()), ScalarType::Long);
   ctx.setOutput(n, 0, ctx.op("Gather", {args[0].unwrapToTensor(), index}, {attrI("axis", dim)}));
 }
 
@@ -270,24 +285,29 @@ void convertSize(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   std::string shape = ctx.op("Shape", {args[0].unwrapToTensor()});
   if (args.size() == 1) return ctx.setOutput(n, 0, shape);
   int64_t rank = ctx.expectRank(n, args[0].value());
-  std::string dim = ctx.constScalar(static_cast<double>(wrapDim(args[1].unwrapToInt(), rank)), ScalarType::Long);
+  std::string dim =
+      ctx.constScalar(static_cast<double>(wrapDim(args[1].unwrapToInt(), rank)), ScalarType::Long);
   ctx.setOutput(n, 0, ctx.op("Gather", {shape, dim}, {attrI("axis", 0)}));
 }
 
 // Dynamic int arithmetic (0-d int64 tensors): add/sub/mul/floordiv -> Add/Sub/Mul/Div.
 OnnxConverter intArith(std::string opType) {
   return [opType](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
-    ctx.setOutput(n, 0, ctx.op(opType, {tensorOrScalar(ctx, args[0], ScalarType::Long),
-                                        tensorOrScalar(ctx, args[1], ScalarType::Long)}));
+    ctx.setOutput(n, 0,
+                  ctx.op(opType, {tensorOrScalar(ctx, args[0], ScalarType::Long),
+                                  tensorOrScalar(ctx, args[1], ScalarType::Long)}));
   };
 }
 
 // prim::NumToTensor, aten::Int, aten::ScalarImplicit: the same 0-d tensor in ONNX.
 void convertNumberIdentity(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   std::string x = args[0].unwrapToTensor();
-  if (n.kind() == Symbol::aten("Int")) x = ctx.castTo(x, ctx.dtypeOf(args[0].value()), ScalarType::Long);
-  if (n.kind() == Symbol::aten("Float")) x = ctx.castTo(x, ctx.dtypeOf(args[0].value()), ScalarType::Float);
-  if (n.kind() == Symbol::aten("Bool")) x = ctx.castTo(x, ctx.dtypeOf(args[0].value()), ScalarType::Bool);
+  if (n.kind() == Symbol::aten("Int"))
+    x = ctx.castTo(x, ctx.dtypeOf(args[0].value()), ScalarType::Long);
+  if (n.kind() == Symbol::aten("Float"))
+    x = ctx.castTo(x, ctx.dtypeOf(args[0].value()), ScalarType::Float);
+  if (n.kind() == Symbol::aten("Bool"))
+    x = ctx.castTo(x, ctx.dtypeOf(args[0].value()), ScalarType::Bool);
   ctx.setOutput(n, 0, x);
 }
 
@@ -306,11 +326,15 @@ OnnxConverter fillNew(std::optional<double> fixed) {
   return [fixed](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     const size_t dtypeIndex = fixed ? 1 : 2;
     double value = fixed ? *fixed : args[1].unwrapToDouble();
-    ScalarType dt = args[dtypeIndex].isNone() ? dtypeOr(ctx, n.output())
-                                              : scalarTypeFromInt(args[dtypeIndex].unwrapToInt()).value_or(ScalarType::Float);
-    if (args[0].isIValue()) return ctx.setStatic(n.output(), IValue(filled(args[0].unwrapToIntList(), value, dt)));
+    ScalarType dt =
+        args[dtypeIndex].isNone()
+            ? dtypeOr(ctx, n.output())
+            : scalarTypeFromInt(args[dtypeIndex].unwrapToInt()).value_or(ScalarType::Float);
+    if (args[0].isIValue())
+      return ctx.setStatic(n.output(), IValue(filled(args[0].unwrapToIntList(), value, dt)));
     ::onnx::TensorProto v = toTensorProto(filled({1}, value, dt), "value");
-    ctx.setOutput(n, 0, ctx.op("ConstantOfShape", {intListTensor(ctx, args[0])}, {attrT("value", v)}));
+    ctx.setOutput(n, 0,
+                  ctx.op("ConstantOfShape", {intListTensor(ctx, args[0])}, {attrT("value", v)}));
   };
 }
 
@@ -319,12 +343,16 @@ OnnxConverter fillLike(std::optional<double> fixed) {
   return [fixed](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     const size_t dtypeIndex = fixed ? 1 : 2;
     double value = fixed ? *fixed : args[1].unwrapToDouble();
-    ScalarType dt = args[dtypeIndex].isNone() ? dtypeOr(ctx, args[0].value())
-                                              : scalarTypeFromInt(args[dtypeIndex].unwrapToInt()).value_or(ScalarType::Float);
+    ScalarType dt =
+        args[dtypeIndex].isNone()
+            ? dtypeOr(ctx, args[0].value())
+            : scalarTypeFromInt(args[dtypeIndex].unwrapToInt()).value_or(ScalarType::Float);
     if (auto sizes = ctx.sizesOf(args[0].value()); sizes && !ctx.isDynamic(args[0].value()))
       return ctx.setStatic(n.output(), IValue(filled(*sizes, value, dt)));
     ::onnx::TensorProto v = toTensorProto(filled({1}, value, dt), "value");
-    ctx.setOutput(n, 0, ctx.op("ConstantOfShape", {ctx.op("Shape", {args[0].unwrapToTensor()})}, {attrT("value", v)}));
+    ctx.setOutput(n, 0,
+                  ctx.op("ConstantOfShape", {ctx.op("Shape", {args[0].unwrapToTensor()})},
+                         {attrT("value", v)}));
   };
 }
 
@@ -337,7 +365,8 @@ bool isIntScalar(const convert::ArgValue<std::string>& a) {
 
 // The dtype a factory op (arange, linspace, eye) makes: its dtype argument, else what the
 // example run observed, else `dflt`.
-ScalarType factoryDtype(OnnxCtx& ctx, const Node& n, OnnxArgs& args, size_t dtypeIndex, ScalarType dflt) {
+ScalarType factoryDtype(OnnxCtx& ctx, const Node& n, OnnxArgs& args, size_t dtypeIndex,
+                        ScalarType dflt) {
   if (dtypeIndex < args.size() && !args[dtypeIndex].isNone())
     return scalarTypeFromInt(args[dtypeIndex].unwrapToInt()).value_or(dflt);
   return ctx.dtypeOf(n.output()).value_or(dflt);
@@ -352,13 +381,17 @@ OnnxConverter convertArange(size_t numBounds) {
   return [numBounds](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     bool ints = true;
     for (size_t i = 0; i < numBounds; ++i) ints &= isIntScalar(args[i]);
-    const ScalarType dt = factoryDtype(ctx, n, args, numBounds, ints ? ScalarType::Long : ScalarType::Float);
+    const ScalarType dt =
+        factoryDtype(ctx, n, args, numBounds, ints ? ScalarType::Long : ScalarType::Float);
     const bool integral = isIntegralType(dt, /*includeBool=*/false);
-    const ScalarType compute = ints && integral ? ScalarType::Long : dt == ScalarType::Double ? ScalarType::Double
-                                                                                               : ScalarType::Float;
-    std::string start = numBounds == 1 ? ctx.constScalar(0, compute) : tensorOrScalar(ctx, args[0], compute);
+    const ScalarType compute = ints && integral           ? ScalarType::Long
+                               : dt == ScalarType::Double ? ScalarType::Double
+                                                          : ScalarType::Float;
+    std::string start =
+        numBounds == 1 ? ctx.constScalar(0, compute) : tensorOrScalar(ctx, args[0], compute);
     std::string end = tensorOrScalar(ctx, args[numBounds == 1 ? 0 : 1], compute);
-    std::string step = numBounds == 3 ? tensorOrScalar(ctx, args[2], compute) : ctx.constScalar(1, compute);
+    std::string step =
+        numBounds == 3 ? tensorOrScalar(ctx, args[2], compute) : ctx.constScalar(1, compute);
     std::string r = ctx.op("Range", {start, end, step});
     ctx.setOutput(n, 0, compute == dt ? r : ctx.op("Cast", {r}, {attrI("to", onnxDataType(dt))}));
   };
@@ -367,11 +400,15 @@ OnnxConverter convertArange(size_t numBounds) {
 // _dim_arange(like, dim): arange(like.size(dim)) as int64 -> Range(0, Shape(like)[dim], 1).
 void convertDimArange(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   const int64_t rank = ctx.expectRank(n, args[0].value());
-  std::string size = ctx.op("Gather", {ctx.op("Shape", {args[0].unwrapToTensor()}),
-                                       ctx.constScalar(static_cast<double>(wrapDim(args[1].unwrapToInt(), rank)),
-                                                       ScalarType::Long)},
-                            {attrI("axis", 0)});
-  ctx.setOutput(n, 0, ctx.op("Range", {ctx.constScalar(0, ScalarType::Long), size, ctx.constScalar(1, ScalarType::Long)}));
+  std::string size =
+      ctx.op("Gather",
+             {ctx.op("Shape", {args[0].unwrapToTensor()}),
+              ctx.constScalar(static_cast<double>(wrapDim(args[1].unwrapToInt(), rank)),
+                              ScalarType::Long)},
+             {attrI("axis", 0)});
+  ctx.setOutput(n, 0,
+                ctx.op("Range", {ctx.constScalar(0, ScalarType::Long), size,
+                                 ctx.constScalar(1, ScalarType::Long)}));
 }
 
 // linspace(start, end, steps): start + i * (end - start) / max(steps - 1, 1) for i in
@@ -381,11 +418,13 @@ void convertDimArange(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
 void convertLinspace(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   const ScalarType dt = factoryDtype(ctx, n, args, 3, ScalarType::Float);
   const ScalarType compute = dt == ScalarType::Double ? ScalarType::Double : ScalarType::Float;
-  std::string start = tensorOrScalar(ctx, args[0], compute), end = tensorOrScalar(ctx, args[1], compute);
+  std::string start = tensorOrScalar(ctx, args[0], compute),
+              end = tensorOrScalar(ctx, args[1], compute);
   std::string steps = tensorOrScalar(ctx, args[2], ScalarType::Long);
   std::string one = ctx.constScalar(1, ScalarType::Long);
-  std::string i = ctx.op("Cast", {ctx.op("Range", {ctx.constScalar(0, ScalarType::Long), steps, one})},
-                         {attrI("to", onnxDataType(compute))});
+  std::string i =
+      ctx.op("Cast", {ctx.op("Range", {ctx.constScalar(0, ScalarType::Long), steps, one})},
+             {attrI("to", onnxDataType(compute))});
   std::string denom = ctx.op("Cast", {ctx.op("Max", {ctx.op("Sub", {steps, one}), one})},
                              {attrI("to", onnxDataType(compute))});
   std::string delta = ctx.op("Div", {ctx.op("Sub", {end, start}), denom});
@@ -399,7 +438,8 @@ OnnxConverter convertEye(bool square) {
   return [square](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     const ScalarType dt = factoryDtype(ctx, n, args, square ? 1 : 2, ScalarType::Float);
     std::string rows = intAsList(ctx, args[0]);
-    std::string shape = ctx.op("Concat", {rows, square ? rows : intAsList(ctx, args[1])}, {attrI("axis", 0)});
+    std::string shape =
+        ctx.op("Concat", {rows, square ? rows : intAsList(ctx, args[1])}, {attrI("axis", 0)});
     ::onnx::TensorProto zero = toTensorProto(filled({1}, 0.0, dt), "value");
     std::string zeros = ctx.op("ConstantOfShape", {shape}, {attrT("value", zero)});
     ctx.setOutput(n, 0, ctx.op("EyeLike", {zeros}, {attrI("dtype", onnxDataType(dt))}));
@@ -409,7 +449,8 @@ OnnxConverter convertEye(bool square) {
 bool isTensorish(const TypePtr& t) {
   if (!t) return false;
   if (t->kind() == TypeKind::TensorType) return true;
-  if (const auto* o = t->cast<OptionalType>()) return o->getElementType()->kind() == TypeKind::TensorType;
+  if (const auto* o = t->cast<OptionalType>())
+    return o->getElementType()->kind() == TypeKind::TensorType;
   return false;
 }
 
@@ -479,8 +520,10 @@ void convertUnpack(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
       def->inputs().size() == n.outputs().size()) {
     for (size_t i = 0; i < n.outputs().size(); ++i) {
       const Value* e = def->input(i);
-      if (ctx.hasTensor(e)) ctx.setOutput(n, i, ctx.toTensor(e));
-      else if (ctx.hasTensorList(e)) ctx.setTensorList(n.output(i), ctx.tensorList(e));
+      if (ctx.hasTensor(e))
+        ctx.setOutput(n, i, ctx.toTensor(e));
+      else if (ctx.hasTensorList(e))
+        ctx.setTensorList(n.output(i), ctx.tensorList(e));
       if (ctx.isStatic(e)) ctx.setStatic(n.output(i), ctx.staticValue(e));
     }
     return;
@@ -491,25 +534,30 @@ void convertUnpack(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     // (`n, c, h, w = x.size()` with a dynamic axis) a 1-d int64 tensor, element i by Gather
     // (0-d). Elements the preparation folded have no uses.
     const bool seq = ctx.isSequence(args[0].value());
-    std::string list = seq ? args[0].unwrapToTensor()
-                           : ctx.castTo(args[0].unwrapToTensor(), ctx.dtypeOf(args[0].value()), ScalarType::Long);
+    std::string list =
+        seq ? args[0].unwrapToTensor()
+            : ctx.castTo(args[0].unwrapToTensor(), ctx.dtypeOf(args[0].value()), ScalarType::Long);
     for (size_t i = 0; i < n.outputs().size(); ++i) {
       if (!n.output(i)->hasUses()) continue;
       std::string k = ctx.constScalar(static_cast<double>(i), ScalarType::Long);
-      ctx.setOutput(n, i, seq ? ctx.op("SequenceAt", {list, k}) : ctx.op("Gather", {list, k}, {attrI("axis", 0)}));
+      ctx.setOutput(
+          n, i,
+          seq ? ctx.op("SequenceAt", {list, k}) : ctx.op("Gather", {list, k}, {attrI("axis", 0)}));
     }
     return;
   }
   if (args[0].isTensorList()) {
     auto xs = args[0].unwrapToTensorList();
     if (xs.size() != n.outputs().size())
-      args[0].fail(fmt::format("a list of {} tensors", n.outputs().size()), fmt::format("{}", xs.size()));
+      args[0].fail(fmt::format("a list of {} tensors", n.outputs().size()),
+                   fmt::format("{}", xs.size()));
     for (size_t i = 0; i < xs.size(); ++i) ctx.setOutput(n, i, xs[i]);
     return;
   }
   const IValue& v = args[0].unwrapToIValue();
   std::vector<IValue> xs = v.isTuple() ? v.toTuple()->elements : v.toList()->list;
-  for (size_t i = 0; i < xs.size() && i < n.outputs().size(); ++i) ctx.setStatic(n.output(i), xs[i]);
+  for (size_t i = 0; i < xs.size() && i < n.outputs().size(); ++i)
+    ctx.setStatic(n.output(i), xs[i]);
 }
 
 // aten::__getitem__ / aten::select.t of a tensor list with a constant index.
@@ -518,34 +566,44 @@ void convertListGetItem(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     // A constant list of ints or floats read at a run-time index (a loop counter): Gather
     // from it as a 1-d constant.
     const auto& xs = args[0].unwrapToIValue().toList()->list;
-    const bool ints = std::all_of(xs.begin(), xs.end(), [](const IValue& x) { return x.isInt() || x.isBool(); });
-    const bool floats = std::all_of(xs.begin(), xs.end(), [](const IValue& x) { return x.isDouble() || x.isInt(); });
+    const bool ints =
+        std::all_of(xs.begin(), xs.end(), [](const IValue& x) { return x.isInt() || x.isBool(); });
+    const bool floats = std::all_of(xs.begin(), xs.end(),
+                                    [](const IValue& x) { return x.isDouble() || x.isInt(); });
     if (!xs.empty() && (ints || floats)) {
       // Floats as Float: what OnnxCtx::dtypeOf says a float value is.
-      Tensor t = Tensor::empty({static_cast<int64_t>(xs.size())}, ints ? ScalarType::Long : ScalarType::Float);
+      Tensor t = Tensor::empty({static_cast<int64_t>(xs.size())},
+                               ints ? ScalarType::Long : ScalarType::Float);
       for (size_t k = 0; k < xs.size(); ++k) {
-        if (ints) t.data<int64_t>()[k] = xs[k].isBool() ? xs[k].toBool() : xs[k].toInt();
-        else t.data<float>()[k] = static_cast<float>(xs[k].toScalarDouble());
+        if (ints)
+          t.data<int64_t>()[k] = xs[k].isBool() ? xs[k].toBool() : xs[k].toInt();
+        else
+          t.data<float>()[k] = static_cast<float>(xs[k].toScalarDouble());
       }
-      std::string i = ctx.castTo(args[1].unwrapToTensor(), ctx.dtypeOf(args[1].value()), ScalarType::Long);
+      std::string i =
+          ctx.castTo(args[1].unwrapToTensor(), ctx.dtypeOf(args[1].value()), ScalarType::Long);
       return ctx.setOutput(n, 0, ctx.op("Gather", {ctx.initializer(t), i}, {attrI("axis", 0)}));
     }
   }
-  if (const Value* list = args[0].value(); !args[0].isIValue() && !args[0].isTensorList() && !ctx.isSequence(list) &&
-                                           list->type() && list->type()->kind() == TypeKind::ListType &&
-                                           !mayHoldTensor(list->type())) {
+  if (const Value* list = args[0].value();
+      !args[0].isIValue() && !args[0].isTensorList() && !ctx.isSequence(list) && list->type() &&
+      list->type()->kind() == TypeKind::ListType && !mayHoldTensor(list->type())) {
     // An int list computed at run time (x.shape with a dynamic axis, then x.shape[0]): a
     // 1-d int64 tensor, read by Gather (0-d); a negative index counts from the end (Gather's
     // indices may be negative).
     std::string xs = ctx.castTo(args[0].unwrapToTensor(), ctx.dtypeOf(list), ScalarType::Long);
-    std::string i = args[1].isIValue() ? ctx.constScalar(static_cast<double>(args[1].unwrapToInt()), ScalarType::Long)
-                                       : ctx.castTo(args[1].unwrapToTensor(), ctx.dtypeOf(args[1].value()), ScalarType::Long);
+    std::string i =
+        args[1].isIValue()
+            ? ctx.constScalar(static_cast<double>(args[1].unwrapToInt()), ScalarType::Long)
+            : ctx.castTo(args[1].unwrapToTensor(), ctx.dtypeOf(args[1].value()), ScalarType::Long);
     return ctx.setOutput(n, 0, ctx.op("Gather", {xs, i}, {attrI("axis", 0)}));
   }
   if (ctx.isSequence(args[0].value()) || !args[1].isIValue()) {
     std::string seq = ctx.toSequence(args[0].value());
-    std::string i = args[1].isIValue() ? ctx.constScalar(static_cast<double>(args[1].unwrapToInt()), ScalarType::Long)
-                                       : ctx.castTo(args[1].unwrapToTensor(), ctx.dtypeOf(args[1].value()), ScalarType::Long);
+    std::string i =
+        args[1].isIValue()
+            ? ctx.constScalar(static_cast<double>(args[1].unwrapToInt()), ScalarType::Long)
+            : ctx.castTo(args[1].unwrapToTensor(), ctx.dtypeOf(args[1].value()), ScalarType::Long);
     ctx.setOutput(n, 0, ctx.op("SequenceAt", {seq, i}));
     // The element's dtype and rank, when the list's elements share them.
     std::optional<ScalarType> dtype;
@@ -573,7 +631,8 @@ void convertListGetItem(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   auto xs = args[0].unwrapToTensorList();
   int64_t i = args[1].unwrapToInt();
   if (i < 0) i += static_cast<int64_t>(xs.size());
-  if (i < 0 || i >= static_cast<int64_t>(xs.size())) args[1].fail("an index into the list", std::to_string(i));
+  if (i < 0 || i >= static_cast<int64_t>(xs.size()))
+    args[1].fail("an index into the list", std::to_string(i));
   ctx.setOutput(n, 0, xs[i]);
 }
 
@@ -591,12 +650,15 @@ OnnxConverter fillNewLike(std::optional<double> fixed) {
   return [fixed](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     const size_t dtypeIndex = fixed ? 2 : 3;
     double value = fixed ? *fixed : args[2].unwrapToDouble();
-    ScalarType dt = args[dtypeIndex].isNone()
-                        ? dtypeOr(ctx, args[0].value())
-                        : scalarTypeFromInt(args[dtypeIndex].unwrapToInt()).value_or(ScalarType::Float);
-    if (args[1].isIValue()) return ctx.setStatic(n.output(), IValue(filled(args[1].unwrapToIntList(), value, dt)));
+    ScalarType dt =
+        args[dtypeIndex].isNone()
+            ? dtypeOr(ctx, args[0].value())
+            : scalarTypeFromInt(args[dtypeIndex].unwrapToInt()).value_or(ScalarType::Float);
+    if (args[1].isIValue())
+      return ctx.setStatic(n.output(), IValue(filled(args[1].unwrapToIntList(), value, dt)));
     ::onnx::TensorProto v = toTensorProto(filled({1}, value, dt), "value");
-    ctx.setOutput(n, 0, ctx.op("ConstantOfShape", {intListTensor(ctx, args[1])}, {attrT("value", v)}));
+    ctx.setOutput(n, 0,
+                  ctx.op("ConstantOfShape", {intListTensor(ctx, args[1])}, {attrT("value", v)}));
   };
 }
 
@@ -613,7 +675,8 @@ OnnxConverter scalarCompare(std::string opType, bool negate = false) {
     const bool isFloat = n.input(0)->type()->kind() == TypeKind::FloatType ||
                          n.input(1)->type()->kind() == TypeKind::FloatType;
     ScalarType dt = isFloat ? ScalarType::Double : ScalarType::Long;
-    std::string y = ctx.op(opType, {tensorOrScalar(ctx, args[0], dt), tensorOrScalar(ctx, args[1], dt)});
+    std::string y =
+        ctx.op(opType, {tensorOrScalar(ctx, args[0], dt), tensorOrScalar(ctx, args[1], dt)});
     ctx.setOutput(n, 0, negate ? ctx.op("Not", {y}) : y);
   };
 }
@@ -630,8 +693,10 @@ void convertFlip(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     ends.push_back(std::numeric_limits<int64_t>::min());
     steps.push_back(-1);
   }
-  ctx.setOutput(n, 0, ctx.op("Slice", {args[0].unwrapToTensor(), ctx.constInt64s(starts), ctx.constInt64s(ends),
-                                       ctx.constInt64s(axes), ctx.constInt64s(steps)}));
+  ctx.setOutput(
+      n, 0,
+      ctx.op("Slice", {args[0].unwrapToTensor(), ctx.constInt64s(starts), ctx.constInt64s(ends),
+                       ctx.constInt64s(axes), ctx.constInt64s(steps)}));
 }
 
 // roll(shifts, dims) -> per dim Concat(Slice(x, size - s, end), Slice(x, 0, size - s)); no
@@ -650,16 +715,19 @@ void convertRoll(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     sizes = {numel};
     dims = {0};
   }
-  if (shifts.size() != dims.size()) args[1].fail(fmt::format("{} shifts (one per dim)", dims.size()),
-                                                 std::to_string(shifts.size()));
+  if (shifts.size() != dims.size())
+    args[1].fail(fmt::format("{} shifts (one per dim)", dims.size()),
+                 std::to_string(shifts.size()));
   for (size_t i = 0; i < dims.size(); ++i) {
     int64_t d = wrapDim(dims[i], static_cast<int64_t>(sizes.size()));
     int64_t size = sizes[d];
     if (size == 0) continue;
     int64_t s = ((shifts[i] % size) + size) % size;
     if (s == 0) continue;
-    std::string tail = ctx.op("Slice", {x, ctx.constInt64s({size - s}), ctx.constInt64s({size}), ctx.constInt64s({d})});
-    std::string head = ctx.op("Slice", {x, ctx.constInt64s({0}), ctx.constInt64s({size - s}), ctx.constInt64s({d})});
+    std::string tail = ctx.op(
+        "Slice", {x, ctx.constInt64s({size - s}), ctx.constInt64s({size}), ctx.constInt64s({d})});
+    std::string head = ctx.op(
+        "Slice", {x, ctx.constInt64s({0}), ctx.constInt64s({size - s}), ctx.constInt64s({d})});
     x = ctx.op("Concat", {tail, head}, {attrI("axis", d)});
   }
   if (flat) x = ctx.op("Reshape", {x, ctx.constInt64s(ctx.expectSizes(n, args[0].value()))});
@@ -753,23 +821,28 @@ void convertUnbind(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   const int64_t count = sizes[dim];
   if (splitsToSequence(ctx, args[0].value(), dim, n.output())) {
     // A dynamic count: SplitToSequence into ones, keepdims=0.
-    ctx.setOutput(n, 0, ctx.op("SplitToSequence", {args[0].unwrapToTensor()}, {attrI("axis", dim), attrI("keepdims", 0)}));
+    ctx.setOutput(n, 0,
+                  ctx.op("SplitToSequence", {args[0].unwrapToTensor()},
+                         {attrI("axis", dim), attrI("keepdims", 0)}));
     ctx.markSequence(n.output());
-    return setElementFacts(ctx, n.output(), ctx.dtypeOf(args[0].value()), static_cast<int64_t>(sizes.size()) - 1);
+    return setElementFacts(ctx, n.output(), ctx.dtypeOf(args[0].value()),
+                           static_cast<int64_t>(sizes.size()) - 1);
   }
   std::vector<std::string> xs;
   if (count == 1) {
     xs.push_back(squeeze(ctx, args[0].unwrapToTensor(), {dim}));
   } else if (count > 1) {
-    auto parts = ctx.opN("Split", {args[0].unwrapToTensor(), ctx.constInt64s(std::vector<int64_t>(count, 1))},
-                         static_cast<size_t>(count), {attrI("axis", dim)});
+    auto parts = ctx.opN(
+        "Split", {args[0].unwrapToTensor(), ctx.constInt64s(std::vector<int64_t>(count, 1))},
+        static_cast<size_t>(count), {attrI("axis", dim)});
     for (const auto& p : parts) xs.push_back(squeeze(ctx, p, {dim}));
   }
   ctx.setTensorList(n.output(), xs);
   std::vector<int64_t> elem = sizes;
   elem.erase(elem.begin() + dim);
-  setElementFacts(ctx, n.output(), ctx.dtypeOf(args[0].value()), static_cast<int64_t>(elem.size()),
-                  ctx.isDynamic(args[0].value()) ? std::nullopt : std::optional<std::vector<int64_t>>(elem));
+  setElementFacts(
+      ctx, n.output(), ctx.dtypeOf(args[0].value()), static_cast<int64_t>(elem.size()),
+      ctx.isDynamic(args[0].value()) ? std::nullopt : std::optional<std::vector<int64_t>>(elem));
 }
 
 // tril / triu(diagonal) -> Trilu (opset 14); at opset 13 Where with the constant mask of the
@@ -779,10 +852,13 @@ OnnxConverter trilu(bool upper) {
     std::string x = args[0].unwrapToTensor();
     int64_t k = args[1].unwrapToInt(0);
     if (ctx.opset() >= 14)
-      return ctx.setOutput(n, 0, ctx.op("Trilu", {x, ctx.constScalar(static_cast<double>(k), ScalarType::Long)},
-                                        {attrI("upper", upper ? 1 : 0)}));
+      return ctx.setOutput(
+          n, 0,
+          ctx.op("Trilu", {x, ctx.constScalar(static_cast<double>(k), ScalarType::Long)},
+                 {attrI("upper", upper ? 1 : 0)}));
     auto sizes = ctx.expectSizes(n, args[0].value());
-    if (sizes.size() < 2) args[0].fail("a tensor of at least 2 dims", fmt::format("rank {}", sizes.size()));
+    if (sizes.size() < 2)
+      args[0].fail("a tensor of at least 2 dims", fmt::format("rank {}", sizes.size()));
     const int64_t rows = sizes[sizes.size() - 2], cols = sizes.back();
     Tensor mask = Tensor::empty({rows, cols}, ScalarType::Bool);
     bool* m = mask.data<bool>();
@@ -798,7 +874,8 @@ OnnxConverter trilu(bool upper) {
 void convertBroadcastTensors(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   auto xs = args[0].unwrapToTensorList();
   const Value* list = args[0].value();
-  if (list->node()->kind() != prim::ListConstruct) args[0].fail("a list built in the graph", "a list from elsewhere");
+  if (list->node()->kind() != prim::ListConstruct)
+    args[0].fail("a list built in the graph", "a list from elsewhere");
   const bool mesh = n.kind() == Symbol::aten("meshgrid");
   std::string indexing = mesh && args.size() > 1 ? args[1].unwrapToString() : "ij";
   std::vector<std::vector<int64_t>> shapes;
@@ -831,7 +908,8 @@ void convertBroadcastTensors(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   }
   ctx.setTensorList(n.output(), ys);
   if (!list->node()->inputs().empty())
-    setElementFacts(ctx, n.output(), ctx.dtypeOf(list->node()->input(0)), static_cast<int64_t>(out.size()), out);
+    setElementFacts(ctx, n.output(), ctx.dtypeOf(list->node()->input(0)),
+                    static_cast<int64_t>(out.size()), out);
 }
 
 // tensor_split(self, sections | indices | tensor, dim): Slices along dim (known size): `sections`
@@ -895,7 +973,9 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
   });
   r.addOverloads({"aten::expand"}, convertExpand);
   r.addOverloads({"aten::expand_as"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
-    ctx.setOutput(n, 0, ctx.op("Expand", {args[0].unwrapToTensor(), ctx.op("Shape", {args[1].unwrapToTensor()})}));
+    ctx.setOutput(
+        n, 0,
+        ctx.op("Expand", {args[0].unwrapToTensor(), ctx.op("Shape", {args[1].unwrapToTensor()})}));
   });
   // No-ops in a value graph: contiguous, detach, clone, alias.
   r.addOverloads({"aten::contiguous", "aten::detach", "aten::clone", "aten::alias"}, identity);
@@ -903,7 +983,8 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
                   "aten::to.device", "aten::type_as"},
                  convertTo);
   r.addOverloads({"aten::cat", "aten::concat", "aten::stack"}, convertCat);
-  r.addOverloads({"aten::split.Tensor", "aten::split", "aten::split.sizes", "aten::split_with_sizes", "aten::chunk"},
+  r.addOverloads({"aten::split.Tensor", "aten::split", "aten::split.sizes",
+                  "aten::split_with_sizes", "aten::chunk"},
                  convertSplit);
   r.addOverloads({"aten::slice.Tensor"}, convertSlice);
   r.addOverloads({"aten::narrow"}, convertNarrow);
@@ -941,10 +1022,11 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
     std::string scaled = ctx.op("Mul", {i, tensorOrScalar(ctx, args[2], ScalarType::Long)});
     ctx.setOutput(n, 0, ctx.op("Add", {tensorOrScalar(ctx, args[1], ScalarType::Long), scaled}));
   });
-  r.addOverloads({"aten::Int.Tensor", "aten::Float.Tensor", "aten::Bool.Tensor", "aten::ScalarImplicit",
-                  "aten::Int.float", "aten::Int.Scalar", "aten::Int.bool", "aten::Float.int", "aten::Float.Scalar",
-                  "aten::Float.bool", "aten::Bool.int", "aten::Bool.float"},
-                 convertNumberIdentity);
+  r.addOverloads(
+      {"aten::Int.Tensor", "aten::Float.Tensor", "aten::Bool.Tensor", "aten::ScalarImplicit",
+       "aten::Int.float", "aten::Int.Scalar", "aten::Int.bool", "aten::Float.int",
+       "aten::Float.Scalar", "aten::Float.bool", "aten::Bool.int", "aten::Bool.float"},
+      convertNumberIdentity);
   r.addOverloads({"aten::arange"}, convertArange(1));
   r.addOverloads({"aten::arange.start"}, convertArange(2));
   r.addOverloads({"aten::arange.start_step"}, convertArange(3));
@@ -976,15 +1058,19 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
     if (name == "div") schemas = {"aten::div.float", "aten::div.int"};
     for (const std::string& schema : schemas)
       r.addOverloads({schema}, [opType](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
-        ctx.setOutput(n, 0, ctx.op(opType, {tensorOrScalar(ctx, args[0], ScalarType::Float),
-                                            tensorOrScalar(ctx, args[1], ScalarType::Float)}));
+        ctx.setOutput(n, 0,
+                      ctx.op(opType, {tensorOrScalar(ctx, args[0], ScalarType::Float),
+                                      tensorOrScalar(ctx, args[1], ScalarType::Float)}));
       });
   }
-  r.addOverloads({"aten::neg.float", "aten::neg.int"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
-    ScalarType dt = n.kind() == Symbol::aten("neg") && n.input(0)->type()->kind() == TypeKind::IntType
-                        ? ScalarType::Long : ScalarType::Float;
-    ctx.setOutput(n, 0, ctx.op("Neg", {tensorOrScalar(ctx, args[0], dt)}));
-  });
+  r.addOverloads(
+      {"aten::neg.float", "aten::neg.int"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+        ScalarType dt =
+            n.kind() == Symbol::aten("neg") && n.input(0)->type()->kind() == TypeKind::IntType
+                ? ScalarType::Long
+                : ScalarType::Float;
+        ctx.setOutput(n, 0, ctx.op("Neg", {tensorOrScalar(ctx, args[0], dt)}));
+      });
   // Bool scalars (loop-carried flags) and bool tensors: And / Or / Xor. Integers (tensors and
   // int scalars): BitwiseAnd / BitwiseOr / BitwiseXor, which ONNX has from opset 18 (torch.onnx
   // 1.13 refuses them at every opset).
@@ -996,8 +1082,10 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
       if (std::string(overload) != ".bool" && std::string(overload) != ".int")
         schemas.push_back("aten::__i" + name + "__" + overload);
     }
-    for (const char* overload : {".Tensor", ".Scalar", ".Scalar_Tensor"}) schemas.push_back("aten::bitwise_" + name + overload);
-    for (const char* overload : {".Tensor", ".Scalar"}) schemas.push_back("aten::bitwise_" + name + "_" + overload);
+    for (const char* overload : {".Tensor", ".Scalar", ".Scalar_Tensor"})
+      schemas.push_back("aten::bitwise_" + name + overload);
+    for (const char* overload : {".Tensor", ".Scalar"})
+      schemas.push_back("aten::bitwise_" + name + "_" + overload);
     std::vector<std::string> known;
     for (const auto& sc : schemas)
       if (OperatorRegistry::global().findOverload(sc)) known.push_back(sc);
@@ -1009,13 +1097,17 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
         dt = a && b ? promoteTypes(*a, *b) : a ? a : b;
       }
       if (dt.value_or(ScalarType::Bool) == ScalarType::Bool)
-        return ctx.setOutput(n, 0, ctx.op(opType, {tensorOrScalar(ctx, args[0], ScalarType::Bool),
-                                                   tensorOrScalar(ctx, args[1], ScalarType::Bool)}));
+        return ctx.setOutput(n, 0,
+                             ctx.op(opType, {tensorOrScalar(ctx, args[0], ScalarType::Bool),
+                                             tensorOrScalar(ctx, args[1], ScalarType::Bool)}));
       if (!isIntegralType(*dt, false)) args[0].fail("a bool or integer tensor", toString(*dt));
       if (ctx.opset() < 18)
-        throw Error(fmt::format("{} of {} values is exported from opset 18 ({}); this export is at opset {}",
-                                n.kind().toQualString(), toString(*dt), bitwise, ctx.opset()));
-      ctx.setOutput(n, 0, ctx.op(bitwise, {tensorOrScalar(ctx, args[0], *dt), tensorOrScalar(ctx, args[1], *dt)}));
+        throw Error(fmt::format(
+            "{} of {} values is exported from opset 18 ({}); this export is at opset {}",
+            n.kind().toQualString(), toString(*dt), bitwise, ctx.opset()));
+      ctx.setOutput(
+          n, 0,
+          ctx.op(bitwise, {tensorOrScalar(ctx, args[0], *dt), tensorOrScalar(ctx, args[1], *dt)}));
     };
     for (const auto& sc : known) r.addOverloads({std::string_view(sc)}, fn);
   }
@@ -1025,8 +1117,8 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
     const std::string name = left ? "lshift" : "rshift";
     std::vector<std::string> known;
     for (const std::string& sc : {"aten::__" + name + "__.Tensor", "aten::__" + name + "__.Scalar",
-                                  "aten::__i" + name + "__.Tensor", "aten::__i" + name + "__.Scalar",
-                                  "aten::__" + name + "__.int"})
+                                  "aten::__i" + name + "__.Tensor",
+                                  "aten::__i" + name + "__.Scalar", "aten::__" + name + "__.int"})
       if (OperatorRegistry::global().findOverload(sc)) known.push_back(sc);
     OnnxConverter fn = [left](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
       std::optional<ScalarType> dt = ctx.dtypeOf(n.output());
@@ -1076,21 +1168,24 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
   r.addNode(prim::ListUnpack, convertUnpack);
   // prim::Uninitialized: the placeholder output of a branch that raises or returns early; never
   // read on the path taken.
-  r.addNode(prim::Uninitialized, [](OnnxCtx& ctx, const Node& n, OnnxArgs&) { ctx.setStatic(n.output(), IValue()); });
+  r.addNode(prim::Uninitialized,
+            [](OnnxCtx& ctx, const Node& n, OnnxArgs&) { ctx.setStatic(n.output(), IValue()); });
   // prim::TupleIndex(tuple, i): element i of a tensor list or a static tuple.
   r.addNode(prim::TupleIndex, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     int64_t i = args[1].unwrapToInt();
     if (args[0].isTensorList()) {
       auto xs = args[0].unwrapToTensorList();
       if (i < 0) i += static_cast<int64_t>(xs.size());
-      if (i < 0 || i >= static_cast<int64_t>(xs.size())) args[1].fail("an index into the tuple", std::to_string(i));
+      if (i < 0 || i >= static_cast<int64_t>(xs.size()))
+        args[1].fail("an index into the tuple", std::to_string(i));
       return ctx.setOutput(n, 0, xs[i]);
     }
     const IValue& t = args[0].unwrapToIValue();
     if (!t.isTuple()) args[0].fail("a tuple", convert::detail::describeIValue(t));
     const auto& es = t.toTuple()->elements;
     if (i < 0) i += static_cast<int64_t>(es.size());
-    if (i < 0 || i >= static_cast<int64_t>(es.size())) args[1].fail("an index into the tuple", std::to_string(i));
+    if (i < 0 || i >= static_cast<int64_t>(es.size()))
+      args[1].fail("an index into the tuple", std::to_string(i));
     ctx.setStatic(n.output(), es[i]);
   });
   r.addNode(prim::TupleUnpack, convertUnpack);
@@ -1124,9 +1219,13 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
     }
     if (args[0].isIValue() || args[0].isTensorList() || ctx.isSequence(args[0].value()) ||
         mayHoldTensor(args[0].value()->type()))
-      args[0].fail("an int list computed at run time, or a list of tensors with constant bounds", "another list");
-    std::string xs = ctx.castTo(args[0].unwrapToTensor(), ctx.dtypeOf(args[0].value()), ScalarType::Long);
-    ctx.setOutput(n, 0, ctx.op("Slice", {xs, bound(1, 0), bound(2, kInt64Max), ctx.constInt64s({0}), intAsList(ctx, args[3])}));
+      args[0].fail("an int list computed at run time, or a list of tensors with constant bounds",
+                   "another list");
+    std::string xs =
+        ctx.castTo(args[0].unwrapToTensor(), ctx.dtypeOf(args[0].value()), ScalarType::Long);
+    ctx.setOutput(n, 0,
+                  ctx.op("Slice", {xs, bound(1, 0), bound(2, kInt64Max), ctx.constInt64s({0}),
+                                   intAsList(ctx, args[3])}));
   });
   r.addOverloads({"aten::len.t"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     ctx.setOutput(n, 0, ctx.op("SequenceLength", {ctx.toSequence(args[0].value())}));
@@ -1134,7 +1233,8 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
   r.addOverloads({"aten::flip"}, convertFlip);
   r.addOverloads({"aten::roll"}, convertRoll);
   r.addOverloads({"aten::repeat"}, convertRepeat);
-  r.addOverloads({"aten::repeat_interleave.self_int", "aten::repeat_interleave.self_Tensor"}, convertRepeatInterleave);
+  r.addOverloads({"aten::repeat_interleave.self_int", "aten::repeat_interleave.self_Tensor"},
+                 convertRepeatInterleave);
   r.addOverloads({"aten::movedim.int", "aten::movedim.intlist"}, convertMovedim);
   r.addOverloads({"aten::numpy_T"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     int64_t rank = ctx.expectRank(n, args[0].value());
@@ -1142,14 +1242,18 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
     for (int64_t i = rank - 1; i >= 0; --i) perm.push_back(i);
     ctx.setOutput(n, 0, ctx.op("Transpose", {args[0].unwrapToTensor()}, {attrIs("perm", perm)}));
   });
-  r.addOverloads({"aten::view_as", "aten::reshape_as"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
-    ctx.setOutput(n, 0, ctx.op("Reshape", {args[0].unwrapToTensor(), ctx.op("Shape", {args[1].unwrapToTensor()})}));
+  r.addOverloads({"aten::view_as", "aten::reshape_as"}, [](OnnxCtx& ctx, const Node& n,
+                                                           OnnxArgs& args) {
+    ctx.setOutput(
+        n, 0,
+        ctx.op("Reshape", {args[0].unwrapToTensor(), ctx.op("Shape", {args[1].unwrapToTensor()})}));
   });
   r.addOverloads({"aten::unbind.int"}, convertUnbind);
   r.addOverloads({"aten::unsafe_chunk", "aten::unsafe_split.Tensor"}, convertSplit);
   r.addOverloads({"aten::tril", "aten::tril_"}, trilu(false));
   r.addOverloads({"aten::triu", "aten::triu_"}, trilu(true));
-  r.addOverloads({"aten::broadcast_tensors", "aten::meshgrid", "aten::meshgrid.indexing"}, convertBroadcastTensors);
+  r.addOverloads({"aten::broadcast_tensors", "aten::meshgrid", "aten::meshgrid.indexing"},
+                 convertBroadcastTensors);
   // tensor(list, dtype): a constant list -> an initializer (the runtime's kernel builds it, as
   // torch.tensor does); a 1-d list of numbers computed at run time -> their 0-d values
   // unsqueezed and concatenated, cast to dtype (torch.onnx's symbolic_opset9 tensor).
@@ -1164,11 +1268,13 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
       return ctx.setOutput(n, 0, ctx.initializer(stack.back().toTensor()));
     }
     const Node* list = args[0].value()->node();
-    if (list->kind() != prim::ListConstruct) args[0].fail("a list literal of numbers", "a list computed at run time");
+    if (list->kind() != prim::ListConstruct)
+      args[0].fail("a list literal of numbers", "a list computed at run time");
     ScalarType dt = ScalarType::Long;
     for (const Value* e : list->inputs()) {
       if (e->type() && e->type()->kind() == TypeKind::FloatType) dt = ScalarType::Float;
-      if (e->type() && e->type()->kind() == TypeKind::TensorType) args[0].fail("a list of numbers", "a list of tensors");
+      if (e->type() && e->type()->kind() == TypeKind::TensorType)
+        args[0].fail("a list of numbers", "a list of tensors");
     }
     if (!args[1].isNone()) dt = *scalarTypeFromInt(args[1].unwrapToInt());
     std::vector<std::string> xs;
@@ -1189,7 +1295,8 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
       for (int64_t d : *sizes) c *= d;
       return ctx.setStatic(n.output(), IValue(c));
     }
-    ctx.setOutput(n, 0, reduce(ctx, "Prod", ctx.op("Shape", {args[0].unwrapToTensor()}), {}, false));
+    ctx.setOutput(n, 0,
+                  reduce(ctx, "Prod", ctx.op("Shape", {args[0].unwrapToTensor()}), {}, false));
   });
   r.addOverloads({"aten::is_floating_point"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     auto dt = ctx.dtypeOf(args[0].value());
@@ -1197,13 +1304,16 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
     ctx.setStatic(n.output(), IValue(isFloatingType(*dt)));
   });
   // x is None / x is not None where x is a tensor computed at run time (never None) or None.
-  r.addOverloads({"aten::__is__", "aten::__isnot__"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
-    const bool isnot = n.kind() == Symbol::aten("__isnot__");
-    bool same;
-    if (args[0].isNone() || args[1].isNone()) same = args[0].isNone() && args[1].isNone();
-    else args[1].fail("None (identity of other objects is not exported)", "another value");
-    ctx.setStatic(n.output(), IValue(isnot ? !same : same));
-  });
+  r.addOverloads(
+      {"aten::__is__", "aten::__isnot__"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+        const bool isnot = n.kind() == Symbol::aten("__isnot__");
+        bool same;
+        if (args[0].isNone() || args[1].isNone())
+          same = args[0].isNone() && args[1].isNone();
+        else
+          args[1].fail("None (identity of other objects is not exported)", "another value");
+        ctx.setStatic(n.output(), IValue(isnot ? !same : same));
+      });
   // item(x): the 0-d value (a number computed at run time is a 0-d tensor here).
   r.addOverloads({"aten::item"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     std::string x = args[0].unwrapToTensor();
@@ -1219,15 +1329,19 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
   r.addOverloads({"aten::as_tensor"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     std::string x = args[0].unwrapToTensor();
     if (args[1].isNone()) return ctx.setOutput(n, 0, x);
-    ctx.setOutput(n, 0, ctx.castTo(x, ctx.dtypeOf(args[0].value()), *scalarTypeFromInt(args[1].unwrapToInt())));
+    ctx.setOutput(
+        n, 0,
+        ctx.castTo(x, ctx.dtypeOf(args[0].value()), *scalarTypeFromInt(args[1].unwrapToInt())));
   });
   // nonzero_numpy(x) and where(condition): one 1-d index tensor per dim (NonZero's rows).
-  r.addOverloads({"aten::nonzero_numpy", "aten::where"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  r.addOverloads({"aten::nonzero_numpy", "aten::where"}, [](OnnxCtx& ctx, const Node& n,
+                                                            OnnxArgs& args) {
     const int64_t rank = ctx.expectRank(n, args[0].value());
     std::string nz = ctx.op("NonZero", {args[0].unwrapToTensor()});
     std::vector<std::string> xs;
     for (int64_t d = 0; d < rank; ++d)
-      xs.push_back(ctx.op("Gather", {nz, ctx.constScalar(static_cast<double>(d), ScalarType::Long)}, {attrI("axis", 0)}));
+      xs.push_back(ctx.op("Gather", {nz, ctx.constScalar(static_cast<double>(d), ScalarType::Long)},
+                          {attrI("axis", 0)}));
     ctx.setTensorList(n.output(), xs);
     setElementFacts(ctx, n.output(), ScalarType::Long, 1);
   });
@@ -1240,14 +1354,17 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
     const int64_t dim = rank == 0 ? 0 : wrapDim(args[1].unwrapToInt(), rank);
     const int64_t size = args[2].unwrapToInt(), step = args[3].unwrapToInt();
     if (rank == 0) args[0].fail("a tensor of at least 1 dim", "a 0-d tensor");
-    if (ctx.isDynamicDim(args[0].value(), dim)) args[0].fail("a static size along the unfolded dim", "a dynamic axis");
+    if (ctx.isDynamicDim(args[0].value(), dim))
+      args[0].fail("a static size along the unfolded dim", "a dynamic axis");
     if (step <= 0) args[3].fail("a positive step", std::to_string(step));
-    if (size > sizes[dim]) args[2].fail(fmt::format("a size of at most {}", sizes[dim]), std::to_string(size));
+    if (size > sizes[dim])
+      args[2].fail(fmt::format("a size of at most {}", sizes[dim]), std::to_string(size));
     const int64_t windows = (sizes[dim] - size) / step + 1;
     Tensor idx = Tensor::empty({windows, size}, ScalarType::Long);
     for (int64_t w = 0; w < windows; ++w)
       for (int64_t k = 0; k < size; ++k) idx.data<int64_t>()[w * size + k] = w * step + k;
-    std::string y = ctx.op("Gather", {args[0].unwrapToTensor(), ctx.initializer(idx)}, {attrI("axis", dim)});
+    std::string y =
+        ctx.op("Gather", {args[0].unwrapToTensor(), ctx.initializer(idx)}, {attrI("axis", dim)});
     // y: [..., windows, size, rest...] -> [..., windows, rest..., size]
     std::vector<int64_t> perm;
     for (int64_t d = 0; d <= dim; ++d) perm.push_back(d);
@@ -1262,7 +1379,8 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
     const int64_t rank = static_cast<int64_t>(sizes.size());
     if (rank < 2) args[0].fail("a tensor of at least 2 dims", fmt::format("rank {}", rank));
     const int64_t off = args[1].unwrapToInt(0);
-    const int64_t d1 = wrapDim(args[2].unwrapToInt(0), rank), d2 = wrapDim(args[3].unwrapToInt(1), rank);
+    const int64_t d1 = wrapDim(args[2].unwrapToInt(0), rank),
+                  d2 = wrapDim(args[3].unwrapToInt(1), rank);
     if (d1 == d2) args[3].fail("a dim other than dim1", std::to_string(d2));
     if (ctx.isDynamicDim(args[0].value(), d1) || ctx.isDynamicDim(args[0].value(), d2))
       args[0].fail("static sizes along dim1 and dim2", "a dynamic axis");
@@ -1276,9 +1394,11 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
     std::string x = ctx.op("Transpose", {args[0].unwrapToTensor()}, {attrIs("perm", perm)});
     std::vector<int64_t> rows(len), cols(len);
     for (int64_t j = 0; j < len; ++j) rows[j] = r0 + j, cols[j] = c0 + j;
-    std::string picked = ctx.op("Gather", {x, ctx.constInt64s(rows)}, {attrI("axis", rank - 2)});  // [..., len, B]
+    std::string picked =
+        ctx.op("Gather", {x, ctx.constInt64s(rows)}, {attrI("axis", rank - 2)});  // [..., len, B]
     std::string shape = ctx.op("Shape", {picked});
-    std::string lead = ctx.op("Slice", {shape, ctx.constInt64s({0}), ctx.constInt64s({rank - 1}), ctx.constInt64s({0})});
+    std::string lead = ctx.op(
+        "Slice", {shape, ctx.constInt64s({0}), ctx.constInt64s({rank - 1}), ctx.constInt64s({0})});
     std::string target = ctx.op("Concat", {lead, ctx.constInt64s({1})}, {attrI("axis", 0)});
     Tensor colIdx = Tensor::fromVector(cols, {len, 1});
     std::string idx = ctx.op("Expand", {ctx.initializer(colIdx), target});

@@ -66,12 +66,14 @@ int runPython(const std::string& args, std::string* err) {
   return WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
 }
 
-const std::string kChecker = std::string(TORCHLESS_SOURCE_DIR) + "/tests/passes/check_frozen_loads.py";
+const std::string kChecker =
+    std::string(TORCHLESS_SOURCE_DIR) + "/tests/passes/check_frozen_loads.py";
 
 /// Saves `m`, checks that torch.jit.load gives `expected` (files, one per call) and that
 /// torchless loads it again with the same first output.
 void expectSavedArchiveLoads(const Module& m, const std::string& model, double tol,
-                             const std::vector<std::string>& expected, bool readsAttributes = false) {
+                             const std::vector<std::string>& expected,
+                             bool readsAttributes = false) {
   fs::path out = scratch() / (model + "_frozen_by_torchless.pt");
   save(m, out.string());
   std::string args = shellQuote(kChecker) + " " + shellQuote(out.string()) + " " +
@@ -239,7 +241,8 @@ TEST(FreezeOracle, CliFreezeAndGraphFrozen) {
 TEST(FreezeOracle, CliBadInputs) {
   fs::path out = scratch() / "cli_never_written.pt";
   fs::remove(out);
-  CliResult missing = runCli({"freeze", (scratch() / "no_such_model.pt").string(), "-o", out.string()});
+  CliResult missing =
+      runCli({"freeze", (scratch() / "no_such_model.pt").string(), "-o", out.string()});
   EXPECT_EQ(missing.status, 1);
   EXPECT_NE(missing.firstErrLine().find("no_such_model.pt"), std::string::npos) << missing.err;
   EXPECT_FALSE(fs::exists(out));
@@ -272,7 +275,8 @@ TEST(FreezeOracle, CliBadInputs) {
 // CONSTANTS.cN; as in PyTorch's importer those constants are plain Tensor so the list is the
 // Tensor[] aten::lstm takes, and the frozen archive loads and runs again.
 TEST(FreezeOracle, CliWildByteLstmFrozenArchiveRunsAgain) {
-  const fs::path dir = fs::path(TORCHLESS_SOURCE_DIR) / ".." / "shared" / "wild" / "reddit_bytelstm_v1";
+  const fs::path dir =
+      fs::path(TORCHLESS_SOURCE_DIR) / ".." / "shared" / "wild" / "reddit_bytelstm_v1";
   for (const char* flag : {"", "--optimize"}) {
     SCOPED_TRACE(flag);
     fs::path out = scratch() / "bytelstm_frozen.pt";
@@ -283,9 +287,11 @@ TEST(FreezeOracle, CliWildByteLstmFrozenArchiveRunsAgain) {
     ASSERT_EQ(r.status, 0) << r.err;
     fs::path outDir = scratch() / "bytelstm_out";
     fs::create_directories(outDir);
-    CliResult run = runCli({"run", out.string(), (dir / "in0.npy").string(), "--output-dir", outDir.string()});
+    CliResult run =
+        runCli({"run", out.string(), (dir / "in0.npy").string(), "--output-dir", outDir.string()});
     ASSERT_EQ(run.status, 0) << run.err;
-    EXPECT_TRUE(allClose(loadNpy((outDir / "out0.npy").string()), loadNpy((dir / "out0.npy").string()), 1e-4, 1e-4));
+    EXPECT_TRUE(allClose(loadNpy((outDir / "out0.npy").string()),
+                         loadNpy((dir / "out0.npy").string()), 1e-4, 1e-4));
   }
 }
 
@@ -302,7 +308,8 @@ TEST(FreezeOracle, CliInterfaceSubmoduleSavesAndLoads) {
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_TRUE(fs::exists(out));
   for (const auto& e : fs::directory_iterator(scratch()))
-    EXPECT_EQ(e.path().filename().string().find("with_interface_frozen.pt.tmp"), std::string::npos) << e.path();
+    EXPECT_EQ(e.path().filename().string().find("with_interface_frozen.pt.tmp"), std::string::npos)
+        << e.path();
   expectSavedArchiveLoads(freeze(load(file("with_interface.pt"))), "with_interface", 1e-6,
                           {"with_interface_frozen.npy"}, /*readsAttributes=*/true);
 }
@@ -318,19 +325,23 @@ TEST(FreezeOracle, CliCorruptArchiveAndOutputDirectory) {
   fs::remove(out);
   CliResult t = runCli({"freeze", trunc.string(), "-o", out.string()});
   EXPECT_EQ(t.status, 1);
-  EXPECT_NE(t.firstErrLine().find("small_truncated.pt: not a zip archive"), std::string::npos) << t.err;
+  EXPECT_NE(t.firstErrLine().find("small_truncated.pt: not a zip archive"), std::string::npos)
+      << t.err;
   EXPECT_FALSE(fs::exists(out));
 
   fs::path dirOut = scratch() / "an_existing_dir";
   fs::create_directories(dirOut);
   CliResult d = runCli({"freeze", file("small.pt"), "-o", dirOut.string()});
   EXPECT_EQ(d.status, 1);
-  EXPECT_NE(d.firstErrLine().find("cannot write the output: it is a directory"), std::string::npos) << d.err;
+  EXPECT_NE(d.firstErrLine().find("cannot write the output: it is a directory"), std::string::npos)
+      << d.err;
   EXPECT_TRUE(fs::is_empty(dirOut));
 
-  CliResult p = runCli({"freeze", file("small.pt"), "-o", out.string(), "--preserve", "no.such.attr"});
+  CliResult p =
+      runCli({"freeze", file("small.pt"), "-o", out.string(), "--preserve", "no.such.attr"});
   EXPECT_EQ(p.status, 1);
-  EXPECT_NE(p.firstErrLine().find("'no.such.attr' is neither a method nor an attribute"), std::string::npos)
+  EXPECT_NE(p.firstErrLine().find("'no.such.attr' is neither a method nor an attribute"),
+            std::string::npos)
       << p.err;
   EXPECT_FALSE(fs::exists(out));
 }

@@ -9,7 +9,8 @@
 #include <memory>
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static auto record = std::shared_ptr<std::byte>(new std::byte[256](), [](std::byte* p) { delete[] p; });
+  static auto record =
+      std::shared_ptr<std::byte>(new std::byte[256](), [](std::byte* p) { delete[] p; });
   torchless::UnpicklerOptions opt;
   opt.place = "fuzz";
   opt.readStorage = [](const std::string&) {

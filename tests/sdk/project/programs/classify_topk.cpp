@@ -19,8 +19,8 @@ int main(int argc, const char* argv[]) {
   std::cout << "logits:\n" << logits << "\n";
   std::cout << "top-3 probabilities:\n" << values << "\nindices:\n" << indices << "\n";
   for (int64_t i = 0; i < values.size(1); ++i) {
-    std::cout << "class " << indices[0][i].item<int64_t>() << ": " << std::fixed << std::setprecision(4)
-              << values[0][i].item<float>() * 100 << "%\n";
+    std::cout << "class " << indices[0][i].item<int64_t>() << ": " << std::fixed
+              << std::setprecision(4) << values[0][i].item<float>() * 100 << "%\n";
   }
   std::cout << "sum of probabilities " << probs.sum().item<double>() << "\n";
   std::cout << "argmax " << logits.argmax(1).item().toLong() << "\n";

@@ -26,7 +26,8 @@ int main(int argc, const char* argv[]) {
     if (a.value.isBool()) std::cout << " " << a.value.toBool();
     std::cout << "\n";
   }
-  for (const auto& p : m.named_parameters(/*recurse=*/false)) std::cout << "own parameter " << p.name << "\n";
+  for (const auto& p : m.named_parameters(/*recurse=*/false))
+    std::cout << "own parameter " << p.name << "\n";
   std::cout << "parameters " << m.parameters().size() << " buffers " << m.buffers().size() << "\n";
 
   torch::Tensor x = torch::linspace(-1, 1, 3 * 32 * 32).reshape({1, 3, 32, 32});
@@ -34,7 +35,8 @@ int main(int argc, const char* argv[]) {
   std::cout << "float " << y.dtype() << "\n" << y << "\n";
 
   m.train();
-  std::cout << "after train " << m.is_training() << " head " << m.attr("head").toModule().is_training() << "\n";
+  std::cout << "after train " << m.is_training() << " head "
+            << m.attr("head").toModule().is_training() << "\n";
   m.eval();
   std::cout << "eval again " << m.is_training() << "\n";
 
@@ -43,5 +45,6 @@ int main(int argc, const char* argv[]) {
   for (const auto& b : m.named_buffers()) std::cout << b.name << " " << b.value.dtype() << "\n";
   torch::Tensor yd = m.forward({x.to(torch::kDouble)}).toTensor();
   std::cout << "double " << yd.dtype() << "\n" << yd << "\n";
-  std::cout << "close to float " << ((yd - y.to(torch::kDouble)).abs().max().item<double>() < 1e-5) << "\n";
+  std::cout << "close to float " << ((yd - y.to(torch::kDouble)).abs().max().item<double>() < 1e-5)
+            << "\n";
 }

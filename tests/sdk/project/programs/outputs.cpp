@@ -17,13 +17,15 @@ int main(int argc, const char* argv[]) {
 
   c10::List<torch::Tensor> parts = elements[1].toTensorList();
   std::cout << "parts " << parts.size() << "\n";
-  for (size_t i = 0; i < parts.size(); ++i) std::cout << i << ": " << parts.get(i).sizes() << "\n" << parts.get(i) << "\n";
+  for (size_t i = 0; i < parts.size(); ++i)
+    std::cout << i << ": " << parts.get(i).sizes() << "\n" << parts.get(i) << "\n";
   for (const torch::Tensor& p : elements[1].toTensorVector()) std::cout << p.dim() << " ";
   std::cout << "\n";
 
   auto dict = elements[2].toGenericDict();
   std::cout << "dict " << dict.size() << "\n";
-  for (const auto& item : dict) std::cout << item.key().toStringRef() << " -> " << item.value().toTensor() << "\n";
+  for (const auto& item : dict)
+    std::cout << item.key().toStringRef() << " -> " << item.value().toTensor() << "\n";
 
   torch::Tensor scaled = module.run_method("scale_by", x, 2.0).toTensor();
   std::cout << "scale_by\n" << scaled << "\n";
@@ -34,7 +36,9 @@ int main(int argc, const char* argv[]) {
   std::cout << "name " << module.attr("name").toStringRef() << "\n";
   std::cout << "steps " << module.attr("steps").toInt() << "\n";
   std::cout << "offset " << module.attr("offset").toTensor() << "\n";
-  for (const auto& p : module.named_parameters()) std::cout << "param " << p.name << " " << p.value.sizes() << "\n";
-  for (const auto& b : module.named_buffers()) std::cout << "buffer " << b.name << " " << b.value.sizes() << "\n";
+  for (const auto& p : module.named_parameters())
+    std::cout << "param " << p.name << " " << p.value.sizes() << "\n";
+  for (const auto& b : module.named_buffers())
+    std::cout << "buffer " << b.name << " " << b.value.sizes() << "\n";
   return 0;
 }

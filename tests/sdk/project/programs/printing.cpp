@@ -28,12 +28,13 @@ int main() {
   std::cout << torch::arange(4, torch::kByte) << "\n";
   std::cout << torch::full({2, 2}, -0.5) << "\n";
   std::cout << torch::arange(100, torch::kFloat).reshape({4, 25}).mul(1.5) << "\n";
-  std::cout << torch::jit::IValue(3) << " " << torch::jit::IValue(2.5) << " " << torch::jit::IValue(2.0) << " "
-            << torch::jit::IValue(true) << " " << torch::jit::IValue("text") << " " << torch::jit::IValue() << "\n";
+  std::cout << torch::jit::IValue(3) << " " << torch::jit::IValue(2.5) << " "
+            << torch::jit::IValue(2.0) << " " << torch::jit::IValue(true) << " "
+            << torch::jit::IValue("text") << " " << torch::jit::IValue() << "\n";
   std::cout << torch::jit::IValue(std::make_tuple(1, 2.5, std::string("a"))) << "\n";
   std::cout << torch::jit::IValue(std::vector<int64_t>{1, 2, 3}) << "\n";
   std::cout << torch::jit::IValue(std::make_tuple(torch::ones({2}), 4)) << "\n";
-  std::cout << torch::kFloat << " " << torch::ones({1}).dtype() << " " << torch::ones({1}, torch::kLong).dtype() << " "
-            << torch::Device(torch::kCPU) << "\n";
+  std::cout << torch::kFloat << " " << torch::ones({1}).dtype() << " "
+            << torch::ones({1}, torch::kLong).dtype() << " " << torch::Device(torch::kCPU) << "\n";
   return 0;
 }

@@ -11,7 +11,8 @@
 int main(int argc, const char* argv[]) {
   // A fresh process starts from a random seed (as libtorch): only the range can be printed.
   torch::Tensor fresh = torch::rand({100});
-  std::cout << "fresh in [0, 1) " << (fresh.min().item<float>() >= 0 && fresh.max().item<float>() < 1) << "\n";
+  std::cout << "fresh in [0, 1) "
+            << (fresh.min().item<float>() >= 0 && fresh.max().item<float>() < 1) << "\n";
   torch::manual_seed(0);
   std::cout << torch::rand({2, 3}) << "\n";
   std::cout << torch::randn({5}) << "\n";
@@ -28,16 +29,20 @@ int main(int argc, const char* argv[]) {
   std::cout << t << "\n";
   t.uniform_(-1.0, 1.0);
   std::cout << t << "\n";
-  std::cout << torch::rand_like(t).sizes() << " " << torch::randn_like(t).mean().item<float>() << "\n";
+  std::cout << torch::rand_like(t).sizes() << " " << torch::randn_like(t).mean().item<float>()
+            << "\n";
   std::cout << torch::bernoulli(torch::empty({10}), 0.3) << "\n";
   std::cout << torch::bernoulli(torch::full({2, 5}, 0.5)) << "\n";
-  std::cout << torch::empty({6}, torch::kDouble).bernoulli_(torch::linspace(0, 1, 6, torch::kDouble)) << "\n";
+  std::cout
+      << torch::empty({6}, torch::kDouble).bernoulli_(torch::linspace(0, 1, 6, torch::kDouble))
+      << "\n";
   // The same seed gives the same numbers.
   torch::manual_seed(7);
   torch::Tensor a = torch::randn({100});
   torch::manual_seed(7);
   torch::Tensor b = torch::randn({100});
-  std::cout << "same " << (a == b).all().item<bool>() << " mean " << a.mean().item<float>() << " std " << a.std().item<float>() << "\n";
+  std::cout << "same " << (a == b).all().item<bool>() << " mean " << a.mean().item<float>()
+            << " std " << a.std().item<float>() << "\n";
   // A model drawing inside forward continues the same stream.
   torch::jit::Module noisy = torch::jit::load(std::string(argv[1]) + "/noisy.pt");
   torch::manual_seed(5);

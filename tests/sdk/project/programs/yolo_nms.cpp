@@ -33,7 +33,8 @@ int main(int argc, const char* argv[]) {
     float cx = a[i][0], cy = a[i][1], w = a[i][2], h = a[i][3];
     boxes.push_back({cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2, score, i});
   }
-  std::sort(boxes.begin(), boxes.end(), [](const Box& l, const Box& r) { return l.score > r.score; });
+  std::sort(boxes.begin(), boxes.end(),
+            [](const Box& l, const Box& r) { return l.score > r.score; });
   std::vector<Box> kept;
   for (const Box& b : boxes) {
     bool keep = true;
@@ -43,7 +44,8 @@ int main(int argc, const char* argv[]) {
   }
   std::printf("candidates %zu kept %zu\n", boxes.size(), kept.size());
   for (const Box& b : kept)
-    std::printf("#%lld [%.2f %.2f %.2f %.2f] %.3f\n", static_cast<long long>(b.index), b.x1, b.y1, b.x2, b.y2, b.score);
+    std::printf("#%lld [%.2f %.2f %.2f %.2f] %.3f\n", static_cast<long long>(b.index), b.x1, b.y1,
+                b.x2, b.y2, b.score);
   torch::Tensor scores = pred.select(1, 4) * pred.select(1, 5);
   torch::Tensor mask = scores > 0.2;
   std::cout << "mask count " << mask.sum().item<int64_t>() << "\n";
