@@ -34,11 +34,8 @@ for t in $targets; do
   [ -d "$seeds" ] || seeds="$out/seeds/ir"  # fuzz_onnx starts from the IR seeds
   log="$out/fuzz_$t.log"
   before=$(ls "$out/artifacts/$t" | wc -l)
-  # fuzz_script: no leak checks (interface schemas hold their interface: a shared_ptr cycle;
-  # tests/robust/extra.cmake). -fork=1 keeps going after a finding (each is one input).
-  leaks=1
-  [ "$t" = script ] && leaks=0
-  ASAN_OPTIONS=detect_leaks=$leaks "$out/fuzz_$t" -fork=1 -ignore_crashes=1 -ignore_timeouts=1 \
+  # Leak checks on for every target. -fork=1 keeps going after a finding (each is one input).
+  ASAN_OPTIONS=detect_leaks=1 "$out/fuzz_$t" -fork=1 -ignore_crashes=1 -ignore_timeouts=1 \
     -ignore_ooms=1 -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
     -print_final_stats=1 -artifact_prefix="$out/artifacts/$t/" "$out/corpus_$t" "$seeds" \
     >"$log" 2>&1 || true

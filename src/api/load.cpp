@@ -5,9 +5,9 @@
 //   2. unpickle constants.pkl, then data.pkl; every `__torch__.*` class they name is defined on
 //      demand by the ScriptImporter from code/, with all its methods compiled, so objects get
 //      their real types and slots (a class without code is an error, not a placeholder);
-//   3. run the pending `__setstate__` methods (TorchBind objects: torchbind::setState) in the order
-//   the reader recorded them (inner
-//      objects first), then check that they left no non-Optional attribute None;
+//   3. run the pending `__setstate__` methods (TorchBind objects: torchbind::setState) in the
+//      order the reader recorded them (inner objects first), then check that they left no
+//      non-Optional attribute None;
 //   4. the root object and the unit are the Module.
 // Code that does not compile fails the load with the emitter's error (file:line:col) and the
 // context "while compiling <method>", "while loading <code file>", "while loading <archive>".
@@ -15,6 +15,7 @@
 
 #include "convert/engine/partition.h"
 #include "core/error.h"
+#include "core/out_of_memory.h"
 #include "frontend/script_importer.h"
 #include "passes/passes.h"
 #include "runtime/interpreter.h"
@@ -76,9 +77,7 @@ void checkSetStateResult(const Object& obj, const std::string& archive) {
   }
 }
 
-}  // namespace
-
-Module load(const std::string& path, const LoadOptions& options) {
+Module loadArchive(const std::string& path, const LoadOptions& options) {
   initKernels();
   passes::installExecutionRewrites();  // conv fusion on the graphs run (never the saved ones)
   engine::registerEngineKernel();      // torchless::execute_engine (compiled archives, engines)
@@ -138,6 +137,8 @@ Module load(const std::string& path, const LoadOptions& options) {
     if (e.place().empty()) e.withPlace(ar.path());
     e.addContext("while loading archive " + ar.path());
     throw;
+  } catch (const std::bad_alloc&) {  // Note [Naming out of memory]
+    throw Error(outOfMemoryMessage("reading record '" + record + "'"), ar.path());
   }
   if (!rootValue.isObject())
     throw Error(fmt::format("the root value is a {}, not a module object", rootValue.tagName()),
@@ -172,6 +173,14 @@ Module load(const std::string& path, const LoadOptions& options) {
   std::unordered_set<const void*> seen;
   mapDevices(rootValue, options.device, seen);
   return Module(rootValue.toObject(), std::move(unit));
+}
+
+}  // namespace
+
+Module load(const std::string& path, const LoadOptions& options) {
+  // Note [Naming out of memory]
+  return namingOutOfMemory("loading archive " + path, path,
+                           [&] { return loadArchive(path, options); });
 }
 
 }  // namespace torchless

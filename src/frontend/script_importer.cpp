@@ -520,7 +520,7 @@ void ScriptImporter::defineEnum(const std::string& qualname, const ClassDef& def
 void ScriptImporter::defineInterface(const std::string& qualname, const ClassDef& def,
                                      bool isModule) {
   auto iface = std::make_shared<InterfaceType>(qualname, isModule);
-  unit_->addType(qualname, iface);
+  unit_->addInterface(qualname, iface);
   for (const Stmt& s : def.body()) {
     if (s.kind() == TreeKind::Pass) continue;
     if (s.kind() != TreeKind::Def)

@@ -43,6 +43,16 @@ void CompilationUnit::addType(const std::string& qualname, TypePtr type) {
   typeOrder_.push_back(std::move(type));
 }
 
+void CompilationUnit::addInterface(const std::string& qualname,
+                                   std::shared_ptr<InterfaceType> type) {
+  addType(qualname, type);
+  interfaces_.push_back(std::move(type));
+}
+
+CompilationUnit::~CompilationUnit() {
+  for (const auto& iface : interfaces_) iface->methods.clear();
+}
+
 TypePtr CompilationUnit::findType(const std::string& qualname) const {
   auto it = typesByName_.find(qualname);
   return it == typesByName_.end() ? nullptr : it->second;

@@ -64,6 +64,13 @@ class GraphFunction : public Function {
 /// Owns functions and named types by qualified name.
 class CompilationUnit {
  public:
+  CompilationUnit() = default;
+  CompilationUnit(const CompilationUnit&) = delete;
+  CompilationUnit& operator=(const CompilationUnit&) = delete;
+  /// Breaks the cycle of each interface it declared (its method schemas take the interface
+  /// as `self`), so the types are freed with the unit.
+  ~CompilationUnit();
+
   /// Adds a function; throws torchless::Error if the name is taken.
   GraphFunction* addFunction(std::unique_ptr<GraphFunction> fn);
   GraphFunction* findFunction(const std::string& qualname) const;
@@ -72,6 +79,8 @@ class CompilationUnit {
   /// Adds a named type (ClassType, InterfaceType, EnumType, named TupleType) under `qualname`;
   /// throws torchless::Error if the name is taken.
   void addType(const std::string& qualname, TypePtr type);
+  /// addType for an interface, whose methods the unit clears when it is destroyed.
+  void addInterface(const std::string& qualname, std::shared_ptr<InterfaceType> type);
   TypePtr findType(const std::string& qualname) const;
   std::shared_ptr<ClassType> findClass(const std::string& qualname) const;
   /// Every named type in the order added.
@@ -82,6 +91,7 @@ class CompilationUnit {
   std::map<std::string, GraphFunction*, std::less<>> functionsByName_;
   std::map<std::string, TypePtr, std::less<>> typesByName_;
   std::vector<TypePtr> typeOrder_;
+  std::vector<std::shared_ptr<InterfaceType>> interfaces_;
 };
 
 }  // namespace torchless

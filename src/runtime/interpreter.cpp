@@ -3,6 +3,7 @@
 #include "runtime/observed_run.h"
 
 #include "core/error.h"
+#include "core/out_of_memory.h"
 #include "core/stack_guard.h"
 #include "ir/operator_matching.h"
 #include "runtime/canonicalize_ops.h"
@@ -727,7 +728,11 @@ void runCode(const Code::Impl& impl, const std::string& name, Stack& stack, Obse
   } catch (const std::exception& ex) {
     const int32_t nodeIndex = code[pc].node;
     const Node* n = nodeIndex >= 0 ? impl.nodes[static_cast<size_t>(nodeIndex)] : nullptr;
-    Error e(ex.what(), placeOf(n));
+    // Note [Naming out of memory]: a bare std::bad_alloc says what was being built.
+    Error e(dynamic_cast<const std::bad_alloc*>(&ex)
+                ? outOfMemoryMessage(n ? "running " + n->kind().toQualString() : "running " + name)
+                : std::string(ex.what()),
+            placeOf(n));
     if (n) e.addContext(fmt::format("while running {} in {}", n->kind().toQualString(), name));
     throw e;
   }

@@ -3,6 +3,7 @@
 
 #include "core/error.h"
 #include "core/memory_budget.h"
+#include "core/out_of_memory.h"
 #include "tools/commands.h"
 
 #include <CLI/CLI.hpp>
@@ -68,9 +69,10 @@ int realMain(int argc, char** argv) {
   } catch (const torchless::Error& e) {
     std::cerr << e.what() << "\n";
     return 1;
-  } catch (const std::bad_alloc&) {
-    std::cerr << "out of memory (an allocation failed; see README, Reliability, for "
-                 "--max-memory)\n";
+  } catch (const std::bad_alloc&) {  // Note [Naming out of memory]: the last resort
+    std::cerr << torchless::outOfMemoryMessage("running `torchless " +
+                                               (args.empty() ? std::string() : args.back()) + "`")
+              << "\n";
     return 1;
   } catch (const std::exception& e) {
     std::cerr << e.what() << "\n";

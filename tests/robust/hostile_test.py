@@ -373,6 +373,26 @@ def max_memory_option(ctx):
     ctx.expect(["run", p, x, "--max-memory", "lots"], 2)
 
 
+@case
+def bad_alloc_names_the_op(ctx):
+    """A string doubled 40 times passes every size check step by step, then exhausts the
+    address space (RLIMIT_AS): the error names the operator and its line, not a bare
+    std::bad_alloc (Note [Naming out of memory])."""
+    body = ("  def forward(self: __torch__.M, x: Tensor) -> Tensor:\n"
+            "    s = \"x\"\n"
+            "    for _0 in range(40):\n"
+            "      s = torch.add(s, s)\n"
+            "    return torch.add(x, torch.len(s))\n")
+    p = code_archive(ctx, "str_doubling.pt", body)
+    x = npy_ones(ctx)
+    # 1 GiB of address space: the string runs out after ~28 doublings, in seconds.
+    _, err = ctx.expect(["run", p, x, "--output-dir", ctx.path("out_doubling")], 1,
+                        message="out of memory while running aten::add", memory=1 << 30)
+    first = err.split("\n", 1)[0]
+    if ".py:" not in first:
+        raise AssertionError(f"the error gives no file:line: {first!r}")
+
+
 # ---- part 3: 64 or more dimensions -----------------------------------------------------------
 
 @case

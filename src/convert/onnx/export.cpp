@@ -4,6 +4,7 @@
 #include "convert/preflight.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "core/out_of_memory.h"
 #include "core/stack_guard.h"
 #include "ir/operator_matching.h"
 #include "runtime/kernel.h"
@@ -502,8 +503,10 @@ void writeOutputs(OnnxCtx& ctx, ::onnx::GraphProto* gp, const Graph& g,
 
 }  // namespace
 
-::onnx::ModelProto exportGraph(const Graph& graph, const std::vector<IValue>& inputs,
-                               const ExportOptions& options, ExportReport* report) {
+namespace {
+
+::onnx::ModelProto exportChecked(const Graph& graph, const std::vector<IValue>& inputs,
+                                 const ExportOptions& options, ExportReport* report) {
   TL_CHECK(options.opset >= kMinOpset && options.opset <= kMaxOpset,
            "opset {} is not supported: torchless writes opsets {} to {}", options.opset, kMinOpset,
            kMaxOpset);
@@ -568,6 +571,15 @@ void writeOutputs(OnnxCtx& ctx, ::onnx::GraphProto* gp, const Graph& g,
     report->runError = prepared.runError;
   }
   return model;
+}
+
+}  // namespace
+
+::onnx::ModelProto exportGraph(const Graph& graph, const std::vector<IValue>& inputs,
+                               const ExportOptions& options, ExportReport* report) {
+  // Note [Naming out of memory]
+  return namingOutOfMemory("exporting ONNX", "",
+                           [&] { return exportChecked(graph, inputs, options, report); });
 }
 
 int checkerMaxOpset() {
@@ -672,6 +684,8 @@ bool saveModel(const ::onnx::ModelProto& model, const std::string& path,
   } catch (Error& e) {
     e.withPlace(path);
     throw;
+  } catch (const std::bad_alloc&) {  // Note [Naming out of memory]
+    throw Error(outOfMemoryMessage("writing the ONNX file"), path);
   } catch (const std::exception& e) {
     throw Error(e.what(), path);
   }
