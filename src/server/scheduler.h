@@ -6,7 +6,14 @@
 // - Threads. The server has a thread budget (--threads, default: the cores). Each instance's
 //   worker runs its kernels on `threads` OpenMP threads (config.json's "threads", or the
 //   budget shared out over every instance of every model, at least 1), so instances together
-//   do not oversubscribe the cores.
+//   do not oversubscribe the cores; when config.json's threads (or more instances than the
+//   budget has threads) make them add up to more, the server says so at load
+//   (Server::checkThreadBudget). An instance executes one request (or one joined batch) at a
+//   time, wherever it runs (its worker, or a request's thread: below), so at most
+//   instances x threads threads compute at once. OpenMP (libgomp) keeps a team per thread that
+//   starts parallel regions: each HTTP/gRPC thread that ran a forward keeps threads - 1 idle
+//   team threads, which sleep at once (OMP_WAIT_POLICY=PASSIVE, Note [OpenMP wait policy] in
+//   tools/thread_env.cpp) and cost no CPU.
 // - Back-pressure. At most `capacity` requests wait per model; one more is refused at once
 //   (HTTP 429, gRPC UNAVAILABLE) instead of queueing without bound.
 // - Dynamic batching (Triton's): for a batchable model (ServedModel::batchable), a worker that

@@ -218,9 +218,9 @@ Server::Loaded Server::build(const ModelSource& source) {
 
 void Server::loadModels(const std::atomic<bool>& stop) {
   std::lock_guard<std::mutex> load(loadMu_);
-  const int budget = options_.threads > 0
-                         ? options_.threads
-                         : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  budget_ = options_.threads > 0
+                ? options_.threads
+                : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::vector<ModelSource> sources;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -228,7 +228,7 @@ void Server::loadModels(const std::atomic<bool>& stop) {
   }
   int instances = 0;
   for (const auto& s : sources) instances += s.config.instances;
-  share_ = std::max(1, budget / std::max(1, instances));
+  share_ = std::max(1, budget_ / std::max(1, instances));
   for (const auto& source : sources) {
     if (stop || draining_) return;
     Loaded l = build(source);
@@ -238,7 +238,29 @@ void Server::loadModels(const std::atomic<bool>& stop) {
     slot.scheduler = std::move(l.scheduler);
     slot.state = "READY";
   }
+  checkThreadBudget();
   ready_ = true;
+}
+
+void Server::checkThreadBudget() const {
+  int total = 0;
+  std::vector<std::string> parts;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [name, slot] : slots_) {
+      if (!slot.model) continue;
+      const int threads = slot.model->config().threads > 0 ? slot.model->config().threads : share_;
+      const int n = static_cast<int>(slot.model->instanceCount());
+      total += n * threads;
+      parts.push_back(fmt::format("{} {}x{}", name, n, threads));
+    }
+  }
+  if (total > budget_)
+    log(LogLevel::Warning,
+        fmt::format("the models' instances x threads add up to {} ({}), over the thread budget of "
+                    "{} (--threads, default: the cores): busy instances oversubscribe the cores; "
+                    "lower config.json's \"threads\" or instance_group count, or raise --threads",
+                    total, fmt::join(parts, ", "), budget_));
 }
 
 namespace {
@@ -312,6 +334,7 @@ void Server::loadModel(const std::string& name) {
     slot.reason.clear();
   }
   if (old) old->stop();  // the old instances answer what they had queued
+  checkThreadBudget();
 }
 
 void Server::unloadModel(const std::string& name) {

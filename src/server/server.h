@@ -126,12 +126,17 @@ class Server {
   Loaded build(const ModelSource& source);
   /// The source of `name` as the repository (read again) or --model gives it. Throws ServeError.
   ModelSource sourceOf(const std::string& name) const;
+  /// Logs a warning when the loaded models' instances x threads add up to more than the thread
+  /// budget (Note [Serving execution] in server/scheduler.h): then busy instances oversubscribe
+  /// the cores.
+  void checkThreadBudget() const;
 
   ServeOptions options_;
   mutable std::mutex mu_;  // slots_
   std::map<std::string, Slot> slots_;
   std::mutex loadMu_;      // one load or unload at a time
   bool draining_ = false;  // under loadMu_
+  int budget_ = 1;         // --threads, or the cores
   int share_ = 1;          // threads per instance when config.json gives none
   Metrics metrics_;
   std::atomic<bool> ready_{false};
