@@ -343,27 +343,30 @@ std::string writeInferBody(const InferResponse& response, std::optional<size_t>*
   j["model_version"] = response.version;
   if (!response.id.empty()) j["id"] = response.id;
   j["outputs"] = json::array();
-  std::string binary;
+  size_t binaryBytes = 0;
+  bool anyBinary = false;
   for (const auto& w : response.outputs) {
     json o;
     o["name"] = w.name;
     o["datatype"] = w.datatype;
     o["shape"] = w.shape;
     if (w.binary) {
-      const std::string bytes = tensorBytes(w);
-      o["parameters"] = {{"binary_data_size", bytes.size()}};
-      binary += bytes;
+      const size_t size = tensorByteSize(w);
+      o["parameters"] = {{"binary_data_size", size}};
+      binaryBytes += size;
+      anyBinary = true;
     } else {
       o["data"] = dataOf(w);
     }
     j["outputs"].push_back(std::move(o));
   }
   std::string text = dumpJson(j);
-  bool anyBinary = false;
-  for (const auto& w : response.outputs) anyBinary |= w.binary;
   if (anyBinary) {
+    // The binary outputs follow the JSON header, each written once, straight from its tensor.
     *headerLength = text.size();
-    text += binary;
+    text.reserve(text.size() + binaryBytes);
+    for (const auto& w : response.outputs)
+      if (w.binary) appendTensorBytes(w, text);
   }
   return text;
 }

@@ -104,17 +104,30 @@ std::vector<std::string> stringsFromBytes(const std::string& name, int64_t count
   return out;
 }
 
-std::string tensorBytes(const WireTensor& t) {
+size_t tensorByteSize(const WireTensor& t) {
+  if (t.datatype != "BYTES") return t.tensor.nbytes();
+  size_t n = 0;
+  for (const auto& s : t.strings) n += 4 + s.size();
+  return n;
+}
+
+void appendTensorBytes(const WireTensor& t, std::string& out) {
   if (t.datatype == "BYTES") {
-    std::string out;
     for (const auto& s : t.strings) {
       const uint32_t len = static_cast<uint32_t>(s.size());
       out.append(reinterpret_cast<const char*>(&len), 4);
       out += s;
     }
-    return out;
+    return;
   }
-  return std::string(static_cast<const char*>(t.tensor.rawData()), t.tensor.nbytes());
+  out.append(static_cast<const char*>(t.tensor.rawData()), t.tensor.nbytes());
+}
+
+std::string tensorBytes(const WireTensor& t) {
+  std::string out;
+  out.reserve(tensorByteSize(t));
+  appendTensorBytes(t, out);
+  return out;
 }
 
 }  // namespace torchless::serve

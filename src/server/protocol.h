@@ -71,6 +71,10 @@ std::vector<std::string> stringsFromBytes(const std::string& name, int64_t count
                                           size_t size);
 /// The binary layout of a tensor (raw elements, or length-prefixed strings for BYTES).
 std::string tensorBytes(const WireTensor& t);
+/// The size of tensorBytes(t), without building it.
+size_t tensorByteSize(const WireTensor& t);
+/// Appends tensorBytes(t) to `out` (no intermediate copy).
+void appendTensorBytes(const WireTensor& t, std::string& out);
 
 /// One inference request, after parsing.
 struct InferRequest {
