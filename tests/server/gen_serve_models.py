@@ -15,6 +15,8 @@ OUT/repo is a Triton-style model repository (NAME/VERSION/model.pt, NAME/config.
   wide         a one-conv net on x [N,3,64,64] (inputs of 48 KiB a row: the tensor allocator's
                cached sizes), dynamic batching up to 8; wide_plain the same without batching
                (for the memory test)
+OUT/loading    a repository of its own: slowwarm, whose warm-up at load (forward's default of
+               20,000 matrix products on zeros) keeps the server not ready for a while
 OUT/cases.npz  inputs and PyTorch's outputs.
 """
 import json
@@ -122,6 +124,20 @@ save("slow", 1, torch.jit.script(Slow()), {"threads": 1, "max_queue_size": 2})
 wide = {"max_batch_size": 8, "input": [{"name": "x", "data_type": "TYPE_FP32", "dims": [3, 64, 64]}], "threads": 1}
 save("wide", 1, torch.jit.script(Wide().eval()), {**wide, "dynamic_batching": {"max_queue_delay_microseconds": 500}})
 save("wide_plain", 1, torch.jit.script(Wide().eval()), wide)
+
+class SlowWarm(torch.nn.Module):
+    def forward(self, x: torch.Tensor, iters: int = 20000) -> torch.Tensor:
+        y = x
+        for _ in range(iters):
+            y = torch.tanh(y @ x)
+        return y
+
+
+d = os.path.join(out, "loading", "slowwarm")
+os.makedirs(os.path.join(d, "1"), exist_ok=True)
+torch.jit.save(torch.jit.script(SlowWarm()), os.path.join(d, "1", "model.pt"))
+with open(os.path.join(d, "config.json"), "w") as f:
+    json.dump({"input": [{"name": "x", "data_type": "TYPE_FP32", "dims": [64, 64]}], "threads": 1}, f)
 
 x = torch.randn(3, 3, 8, 8)
 mx = torch.randn(2, 3)

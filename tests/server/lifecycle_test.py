@@ -59,6 +59,49 @@ def test_single_model_without_config():
         assert s.terminate() == 0
 
 
+def test_readiness_follows_loading():
+    # slowwarm's warm-up at load takes a while (20,000 matrix products): the ports answer at
+    # once, live but not ready, and the model is known but not loaded; then both are ready.
+    s = Server(os.path.join(MODELS, "loading"), "--threads", "1", ready=False)
+    try:
+        assert s.get_json("/v2/health/live") == (200, {"live": True})
+        assert s.get_json("/v2/health/ready") == (503, {"ready": False})
+        assert s.get_json("/v2/models/slowwarm/ready") == (503, {"name": "slowwarm", "ready": False})
+        x = {"name": "x", "shape": [64, 64], "datatype": "FP32", "data": [0.0] * 4096}
+        status, body = s.infer("slowwarm", {"inputs": [x]})
+        assert status == 400 and "model 'slowwarm' is not loaded (loading)" in body["error"], body
+        deadline = time.time() + 240
+        while s.get("/v2/health/ready")[0] != 200:
+            assert s.proc.poll() is None and time.time() < deadline, "".join(s.log)
+            time.sleep(0.1)
+        assert s.get_json("/v2/models/slowwarm/ready") == (200, {"name": "slowwarm", "ready": True})
+        status, body = s.infer("slowwarm", {"inputs": [x, {"name": "iters", "shape": [1], "datatype": "INT64",
+                                                           "data": [1]}]})
+        assert status == 200 and body["outputs"][0]["data"] == [0.0] * 4096, body
+    finally:
+        assert s.terminate() == 0
+
+
+def test_thread_budget_warning(tmp_path):
+    # classifier: 2 instances x 1 thread (config.json). Over a budget of 1 thread the server
+    # says so at load; within a budget of 2 it does not.
+    import shutil
+    shutil.copytree(os.path.join(REPO, "classifier"), tmp_path / "classifier")
+    for threads, over in (("1", True), ("2", False)):
+        s = Server(str(tmp_path), "--threads", threads)
+        try:
+            assert s.infer("classifier", {"inputs": [{"name": "x", "shape": [1, 3, 8, 8], "datatype": "FP32",
+                                                      "data": [0.0] * 192}]})[0] == 200
+        finally:
+            assert s.terminate() == 0
+        warned = [l for l in s.log if "over the thread budget" in l]
+        if over:
+            assert len(warned) == 1 and "level=warning" in warned[0], s.log
+            assert "add up to 2 (classifier 2x1), over the thread budget of 1" in warned[0], warned
+        else:
+            assert not warned, warned
+
+
 def slow_request(s, rid, results):
     x = np.eye(64, dtype=np.float32) * 0.5
     payload = {"id": rid, "inputs": [{"name": "x", "shape": [64, 64], "datatype": "FP32", "data": x.flatten().tolist()},
@@ -113,6 +156,53 @@ def test_sigterm_answers_every_accepted_request():
         assert status == 200, (rid, body)
         assert body["outputs"][0]["shape"] == [64, 64]
     assert any("SIGTERM: stopping" in l for l in s.log) and any("level=info stopped" in l for l in s.log)
+
+
+def test_sigterm_under_load_loses_no_accepted_request():
+    # Six clients in closed loops on classifier (dynamic batching, 2 instances) when SIGTERM
+    # comes. A request is accepted when the server logs its answer: every logged answer reaches
+    # its client as a 200 with the right numbers, and each client's last request ends in an
+    # answer or in the connection being closed before the server read it (never an error status).
+    import http.client
+    cases = np.load(os.path.join(MODELS, "cases.npz"))
+    s = Server(REPO, "--threads", "2")
+    lock, state = threading.Lock(), {"ok": 0, "bad": []}
+
+    def client(i):
+        row = i % 3
+        body = json.dumps({"inputs": [{"name": "x", "shape": [1, 3, 8, 8], "datatype": "FP32",
+                                       "data": cases["x"][row].flatten().tolist()}]}).encode()
+        conn = http.client.HTTPConnection("127.0.0.1", s.http_port, timeout=60)
+        for _ in range(100000):  # ends when the server closes the connection
+            try:
+                conn.request("POST", "/v2/models/classifier/infer", body)
+                r = conn.getresponse()
+                status, data = r.status, r.read()
+            except (ConnectionError, http.client.HTTPException, OSError):
+                return
+            with lock:
+                if status != 200:
+                    state["bad"].append((status, data))
+                    return
+                got = np.array(json.loads(data)["outputs"][0]["data"]).reshape(1, 4)
+                if not np.allclose(got, cases["logits"][row:row + 1], rtol=1e-4, atol=1e-5):
+                    state["bad"].append(("wrong answer", i))
+                state["ok"] += 1
+
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(6)]
+    for t in threads:
+        t.start()
+    deadline = time.time() + 120
+    while state["ok"] < 200 and not state["bad"] and time.time() < deadline:
+        time.sleep(0.01)
+    code = s.terminate(timeout=120)
+    for t in threads:
+        t.join(timeout=120)
+    assert code == 0, "".join(s.log)
+    assert not any(t.is_alive() for t in threads)
+    assert not state["bad"], state["bad"][:3]
+    logged = sum(1 for l in s.log if 'model="classifier"' in l and "status=200" in l)
+    assert state["ok"] >= 200 and logged == state["ok"], (logged, state["ok"])
 
 
 def test_clients_that_disconnect_cost_nothing():
