@@ -9,12 +9,17 @@ alternation (A, B, A, B ...), so that a change in the machine's load hits both s
 and CPU time (load-independent) is reported next to wall time.
 
 1. overhead at batch 1: `torchless bench` of the archive (--runs 30) and 30 sequential requests
-   of one client (http.client, binary tensor extension) to the served archive, in --rounds
-   alternating rounds: median, p99, min and the server's CPU time per request;
+   of one client to the served archive, in --rounds alternating rounds: median, p99, min and the
+   server's CPU time per request. Two clients (binary tensor extension): http.client, and a lean
+   one (one keep-alive socket, the request's bytes built once, the answer read by its
+   Content-Length), as a compiled client (tritonclient's C++ one, perf_analyzer) would cost; and
+   the same for a model that does next to nothing (a mean), whose served time is the server's
+   and the transport's own cost per request;
 2. load and the batching gain: --clients client threads (each an http.client connection,
    every answer checked against `torchless run`'s) for --window s on the model without and
    then with dynamic batching, --windows times alternating: req/s, p50, p99, lost, wrong; for
-   a conv net (resnet18) and an MLP;
+   a conv net (resnet18), an MLP and a wide MLP whose 100 MB of weights make batch 1 as slow
+   as reading them (the case dynamic batching is for: a batch reads them once);
 3. memory: RSS of the server over --memory-requests requests of batch sizes 1..8 from 4 clients
    to the batched and the unbatched conv net, sampled every tenth, after a warm-up of one request
    per batch size and a tenth of the requests.
@@ -27,6 +32,7 @@ import json
 import os
 import re
 import signal
+import socket
 import statistics
 import subprocess
 import tempfile
@@ -95,14 +101,74 @@ def infer(conn, req, rows):
     return 200, np.frombuffer(data[n:], dtype=np.float32).reshape(rows, -1)
 
 
+class LeanClient:
+    """One keep-alive connection; each request's bytes built once; answers read by Content-Length."""
+
+    def __init__(self, port):
+        self.port = port
+        self.sock = None
+
+    def _connect(self):
+        self.sock = socket.create_connection(("127.0.0.1", self.port), timeout=120)
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    @staticmethod
+    def prepare(req):
+        path, body, headers = req
+        head = f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {len(body)}\r\n"
+        head += "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+        return (head + "\r\n").encode() + body
+
+    def _recv(self):
+        data = self.sock.recv(1 << 16)
+        if not data:
+            raise ConnectionError("closed")
+        return data
+
+    def infer(self, raw, rows):
+        for attempt in (0, 1):  # the server closes a keep-alive connection after 1000 requests
+            if self.sock is None:
+                self._connect()
+            try:
+                self.sock.sendall(raw)
+                buf = b""
+                while b"\r\n\r\n" not in buf:
+                    buf += self._recv()
+                break
+            except (ConnectionError, BrokenPipeError):
+                self.sock.close()
+                self.sock = None
+                if attempt:
+                    raise
+        head, rest = buf.split(b"\r\n\r\n", 1)
+        fields = dict(l.split(b":", 1) for l in head.split(b"\r\n")[1:])
+        fields = {k.strip().lower(): v.strip() for k, v in fields.items()}
+        n = int(fields[b"content-length"])
+        while len(rest) < n:
+            rest += self._recv()
+        status = int(head.split(b" ", 2)[1])
+        if status != 200:
+            return status, None
+        h = int(fields[b"inference-header-content-length"])
+        return 200, np.frombuffer(rest[h:], dtype=np.float32).reshape(rows, -1)
+
+
 def percentile(xs, q):
     xs = sorted(xs)
     return xs[min(len(xs) - 1, int(round(q / 100 * (len(xs) - 1))))]
 
 
 def cpu_seconds(pid):
-    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    # The process's threads' time on CPU in ns (schedstat), not /proc/PID/stat's 10-ms ticks: a
+    # round of 30 requests of the mean model takes a few ms in all.
+    total = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                total += int(f.read().split()[0])
+        except (FileNotFoundError, ProcessLookupError):
+            pass  # a thread that just ended
+    return total / 1e9
 
 
 def rss_kb(pid):
@@ -173,6 +239,13 @@ def run_expected(exe, model_pt, inputs, work, threads, net):
     return expected
 
 
+class MeanNet(torch.nn.Module):
+    """Next to no work: what a served request costs besides the model."""
+
+    def forward(self, x):
+        return x.mean(dim=(2, 3))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--exe", default=os.path.join(HERE, "..", "build", "bin", "torchless"))
@@ -195,6 +268,10 @@ def main():
         "mlp": (torch.jit.script(torch.nn.Sequential(
             torch.nn.Linear(512, 2048), torch.nn.ReLU(), torch.nn.Linear(2048, 2048), torch.nn.ReLU(),
             torch.nn.Linear(2048, 512)).eval()), [512], 512),
+        "mlp_wide": (torch.jit.script(torch.nn.Sequential(
+            torch.nn.Linear(1024, 4096), torch.nn.ReLU(), torch.nn.Linear(4096, 4096), torch.nn.ReLU(),
+            torch.nn.Linear(4096, 1024)).eval()), [1024], 1024),
+        "mean": (torch.jit.script(MeanNet()), [3, 64, 64], 3),
     }
     for net, (scripted, shape, classes) in nets.items():
         base = {"max_batch_size": 8, "input": [{"name": "x", "data_type": "TYPE_FP32", "dims": shape}],
@@ -213,50 +290,57 @@ def main():
     p, port = start(a.exe, repo, "--threads", str(a.threads))
 
     if "overhead" in parts:
-        model_pt = os.path.join(repo, "r18", "1", "model.pt")
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
-        req = binary_request("r18", inputs["r18"][0])
-        bench, served, served_cpu = [], [], []
-        for _ in range(a.rounds):
-            r = subprocess.run([a.exe, "bench", model_pt, os.path.join(work, "r18_x0.npy"), "--threads", str(a.threads),
-                                "--runs", "30", "--warmup", "5", "--json"], check=True, capture_output=True, text=True,
-                               timeout=600)
-            bench.append(json.loads(r.stdout))
-            conn.close()  # the bench run may outlast the server's keep-alive timeout
-            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
-            for _ in range(3):
-                infer(conn, req, 1)
-            c0, seq = cpu_seconds(p.pid), []
-            for _ in range(30):
-                t = time.perf_counter()
-                status, y = infer(conn, req, 1)
-                seq.append((time.perf_counter() - t) * 1e3)
-                assert status == 200 and np.allclose(y, expected["r18"][0], rtol=1e-4, atol=1e-5)
-            served_cpu.append((cpu_seconds(p.pid) - c0) / 30 * 1e3)
-            served.append(seq)
-        b_med = statistics.median(b["median_ms"] for b in bench)
-        s_med = statistics.median(statistics.median(s) for s in served)
-        b_min = min(b["min_ms"] for b in bench)
-        s_min = min(min(s) for s in served)
-        b_cpu = statistics.median(b["median_cpu_ms"] for b in bench)
-        s_cpu = statistics.median(served_cpu)
-        s_all = [x for s in served for x in s]
-        b_p99 = statistics.median(b["p99_ms"] for b in bench)
         lines += [
-            f"Overhead at batch 1: resnet18 (100 classes) at 1x3x64x64, {a.threads} threads; {a.rounds} alternating "
-            "rounds of `torchless bench --runs 30` and 30 sequential requests of one http.client client (binary "
-            "tensor extension), each answer checked.",
+            f"Overhead at batch 1, {a.threads} threads: {a.rounds} alternating rounds of `torchless bench --runs 30` "
+            "and 30 sequential requests of one client of each kind (binary tensor extension, each answer checked); "
+            "resnet18 (100 classes) at 1x3x64x64, and a model that only takes a mean of the same input (what a "
+            "request costs besides the model). Medians are the median of the rounds' medians; CPU is the server "
+            "process's per request (the bench process's per call).",
             "",
-            "| batch 1 | `torchless bench` | served | added |",
-            "|---|---|---|---|",
-            f"| median (median of the rounds' medians) | {b_med:.2f} ms | {s_med:.2f} ms | {s_med - b_med:+.2f} ms "
-            f"({(s_med / b_med - 1) * 100:+.1f}%; target at most +10%) |",
-            f"| p99 | {b_p99:.2f} ms (median of the rounds') | {percentile(s_all, 99):.2f} ms (all requests) | |",
-            f"| min | {b_min:.2f} ms | {s_min:.2f} ms | {s_min - b_min:+.2f} ms ({(s_min / b_min - 1) * 100:+.1f}%) |",
-            f"| CPU time per call (process, median of rounds) | {b_cpu:.2f} ms | {s_cpu:.2f} ms | "
-            f"{s_cpu - b_cpu:+.2f} ms |",
-            "",
+            "| model | client | `torchless bench` median | served median | added | min: bench / served | "
+            "p99 served | CPU per call: bench / served |",
+            "|---|---|---|---|---|---|---|---|",
         ]
+        for net in ("r18", "mean"):
+            model_pt = os.path.join(repo, net, "1", "model.pt")
+            req = binary_request(net, inputs[net][0])
+            lean_req = LeanClient.prepare(req)
+            bench, served = [], {"http.client": [], "lean": []}
+            cpu = {"http.client": [], "lean": []}
+            for _ in range(a.rounds):
+                r = subprocess.run([a.exe, "bench", model_pt, os.path.join(work, f"{net}_x0.npy"), "--threads",
+                                    str(a.threads), "--runs", "30", "--warmup", "5", "--json"], check=True,
+                                   capture_output=True, text=True, timeout=600)
+                bench.append(json.loads(r.stdout))
+                # New connections each round: the bench run may outlast the server's keep-alive timeout.
+                conn, lean = http.client.HTTPConnection("127.0.0.1", port, timeout=120), LeanClient(port)
+                clients = {"http.client": lambda: infer(conn, req, 1), "lean": lambda: lean.infer(lean_req, 1)}
+                for kind, call in clients.items():
+                    for _ in range(3):
+                        call()
+                    c0, seq = cpu_seconds(p.pid), []
+                    for _ in range(30):
+                        t = time.perf_counter()
+                        status, y = call()
+                        seq.append((time.perf_counter() - t) * 1e3)
+                        assert status == 200 and np.allclose(y, expected[net][0], rtol=1e-4, atol=1e-5)
+                    cpu[kind].append((cpu_seconds(p.pid) - c0) / 30 * 1e3)
+                    served[kind].append(seq)
+                conn.close()
+            b_med = statistics.median(b["median_ms"] for b in bench)
+            b_min = min(b["min_ms"] for b in bench)
+            b_cpu = statistics.median(b["median_cpu_ms"] for b in bench)
+            for kind in served:
+                s_med = statistics.median(statistics.median(x) for x in served[kind])
+                s_min = min(min(x) for x in served[kind])
+                s_all = [v for x in served[kind] for v in x]
+                added = f"{s_med - b_med:+.2f} ms"
+                if net == "r18":
+                    added += f" ({(s_med / b_med - 1) * 100:+.1f}%; target at most +10%)"
+                lines.append(f"| {net} | {kind} | {b_med:.3f} ms | {s_med:.3f} ms | {added} | {b_min:.3f} / "
+                             f"{s_min:.3f} ms | {percentile(s_all, 99):.3f} ms | {b_cpu:.3f} / "
+                             f"{statistics.median(cpu[kind]):.3f} ms |")
+        lines.append("")
 
     if "load" in parts:
         lines += [
@@ -268,7 +352,7 @@ def main():
             "(per window) | gain in CPU per request |",
             "|---|---|---|---|---|---|---|---|---|---|---|",
         ]
-        for net in nets:
+        for net in [n for n in nets if n != "mean"]:
             plain, batched = [], []
             for _ in range(a.windows):
                 plain.append(load_window(port, p.pid, net, inputs[net], expected[net], a.clients, a.window))
