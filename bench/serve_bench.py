@@ -291,7 +291,7 @@ def main():
 
     if "overhead" in parts:
         lines += [
-            f"Overhead at batch 1, {a.threads} threads: {a.rounds} alternating rounds of `torchless bench --runs 30` "
+            f"Overhead at batch 1, {a.threads} thread{'s' if a.threads != 1 else ''}: {a.rounds} alternating rounds of `torchless bench --runs 30` "
             "and 30 sequential requests of one client of each kind (binary tensor extension, each answer checked); "
             "resnet18 (100 classes) at 1x3x64x64, and a model that only takes a mean of the same input (what a "
             "request costs besides the model). Medians are the median of the rounds' medians; CPU is the server "
@@ -346,7 +346,7 @@ def main():
         lines += [
             f"Load: {a.clients} client threads (http.client, binary tensor extension, every answer checked against "
             f"`torchless run`'s), {a.windows} alternating windows of {a.window:g} s per mode; one instance with "
-            f"{a.threads} threads; batching: max 8, max_queue_delay 2 ms.",
+            f"{a.threads} thread{'s' if a.threads != 1 else ''}; batching: max 8, max_queue_delay 2 ms.",
             "",
             "| model | mode | req/s | p50 | p99 | answered | lost | wrong | server CPU per request | gain in req/s "
             "(per window) | gain in CPU per request |",
