@@ -26,7 +26,9 @@ CASES = np.load(os.path.join(MODELS, "cases.npz"))
 def stub():
     s = Server(os.path.join(MODELS, "repo"), "--threads", "2")
     channel = grpc.insecure_channel(f"127.0.0.1:{s.grpc_port}")
-    yield pb_grpc.GRPCInferenceServiceStub(channel)
+    stub = pb_grpc.GRPCInferenceServiceStub(channel)
+    stub._port = s.grpc_port
+    yield stub
     channel.close()
     assert s.terminate() == 0, "".join(s.log)
 
@@ -106,6 +108,22 @@ def test_errors_are_statuses(stub):
     assert e.value.code() == grpc.StatusCode.INTERNAL and "bad flag 2" in e.value.details()
     # And the server goes on.
     assert stub.ModelInfer(classify_request(CASES["x"][:1]), timeout=60).outputs[0].name == "logits"
+
+
+def test_triton_rpcs_not_served_are_unimplemented(stub):
+    # Triton's grpc_service.proto has more RPCs on the same service than torchless serves; a
+    # client calling one (tritonclient's get_model_config, get_inference_statistics ...) gets
+    # UNIMPLEMENTED, and the server goes on.
+    channel = grpc.insecure_channel(f"127.0.0.1:{stub._port}")
+    try:
+        for method in ("ModelConfig", "ModelStatistics", "SystemSharedMemoryStatus", "TraceSetting"):
+            call = channel.unary_unary(f"/inference.GRPCInferenceService/{method}")
+            with pytest.raises(grpc.RpcError) as e:
+                call(b"", timeout=30)
+            assert e.value.code() == grpc.StatusCode.UNIMPLEMENTED, (method, e.value)
+    finally:
+        channel.close()
+    assert stub.ServerLive(pb.ServerLiveRequest(), timeout=30).live
 
 
 def test_full_queue_is_unavailable(stub):
