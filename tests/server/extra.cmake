@@ -5,10 +5,12 @@
 #   server.rest        rest_test.py (pytest, http.client): metadata, JSON and binary tensors,
 #                      strings, several inputs/outputs, outputs equal to `torchless run`'s,
 #                      every bad input answered 400/500 while the server goes on, metrics, logs
-#   server.grpc        grpc_test.py (pytest, grpcio; the proto compiled by grpc_tools at test time)
-#   server.lifecycle   lifecycle_test.py: start-up errors and exit codes, back-pressure (429),
-#                      RSS flat over 10,000 requests of batch sizes 1..8,
-#                      SIGTERM under load answering every accepted request
+#   server.grpc        grpc_test.py (pytest, grpcio; the proto compiled by grpc_tools at test time;
+#                      Triton's RPCs we do not serve answer UNIMPLEMENTED)
+#   server.lifecycle   lifecycle_test.py: start-up errors and exit codes, readiness while models
+#                      load, the thread-budget warning, back-pressure (429), RSS flat over
+#                      10,000 requests of batch sizes 1..8, SIGTERM answering every accepted
+#                      request (two held by a slow model; six closed-loop clients)
 #   server.repository  repository_test.py: Triton's repository API (index, load, unload, reload
 #                      of a new version, failed loads) over HTTP and gRPC, request timeouts
 #                      (parameter, config default, gRPC deadline), each with its bad inputs
