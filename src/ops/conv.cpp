@@ -6,6 +6,7 @@
 #include "ops/parallel.h"
 #include "ops/shape.h"
 #include "ops/tensor_iterator.h"
+#include "ops/thread_budget.h"
 
 #include <atomic>
 #include <cstring>
@@ -471,6 +472,11 @@ bool runDnnl(const Tensor& inIn, const Tensor& w, const std::optional<Tensor>& b
   const bool hasBias = bias && bias->defined();
   // A channels-last input (what a fused convolution hands to the next one) is taken as it is.
   Tensor in = inIn.isContiguous() || isChannelsLast(inIn) ? inIn : inIn.contiguous();
+  // Multiply-adds: the weight's elements times the output's (input's, transposed) points.
+  double macs = static_cast<double>(w.numel()) * static_cast<double>(in.sizes()[0]);
+  for (int64_t i = 0; i < p.k; ++i)
+    macs *= static_cast<double>(p.transposed ? in.sizes()[2 + i] : out.sizes()[2 + i]);
+  ThreadLimit limit(threadsForWork(2 * macs));  // Note [Thread budget] in ops/thread_budget.h
   auto primPtr = primFor(in, w, hasBias, p, out.sizes(), out.strides(), ep);
   if (!primPtr) return false;
   ConvPrim& prim = *primPtr;

@@ -5,6 +5,7 @@
 #include "ops/parallel.h"
 #include "ops/shape.h"
 #include "ops/tensor_iterator.h"
+#include "ops/thread_budget.h"
 
 #include <array>
 #include <memory>
@@ -98,6 +99,9 @@ void bmmInto(const Tensor& c, const Tensor& a, const Tensor& b, const Tensor* bi
   }
   if (a.dtype() == ScalarType::Float) {
     Tensor x = denseMatrices(a), w = denseMatrices(b);
+    // Note [Thread budget] in ops/thread_budget.h (the cache key takes the limited count).
+    ThreadLimit limit(threadsForWork(2.0 * static_cast<double>(B) * static_cast<double>(M) *
+                                     static_cast<double>(N) * static_cast<double>(K)));
     auto prim = matmulPrim(x, w, c, bias);
     auto am = dnnl_utils::wrap(dnnl_utils::stridedDesc(x), x),
          bm = dnnl_utils::wrap(dnnl_utils::stridedDesc(w), w),

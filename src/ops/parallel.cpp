@@ -2,6 +2,7 @@
 
 #include "core/strided_copy.h"
 #include "ops/core_parallelism.h"
+#include "ops/thread_budget.h"
 
 #include <unistd.h>
 #include <algorithm>
@@ -96,6 +97,13 @@ void adaptThreadsToLoad() {
 }
 
 int getNumThreads() { return omp_get_max_threads(); }
+
+int threadsForWork(double flops) {
+  const int most = omp_get_max_threads();
+  if (!(flops >= 2 * kWorkPerThread) || most <= 1) return 1;  // also NaN
+  const double n = std::floor(flops / kWorkPerThread);
+  return n >= most ? most : static_cast<int>(n);
+}
 
 void installCoreParallelism() {
   sampleLoad();

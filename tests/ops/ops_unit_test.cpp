@@ -7,6 +7,7 @@
 #include "ops/parallel.h"
 #include "ops/reduction.h"
 #include "ops/shape.h"
+#include "ops/thread_budget.h"
 
 #include <gtest/gtest.h>
 
@@ -124,6 +125,31 @@ TEST(OpsParallel, Threads) {
   EXPECT_EQ(getNumThreads(), 2);
   Tensor big = ones({1 << 18});
   EXPECT_EQ(sum(big).itemDouble(), static_cast<double>(1 << 18));
+}
+
+// Note [Thread budget]: a tiny op gets one thread, a large one all of them; the limit holds
+// for the guard's life only.
+TEST(OpsParallel, ThreadBudget) {
+  setNumThreads(2);
+  EXPECT_EQ(threadsForWork(0), 1);
+  EXPECT_EQ(threadsForWork(2.0 * 16 * 128 * 384), 1);  // a d=128 encoder's QKV projection
+  EXPECT_EQ(threadsForWork(2 * kWorkPerThread - 1), 1);
+  EXPECT_EQ(threadsForWork(2 * kWorkPerThread), 2);
+  EXPECT_EQ(threadsForWork(2.0 * 64 * 56 * 56 * 64 * 9), 2);  // a resnet50 3x3 convolution
+  EXPECT_EQ(threadsForWork(std::nan("")), 1);
+  {
+    ThreadLimit limit(threadsForWork(1000));
+    EXPECT_EQ(getNumThreads(), 1);
+    {
+      ThreadLimit wider(2);  // never raises the count
+      EXPECT_EQ(getNumThreads(), 1);
+    }
+    EXPECT_EQ(getNumThreads(), 1);
+  }
+  EXPECT_EQ(getNumThreads(), 2);
+  setNumThreads(1);
+  EXPECT_EQ(threadsForWork(1e12), 1);
+  setNumThreads(2);
 }
 
 std::string tmpPath(const char* name) {

@@ -8,9 +8,11 @@
 #include "ops/dnnl_utils.h"
 #include "ops/elementwise.h"
 #include "ops/linalg.h"
+#include "ops/parallel.h"
 #include "ops/quantized.h"
 #include "ops/shape.h"
 #include "ops/tensor_iterator.h"
+#include "ops/thread_budget.h"
 #include "runtime/kernel.h"
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -194,6 +196,7 @@ class ProductExec : public LayerExec {
         else
           ops::copyInto(out, *residual);
       }
+      ops::ThreadLimit limit(threads_);  // as the primitive was made: Note [Thread budget]
       auto& strm = ops::dnnl_utils::stream();
       src_.feed(strm, x.rawData());
       dst_.set_data_handle(out.rawData());
@@ -247,6 +250,7 @@ class ProductExec : public LayerExec {
   IntList inSizes_, inStrides_;
   ScalarType inDtype_ = ScalarType::Undefined;
   bool dnnl_ = false;
+  int threads_ = 1;  // the primitive's threads, chosen by its work (Note [Thread budget])
   IntList outSizes_, outStrides_;
   size_t outBytes_ = 0;
   dnnl::primitive prim_;
@@ -316,6 +320,13 @@ class ConvExec : public ProductExec {
     const bool cl = OC > 1;
     outStrides_ = cl ? channelsLastStrides(outSizes_) : contiguousStrides(outSizes_);
     outBytes_ = static_cast<size_t>(checkedNumel(outSizes_)) * sizeof(float);
+    // Multiply-adds: every output (input, when transposed) point of every channel takes C/g
+    // (OC/g) input channels times the kernel's points.
+    double macs = static_cast<double>(l_.weight.numel());
+    for (int64_t i = 0; i < k; ++i)
+      macs *= static_cast<double>(l_.transposed ? x.sizes()[2 + i] : outSizes_[2 + i]);
+    threads_ = ops::threadsForWork(2 * macs * static_cast<double>(x.sizes()[0]));
+    ops::ThreadLimit limit(threads_);
 
     const auto [wv, wvs] = ops::dnnlConvWeightsView(ws, g, l_.transposed);
     const dims wDims = toDims(wv), wStrides = toDims(wvs);
@@ -400,6 +411,9 @@ class MatMulExec : public ProductExec {
     const int64_t K = a.sizes().back(), N = l_.weight.sizes()[0];
     if (l_.weight.dim() != 2 || l_.weight.sizes()[1] != K) return;
     const int64_t M = a.numel() / K;
+    threads_ = ops::threadsForWork(2.0 * static_cast<double>(M) * static_cast<double>(N) *
+                                   static_cast<double>(K));
+    ops::ThreadLimit limit(threads_);
     outSizes_ = a.sizes();
     outSizes_.back() = N;
     outStrides_ = contiguousStrides(outSizes_);
