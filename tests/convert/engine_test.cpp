@@ -116,6 +116,36 @@ TEST(Engine, ResidualBlockFusesIntoTwoConvolutionsAndMatchesTheInterpreter) {
   EXPECT_EQ(seg->built->numPlans(), 1u);
 }
 
+// Note [Winograd convolutions] (layer_exec.cpp): 3x3 stride-1 convolutions of 64 channels or
+// more run as Winograd convolutions where oneDNN has them (AVX-512), with the input reordered
+// into oneDNN's blocked layout and the output back; the first conv of the block (with batch
+// norm and relu fused) takes that path, the second (a fused residual) stays direct.
+TEST(Engine, WideThreeByThreeConvolutionsMatchTheInterpreter) {
+  const int64_t c = 64;
+  auto scaled = [](Tensor t) {  // 1 / sqrt(fan-in): outputs of the inputs' scale
+    for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] /= 24.f;
+    return t;
+  };
+  auto reference = graphWith(kResidualBlock, {{"w1", scaled(randn({c, c, 3, 3}, 1))},
+                                              {"g", positive({c}, 2)},
+                                              {"b", randn({c}, 3)},
+                                              {"m", randn({c}, 4)},
+                                              {"v", positive({c}, 5)},
+                                              {"w2", scaled(randn({c, c, 3, 3}, 6))},
+                                              {"b2", randn({c}, 7)}});
+  auto compiled = reference->copy();
+  PartitionReport report = partitionGraph(*compiled);
+  ASSERT_EQ(report.numEngines(), 1u) << report.str();
+  for (const IntList& sizes : {IntList{1, c, 14, 14}, IntList{3, c, 9, 7}}) {
+    Tensor x = randn(sizes, 9);
+    auto want = runGraph(reference, {IValue(x.clone())});
+    for (int call = 0; call < 2; ++call) {
+      auto got = runGraph(compiled, {IValue(x.clone())});
+      expectClose(got[0], want[0], 1e-4);
+    }
+  }
+}
+
 // Note [Residual in place] (engine.cpp): a residual that nothing reads after its fused add
 // lends its arena buffer to the convolution's output (y0, then b3 in a chain); one still read
 // afterwards (d3, by the conv g1, after e1's add) keeps its own. Calls after the first run the
