@@ -1,0 +1,418 @@
+// Fused executors for the transformer fast paths and recurrent layers (Note [Fused sequence
+// layers] in seq_layers.h).
+#include "convert/engine/seq_layers.h"
+
+#include "core/error.h"
+#include "ops/dnnl_utils.h"
+#include "ops/elementwise.h"
+#include "ops/parallel.h"
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <unordered_map>
+
+namespace torchless::engine {
+
+namespace {
+
+using dnnl::memory;
+using dt = memory::data_type;
+namespace du = ops::dnnl_utils;
+
+#define TL_MULTIVERSION __attribute__((target_clones("avx2", "default")))
+
+// ---- softmax rows with a vectorizable exp ------------------------------------------------
+
+// exp(x) for x <= 0 (a softmax row minus its max) as Cephes' expf computes it, written without
+// branches or library calls so that the loops below vectorize: round to nearest with the
+// 1.5 * 2^23 trick, a degree-5 polynomial on the remainder, 2^n put into the exponent bits.
+// Relative error about 1 ulp; x below -87.3 gives exp(-87.3) (~1e-38, a row's tail); NaN stays.
+[[gnu::always_inline]] inline float expNonPositive(float x) {
+  x = x < -87.3f ? -87.3f : x;
+  const float n = (x * 1.44269504088896341f + 12582912.f) - 12582912.f;
+  const float r = (x - n * 0.693359375f) + n * 2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  const float y = p * r * r + r + 1.f;
+  const int32_t e = (static_cast<int32_t>(n) + 127) << 23;
+  return y * std::bit_cast<float>(e);
+}
+
+// softmax over each of `rows` contiguous rows of n floats, in place.
+TL_MULTIVERSION void softmaxRows(float* p, int64_t rows, int64_t n) {
+  for (int64_t r = 0; r < rows; ++r) {
+    float* row = p + r * n;
+    float m = row[0];
+    for (int64_t j = 1; j < n; ++j) m = row[j] > m ? row[j] : m;
+    for (int64_t j = 0; j < n; ++j) row[j] = expNonPositive(row[j] - m);
+    float s = 0.f;
+    for (int64_t j = 0; j < n; ++j) s += row[j];
+    const float inv = 1.f / s;
+    for (int64_t j = 0; j < n; ++j) row[j] *= inv;
+  }
+}
+
+// ---- oneDNN pieces, built once per plan --------------------------------------------------
+
+// y [M, N] = x [M, K] @ W^T + b, W [N, K] (PyTorch's linear), then (sum) the previous contents
+// of y added, then an activation; W packed into the primitive's layout once per engine.
+class FusedLinear {
+ public:
+  void prepare(const Layer& l, int slot, int64_t M, const Tensor& w, const Tensor& b, bool sum,
+               dnnl::algorithm act = dnnl::algorithm::undef) {
+    auto& eng = du::engine();
+    const int64_t N = w.size(0), K = w.size(1);
+    w_ = w.contiguous();
+    b_ = b.contiguous();
+    memory::desc srcMd({M, K}, dt::f32, {K, 1}), dstMd({M, N}, dt::f32, {N, 1});
+    memory::desc wUser({K, N}, dt::f32, {1, K}), wAny({K, N}, dt::f32, memory::format_tag::any);
+    memory::desc biasMd({1, N}, dt::f32, {N, 1});
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    dnnl::post_ops po;
+    if (sum) po.append_sum(1.f);
+    if (act != dnnl::algorithm::undef) po.append_eltwise(1.f, act, 0.f, 0.f);
+    attr.set_post_ops(po);
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(srcMd, wAny, biasMd, dstMd), attr, eng);
+    prim_ = dnnl::matmul(pd);
+    memory wMem = packedWeights(l, slot, wUser, pd.weights_desc(), w_.rawData());
+    src_ = memory(srcMd, eng, nullptr);
+    dst_ = memory(dstMd, eng, nullptr);
+    args_ = {{DNNL_ARG_SRC, src_},
+             {DNNL_ARG_WEIGHTS, wMem},
+             {DNNL_ARG_BIAS, memory(biasMd, eng, b_.rawData())},
+             {DNNL_ARG_DST, dst_}};
+    if (pd.scratchpad_desc().get_size() > 0) {
+      scratch_ = Storage::allocate(pd.scratchpad_desc().get_size());
+      args_[DNNL_ARG_SCRATCHPAD] = memory(pd.scratchpad_desc(), eng, scratch_.data());
+    }
+  }
+  void run(const float* x, float* y) {
+    src_.set_data_handle(const_cast<float*>(x));
+    dst_.set_data_handle(y);
+    prim_.execute(du::stream(), args_);
+    du::stream().wait();
+  }
+
+ private:
+  Tensor w_, b_;
+  dnnl::primitive prim_;
+  memory src_, dst_;
+  Storage scratch_;
+  std::unordered_map<int, memory> args_;
+};
+
+// layer_norm over the last dim of [M, E] rows with weight and bias [E] (oneDNN's layer
+// normalization, in float as PyTorch's CPU kernel).
+class FusedLayerNorm {
+ public:
+  void prepare(int64_t M, int64_t E, const Tensor& w, const Tensor& b, double eps) {
+    auto& eng = du::engine();
+    w_ = w.contiguous();
+    b_ = b.contiguous();
+    memory::desc md({M, E}, dt::f32, memory::format_tag::ab);
+    memory::desc vd({E}, dt::f32, memory::format_tag::a);
+    using nf = dnnl::normalization_flags;
+    dnnl::layer_normalization_forward::desc d(dnnl::prop_kind::forward_inference, md,
+                                              static_cast<float>(eps),
+                                              nf::use_scale | nf::use_shift);
+    prim_ = dnnl::layer_normalization_forward(
+        dnnl::layer_normalization_forward::primitive_desc(d, eng));
+    src_ = memory(md, eng, nullptr);
+    dst_ = memory(md, eng, nullptr);
+    args_ = {{DNNL_ARG_SRC, src_},
+             {DNNL_ARG_DST, dst_},
+             {DNNL_ARG_SCALE, memory(vd, eng, w_.rawData())},
+             {DNNL_ARG_SHIFT, memory(vd, eng, b_.rawData())}};
+  }
+  void run(const float* x, float* y) {
+    src_.set_data_handle(const_cast<float*>(x));
+    dst_.set_data_handle(y);
+    prim_.execute(du::stream(), args_);
+    du::stream().wait();
+  }
+
+ private:
+  Tensor w_, b_;
+  dnnl::primitive prim_;
+  memory src_, dst_;
+  std::unordered_map<int, memory> args_;
+};
+
+// Scaled dot-product self-attention over a packed QKV buffer [B*L, 3E] (q, k, v side by side
+// in each row, head h at columns h*D of each), written to ctx [B*L, E] in [B, L, H, D] order:
+// per (b, h), scores = q k^T / sqrt(D) (dnnl_sgemm, reading q and k in place), softmax rows,
+// ctx = scores v. (b, h) pairs are split across threads, each with its own scores buffer.
+class Attention {
+ public:
+  void prepare(int64_t B, int64_t L, int64_t E, int64_t H) {
+    B_ = B, L_ = L, E_ = E, H_ = H, D_ = E / H;
+    // Threads only when there is enough work per thread (a parallel region costs microseconds).
+    const int64_t flops = 4 * B * H * L * L * D_;
+    threads_ = static_cast<int>(std::min<int64_t>(ops::getNumThreads(), B * H));
+    if (flops < (int64_t{1} << 21)) threads_ = 1;
+    scores_ = Storage::allocate(static_cast<size_t>(threads_ * L * L) * sizeof(float));
+  }
+  void run(const float* qkv, float* ctx) {
+    const int64_t n = B_ * H_;
+    float* scratch = reinterpret_cast<float*>(scores_.data());
+    if (threads_ <= 1 || omp_in_parallel()) {
+      for (int64_t i = 0; i < n; ++i) head(i, qkv, ctx, scratch);
+      return;
+    }
+#pragma omp parallel for num_threads(threads_) schedule(static)
+    for (int64_t i = 0; i < n; ++i) head(i, qkv, ctx, scratch + omp_get_thread_num() * L_ * L_);
+  }
+
+ private:
+  void head(int64_t i, const float* qkv, float* ctx, float* s) const {
+    const int64_t b = i / H_, h = i % H_, ld = 3 * E_;
+    const float* q = qkv + b * L_ * ld + h * D_;
+    const float* k = q + E_;
+    const float* v = q + 2 * E_;
+    const float scale = 1.f / std::sqrt(static_cast<float>(D_));
+    dnnl_sgemm('N', 'T', L_, L_, D_, scale, q, ld, k, ld, 0.f, s, L_);
+    softmaxRows(s, L_, L_);
+    dnnl_sgemm('N', 'N', L_, D_, L_, 1.f, s, L_, v, ld, 0.f, ctx + b * L_ * E_ + h * D_, E_);
+  }
+
+  int64_t B_ = 0, L_ = 0, E_ = 0, H_ = 0, D_ = 0;
+  int threads_ = 1;
+  Storage scores_;
+};
+
+// ---- the transformer executors -----------------------------------------------------------
+
+const IValue* staticArg(const Layer& l, size_t i) {
+  return i < l.args.size() && l.args[i] ? &*l.args[i] : nullptr;
+}
+
+bool floatTensorArg(const Layer& l, size_t i, int64_t dim) {
+  const IValue* v = staticArg(l, i);
+  return v && v->isTensor() && v->toTensor().dtype() == ScalarType::Float &&
+         v->toTensor().dim() == dim;
+}
+
+// What both transformer executors share: the input [B, L, E] (float, contiguous), the packed
+// QKV product, attention and the output projection, an output planned in the arena, and the
+// node's kernel for inputs that are not the planned ones.
+class AttentionBase : public LayerExec {
+ public:
+  AttentionBase(const Layer& l, const Tensor& x) : l_(l), sizes_(x.sizes()) {
+    B_ = x.size(0), L_ = x.size(1), E_ = x.size(2), M_ = B_ * L_;
+    outBytes_ = static_cast<size_t>(M_ * E_) * sizeof(float);
+  }
+  bool ownsOutput() const override { return true; }
+  size_t outputBytes() const override { return outBytes_; }
+  void useOutputBuffer(const Storage& arena, size_t offset) override {
+    arenaOut_ = Tensor::fromStorage(arena, static_cast<int64_t>(offset / sizeof(float)), sizes_,
+                                    contiguousStrides(sizes_), ScalarType::Float);
+  }
+  const char* fusedPath() const override { return "fused attention"; }
+
+  /// True when `x` is what this plan was prepared for.
+  static bool takes(const Tensor& x) {
+    return x.dtype() == ScalarType::Float && x.dim() == 3 && x.isContiguous() && x.numel() > 0;
+  }
+
+ protected:
+  /// Runs the node's kernel (an input of another layout than the prepared one).
+  void fallback(std::vector<IValue>& slots) {
+    if (!kernel_) kernel_ = makeKernelExec(l_);
+    kernel_->run(slots);
+  }
+  Tensor output() const {
+    if (arenaOut_.defined()) return arenaOut_;
+    return Tensor::fromStorage(Storage::allocate(outBytes_), 0, sizes_, contiguousStrides(sizes_),
+                               ScalarType::Float);
+  }
+  /// qkv = x Wqkv^T + b; ctx = attention(qkv).
+  void prepareAttention(int64_t H, const Tensor& qkvW, const Tensor& qkvB, const Tensor& projW,
+                        const Tensor& projB, bool projSum) {
+    qkvProj_.prepare(l_, 0, M_, qkvW, qkvB, false);
+    outProj_.prepare(l_, 1, M_, projW, projB, projSum);
+    attention_.prepare(B_, L_, E_, H);
+    qkv_ = Storage::allocate(static_cast<size_t>(M_ * 3 * E_) * sizeof(float));
+    ctx_ = Storage::allocate(static_cast<size_t>(M_ * E_) * sizeof(float));
+  }
+  /// y = attention(x Wqkv^T + b) Wo^T + bo (+ y's contents when prepared with projSum).
+  void selfAttention(const float* x, float* y) {
+    auto* qkv = reinterpret_cast<float*>(qkv_.data());
+    auto* ctx = reinterpret_cast<float*>(ctx_.data());
+    qkvProj_.run(x, qkv);
+    attention_.run(qkv, ctx);
+    outProj_.run(ctx, y);
+  }
+
+  const Layer& l_;
+  IntList sizes_;
+  int64_t B_ = 0, L_ = 0, E_ = 0, M_ = 0;
+  size_t outBytes_ = 0;
+  Tensor arenaOut_;
+  FusedLinear qkvProj_, outProj_;
+  Attention attention_;
+  Storage qkv_, ctx_;
+  std::unique_ptr<LayerExec> kernel_;
+};
+
+// aten::_native_multi_head_attention(Tensor query, Tensor key, Tensor value, int embed_dim,
+// int num_head, Tensor qkv_weight, Tensor qkv_bias, Tensor proj_weight, Tensor proj_bias,
+// Tensor? mask=None, bool need_weights=True, bool average_attn_weights=True,
+// int? mask_type=None) -> (Tensor, Tensor)
+class MultiHeadAttentionExec : public AttentionBase {
+ public:
+  static std::unique_ptr<LayerExec> make(const Layer& l, const std::vector<IValue>& slots) {
+    if (l.inputs.size() != 3 || l.args.size() != 13 || l.args[0] || l.args[1] || l.args[2] ||
+        l.inputs[0] != l.inputs[1] || l.inputs[0] != l.inputs[2] || l.outputs.size() != 2)
+      return nullptr;
+    const IValue& xv = slots[static_cast<size_t>(l.inputs[0])];
+    if (!xv.isTensor() || !takes(xv.toTensor())) return nullptr;
+    const IValue *e = staticArg(l, 3), *h = staticArg(l, 4), *mask = staticArg(l, 9),
+                 *needW = staticArg(l, 10);
+    if (!e || !e->isInt() || !h || !h->isInt() || !mask || !mask->isNone() || !needW ||
+        !needW->isBool() || needW->toBool())
+      return nullptr;
+    const Tensor& x = xv.toTensor();
+    const int64_t E = e->toInt(), H = h->toInt();
+    if (E != x.size(2) || H <= 0 || E % H != 0 || !floatTensorArg(l, 5, 2) ||
+        !floatTensorArg(l, 6, 1) || !floatTensorArg(l, 7, 2) || !floatTensorArg(l, 8, 1))
+      return nullptr;
+    const Tensor &qkvW = staticArg(l, 5)->toTensor(), &qkvB = staticArg(l, 6)->toTensor(),
+                 &projW = staticArg(l, 7)->toTensor(), &projB = staticArg(l, 8)->toTensor();
+    if (qkvW.sizes() != IntList{3 * E, E} || qkvB.size(0) != 3 * E ||
+        projW.sizes() != IntList{E, E} || projB.size(0) != E)
+      return nullptr;
+    auto exec = std::unique_ptr<MultiHeadAttentionExec>(new MultiHeadAttentionExec(l, x));
+    exec->prepareAttention(H, qkvW, qkvB, projW, projB, false);
+    return exec;
+  }
+
+  void run(std::vector<IValue>& slots) override {
+    const Tensor& x = slots[static_cast<size_t>(l_.inputs[0])].toTensor();
+    if (!takes(x) || x.sizes() != sizes_) return fallback(slots);
+    Tensor y = output();
+    selfAttention(x.data<float>(), y.data<float>());
+    slots[static_cast<size_t>(l_.outputs[0])] = IValue(std::move(y));
+    slots[static_cast<size_t>(l_.outputs[1])] = IValue(noWeights_);
+  }
+
+ private:
+  MultiHeadAttentionExec(const Layer& l, const Tensor& x)
+      : AttentionBase(l, x), noWeights_(Tensor::empty({0}, ScalarType::Float)) {}
+  Tensor noWeights_;  // need_weights=False returns an empty tensor
+};
+
+// aten::_transformer_encoder_layer_fwd(Tensor src, int embed_dim, int num_heads,
+// Tensor qkv_weight, Tensor qkv_bias, Tensor proj_weight, Tensor proj_bias, bool use_gelu,
+// bool norm_first, float eps, Tensor norm_weight_1, Tensor norm_bias_1, Tensor norm_weight_2,
+// Tensor norm_bias_2, Tensor ffn_weight_1, Tensor ffn_bias_1, Tensor ffn_weight_2,
+// Tensor ffn_bias_2, Tensor? mask=None, int? mask_type=None) -> Tensor
+//
+// post-norm: a = x + attn(x); h = ln1(a); y = ln2(h + ffn(h))
+// pre-norm:  a = x + attn(ln1(x)); y = a + ffn(ln2(a))
+class EncoderLayerExec : public AttentionBase {
+ public:
+  static std::unique_ptr<LayerExec> make(const Layer& l, const std::vector<IValue>& slots) {
+    if (l.inputs.size() != 1 || l.args.size() != 20 || l.args[0] || l.outputs.size() != 1)
+      return nullptr;
+    const IValue& xv = slots[static_cast<size_t>(l.inputs[0])];
+    if (!xv.isTensor() || !takes(xv.toTensor())) return nullptr;
+    const IValue *e = staticArg(l, 1), *h = staticArg(l, 2), *gelu = staticArg(l, 7),
+                 *normFirst = staticArg(l, 8), *eps = staticArg(l, 9), *mask = staticArg(l, 18);
+    if (!e || !e->isInt() || !h || !h->isInt() || !gelu || !gelu->isBool() || !normFirst ||
+        !normFirst->isBool() || !eps || !eps->isDouble() || !mask || !mask->isNone())
+      return nullptr;
+    const Tensor& x = xv.toTensor();
+    const int64_t E = e->toInt(), H = h->toInt();
+    if (E != x.size(2) || H <= 0 || E % H != 0) return nullptr;
+    for (size_t i : {3, 5, 14, 16})
+      if (!floatTensorArg(l, i, 2)) return nullptr;
+    for (size_t i : {4, 6, 10, 11, 12, 13, 15, 17})
+      if (!floatTensorArg(l, i, 1)) return nullptr;
+    auto w = [&](size_t i) -> Tensor { return staticArg(l, i)->toTensor(); };
+    const int64_t F = w(14).size(0);
+    if (w(3).sizes() != IntList{3 * E, E} || w(4).size(0) != 3 * E ||
+        w(5).sizes() != IntList{E, E} || w(6).size(0) != E || w(14).size(1) != E ||
+        w(15).size(0) != F || w(16).sizes() != IntList{E, F} || w(17).size(0) != E)
+      return nullptr;
+    for (size_t i : {10, 11, 12, 13})
+      if (w(i).size(0) != E) return nullptr;
+    auto exec = std::unique_ptr<EncoderLayerExec>(new EncoderLayerExec(l, x));
+    exec->normFirst_ = normFirst->toBool();
+    exec->prepareAttention(H, w(3), w(4), w(5), w(6), true);
+    const int64_t M = exec->M_;
+    exec->ffn1_.prepare(
+        l, 2, M, w(14), w(15), false,
+        gelu->toBool() ? dnnl::algorithm::eltwise_gelu_erf : dnnl::algorithm::eltwise_relu);
+    exec->ffn2_.prepare(l, 3, M, w(16), w(17), true);
+    exec->norm1_.prepare(M, E, w(10), w(11), eps->toDouble());
+    exec->norm2_.prepare(M, E, w(12), w(13), eps->toDouble());
+    exec->a_ = Storage::allocate(static_cast<size_t>(M * E) * sizeof(float));
+    exec->t_ = Storage::allocate(static_cast<size_t>(M * E) * sizeof(float));
+    exec->c_ = Storage::allocate(static_cast<size_t>(M * E) * sizeof(float));
+    exec->f_ = Storage::allocate(static_cast<size_t>(M * F) * sizeof(float));
+    return exec;
+  }
+
+  void run(std::vector<IValue>& slots) override {
+    const Tensor& xt = slots[static_cast<size_t>(l_.inputs[0])].toTensor();
+    if (!takes(xt) || xt.sizes() != sizes_) return fallback(slots);
+    Tensor yt = output();
+    const float* x = xt.data<float>();
+    float* y = yt.data<float>();
+    auto* a = reinterpret_cast<float*>(a_.data());
+    auto* t = reinterpret_cast<float*>(t_.data());
+    auto* c = reinterpret_cast<float*>(c_.data());
+    auto* f = reinterpret_cast<float*>(f_.data());
+    std::memcpy(a, x, outBytes_);  // the residual, summed into by the output projection
+    if (normFirst_) {
+      norm1_.run(x, t);
+      selfAttention(t, a);
+      norm2_.run(a, t);
+      ffn1_.run(t, f);
+      std::memcpy(y, a, outBytes_);
+      ffn2_.run(f, y);
+    } else {
+      selfAttention(x, a);
+      norm1_.run(a, t);
+      ffn1_.run(t, f);
+      std::memcpy(c, t, outBytes_);
+      ffn2_.run(f, c);
+      norm2_.run(c, y);
+    }
+    slots[static_cast<size_t>(l_.outputs[0])] = IValue(std::move(yt));
+  }
+
+ private:
+  EncoderLayerExec(const Layer& l, const Tensor& x) : AttentionBase(l, x) {}
+
+  bool normFirst_ = false;
+  FusedLinear ffn1_, ffn2_;
+  FusedLayerNorm norm1_, norm2_;
+  Storage a_, t_, c_, f_;
+};
+
+}  // namespace
+
+std::unique_ptr<LayerExec> makeSequenceLayerExec(const Layer& layer,
+                                                 const std::vector<IValue>& slots) {
+  if (layer.kind != LayerKind::Plugin || !layer.node || !layer.packed) return nullptr;
+  static const Symbol kEncoderLayer = Symbol::aten("_transformer_encoder_layer_fwd");
+  static const Symbol kMha = Symbol::aten("_native_multi_head_attention");
+  try {
+    if (layer.node->kind() == kEncoderLayer) return EncoderLayerExec::make(layer, slots);
+    if (layer.node->kind() == kMha) return MultiHeadAttentionExec::make(layer, slots);
+  } catch (const dnnl::error&) {
+    return nullptr;  // a problem oneDNN does not take: the node's kernel
+  }
+  return nullptr;
+}
+
+}  // namespace torchless::engine
