@@ -116,6 +116,13 @@ def main():
         m = VitBlock().eval()
         x = torch.randn(2, 9, 48)
         save_case(root, "vit_block_traced", torch.jit.trace(m, x), [x], {"fused attention": 1})
+        m = LstmLM().eval()
+        ids = torch.randint(0, 50, (3, 11))
+        save_case(root, "lstm_lm_scripted", torch.jit.script(m), [ids], {"oneDNN lstm": 1})
+        m = BiLstm().eval()
+        args = [torch.randn(8, 3, 6), torch.randn(4, 3, 5), torch.randn(4, 3, 5)]
+        save_case(root, "bilstm_scripted", torch.jit.script(m), args, {"oneDNN lstm": 1})
+
 
 if __name__ == "__main__":
     main()

@@ -399,6 +399,213 @@ class EncoderLayerExec : public AttentionBase {
   Storage a_, t_, c_, f_;
 };
 
+// ---- LSTM ------------------------------------------------------------------------------------
+
+// aten::lstm.input(Tensor input, Tensor[] hx, Tensor[] params, bool has_biases, int num_layers,
+// float dropout, bool train, bool bidirectional, bool batch_first) -> (Tensor, Tensor, Tensor)
+// with static params (frozen weights, no proj_size) as one oneDNN LSTM primitive per layer
+// (both directions in one, outputs concatenated as PyTorch's): PyTorch's flat weights w_ih
+// [4H, I] and w_hh [4H, H] are oneDNN's ldgoi layout with the same gate order (i, f, g, o);
+// the bias is b_ih + b_hh. input [T, B, I] (tnc) or [B, T, I] (batch_first: ntc), contiguous;
+// hx = [h0, c0], each [L*D, B, H] contiguous.
+class LstmExec : public LayerExec {
+ public:
+  static std::unique_ptr<LayerExec> make(const Layer& l, const std::vector<IValue>& slots) {
+    if (l.args.size() != 9 || l.args[0] || l.outputs.size() != 3) return nullptr;
+    const IValue *params = staticArg(l, 2), *hasBiases = staticArg(l, 3), *layers = staticArg(l, 4),
+                 *train = staticArg(l, 6), *bidi = staticArg(l, 7), *batchFirst = staticArg(l, 8);
+    if (!params || !params->isList() || !hasBiases || !hasBiases->isBool() || !layers ||
+        !layers->isInt() || !train || !train->isBool() || train->toBool() || !bidi ||
+        !bidi->isBool() || !batchFirst || !batchFirst->isBool())
+      return nullptr;
+    auto exec = std::unique_ptr<LstmExec>(new LstmExec(l));
+    exec->L_ = layers->toInt();
+    exec->D_ = bidi->toBool() ? 2 : 1;
+    exec->batchFirst_ = batchFirst->toBool();
+    const std::vector<IValue>& ps = params->toList()->list;
+    const size_t per = hasBiases->toBool() ? 4 : 2;
+    if (exec->L_ < 1 || ps.size() != per * static_cast<size_t>(exec->L_ * exec->D_)) return nullptr;
+    for (const IValue& p : ps)
+      if (!p.isTensor() || p.toTensor().dtype() != ScalarType::Float) return nullptr;
+    exec->params_.reserve(ps.size());
+    for (const IValue& p : ps) exec->params_.push_back(p.toTensor().contiguous());
+    exec->per_ = per;
+    if (!exec->prepare(slots)) return nullptr;
+    return exec;
+  }
+
+  void run(std::vector<IValue>& slots) override {
+    Tensor x, h0, c0;
+    if (!inputsOf(slots, x, h0, c0) || x.sizes() != inSizes_) {
+      if (!kernel_) kernel_ = makeKernelExec(l_);
+      return kernel_->run(slots);
+    }
+    Tensor y = arenaOut_.defined()
+                   ? arenaOut_
+                   : Tensor::fromStorage(Storage::allocate(outBytes_), 0, outSizes_,
+                                         contiguousStrides(outSizes_), ScalarType::Float);
+    const IntList stateSizes{L_ * D_, N_, H_};
+    Tensor hn = Tensor::empty(stateSizes, ScalarType::Float);
+    Tensor cn = Tensor::empty(stateSizes, ScalarType::Float);
+    auto& strm = du::stream();
+    const int64_t state = D_ * N_ * H_;
+    for (size_t i = 0; i < layers_.size(); ++i) {
+      Step& s = layers_[i];
+      const auto off = static_cast<int64_t>(i) * state;
+      s.src.set_data_handle(i == 0 ? x.rawData() : layers_[i - 1].dst.get_data_handle());
+      if (i + 1 == layers_.size()) s.dst.set_data_handle(y.rawData());
+      s.srcIter.set_data_handle(h0.data<float>() + off);
+      s.srcIterC.set_data_handle(c0.data<float>() + off);
+      s.dstIter.set_data_handle(hn.data<float>() + off);
+      s.dstIterC.set_data_handle(cn.data<float>() + off);
+      s.prim.execute(strm, s.args);
+    }
+    strm.wait();
+    slots[static_cast<size_t>(l_.outputs[0])] = IValue(std::move(y));
+    slots[static_cast<size_t>(l_.outputs[1])] = IValue(std::move(hn));
+    slots[static_cast<size_t>(l_.outputs[2])] = IValue(std::move(cn));
+  }
+
+  bool ownsOutput() const override { return true; }
+  size_t outputBytes() const override { return outBytes_; }
+  void useOutputBuffer(const Storage& arena, size_t offset) override {
+    arenaOut_ = Tensor::fromStorage(arena, static_cast<int64_t>(offset / sizeof(float)), outSizes_,
+                                    contiguousStrides(outSizes_), ScalarType::Float);
+  }
+  const char* fusedPath() const override { return "oneDNN lstm"; }
+
+ private:
+  explicit LstmExec(const Layer& l) : l_(l) {}
+
+  struct Step {
+    dnnl::primitive prim;
+    memory src, srcIter, srcIterC, dst, dstIter, dstIterC;
+    Storage dstBuf, scratch;
+    Tensor bias;
+    std::unordered_map<int, memory> args;
+  };
+
+  // input, h0, c0 from the slots; false unless they are float, contiguous and of this plan's
+  // state sizes.
+  bool inputsOf(const std::vector<IValue>& slots, Tensor& x, Tensor& h0, Tensor& c0) const {
+    size_t j = 0;
+    auto arg = [&](size_t i) -> const IValue& {
+      return l_.args[i] ? *l_.args[i] : slots[static_cast<size_t>(l_.inputs[j++])];
+    };
+    const IValue& xv = arg(0);
+    const IValue& hv = arg(1);
+    if (!xv.isTensor() || !hv.isList() || hv.toList()->list.size() != 2) return false;
+    x = xv.toTensor();
+    const auto& hs = hv.toList()->list;
+    if (!hs[0].isTensor() || !hs[1].isTensor()) return false;
+    h0 = hs[0].toTensor();
+    c0 = hs[1].toTensor();
+    if (x.dtype() != ScalarType::Float || x.dim() != 3 || !x.isContiguous() || x.numel() == 0)
+      return false;
+    const int64_t N = x.size(batchFirst_ ? 0 : 1);
+    for (const Tensor* t : {&h0, &c0})
+      if (t->dtype() != ScalarType::Float || !t->isContiguous() ||
+          t->sizes() != IntList{L_ * D_, N, H_})
+        return false;
+    return true;
+  }
+
+  bool prepare(const std::vector<IValue>& slots) {
+    H_ = params_[1].size(1);
+    Tensor x, h0, c0;
+    if (H_ <= 0 || !inputsOf(slots, x, h0, c0)) return false;
+    inSizes_ = x.sizes();
+    T_ = x.size(batchFirst_ ? 1 : 0);
+    N_ = x.size(batchFirst_ ? 0 : 1);
+    outSizes_ = batchFirst_ ? IntList{N_, T_, D_ * H_} : IntList{T_, N_, D_ * H_};
+    outBytes_ = static_cast<size_t>(T_ * N_ * D_ * H_) * sizeof(float);
+    auto& eng = du::engine();
+    using tag = memory::format_tag;
+    const tag seqTag = batchFirst_ ? tag::ntc : tag::tnc;
+    int64_t I = x.size(2);
+    for (int64_t l = 0; l < L_; ++l) {
+      // Weights of both directions side by side: [D, 4H, I] and [D, 4H, H]; bias [D, 4H].
+      Tensor wl = Tensor::empty({D_, 4 * H_, I}, ScalarType::Float);
+      Tensor wi = Tensor::empty({D_, 4 * H_, H_}, ScalarType::Float);
+      Tensor bias = Tensor::empty({D_, 4 * H_}, ScalarType::Float);
+      for (int64_t d = 0; d < D_; ++d) {
+        const size_t base = per_ * static_cast<size_t>(l * D_ + d);
+        const Tensor &wih = params_[base], &whh = params_[base + 1];
+        if (wih.sizes() != IntList{4 * H_, I} || whh.sizes() != IntList{4 * H_, H_}) return false;
+        std::memcpy(wl.data<float>() + d * 4 * H_ * I, wih.data<float>(),
+                    static_cast<size_t>(4 * H_ * I) * sizeof(float));
+        std::memcpy(wi.data<float>() + d * 4 * H_ * H_, whh.data<float>(),
+                    static_cast<size_t>(4 * H_ * H_) * sizeof(float));
+        float* b = bias.data<float>() + d * 4 * H_;
+        for (int64_t g = 0; g < 4 * H_; ++g) b[g] = 0.f;
+        if (per_ == 4) {
+          const Tensor &bih = params_[base + 2], &bhh = params_[base + 3];
+          if (bih.numel() != 4 * H_ || bhh.numel() != 4 * H_) return false;
+          for (int64_t g = 0; g < 4 * H_; ++g) b[g] = bih.data<float>()[g] + bhh.data<float>()[g];
+        }
+      }
+      const bool last = l + 1 == L_;
+      memory::desc srcMd({T_, N_, I}, dt::f32, l == 0 ? seqTag : tag::tnc);
+      memory::desc dstMd({T_, N_, D_ * H_}, dt::f32, last ? seqTag : tag::tnc);
+      memory::desc iterMd({1, D_, N_, H_}, dt::f32, tag::ldnc);
+      memory::desc wlUser({1, D_, I, 4, H_}, dt::f32, tag::ldgoi);
+      memory::desc wiUser({1, D_, H_, 4, H_}, dt::f32, tag::ldgoi);
+      memory::desc wlAny({1, D_, I, 4, H_}, dt::f32, tag::any);
+      memory::desc wiAny({1, D_, H_, 4, H_}, dt::f32, tag::any);
+      memory::desc biasMd({1, D_, 4, H_}, dt::f32, tag::ldgo);
+      dnnl::primitive_attr attr;
+      attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+      const auto dir = D_ == 2 ? dnnl::rnn_direction::bidirectional_concat
+                               : dnnl::rnn_direction::unidirectional_left2right;
+      dnnl::lstm_forward::desc desc(dnnl::prop_kind::forward_inference, dir, srcMd, iterMd, iterMd,
+                                    wlAny, wiAny, biasMd, dstMd, iterMd, iterMd);
+      dnnl::lstm_forward::primitive_desc pd(desc, attr, eng);
+      Step s;
+      s.prim = dnnl::lstm_forward(pd);
+      const int slot = static_cast<int>(l) * 2;
+      memory wlMem = packedWeights(l_, slot, wlUser, pd.weights_layer_desc(), wl.rawData());
+      memory wiMem = packedWeights(l_, slot + 1, wiUser, pd.weights_iter_desc(), wi.rawData());
+      s.bias = bias;
+      s.src = memory(srcMd, eng, nullptr);
+      s.srcIter = memory(iterMd, eng, nullptr);
+      s.srcIterC = memory(iterMd, eng, nullptr);
+      s.dstIter = memory(iterMd, eng, nullptr);
+      s.dstIterC = memory(iterMd, eng, nullptr);
+      if (last) {
+        s.dst = memory(dstMd, eng, nullptr);
+      } else {
+        s.dstBuf = Storage::allocate(dstMd.get_size());
+        s.dst = memory(dstMd, eng, s.dstBuf.data());
+      }
+      s.args = {
+          {DNNL_ARG_SRC_LAYER, s.src},       {DNNL_ARG_SRC_ITER, s.srcIter},
+          {DNNL_ARG_SRC_ITER_C, s.srcIterC}, {DNNL_ARG_WEIGHTS_LAYER, wlMem},
+          {DNNL_ARG_WEIGHTS_ITER, wiMem},    {DNNL_ARG_BIAS, memory(biasMd, eng, s.bias.rawData())},
+          {DNNL_ARG_DST_LAYER, s.dst},       {DNNL_ARG_DST_ITER, s.dstIter},
+          {DNNL_ARG_DST_ITER_C, s.dstIterC}};
+      if (pd.scratchpad_desc().get_size() > 0) {
+        s.scratch = Storage::allocate(pd.scratchpad_desc().get_size());
+        s.args[DNNL_ARG_SCRATCHPAD] = memory(pd.scratchpad_desc(), eng, s.scratch.data());
+      }
+      layers_.push_back(std::move(s));
+      I = D_ * H_;
+    }
+    params_.clear();  // packed now
+    return true;
+  }
+
+  const Layer& l_;
+  int64_t L_ = 1, D_ = 1, H_ = 0, T_ = 0, N_ = 0;
+  size_t per_ = 4;
+  bool batchFirst_ = false;
+  std::vector<Tensor> params_;
+  std::vector<Step> layers_;
+  IntList inSizes_, outSizes_;
+  size_t outBytes_ = 0;
+  Tensor arenaOut_;
+  std::unique_ptr<LayerExec> kernel_;
+};
+
 }  // namespace
 
 std::unique_ptr<LayerExec> makeSequenceLayerExec(const Layer& layer,
@@ -406,9 +613,13 @@ std::unique_ptr<LayerExec> makeSequenceLayerExec(const Layer& layer,
   if (layer.kind != LayerKind::Plugin || !layer.node || !layer.packed) return nullptr;
   static const Symbol kEncoderLayer = Symbol::aten("_transformer_encoder_layer_fwd");
   static const Symbol kMha = Symbol::aten("_native_multi_head_attention");
+  static const Symbol kLstm = Symbol::aten("lstm");
   try {
     if (layer.node->kind() == kEncoderLayer) return EncoderLayerExec::make(layer, slots);
     if (layer.node->kind() == kMha) return MultiHeadAttentionExec::make(layer, slots);
+    if (layer.node->kind() == kLstm && layer.node->inputs().size() == 9 &&
+        layer.node->input(1)->type()->kind() == TypeKind::ListType)  // lstm.input, not .data
+      return LstmExec::make(layer, slots);
   } catch (const dnnl::error&) {
     return nullptr;  // a problem oneDNN does not take: the node's kernel
   }

@@ -1,6 +1,6 @@
 #pragma once
 // Fused executors for the plugin layers of sequence models (issue 13): PyTorch's transformer
-// fast paths, prepared once per input signature (Note [Engine plans] in
+// fast paths and recurrent layers, prepared once per input signature (Note [Engine plans] in
 // engine.h) instead of running their composite CPU kernels op by op.
 //
 // Note [Fused sequence layers]
@@ -19,6 +19,11 @@
 //   into buffers allocated once per plan; the layer's output is planned in the engine's arena.
 //   Anything else (a mask, need_weights, cross-attention, another dtype) runs the node's
 //   kernel (runtime/register_nn.cpp), which computes the same ops one by one.
+//
+//   aten::lstm.input with static weights runs as one oneDNN LSTM primitive per layer (both
+//   directions in one), weights in the primitive's layout once per engine, the input
+//   projection of all time steps batched inside the primitive; proj_size and dropout between
+//   layers (training) are not taken.
 
 #include "convert/engine/layer_exec.h"
 
