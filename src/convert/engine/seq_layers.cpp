@@ -6,10 +6,10 @@
 #include "ops/dnnl_utils.h"
 #include "ops/elementwise.h"
 #include "ops/parallel.h"
+#include "runtime/op_observer.h"
 
 #include <oneapi/dnnl/dnnl.hpp>
 
-#include <bit>
 #include <cmath>
 #include <cstring>
 #include <unordered_map>
@@ -22,7 +22,10 @@ using dnnl::memory;
 using dt = memory::data_type;
 namespace du = ops::dnnl_utils;
 
-#define TL_MULTIVERSION __attribute__((target_clones("avx2", "default")))
+// The softmax loops are compiled for AVX2 and the baseline (chosen at load time), without
+// trapping math: with it GCC keeps the clamp below as a branch and vectorizes nothing.
+#define TL_MULTIVERSION \
+  __attribute__((target_clones("avx2", "default"), optimize("no-trapping-math")))
 
 // ---- softmax rows with a vectorizable exp ------------------------------------------------
 
@@ -30,7 +33,7 @@ namespace du = ops::dnnl_utils;
 // branches or library calls so that the loops below vectorize: round to nearest with the
 // 1.5 * 2^23 trick, a degree-5 polynomial on the remainder, 2^n put into the exponent bits.
 // Relative error about 1 ulp; x below -87.3 gives exp(-87.3) (~1e-38, a row's tail); NaN stays.
-[[gnu::always_inline]] inline float expNonPositive(float x) {
+[[gnu::always_inline, gnu::optimize("no-trapping-math")]] inline float expNonPositive(float x) {
   x = x < -87.3f ? -87.3f : x;
   const float n = (x * 1.44269504088896341f + 12582912.f) - 12582912.f;
   const float r = (x - n * 0.693359375f) + n * 2.12194440e-4f;
@@ -42,7 +45,9 @@ namespace du = ops::dnnl_utils;
   p = p * r + 5.0000001201e-1f;
   const float y = p * r * r + r + 1.f;
   const int32_t e = (static_cast<int32_t>(n) + 127) << 23;
-  return y * std::bit_cast<float>(e);
+  float scale;  // std::bit_cast stops GCC 12's vectorizer here, memcpy does not
+  std::memcpy(&scale, &e, sizeof scale);
+  return y * scale;
 }
 
 // softmax over each of `rows` contiguous rows of n floats, in place.
@@ -52,8 +57,13 @@ TL_MULTIVERSION void softmaxRows(float* p, int64_t rows, int64_t n) {
     float m = row[0];
     for (int64_t j = 1; j < n; ++j) m = row[j] > m ? row[j] : m;
     for (int64_t j = 0; j < n; ++j) row[j] = expNonPositive(row[j] - m);
+    float acc[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};  // 8 lanes, then across them
+    int64_t j = 0;
+    for (; j + 8 <= n; j += 8)
+      for (int k = 0; k < 8; ++k) acc[k] += row[j + k];
     float s = 0.f;
-    for (int64_t j = 0; j < n; ++j) s += row[j];
+    for (; j < n; ++j) s += row[j];
+    for (float a : acc) s += a;
     const float inv = 1.f / s;
     for (int64_t j = 0; j < n; ++j) row[j] *= inv;
   }
@@ -190,6 +200,28 @@ class Attention {
 
 // ---- the transformer executors -----------------------------------------------------------
 
+// Times the steps of a fused layer for profiles (issue 13 part 5: time per layer kind): with an
+// observer installed, each step is a "part" span named after the layer, its detail the step's
+// kind ("MatMul qkv", "attention", "LayerNorm"); `bench --profile` totals them. Without one,
+// step() costs a null check.
+class StepTimer {
+ public:
+  StepTimer(const Layer& l) : l_(l), obs_(opObserver()) {
+    if (obs_) t_ = std::chrono::steady_clock::now();
+  }
+  void step(const char* kind) {
+    if (!obs_) return;
+    const auto now = std::chrono::steady_clock::now();
+    obs_->onSpan("part", l_.name, kind, t_, now);
+    t_ = now;
+  }
+
+ private:
+  const Layer& l_;
+  OpObserver* obs_;
+  std::chrono::steady_clock::time_point t_;
+};
+
 const IValue* staticArg(const Layer& l, size_t i) {
   return i < l.args.size() && l.args[i] ? &*l.args[i] : nullptr;
 }
@@ -243,12 +275,15 @@ class AttentionBase : public LayerExec {
     ctx_ = Storage::allocate(static_cast<size_t>(M_ * E_) * sizeof(float));
   }
   /// y = attention(x Wqkv^T + b) Wo^T + bo (+ y's contents when prepared with projSum).
-  void selfAttention(const float* x, float* y) {
+  void selfAttention(const float* x, float* y, StepTimer& steps) {
     auto* qkv = reinterpret_cast<float*>(qkv_.data());
     auto* ctx = reinterpret_cast<float*>(ctx_.data());
     qkvProj_.run(x, qkv);
+    steps.step("MatMul qkv (+bias)");
     attention_.run(qkv, ctx);
+    steps.step("attention (q k^T, softmax, v)");
     outProj_.run(ctx, y);
+    steps.step("MatMul out-proj (+bias, +residual)");
   }
 
   const Layer& l_;
@@ -298,7 +333,8 @@ class MultiHeadAttentionExec : public AttentionBase {
     const Tensor& x = slots[static_cast<size_t>(l_.inputs[0])].toTensor();
     if (!takes(x) || x.sizes() != sizes_) return fallback(slots);
     Tensor y = output();
-    selfAttention(x.data<float>(), y.data<float>());
+    StepTimer steps(l_);
+    selfAttention(x.data<float>(), y.data<float>(), steps);
     slots[static_cast<size_t>(l_.outputs[0])] = IValue(std::move(y));
     slots[static_cast<size_t>(l_.outputs[1])] = IValue(noWeights_);
   }
@@ -371,21 +407,30 @@ class EncoderLayerExec : public AttentionBase {
     auto* t = reinterpret_cast<float*>(t_.data());
     auto* c = reinterpret_cast<float*>(c_.data());
     auto* f = reinterpret_cast<float*>(f_.data());
+    StepTimer steps(l_);
     std::memcpy(a, x, outBytes_);  // the residual, summed into by the output projection
     if (normFirst_) {
       norm1_.run(x, t);
-      selfAttention(t, a);
+      steps.step("LayerNorm");
+      selfAttention(t, a, steps);
       norm2_.run(a, t);
+      steps.step("LayerNorm");
       ffn1_.run(t, f);
+      steps.step("MatMul ffn1 (+bias, activation)");
       std::memcpy(y, a, outBytes_);
       ffn2_.run(f, y);
+      steps.step("MatMul ffn2 (+bias, +residual)");
     } else {
-      selfAttention(x, a);
+      selfAttention(x, a, steps);
       norm1_.run(a, t);
+      steps.step("LayerNorm");
       ffn1_.run(t, f);
+      steps.step("MatMul ffn1 (+bias, activation)");
       std::memcpy(c, t, outBytes_);
       ffn2_.run(f, c);
+      steps.step("MatMul ffn2 (+bias, +residual)");
       norm2_.run(c, y);
+      steps.step("LayerNorm");
     }
     slots[static_cast<size_t>(l_.outputs[0])] = IValue(std::move(yt));
   }
