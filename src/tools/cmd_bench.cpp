@@ -210,6 +210,14 @@ class TraceRecorder final : public OpObserver {
         ms[sp.detail.substr(0, sp.detail.find(" at "))] += sp.dur / 1000.0;
     return sorted(ms);
   }
+  /// Total milliseconds per step kind inside fused layers ("part" spans, e.g. the attention of
+  /// a fused transformer layer) over the timed calls, largest first.
+  std::vector<std::pair<std::string, double>> partTotals() const {
+    std::map<std::string, double> ms;
+    for (const auto& sp : spans_)
+      if (sp.category == "part") ms[sp.detail] += sp.dur / 1000.0;
+    return sorted(ms);
+  }
   /// The build steps (name, milliseconds) in order; the layers' preparation spans left out.
   std::vector<std::pair<std::string, double>> buildSteps() const {
     std::vector<std::pair<std::string, double>> out;
@@ -438,6 +446,15 @@ void benchCommand(const BenchOptions& o) {
         std::cout << fmt::format("  {:>10.3f} ms {:>5.1f}%  {}\n", layers[i].second,
                                  inEngines > 0 ? 100.0 * layers[i].second / inEngines : 0.0,
                                  layers[i].first);
+    }
+    auto parts = recorder->partTotals();
+    if (!parts.empty()) {
+      double inFused = 0;
+      for (const auto& [kind, ms] : parts) inFused += ms;
+      std::cout << "inside fused layers, by step:\n";
+      for (const auto& [kind, ms] : parts)
+        std::cout << fmt::format("  {:>10.3f} ms {:>5.1f}%  {}\n", ms,
+                                 inFused > 0 ? 100.0 * ms / inFused : 0.0, kind);
     }
     auto steps = recorder->buildSteps();
     if (!steps.empty()) {

@@ -20,7 +20,7 @@ if(TARGET api_test)
     FIXTURES_SETUP api_models TIMEOUT 900
     ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1;OMP_NUM_THREADS=1")
 
-  add_test(NAME api.oracle COMMAND api_test --gtest_filter=*Oracle.*:*Oracle/*:-*CorpusGraphs*:TraceOracle.*:*CompileOracle*:EngineRecordOracle.*:*QuantizedOracle*:*QuantizedExportOracle*:QuantizedPrintOracle.*)
+  add_test(NAME api.oracle COMMAND api_test --gtest_filter=*Oracle.*:*Oracle/*:-*CorpusGraphs*:TraceOracle.*:*CompileOracle*:EngineRecordOracle.*:*QuantizedOracle*:*QuantizedExportOracle*:QuantizedPrintOracle.*:*SeqFusion*)
   set_tests_properties(api.oracle PROPERTIES
     FIXTURES_REQUIRED api_models TIMEOUT 900
     ENVIRONMENT "TORCHLESS_BIN=${PROJECT_BINARY_DIR}/bin/torchless")
@@ -111,4 +111,17 @@ if(TARGET api_test)
   set_tests_properties(api.quantized_interpreter PROPERTIES
     FIXTURES_REQUIRED api_quantized TIMEOUT 900
     ENVIRONMENT "TORCHLESS_QUANT_MODELS=${_api_quantized};TORCHLESS_JIT=0")
+endif()
+
+# Issue 13: fused sequence layers (src/convert/engine/seq_layers.h) against PyTorch's numbers,
+# and the engine reporting the fused path (seq_fusion_oracle_test.cpp).
+if(TARGET api_test)
+  add_test(NAME api.gen_seq_models
+    COMMAND ${TORCHLESS_ORACLE_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/gen_seq_models.py
+            ${PROJECT_BINARY_DIR}/api_seq_models)
+  set_tests_properties(api.gen_seq_models PROPERTIES
+    FIXTURES_SETUP api_seq_models TIMEOUT 300
+    ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1;OMP_NUM_THREADS=1")
+  add_test(NAME api.seq_fusion COMMAND api_test --gtest_filter=*SeqFusion*)
+  set_tests_properties(api.seq_fusion PROPERTIES FIXTURES_REQUIRED api_seq_models TIMEOUT 300)
 endif()

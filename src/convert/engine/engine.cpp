@@ -234,6 +234,8 @@ Engine::Engine(NetworkDefinition network, EngineOptions options, bool fused)
     if (l.kind == LayerKind::Convolution || l.kind == LayerKind::MatMul) {
       l.packed = makePackedWeightCache();
       if (options_.bf16) l.bf16 = true;
+    } else if (l.kind == LayerKind::Plugin) {
+      l.packed = makePackedWeightCache();  // fused plugin executors (seq_layers.h)
     }
 }
 
@@ -318,11 +320,13 @@ std::vector<IValue> Engine::run(const std::vector<IValue>& inputs) const {
   const auto& ins = network_.inputs();
   OpObserver* obs = opObserver();
   using Clock = std::chrono::steady_clock;
-  // "Convolution at code/m.py:3:4", "Plugin aten::mul at ...": the kind (a plugin's op) and place.
-  auto spanDetail = [](const Layer& l) {
+  // "Convolution at code/m.py:3:4", "Plugin aten::mul at ...": the kind (a plugin's op), the
+  // executor's fused path when it has one ("Plugin aten::lstm (oneDNN lstm)") and place.
+  auto spanDetail = [](const Layer& l, const LayerExec* e) {
     std::string d = toString(l.kind);
     if (l.node && (l.kind == LayerKind::Plugin || l.kind == LayerKind::Shape))
       d += " " + l.node->kind().toQualString();
+    if (const char* f = e ? e->fusedPath() : nullptr) d += fmt::format(" ({})", f);
     return l.place.empty() ? d : fmt::format("{} at {}", d, l.place);
   };
   if (!plan->prepared) {
@@ -343,7 +347,7 @@ std::vector<IValue> Engine::run(const std::vector<IValue>& inputs) const {
         const Clock::time_point t0 = obs ? Clock::now() : Clock::time_point();
         std::unique_ptr<LayerExec> e = makeLayerExec(l, plan->slots);
         e->run(plan->slots);
-        if (obs) obs->onSpan("build", l.name, spanDetail(l), t0, Clock::now());
+        if (obs) obs->onSpan("build", l.name, spanDetail(l, e.get()), t0, Clock::now());
         if (l.kind == LayerKind::Shape) {  // evaluated once per signature
           for (ValueId o : l.outputs) plan->persistent[static_cast<size_t>(o)] = true;
           continue;
@@ -366,7 +370,7 @@ std::vector<IValue> Engine::run(const std::vector<IValue>& inputs) const {
         if (obs) [[unlikely]] {
           const Clock::time_point t0 = Clock::now();
           e->run(plan->slots);
-          obs->onSpan("layer", layers[li].name, spanDetail(layers[li]), t0, Clock::now());
+          obs->onSpan("layer", layers[li].name, spanDetail(layers[li], e), t0, Clock::now());
         } else {
           e->run(plan->slots);
         }

@@ -2,6 +2,7 @@
 // node's own kernel for plugin and shape layers (Note [Engine plans] in engine.h).
 #include "convert/engine/layer_exec.h"
 
+#include "convert/engine/seq_layers.h"
 #include "core/error.h"
 #include "ir/operator_matching.h"
 #include "ops/conv.h"
@@ -27,7 +28,13 @@ namespace torchless::engine {
 
 struct PackedWeightCache {
   std::mutex mu;
-  std::vector<std::pair<dnnl::memory::desc, std::pair<Storage, dnnl::memory>>> entries;
+  struct Entry {
+    int slot;
+    dnnl::memory::desc md;
+    Storage buf;
+    dnnl::memory mem;
+  };
+  std::vector<Entry> entries;
 };
 
 namespace {
@@ -93,24 +100,6 @@ dnnl::primitive_attr postOpsAttr(bool sum, const ActivationSpec& act, double sca
   attr.set_post_ops(po);
   if (scale != 1.0) attr.set_output_scales(0, {static_cast<float>(scale)});
   return attr;
-}
-
-/// Weights in `md` (a primitive's chosen layout) from the plain tensor `w` viewed as `userMd`,
-/// reordered once per engine and layout.
-memory packedWeights(const Layer& layer, const memory::desc& userMd, const memory::desc& md,
-                     const Tensor& w) {
-  auto& eng = ops::dnnl_utils::engine();
-  PackedWeightCache& cache = *layer.packed;
-  std::lock_guard<std::mutex> lock(cache.mu);
-  for (auto& [k, v] : cache.entries)
-    if (k == md) return v.second;
-  Storage buf = Storage::allocate(md.get_size());
-  memory dst(md, eng, buf.data());
-  memory src(userMd, eng, w.rawData());
-  dnnl::reorder(src, dst).execute(ops::dnnl_utils::stream(), src, dst);
-  ops::dnnl_utils::stream().wait();
-  cache.entries.emplace_back(md, std::make_pair(buf, dst));
-  return dst;
 }
 
 // Dense channels-last strides for [N, C, *spatial] (NHWC for 4-d), as torch.channels_last.
@@ -240,7 +229,7 @@ class ProductExec : public LayerExec {
             const memory::desc& wMd, const memory::desc& dstMd, const memory::desc& biasMd) {
     auto& eng = ops::dnnl_utils::engine();
     Tensor wc = l_.weight.contiguous();
-    memory wMem = packedWeights(l_, wUserMd, wMd, wc);
+    memory wMem = packedWeights(l_, 0, wUserMd, wMd, wc.rawData());
     src_.bind(srcUserMd, srcMd);
     dst_ = memory(dstMd, eng, nullptr);
     args_ = {{DNNL_ARG_SRC, src_.src}, {DNNL_ARG_WEIGHTS, wMem}, {DNNL_ARG_DST, dst_}};
@@ -732,7 +721,7 @@ class QProductExec : public LayerExec {
       return;
     }
     Tensor wc = w.contiguous();
-    memory wMem = packedWeights(l_, wUser, wPd, wc);
+    memory wMem = packedWeights(l_, 0, wUser, wPd, wc.rawData());
     src_.bind(srcUser, srcMd);
     dst_ = memory(dstMd, eng, nullptr);
     srcZp_ = static_cast<int32_t>(inZp_);
@@ -800,6 +789,27 @@ class AssertExec : public LayerExec {
 
 }  // namespace
 
+memory packedWeights(const Layer& layer, int slot, const memory::desc& userMd,
+                     const memory::desc& md, const void* w) {
+  auto& eng = ops::dnnl_utils::engine();
+  TL_INTERNAL_ASSERT(layer.packed != nullptr, "layer '{}' has no packed-weight cache", layer.name);
+  PackedWeightCache& cache = *layer.packed;
+  std::lock_guard<std::mutex> lock(cache.mu);
+  for (auto& e : cache.entries)
+    if (e.slot == slot && e.md == md) return e.mem;
+  Storage buf = Storage::allocate(md.get_size());
+  memory dst(md, eng, buf.data());
+  memory src(userMd, eng, const_cast<void*>(w));
+  dnnl::reorder(src, dst).execute(ops::dnnl_utils::stream(), src, dst);
+  ops::dnnl_utils::stream().wait();
+  cache.entries.push_back({slot, md, buf, dst});
+  return dst;
+}
+
+std::unique_ptr<LayerExec> makeKernelExec(const Layer& layer) {
+  return std::make_unique<KernelExec>(layer);
+}
+
 std::shared_ptr<PackedWeightCache> makePackedWeightCache() {
   return std::make_shared<PackedWeightCache>();
 }
@@ -821,6 +831,9 @@ std::unique_ptr<LayerExec> makeLayerExec(const Layer& layer, const std::vector<I
     case LayerKind::Shape:
       if (layer.op == "assert" || layer.op == "assert_false")
         return std::make_unique<AssertExec>(layer);
+      return std::make_unique<KernelExec>(layer);
+    case LayerKind::Plugin:
+      if (auto e = makeSequenceLayerExec(layer, slots)) return e;
       return std::make_unique<KernelExec>(layer);
     default: return std::make_unique<KernelExec>(layer);
   }

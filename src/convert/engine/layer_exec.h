@@ -7,6 +7,8 @@
 #include "core/ivalue.h"
 #include "core/storage.h"
 
+#include <oneapi/dnnl/dnnl.hpp>
+
 #include <memory>
 #include <vector>
 
@@ -30,10 +32,23 @@ class LayerExec {
   /// that the output may be given the residual's own buffer when nothing reads the residual
   /// afterwards (Note [Residual in place] in engine.cpp): the copy is then skipped.
   virtual bool sumsIntoOutput() const { return false; }
+  /// What runs the layer when it is not the layer kind's usual path ("fused attention",
+  /// "oneDNN lstm"): reported beside the layer's kind in profiles; null otherwise.
+  virtual const char* fusedPath() const { return nullptr; }
 };
 
 /// An empty cache of reordered weights for one Convolution or MatMul layer.
 std::shared_ptr<PackedWeightCache> makePackedWeightCache();
+
+/// The node's CPU kernel as an executor (plugin layers). Throws torchless::Error when the
+/// node has no kernel.
+std::unique_ptr<LayerExec> makeKernelExec(const Layer& layer);
+
+/// Weights `w` (plain, described by `userMd`) reordered into `md` (a primitive's chosen
+/// layout) once per layer, `slot` (which of the layer's weights) and layout, shared by all
+/// plans of the engine (layer.packed, which must be set).
+dnnl::memory packedWeights(const Layer& layer, int slot, const dnnl::memory::desc& userMd,
+                           const dnnl::memory::desc& md, const void* w);
 
 /// Prepares `layer` against the values its inputs have now in `slots`. Throws
 /// torchless::Error when a plugin's node has no kernel.

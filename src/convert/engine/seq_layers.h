@@ -1,0 +1,42 @@
+#pragma once
+// Fused executors for the plugin layers of sequence models (issue 13): PyTorch's transformer
+// fast paths and recurrent layers, prepared once per input signature (Note [Engine plans] in
+// engine.h) instead of running their composite CPU kernels op by op.
+//
+// Note [Fused sequence layers]
+//   aten::_transformer_encoder_layer_fwd (nn.TransformerEncoderLayer's fast path; post- or
+//   pre-norm, relu or gelu) and aten::_native_multi_head_attention (nn.MultiheadAttention's,
+//   self-attention: query, key and value the same value, need_weights false) run as
+//     - one packed QKV product [B*L, E] x [E, 3E] with its bias (oneDNN matmul, weights reordered
+//       once per engine);
+//     - scaled dot-product attention per (batch, head): scores = q k^T / sqrt(D) and the
+//       context = softmax(scores) v, both products read q, k and v in place inside the QKV
+//       buffer and the context is written in [B, L, H, D] order (no transposes, no copies),
+//       the softmax row-wise in one pass with a vectorized exp;
+//     - the output projection with the residual as a oneDNN sum post-op, then layer_norm
+//       (oneDNN layer normalization), and the feed-forward products with bias + relu / gelu
+//       as post-ops, the second with the residual summed in;
+//   into buffers allocated once per plan; the layer's output is planned in the engine's arena.
+//   Anything else (a mask, need_weights, cross-attention, another dtype) runs the node's
+//   kernel (runtime/register_nn.cpp), which computes the same ops one by one.
+//
+//   aten::lstm.input with static weights runs as one oneDNN LSTM primitive per layer (both
+//   directions in one), weights in the primitive's layout once per engine, the input
+//   projection of all time steps batched inside the primitive; proj_size and dropout between
+//   layers (training) are not taken.
+
+#include "convert/engine/layer_exec.h"
+
+#include <memory>
+#include <vector>
+
+namespace torchless::engine {
+
+/// A fused executor for `layer` (a Plugin layer whose node is one of those in Note [Fused
+/// sequence layers]) prepared for the values its inputs have now in `slots`; null when the
+/// node is not one of them or its arguments are not a form the fused path takes (the node's
+/// kernel then runs). Needs layer.packed.
+std::unique_ptr<LayerExec> makeSequenceLayerExec(const Layer& layer,
+                                                 const std::vector<IValue>& slots);
+
+}  // namespace torchless::engine
