@@ -6,6 +6,7 @@
 #include "ops/dnnl_utils.h"
 #include "ops/elementwise.h"
 #include "ops/parallel.h"
+#include "ops/thread_budget.h"
 #include "runtime/op_observer.h"
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -79,6 +80,10 @@ class FusedLinear {
                dnnl::algorithm act = dnnl::algorithm::undef) {
     auto& eng = du::engine();
     const int64_t N = w.size(0), K = w.size(1);
+    // Note [Thread budget]: threads by the work, when the primitive is made and when it runs.
+    threads_ = ops::threadsForWork(2.0 * static_cast<double>(M) * static_cast<double>(N) *
+                                   static_cast<double>(K));
+    ops::ThreadLimit limit(threads_);
     w_ = w.contiguous();
     b_ = b.contiguous();
     memory::desc srcMd({M, K}, dt::f32, {K, 1}), dstMd({M, N}, dt::f32, {N, 1});
@@ -105,6 +110,7 @@ class FusedLinear {
     }
   }
   void run(const float* x, float* y) {
+    ops::ThreadLimit limit(threads_);
     src_.set_data_handle(const_cast<float*>(x));
     dst_.set_data_handle(y);
     prim_.execute(du::stream(), args_);
@@ -112,6 +118,7 @@ class FusedLinear {
   }
 
  private:
+  int threads_ = 1;
   Tensor w_, b_;
   dnnl::primitive prim_;
   memory src_, dst_;
@@ -125,6 +132,8 @@ class FusedLayerNorm {
  public:
   void prepare(int64_t M, int64_t E, const Tensor& w, const Tensor& b, double eps) {
     auto& eng = du::engine();
+    threads_ = ops::threadsForWork(8.0 * static_cast<double>(M) * static_cast<double>(E));
+    ops::ThreadLimit limit(threads_);  // Note [Thread budget]
     w_ = w.contiguous();
     b_ = b.contiguous();
     memory::desc md({M, E}, dt::f32, memory::format_tag::ab);
@@ -143,6 +152,7 @@ class FusedLayerNorm {
              {DNNL_ARG_SHIFT, memory(vd, eng, b_.rawData())}};
   }
   void run(const float* x, float* y) {
+    ops::ThreadLimit limit(threads_);
     src_.set_data_handle(const_cast<float*>(x));
     dst_.set_data_handle(y);
     prim_.execute(du::stream(), args_);
@@ -150,6 +160,7 @@ class FusedLayerNorm {
   }
 
  private:
+  int threads_ = 1;
   Tensor w_, b_;
   dnnl::primitive prim_;
   memory src_, dst_;
