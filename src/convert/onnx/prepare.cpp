@@ -291,6 +291,7 @@ void resolveCopyingViews(const std::shared_ptr<Graph>& graph,
   if (nodes.empty() || !hasWrites(graph->block())) return;
   // The run goes on a copy whose kernel-less nested nodes are stubbed (Note [Example run past
   // kernel-less branches]); stubbing leaves these nodes, so the copy's correspond in order.
+  initKernels();
   std::shared_ptr<Graph> copy = graph->copy();
   stubKernellessNodes(copy->block(), false);
   std::vector<Node*> copied;
@@ -298,7 +299,6 @@ void resolveCopyingViews(const std::shared_ptr<Graph>& graph,
   TL_INTERNAL_ASSERT(copied.size() == nodes.size(), "graph copy differs in its views");
   CopyObserver observer(copied);
   try {
-    initKernels();
     GraphFunction fn("export_example_run", copy,
                      GraphFunction::schemaFromGraph("export_example_run", *copy));
     runObserved(fn, runInputs, observer);

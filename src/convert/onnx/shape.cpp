@@ -42,6 +42,15 @@ void setElementFacts(OnnxCtx& ctx, const Value* list, std::optional<ScalarType> 
 
 void identity(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   ctx.setOutput(n, 0, args[0].unwrapToTensor());
+  // Inside Loop / If bodies nothing was observed: the output is the input, and so are its facts.
+  const Value* in = args[0].value();
+  if (!ctx.rankOf(n.output()) && ctx.rankOf(in)) {
+    ValueFacts f;
+    f.dtype = ctx.dtypeOf(in);
+    f.sizes = ctx.sizesOf(in);
+    f.rank = ctx.rankOf(in);
+    ctx.setFacts(n.output(), f);
+  }
 }
 
 // view / reshape -> Reshape (https://onnx.ai/onnx/operators/onnx__Reshape.html).
@@ -1229,6 +1238,32 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
   r.addNode(prim::NumToTensor, convertNumberIdentity);
   r.addNode(prim::ListConstruct, convertListConstruct);
   r.addOverloads({"prim::unchecked_cast"}, convertPassThrough);
+  // prim::dtype / prim::device of a tensor computed at run time (inside Loop / If bodies, where
+  // the example run observed nothing: `c[0] = 1.0` builds its value with the target's dtype
+  // and device): the dtype the conversion knows, the CPU.
+  r.addNode(prim::dtype, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    // Views and copies keep their input's dtype: followed back to a value whose dtype is known.
+    static const std::unordered_set<Symbol> keep = {
+        Symbol::aten("select"),    Symbol::aten("slice"),     Symbol::aten("t"),
+        Symbol::aten("transpose"), Symbol::aten("permute"),   Symbol::aten("contiguous"),
+        Symbol::aten("reshape"),   Symbol::aten("view"),      Symbol::aten("clone"),
+        Symbol::aten("squeeze"),   Symbol::aten("unsqueeze"), Symbol::aten("flatten"),
+        Symbol::aten("expand"),    Symbol::aten("narrow"),    Symbol::aten("detach")};
+    const Value* x = args[0].value();
+    std::optional<ScalarType> d = ctx.dtypeOf(x);
+    while (!d && keep.count(x->node()->kind()) && !x->node()->inputs().empty()) {
+      x = x->node()->input(0);
+      d = ctx.dtypeOf(x);
+    }
+    if (!d)
+      throw Error(fmt::format("prim::dtype: the dtype of %{} must be known for ONNX export",
+                              x->debugName()),
+                  convert::nodePlace(n));
+    ctx.setStatic(n.output(), IValue(static_cast<int64_t>(*d)));
+  });
+  r.addNode(prim::device, [](OnnxCtx& ctx, const Node& n, OnnxArgs&) {
+    ctx.setStatic(n.output(), IValue(Device()));
+  });
   r.addNode(prim::unchecked_unwrap_optional, convertPassThrough);
   r.addNode(prim::TupleConstruct, convertListConstruct);
   // prim::DictConstruct(k0, v0, k1, v1, ...): its tensor values, in order (model outputs).
