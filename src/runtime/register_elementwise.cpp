@@ -146,6 +146,45 @@ void registerElementwiseKernels(KernelRegistry& r) {
     return ops::softplus(a[0].toTensor(), toScalar(a[1]), toScalar(a[2]));
   });
 
+  // hardshrink / softshrink (PyTorch's CPU kernels): values within [-lambd, lambd] become 0
+  // (hardshrink keeps NaN, softshrink gives 0 for it); softshrink moves the rest toward 0 by
+  // lambd, which must be >= 0. Float, double and bfloat16 only (as PyTorch's CPU kernels).
+  defFamily(r, "aten::hardshrink", [](const IValue* a) {
+    const Tensor& x = a[0].toTensor();
+    if (!isFloatingType(x.dtype()) || x.dtype() == ScalarType::Half)
+      throw Error(fmt::format("\"hardshrink_cpu\" not implemented for '{}'", toString(x.dtype())));
+    const double l = toScalar(a[1]).toDouble();
+    return ops::where(ops::logicalAnd(ops::ge(x, Scalar(-l)), ops::le(x, Scalar(l))), Scalar(0.0),
+                      x);
+  });
+  defFamily(r, "aten::softshrink", [](const IValue* a) {
+    const Tensor& x = a[0].toTensor();
+    if (!isFloatingType(x.dtype()) || x.dtype() == ScalarType::Half)
+      throw Error(fmt::format("\"softshrink_cpu\" not implemented for '{}'", toString(x.dtype())));
+    const double l = toScalar(a[1]).toDouble();
+    if (l < 0)
+      throw Error(fmt::format("lambda must be greater or equal to 0, but found to be {}.", l));
+    return ops::where(ops::gt(x, Scalar(l)), ops::sub(x, Scalar(l)),
+                      ops::where(ops::lt(x, Scalar(-l)), ops::add(x, Scalar(l)), Scalar(0.0)));
+  });
+  // nan_to_num(x, nan=0, posinf=max, neginf=lowest of x's dtype); integer and bool tensors are
+  // copied.
+  defFamily(r, "aten::nan_to_num", [](const IValue* a) {
+    const Tensor& x = a[0].toTensor();
+    if (!isFloatingType(x.dtype())) return ops::clone(x);
+    double top = std::numeric_limits<double>::max();
+    if (x.dtype() == ScalarType::Float) top = std::numeric_limits<float>::max();
+    if (x.dtype() == ScalarType::Half) top = 65504.0;
+    if (x.dtype() == ScalarType::BFloat16) top = 3.3895313892515355e38;
+    const double nan = a[1].isNone() ? 0.0 : a[1].toDouble();
+    const double pos = a[2].isNone() ? top : a[2].toDouble();
+    const double neg = a[3].isNone() ? -top : a[3].toDouble();
+    const double inf = std::numeric_limits<double>::infinity();
+    return ops::where(ops::isnan(x), Scalar(nan),
+                      ops::where(ops::eq(x, Scalar(inf)), Scalar(pos),
+                                 ops::where(ops::eq(x, Scalar(-inf)), Scalar(neg), x)));
+  });
+
   // ---- binary arithmetic ----
   withAlpha(
       r, "aten::add",

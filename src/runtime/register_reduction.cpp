@@ -60,6 +60,24 @@ void registerReductionKernels(KernelRegistry& r) {
   defFamily(r, "aten::amin", [](const IValue* a) {
     return ops::amin(a[0].toTensor(), toIntList(a[1]), a[2].toBool());
   });
+  // aminmax(self, dim=None, keepdim=False) -> (amin, amax); an empty reduction is an error
+  // (no identity), as PyTorch's.
+  defN<3>(r, "aten::aminmax", [](const IValue* a) {
+    const Tensor& x = a[0].toTensor();
+    IntList dims;
+    if (!a[1].isNone()) dims.push_back(a[1].toInt());
+    if (a[1].isNone() && x.numel() == 0)
+      throw Error(
+          "aminmax(): cannot compute aminmax over an empty dimension as the operation "
+          "has no identity.");
+    if (!a[1].isNone() && x.dim() > 0) {
+      const int64_t d = a[1].toInt() < 0 ? a[1].toInt() + x.dim() : a[1].toInt();
+      if (d >= 0 && d < x.dim() && x.size(d) == 0)
+        throw Error(fmt::format("aminmax: Expected reduction dim {} to have non-zero size.", d));
+    }
+    const bool keep = a[2].toBool();
+    return std::make_tuple(ops::amin(x, dims, keep), ops::amax(x, dims, keep));
+  });
   defFamily(r, "aten::argmax", [](const IValue* a) {
     return ops::argmax(a[0].toTensor(), toOptInt(a[1]), a[2].toBool());
   });

@@ -172,6 +172,19 @@ void registerViewKernels(KernelRegistry& r) {
   defFamily(
       r, "aten::reshape",
       [](const IValue* a) { return ops::reshape(a[0].toTensor(), toIntList(a[1])); }, false);
+  // _reshape_from_tensor(self, shape): reshape by the values of a 1-d integer tensor.
+  defFamily(
+      r, "aten::_reshape_from_tensor",
+      [](const IValue* a) {
+        const Tensor& shape = a[1].toTensor();
+        if (shape.dim() != 1 || !isIntegralType(shape.dtype(), false))
+          throw Error("_reshape_from_tensor expects a 1-d integer shape tensor");
+        IntList sizes;
+        for (int64_t i = 0; i < shape.numel(); ++i)
+          sizes.push_back(ops::select(shape, 0, i).itemInt());
+        return ops::reshape(a[0].toTensor(), sizes);
+      },
+      false);
   defFamily(
       r, "aten::reshape_as",
       [](const IValue* a) { return ops::reshape(a[0].toTensor(), a[1].toTensor().sizes()); },
@@ -244,6 +257,17 @@ void registerViewKernels(KernelRegistry& r) {
         return ops::narrow(a[0].toTensor(), a[1].toInt(), a[2].toTensor().itemInt(), a[3].toInt());
       },
       false);
+  // as_strided(self, size, stride, storage_offset=None): a view of self's storage, at self's
+  // offset unless one is given; one reaching past the storage is an error (fromStorage), as
+  // PyTorch's setStorage check.
+  defFamily(
+      r, "aten::as_strided",
+      [](const IValue* a) {
+        const Tensor& t = a[0].toTensor();
+        return t.asStrided(toIntList(a[1]), toIntList(a[2]),
+                           a[3].isNone() ? t.storageOffset() : a[3].toInt());
+      },
+      false);
   defFamily(
       r, "aten::unfold",
       [](const IValue* a) {
@@ -254,6 +278,38 @@ void registerViewKernels(KernelRegistry& r) {
     defFamily(
         r, name, [](const IValue* a) { return a[0].toTensor().alias(); }, false);
   defN<1>(r, "prim::data", [](const IValue* a) { return a[0].toTensor().alias(); });
+  // numpy_T: every dim reversed (x.permute(n-1, ..., 0)).
+  defFamily(
+      r, "aten::numpy_T",
+      [](const IValue* a) {
+        const Tensor& x = a[0].toTensor();
+        IntList dims;
+        for (int64_t d = x.dim() - 1; d >= 0; --d) dims.push_back(d);
+        return ops::permute(x, dims);
+      },
+      false);
+  // Conjugation of real tensors (the only ones torchless computes with): _conj, resolve_conj
+  // and resolve_neg give self (PyTorch: a real tensor has no conjugate or negative bit),
+  // conj_physical a copy; lift returns self as PyTorch's does for a plain tensor.
+  for (const char* name : {"aten::_conj", "aten::resolve_conj", "aten::resolve_neg", "aten::lift"})
+    defFamily(
+        r, name,
+        [](const IValue* a) {
+          const Tensor& x = a[0].toTensor();
+          if (isComplexType(x.dtype()))
+            throw Error("conjugation of complex tensors is not supported");
+          return x;
+        },
+        false);
+  defFamily(
+      r, "aten::conj_physical",
+      [](const IValue* a) {
+        const Tensor& x = a[0].toTensor();
+        if (isComplexType(x.dtype()))
+          throw Error("conjugation of complex tensors is not supported");
+        return ops::clone(x);
+      },
+      false);
 
   // In-place metadata forms.
   defN<1>(r, "aten::squeeze_",
@@ -274,6 +330,46 @@ void registerViewKernels(KernelRegistry& r) {
 }
 
 // ---- splits (lists of views) ----
+// tensor_split's two forms (the kernels below).
+std::vector<Tensor> tensorSplitSections(const Tensor& x, int64_t sections, int64_t dim) {
+  if (x.dim() == 0)
+    throw Error(
+        "tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 "
+        "dims");
+  if (sections <= 0)
+    throw Error(fmt::format("number of sections must be larger than 0, got {}", sections));
+  const int64_t d = dim < 0 ? dim + x.dim() : dim;
+  if (d < 0 || d >= x.dim())
+    throw Error(
+        fmt::format("Dimension out of range (expected to be in range of [{}, {}], but "
+                    "got {})",
+                    -x.dim(), x.dim() - 1, dim));
+  const int64_t n = x.size(d), small = n / sections, extra = n % sections;
+  std::vector<Tensor> out;
+  int64_t start = 0;
+  for (int64_t k = 0; k < sections; ++k) {
+    const int64_t len = small + (k < extra ? 1 : 0);
+    out.push_back(ops::slice(x, d, start, start + len));
+    start += len;
+  }
+  return out;
+}
+
+std::vector<Tensor> tensorSplitIndices(const Tensor& x, const IntList& points, int64_t dim) {
+  if (x.dim() == 0)
+    throw Error(
+        "tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 "
+        "dims");
+  std::vector<Tensor> out;
+  int64_t start = 0;
+  for (int64_t p : points) {
+    out.push_back(ops::slice(x, dim, start, p));
+    start = p;
+  }
+  out.push_back(ops::slice(x, dim, start, std::nullopt));
+  return out;
+}
+
 void registerSplitKernels(KernelRegistry& r) {
   defN<3>(r, "aten::chunk", [](const IValue* a) {
     return tensorList(ops::chunk(a[0].toTensor(), a[1].toInt(), a[2].toInt()));
@@ -292,6 +388,34 @@ void registerSplitKernels(KernelRegistry& r) {
     });
   defN<2>(r, "aten::unbind.int",
           [](const IValue* a) { return tensorList(ops::unbind(a[0].toTensor(), a[1].toInt())); });
+  // tensor_split (PyTorch's TensorShape.cpp): `sections` pieces, the first size % sections one
+  // longer; or pieces between split points, each x[start:end] as Python slices it (an end
+  // before its start gives an empty piece); a tensor argument: 0-d sections, 1-d points.
+  defN<3>(r, "aten::tensor_split.sections", [](const IValue* a) {
+    return tensorList(tensorSplitSections(a[0].toTensor(), a[1].toInt(), a[2].toInt()));
+  });
+  defN<3>(r, "aten::tensor_split.indices", [](const IValue* a) {
+    return tensorList(tensorSplitIndices(a[0].toTensor(), toIntList(a[1]), a[2].toInt()));
+  });
+  defN<3>(r, "aten::tensor_split.tensor_indices_or_sections", [](const IValue* a) {
+    const Tensor& t = a[1].toTensor();
+    if (t.dtype() != ScalarType::Long)
+      throw Error(
+          fmt::format("tensor_split expected tensor_indices_or_sections to have dtype of "
+                      "long, but got {}",
+                      toString(t.dtype())));
+    if (t.dim() > 1)
+      throw Error(
+          fmt::format("tensor_split expected tensor_indices_or_sections to be a "
+                      "zero-dimensional or one-dimensional tensor, but got a tensor with "
+                      "{} dims",
+                      t.dim()));
+    if (t.dim() == 0)
+      return tensorList(tensorSplitSections(a[0].toTensor(), t.itemInt(), a[2].toInt()));
+    IntList points;
+    for (int64_t i = 0; i < t.numel(); ++i) points.push_back(ops::select(t, 0, i).itemInt());
+    return tensorList(tensorSplitIndices(a[0].toTensor(), points, a[2].toInt()));
+  });
   defN<1>(r, "aten::broadcast_tensors", [](const IValue* a) {
     auto ts = a[0].toTensorVector();
     IntList shape;
@@ -476,6 +600,25 @@ void registerConversionKernels(KernelRegistry& r) {
 }
 
 // ---- factories (layout/device/pin_memory accepted; CPU only) ----
+Tensor hannWindow(int64_t n, bool periodic, std::optional<ScalarType> dtype) {
+  const ScalarType dt = dtype.value_or(ops::kDefaultFloat);
+  if (!isFloatingType(dt))
+    throw Error(fmt::format("hann_window expects floating point dtypes, got: {}", toString(dt)));
+  if (n < 0)
+    throw Error(
+        fmt::format("hann_window requires non-negative window_length, got "
+                    "window_length={}",
+                    n));
+  if (n == 0) return ops::empty({0}, dt);
+  if (n == 1) return ops::ones({1}, dt);
+  const int64_t m = periodic ? n + 1 : n;
+  Tensor w = ops::arange(Scalar(m), dt);
+  w = ops::add(ops::mul(ops::cos(ops::mul(w, Scalar(2.0 * M_PI / static_cast<double>(m - 1)))),
+                        Scalar(-0.5)),
+               Scalar(0.5));
+  return periodic ? ops::narrow(w, 0, 0, n) : w;
+}
+
 void registerFactoryKernels(KernelRegistry& r) {
   defFamily(r, "aten::zeros", [](const IValue* a) {
     checkCpu(a[3]);
@@ -492,6 +635,23 @@ void registerFactoryKernels(KernelRegistry& r) {
   defFamily(r, "aten::full", [](const IValue* a) {
     checkCpu(a[4]);
     return ops::full(toIntList(a[0]), toScalar(a[1]), toOptDtype(a[2]));
+  });
+  // scalar_tensor(s, dtype=None): a 0-d tensor of s in dtype, the default float dtype when
+  // none is given (whatever s's type).
+  defFamily(r, "aten::scalar_tensor", [](const IValue* a) {
+    checkCpu(a[3]);
+    return ops::full({}, toScalar(a[0]), toOptDtype(a[1]).value_or(ops::kDefaultFloat));
+  });
+  // hann_window(N, periodic=True): PyTorch's hamming_window(N, periodic, alpha=0.5,
+  // beta=0.5): arange(N') * (2 pi / (N' - 1)), cos, * -0.5, + 0.5, in the window's dtype;
+  // periodic computes N + 1 points and drops the last. N = 0: empty; N = 1: [1].
+  defFamily(r, "aten::hann_window", [](const IValue* a) {
+    checkCpu(a[3]);
+    return hannWindow(a[0].toInt(), true, toOptDtype(a[1]));
+  });
+  defFamily(r, "aten::hann_window.periodic", [](const IValue* a) {
+    checkCpu(a[4]);
+    return hannWindow(a[0].toInt(), a[1].toBool(), toOptDtype(a[2]));
   });
   defFamily(r, "aten::zeros_like",
             [](const IValue* a) { return ops::zerosLike(a[0].toTensor(), toOptDtype(a[1])); });
@@ -610,6 +770,8 @@ void registerMetadataKernels(KernelRegistry& r) {
   defN<1>(r, "prim::device", [](const IValue* a) { return IValue(a[0].toTensor().device()); });
   defN<1>(r, "prim::layout", [](const IValue*) { return IValue(int64_t{0}); });
   defN<1>(r, "prim::is_cuda", [](const IValue*) { return IValue(false); });
+  // is_pinned: CPU tensors here are never in page-locked memory.
+  defN<2>(r, "aten::is_pinned", [](const IValue*) { return IValue(false); });
   defN<1>(r, "prim::is_cpu", [](const IValue*) { return IValue(true); });
   for (const char* name : {"prim::is_nested", "prim::is_sparse", "prim::is_sparse_csr",
                            "prim::is_mkldnn", "prim::is_xpu", "prim::is_mps", "prim::is_meta",

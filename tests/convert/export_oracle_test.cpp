@@ -586,6 +586,20 @@ TEST(WildExportOracle, ExportsRealArchivesThatOnnxRuntimeRuns) {
         "node {} {} {} {} 1e-4 1e-4", kRunOrt.string(), out.string(), dir.string(), n)));
     EXPECT_TRUE(res["ok"].get<bool>()) << res.dump();
   }
+  // tchrs_foo4's forward takes Tuple[float, float, int] and returns a float: the arguments are
+  // folded to constants (non-tensor inputs are), the result is a 0-d output.
+  {
+    const fs::path dir = wild / "tchrs_foo4_v1_2019";
+    const fs::path out = outDir / "tchrs_foo4_v1_2019.onnx";
+    fs::remove(out);
+    std::string log = runCommand(fmt::format("{} export {} 1.5 2.0 3 -o {} 2>&1", bin,
+                                             (dir / "model.pt").string(), out.string()));
+    ASSERT_TRUE(fs::exists(out)) << log;
+    EXPECT_NE(log.find("checked"), std::string::npos) << log;
+    auto res = nlohmann::json::parse(runCommand(
+        fmt::format("node {} {} {} 0 1e-6 1e-6", kRunOrt.string(), out.string(), dir.string())));
+    EXPECT_TRUE(res["ok"].get<bool>()) << res.dump();
+  }
   // silero_vad_v4 keeps its RNN state in the module (prim::SetAttr): refused (as torch.onnx
   // refuses it), naming the first such use and its line.
   const fs::path vad = wild / "silero_vad_v4";
@@ -702,12 +716,13 @@ INSTANTIATE_TEST_SUITE_P(
         "index_accumulate_traced", "fill_zero_scripted", "fill_zero_traced",
         "inplace_activations_scripted", "inplace_activations_traced", "view_alias_scripted",
         "view_alias_traced", "transpose_inplace_scripted", "transpose_inplace_traced",
-        "copying_views_scripted", "copying_views_traced", "advanced_index_scripted",
-        "advanced_index_traced", "int_loop_scripted", "scalar_loop_scripted",
-        "list_in_loop_scripted", "einsum_scripted", "einsum_traced", "one_hot_scripted",
-        "one_hot_traced", "div_modes_scripted", "div_modes_traced", "new_zeros_scripted",
-        "new_zeros_traced", "cast_long_scripted", "vit_tiny_traced",
-        "transformer_encoder_fast_traced", "transformer_encoder_fast_scripted",
+        "copying_views_scripted", "copying_views_traced", "nested_copying_views_scripted",
+        "advanced_index_scripted", "advanced_index_traced", "int_loop_scripted",
+        "scalar_loop_scripted", "list_in_loop_scripted", "list_writes_scripted",
+        "as_strided_scripted", "as_strided_traced", "einsum_scripted", "einsum_traced",
+        "one_hot_scripted", "one_hot_traced", "div_modes_scripted", "div_modes_traced",
+        "new_zeros_scripted", "new_zeros_traced", "cast_long_scripted", "zero_dim_constants_traced",
+        "vit_tiny_traced", "transformer_encoder_fast_traced", "transformer_encoder_fast_scripted",
         "transformer_masks_scripted", "transformer_masks_traced", "tail_elementwise_scripted",
         "tail_elementwise_traced", "tail_no_kernel_traced", "tail_reduce_scripted",
         "tail_reduce_traced", "tail_shape_scripted", "tail_search_scripted", "tail_search_traced",

@@ -135,6 +135,27 @@ class CopyingViews(nn.Module):
         return a, c, b, d, e, f, g, h, k, m, p, q
 
 
+class NestedCopyingViews(nn.Module):
+    """CopyingViews inside a loop and an if: a.t().contiguous() and b.t().reshape(-1) copy (the
+    writes through them leave a and b alone), a.reshape(-1) and b.contiguous() alias (the writes
+    reach a and b)."""
+
+    def forward(self, x):
+        a = x.clone()
+        for i in range(x.size(0)):
+            c = a.t().contiguous()
+            c[0] = float(i)
+            r = a.reshape(-1)
+            r[i] = -1.0 - float(i)
+        b = x.clone()
+        if bool(x.sum() > -1e9):
+            d = b.t().reshape(-1)
+            d[0] = 5.0
+            e = b.contiguous()
+            e[1] = 7.0
+        return a, b
+
+
 class TransposeInplace(nn.Module):
     def forward(self, x):
         y = x.clone()
@@ -195,6 +216,42 @@ class ListInLoop(nn.Module):
         return torch.stack(outs, 0), torch.cat(outs, 0) + outs[0].sum(), x * float(n)
 
 
+class ListWrites(nn.Module):
+    """insert / pop / l[i] = v / del l[i] on lists of tensors, after a loop over a dynamic dim
+    and inside one (with an if): ONNX sequences, as torch.onnx's scripting export writes them
+    (Note [List writes] in convert/onnx/prepare.cpp)."""
+
+    def forward(self, x):
+        xs: List[torch.Tensor] = []
+        for i in range(x.size(0)):
+            xs.insert(0, x[i] * float(i + 1))
+        xs[1] = xs[1] + 10.0
+        last = xs.pop()
+        del xs[0]
+        xs.insert(-1, last)
+        xs.insert(100, x[0])
+        ys: List[torch.Tensor] = [x[0], x[1]]
+        for i in range(x.size(0)):
+            ys[-1] = ys[-1] + x[i]
+            if i % 2 == 0:
+                ys.append(x[i])
+            else:
+                ys.insert(1, -x[i])
+        p = ys.pop(0)
+        return torch.stack(xs), torch.cat(ys), p
+
+
+class AsStrided(nn.Module):
+    """as_strided views of a fresh tensor and of an input (torch.onnx: Gather of the flattened
+    input), with and without a storage offset; overlapping windows too. _reshape_from_tensor."""
+
+    def forward(self, x):
+        y = x * 2.0
+        return (torch.as_strided(y, (3, 3), (1, 2)), y.as_strided((2, 2), (4, 1), 1),
+                torch.as_strided(x, (5, 2), (2, 1)) + 1.0,
+                torch._reshape_from_tensor(y, torch.tensor([6, 2])))
+
+
 class Einsum(nn.Module):
     def forward(self, a, b):
         return torch.einsum("bij,bjk->bik", a, b), torch.einsum("bi,bj->bij", a[:, 0], b[:, :, 0])
@@ -231,6 +288,15 @@ class CastLong(nn.Module):
 
     def forward(self, x):
         return self.emb(torch._cast_Long(x * 15.0, False))
+
+class ZeroDimConstants(nn.Module):
+    """Traced `x + 2.5` on an int tensor records 2.5 as a 0-dim double tensor constant; PyTorch's
+    executor makes it a number (CanonicalizeOps), so the sums are float32, not float64 (Note
+    [0-dim tensor constants] in runtime/canonicalize_ops.h)."""
+
+    def forward(self, x, y):
+        return x + 2.5, x * 1.5, x - 0.25, x / 4, y + 2.5, (x + 3) * 2
+
 
 # ---- the long tail (issue 14 part 5) ----------------------------------------------------------
 
@@ -621,6 +687,8 @@ def main():
     w("view_alias", ViewAlias(), [r(3, 4)], both)
     w("transpose_inplace", TransposeInplace(), [r(3, 4)], both)
     w("copying_views", CopyingViews(), [r(3, 4), r(1, 3, 2, 2)], both)
+    w("nested_copying_views", NestedCopyingViews(), [r(3, 4)], ("scripted",), dynamic={0: [0]},
+      alt_inputs=[r(5, 4)], script_for_onnx=True)
     w("advanced_index", AdvancedIndex(), [r(5, 5), torch.tensor([4, 0, 2])], both)
     w("int_loop", IntLoop(), [r(3, 4)], ("scripted",), dynamic={0: [0]}, alt_inputs=[r(6, 4)],
       script_for_onnx=True)
@@ -628,11 +696,15 @@ def main():
       script_for_onnx=True)
     w("list_in_loop", ListInLoop(), [r(3, 4)], ("scripted",), dynamic={0: [0]}, alt_inputs=[r(5, 4)],
       script_for_onnx=True)
+    w("list_writes", ListWrites(), [r(3, 4)], ("scripted",), dynamic={0: [0]}, alt_inputs=[r(5, 4)],
+      script_for_onnx=True)
+    w("as_strided", AsStrided(), [r(3, 4)], both)
     w("einsum", Einsum(), [r(2, 3, 4), r(2, 4, 5)], both, dyn=({0: [0], 1: [0]}, [dr(3, 3, 4), dr(3, 4, 5)]))
     w("one_hot", OneHot(), [torch.tensor([[0, 5, 2], [1, 1, 3]])], both)
     w("div_modes", DivModes(), [r(3, 4) * 5, r(3, 4).abs() + 0.5], both)
     w("new_zeros", NewZeros(), [r(3, 4)], both, dyn=({0: [0, 1]}, [dr(5, 2)]))
     w("cast_long", CastLong(), [torch.rand(2, 5)], ("scripted",))
+    w("zero_dim_constants", ZeroDimConstants(), [torch.tensor([[3, -2, 7], [0, 5, -9]]), r(2, 3)], ("traced",))
     w("tail_elementwise", TailElementwise(), [r(3, 4), r(3, 4).abs() + 0.5, torch.tensor([[-7, 5, 9], [4, -3, 8]])], both)
     w("tail_no_kernel", TailNoKernel(), [r(3, 4)], ("traced",))
     w("tail_reduce", TailReduce(), [r(4, 5)], both)

@@ -583,6 +583,35 @@ for mi, mode in enumerate(["bilinear", "nearest", "bicubic"]):
                  tol=(1e-5, 1e-5) if dt == torch.float32 else (1e-10, 1e-12))
 case("grid_sampler", [inp([2, 3, 5, 6]), inp([1, 4, 7, 2])], lambda x, g: torch.grid_sampler(x, g, 0, 0, False))  # batch sizes differ: PyTorch's error
 
+# ---------------------------------------------------------------- ops ONNX export converts (issue 14)
+SPECIAL = torch.tensor([float("nan"), 0.3, -0.7, 2.0, float("inf"), -float("inf"), 0.5, -0.5])
+for dt in (torch.float32, torch.float64, torch.float16):
+    case("shrink", [SPECIAL.to(dt)], lambda x: (F.hardshrink(x, 0.5), F.softshrink(x, 0.5)))
+    case("nan_to_num", [SPECIAL.to(dt)], lambda x: (torch.nan_to_num(x), torch.nan_to_num(x, 1.0, 2.0, -3.0)))
+case("shrink", [inp([3, 4], view="T")], lambda x: (F.hardshrink(x), F.softshrink(x, 1.0)))
+case("shrink", [SPECIAL], lambda x: F.softshrink(x, -0.5))  # PyTorch's error
+case("shrink", [torch.tensor([1, 2])], lambda x: F.hardshrink(x))  # PyTorch's error
+case("nan_to_num", [torch.tensor([3, -1])], lambda x: torch.nan_to_num(x))
+case("nan_to_num", [SPECIAL.clone()], lambda x: torch.nan_to_num_(x * 1.0))
+case("scalar_tensor", [inp([2])], lambda x: x + torch.scalar_tensor(3))
+case("scalar_tensor", [inp([2])], lambda x: x + torch.scalar_tensor(2.5, dtype=torch.float64))
+for n in (0, 1, 5, 8):
+    case("hann_window", [inp([1])], lambda x, n=n: (torch.hann_window(n), torch.hann_window(n, False),
+                                                    torch.hann_window(n, dtype=torch.float64)))
+case("hann_window", [inp([1])], lambda x: torch.hann_window(3, dtype=torch.long))  # PyTorch's error
+case("aminmax", [inp([3, 4])], lambda x: torch.aminmax(x))
+case("aminmax", [inp([3, 4], torch.int64)], lambda x: torch.aminmax(x, dim=1, keepdim=True))
+case("aminmax", [inp([3, 4], view="T")], lambda x: torch.aminmax(x, dim=-2))
+case("aminmax", [inp([0, 4])], lambda x: torch.aminmax(x, dim=0))  # PyTorch's error
+case("tensor_split", [inp([7, 3])], lambda x: torch.tensor_split(x, 3))
+case("tensor_split", [inp([3, 7])], lambda x: torch.tensor_split(x, [1, 5, 9], dim=1))
+case("tensor_split", [inp([7])], lambda x: torch.tensor_split(x, [5, 2]))
+case("tensor_split", [inp([7]), torch.tensor(4)], lambda x, s: torch.tensor_split(x, s))
+case("tensor_split", [inp([7]), torch.tensor([2, -2])], lambda x, s: torch.tensor_split(x, s))
+case("numpy_T", [inp([2, 3, 4])], lambda x: x.T)
+case("reshape_from_tensor", [inp([2, 6]), torch.tensor([3, -1])], lambda x, s: torch._reshape_from_tensor(x, s))
+case("conj", [inp([2, 3])], lambda x: (x.resolve_conj(), x.resolve_neg(), torch.conj_physical(x)))
+
 with open(os.path.join(OUT, "manifest.json.tmp"), "w") as f:
     json.dump({"torch": torch.__version__, "cases": CASES}, f, indent=1)
 os.replace(os.path.join(OUT, "manifest.json.tmp"), os.path.join(OUT, "manifest.json"))

@@ -453,6 +453,11 @@ void addOutputInfo(OnnxCtx& ctx, ::onnx::GraphProto* gp, const PreparedGraph& pr
     sizes = ctx.sizesOf(typed);
     rank = ctx.rankOf(typed);
   }
+  // An int / float / bool output is a 0-d tensor (tchrs_foo4's `-> float`).
+  if (!sizes && typed && typed->type() &&
+      (typed->type()->kind() == TypeKind::IntType || typed->type()->kind() == TypeKind::FloatType ||
+       typed->type()->kind() == TypeKind::BoolType))
+    sizes = std::vector<int64_t>{};
   if (auto d = options.dynamicAxes.find(name); d != options.dynamicAxes.end() && sizes) {
     f.dynamicDims.resize(sizes->size(), false);
     for (int64_t a : d->second)

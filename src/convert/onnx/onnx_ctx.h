@@ -125,6 +125,20 @@ class OnnxCtx : public convert::ConversionCtx<std::string> {
   /// tensors (SequenceEmpty of `emptyDtype` for an empty list). Throws when v is not a list.
   std::string toSequence(const Value* v, ScalarType emptyDtype = ScalarType::Float);
 
+  /// Note [List writes] (prepare.cpp): a write to list `list` (insert, pop, _set_item,
+  /// Delete) leaves sequence `seq`; the aten::list.t copy after it takes it (nullopt when no
+  /// write left one).
+  void setListAfterWrite(const Value* list, std::string seq) {
+    listAfterWrite_[list] = std::move(seq);
+  }
+  std::optional<std::string> takeListAfterWrite(const Value* list) {
+    auto it = listAfterWrite_.find(list);
+    if (it == listAfterWrite_.end()) return std::nullopt;
+    std::string seq = std::move(it->second);
+    listAfterWrite_.erase(it);
+    return seq;
+  }
+
   // ---- subgraphs (prim::If / prim::Loop bodies) ------------------------------------------
 
   /// Builds into `g` while `fn` runs (nodes, not initializers: those stay in the main graph).
@@ -151,6 +165,7 @@ class OnnxCtx : public convert::ConversionCtx<std::string> {
   std::unordered_map<const Value*, ValueFacts> facts_;
   std::unordered_set<const Value*> dynamic_;
   std::unordered_set<const Value*> sequences_;
+  std::unordered_map<const Value*, std::string> listAfterWrite_;
 };
 
 using OnnxArgs = convert::Args<std::string>;

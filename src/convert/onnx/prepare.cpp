@@ -5,8 +5,10 @@
 #include "core/error.h"
 #include "ir/operator_matching.h"
 #include "passes/passes.h"
+#include "runtime/canonicalize_ops.h"
 #include "runtime/interpreter.h"
 #include "runtime/kernel.h"
+#include "runtime/observed_run.h"
 
 #include <cstring>
 #include <functional>
@@ -231,51 +233,99 @@ bool hasWrites(const Block* b) {
 // else a copy; reshape / flatten / reshape_as return a view when the strides allow one, else
 // a copy. Mutation removal (passes/remove_mutation.cpp) treats them as views, so a write
 // through one reaches the base: right for a view, wrong for a copy (`y = x.t().contiguous();
-// y[0] = 1` leaves x alone in PyTorch). When the graph writes anything, the example run tells
-// which top-level ones copied (their output's storage is not their input's); those become
-// aten::clone (contiguous keeps its memory format), a fresh tensor for mutation removal.
-// Nested ones (not observed) stay views.
-void resolveCopyingViews(const std::shared_ptr<Graph>& graph,
-                         const std::vector<IValue>& runInputs) {
+// y[0] = 1` leaves x alone in PyTorch). When the graph writes anything, an observed example
+// run (runtime/observed_run.h) tells, for every such node, at the top level and inside Loop /
+// If bodies alike, whether each of its runs copied (its output's storage is not its input's);
+// those that copied on every run become aten::clone (contiguous keeps its memory format), a
+// fresh tensor for mutation removal. Nodes that never ran (a branch the example does not take)
+// and nodes that copied on some runs only (a loop whose input becomes contiguous on the way)
+// stay views.
+class CopyObserver final : public ExecutionObserver {
+ public:
+  static constexpr int kViewed = 1, kCopied = 2;
+  explicit CopyObserver(const std::vector<Node*>& nodes) : seen(nodes.size(), 0) {
+    for (size_t i = 0; i < nodes.size(); ++i) index_[nodes[i]] = i;
+  }
+  void afterOp(const Node& node, const OpInfo*, const std::vector<IValue>& inputs,
+               const IValue* outputs, size_t n) override {
+    auto it = index_.find(&node);
+    if (it == index_.end() || inputs.empty() || n != 1) return;
+    if (!inputs[0].isTensor() || !outputs[0].isTensor()) return;
+    const Tensor a = inputs[0].toTensor(), b = outputs[0].toTensor();
+    const bool view = a.storage().isAlias(b.storage()) && a.storageOffset() == b.storageOffset();
+    seen[it->second] |= view ? kViewed : kCopied;
+  }
+  void enterCall(const Node*, const Graph&, const IValue*, size_t) override {}
+  void exitCall(const Node*, const Graph&, const IValue*, size_t) override {}
+  void enterIf(const Node&, size_t) override {}
+  void exitIf(const Node&, size_t) override {}
+  void enterLoop(const Node&) override {}
+  void endIteration(const Node&) override {}
+  void exitLoop(const Node&) override {}
+  void afterGetAttr(const Node&, const IValue&) override {}
+  void beforeSetAttr(const Node&, const IValue&, const IValue&) override {}
+
+  /// Per node (in the order given): kViewed and / or kCopied, 0 when it never ran.
+  std::vector<int> seen;
+
+ private:
+  std::unordered_map<const Node*, size_t> index_;
+};
+
+/// The contiguous / reshape / flatten / reshape_as nodes of `b` and its nested blocks, in
+/// pre-order.
+void collectViewsThatMayCopy(Block* b, std::vector<Node*>& out) {
   static const std::unordered_set<Symbol> kinds = {Symbol::aten("contiguous"),
                                                    Symbol::aten("reshape"), Symbol::aten("flatten"),
                                                    Symbol::aten("reshape_as")};
+  for (Node* n : b->nodes()) {
+    if (kinds.count(n->kind()) && n->outputs().size() == 1) out.push_back(n);
+    for (Block* s : n->blocks()) collectViewsThatMayCopy(s, out);
+  }
+}
+
+void resolveCopyingViews(const std::shared_ptr<Graph>& graph,
+                         const std::vector<IValue>& runInputs) {
   std::vector<Node*> nodes;
-  for (Node* n : graph->nodes())
-    if (kinds.count(n->kind()) && n->outputs().size() == 1) nodes.push_back(n);
+  collectViewsThatMayCopy(graph->block(), nodes);
   if (nodes.empty() || !hasWrites(graph->block())) return;
-  std::vector<Value*> values;
-  for (Node* n : nodes) values.push_back(n->input(0)), values.push_back(n->output());
-  std::vector<IValue> seen;
+  // The run goes on a copy whose kernel-less nested nodes are stubbed (Note [Example run past
+  // kernel-less branches]); stubbing leaves these nodes, so the copy's correspond in order.
+  initKernels();
+  std::shared_ptr<Graph> copy = graph->copy();
+  stubKernellessNodes(copy->block(), false);
+  std::vector<Node*> copied;
+  collectViewsThatMayCopy(copy->block(), copied);
+  TL_INTERNAL_ASSERT(copied.size() == nodes.size(), "graph copy differs in its views");
+  CopyObserver observer(copied);
   try {
-    initKernels();
-    seen = observeStubbed(graph, values, runInputs);
+    GraphFunction fn("export_example_run", copy,
+                     GraphFunction::schemaFromGraph("export_example_run", *copy));
+    runObserved(fn, runInputs, observer);
   } catch (const Error&) {
     return;  // the run after step 3 reports what fails
   }
   for (size_t i = 0; i < nodes.size(); ++i) {
-    const IValue &in = seen[2 * i], &out = seen[2 * i + 1];
-    if (!in.isTensor() || !out.isTensor()) continue;
-    const Tensor a = in.toTensor(), b = out.toTensor();
-    if (a.storage().isAlias(b.storage()) && a.storageOffset() == b.storageOffset()) continue;
+    if (observer.seen[i] != CopyObserver::kCopied) continue;
     Node* n = nodes[i];
+    Graph& g = *n->owningGraph();
     WithInsertPoint guard(n);
     std::vector<Value*> inputs{n->input(0)};
     if (n->kind() == Symbol::aten("contiguous") && n->inputs().size() > 1)
       inputs.push_back(n->input(1));
     else
-      inputs.push_back(graph->insertConstant(IValue()));
-    Node* copy = graph->create(Symbol::aten("clone"), inputs);
-    copy->output()->setType(n->output()->type());
-    copy->setSourceRange(n->sourceRange());
-    copy->setScope(n->scope());
-    graph->insertNode(copy);
+      inputs.push_back(g.insertConstant(IValue()));
+    Node* clone = g.create(Symbol::aten("clone"), inputs);
+    clone->output()->setType(n->output()->type());
+    clone->setSourceRange(n->sourceRange());
+    clone->setScope(n->scope());
+    g.insertNode(clone);
     if (n->kind() != Symbol::aten("contiguous")) {
       // The copy keeps the new shape: clone, then a view of the fresh tensor.
-      n->replaceInput(0, copy->output());
+      n->replaceInput(0, clone->output());
       continue;
     }
-    n->output()->replaceAllUsesWith(copy->output());
+    n->output()->replaceAllUsesWith(clone->output());
     n->destroy();
   }
 }
@@ -376,14 +426,16 @@ bool inside(const Block* b, const Node* n) {
 // each If between the list's block and the append, and the append's result (the list) is what
 // later readers in its block see. The interpreter computes the same (append still appends to
 // the one list); the ONNX converters see sequences (SequenceInsert, ConcatFromSequence ...).
-void carryListAppends(Graph& g) {
+// `rebinds` (Note [List writes]) are carried the same way.
+void carryListAppends(Graph& g, const std::unordered_set<const Node*>& rebinds) {
   const Symbol append = Symbol::aten("append");
   std::vector<Node*> appends;
   std::function<void(Block*, bool)> collect = [&](Block* b, bool nested) {
     for (Node* n : b->nodes()) {
       for (Block* s : n->blocks()) collect(s, true);
-      if (nested && n->kind() == append && n->inputs().size() == 2 && n->input(1)->type() &&
-          n->input(1)->type()->kind() == TypeKind::TensorType)
+      if (nested && ((n->kind() == append && n->inputs().size() == 2 && n->input(1)->type() &&
+                      n->input(1)->type()->kind() == TypeKind::TensorType) ||
+                     rebinds.count(n)))
         appends.push_back(n);
     }
   };
@@ -428,6 +480,49 @@ void carryListAppends(Graph& g) {
     a->output()->setType(cur->type());
     cur->replaceAllUsesAfterNodeWith(a, a->output());
   }
+}
+
+// Note [List writes]
+// aten::insert.t, pop.t, _set_item.t and Delete.t change a list of tensors in place; ONNX
+// sequences are values (SequenceInsert / SequenceErase return a new one), as torch.onnx's
+// scripting export treats them. Each such write gets an `aten::list.t` copy of the list right
+// after it, and later readers (in its block, and through carryListAppends out of Loop / If
+// bodies) read that copy: the write's converter leaves the new sequence with OnnxCtx
+// (setListAfterWrite) and the copy's converter takes it. The interpreter computes the same.
+//   aten::insert(%l, %i, %x)                aten::insert(%l, %i, %x)
+//   %n : int = aten::len(%l)       ==>      %l2 : Tensor[] = aten::list(%l)
+//                                           %n : int = aten::len(%l2)
+// Returns the copies made inside blocks (for carryListAppends).
+std::unordered_set<const Node*> rebindListWrites(Graph& g) {
+  static const std::unordered_set<Symbol> writes = {Symbol::aten("insert"), Symbol::aten("pop"),
+                                                    Symbol::aten("_set_item"),
+                                                    Symbol::aten("Delete")};
+  std::vector<Node*> found;
+  std::function<void(Block*)> collect = [&](Block* b) {
+    for (Node* n : b->nodes()) {
+      for (Block* s : n->blocks()) collect(s);
+      if (!writes.count(n->kind()) || n->inputs().empty()) continue;
+      const TypePtr& t = n->input(0)->type();
+      if (t && t->kind() == TypeKind::ListType &&
+          t->expect<ListType>().getElementType()->kind() == TypeKind::TensorType)
+        found.push_back(n);
+    }
+  };
+  collect(g.block());
+  std::unordered_set<const Node*> nested;
+  for (Node* w : found) {
+    Value* list = w->input(0);
+    WithInsertPoint guard(w->next());
+    Node* copy = g.insertNode(g.create(Symbol::aten("list"), {list}));
+    copy->output()->setType(list->type());
+    copy->setSourceRange(w->sourceRange());
+    copy->setScope(w->scope());
+    if (list->node()->owningBlock() == w->owningBlock() || !w->owningBlock()->owningNode())
+      list->replaceAllUsesAfterNodeWith(copy, copy->output());
+    else
+      nested.insert(copy);
+  }
+  return nested;
 }
 
 // Lists built at the top level by prim::ListConstruct and grown only by aten::append there
@@ -870,7 +965,9 @@ void foldBatchNormsKeepingFacts(PreparedGraph& out) {
 PreparedGraph prepareForExport(const Graph& source, const std::vector<IValue>& inputs,
                                const PrepareOptions& options) {
   PreparedGraph out;
-  out.graph = source.copy();
+  // PyTorch's executor runs CanonicalizeOps on every graph before it runs it (Note [0-dim
+  // tensor constants]): the exported graph computes what that run computes.
+  out.graph = canonicalizeOps(source.copy());
   Graph& g = *out.graph;
   TL_CHECK(inputs.size() == g.inputs().size(),
            "the graph takes {} inputs but {} example inputs were given", g.inputs().size(),
@@ -887,7 +984,7 @@ PreparedGraph prepareForExport(const Graph& source, const std::vector<IValue>& i
   // bernoulli_ under `if not training`) must not stop the export; step 6 insists.
   passes::removeMutation(g, /*strict=*/false);
   removeDeadNodes(g.block());
-  carryListAppends(g);
+  carryListAppends(g, rebindListWrites(g));
   lowerListAppends(g);
 
   // 4-5. specialize by running on the examples, and fold what the runs show is constant.

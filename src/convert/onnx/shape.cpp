@@ -42,11 +42,27 @@ void setElementFacts(OnnxCtx& ctx, const Value* list, std::optional<ScalarType> 
 
 void identity(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   ctx.setOutput(n, 0, args[0].unwrapToTensor());
+  // Inside Loop / If bodies nothing was observed: the output is the input, and so are its facts.
+  const Value* in = args[0].value();
+  if (!ctx.rankOf(n.output()) && ctx.rankOf(in)) {
+    ValueFacts f;
+    f.dtype = ctx.dtypeOf(in);
+    f.sizes = ctx.sizesOf(in);
+    f.rank = ctx.rankOf(in);
+    ctx.setFacts(n.output(), f);
+  }
 }
 
 // view / reshape -> Reshape (https://onnx.ai/onnx/operators/onnx__Reshape.html).
 void convertReshape(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   ctx.setOutput(n, 0, ctx.op("Reshape", {args[0].unwrapToTensor(), intListTensor(ctx, args[1])}));
+  // Inside Loop / If bodies nothing was observed: the rank is the shape list's length.
+  if (!ctx.rankOf(n.output()) && args[1].isIValue()) {
+    ValueFacts f;
+    f.dtype = ctx.dtypeOf(args[0].value());
+    f.rank = static_cast<int64_t>(args[1].unwrapToIntList().size());
+    ctx.setFacts(n.output(), f);
+  }
 }
 
 // flatten(start, end) -> Reshape with 0 (copy) before start and -1 for the merged dims.
@@ -944,6 +960,63 @@ void convertTensorSplit(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   setElementFacts(ctx, n.output(), ctx.dtypeOf(args[0].value()), rank);
 }
 
+// An index into the list sequence `seq` as a 0-d int64: a constant >= 0 as it is, else
+// normalized by SequenceLength as Python does: i + len when negative; with clampForInsert,
+// list.insert's clamping to [0, len] too.
+std::string listIndex(OnnxCtx& ctx, const convert::ArgValue<std::string>& a, const std::string& seq,
+                      bool clampForInsert) {
+  if (a.isIValue() && a.unwrapToInt() >= 0 && (!clampForInsert || a.unwrapToInt() == 0))
+    return ctx.constScalar(static_cast<double>(a.unwrapToInt()), ScalarType::Long);
+  std::string i = ctx.castTo(a.unwrapToTensor(), ctx.dtypeOf(a.value()), ScalarType::Long);
+  std::string len = ctx.op("SequenceLength", {seq});
+  std::string zero = ctx.constScalar(0, ScalarType::Long);
+  std::string wrapped = ctx.op("Where", {ctx.op("Less", {i, zero}), ctx.op("Add", {i, len}), i});
+  if (!clampForInsert) return wrapped;
+  return ctx.op("Min", {ctx.op("Max", {wrapped, zero}), len});
+}
+
+// insert(l, i, x): SequenceInsert at i clamped as list.insert clamps it.
+void convertListInsert(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  std::string seq = ctx.toSequence(args[0].value(), dtypeOr(ctx, args[2].value()));
+  std::string i = listIndex(ctx, args[1], seq, /*clampForInsert=*/true);
+  ctx.setListAfterWrite(args[0].value(),
+                        ctx.op("SequenceInsert", {seq, args[2].unwrapToTensor(), i}));
+}
+
+// as_strided(x, size, stride, storage_offset) -> Gather of the flattened input at the element
+// indices offset + sum(i_k * stride_k) (torch.onnx's symbolic_opset9 as_strided). It reads x's
+// elements in order, so it is PyTorch's view when x is contiguous from the start of its storage
+// (what torch.onnx assumes too: a fresh tensor); size, stride and offset must be constants, and
+// the indices must lie inside x.
+void convertAsStrided(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  const std::vector<int64_t> size = args[1].unwrapToIntList(), stride = args[2].unwrapToIntList();
+  const int64_t offset = args[3].isNone() ? 0 : args[3].unwrapToInt();
+  if (size.size() != stride.size())
+    args[2].fail(fmt::format("{} strides", size.size()), std::to_string(stride.size()));
+  int64_t numel = 1;
+  for (int64_t d : size) numel *= d;
+  std::vector<int64_t> index(static_cast<size_t>(numel), offset);
+  int64_t top = offset;
+  for (size_t k = 0; k < size.size(); ++k) {
+    if (stride[k] < 0) args[2].fail("strides >= 0", std::to_string(stride[k]));
+    if (size[k] > 0) top += (size[k] - 1) * stride[k];
+    int64_t inner = 1;
+    for (size_t m = k + 1; m < size.size(); ++m) inner *= size[m];
+    for (int64_t e = 0; e < numel; ++e) index[e] += (e / inner) % size[k] * stride[k];
+  }
+  if (std::optional<std::vector<int64_t>> xs = ctx.sizesOf(args[0].value()); xs && numel > 0) {
+    int64_t have = 1;
+    for (int64_t d : *xs) have *= d;
+    if (top >= have)
+      args[2].fail(fmt::format("a view inside the input's {} elements", have),
+                   fmt::format("element {}", top));
+  }
+  std::string flat = ctx.op("Reshape", {args[0].unwrapToTensor(), ctx.constInt64s({-1})});
+  ctx.setOutput(n, 0,
+                ctx.op("Gather", {flat, ctx.initializer(Tensor::fromVector(index, size))},
+                       {attrI("axis", 0)}));
+}
+
 }  // namespace
 
 void registerShapeConverters(OnnxConverterRegistry& r) {
@@ -958,7 +1031,10 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
   // list(l): a copy of a list. Exported lists are values (a sequence op returns a new
   // sequence), so the copy is the list itself.
   r.addOverloads({"aten::list.t"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
-    if (ctx.isSequence(args[0].value())) {
+    if (std::optional<std::string> written = ctx.takeListAfterWrite(args[0].value())) {
+      ctx.setOutput(n, 0, *written);
+      ctx.markSequence(n.output());
+    } else if (ctx.isSequence(args[0].value())) {
       ctx.setOutput(n, 0, args[0].unwrapToTensor());
       ctx.markSequence(n.output());
     } else if (args[0].isTensorList()) {
@@ -999,6 +1075,12 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
     std::string a = tensorOrScalar(ctx, args[0], ScalarType::Long),
                 b = tensorOrScalar(ctx, args[1], ScalarType::Long);
     ctx.setOutput(n, 0, ctx.op("Div", {ctx.op("Sub", {a, ctx.op("Mod", {a, b})}), b}));
+  });
+  // remainder.int: Python's %, the result taking the divisor's sign: Mod (fmod=0).
+  r.addOverloads({"aten::remainder.int"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    ctx.setOutput(n, 0,
+                  ctx.op("Mod", {tensorOrScalar(ctx, args[0], ScalarType::Long),
+                                 tensorOrScalar(ctx, args[1], ScalarType::Long)}));
   });
   // __range_length(lo, hi, step): the trip count of range(lo, hi, step), max(0, ceil((hi - lo) /
   // step)) as max(0, (hi - lo + step - 1) // step) for a positive step (mirrored for a negative
@@ -1156,6 +1238,32 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
   r.addNode(prim::NumToTensor, convertNumberIdentity);
   r.addNode(prim::ListConstruct, convertListConstruct);
   r.addOverloads({"prim::unchecked_cast"}, convertPassThrough);
+  // prim::dtype / prim::device of a tensor computed at run time (inside Loop / If bodies, where
+  // the example run observed nothing: `c[0] = 1.0` builds its value with the target's dtype
+  // and device): the dtype the conversion knows, the CPU.
+  r.addNode(prim::dtype, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    // Views and copies keep their input's dtype: followed back to a value whose dtype is known.
+    static const std::unordered_set<Symbol> keep = {
+        Symbol::aten("select"),    Symbol::aten("slice"),     Symbol::aten("t"),
+        Symbol::aten("transpose"), Symbol::aten("permute"),   Symbol::aten("contiguous"),
+        Symbol::aten("reshape"),   Symbol::aten("view"),      Symbol::aten("clone"),
+        Symbol::aten("squeeze"),   Symbol::aten("unsqueeze"), Symbol::aten("flatten"),
+        Symbol::aten("expand"),    Symbol::aten("narrow"),    Symbol::aten("detach")};
+    const Value* x = args[0].value();
+    std::optional<ScalarType> d = ctx.dtypeOf(x);
+    while (!d && keep.count(x->node()->kind()) && !x->node()->inputs().empty()) {
+      x = x->node()->input(0);
+      d = ctx.dtypeOf(x);
+    }
+    if (!d)
+      throw Error(fmt::format("prim::dtype: the dtype of %{} must be known for ONNX export",
+                              x->debugName()),
+                  convert::nodePlace(n));
+    ctx.setStatic(n.output(), IValue(static_cast<int64_t>(*d)));
+  });
+  r.addNode(prim::device, [](OnnxCtx& ctx, const Node& n, OnnxArgs&) {
+    ctx.setStatic(n.output(), IValue(Device()));
+  });
   r.addNode(prim::unchecked_unwrap_optional, convertPassThrough);
   r.addNode(prim::TupleConstruct, convertListConstruct);
   // prim::DictConstruct(k0, v0, k1, v1, ...): its tensor values, in order (model outputs).
@@ -1197,6 +1305,34 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
     ctx.setOutput(n, 0, ctx.op("SequenceInsert", {seq, x}));
     ctx.markSequence(n.output());
   });
+  // Writes to lists of tensors (Note [List writes] in prepare.cpp): insert -> SequenceInsert,
+  // pop -> SequenceAt + SequenceErase, _set_item -> SequenceErase + SequenceInsert, Delete ->
+  // SequenceErase (torch.onnx's scripting symbolics).
+  r.addOverloads({"aten::insert.t"}, convertListInsert);
+  r.addOverloads({"aten::pop.t"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    std::string seq = ctx.toSequence(args[0].value());
+    std::string i =
+        ctx.castTo(args[1].unwrapToTensor(), ctx.dtypeOf(args[1].value()), ScalarType::Long);
+    ctx.setOutput(n, 0, ctx.op("SequenceAt", {seq, i}));
+    ctx.setListAfterWrite(args[0].value(), ctx.op("SequenceErase", {seq, i}));
+  });
+  r.addOverloads({"aten::Delete.t"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    std::string seq = ctx.toSequence(args[0].value());
+    std::string i =
+        ctx.castTo(args[1].unwrapToTensor(), ctx.dtypeOf(args[1].value()), ScalarType::Long);
+    ctx.setListAfterWrite(args[0].value(), ctx.op("SequenceErase", {seq, i}));
+  });
+  r.addOverloads({"aten::_set_item.t"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    std::string seq = ctx.toSequence(args[0].value(), dtypeOr(ctx, args[2].value()));
+    // A negative index counts from the end: made non-negative first, so that the insert after
+    // the erase lands where the element was.
+    std::string i = listIndex(ctx, args[1], seq, /*clampForInsert=*/false);
+    std::string after =
+        ctx.op("SequenceInsert", {ctx.op("SequenceErase", {seq, i}), args[2].unwrapToTensor(), i});
+    ctx.setOutput(n, 0, after);
+    ctx.markSequence(n.output());
+    ctx.setListAfterWrite(args[0].value(), after);
+  });
   // slice.t(l, start, end, step): an int list computed at run time (fcn's x.shape[-2:] with
   // dynamic axes) -> Slice of the 1-d int64 tensor; a list of tensors with constant bounds ->
   // the sub-list. (Constant lists were folded before conversion.)
@@ -1229,6 +1365,13 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
   });
   r.addOverloads({"aten::len.t"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     ctx.setOutput(n, 0, ctx.op("SequenceLength", {ctx.toSequence(args[0].value())}));
+  });
+  r.addOverloads({"aten::as_strided"}, convertAsStrided);
+  // _reshape_from_tensor(self, shape): Reshape by the 1-d shape tensor (torch.onnx's symbolic).
+  r.addOverloads({"aten::_reshape_from_tensor"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    std::string shape =
+        ctx.castTo(args[1].unwrapToTensor(), ctx.dtypeOf(args[1].value()), ScalarType::Long);
+    ctx.setOutput(n, 0, ctx.op("Reshape", {args[0].unwrapToTensor(), shape}));
   });
   r.addOverloads({"aten::flip"}, convertFlip);
   r.addOverloads({"aten::roll"}, convertRoll);
