@@ -114,13 +114,20 @@ std::vector<int32_t> intsOf(const Tensor& q) {
 }
 
 /// Writes integers (already saturated) into a new per-tensor quantized tensor.
-/// `y` in `x`'s memory format: channels-last when x is a 4-d channels-last tensor (not also
-/// contiguous), as PyTorch's quantized elementwise kernels allocate their outputs
+/// `y` (4-d) in `x`'s memory format: channels-last when x is a 4-d channels-last tensor (not
+/// also contiguous), as PyTorch's quantized elementwise kernels allocate their outputs
 /// (suggest_memory_format); the ops after them pick their kernels by layout.
 Tensor inLayoutOf(const Tensor& y, const Tensor& x) {
-  if (x.dim() == 4 && !x.isContiguous() && isChannelsLastContiguous(x))
+  if (y.dim() == 4 && x.dim() == 4 && !x.isContiguous() && isChannelsLastContiguous(x))
     return contiguous(y, MemoryFormat::ChannelsLast);
   return y;
+}
+
+/// The input whose layout a binary quantized op's result of `sizes` takes: `a` (PyTorch
+/// allocates qa.sizes() in qa.suggest_memory_format()), unless a is the broadcast one; then
+/// TensorIterator resizes that output and lays it out as the full-size input `b`.
+const Tensor& layoutSource(const Tensor& a, const Tensor& b, const IntList& sizes) {
+  return a.sizes() != sizes && b.sizes() == sizes ? b : a;
 }
 
 Tensor fromInts(const std::vector<int64_t>& v, const IntList& sizes, ScalarType qdtype,
@@ -1116,7 +1123,8 @@ Tensor qadd(const Tensor& a, const Tensor& b, double scale, int64_t zeroPoint, b
   }
   Tensor c = add(dequantizeFma(a), dequantizeFma(b));
   if (relu) c = ops::relu(c);
-  return quantizePerTensor(c, scale, zeroPoint, a.dtype());
+  return inLayoutOf(quantizePerTensor(c, scale, zeroPoint, a.dtype()),
+                    layoutSource(a, b, c.sizes()));
 }
 
 Tensor qmul(const Tensor& a, const Tensor& b, double scale, int64_t zeroPoint, bool relu) {
@@ -1140,7 +1148,8 @@ Tensor qmul(const Tensor& a, const Tensor& b, double scale, int64_t zeroPoint, b
   for (size_t i = 0; i < v.size(); ++i)
     v[i] = std::clamp<int64_t>(
         zeroPoint + std::lrintf(static_cast<float>(static_cast<int32_t>(pp[i])) * m), lo, hi);
-  return fromInts(v, prod.sizes(), a.dtype(), scale, zeroPoint);
+  return inLayoutOf(fromInts(v, prod.sizes(), a.dtype(), scale, zeroPoint),
+                    layoutSource(a, b, prod.sizes()));
 }
 
 Tensor qaddScalar(const Tensor& a, double b, bool relu) {
@@ -1149,13 +1158,13 @@ Tensor qaddScalar(const Tensor& a, double b, bool relu) {
   const QuantizerInfo& qa = perTensorOf(a, "quantized::add_scalar");
   Tensor c = add(dequantize(a), Scalar(b));
   if (relu) c = ops::relu(c);
-  return quantizePerTensor(c, qa.scale, qa.zeroPoint, a.dtype());
+  return inLayoutOf(quantizePerTensor(c, qa.scale, qa.zeroPoint, a.dtype()), a);
 }
 
 Tensor qmulScalar(const Tensor& a, double b) {
   const QuantizerInfo& qa = perTensorOf(a, "quantized::mul_scalar");
   Tensor c = mul(dequantize(a), Scalar(b));
-  return quantizePerTensor(c, qa.scale, qa.zeroPoint, a.dtype());
+  return inLayoutOf(quantizePerTensor(c, qa.scale, qa.zeroPoint, a.dtype()), a);
 }
 
 Tensor qcat(const std::vector<Tensor>& xs, int64_t dim, std::optional<double> scale,
@@ -1178,13 +1187,13 @@ Tensor qcat(const std::vector<Tensor>& xs, int64_t dim, std::optional<double> sc
     Tensor r = cat(ints, dim);
     Tensor out = emptyQuantized(r.sizes(), xs[0].dtype(), s, z);
     std::memcpy(out.rawData(), r.contiguous().rawData(), r.nbytes());
-    return out;
+    return inLayoutOf(out, xs[0]);
   }
   std::vector<Tensor> fs;
   for (const Tensor& t : xs) fs.push_back(dequantize(t));
   Tensor c = cat(fs, dim);
   if (relu) c = ops::relu(c);
-  return quantizePerTensor(c, s, z, xs[0].dtype());
+  return inLayoutOf(quantizePerTensor(c, s, z, xs[0].dtype()), xs[0]);
 }
 
 Tensor qrelu(const Tensor& x) {
@@ -1211,7 +1220,7 @@ Tensor qhardswish(const Tensor& x, double scale, int64_t zeroPoint) {
     out[i] =
         quantizeOne(d * std::min(std::max(d + 3.0f, 0.0f), 6.0f) / 6.0f, inv, zeroPoint, lo, hi);
   }
-  return fromInts(out, x.sizes(), x.dtype(), scale, zeroPoint);
+  return inLayoutOf(fromInts(out, x.sizes(), x.dtype(), scale, zeroPoint), x);
 }
 Tensor qhardsigmoid(const Tensor& x) {
   const QuantizerInfo& q = perTensorOf(x, "hardsigmoid");
@@ -1228,18 +1237,21 @@ Tensor qhardsigmoid(const Tensor& x) {
     const float d = std::fma(s, static_cast<float>(ints[i]), premul);
     out[i] = quantizeOne(std::min(std::max(d + 3.0f, 0.0f), 6.0f) / 6.0f, inv, outZp, lo, hi);
   }
-  return fromInts(out, x.sizes(), x.dtype(), outScale, outZp);
+  return inLayoutOf(fromInts(out, x.sizes(), x.dtype(), outScale, outZp), x);
 }
 Tensor qsigmoid(const Tensor& x, double scale, int64_t zeroPoint) {
-  return quantizePerTensor(sigmoid(dequantizeFma(x)), scale, zeroPoint, x.dtype());
+  return inLayoutOf(quantizePerTensor(sigmoid(dequantizeFma(x)), scale, zeroPoint, x.dtype()), x);
 }
 Tensor qtanh(const Tensor& x) {
   // PyTorch's fixed output qparams for tanh: [-1, 1] over the dtype's range.
   const bool u8 = x.dtype() == ScalarType::QUInt8;
-  return quantizePerTensor(tanh(dequantizeFma(x)), 2.0 / 256.0, u8 ? 128 : 0, x.dtype());
+  return inLayoutOf(quantizePerTensor(tanh(dequantizeFma(x)), 2.0 / 256.0, u8 ? 128 : 0, x.dtype()),
+                    x);
 }
 Tensor qleakyRelu(const Tensor& x, double slope, double scale, int64_t zeroPoint) {
-  return quantizePerTensor(leakyRelu(dequantizeFma(x), Scalar(slope)), scale, zeroPoint, x.dtype());
+  return inLayoutOf(
+      quantizePerTensor(leakyRelu(dequantizeFma(x), Scalar(slope)), scale, zeroPoint, x.dtype()),
+      x);
 }
 Tensor qthreshold(const Tensor& x, double threshold, double value) {
   const QuantizerInfo& q = perTensorOf(x, "threshold");
@@ -1253,7 +1265,7 @@ Tensor qthreshold(const Tensor& x, double threshold, double value) {
     const float d = std::fma(s, static_cast<float>(ints[i]), premul);
     out[i] = quantizeOne(d > th ? d : v, inv, q.zeroPoint, lo, hi);
   }
-  return fromInts(out, x.sizes(), x.dtype(), q.scale, q.zeroPoint);
+  return inLayoutOf(fromInts(out, x.sizes(), x.dtype(), q.scale, q.zeroPoint), x);
 }
 
 Tensor qclamp(const Tensor& x, std::optional<double> lo, std::optional<double> hi) {
