@@ -1153,18 +1153,56 @@ Tensor qmul(const Tensor& a, const Tensor& b, double scale, int64_t zeroPoint, b
 }
 
 Tensor qaddScalar(const Tensor& a, double b, bool relu) {
-  // PyTorch's qadd_scalar: the result keeps a's scale; the zero point moves by -b / scale
-  // when that stays in range, else the values are requantized (through float here).
+  // PyTorch's qadd_scalar (qadd.cpp _add_scalar_out): c = round(b / scale); while a's integers
+  // plus c stay in range, the result is a's integers with the zero point moved by -c; else the
+  // result is requantized over the whole range (zero point at the end the sum overflows) with
+  // requantize_from_int's lrintf.
   const QuantizerInfo& qa = perTensorOf(a, "quantized::add_scalar");
-  Tensor c = add(dequantize(a), Scalar(b));
-  if (relu) c = ops::relu(c);
-  return inLayoutOf(quantizePerTensor(c, qa.scale, qa.zeroPoint, a.dtype()), a);
+  auto [lo, hi] = quantRange(a.dtype());
+  const auto c = static_cast<int64_t>(std::nearbyint(static_cast<float>(b / qa.scale)));
+  const int64_t z = qa.zeroPoint;
+  std::vector<int32_t> ints = intsOf(a);
+  std::vector<int64_t> v(ints.size());
+  double outScale = qa.scale;
+  int64_t outZp = z - c;
+  if (c > hi - z || c < lo - z) {
+    const bool over = c > hi - z;
+    outScale = (over ? static_cast<double>(hi - (z - c)) : static_cast<double>(z - (lo + c))) /
+               static_cast<double>(hi - lo) * qa.scale;
+    outZp = over ? lo : hi;
+    const float mult = static_cast<float>(qa.scale) * (1.0f / static_cast<float>(outScale));
+    for (size_t i = 0; i < ints.size(); ++i) {
+      const auto sum = static_cast<int32_t>(ints[i] - z + c);
+      v[i] = std::clamp<int64_t>(outZp + std::lrintf(static_cast<float>(sum) * mult), lo, hi);
+    }
+  } else {
+    for (size_t i = 0; i < ints.size(); ++i) v[i] = ints[i];
+  }
+  if (relu)
+    for (auto& x : v) x = std::max(x, outZp);
+  return inLayoutOf(fromInts(v, a.sizes(), a.dtype(), outScale, outZp), a);
 }
 
 Tensor qmulScalar(const Tensor& a, double b) {
+  // PyTorch's qmul_scalar (qmul.cpp _mul_scalar_out): b > 0 scales the scale (same integers);
+  // b == 0 gives zeros at scale 1, zero point 0; b < 0 mirrors the integers (qmax + qmin - q)
+  // at scale |b| * scale, zero point qmax - (zp - qmin).
   const QuantizerInfo& qa = perTensorOf(a, "quantized::mul_scalar");
-  Tensor c = mul(dequantize(a), Scalar(b));
-  return inLayoutOf(quantizePerTensor(c, qa.scale, qa.zeroPoint, a.dtype()), a);
+  auto [lo, hi] = quantRange(a.dtype());
+  std::vector<int32_t> ints = intsOf(a);
+  std::vector<int64_t> v(ints.size());
+  double outScale = qa.scale * b;
+  int64_t outZp = qa.zeroPoint;
+  if (b == 0.0) {
+    outScale = 1.0;
+    outZp = 0;
+  } else if (b < 0.0) {
+    outScale = std::abs(b) * qa.scale;
+    outZp = hi - (qa.zeroPoint - lo);
+  }
+  for (size_t i = 0; i < ints.size(); ++i)
+    v[i] = b > 0.0 ? ints[i] : b == 0.0 ? 0 : hi + lo - ints[i];
+  return inLayoutOf(fromInts(v, a.sizes(), a.dtype(), outScale, outZp), a);
 }
 
 Tensor qcat(const std::vector<Tensor>& xs, int64_t dim, std::optional<double> scale,
