@@ -302,19 +302,35 @@ void registerConverter(std::string_view schema, OnnxConverter converter) {
 
 namespace {
 
+/// How many ONNX inputs graph input i becomes: 1 for a tensor, one per element for a
+/// List[Tensor] (flattened as torch.onnx flattens it, see prepare.cpp's bindConstantInputs),
+/// 0 for a constant.
+size_t onnxInputCount(const Graph& graph, const std::vector<IValue>& inputs,
+                      const ExportOptions& options, size_t i) {
+  if (options.constantInputs.count(i) || i >= inputs.size()) return 0;
+  if (inputs[i].isTensor()) return 1;
+  if (inputs[i].isList() && isTensorListType(graph.inputs()[i]))
+    return inputs[i].toTensorVector().size();
+  return 0;
+}
+
 /// The ONNX names of the graph's tensor inputs, in order: `options.inputNames`, then the
-/// inputs' debug names, then `input_K`. Throws when more names are given than tensor inputs.
+/// inputs' debug names (NAME_E for element E of a tensor list), then `input_K`. Throws when
+/// more names are given than tensor inputs.
 std::vector<std::string> tensorInputNames(const Graph& graph, const std::vector<IValue>& inputs,
                                           const ExportOptions& options) {
   std::vector<std::string> names;
   size_t k = 0;
   for (size_t i = 0; i < graph.inputs().size(); ++i) {
-    if (options.constantInputs.count(i) || i >= inputs.size() || !inputs[i].isTensor()) continue;
+    const size_t count = onnxInputCount(graph, inputs, options, i);
+    const bool list = count > 0 && !inputs[i].isTensor();
     const Value* in = graph.inputs()[i];
-    names.push_back(k < options.inputNames.size() ? options.inputNames[k]
-                    : in->hasDebugName()          ? sanitize(in->debugNameBase())
-                                                  : fmt::format("input_{}", k));
-    ++k;
+    for (size_t e = 0; e < count; ++e, ++k) {
+      std::string base =
+          in->hasDebugName() ? sanitize(in->debugNameBase()) : fmt::format("input_{}", k);
+      if (list && in->hasDebugName()) base += fmt::format("_{}", e);
+      names.push_back(k < options.inputNames.size() ? options.inputNames[k] : base);
+    }
   }
   TL_CHECK(options.inputNames.size() <= k,
            "{} input names given but the graph has {} tensor inputs", options.inputNames.size(), k);
@@ -331,10 +347,11 @@ PrepareOptions prepareOptions(const Graph& graph, const std::vector<IValue>& inp
   po.foldBatchNorm = options.fold;
   size_t k = 0;
   for (size_t i = 0; i < graph.inputs().size(); ++i) {
-    if (options.constantInputs.count(i) || i >= inputs.size() || !inputs[i].isTensor()) continue;
-    if (auto d = options.dynamicAxes.find(inputNames[k]); d != options.dynamicAxes.end())
-      po.dynamicAxes[i] = d->second;
-    ++k;
+    const size_t count = onnxInputCount(graph, inputs, options, i);
+    if (count == 1 && inputs[i].isTensor())
+      if (auto d = options.dynamicAxes.find(inputNames[k]); d != options.dynamicAxes.end())
+        po.dynamicAxes[i] = d->second;
+    k += count;
   }
   for (const auto& [name, axes] : options.dynamicAxes) {
     bool known = std::find(inputNames.begin(), inputNames.end(), name) != inputNames.end() ||

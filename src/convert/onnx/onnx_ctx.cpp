@@ -315,6 +315,7 @@ OnnxConverterRegistry& onnxConverters() {
     registerSearchConverters(registry);
     registerLossConverters(registry);
     registerRandomConverters(registry);
+    registerVisionConverters(registry);
   });
   return registry;
 }

@@ -192,6 +192,7 @@ void registerQuantizedConverters(OnnxConverterRegistry& r);  // quantized.cpp (Q
 void registerSearchConverters(OnnxConverterRegistry& r);
 void registerLossConverters(OnnxConverterRegistry& r);    // loss.cpp
 void registerRandomConverters(OnnxConverterRegistry& r);  // random.cpp
+void registerVisionConverters(OnnxConverterRegistry& r);  // vision.cpp (torchvision::)
 
 // ---- helpers shared by converter files ----------------------------------------------------
 

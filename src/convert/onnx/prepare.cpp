@@ -574,29 +574,37 @@ void lowerListAppends(Graph& g) {
   }
 }
 
-// Dicts built at the top level with constant keys (aten::dict(), then aten::_set_item, as
+// Dicts built at the top level with constant keys (aten::dict() or `{}`, then aten::_set_item, as
 // torchvision's IntermediateLayerGetter and segmentation heads do) become plain values: each
-// __getitem__ takes the value last set under its key, and a returned dict becomes a
+// __getitem__ takes the value last set under its key, and a dict returned (itself, or packed
+// into a returned list or tuple after its last write, as detectron2's `[res]`) becomes a
 // prim::DictConstruct of its entries in insertion order. Dicts used any other way stay.
 void lowerDicts(Graph& g) {
   const Symbol dictK = Symbol::aten("dict"), setItem = Symbol::aten("_set_item"),
                getItem = Symbol::aten("__getitem__");
   std::vector<Node*> dicts;
   for (Node* n : g.nodes())
-    if (n->kind() == dictK && n->inputs().empty() && n->output()->type() &&
-        n->output()->type()->kind() == TypeKind::DictType)
+    if ((n->kind() == dictK || n->kind() == prim::DictConstruct) && n->inputs().empty() &&
+        n->output()->type() && n->output()->type()->kind() == TypeKind::DictType)
       dicts.push_back(n);
   for (Node* d : dicts) {
     Value* dv = d->output();
     bool ok = true;
+    Node* firstPack = nullptr;  // the first use that is not a read or a write
     for (const Use& u : dv->uses()) {
-      const Node* user = u.user;
+      Node* user = u.user;
       ok &= user->owningBlock() == g.block();
       if (user->kind() == setItem || user->kind() == getItem) {
         auto key = toIValue(user->input(1));
         ok &= u.offset == 0 && key && key->isString();
+        ok &= !firstPack || user->isBefore(firstPack);
       } else {
-        ok &= user->kind() == prim::Return;
+        ok &= user->kind() == prim::Return || user->kind() == prim::ListConstruct ||
+              user->kind() == prim::TupleConstruct;
+        for (const Use& w : dv->uses())  // no write or read after it is packed
+          if (w.user->kind() == setItem || w.user->kind() == getItem)
+            ok &= w.user->owningBlock() != g.block() || w.user->isBefore(user);
+        if (!firstPack || user->isBefore(firstPack)) firstPack = user;
       }
     }
     if (!ok) continue;
@@ -626,7 +634,7 @@ void lowerDicts(Graph& g) {
     }
     if (dv->hasUses()) {
       const auto& dt = dv->type()->expect<DictType>();
-      WithInsertPoint guard(g.returnNode());
+      WithInsertPoint guard(firstPack ? firstPack : g.returnNode());
       std::vector<Value*> keys, values;
       for (const auto& [k, v] : entries) {
         keys.push_back(g.insertConstant(IValue(k)));
@@ -716,6 +724,24 @@ RunInputs bindConstantInputs(Graph& g, const std::vector<IValue>& inputs,
                       "and attributes as constants) before export",
                       in->debugName()));
     auto named = options.constantInputs.find(i);
+    if (named == options.constantInputs.end() && x.isList() && in->type() &&
+        in->type()->kind() == TypeKind::ListType &&
+        in->type()->expect<ListType>().getElementType()->kind() == TypeKind::TensorType) {
+      // A List[Tensor] input: one tensor input per element, in order (as torch.onnx flattens
+      // it), gathered by a ListConstruct where the list was used.
+      const std::vector<Tensor> elements = x.toTensorVector();
+      std::vector<Value*> values;
+      for (size_t e = 0; e < elements.size(); ++e) {
+        values.push_back(g.insertInput(k + e)->setType(TensorType::get()));
+        out.inputOrigin.push_back(i);
+        run.values.push_back(IValue(elements[e]));
+      }
+      Value* list = g.insertNode(g.createList(TensorType::get(), values))->output();
+      k += elements.size();
+      g.inputs()[k]->replaceAllUsesWith(list);
+      g.eraseInput(k);
+      continue;
+    }
     if (named == options.constantInputs.end() && x.isTensor()) {
       out.inputOrigin.push_back(i);
       if (auto d = options.dynamicAxes.find(i); d != options.dynamicAxes.end())

@@ -151,7 +151,7 @@ void convertTo(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   const std::string& overload = args.op() ? args.op()->schema.overloadName() : std::string();
   if (n.kind() == Symbol::aten("type_as") || overload == "other") {
     to = ctx.dtypeOf(args[1].value());
-  } else if (overload == "dtype" || overload == "prim_dtype") {
+  } else if (overload == "dtype" || overload == "prim_dtype" || overload == "dtype_layout") {
     if (!args[1].isNone()) to = scalarTypeFromInt(args[1].unwrapToInt());
   } else if (overload == "device") {
     if (!args[2].isNone()) to = scalarTypeFromInt(args[2].unwrapToInt());
@@ -475,7 +475,8 @@ bool isTensorish(const TypePtr& t) {
 void convertListConstruct(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   bool tensors = false, allStatic = true;
   for (size_t i = 0; i < args.size(); ++i) {
-    tensors |= isTensorish(args[i].value()->type()) ||
+    // (a tensor list element: a returned list of dicts, each its values, prepare.cpp lowerDicts)
+    tensors |= isTensorish(args[i].value()->type()) || args[i].isTensorList() ||
                (args[i].isIValue() && args[i].unwrapToIValue().isTensor());
     allStatic &= args[i].isIValue();
   }
@@ -1055,8 +1056,8 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
   });
   // No-ops in a value graph: contiguous, detach, clone, alias.
   r.addOverloads({"aten::contiguous", "aten::detach", "aten::clone", "aten::alias"}, identity);
-  r.addOverloads({"aten::to.dtype", "aten::to.other", "aten::to.prim_dtype", "aten::to.prim_other",
-                  "aten::to.device", "aten::type_as"},
+  r.addOverloads({"aten::to.dtype", "aten::to.dtype_layout", "aten::to.other",
+                  "aten::to.prim_dtype", "aten::to.prim_other", "aten::to.device", "aten::type_as"},
                  convertTo);
   r.addOverloads({"aten::cat", "aten::concat", "aten::stack"}, convertCat);
   r.addOverloads({"aten::split.Tensor", "aten::split", "aten::split.sizes",
