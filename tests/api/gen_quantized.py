@@ -366,6 +366,39 @@ save("static_qnnpack_qconfig", m, [torch.randn(2, 3, 17, 15)], "exact",
      "range): conv+bn+relu fused, grouped conv, 1x1 conv")
 
 
+# The same kind of model converted with PyTorch's QNNPACK engine (as on ARM phones: weights
+# prepacked by QNNPACK, serialized back from its packed form) and its expected integers from
+# QNNPACK's own kernels, whose requantization PyTorch keeps apart from fbgemm's.
+class QnnpackNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.quant = tq.QuantStub()
+        self.conv = nn.Conv2d(3, 8, 3, stride=2, padding=1)
+        self.relu = nn.ReLU()
+        self.conv2 = nn.Conv2d(8, 8, 3, padding=1, groups=4)
+        self.add = nn.quantized.FloatFunctional()
+        self.fc = nn.Linear(8 * 9 * 8, 10)
+
+    def forward(self, x):
+        a = self.relu(self.conv(self.quant(x)))
+        b = self.conv2(a)
+        c = self.add.add(a, b)
+        d = self.fc(torch.flatten(c, 1))
+        return ir(a), ir(b), ir(c), ir(d)
+
+
+engine = torch.backends.quantized.engine
+torch.backends.quantized.engine = "qnnpack"
+m = QM.static_quantize(QnnpackNet(), (torch.randn(2, 3, 17, 15) for _ in range(3)), [["conv", "relu"]],
+                       "qnnpack")
+save("static_qnnpack_engine", m, [torch.randn(2, 3, 17, 15)], "quantum",
+     "eager static quantization under PyTorch's QNNPACK engine (qnnpack qconfig, QNNPACK's packed "
+     "weights), PyTorch's integers from QNNPACK's kernels: conv2d_relu, grouped conv2d, add, linear "
+     "(1 quantum: QNNPACK's kernels round apart from fbgemm's, PyTorch's default engine's integers "
+     "differ from these by 1 at a few values of every output)")
+torch.backends.quantized.engine = engine
+
+
 # ---- dynamic quantization ---------------------------------------------------------------------
 
 class DynLinear(nn.Module):
@@ -464,6 +497,28 @@ if os.path.exists(os.path.join(wild, "model.pt")):
         json.dump({"compare": "float", "rtol": 1e-4, "atol": 1e-4,
                    "why": "d2go's static-quantized FBNet detector (boxes, class indices, scores, "
                           "image size) on PyTorch's resized image"}, f, indent=1)
+
+
+# ---- torchvision's detection ops (the d2go detector's nms and roi_align) ---------------------
+
+class VisionOps(nn.Module):
+    def forward(self, x, rois, boxes, scores):
+        return (torch.ops.torchvision.roi_align(x, rois, 0.0625, 6, 6, 0, True),
+                torch.ops.torchvision.roi_align(x, rois, 0.125, 3, 4, 2, False),
+                torch.ops.torchvision.nms(boxes, scores, 0.5))
+
+
+import torchvision  # noqa: E402,F401  (registers torchvision::nms / roi_align)
+
+r = torch.rand(7, 4) * 300
+r[:, 2:] += r[:, :2]
+vb = torch.rand(50, 4) * 100
+vb[:, 2:] += vb[:, :2] + 10
+save("torchvision_ops", VisionOps(),
+     [torch.randn(2, 4, 20, 25), torch.cat([torch.tensor([0, 1, 0, 1, 1, 0, 1.]).unsqueeze(1), r], 1), vb,
+      torch.rand(50)], "float",
+     "torchvision::roi_align (aligned with adaptive sampling, unaligned with 2 samples; rois partly "
+     "outside the map) and torchvision::nms", 1e-5, 1e-5)
 
 
 # ---- threshold ---------------------------------------------------------------------------------
@@ -582,6 +637,37 @@ save("quantized_hardsigmoid", Hardsigmoid(), [torch.randn(2, 5, 6, 7) * 3], "qua
      "aten::hardsigmoid on quint8 / qint8 (fixed output qparams; PyTorch's vector path "
      "dequantizes with an fma, its scalar tail without: 1 quantum at ties), in-place hardtanh_ "
      "on a channels-last tensor, relu_")
+
+
+class ChannelsLast(nn.Module):
+    """Quantized elementwise ops on a channels-last input, each result's integers and strides:
+    PyTorch allocates their outputs in the input's suggest_memory_format (the first input's for
+    add / mul, unless it is the broadcast one), and the ops after them pick kernels by layout."""
+
+    def forward(self, x, b, y):
+        q = torch.quantize_per_tensor(x, 0.05, 60, torch.quint8).contiguous(memory_format=torch.channels_last)
+        qb = torch.quantize_per_tensor(b, 0.04, 50, torch.quint8)
+        qy = torch.quantize_per_tensor(y, 0.05, 60, torch.quint8)
+        outs = [torch.ops.quantized.hardswish(q, 0.04, 30), torch.sigmoid(q), F.hardsigmoid(q), torch.tanh(q),
+                F.leaky_relu(q, 0.1), torch.ops.quantized.add(q, qb, 0.1, 60),
+                torch.ops.quantized.add(qb, q, 0.1, 60), torch.ops.quantized.add_relu(q, qy, 0.1, 60),
+                torch.ops.quantized.add(qy, q, 0.1, 60), torch.ops.quantized.mul(q, qb, 0.1, 60),
+                torch.ops.quantized.add_scalar(q, 0.3), torch.ops.quantized.mul_scalar(q, 0.5),
+                torch.ops.quantized.cat([q, q], 1, 0.07, 60), torch.cat([q, q], 1)]
+        res = []
+        for t in outs:
+            res.append(ir(t))
+            res.append(torch.tensor(t.stride()))
+        # a layout-dependent op after one: a channels-last mean sums in another order
+        res.append(ir(torch.sigmoid(q).mean([2, 3])))
+        return res
+
+
+save("quantized_channels_last", ChannelsLast(), [torch.randn(2, 5, 6, 7) * 3, torch.randn(1, 5, 1, 1),
+                                                 torch.randn(2, 5, 6, 7)], "quantum",
+     "quantized hardswish, sigmoid, hardsigmoid, tanh, leaky_relu, add / add_relu / mul (broadcast "
+     "either way, mixed layouts), add_scalar, mul_scalar, cat of channels-last quint8: the integers "
+     "(1 quantum: PyTorch's vector paths, fma dequantize and Sleef exp) and the strides of the results")
 
 
 class Logits(nn.Module):
