@@ -63,7 +63,7 @@ def save(name, module, inputs, compare, why, rtol=0.0, atol=0.0, trace=False):
         np.save(os.path.join(d, f"out{i}.npy"), y.numpy() if torch.is_tensor(y) else np.array(y))
     with open(os.path.join(d, "meta.json"), "w") as f:
         meta = {"compare": compare, "why": why, "rtol": rtol, "atol": atol}
-        if quantum is not None:
+        if quantum is not None and any(torch.is_tensor(y) and y.is_floating_point() for y in outs):
             meta["logit_quantum"] = quantum
         json.dump(meta, f, indent=1)
 
