@@ -72,9 +72,29 @@ TL_MULTIVERSION void softmaxRows(float* p, int64_t rows, int64_t n) {
 
 // ---- oneDNN pieces, built once per plan --------------------------------------------------
 
+// A oneDNN primitive from one f32 buffer to another, with its weight and bias kept alive; run()
+// binds x and y and executes it under the thread count prepare() chose (Note [Thread budget]).
+class BoundPrimitive {
+ public:
+  void run(const float* x, float* y) {
+    ops::ThreadLimit limit(threads_);
+    src_.set_data_handle(const_cast<float*>(x));
+    dst_.set_data_handle(y);
+    prim_.execute(du::stream(), args_);
+    du::stream().wait();
+  }
+
+ protected:
+  int threads_ = 1;
+  Tensor w_, b_;
+  dnnl::primitive prim_;
+  memory src_, dst_;
+  std::unordered_map<int, memory> args_;
+};
+
 // y [M, N] = x [M, K] @ W^T + b, W [N, K] (PyTorch's linear), then (sum) the previous contents
 // of y added, then an activation; W packed into the primitive's layout once per engine.
-class FusedLinear {
+class FusedLinear : public BoundPrimitive {
  public:
   void prepare(const Layer& l, int slot, int64_t M, const Tensor& w, const Tensor& b, bool sum,
                dnnl::algorithm act = dnnl::algorithm::undef) {
@@ -109,26 +129,14 @@ class FusedLinear {
       args_[DNNL_ARG_SCRATCHPAD] = memory(pd.scratchpad_desc(), eng, scratch_.data());
     }
   }
-  void run(const float* x, float* y) {
-    ops::ThreadLimit limit(threads_);
-    src_.set_data_handle(const_cast<float*>(x));
-    dst_.set_data_handle(y);
-    prim_.execute(du::stream(), args_);
-    du::stream().wait();
-  }
 
  private:
-  int threads_ = 1;
-  Tensor w_, b_;
-  dnnl::primitive prim_;
-  memory src_, dst_;
   Storage scratch_;
-  std::unordered_map<int, memory> args_;
 };
 
 // layer_norm over the last dim of [M, E] rows with weight and bias [E] (oneDNN's layer
 // normalization, in float as PyTorch's CPU kernel).
-class FusedLayerNorm {
+class FusedLayerNorm : public BoundPrimitive {
  public:
   void prepare(int64_t M, int64_t E, const Tensor& w, const Tensor& b, double eps) {
     auto& eng = du::engine();
@@ -151,20 +159,6 @@ class FusedLayerNorm {
              {DNNL_ARG_SCALE, memory(vd, eng, w_.rawData())},
              {DNNL_ARG_SHIFT, memory(vd, eng, b_.rawData())}};
   }
-  void run(const float* x, float* y) {
-    ops::ThreadLimit limit(threads_);
-    src_.set_data_handle(const_cast<float*>(x));
-    dst_.set_data_handle(y);
-    prim_.execute(du::stream(), args_);
-    du::stream().wait();
-  }
-
- private:
-  int threads_ = 1;
-  Tensor w_, b_;
-  dnnl::primitive prim_;
-  memory src_, dst_;
-  std::unordered_map<int, memory> args_;
 };
 
 // Scaled dot-product self-attention over a packed QKV buffer [B*L, 3E] (q, k, v side by side
