@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 PACKAGES=(
   build-essential cmake ninja-build pkg-config
   libfmt-dev libcli11-dev nlohmann-json3-dev
-  libzip-dev zlib1g-dev
+  libzip-dev zlib1g-dev libdeflate-dev  # libdeflate: fast CRC-32 of archive records
   libdnnl-dev
   libonnx-dev libprotobuf-dev protobuf-compiler
   libgtest-dev libgmock-dev libbenchmark-dev

@@ -43,6 +43,9 @@ struct ZipRecordInfo {
   uint64_t compressedSize = 0;
   uint16_t method = 0;  // 0 stored, 8 deflated
   uint32_t crc = 0;
+  /// Where a stored record's bytes start in the file (Note [Checking records]), or -1 when
+  /// they are read through libzip.
+  int64_t dataOffset = -1;
 };
 
 /// The bytes of one record, kept alive by `owner`; 64-byte aligned so that storages can wrap
@@ -112,12 +115,20 @@ class ZipReader {
   ZipReader() = default;
   /// Opens the zip over `src` (file or buffer; freed on failure) and checks every entry.
   void init(struct zip_source* src);
-  /// Reads a record without libzip's CRC check (checkCrc == false): raw bytes, inflated here.
-  void readUnchecked(const ZipRecordInfo& info, std::byte* out, const std::string& place) const;
+  /// Reads a record's bytes, inflating deflated ones, into `out` of info.size bytes; returns
+  /// their CRC-32 when options_.checkCrc (else 0). Throws torchless::Error naming `place`
+  /// when truncated or corrupt.
+  uint32_t readRaw(const ZipRecordInfo& info, std::byte* out, const std::string& place) const;
   [[noreturn]] void fail(const std::string& message) const;
+  /// Note [Checking records]: fills dataOffset of the stored records whose central-directory
+  /// and local headers agree with what libzip read; the others keep -1.
+  void locateStoredData();
+  /// Reads `n` bytes at `offset` of the file or buffer into `out`; false when short.
+  bool readAt(uint64_t offset, std::byte* out, size_t n) const;
 
   std::shared_ptr<void> owner_;
   const std::byte* data_ = nullptr;
+  int fd_ = -1;  // the file open() read, kept open for stored records' preads
   size_t size_ = 0;
   std::string displayName_;
   ZipReaderOptions options_;

@@ -87,6 +87,21 @@ TEST(ZipCrc, MismatchRefusedUnlessTheCheckIsOff) {
   EXPECT_EQ(lax->readRecordString("code.py"), plain);
 }
 
+// Note [Checking records]: the CRC is libdeflate's, checked against the one zlib computes
+// (test::crc32) over a record long enough for its vector path, down to the last byte.
+TEST(ZipCrc, LargeRecordsCheckedToTheLastByte) {
+  std::string big((size_t{1} << 20) + 13, '\0');
+  for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<char>((i * 2654435761u) >> 13);
+  std::string zip = test::makeZip({{"archive/data/0", big}});
+  EXPECT_EQ(open(zip, true)->readRecordString("data/0"), big);
+  test::ZipEntry flipped{"archive/data/0", big};
+  flipped.declaredCrc = static_cast<int64_t>(test::crc32(big));
+  flipped.data.back() = static_cast<char>(flipped.data.back() ^ 1);
+  zip = test::makeZip({flipped});
+  EXPECT_NE(readError(*open(zip, true), "data/0").find("record 'data/0': CRC-32 mismatch"),
+            std::string::npos);
+}
+
 TEST(ZipCrc, UncheckedReadsStillRefuseBrokenStreams) {
   const std::string plain = text();
   // Declared shorter than the stream inflates to.
