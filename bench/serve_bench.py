@@ -1,20 +1,26 @@
 """Load tests of `torchless serve` (issue 20), on loopback, bounded in count and time.
 
     /usr/bin/python3 bench/serve_bench.py [--exe build/bin/torchless] [--window 4] [--windows 4]
-        [--clients 8] [--threads 2] [--rounds 7] [--memory-requests 10000]
-        [--parts overhead,load,memory] [--write bench/RESULTS.md]
+        [--clients 8] [--threads 2] [--rounds 7] [--warmup 5] [--memory-requests 10000]
+        [--parts overhead,load,memory] [--forward-times] [--write bench/RESULTS.md]
 
 The machine is shared (2 cores, other engineers' builds): every comparison is made in
 alternation (A, B, A, B ...), so that a change in the machine's load hits both sides alike,
 and CPU time (load-independent) is reported next to wall time.
 
-1. overhead at batch 1: `torchless bench` of the archive (--runs 30) and 30 sequential requests
-   of one client to the served archive, in --rounds alternating rounds: median, p99, min and the
-   server's CPU time per request. Two clients (binary tensor extension): http.client, and a lean
+1. overhead at batch 1: `torchless bench` of the archive (--runs 30 --warmup 5) and 30 sequential
+   requests of one client to the served archive after --warmup (5) requests, in --rounds
+   alternating rounds: median, p99, min and the server's CPU time per request. Both sides get
+   the same warm-up: on this machine (a VM) a forward after the process idled pays again for
+   what the first call pays (resnet18: 11-30 ms instead of 4 after 1 s of sleep, in a plain
+   loop without any server), and the server idles while `torchless bench` runs. Two clients (binary tensor extension): http.client, and a lean
    one (one keep-alive socket, the request's bytes built once, the answer read by its
    Content-Length), as a compiled client (tritonclient's C++ one, perf_analyzer) would cost; and
    the same for a model that does next to nothing (a mean), whose served time is the server's
-   and the transport's own cost per request;
+   and the transport's own cost per request. With --forward-times the server runs at
+   --log-level info and the table adds the median of its forward_ms (the forward alone, timed
+   inside the server) beside `torchless bench`'s median: what is left of the difference is the
+   request's path; the log line costs a write(2) per request, so the served times grow a little;
 2. load and the batching gain: --clients client threads (each an http.client connection,
    every answer checked against `torchless run`'s) for --window s on the model without and
    then with dynamic batching, --windows times alternating: req/s, p50, p99, lost, wrong; for
@@ -23,7 +29,9 @@ and CPU time (load-independent) is reported next to wall time.
 3. memory: RSS of the server over --memory-requests requests of batch sizes 1..8 from 4 clients
    to the batched and the unbatched conv net, sampled every tenth, after a warm-up of one request
    per batch size and a tenth of the requests.
-Results go to the "torchless serve" section of RESULTS.md (replaced on each run).
+The tables are printed; with --write FILE (e.g. bench/RESULTS.md) they also replace the
+"## torchless serve (issue 20)" section of FILE (every part's tables: run all the parts you want
+kept).
 """
 import argparse
 import atexit
@@ -54,9 +62,11 @@ def _kill_servers():  # a failed run leaves no server behind
             p.kill()
 
 
-def start(exe, repo, *args):
-    p = subprocess.Popen([exe, "serve", repo, "--http-port", "0", "--grpc-port", "-1", "--log-level", "warning", *args],
-                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+def start(exe, repo, *args, log=None):
+    # log: a file for the server's stderr at --log-level info (one line per request).
+    level = "info" if log else "warning"
+    p = subprocess.Popen([exe, "serve", repo, "--http-port", "0", "--grpc-port", "-1", "--log-level", level, *args],
+                         stdout=subprocess.PIPE, stderr=log or subprocess.DEVNULL, text=True)
     STARTED.append(p)
     port = int(p.stdout.readline().split()[-1])
     deadline = time.time() + 300
@@ -254,9 +264,12 @@ def main():
     ap.add_argument("--clients", type=int, default=8)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--warmup", type=int, default=5, help="overhead part: requests before each timed 30 (bench: --warmup)")
     ap.add_argument("--memory-requests", type=int, default=10000)
     ap.add_argument("--parts", default="overhead,load,memory")
-    ap.add_argument("--write", default=os.path.join(HERE, "RESULTS.md"))
+    ap.add_argument("--forward-times", action="store_true",
+                    help="overhead part: the server at --log-level info, its forward_ms in the table")
+    ap.add_argument("--write", default="", help="also replace the serve section of this file (bench/RESULTS.md)")
     a = ap.parse_args()
     parts = set(a.parts.split(","))
     torch.manual_seed(0)
@@ -287,19 +300,29 @@ def main():
         expected[net] = run_expected(a.exe, os.path.join(repo, net, "1", "model.pt"), inputs[net], work, a.threads, net)
     load_before = os.getloadavg()
     lines = []
-    p, port = start(a.exe, repo, "--threads", str(a.threads))
+    log_path = os.path.join(work, "server.log")
+    log = open(log_path, "w") if a.forward_times else None
+    p, port = start(a.exe, repo, "--threads", str(a.threads), log=log)
+
+    def forward_ms(start_at, net):
+        # The server's forward_ms of `net`'s requests logged after byte `start_at` of its log.
+        with open(log_path) as f:
+            f.seek(start_at)
+            return [float(m.group(1)) for m in re.finditer(r'model="%s" .*?forward_ms=([0-9.]+)' % net, f.read())]
 
     if "overhead" in parts:
         lines += [
-            f"Overhead at batch 1, {a.threads} thread{'s' if a.threads != 1 else ''}: {a.rounds} alternating rounds of `torchless bench --runs 30` "
-            "and 30 sequential requests of one client of each kind (binary tensor extension, each answer checked); "
+            f"Overhead at batch 1, {a.threads} thread{'s' if a.threads != 1 else ''}: {a.rounds} alternating rounds of `torchless bench --runs 30 --warmup {a.warmup}` "
+            f"and 30 sequential requests of one client of each kind after {a.warmup} (binary tensor extension, each answer checked); "
             "resnet18 (100 classes) at 1x3x64x64, and a model that only takes a mean of the same input (what a "
             "request costs besides the model). Medians are the median of the rounds' medians; CPU is the server "
-            "process's per request (the bench process's per call).",
+            "process's per request (the bench process's per call)." + (
+                " forward is the median of the server's forward_ms (the forward alone, timed inside the "
+                "server; --forward-times: the server logs a line per request)." if a.forward_times else ""),
             "",
             "| model | client | `torchless bench` median | served median | added | min: bench / served | "
-            "p99 served | CPU per call: bench / served |",
-            "|---|---|---|---|---|---|---|---|",
+            "p99 served | CPU per call: bench / served |" + (" served forward |" if a.forward_times else ""),
+            "|---|---|---|---|---|---|---|---|" + ("---|" if a.forward_times else ""),
         ]
         for net in ("r18", "mean"):
             model_pt = os.path.join(repo, net, "1", "model.pt")
@@ -307,24 +330,31 @@ def main():
             lean_req = LeanClient.prepare(req)
             bench, served = [], {"http.client": [], "lean": []}
             cpu = {"http.client": [], "lean": []}
+            fwd = {"http.client": [], "lean": []}
             for _ in range(a.rounds):
                 r = subprocess.run([a.exe, "bench", model_pt, os.path.join(work, f"{net}_x0.npy"), "--threads",
-                                    str(a.threads), "--runs", "30", "--warmup", "5", "--json"], check=True,
+                                    str(a.threads), "--runs", "30", "--warmup", str(a.warmup), "--json"], check=True,
                                    capture_output=True, text=True, timeout=600)
                 bench.append(json.loads(r.stdout))
                 # New connections each round: the bench run may outlast the server's keep-alive timeout.
                 conn, lean = http.client.HTTPConnection("127.0.0.1", port, timeout=120), LeanClient(port)
                 clients = {"http.client": lambda: infer(conn, req, 1), "lean": lambda: lean.infer(lean_req, 1)}
                 for kind, call in clients.items():
-                    for _ in range(3):
+                    for _ in range(a.warmup):
                         call()
                     c0, seq = cpu_seconds(p.pid), []
+                    if log:
+                        log.flush()
+                        log_at = os.path.getsize(log_path)
                     for _ in range(30):
                         t = time.perf_counter()
                         status, y = call()
                         seq.append((time.perf_counter() - t) * 1e3)
                         assert status == 200 and np.allclose(y, expected[net][0], rtol=1e-4, atol=1e-5)
                     cpu[kind].append((cpu_seconds(p.pid) - c0) / 30 * 1e3)
+                    if log:
+                        time.sleep(0.05)  # the last line written
+                        fwd[kind] += forward_ms(log_at, net)
                     served[kind].append(seq)
                 conn.close()
             b_med = statistics.median(b["median_ms"] for b in bench)
@@ -339,7 +369,8 @@ def main():
                     added += f" ({(s_med / b_med - 1) * 100:+.1f}%; target at most +10%)"
                 lines.append(f"| {net} | {kind} | {b_med:.3f} ms | {s_med:.3f} ms | {added} | {b_min:.3f} / "
                              f"{s_min:.3f} ms | {percentile(s_all, 99):.3f} ms | {b_cpu:.3f} / "
-                             f"{statistics.median(cpu[kind]):.3f} ms |")
+                             f"{statistics.median(cpu[kind]):.3f} ms |" +
+                             (f" {statistics.median(fwd[kind]):.3f} ms |" if a.forward_times else ""))
         lines.append("")
 
     if "load" in parts:
@@ -415,7 +446,8 @@ def main():
         "## torchless serve (issue 20)",
         "",
         f"`/usr/bin/python3 bench/serve_bench.py --parts {a.parts} --window {a.window:g} --windows {a.windows} "
-        f"--clients {a.clients} --threads {a.threads} --rounds {a.rounds} --memory-requests {a.memory_requests}`, "
+        f"--clients {a.clients} --threads {a.threads} --rounds {a.rounds} --warmup {a.warmup} --memory-requests {a.memory_requests}"
+        f"{' --forward-times' if a.forward_times else ''}`, "
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, on loopback. Load average (1 min) "
         f"{load_before[0]:.1f} before and {load_after[0]:.1f} after, on 2 cores shared with 4 other engineers' builds "
         "and tests: wall times are indications, CPU times and the alternating comparisons hold better.",
@@ -426,7 +458,7 @@ def main():
     if a.write:
         old = open(a.write).read() if os.path.exists(a.write) else ""
         section = re.compile(r"## torchless serve \(issue 20\)\n.*?(?=\n## |\Z)", re.S)
-        new = section.sub(lambda _: text.rstrip("\n"), old) if section.search(old) else old.rstrip("\n") + "\n\n" + text
+        new = section.sub(lambda _: text, old) if section.search(old) else old.rstrip("\n") + "\n\n" + text
         with open(a.write, "w") as f:
             f.write(new if new.endswith("\n") else new + "\n")
 

@@ -2,6 +2,7 @@
 
 #include "api/cli_io.h"
 #include "api/compile.h"
+#include "api/environment.h"
 #include "core/error.h"
 #include "core/type.h"
 
@@ -425,7 +426,7 @@ void ServedModel::load() {
   }
 }
 
-std::string ServedModel::warmUp() {
+std::string ServedModel::warmUp(int threads) {
   std::vector<IValue> args;
   for (size_t k = 0; k < params_.size(); ++k) {
     const TensorSpec& s = inputs_[k];
@@ -443,6 +444,7 @@ std::string ServedModel::warmUp() {
   // Joined batches come in every size up to max_batch_size: plan each (at most 16, the
   // engine's plan cache) so that no request waits for a plan to be built.
   const int64_t sizes = batchable() ? std::min<int64_t>(source_.config.maxBatchSize, 16) : 1;
+  torchless::setNumThreads(threads);  // as Scheduler runs requests
   for (int64_t b = 1; b <= sizes; ++b) {
     std::vector<IValue> batch = args;
     if (b > 1)

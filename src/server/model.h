@@ -99,9 +99,12 @@ class ServedModel {
   /// When every input is a tensor of declared datatype and fixed dims (Triton's model_warmup,
   /// implied), runs each instance once on zeros of batch 1 (of every batch size up to
   /// max_batch_size, at most 16, with dynamic batching), so that the first request does
-  /// not pay for building the execution plan. Returns "" or why a warm-up call failed (the
-  /// model may refuse zeros; that is not a load error). Returns "" at once when it cannot.
-  std::string warmUp();
+  /// not pay for building the execution plan. The calls run on `threads` threads, the count
+  /// requests run with (the calling thread keeps it): engines plan per thread count, and a
+  /// warm-up at the loading thread's count left the first request to plan again.
+  /// Returns "" or why a warm-up call failed (the model may refuse zeros; that is not a load
+  /// error). Returns "" at once when it cannot.
+  std::string warmUp(int threads);
 
   const std::string& name() const { return source_.name; }
   const std::string& version() const { return source_.version; }

@@ -98,7 +98,9 @@ Outcome Scheduler::run(std::vector<IValue> args, Clock::time_point deadline) {
       metrics_.queued(0);
       torchless::setNumThreads(threads_);  // the calling thread's OpenMP team
       Outcome o;
+      const auto f0 = Clock::now();
       o.result = runForward(model_->instance(i), std::move(args), model_->name());
+      o.forwardSeconds = std::chrono::duration<double>(Clock::now() - f0).count();
       return o;
     }
   }
@@ -169,7 +171,9 @@ void Scheduler::runAlone(const Module& m, Job& job, int64_t batchRows) {
     Outcome o;
     o.queueSeconds = queued;
     o.batchRows = batchRows;
+    const auto f0 = Clock::now();
     o.result = runForward(m, std::move(job.args), model_->name());
+    o.forwardSeconds = std::chrono::duration<double>(Clock::now() - f0).count();
     job.promise.set_value(std::move(o));
   } catch (...) {
     job.promise.set_exception(std::current_exception());
@@ -215,11 +219,13 @@ void Scheduler::runJoined(const Module& m, std::vector<std::unique_ptr<Job>>& jo
   }
   IValue result;
   std::string failure;
+  const auto f0 = Clock::now();
   try {
     result = runForward(m, std::move(args), model_->name());
   } catch (const ServeError& e) {
     failure = e.what();
   }
+  const double forwardSeconds = std::chrono::duration<double>(Clock::now() - f0).count();
   // Split every output back along dimension 0.
   std::vector<Tensor> outs;
   bool tuple = false;
@@ -251,6 +257,7 @@ void Scheduler::runJoined(const Module& m, std::vector<std::unique_ptr<Job>>& jo
   for (auto& j : jobs) {
     Outcome o;
     o.queueSeconds = std::chrono::duration<double>(start - j->enqueued).count();
+    o.forwardSeconds = forwardSeconds;
     o.batchRows = total;
     if (tuple) {
       std::vector<IValue> parts;

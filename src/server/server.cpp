@@ -146,9 +146,10 @@ InferResponse Server::infer(const InferRequest& request, const char* protocol,
     if (options_.logLevel >= LogLevel::Info)
       log(LogLevel::Info,
           fmt::format("protocol={} model={} version={} id={} status=200 duration_ms={:.3f} "
-                      "queue_ms={:.3f} batch={}",
+                      "queue_ms={:.3f} forward_ms={:.3f} batch={}",
                       protocol, logfmtQuoted(model->name()), model->version(),
-                      logfmtQuoted(request.id), s * 1e3, o.queueSeconds * 1e3, o.batchRows));
+                      logfmtQuoted(request.id), s * 1e3, o.queueSeconds * 1e3,
+                      o.forwardSeconds * 1e3, o.batchRows));
     return r;
   } catch (const ServeError& e) {
     if (model) metrics_.model(model->name()).request(e.httpStatus(), seconds());
@@ -193,7 +194,7 @@ Server::Loaded Server::build(const ModelSource& source) {
     throw;
   }
   const int threads = m->config().threads > 0 ? m->config().threads : share_;
-  const std::string warm = m->warmUp();
+  const std::string warm = m->warmUp(threads);
   if (!warm.empty())
     log(LogLevel::Warning,
         fmt::format("model={} warm-up call on zeros failed (requests will still run): {}",

@@ -1,6 +1,7 @@
 """`torchless serve` start-up, back-pressure and shutdown (issue 20)."""
 import json
 import os
+import re
 import socket
 import subprocess
 import threading
@@ -285,5 +286,11 @@ def test_memory_stays_flat_over_varying_batch_sizes():
         samples = state["samples"]
         assert len(samples) >= 15, samples
         assert max(samples) - samples[0] <= 5, samples
+        # Dynamic batching joined requests: wide ran fewer executions than it answered requests.
+        status, body = s.get("/metrics")
+        text = body.decode()
+        executions = int(float(re.search(r'torchless_batch_size_count\{model="wide"\} (\S+)', text).group(1)))
+        answered = int(float(re.search(r'torchless_inference_requests_total\{model="wide",status="200"\} (\S+)', text).group(1)))
+        assert status == 200 and answered == total // 2 and executions < answered, (executions, answered)
     finally:
         assert s.terminate() == 0

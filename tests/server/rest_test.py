@@ -257,5 +257,10 @@ def test_metrics(server):
 
 def test_log_line_per_request(server):
     assert_still_serving(server)
-    assert any("protocol=http" in l and "model=\"classifier\"" in l and "status=200" in l for l in server.log)
+    lines = [l for l in server.log if "protocol=http" in l and "model=\"classifier\"" in l and "status=200" in l]
+    assert lines
+    # The stages: the whole request in the server, its wait, and the forward alone.
+    fields = dict(f.split("=", 1) for f in lines[-1].split() if "=" in f)
+    assert float(fields["duration_ms"]) >= float(fields["forward_ms"]) > 0, lines[-1]
+    assert "queue_ms" in fields and "batch" in fields
     assert any("status=400" in l and "error=" in l for l in server.log)
