@@ -4,6 +4,7 @@
 #include "ops/dnnl_utils.h"
 #include "ops/parallel.h"
 #include "ops/shape.h"
+#include "ops/thread_budget.h"
 
 #include <cmath>
 #include <cstring>
@@ -92,6 +93,9 @@ bool layerNormDnnl(const Tensor& c, const Tensor& out, int64_t outer, int64_t le
   if (b.defined()) flags = flags | normalization_flags::use_shift;
   const dnnl::memory::desc md({outer, len}, dnnl::memory::data_type::f32,
                               dnnl::memory::format_tag::ab);
+  // Note [Thread budget]: threads by the work (about 8 flops an element), when the primitive is
+  // made and when it runs; the key takes the limited count.
+  ThreadLimit limit(threadsForWork(8.0 * static_cast<double>(outer) * static_cast<double>(len)));
   const du::PrimitiveKey key{
       2, outer, len, static_cast<int64_t>(flags), epsBits, omp_get_max_threads()};
   std::shared_ptr<dnnl::primitive> prim;

@@ -5,6 +5,7 @@
 #include "ops/parallel.h"
 #include "ops/shape.h"
 #include "ops/tensor_iterator.h"
+#include "ops/thread_budget.h"
 
 #include <algorithm>
 #include <cmath>
@@ -430,6 +431,9 @@ void softmaxLastDimDnnl(const Tensor& c, const Tensor& out, int64_t outer, int64
   namespace du = dnnl_utils;
   const dnnl::memory::desc md({outer, n}, dnnl::memory::data_type::f32,
                               dnnl::memory::format_tag::ab);
+  // Note [Thread budget]: threads by the work (an exp is some 20 flops), for the primitive and
+  // the check of the rows after it; the key takes the limited count.
+  ThreadLimit limit(threadsForWork(24.0 * static_cast<double>(outer) * static_cast<double>(n)));
   const du::PrimitiveKey key{1, outer, n, isLog ? 1 : 0, omp_get_max_threads()};
   auto prim = du::cachedPrimitive(key, [&] {
     dnnl::softmax_v2_forward::desc d(

@@ -50,7 +50,8 @@ Tensor upsampleNearestExact(const Tensor& x, const IntList& outputSize,
 
 // Multi-head self-attention as torch._native_multi_head_attention computes it: query, key,
 // value [B, L, E]; qkv_weight [3E, E]; mask_type 0 = attn mask [L, S], 1 = key padding
-// mask [B, S] (bool: True is masked; float: added).
+// mask [B, S]. True is masked; a mask of another dtype is converted to bool first (nonzero is
+// masked, -1.5 as -inf), as PyTorch 1.13's masked_softmax does (with a warning).
 std::tuple<Tensor, Tensor> multiHeadAttention(
     const Tensor& query, const Tensor& key, const Tensor& value, int64_t embedDim, int64_t numHeads,
     const Tensor& qkvWeight, const Tensor& qkvBias, const Tensor& projWeight,
@@ -77,10 +78,8 @@ std::tuple<Tensor, Tensor> multiHeadAttention(
     if (maskType.value_or(m.dim() == 2 && m.size(0) == B && m.size(1) == S ? 1 : 0) == 1 &&
         m.dim() == 2)
       m = ops::reshape(m, {B, 1, 1, S});
-    if (m.dtype() == ScalarType::Bool)
-      scores = ops::maskedFill(scores, m, Scalar(-std::numeric_limits<double>::infinity()));
-    else
-      scores = ops::add(scores, m);
+    if (m.dtype() != ScalarType::Bool) m = ops::toDtype(m, ScalarType::Bool);
+    scores = ops::maskedFill(scores, m, Scalar(-std::numeric_limits<double>::infinity()));
   }
   Tensor attn = ops::softmax(scores, -1);
   Tensor out = ops::matmul(attn, v);  // [B, H, L, D]

@@ -28,7 +28,8 @@ class Encoder(nn.Module):
 
 
 class EncoderWithPadding(Encoder):
-    """A key padding mask: the fused path does not take masks; the node's kernel runs."""
+    """A key padding mask (mask_type 1): the fused path takes it (bool, or float where nonzero
+    means masked, as PyTorch converts it)."""
 
     def forward(self, x, pad):
         return self.encoder(x, src_key_padding_mask=pad)
@@ -48,6 +49,17 @@ class VitBlock(nn.Module):
     def forward(self, x):
         y = self.ln_1(x)
         y, _ = self.self_attention(y, y, y, need_weights=False)
+        x = x + y
+        return x + self.mlp(self.ln_2(x))
+
+
+class VitBlockWithPadding(VitBlock):
+    """nn.MultiheadAttention with a key padding mask, traced: the mask is an input of
+    aten::_native_multi_head_attention (mask_type 1)."""
+
+    def forward(self, x, pad):
+        y = self.ln_1(x)
+        y, _ = self.self_attention(y, y, y, key_padding_mask=pad, need_weights=False)
         x = x + y
         return x + self.mlp(self.ln_2(x))
 
@@ -112,7 +124,21 @@ def main():
         pad = torch.zeros(2, 7, dtype=torch.bool)
         pad[1, 5:] = True
         save_case(root, "encoder_padding_mask", torch.jit.script(m), [torch.randn(2, 7, 32), pad],
-                  {"fused attention": 0})
+                  {"fused attention": 2})
+        # Float mask: PyTorch's fast path converts it to bool (-1.5 masks as -inf does). Batch
+        # element 1 has every key masked: its rows are NaN in PyTorch 1.13 (0 / 0 in softmax).
+        fpad = torch.zeros(3, 7)
+        fpad[0, 5:] = float("-inf")
+        fpad[0, 2] = -1.5
+        fpad[1, :] = float("-inf")
+        save_case(root, "encoder_float_mask_fully_masked", torch.jit.script(m),
+                  [torch.randn(3, 7, 32), fpad], {"fused attention": 2})
+        m = VitBlockWithPadding().eval()
+        x = torch.randn(2, 9, 48)
+        pad = torch.zeros(2, 9, dtype=torch.bool)
+        pad[0, 6:] = True
+        save_case(root, "vit_block_padding_traced", torch.jit.trace(m, (x, pad)), [x, pad],
+                  {"fused attention": 1})
         m = VitBlock().eval()
         x = torch.randn(2, 9, 48)
         save_case(root, "vit_block_traced", torch.jit.trace(m, x), [x], {"fused attention": 1})

@@ -12,8 +12,11 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
+#include <limits>
 #include <unordered_map>
+#include <vector>
 
 namespace torchless::engine {
 
@@ -23,51 +26,124 @@ using dnnl::memory;
 using dt = memory::data_type;
 namespace du = ops::dnnl_utils;
 
-// The softmax loops are compiled for AVX2 and the baseline (chosen at load time), without
-// trapping math: with it GCC keeps the clamp below as a branch and vectorizes nothing.
-#define TL_MULTIVERSION \
-  __attribute__((target_clones("avx2", "default"), optimize("no-trapping-math")))
+// ---- softmax rows with a vectorized exp --------------------------------------------------
 
-// ---- softmax rows with a vectorizable exp ------------------------------------------------
+// Note [Attention softmax]
+// The rows of q k^T are normalized here, W floats at a time with GCC's vector extensions,
+// compiled three times (AVX-512, AVX2 + FMA, SSE2) and chosen once at run time: one pass for
+// the row's max, one for exp(x - max) and its sum, one to scale by 1 / sum. exp is Cephes'
+// expf written without branches or library calls (round to nearest with the 1.5 * 2^23 trick,
+// a degree-5 polynomial on the remainder, 2^n put into the exponent bits), relative error about
+// 1 ulp, and 0 below -87.3 (where float's normal range ends; PyTorch's Sleef exp gives 0 or a
+// denormal there). As PyTorch's kernel: a NaN in a row makes the row NaN, a row whose entries
+// are all -inf (every key masked) is NaN (max - max = NaN), and a masked key (-inf) gets 0.
 
-// exp(x) for x <= 0 (a softmax row minus its max) as Cephes' expf computes it, written without
-// branches or library calls so that the loops below vectorize: round to nearest with the
-// 1.5 * 2^23 trick, a degree-5 polynomial on the remainder, 2^n put into the exponent bits.
-// Relative error about 1 ulp; x below -87.3 gives exp(-87.3) (~1e-38, a row's tail); NaN stays.
-[[gnu::always_inline, gnu::optimize("no-trapping-math")]] inline float expNonPositive(float x) {
-  x = x < -87.3f ? -87.3f : x;
-  const float n = (x * 1.44269504088896341f + 12582912.f) - 12582912.f;
-  const float r = (x - n * 0.693359375f) + n * 2.12194440e-4f;
-  float p = 1.9875691500e-4f;
+template <int W>
+struct Lanes {
+  // (typedef: GCC drops vector_size from a dependent alias-declaration)
+  typedef float F __attribute__((vector_size(W * sizeof(float))));
+  typedef int32_t I __attribute__((vector_size(W * sizeof(float))));
+};
+
+// x = exp(x) for x <= 0 (a row minus its max) in every lane (Note [Attention softmax]).
+template <class F, class I>
+[[gnu::always_inline]] inline void expNonPositive(F& x) {
+  const I under = x < -87.3f;
+  x = under ? F{} - 87.3f : x;
+  const F n = (x * 1.44269504088896341f + 12582912.f) - 12582912.f;
+  const F r = (x - n * 0.693359375f) + n * 2.12194440e-4f;
+  F p = F{} + 1.9875691500e-4f;
   p = p * r + 1.3981999507e-3f;
   p = p * r + 8.3334519073e-3f;
   p = p * r + 4.1665795894e-2f;
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
-  const float y = p * r * r + r + 1.f;
-  const int32_t e = (static_cast<int32_t>(n) + 127) << 23;
-  float scale;  // std::bit_cast stops GCC 12's vectorizer here, memcpy does not
+  const I e = (__builtin_convertvector(n, I) + 127) << 23;
+  F scale;
   std::memcpy(&scale, &e, sizeof scale);
-  return y * scale;
+  x = (p * r * r + r + 1.f) * scale;
+  x = under ? F{} : x;
 }
 
-// softmax over each of `rows` contiguous rows of n floats, in place.
-TL_MULTIVERSION void softmaxRows(float* p, int64_t rows, int64_t n) {
+// softmax over each of `rows` contiguous rows of n floats, in place, W lanes at a time.
+template <int W>
+[[gnu::always_inline]] inline void softmaxRowsW(float* p, int64_t rows, int64_t n) {
+  using F = typename Lanes<W>::F;
+  using I = typename Lanes<W>::I;
+  using F1 = typename Lanes<1>::F;
+  using I1 = typename Lanes<1>::I;
   for (int64_t r = 0; r < rows; ++r) {
     float* row = p + r * n;
     float m = row[0];
-    for (int64_t j = 1; j < n; ++j) m = row[j] > m ? row[j] : m;
-    for (int64_t j = 0; j < n; ++j) row[j] = expNonPositive(row[j] - m);
-    float acc[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};  // 8 lanes, then across them
     int64_t j = 0;
-    for (; j + 8 <= n; j += 8)
-      for (int k = 0; k < 8; ++k) acc[k] += row[j + k];
+    if (n >= W) {
+      F mv, v;
+      std::memcpy(&mv, row, sizeof mv);
+      for (j = W; j + W <= n; j += W) {
+        std::memcpy(&v, row + j, sizeof v);
+        mv = v > mv ? v : mv;
+      }
+      for (int k = 0; k < W; ++k) m = mv[k] > m ? mv[k] : m;
+    }
+    for (; j < n; ++j) m = row[j] > m ? row[j] : m;
+    F acc{};
+    for (j = 0; j + W <= n; j += W) {
+      F v;
+      std::memcpy(&v, row + j, sizeof v);
+      v -= m;
+      expNonPositive<F, I>(v);
+      std::memcpy(row + j, &v, sizeof v);
+      acc += v;
+    }
     float s = 0.f;
-    for (; j < n; ++j) s += row[j];
-    for (float a : acc) s += a;
+    for (; j < n; ++j) {
+      F1 v = {row[j] - m};
+      expNonPositive<F1, I1>(v);
+      row[j] = v[0];
+      s += v[0];
+    }
+    for (int k = 0; k < W; ++k) s += acc[k];
     const float inv = 1.f / s;
-    for (int64_t j = 0; j < n; ++j) row[j] *= inv;
+    for (j = 0; j + W <= n; j += W) {
+      F v;
+      std::memcpy(&v, row + j, sizeof v);
+      v *= inv;
+      std::memcpy(row + j, &v, sizeof v);
+    }
+    for (; j < n; ++j) row[j] *= inv;
   }
+}
+
+// One copy per vector width; without trapping math (with it GCC keeps the selects above as
+// branches).
+__attribute__((target("avx512f"), optimize("no-trapping-math"))) void softmaxRows16(float* p,
+                                                                                    int64_t rows,
+                                                                                    int64_t n) {
+  softmaxRowsW<16>(p, rows, n);
+}
+__attribute__((target("avx2,fma"), optimize("no-trapping-math"))) void softmaxRows8(float* p,
+                                                                                    int64_t rows,
+                                                                                    int64_t n) {
+  softmaxRowsW<8>(p, rows, n);
+}
+__attribute__((optimize("no-trapping-math"))) void softmaxRows4(float* p, int64_t rows, int64_t n) {
+  softmaxRowsW<4>(p, rows, n);
+}
+
+using SoftmaxRowsFn = void (*)(float*, int64_t, int64_t);
+
+// The widest softmaxRows the CPU runs (chosen once).
+SoftmaxRowsFn softmaxRowsForCpu() {
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) return softmaxRows16;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return softmaxRows8;
+  return softmaxRows4;
+}
+
+// softmax over each of `rows` contiguous rows of n floats, in place (Note [Attention softmax]).
+void softmaxRows(float* p, int64_t rows, int64_t n) {
+  static const SoftmaxRowsFn fn = softmaxRowsForCpu();
+  fn(p, rows, n);
 }
 
 // ---- oneDNN pieces, built once per plan --------------------------------------------------
@@ -92,11 +168,12 @@ class BoundPrimitive {
   std::unordered_map<int, memory> args_;
 };
 
-// y [M, N] = x [M, K] @ W^T + b, W [N, K] (PyTorch's linear), then (sum) the previous contents
-// of y added, then an activation; W packed into the primitive's layout once per engine.
+// y [M, N] = x [M, K] @ W^T + b, W [N, K] (PyTorch's linear), then (residual) a residual
+// [M, N] added (a binary post-op: no copy of it into y first), then an activation; W packed
+// into the primitive's layout once per engine.
 class FusedLinear : public BoundPrimitive {
  public:
-  void prepare(const Layer& l, int slot, int64_t M, const Tensor& w, const Tensor& b, bool sum,
+  void prepare(const Layer& l, int slot, int64_t M, const Tensor& w, const Tensor& b, bool residual,
                dnnl::algorithm act = dnnl::algorithm::undef) {
     auto& eng = du::engine();
     const int64_t N = w.size(0), K = w.size(1);
@@ -112,7 +189,7 @@ class FusedLinear : public BoundPrimitive {
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
     dnnl::post_ops po;
-    if (sum) po.append_sum(1.f);
+    if (residual) po.append_binary(dnnl::algorithm::binary_add, dstMd);
     if (act != dnnl::algorithm::undef) po.append_eltwise(1.f, act, 0.f, 0.f);
     attr.set_post_ops(po);
     dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(srcMd, wAny, biasMd, dstMd), attr, eng);
@@ -124,14 +201,25 @@ class FusedLinear : public BoundPrimitive {
              {DNNL_ARG_WEIGHTS, wMem},
              {DNNL_ARG_BIAS, memory(biasMd, eng, b_.rawData())},
              {DNNL_ARG_DST, dst_}};
+    if (residual) {
+      residual_ = memory(dstMd, eng, nullptr);
+      args_[DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1] = residual_;
+    }
     if (pd.scratchpad_desc().get_size() > 0) {
       scratch_ = Storage::allocate(pd.scratchpad_desc().get_size());
       args_[DNNL_ARG_SCRATCHPAD] = memory(pd.scratchpad_desc(), eng, scratch_.data());
     }
   }
+  /// y = x W^T + b + residual (prepared with a residual).
+  void run(const float* x, float* y, const float* residual) {
+    residual_.set_data_handle(const_cast<float*>(residual));
+    BoundPrimitive::run(x, y);
+  }
+  using BoundPrimitive::run;
 
  private:
   Storage scratch_;
+  memory residual_;
 };
 
 // layer_norm over the last dim of [M, E] rows with weight and bias [E] (oneDNN's layer
@@ -164,7 +252,9 @@ class FusedLayerNorm : public BoundPrimitive {
 // Scaled dot-product self-attention over a packed QKV buffer [B*L, 3E] (q, k, v side by side
 // in each row, head h at columns h*D of each), written to ctx [B*L, E] in [B, L, H, D] order:
 // per (b, h), scores = q k^T / sqrt(D) (dnnl_sgemm, reading q and k in place), softmax rows,
-// ctx = scores v. (b, h) pairs are split across threads, each with its own scores buffer.
+// ctx = scores v. (b, h) pairs are split across threads, each with its own scores buffer. With
+// a key padding mask, the scores of masked keys are -inf before the softmax (Note [Attention
+// softmax]: they get 0, and a query whose keys are all masked gets NaN, as PyTorch's).
 class Attention {
  public:
   void prepare(int64_t B, int64_t L, int64_t E, int64_t H) {
@@ -175,6 +265,9 @@ class Attention {
     if (flops < (int64_t{1} << 21)) threads_ = 1;
     scores_ = Storage::allocate(static_cast<size_t>(threads_ * L * L) * sizeof(float));
   }
+  /// The key padding mask of the next run() calls: masked[b * L + j] nonzero when key j of
+  /// batch element b is masked; null for none. The caller keeps it alive.
+  void setKeyMask(const uint8_t* masked) { keyMask_ = masked; }
   void run(const float* qkv, float* ctx) {
     const int64_t n = B_ * H_;
     float* scratch = reinterpret_cast<float*>(scores_.data());
@@ -194,13 +287,24 @@ class Attention {
     const float* v = q + 2 * E_;
     const float scale = 1.f / std::sqrt(static_cast<float>(D_));
     dnnl_sgemm('N', 'T', L_, L_, D_, scale, q, ld, k, ld, 0.f, s, L_);
+    if (keyMask_) maskKeys(s, keyMask_ + b * L_);
     softmaxRows(s, L_, L_);
     dnnl_sgemm('N', 'N', L_, D_, L_, 1.f, s, L_, v, ld, 0.f, ctx + b * L_ * E_ + h * D_, E_);
+  }
+
+  // Scores [L, L] of masked keys (columns) to -inf.
+  void maskKeys(float* s, const uint8_t* masked) const {
+    constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
+    for (int64_t j = 0; j < L_; ++j) {
+      if (!masked[j]) continue;
+      for (int64_t r = 0; r < L_; ++r) s[r * L_ + j] = kMinusInf;
+    }
   }
 
   int64_t B_ = 0, L_ = 0, E_ = 0, H_ = 0, D_ = 0;
   int threads_ = 1;
   Storage scores_;
+  const uint8_t* keyMask_ = nullptr;
 };
 
 // ---- the transformer executors -----------------------------------------------------------
@@ -229,6 +333,14 @@ class StepTimer {
 
 const IValue* staticArg(const Layer& l, size_t i) {
   return i < l.args.size() && l.args[i] ? &*l.args[i] : nullptr;
+}
+
+// Where a node argument that is a network value (args[i] null) sits in l.inputs: after the
+// inputs of the dynamic arguments before it.
+size_t inputOfArg(const Layer& l, size_t i) {
+  size_t n = 0;
+  for (size_t j = 0; j < i; ++j) n += l.args[j] ? 0 : 1;
+  return n;
 }
 
 bool floatTensorArg(const Layer& l, size_t i, int64_t dim) {
@@ -260,6 +372,46 @@ class AttentionBase : public LayerExec {
   }
 
  protected:
+  /// Takes the node's mask (argument `maskArg`, a static value or a network input) with its
+  /// mask_type (argument `typeArg`): None, or a key padding mask (mask_type 1) whose value is
+  /// checked on each call (readMask). False for another form (the node's kernel runs).
+  bool prepareMask(size_t maskArg, size_t typeArg) {
+    const IValue* type = staticArg(l_, typeArg);
+    const IValue* mask = staticArg(l_, maskArg);
+    if (mask && mask->isNone()) return true;  // no mask (mask_type does not matter)
+    if (!type || !type->isInt() || type->toInt() != 1) return false;
+    if (mask && !mask->isTensor()) return false;
+    hasMask_ = true;
+    maskInput_ = mask ? -1 : static_cast<int>(inputOfArg(l_, maskArg));
+    if (mask) staticMask_ = mask->toTensor();
+    keyMasked_.assign(static_cast<size_t>(B_ * L_), 0);
+    return true;
+  }
+  /// Reads this call's key padding mask [B, L] (bool, or float where nonzero means masked as
+  /// PyTorch's conversion to bool) into the attention; false when it is not of that form.
+  bool readMask(const std::vector<IValue>& slots) {
+    if (!hasMask_) return true;
+    const IValue* mv =
+        maskInput_ < 0 ? nullptr
+                       : &slots[static_cast<size_t>(l_.inputs[static_cast<size_t>(maskInput_)])];
+    if (mv && !mv->isTensor()) return false;
+    const Tensor& m = mv ? mv->toTensor() : staticMask_;
+    if (m.dim() != 2 || m.size(0) != B_ || m.size(1) != L_ || !m.isContiguous()) return false;
+    uint8_t* out = keyMasked_.data();
+    const auto n = static_cast<size_t>(B_ * L_);
+    if (m.dtype() == ScalarType::Bool) {
+      const auto* in = static_cast<const uint8_t*>(m.rawData());
+      for (size_t i = 0; i < n; ++i) out[i] = in[i] != 0;
+    } else if (m.dtype() == ScalarType::Float) {
+      const float* in = m.data<float>();
+      for (size_t i = 0; i < n; ++i) out[i] = in[i] != 0.f;  // NaN too, as .to(bool)
+    } else {
+      return false;
+    }
+    attention_.setKeyMask(out);
+    return true;
+  }
+
   /// Runs the node's kernel (an input of another layout than the prepared one).
   void fallback(std::vector<IValue>& slots) {
     if (!kernel_) kernel_ = makeKernelExec(l_);
@@ -272,22 +424,25 @@ class AttentionBase : public LayerExec {
   }
   /// qkv = x Wqkv^T + b; ctx = attention(qkv).
   void prepareAttention(int64_t H, const Tensor& qkvW, const Tensor& qkvB, const Tensor& projW,
-                        const Tensor& projB, bool projSum) {
+                        const Tensor& projB, bool projResidual) {
     qkvProj_.prepare(l_, 0, M_, qkvW, qkvB, false);
-    outProj_.prepare(l_, 1, M_, projW, projB, projSum);
+    outProj_.prepare(l_, 1, M_, projW, projB, projResidual);
     attention_.prepare(B_, L_, E_, H);
     qkv_ = Storage::allocate(static_cast<size_t>(M_ * 3 * E_) * sizeof(float));
     ctx_ = Storage::allocate(static_cast<size_t>(M_ * E_) * sizeof(float));
   }
-  /// y = attention(x Wqkv^T + b) Wo^T + bo (+ y's contents when prepared with projSum).
-  void selfAttention(const float* x, float* y, StepTimer& steps) {
+  /// y = attention(x Wqkv^T + b) Wo^T + bo (+ residual: prepared with projResidual).
+  void selfAttention(const float* x, float* y, StepTimer& steps, const float* residual = nullptr) {
     auto* qkv = reinterpret_cast<float*>(qkv_.data());
     auto* ctx = reinterpret_cast<float*>(ctx_.data());
     qkvProj_.run(x, qkv);
     steps.step("MatMul qkv (+bias)");
     attention_.run(qkv, ctx);
     steps.step("attention (q k^T, softmax, v)");
-    outProj_.run(ctx, y);
+    if (residual)
+      outProj_.run(ctx, y, residual);
+    else
+      outProj_.run(ctx, y);
     steps.step("MatMul out-proj (+bias, +residual)");
   }
 
@@ -300,6 +455,10 @@ class AttentionBase : public LayerExec {
   Attention attention_;
   Storage qkv_, ctx_;
   std::unique_ptr<LayerExec> kernel_;
+  bool hasMask_ = false;
+  int maskInput_ = -1;  // index in l_.inputs of a mask that is a network value
+  Tensor staticMask_;
+  std::vector<uint8_t> keyMasked_;  // [B, L], this call's mask as bytes
 };
 
 // aten::_native_multi_head_attention(Tensor query, Tensor key, Tensor value, int embed_dim,
@@ -309,15 +468,13 @@ class AttentionBase : public LayerExec {
 class MultiHeadAttentionExec : public AttentionBase {
  public:
   static std::unique_ptr<LayerExec> make(const Layer& l, const std::vector<IValue>& slots) {
-    if (l.inputs.size() != 3 || l.args.size() != 13 || l.args[0] || l.args[1] || l.args[2] ||
+    if (l.inputs.size() < 3 || l.args.size() != 13 || l.args[0] || l.args[1] || l.args[2] ||
         l.inputs[0] != l.inputs[1] || l.inputs[0] != l.inputs[2] || l.outputs.size() != 2)
       return nullptr;
     const IValue& xv = slots[static_cast<size_t>(l.inputs[0])];
     if (!xv.isTensor() || !takes(xv.toTensor())) return nullptr;
-    const IValue *e = staticArg(l, 3), *h = staticArg(l, 4), *mask = staticArg(l, 9),
-                 *needW = staticArg(l, 10);
-    if (!e || !e->isInt() || !h || !h->isInt() || !mask || !mask->isNone() || !needW ||
-        !needW->isBool() || needW->toBool())
+    const IValue *e = staticArg(l, 3), *h = staticArg(l, 4), *needW = staticArg(l, 10);
+    if (!e || !e->isInt() || !h || !h->isInt() || !needW || !needW->isBool() || needW->toBool())
       return nullptr;
     const Tensor& x = xv.toTensor();
     const int64_t E = e->toInt(), H = h->toInt();
@@ -330,13 +487,14 @@ class MultiHeadAttentionExec : public AttentionBase {
         projW.sizes() != IntList{E, E} || projB.size(0) != E)
       return nullptr;
     auto exec = std::unique_ptr<MultiHeadAttentionExec>(new MultiHeadAttentionExec(l, x));
+    if (!exec->prepareMask(9, 12)) return nullptr;
     exec->prepareAttention(H, qkvW, qkvB, projW, projB, false);
     return exec;
   }
 
   void run(std::vector<IValue>& slots) override {
     const Tensor& x = slots[static_cast<size_t>(l_.inputs[0])].toTensor();
-    if (!takes(x) || x.sizes() != sizes_) return fallback(slots);
+    if (!takes(x) || x.sizes() != sizes_ || !readMask(slots)) return fallback(slots);
     Tensor y = output();
     StepTimer steps(l_);
     selfAttention(x.data<float>(), y.data<float>(), steps);
@@ -361,14 +519,14 @@ class MultiHeadAttentionExec : public AttentionBase {
 class EncoderLayerExec : public AttentionBase {
  public:
   static std::unique_ptr<LayerExec> make(const Layer& l, const std::vector<IValue>& slots) {
-    if (l.inputs.size() != 1 || l.args.size() != 20 || l.args[0] || l.outputs.size() != 1)
+    if (l.inputs.empty() || l.args.size() != 20 || l.args[0] || l.outputs.size() != 1)
       return nullptr;
     const IValue& xv = slots[static_cast<size_t>(l.inputs[0])];
     if (!xv.isTensor() || !takes(xv.toTensor())) return nullptr;
     const IValue *e = staticArg(l, 1), *h = staticArg(l, 2), *gelu = staticArg(l, 7),
-                 *normFirst = staticArg(l, 8), *eps = staticArg(l, 9), *mask = staticArg(l, 18);
+                 *normFirst = staticArg(l, 8), *eps = staticArg(l, 9);
     if (!e || !e->isInt() || !h || !h->isInt() || !gelu || !gelu->isBool() || !normFirst ||
-        !normFirst->isBool() || !eps || !eps->isDouble() || !mask || !mask->isNone())
+        !normFirst->isBool() || !eps || !eps->isDouble())
       return nullptr;
     const Tensor& x = xv.toTensor();
     const int64_t E = e->toInt(), H = h->toInt();
@@ -387,6 +545,7 @@ class EncoderLayerExec : public AttentionBase {
       if (w(i).size(0) != E) return nullptr;
     auto exec = std::unique_ptr<EncoderLayerExec>(new EncoderLayerExec(l, x));
     exec->normFirst_ = normFirst->toBool();
+    if (!exec->prepareMask(18, 19)) return nullptr;
     exec->prepareAttention(H, w(3), w(4), w(5), w(6), true);
     const int64_t M = exec->M_;
     exec->ffn1_.prepare(
@@ -404,7 +563,7 @@ class EncoderLayerExec : public AttentionBase {
 
   void run(std::vector<IValue>& slots) override {
     const Tensor& xt = slots[static_cast<size_t>(l_.inputs[0])].toTensor();
-    if (!takes(xt) || xt.sizes() != sizes_) return fallback(slots);
+    if (!takes(xt) || xt.sizes() != sizes_ || !readMask(slots)) return fallback(slots);
     Tensor yt = output();
     const float* x = xt.data<float>();
     float* y = yt.data<float>();
@@ -413,26 +572,23 @@ class EncoderLayerExec : public AttentionBase {
     auto* c = reinterpret_cast<float*>(c_.data());
     auto* f = reinterpret_cast<float*>(f_.data());
     StepTimer steps(l_);
-    std::memcpy(a, x, outBytes_);  // the residual, summed into by the output projection
     if (normFirst_) {
       norm1_.run(x, t);
       steps.step("LayerNorm");
-      selfAttention(t, a, steps);
+      selfAttention(t, a, steps, x);
       norm2_.run(a, t);
       steps.step("LayerNorm");
       ffn1_.run(t, f);
       steps.step("MatMul ffn1 (+bias, activation)");
-      std::memcpy(y, a, outBytes_);
-      ffn2_.run(f, y);
+      ffn2_.run(f, y, a);
       steps.step("MatMul ffn2 (+bias, +residual)");
     } else {
-      selfAttention(x, a, steps);
+      selfAttention(x, a, steps, x);
       norm1_.run(a, t);
       steps.step("LayerNorm");
       ffn1_.run(t, f);
       steps.step("MatMul ffn1 (+bias, activation)");
-      std::memcpy(c, t, outBytes_);
-      ffn2_.run(f, c);
+      ffn2_.run(f, c, t);
       steps.step("MatMul ffn2 (+bias, +residual)");
       norm2_.run(c, y);
       steps.step("LayerNorm");

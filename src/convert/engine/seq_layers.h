@@ -12,13 +12,16 @@
 //     - scaled dot-product attention per (batch, head): scores = q k^T / sqrt(D) and the
 //       context = softmax(scores) v, both products read q, k and v in place inside the QKV
 //       buffer and the context is written in [B, L, H, D] order (no transposes, no copies),
-//       the softmax row-wise in one pass with a vectorized exp;
-//     - the output projection with the residual as a oneDNN sum post-op, then layer_norm
-//       (oneDNN layer normalization), and the feed-forward products with bias + relu / gelu
-//       as post-ops, the second with the residual summed in;
+//       the softmax row-wise with a vectorized exp (Note [Attention softmax] in the .cpp);
+//       a key padding mask (mask_type 1, [B, L], bool or float as PyTorch's conversion to
+//       bool) sets the masked keys' scores to -inf;
+//     - the output projection with the residual as a oneDNN binary-add post-op (read in
+//       place, not copied), then layer_norm (oneDNN layer normalization), and the
+//       feed-forward products with bias + relu / gelu as post-ops, the second with the
+//       residual added the same way;
 //   into buffers allocated once per plan; the layer's output is planned in the engine's arena.
-//   Anything else (a mask, need_weights, cross-attention, another dtype) runs the node's
-//   kernel (runtime/register_nn.cpp), which computes the same ops one by one.
+//   Anything else (an attention mask, need_weights, cross-attention, another dtype) runs the
+//   node's kernel (runtime/register_nn.cpp), which computes the same ops one by one.
 //
 //   aten::lstm.input with static weights runs as one oneDNN LSTM primitive per layer (both
 //   directions in one), weights in the primitive's layout once per engine, the input
