@@ -154,49 +154,20 @@ Tensor upsampleBilinear2d(const Tensor& x, const IntList& outputSize, bool align
   dispatchFloating(x.dtype(), "upsample_bilinear2d", [&](auto tag) {
     using T = decltype(tag);
     using A = OpMath<T>;  // the ratio's and the weights' type (float for float, half, bf16)
-    struct Tap {
-      int64_t i0, i1;
-      A l0, l1;
-    };
-    auto taps = [&](int64_t in, int64_t out, std::optional<double> sc) {
-      A ratio;
-      if (alignCorners)
-        ratio = out > 1 ? static_cast<A>(in - 1) / static_cast<A>(out - 1) : A(0);
-      else if (sc && *sc > 0)
-        ratio = static_cast<A>(1.0 / *sc);
-      else
-        ratio = static_cast<A>(in) / static_cast<A>(out);
-      std::vector<Tap> t;
-      t.reserve(static_cast<size_t>(out));
-      for (int64_t o = 0; o < out; ++o) {
-        if (in == out) {
-          t.push_back({o, o, A(1), A(0)});
-          continue;
-        }
-        double src = alignCorners
-                         ? static_cast<double>(ratio) * static_cast<double>(o)
-                         : static_cast<double>(ratio) * (static_cast<double>(o) + 0.5) - 0.5;
-        if (!alignCorners && src < 0) src = 0;
-        const int64_t i0 = static_cast<int64_t>(src);
-        const int64_t i1 = i0 + (i0 < in - 1 ? 1 : 0);
-        const A l1 = static_cast<A>(std::min(std::max(src - static_cast<double>(i0), 0.0), 1.0));
-        t.push_back({i0, i1, static_cast<A>(A(1) - l1), l1});
-      }
-      return t;
-    };
-    const auto th = taps(IH, OH, scalesH), tw = taps(IW, OW, scalesW);
+    const auto th = linearTaps<A>(IH, OH, alignCorners, scalesH),
+               tw = linearTaps<A>(IW, OW, alignCorners, scalesW);
     const T* ip = c.data<T>();
     T* op = out.data<T>();
     parallelFor(planes, 1, [&](int64_t lo, int64_t hi) {
       for (int64_t p = lo; p < hi; ++p) {
         const T* in = ip + p * IH * IW;
         for (int64_t oh = 0; oh < OH; ++oh) {
-          const Tap& a = th[static_cast<size_t>(oh)];
+          const LinearTap<A>& a = th[static_cast<size_t>(oh)];
           const T* r0 = in + a.i0 * IW;
           const T* r1 = in + a.i1 * IW;
           T* orow = op + (p * OH + oh) * OW;
           for (int64_t ow = 0; ow < OW; ++ow) {
-            const Tap& b = tw[static_cast<size_t>(ow)];
+            const LinearTap<A>& b = tw[static_cast<size_t>(ow)];
             const A t0 = std::fma(static_cast<A>(r0[b.i0]), b.l0,
                                   static_cast<A>(static_cast<A>(r0[b.i1]) * b.l1));
             const A t1 = std::fma(static_cast<A>(r1[b.i0]), b.l0,

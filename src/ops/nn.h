@@ -4,8 +4,10 @@
 #include "core/tensor.h"
 #include "ops/dispatch.h"
 
+#include <algorithm>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace torchless::ops {
 
@@ -25,6 +27,43 @@ Tensor threshold(const Tensor& x, const Scalar& threshold, const Scalar& value);
 /// "nearest" index rule (floor(dst * scale)).
 Tensor upsampleNearest(const Tensor& x, const IntList& outputSize,
                        const std::vector<std::optional<double>>& scales = {});
+/// One output index of a linear interpolation along a dim: the two source indices and their
+/// weights (Note [bilinear arithmetic] in nn.cpp).
+template <class A>
+struct LinearTap {
+  int64_t i0, i1;
+  A l0, l1;
+};
+/// The taps of PyTorch's CPU upsample_bilinear2d along one dim of size `in` resized to `out`
+/// (area_pixel_compute_scale and compute_source_index_and_lambda, Note [bilinear arithmetic]);
+/// `scale` is the dim's scale factor when given. A: the weights' type (float for float).
+template <class A>
+std::vector<LinearTap<A>> linearTaps(int64_t in, int64_t out, bool alignCorners,
+                                     std::optional<double> scale) {
+  A ratio;
+  if (alignCorners)
+    ratio = out > 1 ? static_cast<A>(in - 1) / static_cast<A>(out - 1) : A(0);
+  else if (scale && *scale > 0)
+    ratio = static_cast<A>(1.0 / *scale);
+  else
+    ratio = static_cast<A>(in) / static_cast<A>(out);
+  std::vector<LinearTap<A>> t;
+  t.reserve(static_cast<size_t>(out));
+  for (int64_t o = 0; o < out; ++o) {
+    if (in == out) {
+      t.push_back({o, o, A(1), A(0)});
+      continue;
+    }
+    double src = alignCorners ? static_cast<double>(ratio) * static_cast<double>(o)
+                              : static_cast<double>(ratio) * (static_cast<double>(o) + 0.5) - 0.5;
+    if (!alignCorners && src < 0) src = 0;
+    const auto i0 = static_cast<int64_t>(src);
+    const int64_t i1 = i0 + (i0 < in - 1 ? 1 : 0);
+    const auto l1 = static_cast<A>(std::min(std::max(src - static_cast<double>(i0), 0.0), 1.0));
+    t.push_back({i0, i1, static_cast<A>(A(1) - l1), l1});
+  }
+  return t;
+}
 /// aten::upsample_bilinear2d(x [N, C, H, W], output_size, align_corners, scales_h, scales_w).
 Tensor upsampleBilinear2d(const Tensor& x, const IntList& outputSize, bool alignCorners,
                           std::optional<double> scalesH = std::nullopt,

@@ -1,4 +1,5 @@
 #include "ops/quantized.h"
+#include "ops/quantized_dnnl.h"
 #include "ops/quantized_util.h"
 
 #include "core/error.h"
@@ -490,6 +491,40 @@ bool qconvReferenceLoops() {
   return reference;
 }
 
+std::optional<dnnl::convolution_forward::primitive_desc> int8ConvPrimitiveDesc(
+    const dnnl::memory::desc& src, const dnnl::memory::desc& weights, const dnnl::memory::desc& dst,
+    const dnnl::memory::dims& strides, const dnnl::memory::dims& dilation,
+    const dnnl::memory::dims& pads, const Int8ConvAttrs& attrs) {
+  using namespace dnnl;
+  using cf = convolution_forward;
+  primitive_attr attr;
+  if (attrs.userScratchpad) attr.set_scratchpad_mode(scratchpad_mode::user);
+  attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
+  const bool requant = attrs.mult != nullptr;
+  if (requant) {
+    attr.set_output_scales(1 << 1, *attrs.mult);
+    attr.set_zero_points(DNNL_ARG_DST, 0, {DNNL_RUNTIME_S32_VAL});
+    if (attrs.relu) {
+      post_ops po;
+      po.append_eltwise(1.0f, algorithm::eltwise_relu, 0.0f, 0.0f);
+      attr.set_post_ops(po);
+    }
+  }
+  try {
+    const memory::desc bias({dst.dims()[1]}, memory::data_type::f32, memory::format_tag::x);
+    const cf::desc d = requant && attrs.hasBias
+                           ? cf::desc(prop_kind::forward_inference, algorithm::convolution_direct,
+                                      src, weights, bias, dst, strides, dilation, pads, pads)
+                           : cf::desc(prop_kind::forward_inference, algorithm::convolution_direct,
+                                      src, weights, dst, strides, dilation, pads, pads);
+    cf::primitive_desc pd(d, attr, dnnl_utils::engine());
+    if (std::string(pd.impl_info_str()).find("ref") != std::string::npos) return std::nullopt;
+    return pd;
+  } catch (const dnnl::error&) {
+    return std::nullopt;
+  }
+}
+
 namespace {
 // Note [oneDNN int8 accumulators]
 // The fast path of quantized conv is oneDNN's u8 x s8 convolution with the input's zero point
@@ -504,7 +539,6 @@ namespace {
 // symmetric) and 1-3 spatial dims; `acc` is [N, OC, P] (P = output spatial volume), `y` the
 // u8 output [N, OC, P]. Returns false (nothing written) when oneDNN has only its reference
 // implementation for the shape (our loops are faster) or none.
-
 bool dnnlInt8ConvAcc(const Tensor& x, const Tensor& weight, int64_t S, int64_t OC, const IntList& k,
                      const IntList& in, const IntList& out, const IntList& st, const IntList& pd,
                      const IntList& dl, int64_t groups, int32_t azp, std::vector<int32_t>& acc,
@@ -572,30 +606,19 @@ bool dnnlInt8ConvAcc(const Tensor& x, const Tensor& weight, int64_t S, int64_t O
     if (!entry) {
       memory::desc srcAny(srcDims, dt::u8, tag::any), wAny(wDims, dt::s8, tag::any),
           dstAny(dstDims, requant ? dt::u8 : dt::s32, tag::any);
-      convolution_forward::desc cd =
-          requant && rq->hasBias
-              ? convolution_forward::desc(prop_kind::forward_inference,
-                                          algorithm::convolution_direct, srcAny, wAny, biasDesc,
-                                          dstAny, strides, dil, pads, pads)
-              : convolution_forward::desc(prop_kind::forward_inference,
-                                          algorithm::convolution_direct, srcAny, wAny, dstAny,
-                                          strides, dil, pads, pads);
-      primitive_attr attr;
-      attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
+      Int8ConvAttrs attrs;
       if (requant) {
-        attr.set_output_scales(1 << 1, rq->mult);
-        attr.set_zero_points(DNNL_ARG_DST, 0, {DNNL_RUNTIME_S32_VAL});
-        if (relu) {
-          post_ops po;
-          po.append_eltwise(1.0f, algorithm::eltwise_relu, 0.0f, 0.0f);
-          attr.set_post_ops(po);
-        }
+        attrs.mult = &rq->mult;
+        attrs.hasBias = rq->hasBias;
+        attrs.relu = relu;
       }
+      std::optional<convolution_forward::primitive_desc> pd =
+          int8ConvPrimitiveDesc(srcAny, wAny, dstAny, strides, dil, pads, attrs);
       entry = std::make_shared<Cached>();
-      entry->pd = convolution_forward::primitive_desc(cd, attr, eng);
-      // the reference implementation is slower than our loops: remembered as unusable
-      entry->usable = std::string(entry->pd.impl_info_str()).find("ref") == std::string::npos;
+      // none, or only the reference implementation: remembered as unusable
+      entry->usable = pd.has_value();
       if (entry->usable) {
+        entry->pd = *pd;
         entry->prim = convolution_forward(entry->pd);
         memory wPlain({wDims, dt::s8, plainW}, eng, wc.rawData());
         if (entry->pd.weights_desc() != wPlain.get_desc()) {

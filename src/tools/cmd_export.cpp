@@ -1,6 +1,6 @@
 // `torchless export MODEL.pt [INPUT ...] -o MODEL.onnx [--opset N] [--input-names a,b]
 //  [--output-names y] [--dynamic-axes NAME:AXIS[,AXIS...] ...] [--external-data-threshold BYTES]
-//  [--no-fold] [--method NAME] [--threads N] [--progress]`
+//  [--no-fold] [--qlinear] [--method NAME] [--threads N] [--progress]`
 //
 // Loads the module (torchless::load), takes forward's graph, inlines it (passes/inline.cpp),
 // freezes it (every prim::GetAttr chain from self: tensors become parameter inputs exported
@@ -45,6 +45,7 @@ struct ExportCliOptions {
   size_t externalDataThreshold = onnx_export::kDefaultExternalDataThreshold;
   bool noCheck = false;
   bool noFold = false;
+  bool qlinear = false;
   std::string method = "forward";
   int threads = 0;
   InputOptions in;
@@ -174,6 +175,7 @@ void exportCommand(const ExportCliOptions& o) {
   options.opset = o.opset;
   options.check = !o.noCheck;
   options.fold = !o.noFold;
+  options.qlinearOps = o.qlinear;
   options.inputNames = splitComma(o.inputNames);
   options.outputNames = splitComma(o.outputNames);
   for (const auto& spec : o.dynamicAxes) {
@@ -297,6 +299,11 @@ void registerExportCommand(CLI::App& app) {
       "--no-fold", opts->noFold,
       "keep batch norms as BatchNormalization (by default they fold into the convolution or "
       "linear before them, as torch.onnx does)");
+  cmd->add_flag(
+      "--qlinear", opts->qlinear,
+      "quantized convs and linears as QLinearConv (ONNX Runtime's fused int8 "
+      "kernels; within one quantum of PyTorch per layer) instead of ConvInteger / MatMulInteger "
+      "with PyTorch's requantization (its integers exactly)");
   cmd->add_option("--method", opts->method, "the method to export (default forward)");
   cmd->add_option("--threads", opts->threads,
                   "threads for the example run's kernels (default: all cores)")

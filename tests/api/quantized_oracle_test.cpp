@@ -275,26 +275,33 @@ std::string runCommand(const std::string& cmd) {
 
 /// `torchless export` of a case directory (model.pt, in*.npy, out*.npy) in QDQ form; ONNX
 /// Runtime (tests/convert/run_ort.js) must give PyTorch's outputs within `atol` (and `rtol`).
-void exportAndRunOrt(const fs::path& dir, const std::string& name, double atol, double rtol = 0) {
+/// Exports case `dir` (with `flags` added to the command line) to api_quantized_onnx/NAME.onnx,
+/// runs it in ONNX Runtime and compares with PyTorch's outputs within atol + rtol * |y|.
+/// Returns the model's path.
+fs::path exportAndRunOrt(const fs::path& dir, const std::string& name, double atol, double rtol = 0,
+                         const std::string& flags = "") {
   const char* bin = std::getenv("TORCHLESS_BIN");
-  ASSERT_NE(bin, nullptr) << "TORCHLESS_BIN is not set";
-  ASSERT_TRUE(fs::exists(dir / "model.pt")) << dir;
+  const fs::path outDir = fs::path(TORCHLESS_BINARY_DIR) / "api_quantized_onnx";
+  const fs::path out = outDir / (name + ".onnx");
+  EXPECT_NE(bin, nullptr) << "TORCHLESS_BIN is not set";
+  EXPECT_TRUE(fs::exists(dir / "model.pt")) << dir;
+  if (bin == nullptr || !fs::exists(dir / "model.pt")) return out;
   std::string ins;
   size_t n = 0;
   while (fs::exists(dir / fmt::format("in{}.npy", n)))
     ins += " " + (dir / fmt::format("in{}.npy", n++)).string();
-  const fs::path outDir = fs::path(TORCHLESS_BINARY_DIR) / "api_quantized_onnx";
   fs::create_directories(outDir);
-  const fs::path out = outDir / (name + ".onnx");
   fs::remove(out);
-  std::string log = runCommand(fmt::format("{} export {}{} -o {} 2>&1", bin,
-                                           (dir / "model.pt").string(), ins, out.string()));
-  ASSERT_TRUE(fs::exists(out)) << log;
+  std::string log = runCommand(fmt::format("{} export {}{} -o {} {} 2>&1", bin,
+                                           (dir / "model.pt").string(), ins, out.string(), flags));
+  EXPECT_TRUE(fs::exists(out)) << log;
+  if (!fs::exists(out)) return out;
   EXPECT_NE(log.find("checked"), std::string::npos) << log;
   const fs::path runOrt = fs::path(TORCHLESS_SOURCE_DIR) / "tests" / "convert" / "run_ort.js";
   auto res = nlohmann::json::parse(runCommand(fmt::format(
       "node {} {} {} {} {} {}", runOrt.string(), out.string(), dir.string(), n, rtol, atol)));
   EXPECT_TRUE(res["ok"].get<bool>()) << res.dump();
+  return out;
 }
 
 class QuantizedExportOracle : public ::testing::TestWithParam<std::string> {};
@@ -408,6 +415,32 @@ TEST(QuantizedExportOracle, DynamicLinear) {
   exportAndRunOrt(casesDir() / "dynamic_linear", "dynamic_linear", 1e-5);
 }
 
+// `export --qlinear`: quantized convs and linears as QLinearConv (ONNX Runtime's fused int8
+// kernel; linears as 1x1 ones) instead of ConvInteger / MatMulInteger and PyTorch's
+// requantization. Its int32 bias and its zero point added after rounding put the integers
+// within one quantum of PyTorch's per layer (not exactly: static_conv2d and the qnnpack
+// qconfig case are one apart at 1 to 8 values of each output on this machine), so the cases
+// here are the shallow ones: integer outputs within 1, float outputs within one quantum of the
+// last quantized linear where there is one (fx_static), else within 1. Over deep networks the
+// per-layer differences compound: resnet18's logits come out 6 quanta apart, mobilenet_v2's
+// 26, which is why this form is an option and not the default.
+TEST(QuantizedExportOracle, QLinearConvWithinOneQuantum) {
+  for (const std::string name : {"static_conv2d", "static_conv1d_conv3d", "static_linear",
+                                 "static_qnnpack_qconfig", "fx_static"}) {
+    SCOPED_TRACE(name);
+    const fs::path dir = casesDir() / name;
+    ASSERT_TRUE(fs::exists(dir / "meta.json"))
+        << dir << " missing: run the api.gen_quantized fixture";
+    auto meta = nlohmann::json::parse(readFile(dir / "meta.json"));
+    const fs::path onnx = exportAndRunOrt(dir, name + "_qlinear",
+                                          meta.value("logit_quantum", 1.0) * 1.001, 0, "--qlinear");
+    const std::string bytes = readFile(onnx);  // op types are plain strings in the protobuf
+    EXPECT_NE(bytes.find("QLinearConv"), std::string::npos);
+    EXPECT_EQ(bytes.find("ConvInteger"), std::string::npos);
+    EXPECT_EQ(bytes.find("MatMulInteger"), std::string::npos);
+  }
+}
+
 // resnet18's float logits within one quantum of its last linear (they are equal on this
 // machine; 6 quanta apart while convs were exported as QDQ for ONNX Runtime's QLinearConv).
 TEST(QuantizedExportOracle, Resnet18Logits) {
@@ -433,9 +466,17 @@ TEST(QuantizedExportOracle, TorchvisionOps) {
 
 // ../shared/wild/d2go_detector exports (its List[Tensor] input as one ONNX input per element,
 // its returned list of dicts as their values, nms and roi_align as NonMaxSuppression and
-// RoiAlign) and the ONNX checker accepts it. (ONNX Runtime does not give PyTorch's detections
-// yet: 14 boxes instead of 15, scores apart; issue 15.)
-TEST(QuantizedExportOracle, WildD2goDetectorExportsChecked) {
+// RoiAlign), the ONNX checker accepts it, and ONNX Runtime finds PyTorch's 15 detections:
+// boxes, labels and scores within 1e-4. Three converters had it at 14 (a bisection of the
+// graph against PyTorch's stages): the float bilinear resize before the quantized net (Resize
+// is an ulp or so apart at most pixels; now PyTorch's arithmetic step by step), the quant
+// stubs' quantize_per_tensor (QuantizeLinear divides; PyTorch multiplies by the reciprocal: 3
+// integers of the image one apart) and the box head's quantized AdaptiveAvgPool2d before its
+// DeQuantStub (left off the grid). What still differs is below 1e-4: ONNX Runtime's Exp is one
+// ulp from PyTorch's at ~10% of the box deltas, and its TopK orders the RPN's many tied
+// quantized logits by index where PyTorch's unstable sort does not (the proposals come out in
+// another order; the detections are the same).
+TEST(QuantizedExportOracle, WildD2goDetectorMatchesPyTorch) {
   const char* bin = std::getenv("TORCHLESS_BIN");
   ASSERT_NE(bin, nullptr) << "TORCHLESS_BIN is not set";
   const fs::path dir = fs::path(TORCHLESS_SOURCE_DIR) / ".." / "shared" / "wild" / "d2go_detector";
@@ -451,6 +492,7 @@ TEST(QuantizedExportOracle, WildD2goDetectorExportsChecked) {
   auto res = nlohmann::json::parse(runCommand(fmt::format(
       "node {} {} {} 1 1e-4 1e-4 2>/dev/null", runOrt.string(), out.string(), dir.string())));
   EXPECT_EQ(res["outputs"].get<int>(), 4) << res.dump();  // image, boxes, labels, scores
+  EXPECT_TRUE(res["ok"].get<bool>()) << res.dump();
 }
 
 TEST(QuantizedPrintOracle, PrintsAsPyTorch) {

@@ -122,6 +122,10 @@ const std::map<std::string, std::string> kDiffReasons = {
      "to "
      "the computed dtype (no-op Casts)"},
     {"Relu", "torch.onnx writes relu6 as Relu + Clip(0, 6); we write one Clip"},
+    {"Resize",
+     "a float bilinear upsample with static sizes is PyTorch's arithmetic here (per dim: 2 "
+     "Gather, 2 Mul, Add and 3 Cast, the multiply-add in double; convert/onnx/nn.cpp "
+     "bilinearAsPyTorch); torch.onnx's one Resize is an ulp or so apart"},
 };
 
 // Ours minus torch.onnx's counts that the export oracle expects, by case, at opsets 13 and 17.
@@ -165,7 +169,7 @@ const std::map<std::string, ExpectedDiff> kExpectedDiffs = {
     {"regnet_y_400mf_traced", {"Flatten:-1 Reshape:+1", "Flatten:-1 Reshape:+1"}},
     {"convnext_tiny_scripted", {"Flatten:-1 Identity:-108 Mul:+23 Pow:-23 Reshape:+1", "Flatten:-1 Identity:-108 Reshape:+1"}},
     {"convnext_tiny_traced", {"Flatten:-1 Identity:-108 Mul:+23 Pow:-23 Reshape:+1", "Flatten:-1 Identity:-108 Reshape:+1"}},
-    {"fcn_resnet50_scripted", {"Concat:-1 Shape:-1 Slice:-1", "Concat:-1 Shape:-1 Slice:-1"}},
+    {"fcn_resnet50_scripted", {"Add:+2 Cast:+6 Concat:-1 Gather:+4 Mul:+4 Resize:-1 Shape:-1 Slice:-1", "Add:+2 Cast:+6 Concat:-1 Gather:+4 Mul:+4 Resize:-1 Shape:-1 Slice:-1"}},
     {"word_lm_lstm", {"Concat:-2 Expand:-4 Gather:-4 Shape:-4 Slice:+4 Unsqueeze:-4", "Concat:-2 Expand:-4 Gather:-4 Shape:-4 Slice:+4 Unsqueeze:-4"}},
     {"word_lm_gru", {"Concat:-1 Expand:-2 Gather:-2 Shape:-2 Slice:+2 Unsqueeze:-2", "Concat:-1 Expand:-2 Gather:-2 Shape:-2 Slice:+2 Unsqueeze:-2"}},
     {"word_lm_rnn", {"Concat:-1 Expand:-2 Gather:-2 Shape:-2 Slice:+2 Unsqueeze:-2", "Concat:-1 Expand:-2 Gather:-2 Shape:-2 Slice:+2 Unsqueeze:-2"}},

@@ -11,6 +11,7 @@
 #include "ops/linalg.h"
 #include "ops/parallel.h"
 #include "ops/quantized.h"
+#include "ops/quantized_dnnl.h"
 #include "ops/shape.h"
 #include "ops/tensor_iterator.h"
 #include "ops/thread_budget.h"
@@ -690,36 +691,18 @@ class QProductExec : public LayerExec {
     memory::desc wUser(wDims, dt::s8, plainW), wAny(wDims, dt::s8, tag::any);
     memory::desc dstMd(dstDims, dt::u8, cl);
     memory::desc biasMd({OC}, dt::f32, tag::x);
-    dnnl::primitive_attr attr;
     // Our own scratchpad, allocated once per plan: with the library's, oneDNN may allocate one
     // per execution (page faults on every call).
-    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-    attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
-    attr.set_output_scales(1 << 1, sc.mult);
-    attr.set_zero_points(DNNL_ARG_DST, 0, {DNNL_RUNTIME_S32_VAL});
-    if (l_.activation.kind == Activation::Relu) {
-      dnnl::post_ops po;
-      po.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
-      attr.set_post_ops(po);
-    }
-    memory::desc wPd, scratchMd;
-    try {
-      using cf = dnnl::convolution_forward;
-      auto d =
-          sc.hasBias
-              ? cf::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                         srcMd, wAny, biasMd, dstMd, strides, dil, pads, pads)
-              : cf::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                         srcMd, wAny, dstMd, strides, dil, pads, pads);
-      cf::primitive_desc pd(d, attr, eng);
-      // oneDNN's reference implementation is slower than the kernel's own loops.
-      if (std::string(pd.impl_info_str()).find("ref") != std::string::npos) return;
-      wPd = pd.weights_desc();
-      scratchMd = pd.scratchpad_desc();
-      prim_ = cf(pd);
-    } catch (const dnnl::error&) {
-      return;
-    }
+    ops::Int8ConvAttrs attrs;
+    attrs.mult = &sc.mult;
+    attrs.hasBias = sc.hasBias;
+    attrs.relu = l_.activation.kind == Activation::Relu;
+    attrs.userScratchpad = true;
+    std::optional<dnnl::convolution_forward::primitive_desc> pd =
+        ops::int8ConvPrimitiveDesc(srcMd, wAny, dstMd, strides, dil, pads, attrs);
+    if (!pd) return;  // the kernel (oneDNN's reference implementation is slower)
+    const memory::desc wPd = pd->weights_desc(), scratchMd = pd->scratchpad_desc();
+    prim_ = dnnl::convolution_forward(*pd);
     Tensor wc = w.contiguous();
     memory wMem = packedWeights(l_, 0, wUser, wPd, wc.rawData());
     src_.bind(srcUser, srcMd);

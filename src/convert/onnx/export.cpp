@@ -561,6 +561,7 @@ namespace {
   gp->set_name("torchless_graph");
 
   OnnxCtx ctx(gp, options.opset);
+  ctx.setQLinearOps(options.qlinearOps);
   for (const auto& [v, f] : prepared.facts) ctx.setFacts(v, f);
   for (const auto& [v, name] : prepared.weightNames) ctx.setWeightName(v, name);
   for (const Value* v : prepared.dynamic) ctx.markDynamic(v);

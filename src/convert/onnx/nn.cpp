@@ -1,4 +1,5 @@
 // ONNX converters: softmax, dropout, embedding, padding, upsampling (src/ops/nn.cpp's family).
+#include "ops/nn.h"
 #include "convert/onnx/onnx_ctx.h"
 #include "convert/onnx/onnx_export.h"
 
@@ -152,6 +153,51 @@ void convertConstantPad(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
              {attrS("mode", "constant")}));
 }
 
+/// PyTorch's CPU upsample_bilinear2d of a float channels-first input [N, C, IH, IW] to
+/// [N, C, OH, OW], step by step (Note [bilinear arithmetic], ops/nn.cpp), for static sizes:
+/// the taps (source indices and weights, ops::linearTaps) as constants, the rows interpolated
+/// along the width, then across rows, each as t = fma(x0, l0, float(x1 * l1)). ONNX has no
+/// fma: it is Cast(double(x0) * double(l0) + double(x1 * l1), float), whose product is exact
+/// and whose sum is rounded twice (to double, then to float), which differs from fma's one
+/// rounding only where the double sum lands on a float's halfway point. Resize interpolates in
+/// another order, an ulp or so apart from PyTorch at most values: a quantized model that
+/// quantizes the resized image moves integers (../shared/wild/d2go_detector).
+std::string bilinearAsPyTorch(OnnxCtx& ctx, const std::string& x, const std::vector<int64_t>& in,
+                              const std::vector<int64_t>& out, bool alignCorners,
+                              std::optional<double> scaleH, std::optional<double> scaleW) {
+  auto fmaLike = [&](const std::string& a, const std::vector<float>& w0, const std::string& p,
+                     const IntList& shape) {
+    auto toDouble = [&](const std::string& v) {
+      return ctx.op("Cast", {v}, {attrI("to", onnxDataType(ScalarType::Double))});
+    };
+    std::string s = ctx.op(
+        "Mul",
+        {toDouble(a), ctx.initializer(Tensor::fromVector(w0, shape).to(ScalarType::Double))});
+    s = ctx.op("Add", {s, toDouble(p)});
+    return ctx.op("Cast", {s}, {attrI("to", onnxDataType(ScalarType::Float))});
+  };
+  // along dim `axis` (3: width, 2: height): fma(x[i0], l0, x[i1] * l1)
+  auto along = [&](const std::string& v, int64_t axis,
+                   const std::vector<ops::LinearTap<float>>& t) {
+    const auto n = static_cast<int64_t>(t.size());
+    std::vector<int64_t> i0, i1;
+    std::vector<float> l0, l1;
+    for (const auto& tap : t) {
+      i0.push_back(tap.i0);
+      i1.push_back(tap.i1);
+      l0.push_back(tap.l0);
+      l1.push_back(tap.l1);
+    }
+    const IntList shape = axis == 3 ? IntList{n} : IntList{n, 1};
+    const std::string x0 = ctx.op("Gather", {v, ctx.constInt64s(i0)}, {attrI("axis", axis)});
+    const std::string x1 = ctx.op("Gather", {v, ctx.constInt64s(i1)}, {attrI("axis", axis)});
+    return fmaLike(x0, l0, ctx.op("Mul", {x1, ctx.initializer(Tensor::fromVector(l1, shape))}),
+                   shape);
+  };
+  const std::string rows = along(x, 3, ops::linearTaps<float>(in[3], out[3], alignCorners, scaleW));
+  return along(rows, 2, ops::linearTaps<float>(in[2], out[2], alignCorners, scaleH));
+}
+
 // upsample_{nearest,linear,bilinear,bicubic,trilinear}{1,2,3}d (and .vec) -> Resize with sizes
 // (https://onnx.ai/onnx/operators/onnx__Resize.html): nearest uses asymmetric coordinates
 // and floor rounding, as PyTorch's "nearest"; linear and cubic use align_corners or
@@ -160,6 +206,22 @@ OnnxConverter upsample(std::string mode) {
   return [mode](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     std::string x = args[0].unwrapToTensor();
     std::vector<int64_t> outSizes = ctx.expectSizes(n, n.output());
+    const bool vecForm = args.op() && args.op()->schema.overloadName() == "vec";
+    const auto inSizes = ctx.sizesOf(n.input(0));
+    if (mode == "linear" && outSizes.size() == 4 && inSizes && !ctx.isDynamic(n.output()) &&
+        ctx.dtypeOf(n.input(0)) == ScalarType::Float && args[1].isIValue()) {
+      std::optional<double> sh, sw;  // the scale factors, when given
+      if (vecForm && args.size() > 3 && !args[3].isNone()) {
+        const auto sf = args[3].unwrapToDoubleList();
+        sh = sf.at(0);
+        sw = sf.size() == 1 ? sf[0] : sf.at(1);
+      } else if (!vecForm && args.size() > 4) {
+        if (!args[3].isNone()) sh = args[3].unwrapToDouble();
+        if (!args[4].isNone()) sw = args[4].unwrapToDouble();
+      }
+      return ctx.setOutput(
+          n, 0, bilinearAsPyTorch(ctx, x, *inSizes, outSizes, args[2].unwrapToBool(), sh, sw));
+    }
     std::vector<OnnxAttr> attrs;
     if (mode != "nearest") {
       bool alignCorners = args[2].unwrapToBool();
@@ -175,9 +237,8 @@ OnnxConverter upsample(std::string mode) {
     // Scale factors given (the .vec overloads' third-last argument; F.interpolate without
     // recompute_scale_factor): PyTorch maps coordinates by them, not by the size ratio, as
     // Resize does with scales.
-    const bool vec = args.op() && args.op()->schema.overloadName() == "vec";
     const size_t scalesIndex = mode == "nearest" ? 2 : 3;
-    if (vec && scalesIndex < args.size() && !args[scalesIndex].isNone()) {
+    if (vecForm && scalesIndex < args.size() && !args[scalesIndex].isNone()) {
       auto sf = args[scalesIndex].unwrapToDoubleList();
       std::vector<float> scales = {1.0f, 1.0f};
       const size_t k = outSizes.size() - 2;

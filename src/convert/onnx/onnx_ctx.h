@@ -70,6 +70,9 @@ class OnnxCtx : public convert::ConversionCtx<std::string> {
   OnnxCtx(::onnx::GraphProto* graph, int opset);
 
   int opset() const { return opset_; }
+  /// ExportOptions::qlinearOps: quantized convs / linears as QLinearConv.
+  bool qlinearOps() const { return qlinearOps_; }
+  void setQLinearOps(bool on) { qlinearOps_ = on; }
 
   // ---- building -------------------------------------------------------------------------
 
@@ -157,6 +160,7 @@ class OnnxCtx : public convert::ConversionCtx<std::string> {
   ::onnx::GraphProto* main_;
   ::onnx::GraphProto* current_;
   int opset_;
+  bool qlinearOps_ = false;
   const Node* currentNode_ = nullptr;
   std::unordered_map<std::string, size_t> nameCounts_;
   std::unordered_set<std::string> usedNames_;

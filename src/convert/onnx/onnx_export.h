@@ -70,6 +70,11 @@ struct ExportOptions {
   /// Fold eval-mode batch norms into the convolution or linear before them, as torch.onnx
   /// does (false: export the graph's batch norms as BatchNormalization).
   bool fold = true;
+  /// Export quantized convs and linears as ONNX Runtime's fused int8 operators QLinearConv (linears
+  /// as 1x1 ones; within one quantum of PyTorch's integers per layer: an int32 bias and the
+  /// output zero point added after rounding) instead of ConvInteger / MatMulInteger and
+  /// PyTorch's requantization in float steps (its integers exactly). convert/onnx/quantized.cpp.
+  bool qlinearOps = false;
   /// Run the ONNX checker and strict shape inference on the result (checkModel).
   bool check = true;
   std::string producerName = "torchless";

@@ -27,6 +27,9 @@
 // their float converters; their results are put back on the grid before the next quantized op
 // (onGrid) as PyTorch rounds them: global adaptive pools with PyTorch's integer formula, means
 // with its float sums, clamps with quantize_val's product (quantizeLinear's asPyTorch).
+// With ExportOptions::qlinearOps (`export --qlinear`) convs and linears are ONNX Runtime's
+// fused QLinearConv instead (qlinearProduct): smaller and faster there, one quantum apart per
+// layer.
 #include "ops/quantized.h"
 #include "convert/onnx/onnx_ctx.h"
 
@@ -218,18 +221,17 @@ const Object& packedObject(const OnnxArgs& args, size_t i) {
   return *v.toObject();
 }
 
-// aten::quantize_per_tensor(x, scale, zero_point, dtype) -> DQ(Q(x))
+// aten::quantize_per_tensor(x, scale, zero_point, dtype) -> DQ(Q(x)), x quantized as
+// PyTorch's quantize_val does (quantizeLinear's asPyTorch): QuantizeLinear's division rounds
+// the other way where x / scale lands next to a tie. (d2go_detector's quant stubs: 3 of the
+// 409k integers of its normalized image were one apart, which moved boxes and scores.)
 void convertQuantizePerTensor(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
-  ctx.setOutput(n, 0, qdq(ctx, args[0].unwrapToTensor(), qparamsOf(ctx, n.output())));
+  ctx.setOutput(n, 0,
+                qdq(ctx, args[0].unwrapToTensor(), qparamsOf(ctx, n.output()), /*asPyTorch=*/true));
 }
 
-// aten::dequantize.self -> the float values themselves
-void convertDequantize(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
-  ctx.setOutput(n, 0, ctx.op("Identity", {args[0].unwrapToTensor()}));
-}
-
-/// The integers that DequantizeLinear `x` was made from by qdq() (a QuantizeLinear) or by
-/// requantize() (a Cast to uint8), or "".
+/// The integers that DequantizeLinear `x` was made from by qdq() (a QuantizeLinear), by
+/// requantize() (a Cast to uint8) or by qlinearProduct() (QLinearConv, Clip for relu), or "".
 std::string integersBehind(OnnxCtx& ctx, const std::string& x) {
   const ::onnx::GraphProto& g = *ctx.currentGraph();
   for (int i = g.node_size() - 1; i >= 0; --i) {
@@ -238,7 +240,8 @@ std::string integersBehind(OnnxCtx& ctx, const std::string& x) {
     if (dq.op_type() != "DequantizeLinear") return "";
     for (int j = i - 1; j >= 0; --j)
       if (g.node(j).output_size() == 1 && g.node(j).output(0) == dq.input(0))
-        return g.node(j).op_type() == "QuantizeLinear" || g.node(j).op_type() == "Cast"
+        return g.node(j).op_type() == "QuantizeLinear" || g.node(j).op_type() == "Cast" ||
+                       g.node(j).op_type() == "QLinearConv" || g.node(j).op_type() == "Clip"
                    ? dq.input(0)
                    : "";
     return "";
@@ -355,6 +358,32 @@ std::string onGrid(OnnxCtx& ctx, const Value* v, const std::string& x) {
   return qdq(ctx, x, qparamsOf(ctx, v), /*asPyTorch=*/clamp);
 }
 
+// aten::dequantize.self -> the float values themselves: as they are, except after the float
+// converters that average quantized values (avg / adaptive avg pools, maybe flattened, means,
+// bilinear upsampling), whose results PyTorch rounds to the output's grid before it
+// dequantizes them (onGrid). (d2go_detector's box head ends in a quantized AdaptiveAvgPool2d
+// and a DeQuantStub: its features were off the grid, by up to half a quantum.)
+void convertDequantize(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  const std::string x = args[0].unwrapToTensor();
+  const Node* p = n.input(0)->node();
+  auto kindOf = [](const Node* m) { return std::string(m->kind().toQualString()); };
+  while (kindOf(p) == "aten::flatten" || kindOf(p) == "aten::reshape" || kindOf(p) == "aten::view")
+    p = p->input(0)->node();
+  static const char* const kAveraging[] = {"aten::avg_pool1d",
+                                           "aten::avg_pool2d",
+                                           "aten::avg_pool3d",
+                                           "aten::adaptive_avg_pool1d",
+                                           "aten::adaptive_avg_pool2d",
+                                           "aten::adaptive_avg_pool3d",
+                                           "aten::mean",
+                                           "aten::upsample_bilinear2d"};
+  const bool averaged = std::any_of(std::begin(kAveraging), std::end(kAveraging),
+                                    [&](const char* k) { return kindOf(p) == k; });
+  ctx.setOutput(n, 0,
+                averaged && integersBehind(ctx, x).empty() ? onGrid(ctx, n.input(0), x)
+                                                           : ctx.op("Identity", {x}));
+}
+
 // aten::int_repr -> the integers of the QuantizeLinear that made the value when there is one
 // (DequantizeLinear(QuantizeLinear(..)) of qdq()), else QuantizeLinear with the value's
 // parameters. Reusing the integers also keeps ONNX Runtime 1.20's optimizer from fusing a
@@ -403,6 +432,50 @@ std::string requantize(OnnxCtx& ctx, const std::string& acc, const ops::QConvSca
   return ctx.op("DequantizeLinear",
                 {u8, ctx.constScalar(static_cast<float>(y.scale), ScalarType::Float),
                  zeroPointConst(ctx, y)});
+}
+
+/// ExportOptions::qlinearOps: a quantized conv / linear as ONNX Runtime's fused int8 operator
+/// QLinearConv (a linear as a 1x1 one: QLinearMatMul takes no bias) over the
+/// input's uint8 integers `x` and the int8 weight initializer `w` ([OC, C/g, k..]), then
+/// Clip(y, zp) for relu and the output's DequantizeLinear. Only the product x_scale * w_scale /
+/// y_scale of the operator's scales reaches its integers, so it gets x_scale = y_scale = 1 and
+/// w_scale = PyTorch's multiplier per channel (ops::qconvScales): ONNX Runtime then multiplies
+/// by PyTorch's float multiplier. What is left apart: the bias is an int32 (PyTorch adds it in
+/// float, in accumulator units: rounded here, half to even) and the zero point is added after
+/// rounding (PyTorch adds it before: ties), so the integers are within one quantum of
+/// PyTorch's per layer; over deep networks the differences compound (Note at the top).
+std::string qlinearProduct(OnnxCtx& ctx, const std::string& x, const std::string& w,
+                           const ops::QConvScales& s, const QParams& xq, const QParams& yq,
+                           bool relu, const std::vector<OnnxAttr>& attrs) {
+  if (yq.qdtype != ScalarType::QUInt8)
+    throw Error(
+        fmt::format("ONNX export of a quantized conv / linear: a {} output is not supported",
+                    dtypeName(yq.qdtype)));
+  if (!s.symmetric)
+    throw Error(
+        "ONNX export of a quantized conv / linear: weight zero points other than 0 are not "
+        "supported");
+  const auto oc = static_cast<int64_t>(s.mult.size());
+  const std::string one = ctx.constScalar(1.0, ScalarType::Float);
+  std::vector<std::string> in = {x,
+                                 one,
+                                 zeroPointConst(ctx, xq),
+                                 w,
+                                 ctx.initializer(Tensor::fromVector(s.mult, {oc})),
+                                 ctx.initializer(Tensor::scalar(int64_t{0}, ScalarType::Char)),
+                                 one,
+                                 zeroPointConst(ctx, yq)};
+  if (s.hasBias) {
+    Tensor b = Tensor::empty({oc}, ScalarType::Int);
+    for (int64_t c = 0; c < oc; ++c)
+      b.data<int32_t>()[c] = static_cast<int32_t>(std::nearbyint(s.bias[static_cast<size_t>(c)]));
+    in.push_back(ctx.initializer(b));
+  }
+  std::string y = ctx.op("QLinearConv", in, attrs);
+  if (relu) y = ctx.op("Clip", {y, zeroPointConst(ctx, yq)});  // ONNX Runtime has no uint8 Max
+  return ctx.op("DequantizeLinear",
+                {y, ctx.constScalar(static_cast<float>(yq.scale), ScalarType::Float),
+                 zeroPointConst(ctx, yq)});
 }
 
 /// The integers of a quantized conv / linear weight (zero points 0: PyTorch's qint8 weights are
@@ -463,16 +536,21 @@ OnnxConverter qconv(size_t spatial, bool relu) {
     std::vector<int64_t> kernel(w.sizes().begin() + 2, w.sizes().end());
     std::vector<int64_t> pads = o.slots.at(3).toIntVector();
     pads.insert(pads.end(), pads.begin(), pads.end());
+    const std::vector<OnnxAttr> attrs = {
+        attrIs("kernel_shape", kernel), attrIs("strides", o.slots.at(2).toIntVector()),
+        attrIs("pads", pads), attrIs("dilations", o.slots.at(5).toIntVector()),
+        attrI("group", o.slots.at(6).toInt())};
     std::string wZp;
-    const std::string wi = weightInts(ctx, w, s, false, /*asUint8=*/true, wZp);
-    std::string acc =
-        ctx.op("ConvInteger", {x, wi, zeroPointConst(ctx, xq), wZp},
-               {attrIs("kernel_shape", kernel), attrIs("strides", o.slots.at(2).toIntVector()),
-                attrIs("pads", pads), attrIs("dilations", o.slots.at(5).toIntVector()),
-                attrI("group", o.slots.at(6).toInt())});
-    IntList channelShape(kernel.size() + 1, 1);
-    channelShape[0] = w.sizes()[0];
-    std::string y = requantize(ctx, acc, s, yq, relu, channelShape);
+    const std::string wi = weightInts(ctx, w, s, false, /*asUint8=*/!ctx.qlinearOps(), wZp);
+    std::string y;
+    if (ctx.qlinearOps()) {
+      y = qlinearProduct(ctx, x, wi, s, xq, yq, relu, attrs);
+    } else {
+      IntList channelShape(kernel.size() + 1, 1);
+      channelShape[0] = w.sizes()[0];
+      y = requantize(ctx, ctx.op("ConvInteger", {x, wi, zeroPointConst(ctx, xq), wZp}, attrs), s,
+                     yq, relu, channelShape);
+    }
     if (spatial == 1) y = squeeze(ctx, y, {2});
     ctx.setOutput(n, 0, y);
   };
@@ -490,11 +568,21 @@ OnnxConverter qlinear(bool relu) {
     const Tensor w = o.slots.at(0).toTensor();
     if (w.dim() != 2) throw Error("ONNX export of a quantized linear: expected a 2-d weight");
     const ops::QConvScales s = ops::qconvScales(xq.scale, w, packedBias(o), yq.scale);
+    const std::string x = integersOf(ctx, n.input(0), args[0].unwrapToTensor());
+    if (ctx.qlinearOps()) {
+      // as a 1x1 QLinearConv over [M, K, 1, 1]: QLinearMatMul has no bias
+      const int64_t K = w.sizes()[1], N = w.sizes()[0];
+      const Tensor ints = ops::intRepr(w).contiguous();
+      const std::string w4 = ctx.initializer(Tensor::fromStorage(
+          ints.storage(), ints.storageOffset(), {N, K, 1, 1}, {K, 1, 1, 1}, ScalarType::Char));
+      std::string y = ctx.op("Reshape", {x, ctx.constInt64s({-1, K, 1, 1})});
+      y = qlinearProduct(ctx, y, w4, s, xq, yq, relu, {});
+      ctx.setOutput(n, 0, ctx.op("Reshape", {y, ctx.constInt64s(ctx.expectSizes(n, n.output()))}));
+      return;
+    }
     std::string wZp;
     const std::string wi = weightInts(ctx, w, s, true, /*asUint8=*/false, wZp);
-    std::string acc = ctx.op(
-        "MatMulInteger",
-        {integersOf(ctx, n.input(0), args[0].unwrapToTensor()), wi, zeroPointConst(ctx, xq), wZp});
+    std::string acc = ctx.op("MatMulInteger", {x, wi, zeroPointConst(ctx, xq), wZp});
     ctx.setOutput(n, 0, requantize(ctx, acc, s, yq, relu, {w.sizes()[0]}));
   };
 }
