@@ -373,12 +373,21 @@ Tensor globalAvgPoolChannelsLast(const Tensor& x) {
   Tensor out = Tensor::empty({N, C, 1, 1}, ScalarType::Float);
   const float* ip = x.data<float>();
   float* op = out.data<float>();
-  constexpr int64_t kBlock = 256;  // channels summed at once (the sums stay on the stack)
-  const int64_t blocks = (C + kBlock - 1) / kBlock;
-  parallelFor(N * blocks, 1, [&](int64_t lo, int64_t hi) {
+  constexpr int64_t kBlock = 256;  // channels summed at once at most (the sums stay on the stack)
+  // Threads: one per kElementsPerThread summed (a wake-up is worth ~64K elements, Note [Thread
+  // budget]); at batch 1 the channels are cut into narrower blocks (at least 16) so that each
+  // thread gets one. Each channel is still summed in order: the result does not change.
+  constexpr int64_t kElementsPerThread = int64_t{1} << 16;
+  const int64_t threads =
+      std::clamp<int64_t>(N * C * HW / kElementsPerThread, 1, std::max(1, omp_get_max_threads()));
+  const int64_t perSample = (threads + N - 1) / N;
+  const int64_t block =
+      std::clamp<int64_t>(((C + perSample - 1) / perSample + 15) & ~int64_t{15}, 16, kBlock);
+  const int64_t blocks = (C + block - 1) / block;
+  parallelFor(N * blocks, std::max<int64_t>(1, N * blocks / threads), [&](int64_t lo, int64_t hi) {
     double acc[kBlock];
     for (int64_t r = lo; r < hi; ++r) {
-      const int64_t n = r / blocks, c0 = (r % blocks) * kBlock, nc = std::min(kBlock, C - c0);
+      const int64_t n = r / blocks, c0 = (r % blocks) * block, nc = std::min(block, C - c0);
       std::fill(acc, acc + nc, 0.0);
       const float* in = ip + n * HW * C + c0;
       for (int64_t p = 0; p < HW; ++p)

@@ -338,9 +338,12 @@ TEST(OpsFusedConv, PrimitivesAreCachedAcrossCalls) {
 
 // adaptive_avg_pool2d(x, 1) of a channels-last float input (squeeze-and-excitation blocks)
 // reads it in place and gives the generic path's numbers to the bit (same double sums, same
-// order); contiguous inputs and other output sizes take the generic path.
+// order, also when large pools are split across threads in narrower channel blocks); contiguous
+// inputs and other output sizes take the generic path.
 TEST(OpsFastPaths, GlobalAvgPoolOfChannelsLastMatchesGenericBitForBit) {
-  for (const IntList& sizes : {IntList{1, 300, 7, 7}, IntList{2, 5, 3, 4}, IntList{3, 2, 1, 2}}) {
+  for (const IntList& sizes :
+       {IntList{1, 300, 7, 7}, IntList{2, 5, 3, 4}, IntList{3, 2, 1, 2}, IntList{1, 96, 56, 56},
+        IntList{1, 40, 64, 64}, IntList{4, 300, 14, 14}}) {
     const Tensor x = filled(sizes, -3, 3, 11);
     const Tensor want = adaptiveAvgPool(x, 2, {1, 1});  // contiguous: the generic path
     const Tensor nhwc = permute(permute(x, {0, 2, 3, 1}).contiguous(), {0, 3, 1, 2});
