@@ -276,9 +276,13 @@ void exportCommand(const ExportCliOptions& o) {
     // The state's values before the first call, for the caller to feed (module_state.h).
     const std::string dir = o.output + ".state";
     std::filesystem::create_directories(dir);
-    for (const auto& s : state)
-      if (s.kind != onnx_export::ModuleStateSlot::Kind::Scalar)
-        saveNpy(dir + "/" + s.path + ".npy", s.initial.toTensor());
+    for (const auto& s : state) {
+      if (s.kind == onnx_export::ModuleStateSlot::Kind::Scalar) continue;
+      // An empty state may have been given its later rank (ExportReport::stateInitial).
+      auto adjusted = report.stateInitial.find(s.input - 1);
+      saveNpy(dir + "/" + s.path + ".npy",
+              adjusted != report.stateInitial.end() ? adjusted->second : s.initial.toTensor());
+    }
     std::cout << fmt::format(
         "module state: inputs {} (values before the first call in {}/), their values after the "
         "call are the outputs NAME.out\n",

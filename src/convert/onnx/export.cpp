@@ -676,6 +676,7 @@ namespace {
     report->opCounts = countOps(model);
     report->numInitializers = static_cast<size_t>(gp->initializer_size());
     report->runError = prepared.runError;
+    report->stateInitial = prepared.stateInitial;
   }
   return model;
 }

@@ -96,6 +96,9 @@ struct ExportReport {
   bool checked = false;
   /// Why the example run failed, when it did (then sizes come from IR types only).
   std::string runError;
+  /// Module state inputs (by graph input index) exported with another example than given: an
+  /// empty state of the rank it has after a call (PreparedGraph::stateInitial).
+  std::map<size_t, Tensor> stateInitial;
 };
 
 /// Exports `graph` (inlined; parameters as constants or named in options.constantInputs),

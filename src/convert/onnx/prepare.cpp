@@ -737,6 +737,68 @@ std::vector<IValue> secondCallInputs(const std::shared_ptr<Graph>& graph, const 
   return second;
 }
 
+// Whether a and b hold the same values: tensors by dtype, sizes and bytes; lists and tuples
+// element by element; the rest by IValue::equals.
+bool sameValues(const IValue& a, const IValue& b) {
+  if (a.isTensor() && b.isTensor()) {
+    const Tensor x = a.toTensor().contiguous(), y = b.toTensor().contiguous();
+    return x.dtype() == y.dtype() && x.sizes() == y.sizes() &&
+           std::memcmp(x.rawData(), y.rawData(), x.nbytes()) == 0;
+  }
+  if ((a.isList() && b.isList()) || (a.isTuple() && b.isTuple())) {
+    const std::vector<IValue>& xs = a.isList() ? a.toList()->list : a.toTuple()->elements;
+    const std::vector<IValue>& ys = b.isList() ? b.toList()->list : b.toTuple()->elements;
+    if (xs.size() != ys.size()) return false;
+    for (size_t k = 0; k < xs.size(); ++k)
+      if (!sameValues(xs[k], ys[k])) return false;
+    return true;
+  }
+  return a.equals(b);
+}
+
+/// An empty state input whose rank differs from the state output's (a state made on the first
+/// call) gets, as its example, an empty tensor of the output's rank ([0, rest of the output's
+/// sizes]) when every graph output comes out the same with it; else the export fails naming
+/// the state: an ONNX input has one rank (PreparedGraph::stateInitial).
+void reshapeEmptyStates(PreparedGraph& out, RunInputs& run) {
+  std::vector<IValue> second;
+  try {
+    second = secondCallInputs(out.graph, run);
+  } catch (const Error&) {
+    return;  // the example run reports what fails
+  }
+  std::vector<IValue> candidate = run.values;
+  std::vector<size_t> changed;
+  for (const auto& [i, o] : run.stateOutputs) {
+    const Tensor& before = run.values[i].toTensor();
+    const Tensor& after = second[i].toTensor();
+    if (before.dim() == after.dim()) continue;
+    const Value* in = out.graph->inputs()[i];
+    TL_CHECK(before.numel() == 0 && after.dim() > 0,
+             "the module state '{}' changes rank from {} to {} in a call; an ONNX input has one "
+             "rank",
+             in->debugName(), before.dim(), after.dim());
+    std::vector<int64_t> sizes = after.sizes();
+    sizes[0] = 0;
+    candidate[i] = IValue(Tensor::empty(sizes, before.dtype()));
+    changed.push_back(i);
+  }
+  if (changed.empty()) return;
+  std::vector<Value*> outs(out.graph->outputs().begin(), out.graph->outputs().end());
+  const std::vector<IValue> a = observeStubbed(out.graph, outs, run.values);
+  const std::vector<IValue> b = observeStubbed(out.graph, outs, candidate);
+  for (size_t k = 0; k < a.size(); ++k)
+    TL_CHECK(sameValues(a[k], b[k]),
+             "the module state '{}' is empty with another rank before the first call, and the "
+             "method computes otherwise when given it with the rank it has later; an ONNX input "
+             "has one rank",
+             out.graph->inputs()[changed[0]]->debugName());
+  for (size_t i : changed) {
+    run.values[i] = candidate[i];
+    out.stateInitial[out.inputOrigin[i]] = candidate[i].toTensor();
+  }
+}
+
 /// Step 1: parameters and non-tensor inputs become constants (named by `constantInputs` or
 /// the input's debug name); tensor inputs stay and are returned as the run's inputs.
 /// Throws torchless::Error for a module object input or dynamic axes on a folded input.
@@ -1212,7 +1274,8 @@ PreparedGraph prepareForExport(const Graph& source, const std::vector<IValue>& i
            inputs.size());
 
   // 1. constants for parameters and non-tensor inputs.
-  const RunInputs run = bindConstantInputs(g, inputs, options, out);
+  RunInputs run = bindConstantInputs(g, inputs, options, out);
+  if (!run.stateOutputs.empty()) reshapeEmptyStates(out, run);
 
   // 2-3. constant branches, functional form (batch norms fold after step 5). Tuples only
   // packed and unpacked go first (passes/lower_tuples.cpp, as torch.onnx's LowerAllTuples): an

@@ -72,6 +72,11 @@ struct PreparedGraph {
   std::unordered_map<const Value*, ValueFacts> facts;
   /// Values that follow a dynamic axis (never folded).
   std::unordered_set<const Value*> dynamic;
+  /// Module state inputs (by original input index) whose example was replaced: an empty state
+  /// whose rank differs from the state the call leaves (silero's `_h`: [0] before the first
+  /// call, [2, 1, 64] after) becomes an empty tensor of the later rank ([0, 1, 64]) when the
+  /// graph computes the same with it (Note [State by a second call]); ONNX inputs have one rank.
+  std::map<size_t, Tensor> stateInitial;
   /// False when the example run failed (then only IR types are known); `runError` says why.
   bool specialized = false;
   std::string runError;
