@@ -228,6 +228,20 @@ bool hasWrites(const Block* b) {
   return false;
 }
 
+// An execution observer that looks at ops only (afterOp); the other steps pass.
+class OpObserver : public ExecutionObserver {
+ public:
+  void enterCall(const Node*, const Graph&, const IValue*, size_t) override {}
+  void exitCall(const Node*, const Graph&, const IValue*, size_t) override {}
+  void enterIf(const Node&, size_t) override {}
+  void exitIf(const Node&, size_t) override {}
+  void enterLoop(const Node&) override {}
+  void endIteration(const Node&) override {}
+  void exitLoop(const Node&) override {}
+  void afterGetAttr(const Node&, const IValue&) override {}
+  void beforeSetAttr(const Node&, const IValue&, const IValue&) override {}
+};
+
 // Note [Views that may copy]
 // contiguous(x, memory_format) returns x itself when x already is contiguous in that format,
 // else a copy; reshape / flatten / reshape_as return a view when the strides allow one, else
@@ -240,7 +254,7 @@ bool hasWrites(const Block* b) {
 // fresh tensor for mutation removal. Nodes that never ran (a branch the example does not take)
 // and nodes that copied on some runs only (a loop whose input becomes contiguous on the way)
 // stay views.
-class CopyObserver final : public ExecutionObserver {
+class CopyObserver final : public OpObserver {
  public:
   static constexpr int kViewed = 1, kCopied = 2;
   explicit CopyObserver(const std::vector<Node*>& nodes) : seen(nodes.size(), 0) {
@@ -255,15 +269,6 @@ class CopyObserver final : public ExecutionObserver {
     const bool view = a.storage().isAlias(b.storage()) && a.storageOffset() == b.storageOffset();
     seen[it->second] |= view ? kViewed : kCopied;
   }
-  void enterCall(const Node*, const Graph&, const IValue*, size_t) override {}
-  void exitCall(const Node*, const Graph&, const IValue*, size_t) override {}
-  void enterIf(const Node&, size_t) override {}
-  void exitIf(const Node&, size_t) override {}
-  void enterLoop(const Node&) override {}
-  void endIteration(const Node&) override {}
-  void exitLoop(const Node&) override {}
-  void afterGetAttr(const Node&, const IValue&) override {}
-  void beforeSetAttr(const Node&, const IValue&, const IValue&) override {}
 
   /// Per node (in the order given): kViewed and / or kCopied, 0 when it never ran.
   std::vector<int> seen;
@@ -1116,7 +1121,7 @@ bool specialize(PreparedGraph& out, const RunInputs& run, const PrepareOptions& 
 // quantized GRU in a streaming model's loop) see ranks that the scripted graph's types lack.
 // A value whose runs disagree (a rank that changes) gets nothing; so does a graph whose run
 // cannot compile (a kernel-less node left in a branch).
-class NestedFactsObserver final : public ExecutionObserver {
+class NestedFactsObserver final : public OpObserver {
  public:
   explicit NestedFactsObserver(const Block* top) : top_(top) {}
   void afterOp(const Node& node, const OpInfo*, const std::vector<IValue>&, const IValue* outputs,
@@ -1143,15 +1148,6 @@ class NestedFactsObserver final : public ExecutionObserver {
       if (f.rank && *f.rank != t->dim()) f.rank.reset();
     }
   }
-  void enterCall(const Node*, const Graph&, const IValue*, size_t) override {}
-  void exitCall(const Node*, const Graph&, const IValue*, size_t) override {}
-  void enterIf(const Node&, size_t) override {}
-  void exitIf(const Node&, size_t) override {}
-  void enterLoop(const Node&) override {}
-  void endIteration(const Node&) override {}
-  void exitLoop(const Node&) override {}
-  void afterGetAttr(const Node&, const IValue&) override {}
-  void beforeSetAttr(const Node&, const IValue&, const IValue&) override {}
 
   std::unordered_map<const Value*, ValueFacts> seen;
 
