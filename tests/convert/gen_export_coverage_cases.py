@@ -268,6 +268,7 @@ class PackedSequences(nn.Module):
         super().__init__()
         self.lstm = nn.LSTM(3, 4, num_layers=2, batch_first=True, bidirectional=True)
         self.gru = nn.GRU(3, 5)
+        self.head = nn.Linear(8, 2)
 
     def forward(self, x, lengths):
         p = nn.utils.rnn.pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
@@ -276,7 +277,7 @@ class PackedSequences(nn.Module):
         q = nn.utils.rnn.pack_padded_sequence(x.transpose(0, 1), lengths, enforce_sorted=False)
         z, hg = self.gru(q)
         zz, _ = nn.utils.rnn.pad_packed_sequence(z, total_length=8)
-        return out, out_len, h, c, zz, hg
+        return self.head(out), out_len, h, c, zz, hg
 
 
 class Einsum(nn.Module):
