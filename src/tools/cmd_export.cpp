@@ -3,6 +3,8 @@
 //  [--no-fold] [--qlinear] [--method NAME] [--threads N] [--progress]`
 //
 // Loads the module (torchless::load), takes forward's graph, inlines it (passes/inline.cpp),
+// turns the attributes the method writes into state inputs and outputs (convert/onnx/
+// module_state.h; their current values are written to OUT.state/NAME.npy),
 // freezes it (every prim::GetAttr chain from self: tensors become parameter inputs exported
 // as initializers named after the parameter, "layer1.0.conv1.weight"; bools, ints, floats,
 // strings and None become constants), then exports (convert/onnx: prepare, pre-flight,
@@ -13,6 +15,7 @@
 #include "api/cli_io.h"
 #include "api/module.h"
 #include "convert/conversion_ctx.h"
+#include "convert/onnx/module_state.h"
 #include "convert/onnx/onnx_export.h"
 #include "core/error.h"
 #include "core/npy.h"
@@ -26,6 +29,7 @@
 #include "tools/save_checked.h"
 
 #include <unistd.h>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -194,6 +198,7 @@ void exportCommand(const ExportCliOptions& o) {
   const std::vector<std::string> words = inputWords(o.in, o.inputs);
   std::shared_ptr<Graph> graph;
   std::vector<IValue> inputs;
+  std::vector<onnx_export::ModuleStateSlot> state;
   const bool irText = o.model.ends_with(".ir") || o.model.ends_with(".graph");
   if (irText) {
     std::ifstream f(o.model, std::ios::binary);
@@ -222,6 +227,14 @@ void exportCommand(const ExportCliOptions& o) {
     inputs = parseInputs(words, m.methodParams(o.method), loadTensor);
     graph = method->graph()->copy();
     passes::inlineCalls(*graph);
+    // Attributes the method writes: state inputs and outputs (convert/onnx/module_state.h).
+    state = onnx_export::lowerModuleState(*graph, m.object());
+    for (const auto& s : state) {
+      if (s.kind == onnx_export::ModuleStateSlot::Kind::Scalar) continue;
+      options.stateOutputs[s.input - 1] = s.output;  // freezeGraph drops self (input 0)
+      options.graphOutputNames[s.output] = s.path + ".out";
+      inputs.push_back(s.initial);
+    }
     auto params = freezeGraph(*graph, m.object(), o.method);
     const size_t first = inputs.size();
     for (size_t j = 0; j < params.size(); ++j) {
@@ -229,6 +242,15 @@ void exportCommand(const ExportCliOptions& o) {
       inputs.emplace_back(params[j].second);
     }
     passes::eliminateDeadCode(*graph);
+  }
+  std::string stateList, scalarList;
+  for (const auto& s : state) {
+    if (s.kind == onnx_export::ModuleStateSlot::Kind::Scalar) {
+      scalarList += (scalarList.empty() ? "" : ", ") + s.path;
+      continue;
+    }
+    stateList += (stateList.empty() ? "" : ", ") + s.path;
+    options.metadata["torchless.state." + s.path] = s.path + ".out";
   }
   onnx_export::ExportReport report;
   ::onnx::ModelProto model;
@@ -252,6 +274,25 @@ void exportCommand(const ExportCliOptions& o) {
       : o.noCheck    ? " (not checked: --no-check)"
                      : fmt::format(" (not checked: the ONNX library checks opsets up to {})",
                                    onnx_export::checkerMaxOpset()));
+  if (!stateList.empty()) {
+    // The state's values before the first call, for the caller to feed (module_state.h).
+    const std::string dir = o.output + ".state";
+    std::filesystem::create_directories(dir);
+    for (const auto& s : state) {
+      if (s.kind == onnx_export::ModuleStateSlot::Kind::Scalar) continue;
+      // An empty state may have been given its later rank (ExportReport::stateInitial).
+      auto adjusted = report.stateInitial.find(s.input - 1);
+      saveNpy(dir + "/" + s.path + ".npy",
+              adjusted != report.stateInitial.end() ? adjusted->second : s.initial.toTensor());
+    }
+    std::cout << fmt::format(
+        "module state: inputs {} (values before the first call in {}/), their values after the "
+        "call are the outputs NAME.out\n",
+        stateList, dir);
+  }
+  if (!scalarList.empty())
+    std::cerr << "note: the method also writes " << scalarList
+              << "; each call starts from their values at export time\n";
   if (!report.runError.empty())
     std::cerr << "warning: the example run failed (" << report.runError
               << "); sizes came from the graph's types only\n";

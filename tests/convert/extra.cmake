@@ -22,6 +22,17 @@ if(TARGET convert_test)
            COMMAND convert_test --gtest_filter=Coverage/CoverageExportOracle.*)
   set_tests_properties(convert_export_coverage_oracle PROPERTIES FIXTURES_REQUIRED convert_export_coverage_cases
                        TIMEOUT 900)
+  # Module state (prim::SetAttr) as inputs and outputs: scripted models and the streaming
+  # archives of ../shared/wild, each run twice in ONNX Runtime against two PyTorch calls.
+  add_test(NAME convert_gen_export_state_cases
+           COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/convert/gen_export_state_cases.py
+                   ${PROJECT_BINARY_DIR}/convert_export_state_cases)
+  set_tests_properties(convert_gen_export_state_cases PROPERTIES FIXTURES_SETUP convert_export_state_cases
+                       TIMEOUT 300 ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1;OMP_NUM_THREADS=1")
+  add_test(NAME convert_export_state_oracle
+           COMMAND convert_test --gtest_filter=StateExportOracle.*)
+  set_tests_properties(convert_export_state_oracle PROPERTIES FIXTURES_REQUIRED convert_export_state_cases
+                       TIMEOUT 600 ENVIRONMENT "TORCHLESS_BIN=$<TARGET_FILE:torchless>")
   # Issue 14 part 8: the cases of both corpora with dynamic axes, exported at two shapes.
   add_test(NAME convert_export_dynamic_oracle
            COMMAND convert_test --gtest_filter=Dynamic/DynamicExportOracle.*)

@@ -210,10 +210,14 @@ class ListInLoop(nn.Module):
 
     def forward(self, x):
         outs: List[torch.Tensor] = []
+        # An empty list filled with int64 tensors: the Loop's sequence is of int64.
+        idx: List[torch.Tensor] = []
         for i in range(x.size(0)):
             outs.append(x[i] * float(i + 1))
+            idx.append(torch.argmax(x[i]).unsqueeze(0))
         n = len(outs)
-        return torch.stack(outs, 0), torch.cat(outs, 0) + outs[0].sum(), x * float(n)
+        return (torch.stack(outs, 0), torch.cat(outs, 0) + outs[0].sum(), x * float(n),
+                torch.cat(idx, 0))
 
 
 class ListWrites(nn.Module):
@@ -243,13 +247,37 @@ class ListWrites(nn.Module):
 
 class AsStrided(nn.Module):
     """as_strided views of a fresh tensor and of an input (torch.onnx: Gather of the flattened
-    input), with and without a storage offset; overlapping windows too. _reshape_from_tensor."""
+    input), with and without a storage offset; overlapping windows too. _reshape_from_tensor.
+    Views of views: as_strided reads the storage, so of a transpose it reads the untransposed
+    elements, and its offset counts from the storage's start, not the slice's."""
 
     def forward(self, x):
         y = x * 2.0
         return (torch.as_strided(y, (3, 3), (1, 2)), y.as_strided((2, 2), (4, 1), 1),
                 torch.as_strided(x, (5, 2), (2, 1)) + 1.0,
-                torch._reshape_from_tensor(y, torch.tensor([6, 2])))
+                torch._reshape_from_tensor(y, torch.tensor([6, 2])),
+                torch.as_strided(y.t(), (2, 3), (1, 4)), y[1:].as_strided((2, 2), (1, 4), 5))
+
+
+class PackedSequences(nn.Module):
+    """pack_padded_sequence -> LSTM / GRU -> pad_packed_sequence (torch.onnx: sequence_lens),
+    unsorted lengths, batch-first, a padding value, total_length past the longest, and an input
+    padded past its longest sequence."""
+
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(3, 4, num_layers=2, batch_first=True, bidirectional=True)
+        self.gru = nn.GRU(3, 5)
+        self.head = nn.Linear(8, 2)
+
+    def forward(self, x, lengths):
+        p = nn.utils.rnn.pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
+        y, (h, c) = self.lstm(p)
+        out, out_len = nn.utils.rnn.pad_packed_sequence(y, batch_first=True, padding_value=-1.0)
+        q = nn.utils.rnn.pack_padded_sequence(x.transpose(0, 1), lengths, enforce_sorted=False)
+        z, hg = self.gru(q)
+        zz, _ = nn.utils.rnn.pad_packed_sequence(z, total_length=8)
+        return self.head(out), out_len, h, c, zz, hg
 
 
 class Einsum(nn.Module):
@@ -699,6 +727,7 @@ def main():
     w("list_writes", ListWrites(), [r(3, 4)], ("scripted",), dynamic={0: [0]}, alt_inputs=[r(5, 4)],
       script_for_onnx=True)
     w("as_strided", AsStrided(), [r(3, 4)], both)
+    w("packed_sequences", PackedSequences().eval(), [r(3, 6, 3), torch.tensor([5, 2, 4])], ("traced",))
     w("einsum", Einsum(), [r(2, 3, 4), r(2, 4, 5)], both, dyn=({0: [0], 1: [0]}, [dr(3, 3, 4), dr(3, 4, 5)]))
     w("one_hot", OneHot(), [torch.tensor([[0, 5, 2], [1, 1, 3]])], both)
     w("div_modes", DivModes(), [r(3, 4) * 5, r(3, 4).abs() + 0.5], both)

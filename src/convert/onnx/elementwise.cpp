@@ -196,7 +196,23 @@ void convertFloorDivide(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
 
 }  // namespace
 
+// atan2(y, x): Atan(y / x), moved by pi into the second and third quadrants (x < 0: + pi when
+// y >= 0, - pi when y < 0; torch.onnx's symbolic, with y = 0 on the positive side as PyTorch
+// puts +0), and 0 where both are 0 (y / x is NaN there; PyTorch gives 0).
+void convertAtan2(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  const ScalarType dt = resultDtype(ctx, n);
+  std::string y = tensorOrScalar(ctx, args[0], dt), x = tensorOrScalar(ctx, args[1], dt);
+  const std::string zero = ctx.constScalar(0, dt), pi = ctx.constScalar(M_PI, dt);
+  std::string atan = ctx.op("Atan", {ctx.op("Div", {y, x})});
+  std::string shifted = ctx.op(
+      "Where", {ctx.op("Less", {y, zero}), ctx.op("Sub", {atan, pi}), ctx.op("Add", {atan, pi})});
+  std::string r = ctx.op("Where", {ctx.op("Less", {x, zero}), shifted, atan});
+  std::string origin = ctx.op("And", {ctx.op("Equal", {x, zero}), ctx.op("Equal", {y, zero})});
+  ctx.setOutput(n, 0, ctx.op("Where", {origin, zero, r}));
+}
+
 void registerElementwiseConverters(OnnxConverterRegistry& r) {
+  r.addOverloads({"aten::atan2", "aten::atan2_"}, convertAtan2);
   // Binary arithmetic: Add, Sub, Mul, Div, Pow.
   r.addOverloads({"aten::add.Tensor", "aten::add.Scalar", "aten::add_.Tensor", "aten::add_.Scalar"},
                  addSub("Add"));

@@ -171,6 +171,30 @@ class Exporter {
     // on values known at run time only): ONNX has no exceptions, so it is dropped, as
     // torch.onnx drops such checks.
     if (n.outputs().empty()) return;
+    // A condition known at export time (inside a block, where prepare.cpp did not fold it: an
+    // inlined LSTM's `if not is_batched` once the rank is known) takes its branch only.
+    if (ctx_.isStatic(n.input(0)) && ctx_.staticValue(n.input(0)).isBool()) {
+      const Block* taken = n.blocks()[ctx_.staticValue(n.input(0)).toBool() ? 0 : 1];
+      convertBlock(taken);
+      ctx_.setCurrentNode(&n);
+      for (size_t i = 0; i < n.outputs().size(); ++i) {
+        const Value* v = taken->outputs()[i];
+        if (ctx_.isStatic(v)) {
+          ctx_.setStatic(n.output(i), ctx_.staticValue(v));
+          continue;
+        }
+        if (ctx_.hasTensorList(v)) {  // a list or tuple of tensors
+          ctx_.setTensorList(n.output(i), ctx_.tensorList(v));
+          continue;
+        }
+        if (!ctx_.isConverted(v)) continue;  // unused (prim::Uninitialized of a raise)
+        ctx_.setOutput(n, i, ctx_.toTensor(v));
+        if (ctx_.isSequence(v)) ctx_.markSequence(n.output(i));
+        if (const ValueFacts* f = ctx_.factsOf(v); f && !ctx_.factsOf(n.output(i)))
+          ctx_.setFacts(n.output(i), *f);
+      }
+      return;
+    }
     std::string cond = ctx_.toTensor(n.input(0));
     if (ctx_.dtypeOf(n.input(0)) != ScalarType::Bool)
       cond = ctx_.op("Cast", {cond}, {attrI("to", onnxDataType(ScalarType::Bool))});
@@ -182,7 +206,35 @@ class Exporter {
     for (size_t i = 0; i < outs.size(); ++i) {
       ctx_.setOutput(n, i, outs[i]);
       if (isTensorListType(n.output(i))) ctx_.markSequence(n.output(i));
+      inheritBranchFacts(n, i);
     }
+  }
+
+  // An If output without facts gets the dtype and rank its branches' outputs share (a branch
+  // that only raises, its output prim::Uninitialized, does not count): converters after an
+  // If inside a block (Note [Facts inside blocks] in prepare.cpp) need the rank.
+  void inheritBranchFacts(const Node& n, size_t i) {
+    if (ctx_.factsOf(n.output(i))) return;
+    std::optional<ScalarType> dtype;
+    std::optional<int64_t> rank;
+    bool first = true;
+    for (const Block* b : n.blocks()) {
+      const Value* v = b->outputs()[i];
+      if (v->node()->kind() == prim::Uninitialized) continue;
+      auto d = ctx_.dtypeOf(v);
+      auto r = ctx_.rankOf(v);
+      if (first) {
+        dtype = d, rank = r, first = false;
+        continue;
+      }
+      if (d != dtype) dtype.reset();
+      if (r != rank) rank.reset();
+    }
+    if (!dtype && !rank) return;
+    ValueFacts f;
+    f.dtype = dtype;
+    f.rank = rank;
+    ctx_.setFacts(n.output(i), f);
   }
 
   // prim::Loop(max_trip_count, initial_condition, carried...) -> Loop
@@ -195,8 +247,9 @@ class Exporter {
     inputs.push_back(trip);
     inputs.push_back(cond);
     for (size_t i = 2; i < n.inputs().size(); ++i)
-      inputs.push_back(isTensorListType(n.input(i)) ? ctx_.toSequence(n.input(i))
-                                                    : ctx_.toTensor(n.input(i)));
+      inputs.push_back(isTensorListType(n.input(i))
+                           ? ctx_.toSequence(n.input(i), sequenceDtype(n, i))
+                           : ctx_.toTensor(n.input(i)));
     std::vector<std::string> bodyInputs;
     bodyInputs.push_back(ctx_.freshName("iter"));
     ctx_.setTensor(body->inputs()[0], bodyInputs.back());
@@ -226,14 +279,15 @@ class Exporter {
           tt->set_elem_type(onnxDataType(i == 0 ? ScalarType::Long : ScalarType::Bool));
           tt->mutable_shape();
         } else if (isTensorListType(n.input(i))) {
-          // A list grown in the loop: a sequence of tensors (of the elements' dtype, Float
-          // unless known).
+          // A list grown in the loop: a sequence of tensors of the elements' dtype (what the
+          // example run saw of the initial list's elements, or of what the body appends to it;
+          // Float when neither is known).
           vi->clear_type();
           vi->mutable_type()
               ->mutable_sequence_type()
               ->mutable_elem_type()
               ->mutable_tensor_type()
-              ->set_elem_type(onnxDataType(ScalarType::Float));
+              ->set_elem_type(onnxDataType(sequenceDtype(n, i)));
         } else if (auto d = ctx_.dtypeOf(n.input(i))) {
           tt->set_elem_type(onnxDataType(*d));
         } else {
@@ -258,6 +312,15 @@ class Exporter {
       ctx_.setOutput(n, i, outs[i]);
       if (isTensorListType(n.output(i))) ctx_.markSequence(n.output(i));
     }
+  }
+
+  // The element dtype of Loop `n`'s carried list input `i` (the loop's input index): the
+  // initial list's, else the list's after the loop (prepare.cpp records the elements' dtype of
+  // lists the example run saw: an empty list filled with int64 tensors in the loop), else Float.
+  ScalarType sequenceDtype(const Node& n, size_t i) const {
+    if (auto d = ctx_.dtypeOf(n.input(i))) return *d;
+    if (auto d = ctx_.dtypeOf(n.output(i - 2))) return *d;
+    return ScalarType::Float;
   }
 
   OnnxCtx& ctx_;
@@ -311,6 +374,10 @@ size_t onnxInputCount(const Graph& graph, const std::vector<IValue>& inputs,
   if (inputs[i].isTensor()) return 1;
   if (inputs[i].isList() && isTensorListType(graph.inputs()[i]))
     return inputs[i].toTensorVector().size();
+  if (const TypePtr& t = graph.inputs()[i]->type();
+      inputs[i].isDict() && t && t->kind() == TypeKind::DictType &&
+      t->expect<DictType>().getValueType()->kind() == TypeKind::TensorType)
+    return inputs[i].toDict()->entries().size();  // one per key (prepare.cpp)
   return 0;
 }
 
@@ -329,6 +396,8 @@ std::vector<std::string> tensorInputNames(const Graph& graph, const std::vector<
       std::string base =
           in->hasDebugName() ? sanitize(in->debugNameBase()) : fmt::format("input_{}", k);
       if (list && in->hasDebugName()) base += fmt::format("_{}", e);
+      if (inputs[i].isDict() && inputs[i].toDict()->entries()[e].first.isString())
+        base = sanitize(inputs[i].toDict()->entries()[e].first.toStringRef());  // by its key
       names.push_back(k < options.inputNames.size() ? options.inputNames[k] : base);
     }
   }
@@ -345,6 +414,7 @@ PrepareOptions prepareOptions(const Graph& graph, const std::vector<IValue>& inp
   PrepareOptions po;
   po.constantInputs = options.constantInputs;
   po.foldBatchNorm = options.fold;
+  po.stateOutputs = options.stateOutputs;
   size_t k = 0;
   for (size_t i = 0; i < graph.inputs().size(); ++i) {
     const size_t count = onnxInputCount(graph, inputs, options, i);
@@ -504,7 +574,14 @@ void addOutputInfo(OnnxCtx& ctx, ::onnx::GraphProto* gp, const PreparedGraph& pr
 void writeOutputs(OnnxCtx& ctx, ::onnx::GraphProto* gp, const Graph& g,
                   const PreparedGraph& prepared, const ExportOptions& options) {
   FlatOutputs outs;
-  for (const Value* v : g.outputs()) outs.add(ctx, v);
+  std::map<size_t, std::string> named;  // flattened index -> graphOutputNames' name
+  for (size_t j = 0; j < g.outputs().size(); ++j) {
+    const size_t first = outs.names.size();
+    outs.add(ctx, g.outputs()[j]);
+    if (auto it = options.graphOutputNames.find(j);
+        it != options.graphOutputNames.end() && outs.names.size() == first + 1)
+      named[first] = it->second;
+  }
   TL_CHECK(options.outputNames.size() <= outs.names.size(),
            "{} output names given but the graph has {} outputs", options.outputNames.size(),
            outs.names.size());
@@ -515,6 +592,7 @@ void writeOutputs(OnnxCtx& ctx, ::onnx::GraphProto* gp, const Graph& g,
   for (size_t i = 0; i < outs.names.size(); ++i) {
     const Value* v = outs.values[i];
     std::string want = i < options.outputNames.size() ? options.outputNames[i]
+                       : named.count(i)               ? named.at(i)
                        : v && v->hasDebugName() && !graphInputs.count(outs.names[i])
                            ? sanitize(v->debugNameBase())
                            : fmt::format("output_{}", i);
@@ -541,6 +619,8 @@ namespace {
   progress("preparing: example run, mutation removal, folding");
   PreparedGraph prepared = prepareForExport(graph, inputs, po);
   const Graph& g = *prepared.graph;
+  if (!prepared.runError.empty())
+    progress("the example run failed (sizes from the graph's types only): " + prepared.runError);
 
   // Pre-flight: every unsupported operator at once, before converting anything.
   convert::checkSupported(g, "ONNX export", [&](const Node& n, const OpInfo* op) {
@@ -559,6 +639,11 @@ namespace {
   opsetImport->set_version(options.opset);
   ::onnx::GraphProto* gp = model.mutable_graph();
   gp->set_name("torchless_graph");
+  for (const auto& [key, value] : options.metadata) {
+    auto* p = model.add_metadata_props();
+    p->set_key(key);
+    p->set_value(value);
+  }
 
   OnnxCtx ctx(gp, options.opset);
   ctx.setQLinearOps(options.qlinearOps);
@@ -592,6 +677,7 @@ namespace {
     report->opCounts = countOps(model);
     report->numInitializers = static_cast<size_t>(gp->initializer_size());
     report->runError = prepared.runError;
+    report->stateInitial = prepared.stateInitial;
   }
   return model;
 }

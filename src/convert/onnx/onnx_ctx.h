@@ -39,6 +39,10 @@ struct ValueFacts {
   /// For a list of tensors, dtype, rank and sizes describe its elements when they all share
   /// them (unbind's, broadcast_tensors': what an element read at run time, SequenceAt, is).
   std::optional<int64_t> rank;
+  /// For tensors: the strides and storage offset the example run saw (a view's layout in its
+  /// storage: as_strided reads the storage, not the view's elements in order).
+  std::optional<std::vector<int64_t>> strides;
+  int64_t storageOffset = 0;
 };
 
 /// One ONNX node attribute.
@@ -103,6 +107,11 @@ class OnnxCtx : public convert::ConversionCtx<std::string> {
   // ---- facts ------------------------------------------------------------------------------
 
   void setFacts(const Value* v, ValueFacts f) { facts_[v] = std::move(f); }
+  /// What the example run observed of v, or null.
+  const ValueFacts* factsOf(const Value* v) const {
+    auto it = facts_.find(v);
+    return it == facts_.end() ? nullptr : &it->second;
+  }
   /// The dtype of a tensor value (observed, else from its IR type), or nullopt.
   std::optional<ScalarType> dtypeOf(const Value* v) const;
   /// The sizes of a tensor value when all are known, else nullopt.

@@ -67,6 +67,14 @@ struct ExportOptions {
   std::map<std::string, std::vector<int64_t>> dynamicAxes;
   /// Graph inputs (by index) that are parameters: exported as initializers with this name.
   std::map<size_t, std::string> constantInputs;
+  /// Module state (module_state.h): graph input index -> index of the graph output holding its
+  /// value after the call (the example run's second call, Note [State by a second call]).
+  std::map<size_t, size_t> stateOutputs;
+  /// Names of whole graph outputs by graph output index (a state's "_h.out"); a name in
+  /// outputNames for the same flattened output wins.
+  std::map<size_t, std::string> graphOutputNames;
+  /// Written to the model's metadata_props.
+  std::map<std::string, std::string> metadata;
   /// Fold eval-mode batch norms into the convolution or linear before them, as torch.onnx
   /// does (false: export the graph's batch norms as BatchNormalization).
   bool fold = true;
@@ -93,6 +101,9 @@ struct ExportReport {
   bool checked = false;
   /// Why the example run failed, when it did (then sizes come from IR types only).
   std::string runError;
+  /// Module state inputs (by graph input index) exported with another example than given: an
+  /// empty state of the rank it has after a call (PreparedGraph::stateInitial).
+  std::map<size_t, Tensor> stateInitial;
 };
 
 /// Exports `graph` (inlined; parameters as constants or named in options.constantInputs),

@@ -228,6 +228,20 @@ bool hasWrites(const Block* b) {
   return false;
 }
 
+// An execution observer that looks at ops only (afterOp); the other steps pass.
+class OpObserver : public ExecutionObserver {
+ public:
+  void enterCall(const Node*, const Graph&, const IValue*, size_t) override {}
+  void exitCall(const Node*, const Graph&, const IValue*, size_t) override {}
+  void enterIf(const Node&, size_t) override {}
+  void exitIf(const Node&, size_t) override {}
+  void enterLoop(const Node&) override {}
+  void endIteration(const Node&) override {}
+  void exitLoop(const Node&) override {}
+  void afterGetAttr(const Node&, const IValue&) override {}
+  void beforeSetAttr(const Node&, const IValue&, const IValue&) override {}
+};
+
 // Note [Views that may copy]
 // contiguous(x, memory_format) returns x itself when x already is contiguous in that format,
 // else a copy; reshape / flatten / reshape_as return a view when the strides allow one, else
@@ -240,7 +254,7 @@ bool hasWrites(const Block* b) {
 // fresh tensor for mutation removal. Nodes that never ran (a branch the example does not take)
 // and nodes that copied on some runs only (a loop whose input becomes contiguous on the way)
 // stay views.
-class CopyObserver final : public ExecutionObserver {
+class CopyObserver final : public OpObserver {
  public:
   static constexpr int kViewed = 1, kCopied = 2;
   explicit CopyObserver(const std::vector<Node*>& nodes) : seen(nodes.size(), 0) {
@@ -255,15 +269,6 @@ class CopyObserver final : public ExecutionObserver {
     const bool view = a.storage().isAlias(b.storage()) && a.storageOffset() == b.storageOffset();
     seen[it->second] |= view ? kViewed : kCopied;
   }
-  void enterCall(const Node*, const Graph&, const IValue*, size_t) override {}
-  void exitCall(const Node*, const Graph&, const IValue*, size_t) override {}
-  void enterIf(const Node&, size_t) override {}
-  void exitIf(const Node&, size_t) override {}
-  void enterLoop(const Node&) override {}
-  void endIteration(const Node&) override {}
-  void exitLoop(const Node&) override {}
-  void afterGetAttr(const Node&, const IValue&) override {}
-  void beforeSetAttr(const Node&, const IValue&, const IValue&) override {}
 
   /// Per node (in the order given): kViewed and / or kCopied, 0 when it never ran.
   std::vector<int> seen;
@@ -702,10 +707,102 @@ void removeDeadNodes(Block* block) {
 namespace {
 
 /// The example run's inputs and the dynamic axes of each, by run input index.
+// Whether graph input type `t` with example `x` is a dict of tensors with str keys (flattened
+// into one input per entry). Throws for a dict of tensors with other keys.
+bool isDictOfTensors(const TypePtr& t, const IValue& x) {
+  if (!x.isDict() || !t || t->kind() != TypeKind::DictType) return false;
+  const auto& dt = t->expect<DictType>();
+  if (dt.getValueType()->kind() != TypeKind::TensorType) return false;
+  TL_CHECK(dt.getKeyType()->kind() == TypeKind::StringType,
+           "a dict input of tensors exports with str keys only (one ONNX input per key), not "
+           "{} keys",
+           dt.getKeyType()->str());
+  return true;
+}
+
 struct RunInputs {
   std::vector<IValue> values;
   std::map<size_t, std::vector<int64_t>> dynamicAxes;
+  /// Module state: run input index -> graph output index of its value after the call.
+  std::map<size_t, size_t> stateOutputs;
 };
+
+/// The inputs of a second call (Note [State by a second call]): the example inputs with each
+/// state input replaced by the state output of a run on them.
+std::vector<IValue> secondCallInputs(const std::shared_ptr<Graph>& graph, const RunInputs& run) {
+  std::vector<Value*> finals;
+  for (const auto& [i, o] : run.stateOutputs) finals.push_back(graph->outputs()[o]);
+  std::vector<IValue> after = observeStubbed(graph, finals, run.values);
+  std::vector<IValue> second = run.values;
+  size_t k = 0;
+  for (const auto& [i, o] : run.stateOutputs) {
+    TL_CHECK(after[k].isTensor(), "the module state output {} is not a tensor", o);
+    second[i] = after[k++];
+  }
+  return second;
+}
+
+// Whether a and b hold the same values: tensors by dtype, sizes and bytes; lists and tuples
+// element by element; the rest by IValue::equals.
+bool sameValues(const IValue& a, const IValue& b) {
+  if (a.isTensor() && b.isTensor()) {
+    const Tensor x = a.toTensor().contiguous(), y = b.toTensor().contiguous();
+    return x.dtype() == y.dtype() && x.sizes() == y.sizes() &&
+           std::memcmp(x.rawData(), y.rawData(), x.nbytes()) == 0;
+  }
+  if ((a.isList() && b.isList()) || (a.isTuple() && b.isTuple())) {
+    const std::vector<IValue>& xs = a.isList() ? a.toList()->list : a.toTuple()->elements;
+    const std::vector<IValue>& ys = b.isList() ? b.toList()->list : b.toTuple()->elements;
+    if (xs.size() != ys.size()) return false;
+    for (size_t k = 0; k < xs.size(); ++k)
+      if (!sameValues(xs[k], ys[k])) return false;
+    return true;
+  }
+  return a.equals(b);
+}
+
+/// An empty state input whose rank differs from the state output's (a state made on the first
+/// call) gets, as its example, an empty tensor of the output's rank ([0, rest of the output's
+/// sizes]) when every graph output comes out the same with it; else the export fails naming
+/// the state: an ONNX input has one rank (PreparedGraph::stateInitial).
+void reshapeEmptyStates(PreparedGraph& out, RunInputs& run) {
+  std::vector<IValue> second;
+  try {
+    second = secondCallInputs(out.graph, run);
+  } catch (const Error&) {
+    return;  // the example run reports what fails
+  }
+  std::vector<IValue> candidate = run.values;
+  std::vector<size_t> changed;
+  for (const auto& [i, o] : run.stateOutputs) {
+    const Tensor& before = run.values[i].toTensor();
+    const Tensor& after = second[i].toTensor();
+    if (before.dim() == after.dim()) continue;
+    const Value* in = out.graph->inputs()[i];
+    TL_CHECK(before.numel() == 0 && after.dim() > 0,
+             "the module state '{}' changes rank from {} to {} in a call; an ONNX input has one "
+             "rank",
+             in->debugName(), before.dim(), after.dim());
+    std::vector<int64_t> sizes = after.sizes();
+    sizes[0] = 0;
+    candidate[i] = IValue(Tensor::empty(sizes, before.dtype()));
+    changed.push_back(i);
+  }
+  if (changed.empty()) return;
+  std::vector<Value*> outs(out.graph->outputs().begin(), out.graph->outputs().end());
+  const std::vector<IValue> a = observeStubbed(out.graph, outs, run.values);
+  const std::vector<IValue> b = observeStubbed(out.graph, outs, candidate);
+  for (size_t k = 0; k < a.size(); ++k)
+    TL_CHECK(sameValues(a[k], b[k]),
+             "the module state '{}' is empty with another rank before the first call, and the "
+             "method computes otherwise when given it with the rank it has later; an ONNX input "
+             "has one rank",
+             out.graph->inputs()[changed[0]]->debugName());
+  for (size_t i : changed) {
+    run.values[i] = candidate[i];
+    out.stateInitial[out.inputOrigin[i]] = candidate[i].toTensor();
+  }
+}
 
 /// Step 1: parameters and non-tensor inputs become constants (named by `constantInputs` or
 /// the input's debug name); tensor inputs stay and are returned as the run's inputs.
@@ -742,10 +839,31 @@ RunInputs bindConstantInputs(Graph& g, const std::vector<IValue>& inputs,
       g.eraseInput(k);
       continue;
     }
+    if (named == options.constantInputs.end() && isDictOfTensors(in->type(), x)) {
+      // A Dict[str, Tensor] input: one tensor input per entry, in insertion order (as
+      // torch.onnx flattens it), filled into an aten::dict() where the dict was used; lowerDicts
+      // (step 6) turns its reads into the inputs themselves.
+      const auto& entries = x.toDict()->entries();
+      Node* d = g.insertNode(g.create(Symbol::aten("dict"), {}, 1));
+      d->output()->setType(in->type());
+      for (size_t e = 0; e < entries.size(); ++e) {
+        Value* v = g.insertInput(k + e)->setType(TensorType::get());
+        out.inputOrigin.push_back(i);
+        run.values.push_back(entries[e].second);
+        g.insertNode(g.create(Symbol::aten("_set_item"),
+                              {d->output(), g.insertConstant(entries[e].first), v}, 0));
+      }
+      k += entries.size();
+      g.inputs()[k]->replaceAllUsesWith(d->output());
+      g.eraseInput(k);
+      continue;
+    }
     if (named == options.constantInputs.end() && x.isTensor()) {
       out.inputOrigin.push_back(i);
       if (auto d = options.dynamicAxes.find(i); d != options.dynamicAxes.end())
         run.dynamicAxes[run.values.size()] = d->second;
+      if (auto s = options.stateOutputs.find(i); s != options.stateOutputs.end())
+        run.stateOutputs[run.values.size()] = s->second;
       run.values.push_back(x);
       ++k;
       continue;
@@ -782,10 +900,16 @@ std::unordered_map<const Value*, IValue> observeFacts(PreparedGraph& out, const 
   out.specialized = false;
   std::unordered_map<const Value*, IValue> known;
   std::vector<Value*> recorded;
+  // Lists of tensors are recorded for their elements' facts (a Loop's carried list: its
+  // sequence's dtype), never folded.
+  auto tensorList = [](const TypePtr& t) {
+    return t && t->kind() == TypeKind::ListType &&
+           t->expect<ListType>().getElementType()->kind() == TypeKind::TensorType;
+  };
   for (Node* n : g.nodes()) {
     if (n->kind() == prim::Constant) continue;
     for (Value* v : n->outputs())
-      if (isRecordable(v->type())) recorded.push_back(v);
+      if (isRecordable(v->type()) || tensorList(v->type())) recorded.push_back(v);
   }
   std::vector<IValue> seen;
   try {
@@ -816,6 +940,20 @@ std::unordered_map<const Value*, IValue> observeFacts(PreparedGraph& out, const 
       doubled.clear();
     }
   }
+  // Note [State by a second call]
+  // A state input (module_state.h) holds, on later calls, what the call before left: silero's
+  // `_h` is empty on the first call (`if len(h): lstm(x, (h, c)) else: lstm(x)`) and [2, 1, 64]
+  // after. One more run, on the state outputs of the first, is a second call: values that
+  // differ in it follow the state as values that differ in a grown run follow a dynamic axis
+  // (they stay computed, the If on `len(h)` stays an If), and the state inputs' dims that differ
+  // are dynamic. A state whose rank changes gets no shape at all.
+  std::vector<IValue> next;
+  std::map<size_t, Tensor> stateNext;
+  if (!run.stateOutputs.empty()) {
+    const std::vector<IValue> second = secondCallInputs(out.graph, run);
+    next = observeStubbed(out.graph, recorded, second);
+    for (const auto& [i, o] : run.stateOutputs) stateNext[i] = second[i].toTensor();
+  }
   for (size_t i = 0; i < g.inputs().size(); ++i) {
     ValueFacts f;
     const Tensor& t = run.values[i].toTensor();
@@ -824,19 +962,47 @@ std::unordered_map<const Value*, IValue> observeFacts(PreparedGraph& out, const 
     f.dynamicDims.assign(t.dim(), false);
     if (auto d = run.dynamicAxes.find(i); d != run.dynamicAxes.end())
       for (int64_t a : d->second) f.dynamicDims[a < 0 ? a + t.dim() : a] = true;
+    if (auto s = stateNext.find(i); s != stateNext.end()) {
+      bool stateDynamic = false;
+      if (s->second.dim() != t.dim()) {
+        f.sizes.reset();
+        f.dynamicDims.clear();
+      } else {
+        for (int64_t d = 0; d < t.dim(); ++d)
+          f.dynamicDims[d] = f.dynamicDims[d] || s->second.sizes()[d] != t.sizes()[d];
+      }
+      for (bool b : f.dynamicDims) stateDynamic |= b;
+      if (!f.sizes || stateDynamic) out.dynamic.insert(g.inputs()[i]);
+    }
     out.facts[g.inputs()[i]] = f;
     if (run.dynamicAxes.count(i)) out.dynamic.insert(g.inputs()[i]);
   }
   for (size_t i = 0; i < recorded.size(); ++i) {
     const Value* v = recorded[i];
     const IValue& x = seen[i];
+    if (tensorList(v->type())) {
+      // The elements' dtype, and their sizes when they all share them (ValueFacts).
+      if (!x.isList() || x.toList()->list.empty()) continue;
+      ValueFacts f;
+      const auto& items = x.toList()->list;
+      bool same = true;
+      for (const IValue& e : items)
+        same = same && e.isTensor() && e.toTensor().dtype() == items[0].toTensor().dtype();
+      if (!same) continue;
+      f.dtype = items[0].toTensor().dtype();
+      f.rank = items[0].toTensor().dim();
+      out.facts[v] = f;
+      continue;
+    }
     if (x.isTensor()) {
       const Tensor t = x.toTensor();
       ValueFacts f;
       f.dtype = t.dtype();
       f.sizes = t.sizes();
+      f.strides = t.strides();
+      f.storageOffset = t.storageOffset();
       f.dynamicDims.assign(t.dim(), false);
-      for (const std::vector<IValue>* other : {&grown, &doubled}) {
+      for (const std::vector<IValue>* other : {&grown, &doubled, &next}) {
         if (other->empty()) continue;
         if (!(*other)[i].isTensor()) {
           out.dynamic.insert(v);
@@ -854,7 +1020,8 @@ std::unordered_map<const Value*, IValue> observeFacts(PreparedGraph& out, const 
       out.facts[v] = f;
       if (t.numel() <= options.foldTensorLimit) known[v] = IValue(t.clone());
     } else if (x.tag() != IValue::Tag::Uninitialized) {
-      if ((!grown.empty() && !grown[i].equals(x)) || (!doubled.empty() && !doubled[i].equals(x)))
+      if ((!grown.empty() && !grown[i].equals(x)) || (!doubled.empty() && !doubled[i].equals(x)) ||
+          (!next.empty() && !next[i].equals(x)))
         out.dynamic.insert(v);
       known[v] = x;
     }
@@ -945,6 +1112,107 @@ bool specialize(PreparedGraph& out, const RunInputs& run, const PrepareOptions& 
   }
 }
 
+// Note [Facts inside blocks]
+// The example runs record top-level values only (they fold, and follow dynamic axes). Values
+// inside If branches and Loop bodies get their dtype and rank (never sizes: they may change
+// from one iteration to the next) from one more observed run, on the final graph, and, with
+// module state, one on the state a first call leaves (a branch the first call skips, as
+// silero's `if len(h)`, runs on the second): converters inside blocks (an LSTM in a branch, a
+// quantized GRU in a streaming model's loop) see ranks that the scripted graph's types lack.
+// A value whose runs disagree (a rank that changes) gets nothing; so does a graph whose run
+// cannot compile (a kernel-less node left in a branch).
+class NestedFactsObserver final : public OpObserver {
+ public:
+  explicit NestedFactsObserver(const Block* top) : top_(top) {}
+  void afterOp(const Node& node, const OpInfo*, const std::vector<IValue>&, const IValue* outputs,
+               size_t n) override {
+    if (node.owningBlock() == top_) return;
+    for (size_t i = 0; i < n && i < node.outputs().size(); ++i) {
+      const IValue& x = outputs[i];
+      std::optional<Tensor> t;
+      if (x.isTensor()) {
+        t = x.toTensor();
+      } else if (x.isList() && !x.toList()->list.empty() && x.toList()->list[0].isTensor()) {
+        t = x.toList()->list[0].toTensor();  // a list's facts describe its elements
+      }
+      if (!t) continue;
+      const Value* v = node.output(i);
+      auto [it, fresh] = seen.try_emplace(v);
+      ValueFacts& f = it->second;
+      if (fresh) {
+        f.dtype = t->dtype();
+        f.rank = t->dim();
+        continue;
+      }
+      if (f.dtype && *f.dtype != t->dtype()) f.dtype.reset();
+      if (f.rank && *f.rank != t->dim()) f.rank.reset();
+    }
+  }
+
+  std::unordered_map<const Value*, ValueFacts> seen;
+
+ private:
+  const Block* top_;
+};
+
+bool hasBlocks(const Block* b) {
+  for (const Node* n : b->nodes())
+    if (!n->blocks().empty()) return true;
+  return false;
+}
+
+/// Note [Facts inside blocks]: dtype and rank of the values inside blocks, from observed runs
+/// on `runs` (each one set of graph inputs).
+void observeNestedFacts(PreparedGraph& out, const std::vector<std::vector<IValue>>& runs) {
+  Graph& g = *out.graph;
+  if (!hasBlocks(g.block())) return;
+  NestedFactsObserver observer(g.block());
+  try {
+    initKernels();
+    GraphFunction fn("export_example_run", out.graph,
+                     GraphFunction::schemaFromGraph("export_example_run", g));
+    for (const auto& inputs : runs) runObserved(fn, inputs, observer);
+  } catch (const Error&) {
+    return;
+  }
+  for (auto& [v, f] : observer.seen)
+    if ((f.dtype || f.rank) && !out.facts.count(v)) out.facts[v] = f;
+}
+
+// Whether block `b` only checks: it computes nothing but what prim::RaiseException / warnings
+// use (string formatting, comparisons), and nested Ifs of the same kind.
+bool onlyRaises(const Block* b) {
+  for (const Node* n : b->nodes()) {
+    if (n->kind() == prim::RaiseException || n->kind() == prim::Constant ||
+        n->kind() == Symbol::aten("warn") || n->kind() == prim::Uninitialized)
+      continue;
+    if (n->kind() == prim::If && n->outputs().empty()) {
+      for (const Block* s : n->blocks())
+        if (!onlyRaises(s)) return false;
+      continue;
+    }
+    if (!n->blocks().empty() || n->hasSideEffects()) return false;
+    const OpInfo* op = matchOperator(n, OperatorRegistry::global());
+    if (!op || op->mutates || op->hasSideEffects) return false;
+  }
+  return true;
+}
+
+// Drops prim::If nodes without outputs whose branches only raise or warn (input checks such
+// as nn.LSTM's check_hidden_size on values known at run time only): ONNX has no exceptions,
+// so, as torch.onnx does, the checks go, and the conditions with them (dead code after).
+void dropRaiseOnlyIfs(Block* b) {
+  for (auto it = b->nodes().begin(); it != b->nodes().end(); ++it) {
+    Node* n = *it;
+    if (n->kind() == prim::If && n->outputs().empty() && onlyRaises(n->blocks()[0]) &&
+        onlyRaises(n->blocks()[1])) {
+      it.destroyCurrent();
+      continue;
+    }
+    for (Block* s : n->blocks()) dropRaiseOnlyIfs(s);
+  }
+}
+
 /// Drops what `out` knows of values no longer in its graph (their addresses may be reused).
 void forgetDestroyed(PreparedGraph& out) {
   std::vector<Value*> values = allValues(*out.graph);
@@ -988,6 +1256,8 @@ void foldBatchNormsKeepingFacts(PreparedGraph& out) {
 
 }  // namespace
 
+void carryListWrites(Graph& g) { carryListAppends(g, rebindListWrites(g)); }
+
 PreparedGraph prepareForExport(const Graph& source, const std::vector<IValue>& inputs,
                                const PrepareOptions& options) {
   PreparedGraph out;
@@ -1000,9 +1270,13 @@ PreparedGraph prepareForExport(const Graph& source, const std::vector<IValue>& i
            inputs.size());
 
   // 1. constants for parameters and non-tensor inputs.
-  const RunInputs run = bindConstantInputs(g, inputs, options, out);
+  RunInputs run = bindConstantInputs(g, inputs, options, out);
+  if (!run.stateOutputs.empty()) reshapeEmptyStates(out, run);
 
-  // 2-3. constant branches, functional form (batch norms fold after step 5).
+  // 2-3. constant branches, functional form (batch norms fold after step 5). Tuples only
+  // packed and unpacked go first (passes/lower_tuples.cpp, as torch.onnx's LowerAllTuples): an
+  // inlined method's `return (x, sr)` would hide the constant `sr` from folding.
+  passes::lowerTuples(g);
   inlineConstantIfs(g.block());
   resolveCopyingViews(out.graph, run.values);
   decomposeFastPaths(g);
@@ -1010,7 +1284,7 @@ PreparedGraph prepareForExport(const Graph& source, const std::vector<IValue>& i
   // bernoulli_ under `if not training`) must not stop the export; step 6 insists.
   passes::removeMutation(g, /*strict=*/false);
   removeDeadNodes(g.block());
-  carryListAppends(g, rebindListWrites(g));
+  carryListWrites(g);
   lowerListAppends(g);
 
   // 4-5. specialize by running on the examples, and fold what the runs show is constant.
@@ -1026,8 +1300,12 @@ PreparedGraph prepareForExport(const Graph& source, const std::vector<IValue>& i
   // constants (scripted modules compute them: `bn_training`, running stats through ifs).
   if (options.foldBatchNorm) foldBatchNormsKeepingFacts(out);
   lowerDicts(g);
+  dropRaiseOnlyIfs(g.block());
   removeDeadNodes(g.block());
   forgetDestroyed(out);
+  std::vector<std::vector<IValue>> runs{run.values};
+  if (!run.stateOutputs.empty()) runs.push_back(secondCallInputs(out.graph, run));
+  observeNestedFacts(out, runs);
   return out;
 }
 

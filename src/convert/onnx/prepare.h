@@ -17,7 +17,9 @@
 //      every top-level tensor gets its dtype and sizes, every int/float/bool/int[] is known;
 //      with dynamic axes two more runs, on inputs grown by one and doubled along those axes,
 //      tell which values follow them (those stay computed in the ONNX graph: Shape, Gather,
-//      Range ...; Note [Dynamic axes by grown runs] in prepare.cpp);
+//      Range ...; Note [Dynamic axes by grown runs] in prepare.cpp); with module state, one
+//      more run on the state the first one left tells which values follow the state (Note
+//      [State by a second call]);
 //   5. values that are known and do not follow a dynamic axis are folded to constants
 //      (aten::size, shape arithmetic, prim::NumToTensor of traced graphs, dict keys, devices;
 //      each output of a node on its own: `n, c, h, w = x.size()` keeps only a dynamic n
@@ -55,6 +57,9 @@ struct PrepareOptions {
   bool foldBatchNorm = true;
   /// Fold tensors computed from constants when they have at most this many elements.
   int64_t foldTensorLimit = 64;
+  /// Module state (module_state.h): graph input index -> index of the graph output that holds
+  /// its value after the call. Note [State by a second call] in prepare.cpp.
+  std::map<size_t, size_t> stateOutputs;
 };
 
 struct PreparedGraph {
@@ -67,6 +72,11 @@ struct PreparedGraph {
   std::unordered_map<const Value*, ValueFacts> facts;
   /// Values that follow a dynamic axis (never folded).
   std::unordered_set<const Value*> dynamic;
+  /// Module state inputs (by original input index) whose example was replaced: an empty state
+  /// whose rank differs from the state the call leaves (silero's `_h`: [0] before the first
+  /// call, [2, 1, 64] after) becomes an empty tensor of the later rank ([0, 1, 64]) when the
+  /// graph computes the same with it (Note [State by a second call]); ONNX inputs have one rank.
+  std::map<size_t, Tensor> stateInitial;
   /// False when the example run failed (then only IR types are known); `runError` says why.
   bool specialized = false;
   std::string runError;
@@ -90,6 +100,12 @@ bool decomposeFastPaths(Graph& g, const FactsOf& facts = nullptr);
 /// Whether a value of type `t` may hold a tensor: Tensor, and lists, tuples and optionals of
 /// something that may (an int[] may not); unknown types may.
 bool mayHoldTensor(const TypePtr& t);
+
+/// Step 3's list lowering (Note [List writes] in prepare.cpp): each write of a tensor list
+/// (aten::insert, pop, _set_item, Delete) is followed by an aten::list copy that later readers
+/// read, and lists written or appended to inside prim::Loop / prim::If flow out of them as
+/// loop-carried values / If outputs. The graph computes what it computed before.
+void carryListWrites(Graph& g);
 
 /// Removes nodes whose outputs are unused and that have no side effects (nested blocks too).
 void removeDeadNodes(Block* block);

@@ -1,6 +1,7 @@
 // ONNX converters: recurrent layers with PyTorch's flat weights (src/runtime/register_rnn.cpp's
 // family): aten::lstm / gru / rnn_tanh / rnn_relu -> one ONNX LSTM / GRU / RNN per layer
-// (https://onnx.ai/onnx/operators/onnx__LSTM.html, onnx__GRU.html, onnx__RNN.html).
+// (https://onnx.ai/onnx/operators/onnx__LSTM.html, onnx__GRU.html, onnx__RNN.html); their .data
+// overloads on packed sequences with sequence_lens (Note [Packed sequences]).
 //
 // PyTorch's params list, per layer and direction (forward, then reverse): w_ih [G*H, in],
 // w_hh [G*H, H], then b_ih, b_hh [G*H] when has_biases. ONNX wants per layer W [dirs, G*H, in],
@@ -65,30 +66,47 @@ Tensor zeros(int64_t n, ScalarType dt) {
   return t;
 }
 
-OnnxConverter recurrent(Cell cell) {
-  return [cell](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+// Note [Packed sequences]
+// As torch.onnx exports them (symbolic_opset9's _pack_padded_sequence, _pad_packed_sequence and
+// the RNN symbolics with batch_sizes): between aten::_pack_padded_sequence and
+// aten::_pad_packed_sequence, a PackedSequence's `data` is the padded input, time-major
+// [T, B, *], and its `batch_sizes` are the sequence lengths [B] (int64). The .data overloads of
+// lstm / gru / rnn_* pass the lengths to ONNX's sequence_lens, which stops each sequence at its
+// length (outputs past it are 0, h_n / c_n are each sequence's last valid step, as PyTorch's);
+// _pad_packed_sequence fills past the lengths with padding_value and cuts or pads to
+// total_length. PyTorch's packed tensors of the example run ([sum(lengths), *]) never reach
+// ONNX: only these converters read such values.
+
+// aten::lstm.input / gru.input / rnn_*.input (packed = false): input, hx (Tensor[] for lstm),
+// params, has_biases, num_layers, dropout, train, bidirectional, batch_first.
+// aten::lstm.data / gru.data / rnn_*.data (packed = true): data, batch_sizes (the lengths, Note
+// [Packed sequences]), hx, params, has_biases, num_layers, dropout, train, bidirectional.
+OnnxConverter recurrent(Cell cell, bool packed = false) {
+  return [cell, packed](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     const bool lstm = cell == Cell::LSTM;
-    // Inputs: input, hx (Tensor[] for lstm), params, has_biases, num_layers, dropout, train,
-    // bidirectional, batch_first.
-    const bool hasBiases = args[3].unwrapToBool();
-    const int64_t layers = args[4].unwrapToInt();
-    if (args[6].unwrapToBool() && args[5].unwrapToDouble() > 0)
-      args[6].fail("False (export runs in inference mode; call eval() first)", "True");
-    const bool bidirectional = args[7].unwrapToBool();
-    const bool batchFirst = args[8].unwrapToBool();
+    const size_t a = packed ? 1 : 0;  // argument shift after the lengths
+    const bool hasBiases = args[3 + a].unwrapToBool();
+    const int64_t layers = args[4 + a].unwrapToInt();
+    if (args[6 + a].unwrapToBool() && args[5 + a].unwrapToDouble() > 0)
+      args[6 + a].fail("False (export runs in inference mode; call eval() first)", "True");
+    const bool bidirectional = args[7 + a].unwrapToBool();
+    const bool batchFirst = !packed && args[8].unwrapToBool();
     const int64_t dirs = bidirectional ? 2 : 1;
-    const IValue& paramList = args[2].unwrapToIValue();
+    const IValue& paramList = args[2 + a].unwrapToIValue();
     if (!paramList.isList())
-      args[2].fail("a constant Tensor[] (the module's weights)", "something else");
+      args[2 + a].fail("a constant Tensor[] (the module's weights)", "something else");
     std::vector<Tensor> params;
     for (const auto& p : paramList.toList()->list) {
       if (!p.isTensor())
-        args[2].fail("a constant Tensor[]", convert::detail::describeIValue(paramList));
+        args[2 + a].fail("a constant Tensor[]", convert::detail::describeIValue(paramList));
       params.push_back(p.toTensor());
     }
+    const std::string seqLens = packed ? ctx.op("Cast", {args[1].unwrapToTensor()},
+                                                {attrI("to", onnxDataType(ScalarType::Int))})
+                                       : "";
     const size_t perDir = hasBiases ? 4 : 2;
     if (params.size() != perDir * static_cast<size_t>(layers * dirs))
-      args[2].fail(
+      args[2 + a].fail(
           fmt::format("{} tensors ({} layers, {} directions)", perDir * layers * dirs, layers,
                       dirs),
           fmt::format("{} tensors (projections, proj_size, are not supported)", params.size()));
@@ -105,12 +123,12 @@ OnnxConverter recurrent(Cell cell) {
     // Initial states [layers * dirs, batch, H].
     std::string h0, c0;
     if (lstm) {
-      auto hx = args[1].unwrapToTensorList();
-      if (hx.size() != 2) args[1].fail("(h_0, c_0)", fmt::format("{} tensors", hx.size()));
+      auto hx = args[1 + a].unwrapToTensorList();
+      if (hx.size() != 2) args[1 + a].fail("(h_0, c_0)", fmt::format("{} tensors", hx.size()));
       h0 = hx[0];
       c0 = hx[1];
     } else {
-      h0 = args[1].unwrapToTensor();
+      h0 = args[1 + a].unwrapToTensor();
     }
     auto layerSlice = [&](const std::string& s, int64_t l) {
       if (layers == 1) return s;
@@ -132,7 +150,7 @@ OnnxConverter recurrent(Cell cell) {
       }
       // Initializers named after the module: "rnn.W_l0" from "rnn.weight_ih_l0".
       std::string prefix;
-      if (const Node* list = args[2].value()->node();
+      if (const Node* list = args[2 + a].value()->node();
           list->kind() == prim::ListConstruct && !list->inputs().empty()) {
         std::string first = ctx.weightName(list->input(0));
         if (auto dot = first.rfind('.'); dot != std::string::npos)
@@ -142,7 +160,7 @@ OnnxConverter recurrent(Cell cell) {
                                      ctx.initializer(stack(W), fmt::format("{}W_l{}", prefix, l)),
                                      ctx.initializer(stack(R), fmt::format("{}R_l{}", prefix, l)),
                                      ctx.initializer(stack(B), fmt::format("{}B_l{}", prefix, l)),
-                                     "",
+                                     seqLens,
                                      layerSlice(h0, l)};
       if (lstm) in.push_back(layerSlice(c0, l));
       std::vector<OnnxAttr> attrs = {
@@ -199,6 +217,64 @@ void convertLstmCell(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   ctx.setOutput(n, 1, c);
 }
 
+// The permutation swapping dims 0 and 1 of a rank-`rank` tensor.
+std::vector<int64_t> swap01(int64_t rank) {
+  std::vector<int64_t> perm(static_cast<size_t>(rank));
+  for (int64_t d = 0; d < rank; ++d) perm[d] = d;
+  std::swap(perm[0], perm[1]);
+  return perm;
+}
+
+// _pack_padded_sequence(input, lengths, batch_first) -> (data, batch_sizes): the input
+// time-major and the lengths as int64 (Note [Packed sequences]).
+void convertPackPadded(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  std::string x = args[0].unwrapToTensor();
+  if (args[2].unwrapToBool())
+    x = ctx.op("Transpose", {x}, {attrIs("perm", swap01(ctx.expectRank(n, args[0].value())))});
+  ctx.setOutput(n, 0, x);
+  ctx.setOutput(
+      n, 1, ctx.castTo(args[1].unwrapToTensor(), ctx.dtypeOf(args[1].value()), ScalarType::Long));
+}
+
+// _pad_packed_sequence(data, batch_sizes, batch_first, padding_value, total_length) ->
+// (padded, lengths): steps at or past each sequence's length hold padding_value, the time axis
+// is cut or zero-padded to total_length, then made batch-first when asked (Note [Packed
+// sequences]). The rank is the output's (PyTorch's padded tensor, which the example run saw).
+void convertPadPacked(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  const int64_t rank = ctx.expectRank(n, n.output(0));
+  const ScalarType dt = dtypeOr(ctx, n.output(0));
+  std::string data = args[0].unwrapToTensor();
+  std::string lengths = args[1].unwrapToTensor();
+  std::string total =
+      ctx.op("Reshape", {tensorOrScalar(ctx, args[4], ScalarType::Long), ctx.constInt64s({1})});
+  // Steps [0, total): the first `total` of data's, then zeros (Pad by max(total - T, 0)).
+  std::string steps =
+      ctx.op("Slice", {ctx.op("Shape", {data}), ctx.constInt64s({0}), ctx.constInt64s({1})});
+  data = ctx.op("Slice", {data, ctx.constInt64s({0}), total, ctx.constInt64s({0})});
+  std::string more = ctx.op("Max", {ctx.op("Sub", {total, steps}), ctx.constInt64s({0})});
+  std::vector<int64_t> zerosBefore(static_cast<size_t>(rank), 0);
+  std::string pads =
+      ctx.op("Concat",
+             {ctx.constInt64s(zerosBefore), more,
+              ctx.constInt64s(std::vector<int64_t>(static_cast<size_t>(rank - 1), 0))},
+             {attrI("axis", 0)});
+  data = ctx.op("Pad", {data, pads});
+  // padding_value past each length: Where(t < length, data, padding_value).
+  const double pad = args[3].unwrapToDouble();
+  if (pad != 0.0) {
+    std::string t = ctx.op("Range", {ctx.constScalar(0, ScalarType::Long), squeeze(ctx, total, {0}),
+                                     ctx.constScalar(1, ScalarType::Long)});
+    std::vector<int64_t> trailing;
+    for (int64_t d = 2; d < rank; ++d) trailing.push_back(d);
+    std::string mask = ctx.op("Less", {unsqueeze(ctx, t, {1}), unsqueeze(ctx, lengths, {0})});
+    if (!trailing.empty()) mask = unsqueeze(ctx, mask, trailing);
+    data = ctx.op("Where", {mask, data, ctx.constScalar(pad, dt)});
+  }
+  if (args[2].unwrapToBool()) data = ctx.op("Transpose", {data}, {attrIs("perm", swap01(rank))});
+  ctx.setOutput(n, 0, data);
+  ctx.setOutput(n, 1, lengths);
+}
+
 }  // namespace
 
 void registerRnnConverters(OnnxConverterRegistry& r) {
@@ -207,6 +283,12 @@ void registerRnnConverters(OnnxConverterRegistry& r) {
   r.addOverloads({"aten::gru.input"}, recurrent(Cell::GRU));
   r.addOverloads({"aten::rnn_tanh.input"}, recurrent(Cell::RNN_TANH));
   r.addOverloads({"aten::rnn_relu.input"}, recurrent(Cell::RNN_RELU));
+  r.addOverloads({"aten::lstm.data"}, recurrent(Cell::LSTM, true));
+  r.addOverloads({"aten::gru.data"}, recurrent(Cell::GRU, true));
+  r.addOverloads({"aten::rnn_tanh.data"}, recurrent(Cell::RNN_TANH, true));
+  r.addOverloads({"aten::rnn_relu.data"}, recurrent(Cell::RNN_RELU, true));
+  r.addOverloads({"aten::_pack_padded_sequence"}, convertPackPadded);
+  r.addOverloads({"aten::_pad_packed_sequence"}, convertPadPacked);
 }
 
 }  // namespace torchless::onnx_export

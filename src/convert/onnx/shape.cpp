@@ -161,6 +161,16 @@ void convertTo(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   ctx.setOutput(n, 0, to ? ctx.castTo(x, ctx.dtypeOf(args[0].value()), *to) : x);
 }
 
+// Gives `to` (a list, or a tensor made from a list's elements) the dtype and rank (plus
+// `extraRank`) of list `from`'s elements, unless the example run told its own.
+void inheritElementFacts(OnnxCtx& ctx, const Value* to, const Value* from, int64_t extraRank = 0) {
+  if (ctx.factsOf(to)) return;
+  ValueFacts f;
+  f.dtype = ctx.dtypeOf(from);
+  if (auto r = ctx.rankOf(from)) f.rank = *r + extraRank;
+  if (f.dtype || f.rank) ctx.setFacts(to, f);
+}
+
 // cat -> Concat; stack -> Unsqueeze each, Concat.
 void convertCat(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   if (ctx.isSequence(args[0].value())) {
@@ -170,6 +180,7 @@ void convertCat(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
         n, 0,
         ctx.op("ConcatFromSequence", {ctx.toTensor(args[0].value())},
                {attrI("axis", args[1].unwrapToInt(0)), attrI("new_axis", stack ? 1 : 0)}));
+    inheritElementFacts(ctx, n.output(), args[0].value(), stack ? 1 : 0);
     return;
   }
   auto xs = args[0].unwrapToTensorList();
@@ -984,20 +995,86 @@ void convertListInsert(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
                         ctx.op("SequenceInsert", {seq, args[2].unwrapToTensor(), i}));
 }
 
-// as_strided(x, size, stride, storage_offset) -> Gather of the flattened input at the element
-// indices offset + sum(i_k * stride_k) (torch.onnx's symbolic_opset9 as_strided). It reads x's
-// elements in order, so it is PyTorch's view when x is contiguous from the start of its storage
-// (what torch.onnx assumes too: a fresh tensor); size, stride and offset must be constants, and
-// the indices must lie inside x.
+// slice.t(l, start, end, step) of a list of tensors as an ONNX sequence: Python's bounds (None,
+// negative from the end, clamped to [0, len]) computed at run time from SequenceLength, then a
+// Loop of ceil((end - start) / step) steps that inserts l[start + i * step] into a sequence
+// started empty (ONNX has no sequence slice). The step must be a positive constant.
+std::string sliceSequence(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  const ScalarType dt = ctx.dtypeOf(args[0].value()).value_or(ScalarType::Float);
+  std::string seq = ctx.toSequence(args[0].value(), dt);
+  const int64_t step = args[3].isNone() ? 1 : args[3].unwrapToInt();
+  if (step <= 0) args[3].fail("a positive constant step", std::to_string(step));
+  const std::string len = ctx.op("SequenceLength", {seq});
+  const std::string zero = ctx.constScalar(0, ScalarType::Long);
+  auto bound = [&](size_t i, bool isEnd) {
+    if (args[i].isNone()) return isEnd ? len : zero;
+    std::string b =
+        args[i].isIValue()
+            ? ctx.constScalar(static_cast<double>(args[i].unwrapToInt()), ScalarType::Long)
+            : ctx.op("Reshape", {ctx.castTo(args[i].unwrapToTensor(), ctx.dtypeOf(args[i].value()),
+                                            ScalarType::Long),
+                                 ctx.constInt64s({})});
+    b = ctx.op("Where", {ctx.op("Less", {b, zero}), ctx.op("Add", {b, len}), b});
+    return ctx.op("Min", {ctx.op("Max", {b, zero}), len});
+  };
+  const std::string start = bound(1, false), end = bound(2, true);
+  const std::string stepC = ctx.constScalar(static_cast<double>(step), ScalarType::Long);
+  const std::string count = ctx.op(
+      "Max",
+      {ctx.op("Div",
+              {ctx.op("Add", {ctx.op("Sub", {end, start}),
+                              ctx.constScalar(static_cast<double>(step - 1), ScalarType::Long)}),
+               stepC}),
+       zero});
+  const std::string empty = ctx.op("SequenceEmpty", {}, {attrI("dtype", onnxDataType(dt))});
+  ::onnx::GraphProto body;
+  body.set_name(ctx.freshName("slice_body"));
+  const std::string iter = ctx.freshName("iter"), cond = ctx.freshName("cond_in"),
+                    acc = ctx.freshName("acc");
+  ctx.withGraph(&body, [&] {
+    auto typed = [&](const std::string& name, ScalarType t) {
+      auto* vi = body.add_input();
+      vi->set_name(name);
+      vi->mutable_type()->mutable_tensor_type()->set_elem_type(onnxDataType(t));
+      vi->mutable_type()->mutable_tensor_type()->mutable_shape();
+    };
+    typed(iter, ScalarType::Long);
+    typed(cond, ScalarType::Bool);
+    auto* vi = body.add_input();
+    vi->set_name(acc);
+    vi->mutable_type()
+        ->mutable_sequence_type()
+        ->mutable_elem_type()
+        ->mutable_tensor_type()
+        ->set_elem_type(onnxDataType(dt));
+    std::string i = ctx.op("Add", {start, ctx.op("Mul", {iter, stepC})});
+    body.add_output()->set_name(ctx.op("Identity", {cond}));
+    body.add_output()->set_name(ctx.op("SequenceInsert", {acc, ctx.op("SequenceAt", {seq, i})}));
+  });
+  ctx.setCurrentNode(&n);
+  return ctx.op("Loop", {count, "", empty}, {attrG("body", body)});
+}
+
+// as_strided(x, size, stride, storage_offset) -> Gather of x's storage, flattened, at the
+// element indices offset + sum(i_k * stride_k) (torch.onnx's symbolic_opset9 as_strided, which
+// flattens x itself). as_strided reads x's storage, not x's elements in order, and its offset
+// is absolute in the storage (None: x's own): where the example run shows that x is a view
+// whose elements fill a block of its storage in another order (a transpose, a permute) or
+// from an offset, the block is rebuilt in storage order (Transpose by strides, descending)
+// and the offset taken from it. A view that leaves gaps in its storage (a slice's, an
+// expand's) is an error: the storage is not in the graph. Size, stride and offset must be
+// constants and the indices inside the block.
 void convertAsStrided(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   const std::vector<int64_t> size = args[1].unwrapToIntList(), stride = args[2].unwrapToIntList();
-  const int64_t offset = args[3].isNone() ? 0 : args[3].unwrapToInt();
+  const ValueFacts* fx = ctx.factsOf(args[0].value());
+  const int64_t base = fx && fx->strides ? fx->storageOffset : 0;
+  const int64_t offset = args[3].isNone() ? base : args[3].unwrapToInt();
   if (size.size() != stride.size())
     args[2].fail(fmt::format("{} strides", size.size()), std::to_string(stride.size()));
   int64_t numel = 1;
   for (int64_t d : size) numel *= d;
-  std::vector<int64_t> index(static_cast<size_t>(numel), offset);
-  int64_t top = offset;
+  std::vector<int64_t> index(static_cast<size_t>(numel), offset - base);
+  int64_t top = offset, bottom = offset;
   for (size_t k = 0; k < size.size(); ++k) {
     if (stride[k] < 0) args[2].fail("strides >= 0", std::to_string(stride[k]));
     if (size[k] > 0) top += (size[k] - 1) * stride[k];
@@ -1005,14 +1082,39 @@ void convertAsStrided(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     for (size_t m = k + 1; m < size.size(); ++m) inner *= size[m];
     for (int64_t e = 0; e < numel; ++e) index[e] += (e / inner) % size[k] * stride[k];
   }
+  std::string x = args[0].unwrapToTensor();
+  if (fx && fx->strides && fx->sizes) {
+    // The dims by stride, descending: x laid out in that order is contiguous exactly when x
+    // fills its block of storage without gaps (size-1 dims do not count).
+    const std::vector<int64_t>& xs = *fx->sizes;
+    const std::vector<int64_t>& st = *fx->strides;
+    std::vector<int64_t> perm(xs.size());
+    for (size_t d = 0; d < perm.size(); ++d) perm[d] = static_cast<int64_t>(d);
+    std::stable_sort(perm.begin(), perm.end(), [&](int64_t a, int64_t b) { return st[a] > st[b]; });
+    int64_t expect = 1;
+    bool dense = true;
+    for (auto it = perm.rbegin(); it != perm.rend(); ++it) {
+      if (xs[*it] == 1) continue;
+      dense = dense && st[*it] == expect;
+      expect *= xs[*it];
+    }
+    if (!dense)
+      args[0].fail(
+          "a tensor whose elements fill a block of its storage (as_strided reads the "
+          "storage)",
+          fmt::format("a view with strides [{}]", fmt::join(st, ", ")));
+    bool identity = true;
+    for (size_t d = 0; d < perm.size(); ++d) identity = identity && perm[d] == int64_t(d);
+    if (!identity) x = ctx.op("Transpose", {x}, {attrIs("perm", perm)});
+  }
   if (std::optional<std::vector<int64_t>> xs = ctx.sizesOf(args[0].value()); xs && numel > 0) {
     int64_t have = 1;
     for (int64_t d : *xs) have *= d;
-    if (top >= have)
+    if (top - base >= have || bottom < base)
       args[2].fail(fmt::format("a view inside the input's {} elements", have),
-                   fmt::format("element {}", top));
+                   fmt::format("element {}", top - base));
   }
-  std::string flat = ctx.op("Reshape", {args[0].unwrapToTensor(), ctx.constInt64s({-1})});
+  std::string flat = ctx.op("Reshape", {x, ctx.constInt64s({-1})});
   ctx.setOutput(n, 0,
                 ctx.op("Gather", {flat, ctx.initializer(Tensor::fromVector(index, size))},
                        {attrI("axis", 0)}));
@@ -1055,7 +1157,8 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
         ctx.op("Expand", {args[0].unwrapToTensor(), ctx.op("Shape", {args[1].unwrapToTensor()})}));
   });
   // No-ops in a value graph: contiguous, detach, clone, alias.
-  r.addOverloads({"aten::contiguous", "aten::detach", "aten::clone", "aten::alias"}, identity);
+  r.addOverloads({"aten::contiguous", "aten::detach", "aten::clone", "aten::alias", "prim::data"},
+                 identity);
   r.addOverloads({"aten::to.dtype", "aten::to.dtype_layout", "aten::to.other",
                   "aten::to.prim_dtype", "aten::to.prim_other", "aten::to.device", "aten::type_as"},
                  convertTo);
@@ -1305,6 +1408,8 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
     std::string seq = ctx.toSequence(args[0].value(), dtypeOr(ctx, args[1].value()));
     ctx.setOutput(n, 0, ctx.op("SequenceInsert", {seq, x}));
     ctx.markSequence(n.output());
+    inheritElementFacts(ctx, n.output(),
+                        ctx.rankOf(args[1].value()) ? args[1].value() : args[0].value());
   });
   // Writes to lists of tensors (Note [List writes] in prepare.cpp): insert -> SequenceInsert,
   // pop -> SequenceAt + SequenceErase, _set_item -> SequenceErase + SequenceInsert, Delete ->
@@ -1336,7 +1441,9 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
   });
   // slice.t(l, start, end, step): an int list computed at run time (fcn's x.shape[-2:] with
   // dynamic axes) -> Slice of the 1-d int64 tensor; a list of tensors with constant bounds ->
-  // the sub-list. (Constant lists were folded before conversion.)
+  // the sub-list; a list of tensors grown at run time (an ONNX sequence: a streaming model's
+  // `self.frames = self.frames[1:]` in a loop) -> sliceSequence. (Constant lists were folded
+  // before conversion.)
   r.addOverloads({"aten::slice.t"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     auto bound = [&](size_t i, int64_t dflt) {
       return args[i].isNone() ? ctx.constInt64s({dflt}) : intAsList(ctx, args[i]);
@@ -1354,15 +1461,28 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
       for (int64_t k = clampIndex(1, 0); k < clampIndex(2, size); k += step) ys.push_back(xs[k]);
       return ctx.setTensorList(n.output(), ys);
     }
-    if (args[0].isIValue() || args[0].isTensorList() || ctx.isSequence(args[0].value()) ||
-        mayHoldTensor(args[0].value()->type()))
-      args[0].fail("an int list computed at run time, or a list of tensors with constant bounds",
-                   "another list");
+    if (ctx.isSequence(args[0].value()) || args[0].isTensorList()) {
+      ctx.setOutput(n, 0, sliceSequence(ctx, n, args));
+      ctx.markSequence(n.output());
+      inheritElementFacts(ctx, n.output(), args[0].value());
+      return;
+    }
+    if (args[0].isIValue() || mayHoldTensor(args[0].value()->type()))
+      args[0].fail("an int list computed at run time, or a list of tensors", "another list");
     std::string xs =
         ctx.castTo(args[0].unwrapToTensor(), ctx.dtypeOf(args[0].value()), ScalarType::Long);
     ctx.setOutput(n, 0,
                   ctx.op("Slice", {xs, bound(1, 0), bound(2, kInt64Max), ctx.constInt64s({0}),
                                    intAsList(ctx, args[3])}));
+  });
+  // len(Tensor): its first dim's size at run time (a module state empty before the first
+  // call: silero's `if len(h)`), Shape then Gather (0-d int64).
+  r.addOverloads({"aten::len.Tensor"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    ctx.setOutput(
+        n, 0,
+        ctx.op("Gather",
+               {ctx.op("Shape", {args[0].unwrapToTensor()}), ctx.constScalar(0, ScalarType::Long)},
+               {attrI("axis", 0)}));
   });
   r.addOverloads({"aten::len.t"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     ctx.setOutput(n, 0, ctx.op("SequenceLength", {ctx.toSequence(args[0].value())}));
@@ -1428,8 +1548,11 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
   });
   // ---- facts of a tensor that export knows (torch.onnx's symbolic_opset9 dim, numel, ...) ----
   // dim(x): the rank.
+  // dim(x): a constant; Size(Shape(x)) when the rank is known at run time only (a module state
+  // whose rank changes between calls, module_state.h).
   r.addOverloads({"aten::dim"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
-    ctx.setStatic(n.output(), IValue(ctx.expectRank(n, args[0].value())));
+    if (auto r = ctx.rankOf(args[0].value())) return ctx.setStatic(n.output(), IValue(*r));
+    ctx.setOutput(n, 0, ctx.op("Size", {ctx.op("Shape", {args[0].unwrapToTensor()})}));
   });
   // numel(x): the product of the sizes; ReduceProd(Shape(x)) when a dim follows a dynamic axis.
   r.addOverloads({"aten::numel"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
