@@ -33,11 +33,17 @@ int64_t checkedNumel(const IntList& sizes) {
                     "{})",
                     kMaxDims, sizes.size()));
   int64_t n = 1;
+  // The contiguous strides multiply the sizes with zeros read as ones (contiguousStrides), so
+  // an empty tensor such as [0, 2^40, 2^40] has elements to spare but strides that overflow.
+  int64_t extent = 1;
   for (int64_t s : sizes) {
     if (s < 0) throw Error(fmt::format("negative size in {}", sizesToString(sizes)));
     if (s != 0 && n > std::numeric_limits<int64_t>::max() / s)
       throw Error(fmt::format("number of elements of {} overflows int64", sizesToString(sizes)));
     n *= s;
+    if (s > 1 && extent > std::numeric_limits<int64_t>::max() / s)
+      throw Error(fmt::format("the strides of {} overflow int64", sizesToString(sizes)));
+    extent *= std::max<int64_t>(s, 1);
   }
   return n;
 }

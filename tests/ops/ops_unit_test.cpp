@@ -247,6 +247,14 @@ TEST(Npy, FortranBigEndianAndErrors) {
       header("{'descr': '<f4', 'fortran_order': False, 'shape': (1000000000000,), }");
   std::string msg = messageOf([&] { parseNpy(shortData.data(), shortData.size(), "s.npy"); });
   EXPECT_NE(msg.find("short"), std::string::npos) << msg;
+  // Found by robust.fuzz_npy: no elements, but strides (sizes with zeros read as ones) that
+  // overflow int64; refused with a message instead of overflowing.
+  std::string emptyHuge =
+      header("{'descr': '<f4', 'fortran_order': False, 'shape': (0, 38888885, 777777777771), }");
+  msg = messageOf([&] { parseNpy(emptyHuge.data(), emptyHuge.size(), "e.npy"); });
+  EXPECT_NE(msg.find("the strides of [0, 38888885, 777777777771] overflow int64"),
+            std::string::npos)
+      << msg;
   std::string badDtype =
       header("{'descr': '<U4', 'fortran_order': False, 'shape': (1,), }") + "abcd";
   EXPECT_NE(

@@ -54,7 +54,7 @@ if(_fz_ok)
       COMMAND ${CMAKE_COMMAND} -E make_directory ${_fz_dir}
       COMMAND ${TORCHLESS_FUZZ_CXX} -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined
               -fno-sanitize-recover=undefined -I${PROJECT_SOURCE_DIR}/src ${_fz_lib}
-              ${CMAKE_CURRENT_LIST_DIR}/fuzz/fuzz_${fz}.cpp -lfmt -lzip -lz -o ${_out}
+              ${CMAKE_CURRENT_LIST_DIR}/fuzz/fuzz_${fz}.cpp -lfmt -lzip -ldeflate -lz -o ${_out}
       DEPENDS ${_fz_lib} ${CMAKE_CURRENT_LIST_DIR}/fuzz/fuzz_${fz}.cpp
       COMMENT "Building libFuzzer target fuzz_${fz}" VERBATIM)
     list(APPEND _fz_outputs ${_out})
