@@ -263,6 +263,7 @@ uint64_t le64(const std::byte* p) { return le32(p) | static_cast<uint64_t>(le32(
 
 bool ZipReader::readAt(uint64_t offset, std::byte* out, size_t n) const {
   if (offset > size_ || n > size_ - offset) return false;
+  if (n == 0) return true;  // out may be null (an empty vector's data())
   if (data_) {
     std::memcpy(out, data_ + offset, n);
     return true;

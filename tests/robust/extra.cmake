@@ -44,7 +44,7 @@ set_tests_properties(robust.fuzz_build PROPERTIES FIXTURES_SETUP robust_fuzzers 
 foreach(fz ${_rfz_targets})
   add_test(NAME robust.fuzz_${fz}
     COMMAND sh -c "mkdir -p ${_rfz}/corpus_${fz} && ASAN_OPTIONS=detect_leaks=1 ${_rfz}/fuzz_${fz} \
--max_total_time=${TORCHLESS_ROBUST_FUZZ_SECONDS} -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+-seed=1 -max_total_time=${TORCHLESS_ROBUST_FUZZ_SECONDS} -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
 -print_final_stats=1 -artifact_prefix=${_rfz}/artifact_${fz}- ${_rfz}/corpus_${fz} ${_rfz}/seeds/${fz}")
   set_tests_properties(robust.fuzz_${fz} PROPERTIES FIXTURES_REQUIRED robust_fuzzers TIMEOUT 300
     LABELS robust)

@@ -28,7 +28,9 @@ endif()
 # ---- fuzz targets (libFuzzer; need clang++ and libclang-rt-14-dev) -----------------------------
 # Built on demand by the serialize_fuzz_build test (not part of `all`): core + serialize sources
 # compiled with -fsanitize=fuzzer,address,undefined. Each target then runs for a bounded time on
-# seeds the oracle fixture writes (data.pkl files and small archives from real PyTorch).
+# seeds the oracle fixture writes (data.pkl files and small archives from real PyTorch) and on
+# fuzz/regressions/TARGET (every input a fuzz run ever failed on). The seed is fixed so that CI
+# replays the same mutations each run; open-ended random runs are scripts/fuzz.sh's job.
 find_program(TORCHLESS_FUZZ_CXX NAMES clang++ clang++-14)
 set(TORCHLESS_FUZZ_SECONDS 20 CACHE STRING "Seconds each serialize fuzz target runs under ctest")
 set(_fz_ok FALSE)
@@ -67,10 +69,11 @@ if(_fz_ok)
   foreach(fz unpickler archive)
     add_test(NAME serialize_fuzz_${fz}
       COMMAND ${CMAKE_COMMAND} -E env ASAN_OPTIONS=detect_leaks=1
-              ${_fz_dir}/fuzz_${fz} -max_total_time=${TORCHLESS_FUZZ_SECONDS} -timeout=10
+              ${_fz_dir}/fuzz_${fz} -seed=1 -max_total_time=${TORCHLESS_FUZZ_SECONDS} -timeout=10
               -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1
               -artifact_prefix=${_fz_dir}/artifact_${fz}-
-              ${_fz_dir}/corpus_${fz} ${_ser_archives}/fuzz_seeds/${fz})
+              ${_fz_dir}/corpus_${fz} ${_ser_archives}/fuzz_seeds/${fz}
+              ${CMAKE_CURRENT_LIST_DIR}/fuzz/regressions/${fz})
     set_tests_properties(serialize_fuzz_${fz} PROPERTIES
       FIXTURES_REQUIRED "serialize_fuzzers;serialize_archives"
       TIMEOUT 300)
