@@ -114,7 +114,6 @@ IValue Module::runMethod(const std::string& name, std::vector<IValue> inputs) co
   if (!fn) throw noSuchMethod(name);
   fillDefaults(*fn, name, inputs);
   ops::adaptThreadsToLoad();  // Note [Threads that never hurt] in ops/core_parallelism.h
-  const ops::WarmCores warm;  // Note [Warm cores during a call] in ops/core_parallelism.h
   if (exec_ && passes::jitOptimizationsEnabled()) {
     std::shared_ptr<const ExecutionPlan> plan = executionPlan(name);
     if (plan->code) return runExecutionPlan(*plan, std::move(inputs));
