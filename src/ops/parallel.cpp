@@ -18,7 +18,10 @@ namespace torchless::ops {
 
 namespace {
 
-std::atomic<bool> gUserThreads{false};
+// Whether setNumThreads chose this thread's count. OpenMP keeps the thread count per thread
+// (libgomp: the calling thread's ICVs), so the choice is per thread too: other threads keep the
+// default of Note [Threads that never hurt].
+thread_local bool gUserThreads = false;
 
 double seconds(clockid_t clock) {
   timespec ts{};
@@ -72,7 +75,7 @@ void setNumThreads(int n) {
 }
 
 void adaptThreadsToLoad() {
-  if (gUserThreads.load(std::memory_order_relaxed)) return;
+  if (gUserThreads) return;
   const int procs = omp_get_num_procs();
   if (procs <= 1) return;
   LoadSample& s = loadSample();

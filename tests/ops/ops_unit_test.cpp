@@ -17,6 +17,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 namespace torchless::ops {
 namespace {
@@ -151,6 +152,26 @@ TEST(OpsParallel, ThreadBudget) {
   EXPECT_EQ(getNumThreads(), 2);
   setNumThreads(1);
   EXPECT_EQ(threadsForWork(1e12), 1);
+  setNumThreads(2);
+}
+
+// setNumThreads is per thread, as OpenMP's count is: a server's instance threads each keep their
+// own count, and a choice on one thread survives adaptThreadsToLoad() there.
+TEST(OpsParallel, ThreadCountIsPerThread) {
+  setNumThreads(1);
+  int other = 0, otherAfterAdapt = 0;
+  std::thread t([&] {
+    setNumThreads(2);
+    other = getNumThreads();
+    adaptThreadsToLoad();
+    otherAfterAdapt = getNumThreads();
+  });
+  t.join();
+  EXPECT_EQ(other, 2);
+  EXPECT_EQ(otherAfterAdapt, 2);
+  EXPECT_EQ(getNumThreads(), 1);
+  adaptThreadsToLoad();
+  EXPECT_EQ(getNumThreads(), 1);
   setNumThreads(2);
 }
 
