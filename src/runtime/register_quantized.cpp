@@ -247,8 +247,9 @@ std::vector<Tensor> runQuantizedRnn(Mode mode, Tensor input, const Tensor& hx,
 }
 
 /// The .data overloads over a PackedSequence (data [N, I], batch_sizes [T], see Note [Packed
-/// sequences] in register_rnn.cpp). PyTorch's PackedLayer projects each step's rows on their
-/// own (the input's dynamic qparams are per step), so this does too.
+/// sequences] in register_rnn.cpp). PyTorch's PackedLayer (and ReversedPackedLayer) projects
+/// the whole packed data at once on CPU (one set of dynamic input qparams), then runs each
+/// step's rows, so this does too.
 std::vector<Tensor> runQuantizedRnnPacked(Mode mode, const Tensor& data, const Tensor& batchSizes,
                                           const Tensor& hx, const std::optional<Tensor>& cx,
                                           const IValue& params, int64_t numLayers, bool train,
@@ -285,12 +286,13 @@ std::vector<Tensor> runQuantizedRnnPacked(Mode mode, const Tensor& data, const T
       Tensor h = ops::clone(ops::select(hx, 0, l * dirs + d));
       Tensor c = cx ? ops::clone(ops::select(*cx, 0, l * dirs + d)) : Tensor();
       Tensor out = Tensor::empty({data.size(0), h.size(1)}, ScalarType::Float);
+      const Tensor giAll = p.linearIh(ops::contiguous(layerInput));
       for (int64_t s = 0; s < T; ++s) {
         const size_t t = static_cast<size_t>(d == 1 ? T - 1 - s : s);
         const int64_t b = bs[t];
         Tensor hb = ops::contiguous(ops::narrow(h, 0, 0, b));
         Tensor cb = c.defined() ? ops::contiguous(ops::narrow(c, 0, 0, b)) : Tensor();
-        Tensor gi = p.linearIh(ops::contiguous(ops::narrow(layerInput, 0, offsets[t], b)));
+        Tensor gi = ops::contiguous(ops::narrow(giAll, 0, offsets[t], b));
         step(mode, gi, p, hb, cb);
         Tensor hv = ops::narrow(h, 0, 0, b);
         ops::copy_(hv, hb);

@@ -216,9 +216,8 @@ void registerRandomConverters(OnnxConverterRegistry& r);    // random.cpp
 void registerVisionConverters(OnnxConverterRegistry& r);    // vision.cpp (torchvision::)
 void registerSpectralConverters(OnnxConverterRegistry& r);  // spectral.cpp (stft)
 
-/// The converter for a node of operator `overloadKey` ("aten::abs") with a complex input (Note
-/// [Complex values] in spectral.cpp), or null when such a node cannot be exported; complexOpsList()
-/// names them.
+/// The converter for a node of `overloadKey` ("aten::abs") with a complex input (Note [Complex
+/// values] in spectral.cpp), or null when there is none; complexOpsList() names those ops.
 const OnnxConverter* complexConverter(std::string_view overloadKey);
 std::string complexOpsList();
 

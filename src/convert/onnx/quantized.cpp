@@ -869,10 +869,11 @@ OnnxConverter qlinearDynamic(bool relu) {
 // h' = (h - n) * z + n; LSTM: gates = gh + gi, c' = f * c + i * g, h' = o * tanh(c')).
 // The reverse direction walks the steps backwards and its scanned outputs are reversed.
 // Packed sequences (the .data overloads; Note [Packed sequences] in rnn.cpp): PyTorch's
-// PackedLayer projects each step's rows on their own, so the input projection moves into the
-// loop: at step t the rows past their length are zeroed before both projections (zeros do not
-// change the min / max with 0 that pick the qparams), their h / c keep their values and their
-// outputs are 0.
+// PackedLayer projects the packed data (the valid steps of every sequence) at once, and each
+// step's hidden projection takes the rows still running. Here the steps past each length are
+// zeroed before the input projection and, at each step, the finished rows of h before the
+// hidden one: zeros do not change the min / max with 0 that pick the qparams, so the running
+// rows get PyTorch's integers. Finished rows keep their h / c, and their outputs are 0.
 
 /// One direction of a dynamic-quantized layer (Note [Dynamic-quantized recurrent layers]):
 /// x [T, B, in], h0 / c0 [B, H]; returns y [T, B, H], h_n, c_n [B, H] (c_n "" for a GRU).
@@ -913,7 +914,15 @@ RecurrentLayerOut qrecurrentDirection(OnnxCtx& ctx, const RecurrentArgs& ra, con
   const bool lstm = ra.lstm;
   const std::string steps =
       ctx.op("Gather", {ctx.op("Shape", {x}), ctx.constScalar(0, ScalarType::Long)});
-  const std::string gi = ra.packed ? "" : dynamicLinear(ctx, x, *p.ih, p.reduceRange);
+  std::string xin = x;
+  if (ra.packed) {  // steps past each length zeroed: mask [T, B, 1]
+    const std::string t = ctx.op("Range", {ctx.constScalar(0, ScalarType::Long), steps,
+                                           ctx.constScalar(1, ScalarType::Long)});
+    const std::string valid =
+        ctx.op("Less", {unsqueeze(ctx, t, {1}), unsqueeze(ctx, ra.lengths, {0})});
+    xin = ctx.op("Where", {unsqueeze(ctx, valid, {2}), x, ctx.constScalar(0, ScalarType::Float)});
+  }
+  const std::string gi = dynamicLinear(ctx, xin, *p.ih, p.reduceRange);
   ::onnx::GraphProto body;
   body.set_name(ctx.freshName("qrnn_body"));
   const std::string iter = ctx.freshName("step"), condIn = ctx.freshName("cond_in"),
@@ -935,16 +944,11 @@ RecurrentLayerOut qrecurrentDirection(OnnxCtx& ctx, const RecurrentArgs& ra, con
         reverse
             ? ctx.op("Sub", {ctx.op("Sub", {steps, ctx.constScalar(1, ScalarType::Long)}), iter})
             : iter;
-    std::string mask, h = hIn, c = cIn, g;
-    if (ra.packed) {
-      // rows still inside their sequence at step t: [B, 1]
+    std::string mask, h = hIn;
+    const std::string g = ctx.op("Gather", {gi, t});
+    if (ra.packed) {  // rows still inside their sequence at step t: [B, 1]
       mask = unsqueeze(ctx, ctx.op("Less", {t, ra.lengths}), {1});
-      const std::string zero = ctx.constScalar(0, ScalarType::Float);
-      const std::string xt = ctx.op("Where", {mask, ctx.op("Gather", {x, t}), zero});
-      g = dynamicLinear(ctx, xt, *p.ih, p.reduceRange);
-      h = ctx.op("Where", {mask, hIn, zero});
-    } else {
-      g = ctx.op("Gather", {gi, t});
+      h = ctx.op("Where", {mask, hIn, ctx.constScalar(0, ScalarType::Float)});
     }
     const std::string gh = dynamicLinear(ctx, h, *p.hh, p.reduceRange);
     std::string hNew, cNew;

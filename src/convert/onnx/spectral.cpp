@@ -11,13 +11,16 @@
 // one is an error naming it (export.cpp), as is a complex graph output: no op silently takes
 // the pairs for a real tensor with one more axis.
 //
-// aten::stft (the op after torch.stft's center padding, which the graph does with aten::pad):
-// at opset 17 and later ONNX's STFT (https://onnx.ai/onnx/operators/onnx__STFT.html) as
-// torch.onnx 2.x's symbolic writes it: the window centered in n_fft (ones when None), the
-// result transposed to PyTorch's [B?, freq, frames, 2]. Before 17 (torch.onnx 1.13 has no
-// stft symbolic at all) a framed DFT as one Conv: kernels w[n] * cos(2 pi k n / N) and
-// -w[n] * sin(2 pi k n / N) per frequency k (the window and the 1 / sqrt(N) of normalized
-// folded in when the window is a constant), stride hop_length.
+// aten::stft (the op after torch.stft's center padding, which the graph does with aten::pad)
+// is exported as a framed DFT in one Conv, at every opset: kernels w[n] * cos(2 pi k n / N) and
+// -w[n] * sin(2 pi k n / N) per frequency k (k n taken mod N, so that the angles stay exact),
+// the window centered in n_fft (ones when None) and the 1 / sqrt(N) of normalized folded in
+// when the window is a constant (else multiplied in), stride hop_length; the result transposed
+// to PyTorch's [B?, freq, frames, 2]. torch.onnx 1.13 has no stft symbolic; torch.onnx 2.x
+// writes ONNX's STFT (opset 17), which is not used here: ONNX Runtime 1.20's STFT kernel was
+// 2.1e-4 off PyTorch on kws_crnn_streaming's log-mel frames where this Conv is 2.9e-6 off
+// (microsoft/onnxruntime#16163 reports its drift from PyTorch since 1.15). The Conv takes
+// float32 signals (ONNX Runtime's Conv has no float64 kernel).
 #include "convert/onnx/onnx_ctx.h"
 #include "core/error.h"
 
@@ -81,8 +84,8 @@ void convertStft(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   if (win <= 0 || win > nFft)
     args[3].fail(fmt::format("0 < win_length <= n_fft={}", nFft), std::to_string(win));
   const ScalarType dt = dtypeOr(ctx, args[0].value());
-  if (dt != ScalarType::Float && dt != ScalarType::Double)
-    args[0].fail("a float32 or float64 signal", fmt::format("a {} one", dtypeName(dt)));
+  if (dt != ScalarType::Float)
+    args[0].fail("a float32 signal", fmt::format("a {} one", dtypeName(dt)));
   const int64_t rank = ctx.expectRank(n, args[0].value());
   if (rank != 1 && rank != 2) args[0].fail("a 1-d or 2-d signal", fmt::format("{}-d", rank));
   if (auto s = ctx.sizesOf(args[0].value()); s && nFft > s->back())
@@ -90,42 +93,26 @@ void convertStft(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   const int64_t F = onesided ? nFft / 2 + 1 : nFft;
   std::string x = args[0].unwrapToTensor();
   if (rank == 1) x = unsqueeze(ctx, x, {0});  // [B, L]
-  std::string y;
-  if (ctx.opset() >= 17) {
-    const std::string w = centeredWindow(ctx, args, nFft, win, dt, nullptr);
-    y = ctx.op("STFT",
-               {unsqueeze(ctx, x, {2}), ctx.constScalar(static_cast<double>(hop), ScalarType::Long),
-                w, ctx.constScalar(static_cast<double>(nFft), ScalarType::Long)},
-               {attrI("onesided", onesided ? 1 : 0)});
-    y = ctx.op("Transpose", {y}, {attrIs("perm", {0, 2, 1, 3})});  // [B, F, frames, 2]
-    if (normalized)
-      y = ctx.op("Mul", {y, ctx.constScalar(1.0 / std::sqrt(static_cast<double>(nFft)), dt)});
-  } else {
-    if (dt != ScalarType::Float)
-      args[0].fail("a float32 signal (float64 exports from opset 17, as ONNX's STFT)",
-                   "a float64 one");
-    std::vector<double> known;
-    const std::string w = centeredWindow(ctx, args, nFft, win, dt, &known);
-    // Kernels [2F, 1, n_fft]: rows k < F the cosines, rows F + k minus the sines (e^-i...).
-    const double kTwoPi = 6.283185307179586476925286766559;
-    const double norm = normalized ? 1.0 / std::sqrt(static_cast<double>(nFft)) : 1.0;
-    std::vector<double> basis(static_cast<size_t>(2 * F * nFft));
-    for (int64_t k = 0; k < F; ++k)
-      for (int64_t t = 0; t < nFft; ++t) {
-        // k * t mod N keeps the angle exact for long windows
-        const double a = kTwoPi * static_cast<double>((k * t) % nFft) / static_cast<double>(nFft);
-        const double wt = known.empty() ? norm : norm * known[static_cast<size_t>(t)];
-        basis[static_cast<size_t>(k * nFft + t)] = wt * std::cos(a);
-        basis[static_cast<size_t>((F + k) * nFft + t)] = -wt * std::sin(a);
-      }
-    std::string kernels = ctx.initializer(fromDoubles(basis, {2 * F, 1, nFft}, dt));
-    if (known.empty())  // a window computed at run time
-      kernels = ctx.op("Mul", {kernels, ctx.op("Reshape", {w, ctx.constInt64s({1, 1, nFft})})});
-    y = ctx.op("Conv", {unsqueeze(ctx, x, {1}), kernels},
-               {attrIs("kernel_shape", {nFft}), attrIs("strides", {hop})});  // [B, 2F, frames]
-    y = ctx.op("Reshape", {y, ctx.constInt64s({0, 2, F, -1})});
-    y = ctx.op("Transpose", {y}, {attrIs("perm", {0, 2, 3, 1})});  // [B, F, frames, 2]
-  }
+  std::vector<double> known;
+  const std::string w = centeredWindow(ctx, args, nFft, win, dt, &known);
+  // Kernels [2F, 1, n_fft]: rows k < F the cosines, rows F + k minus the sines (e^-i...).
+  const double kTwoPi = 6.283185307179586476925286766559;
+  const double norm = normalized ? 1.0 / std::sqrt(static_cast<double>(nFft)) : 1.0;
+  std::vector<double> basis(static_cast<size_t>(2 * F * nFft));
+  for (int64_t k = 0; k < F; ++k)
+    for (int64_t t = 0; t < nFft; ++t) {
+      const double a = kTwoPi * static_cast<double>((k * t) % nFft) / static_cast<double>(nFft);
+      const double wt = known.empty() ? norm : norm * known[static_cast<size_t>(t)];
+      basis[static_cast<size_t>(k * nFft + t)] = wt * std::cos(a);
+      basis[static_cast<size_t>((F + k) * nFft + t)] = -wt * std::sin(a);
+    }
+  std::string kernels = ctx.initializer(fromDoubles(basis, {2 * F, 1, nFft}, dt));
+  if (known.empty())  // a window computed at run time
+    kernels = ctx.op("Mul", {kernels, ctx.op("Reshape", {w, ctx.constInt64s({1, 1, nFft})})});
+  std::string y = ctx.op("Conv", {unsqueeze(ctx, x, {1}), kernels},
+                         {attrIs("kernel_shape", {nFft}), attrIs("strides", {hop})});
+  y = ctx.op("Reshape", {y, ctx.constInt64s({0, 2, F, -1})});    // [B, 2, F, frames]
+  y = ctx.op("Transpose", {y}, {attrIs("perm", {0, 2, 3, 1})});  // [B, F, frames, 2]
   if (rank == 1) y = squeeze(ctx, y, {0});
   ctx.setOutput(n, 0, y);
   if (returnComplex) ctx.markComplex(n.output());
