@@ -9,7 +9,7 @@
 //     are wrapped (KernelRegistry::wrapKernel) so that a quantized first input takes the quantized
 //     path.
 // Also aten::FloatImplicit, IntImplicit and aten::stft (ops/spectral.h), which the quantized
-// archives we meet use (kws_crnn_streaming).
+// archives we meet use (kws_crnn_streaming), and view_as_real / real / imag of its result.
 
 #include "ops/elementwise.h"
 #include "ops/linalg.h"
@@ -530,6 +530,30 @@ void registerTensorOps(KernelRegistry& r) {
   defN<8>(r, "aten::stft", [](const IValue* a) {
     return ops::stft(a[0].toTensor(), a[1].toInt(), toOptInt(a[2]), toOptInt(a[3]),
                      toOptTensor(a[4]), a[5].toBool(), toOptBool(a[6]), toOptBool(a[7]));
+  });
+  // The real view of a complex tensor (what stft returns): view_as_real, real, imag.
+  auto realView = [](const Tensor& z, const char* op) {
+    if (!isComplexType(z.dtype()))
+      throw Error(fmt::format("{}: expected a complex tensor, got {}", op, dtypeName(z.dtype())));
+    IntList sizes = z.sizes(), strides;
+    sizes.push_back(2);
+    for (int64_t st : z.strides()) strides.push_back(st * 2);
+    strides.push_back(1);
+    return Tensor::fromStorage(
+        z.storage(), z.storageOffset() * 2, sizes, strides,
+        z.dtype() == ScalarType::ComplexFloat ? ScalarType::Float : ScalarType::Double);
+  };
+  defN<1>(r, "aten::view_as_real",
+          [realView](const IValue* a) { return realView(a[0].toTensor(), "view_as_real"); });
+  defN<1>(r, "aten::real", [realView](const IValue* a) {
+    const Tensor& z = a[0].toTensor();
+    return isComplexType(z.dtype()) ? ops::select(realView(z, "real"), -1, 0) : z;
+  });
+  defN<1>(r, "aten::imag", [realView](const IValue* a) {
+    const Tensor& z = a[0].toTensor();
+    if (!isComplexType(z.dtype()))
+      throw Error("imag is not implemented for tensors with non-complex dtypes.");
+    return ops::select(realView(z, "imag"), -1, 1);
   });
   defN<1>(r, "aten::FloatImplicit", [](const IValue* a) {
     const Tensor& t = a[0].toTensor();

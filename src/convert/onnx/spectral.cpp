@@ -7,9 +7,9 @@
 // trailing axis of 2, real and imaginary parts, which is what ONNX's STFT and DFT return. The
 // converter that makes one marks its output (OnnxCtx::markComplex); a node with a complex input
 // is converted by complexConverter()'s table instead of the op's own converter (abs,
-// reshape / view, mul / div by a real value, view_as_real, real, imag), and any other op on
-// one is an error naming it (export.cpp), as is a complex graph output: no op silently takes
-// the pairs for a real tensor with one more axis.
+// reshape / view, view_as_real, real, imag), and any other op on one is an error naming it
+// (export.cpp), as is a complex graph output: no op silently takes the pairs for a real
+// tensor with one more axis.
 //
 // aten::stft (the op after torch.stft's center padding, which the graph does with aten::pad)
 // is exported as a framed DFT in one Conv, at every opset: kernels w[n] * cos(2 pi k n / N) and
@@ -120,10 +120,6 @@ void convertStft(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
 
 // ---- ops on complex values (Note [Complex values]) ------------------------------------------
 
-bool complexArg(const OnnxCtx& ctx, const OnnxArgs& args, size_t i) {
-  return i < args.size() && !args[i].isNone() && ctx.isComplex(args[i].value());
-}
-
 // abs(z) -> sqrt(re^2 + im^2): ReduceL2 over the pairs (a real result).
 void complexAbs(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   ctx.setOutput(n, 0, reduce(ctx, "L2", args[0].unwrapToTensor(), {-1}, false));
@@ -138,26 +134,6 @@ void complexReshape(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   shape.push_back(2);
   ctx.setOutput(n, 0, ctx.op("Reshape", {args[0].unwrapToTensor(), ctx.constInt64s(shape)}));
   ctx.markComplex(n.output());
-}
-
-// mul / div(z, real) -> the pairs times / divided by the real value (a real tensor gets an
-// axis for the pairs). A complex second operand is an error.
-OnnxConverter complexScale(std::string opType) {
-  return [opType](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
-    if (complexArg(ctx, args, 1))
-      args[1].fail("a real value (complex products are not exported)", "a complex tensor");
-    if (args.size() > 2 && !args[2].isNone())
-      args[2].fail("no rounding mode (a complex division)", "one");
-    std::string s;
-    if (args[1].isIValue() && !args[1].unwrapToIValue().isTensor()) {
-      s = ctx.constScalar(args[1].unwrapToScalar().toScalarDouble(), ScalarType::Float);
-    } else {
-      s = ctx.castTo(args[1].unwrapToTensor(), ctx.dtypeOf(args[1].value()), ScalarType::Float);
-      if (ctx.rankOf(args[1].value()).value_or(1) > 0) s = unsqueeze(ctx, s, {-1});
-    }
-    ctx.setOutput(n, 0, ctx.op(opType, {args[0].unwrapToTensor(), s}));
-    ctx.markComplex(n.output());
-  };
 }
 
 // view_as_real(z) -> the pairs themselves (no longer complex).
@@ -178,16 +154,9 @@ OnnxConverter complexPart(int64_t part) {
 
 const std::map<std::string, OnnxConverter, std::less<>>& complexTable() {
   static const auto* table = new std::map<std::string, OnnxConverter, std::less<>>{
-      {"aten::abs", complexAbs},
-      {"aten::reshape", complexReshape},
-      {"aten::view", complexReshape},
-      {"aten::mul.Tensor", complexScale("Mul")},
-      {"aten::mul.Scalar", complexScale("Mul")},
-      {"aten::div.Tensor", complexScale("Div")},
-      {"aten::div.Scalar", complexScale("Div")},
-      {"aten::view_as_real", complexViewAsReal},
-      {"aten::real", complexPart(0)},
-      {"aten::imag", complexPart(1)},
+      {"aten::abs", complexAbs},      {"aten::reshape", complexReshape},
+      {"aten::view", complexReshape}, {"aten::view_as_real", complexViewAsReal},
+      {"aten::real", complexPart(0)}, {"aten::imag", complexPart(1)},
   };
   return *table;
 }
