@@ -15,11 +15,11 @@
 // is exported as a framed DFT in one Conv, at every opset: kernels w[n] * cos(2 pi k n / N) and
 // -w[n] * sin(2 pi k n / N) per frequency k (k n taken mod N, so that the angles stay exact),
 // the window centered in n_fft (ones when None) and the 1 / sqrt(N) of normalized folded in
-// when the window is a constant (else multiplied in), stride hop_length; the result transposed
-// to PyTorch's [B?, freq, frames, 2]. torch.onnx 1.13 has no stft symbolic; torch.onnx 2.x
-// writes ONNX's STFT (opset 17), which is not used here: ONNX Runtime 1.20's STFT kernel was
-// 2.1e-4 off PyTorch on kws_crnn_streaming's log-mel frames where this Conv is 2.9e-6 off
-// (microsoft/onnxruntime#16163 reports its drift from PyTorch since 1.15). The Conv takes
+// (a window that is a model buffer keeps its name and is multiplied in), stride hop_length; the
+// result transposed to PyTorch's [B?, freq, frames, 2]. torch.onnx 1.13 has no stft symbolic;
+// torch.onnx 2.x writes ONNX's STFT (opset 17), which is not used here: ONNX Runtime 1.20's STFT
+// kernel was 2.1e-4 off PyTorch on kws_crnn_streaming's log-mel frames where this Conv is 2.9e-6
+// off (microsoft/onnxruntime#16163 reports its drift from PyTorch since 1.15). The Conv takes
 // float32 signals (ONNX Runtime's Conv has no float64 kernel).
 #include "convert/onnx/onnx_ctx.h"
 #include "core/error.h"
@@ -56,8 +56,11 @@ std::string centeredWindow(OnnxCtx& ctx, OnnxArgs& args, int64_t nFft, int64_t w
                      fmt::format("a tensor of sizes {}", sizesToString(t.sizes())));
       for (int64_t i = 0; i < win; ++i) w[static_cast<size_t>(left + i)] = t.doubleAt(i);
     }
-    if (known) *known = w;
-    return ctx.initializer(fromDoubles(w, {nFft}, dt));
+    // A window of the model's (a buffer) keeps its name; the kernels then multiply it in
+    // (ONNX Runtime folds that product at load), else it is folded into them here.
+    const std::string name = args[4].isNone() ? "" : ctx.weightName(args[4].value());
+    if (known && name.empty()) *known = w;
+    return ctx.initializer(fromDoubles(w, {nFft}, dt), name);
   }
   if (auto s = ctx.sizesOf(args[4].value()); s && (s->size() != 1 || (*s)[0] != win))
     args[4].fail(fmt::format("a 1-d window of win_length={} values", win),
@@ -107,7 +110,7 @@ void convertStft(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
       basis[static_cast<size_t>((F + k) * nFft + t)] = -wt * std::sin(a);
     }
   std::string kernels = ctx.initializer(fromDoubles(basis, {2 * F, 1, nFft}, dt));
-  if (known.empty())  // a window computed at run time
+  if (known.empty())  // a named or run-time window
     kernels = ctx.op("Mul", {kernels, ctx.op("Reshape", {w, ctx.constInt64s({1, 1, nFft})})});
   std::string y = ctx.op("Conv", {unsqueeze(ctx, x, {1}), kernels},
                          {attrIs("kernel_shape", {nFft}), attrIs("strides", {hop})});
