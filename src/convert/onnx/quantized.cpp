@@ -875,14 +875,15 @@ OnnxConverter qlinearDynamic(bool relu) {
 // hidden one: zeros do not change the min / max with 0 that pick the qparams, so the running
 // rows get PyTorch's integers. Finished rows keep their h / c, and their outputs are 0.
 
-/// One direction of a dynamic-quantized layer (Note [Dynamic-quantized recurrent layers]):
-/// x [T, B, in], h0 / c0 [B, H]; returns y [T, B, H], h_n, c_n [B, H] (c_n "" for a GRU).
+/// One direction's rnn.CellParamsBase (quantize_dynamic's): its input and hidden projections'
+/// LinearPackedParamsBase objects and whether their inputs are quantized with reduce_range.
 struct QCellParams {
   const Object* ih = nullptr;
   const Object* hh = nullptr;
   bool reduceRange = false;
 };
 
+/// The QCellParams of a CellParamsBase object; throws for other types of cell params.
 QCellParams qcellParams(const IValue& v) {
   if (!v.isObject() || v.toObject()->type->name() != "__torch__.torch.classes.rnn.CellParamsBase")
     throw Error(fmt::format("expected rnn.CellParamsBase objects, got {}",
@@ -902,12 +903,15 @@ QCellParams qcellParams(const IValue& v) {
   return p;
 }
 
+/// Split of x's last axis into `parts` equal pieces, in the opset's form.
 std::vector<std::string> splitEqual(OnnxCtx& ctx, const std::string& x, int64_t parts) {
   std::vector<OnnxAttr> attrs = {attrI("axis", -1)};
   if (ctx.opset() >= 18) attrs.push_back(attrI("num_outputs", parts));  // required from 18
   return ctx.opN("Split", {x}, static_cast<size_t>(parts), attrs);
 }
 
+/// One direction of a dynamic-quantized layer (Note [Dynamic-quantized recurrent layers]):
+/// x [T, B, in], h0 / c0 [B, H]; returns y [T, B, H], h_n, c_n [B, H] (c_n "" for a GRU).
 RecurrentLayerOut qrecurrentDirection(OnnxCtx& ctx, const RecurrentArgs& ra, const QCellParams& p,
                                       const std::string& x, const std::string& h0,
                                       const std::string& c0, bool reverse) {
