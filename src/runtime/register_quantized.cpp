@@ -9,7 +9,7 @@
 //     are wrapped (KernelRegistry::wrapKernel) so that a quantized first input takes the quantized
 //     path.
 // Also aten::FloatImplicit, IntImplicit and aten::stft (ops/spectral.h), which the quantized
-// archives we meet use (kws_crnn_streaming).
+// archives we meet use (kws_crnn_streaming), and view_as_real / real / imag of its result.
 
 #include "ops/elementwise.h"
 #include "ops/linalg.h"
@@ -247,8 +247,9 @@ std::vector<Tensor> runQuantizedRnn(Mode mode, Tensor input, const Tensor& hx,
 }
 
 /// The .data overloads over a PackedSequence (data [N, I], batch_sizes [T], see Note [Packed
-/// sequences] in register_rnn.cpp). PyTorch's PackedLayer projects each step's rows on their
-/// own (the input's dynamic qparams are per step), so this does too.
+/// sequences] in register_rnn.cpp). PyTorch's PackedLayer (and ReversedPackedLayer) projects
+/// the whole packed data at once on CPU (one set of dynamic input qparams), then runs each
+/// step's rows, so this does too.
 std::vector<Tensor> runQuantizedRnnPacked(Mode mode, const Tensor& data, const Tensor& batchSizes,
                                           const Tensor& hx, const std::optional<Tensor>& cx,
                                           const IValue& params, int64_t numLayers, bool train,
@@ -285,12 +286,13 @@ std::vector<Tensor> runQuantizedRnnPacked(Mode mode, const Tensor& data, const T
       Tensor h = ops::clone(ops::select(hx, 0, l * dirs + d));
       Tensor c = cx ? ops::clone(ops::select(*cx, 0, l * dirs + d)) : Tensor();
       Tensor out = Tensor::empty({data.size(0), h.size(1)}, ScalarType::Float);
+      const Tensor giAll = p.linearIh(ops::contiguous(layerInput));
       for (int64_t s = 0; s < T; ++s) {
         const size_t t = static_cast<size_t>(d == 1 ? T - 1 - s : s);
         const int64_t b = bs[t];
         Tensor hb = ops::contiguous(ops::narrow(h, 0, 0, b));
         Tensor cb = c.defined() ? ops::contiguous(ops::narrow(c, 0, 0, b)) : Tensor();
-        Tensor gi = p.linearIh(ops::contiguous(ops::narrow(layerInput, 0, offsets[t], b)));
+        Tensor gi = ops::contiguous(ops::narrow(giAll, 0, offsets[t], b));
         step(mode, gi, p, hb, cb);
         Tensor hv = ops::narrow(h, 0, 0, b);
         ops::copy_(hv, hb);
@@ -528,6 +530,30 @@ void registerTensorOps(KernelRegistry& r) {
   defN<8>(r, "aten::stft", [](const IValue* a) {
     return ops::stft(a[0].toTensor(), a[1].toInt(), toOptInt(a[2]), toOptInt(a[3]),
                      toOptTensor(a[4]), a[5].toBool(), toOptBool(a[6]), toOptBool(a[7]));
+  });
+  // The real view of a complex tensor (what stft returns): view_as_real, real, imag.
+  auto realView = [](const Tensor& z, const char* op) {
+    if (!isComplexType(z.dtype()))
+      throw Error(fmt::format("{}: expected a complex tensor, got {}", op, dtypeName(z.dtype())));
+    IntList sizes = z.sizes(), strides;
+    sizes.push_back(2);
+    for (int64_t st : z.strides()) strides.push_back(st * 2);
+    strides.push_back(1);
+    return Tensor::fromStorage(
+        z.storage(), z.storageOffset() * 2, sizes, strides,
+        z.dtype() == ScalarType::ComplexFloat ? ScalarType::Float : ScalarType::Double);
+  };
+  defN<1>(r, "aten::view_as_real",
+          [realView](const IValue* a) { return realView(a[0].toTensor(), "view_as_real"); });
+  defN<1>(r, "aten::real", [realView](const IValue* a) {
+    const Tensor& z = a[0].toTensor();
+    return isComplexType(z.dtype()) ? ops::select(realView(z, "real"), -1, 0) : z;
+  });
+  defN<1>(r, "aten::imag", [realView](const IValue* a) {
+    const Tensor& z = a[0].toTensor();
+    if (!isComplexType(z.dtype()))
+      throw Error("imag is not implemented for tensors with non-complex dtypes.");
+    return ops::select(realView(z, "imag"), -1, 1);
   });
   defN<1>(r, "aten::FloatImplicit", [](const IValue* a) {
     const Tensor& t = a[0].toTensor();

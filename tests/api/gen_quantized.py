@@ -446,6 +446,47 @@ save("dynamic_gru", m, [torch.randn(2, 7, 10)], "float",
      "aten::quantized_gru (batch_first, int8 dynamic cells)", 1e-4, 1e-4)
 
 
+class DynGruStack(nn.Module):
+    """Two bidirectional layers from a given h0 (its rows: layer 0 fw / bw, layer 1 fw / bw)."""
+
+    def __init__(self):
+        super().__init__()
+        self.rnn = nn.GRU(10, 16, num_layers=2, bidirectional=True)
+
+    def forward(self, x, h0):
+        y, h = self.rnn(x, h0)
+        return y, h
+
+
+class DynRnnPacked(nn.Module):
+    """pack_padded_sequence -> dynamic-quantized GRU / LSTM -> pad_packed_sequence: the .data
+    overloads, whose input qparams PyTorch picks per step over the rows still running."""
+
+    def __init__(self, cls):
+        super().__init__()
+        self.rnn = cls(10, 16, bidirectional=True)
+
+    def forward(self, x, lengths):
+        p = nn.utils.rnn.pack_padded_sequence(x, lengths)
+        y, h = self.rnn(p)
+        y, _ = nn.utils.rnn.pad_packed_sequence(y)
+        return (y,) + (h if isinstance(h, tuple) else (h,))  # traced: the LSTM's (h, c) flat
+
+
+m = tq.quantize_dynamic(DynGruStack().eval(), {nn.GRU}, dtype=torch.qint8)
+save("dynamic_gru_stack", m, [torch.randn(6, 3, 10), torch.randn(4, 3, 16) * 0.5], "float",
+     "aten::quantized_gru (2 layers, bidirectional, given h0)", 1e-4, 1e-4)
+packed_in = [torch.randn(5, 3, 10), torch.tensor([5, 3, 2])]
+m = tq.quantize_dynamic(DynRnnPacked(nn.GRU).eval(), {nn.GRU}, dtype=torch.qint8)
+save("dynamic_gru_packed", m, packed_in, "float",
+     "aten::quantized_gru.data (packed sequences of lengths 5, 3, 2; bidirectional)", 1e-4, 1e-4,
+     trace=True)
+m = tq.quantize_dynamic(DynRnnPacked(nn.LSTM).eval(), {nn.LSTM}, dtype=torch.qint8)
+save("dynamic_lstm_packed", m, packed_in, "float",
+     "aten::quantized_lstm.data (packed sequences of lengths 5, 3, 2; bidirectional)", 1e-4, 1e-4,
+     trace=True)
+
+
 # ---- quantized embedding bags ------------------------------------------------------------------
 
 class EmbeddingBags(nn.Module):

@@ -625,8 +625,7 @@ TEST(WildExportOracle, ExportsRealArchivesThatOnnxRuntimeRuns) {
         fmt::format("node {} {} {} 2 0 0", kRunOrt.string(), out.string(), dir.string())));
     EXPECT_TRUE(res["ok"].get<bool>()) << res.dump();
   }
-  // silero_vad_v4 keeps state in the module: StateExportOracle. kws_crnn_streaming does too,
-  // and its state lowers, but it needs aten::stft and aten::quantized_gru converters.
+  // silero_vad_v4 and kws_crnn_streaming keep state in the module: StateExportOracle.
 }
 
 // Module state (convert/onnx/module_state.h): models whose method writes attributes export
@@ -635,14 +634,17 @@ TEST(WildExportOracle, ExportsRealArchivesThatOnnxRuntimeRuns) {
 // export wrote beside the model, call 2 from call 1's state outputs; both calls' outputs and
 // states match PyTorch's two calls on a fresh module (gen_export_state_cases.py), at opsets 13
 // and 17. silero_vad_v4's state is empty before the first call and [2, 1, 64] after: the
-// second call takes the other branch of `if len(h)`.
+// second call takes the other branch of `if len(h)`. kws_crnn_streaming (issue 15) computes
+// a MelSpectrogram (aten::stft), then loops over its frames keeping the last ones in a list
+// attribute and running a dynamic-quantized GRU (aten::quantized_gru) on each window; its
+// first call is the archive's in0.npy, whose PyTorch output is its out0.npy.
 TEST(StateExportOracle, StateInputsAndOutputsMatchTwoPyTorchCalls) {
   const char* bin = std::getenv("TORCHLESS_BIN");
   ASSERT_NE(bin, nullptr) << "TORCHLESS_BIN is not set";
   const fs::path cases = fs::path(TORCHLESS_BINARY_DIR) / "convert_export_state_cases";
   const fs::path runner = fs::path(TORCHLESS_SOURCE_DIR) / "tests" / "convert" / "run_ort_state.js";
   for (const std::string name :
-       {"tensor_state", "branch_loop_state", "list_state", "silero_vad_v4"}) {
+       {"tensor_state", "branch_loop_state", "list_state", "silero_vad_v4", "kws_crnn_streaming"}) {
     const fs::path dir = cases / name;
     ASSERT_TRUE(fs::exists(dir / "model.pt")) << dir;
     auto meta = nlohmann::json::parse(readFile(dir / "meta.json"));
@@ -757,7 +759,7 @@ INSTANTIATE_TEST_SUITE_P(
                       "cov:einsum_traced", "cov:new_zeros_scripted", "cov:new_zeros_traced",
                       "cov:vit_tiny_traced", "cov:transformer_encoder_fast_traced",
                       "cov:transformer_encoder_fast_scripted", "cov:runtime_factories_scripted",
-                      "cov:runtime_factories_traced"),
+                      "cov:runtime_factories_traced", "cov:stft_traced"),
     [](const ::testing::TestParamInfo<std::string>& info) {
       std::string s = info.param;
       return s.rfind("cov:", 0) == 0 ? "coverage_" + s.substr(4) : s;
@@ -772,7 +774,8 @@ INSTANTIATE_TEST_SUITE_P(
 // modulo ops, reductions and norms, cumsum, flip / roll / repeat / repeat_interleave / unbind
 // (also read in a loop: a sequence) / tril / meshgrid, topk / sort / nonzero / gather /
 // scatter / masked_select, instance norm, pads, pixel_unshuffle, every interpolate mode,
-// baddbmm / dot / mv / outer; scatter_add from opset 16); scripted and traced where both
+// baddbmm / dot / mv / outer; scatter_add from opset 16); torch.stft with several parameter
+// sets (issue 15: ONNX's STFT from opset 17, a Conv before); scripted and traced where both
 // make sense. Each must pass the checker and match PyTorch in
 // ONNX Runtime (1e-4), at opsets 13 and 17 (18 too: they are small).
 class CoverageExportOracle : public ::testing::TestWithParam<std::string> {};
@@ -808,7 +811,7 @@ INSTANTIATE_TEST_SUITE_P(
         "index_put_none_traced", "int_bitwise_scripted", "int_bitwise_traced",
         "grid_sample_scripted", "grid_sample_traced", "uniques_scripted", "uniques_traced",
         "tail_tensor_facts_scripted", "tail_tensor_facts_traced", "tail_math_traced",
-        "tail_losses_traced", "tail_random_traced"),
+        "tail_losses_traced", "tail_random_traced", "stft_scripted", "stft_traced"),
     [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 }  // namespace

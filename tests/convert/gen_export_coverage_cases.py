@@ -698,6 +698,33 @@ class TransformerMasks(nn.Module):
         return a, b, c
 
 
+# ---- spectral ---------------------------------------------------------------------------------
+
+class Stft(nn.Module):
+    """torch.stft with several parameter sets (ONNX's STFT from opset 17, a framed DFT as a Conv
+    before): as torchaudio's Spectrogram calls it (centered with reflect padding, a Hann window
+    shorter than n_fft, the complex result reshaped and |X|^2); 1-d, uncentered, normalized and
+    two-sided through view_as_real; constant padding, the default hop and no window, the real
+    and imaginary parts of the result; return_complex=False; and a window that is a model
+    input (known at run time only)."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("hann", torch.hann_window(12))
+
+    def forward(self, x, y, w):
+        a = torch.stft(x, 16, hop_length=4, win_length=12, window=self.hann, center=True,
+                       pad_mode="reflect", return_complex=True)
+        a = a.reshape(2, 9, -1).abs().pow(2.0)
+        b = torch.view_as_real(torch.stft(y, 10, hop_length=3, center=False, normalized=True,
+                                          onesided=False, return_complex=True))
+        c = torch.stft(x, 8, center=True, pad_mode="constant", return_complex=True)
+        d = torch.stft(y, 12, hop_length=5, center=False, return_complex=False)
+        e = torch.stft(y, 12, hop_length=5, win_length=10, window=w, center=False,
+                       return_complex=True).abs()
+        return a, b, c.real, c.imag, d, e
+
+
 def main():
     os.makedirs(gen.OUT, exist_ok=True)
     torch.manual_seed(0)
@@ -785,6 +812,10 @@ def main():
     w("tail_random", TailRandom(), [r(3, 4), onehot], ("traced",))
     pad = torch.tensor([[False] * 5, [False] * 3 + [True] * 2])
     w("transformer_masks", TransformerMasks(), [r(2, 5, 32), pad], both)
+    # With dynamic lengths only traced: scripted, torch.stft's center padding builds its view
+    # shapes from list(x.size()), a list the export cannot compute at run time.
+    w("stft", Stft(), [r(2, 64), r(50), torch.hann_window(10) + 0.1], both,
+      dyn=({0: [1], 1: [0]}, [dr(2, 80), dr(61), torch.hann_window(10) + 0.1]))
 
 
 if __name__ == "__main__":

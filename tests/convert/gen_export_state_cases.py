@@ -1,6 +1,6 @@
 """Writes the module-state export cases (issue 14; convert/onnx/module_state.h): scripted modules
-that keep state in attributes (prim::SetAttr), and the streaming archive silero_vad_v4 of
-../shared/wild, each called twice in PyTorch on a fresh module.
+that keep state in attributes (prim::SetAttr), and the streaming archives silero_vad_v4 and
+kws_crnn_streaming of ../shared/wild, each called twice in PyTorch on a fresh module.
 tests/convert/export_oracle_test.cpp (StateExportOracle) exports each and runs it twice in ONNX
 Runtime (tests/convert/run_ort_state.js), the second call fed the state outputs of the first.
 
@@ -147,6 +147,17 @@ def main():
     x = torch.from_numpy(np.load(os.path.join(vad, "in0.npy")))
     write_case(out_dir, "silero_vad_v4", os.path.join(vad, "model.pt"),
                [(x,), (torch.flip(x, [1]) * 0.5,)], ["_h", "_c"], args=(16000,))
+    # kws_crnn_streaming: a MelSpectrogram (aten::stft), then a while loop over its frames
+    # that keeps the last ones in `frame_buffer` (a list, stacked: [0] before the first call)
+    # and runs a dynamic-quantized GRU (aten::quantized_gru) on each window from
+    # `last_hidden_state`. Call 1 is the archive's own in0.npy on a fresh module: out0.npy.
+    kws = os.path.join(WILD, "kws_crnn_streaming")
+    x = torch.from_numpy(np.load(os.path.join(kws, "in0.npy")))
+    write_case(out_dir, "kws_crnn_streaming", os.path.join(kws, "model.pt"),
+               [(x,), (torch.flip(x, [1]) * 0.5,)], ["frame_buffer", "last_hidden_state"])
+    got = np.load(os.path.join(out_dir, "kws_crnn_streaming", "call1", "out0.npy"))
+    want = np.load(os.path.join(kws, "out0.npy"))
+    assert abs(float(got) - float(want)) < 1e-6, (got, want)
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include <unistd.h>
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <filesystem>
@@ -88,6 +89,16 @@ class Exporter {
       // Constant inputs: compute the outputs now with the runtime's kernel when there is no
       // converter or nothing here is a tensor (list indexing, int arithmetic in blocks).
       if ((!fn || !hasTensorOutput(n)) && tryEvaluate(n, op)) return;
+      // A complex input (Note [Complex values] in spectral.cpp): the complex table's converter.
+      if (std::any_of(n.inputs().begin(), n.inputs().end(),
+                      [&](const Value* v) { return ctx_.isComplex(v); })) {
+        fn = op ? complexConverter(op->overloadKey) : nullptr;
+        if (!fn)
+          throw Error(fmt::format("{} takes a complex tensor here, which ONNX cannot hold "
+                                  "(complex tensors are exported as pairs of reals for {})",
+                                  op ? op->key : n.kind().toQualString(), complexOpsList()),
+                      convert::nodePlace(n));
+      }
       if (!fn)
         throw Error(
             fmt::format("{} has no ONNX converter and its inputs are not known at export time",
@@ -536,6 +547,11 @@ void addOutputInfo(OnnxCtx& ctx, ::onnx::GraphProto* gp, const PreparedGraph& pr
     typed = l->second;
   }
   if (typed) {
+    if (ctx.isComplex(typed))
+      throw Error(fmt::format(
+          "output {} is a complex tensor, which ONNX cannot hold: return torch.view_as_real() "
+          "of it",
+          name));
     dtype = ctx.dtypeOf(typed);
     sizes = ctx.sizesOf(typed);
     rank = ctx.rankOf(typed);

@@ -161,10 +161,21 @@ bool OnnxCtx::isDynamicDim(const Value* v, int64_t d) const {
          it->second.dynamicDims[d];
 }
 
+bool OnnxCtx::isComplex(const Value* v) const {
+  if (complex_.count(v)) return true;
+  auto it = facts_.find(v);
+  return it != facts_.end() && it->second.dtype && isComplexType(*it->second.dtype);
+}
+
 std::optional<ScalarType> OnnxCtx::dtypeOf(const Value* v) const {
   // A quantized tensor is exported as the float tensor of its dequantized values (Note [QDQ
-  // representation], quantized.cpp): float converters see float.
-  auto exported = [](ScalarType t) { return isQuantizedType(t) ? ScalarType::Float : t; };
+  // representation], quantized.cpp): float converters see float. A complex one as its real
+  // view (Note [Complex values], spectral.cpp): its parts' type.
+  auto exported = [](ScalarType t) {
+    if (t == ScalarType::ComplexFloat) return ScalarType::Float;
+    if (t == ScalarType::ComplexDouble) return ScalarType::Double;
+    return isQuantizedType(t) ? ScalarType::Float : t;
+  };
   if (auto it = facts_.find(v); it != facts_.end() && it->second.dtype)
     return exported(*it->second.dtype);
   if (isStatic(v)) {
@@ -316,6 +327,7 @@ OnnxConverterRegistry& onnxConverters() {
     registerLossConverters(registry);
     registerRandomConverters(registry);
     registerVisionConverters(registry);
+    registerSpectralConverters(registry);
   });
   return registry;
 }

@@ -21,6 +21,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <variant>
@@ -128,6 +129,12 @@ class OnnxCtx : public convert::ConversionCtx<std::string> {
   /// without dims) whenever v is dynamic.
   bool isDynamicDim(const Value* v, int64_t d) const;
 
+  /// Note [Complex values] (spectral.cpp): a complex tensor is exported as its real view, a
+  /// float tensor with a trailing axis of 2. markComplex tells that the backend value of v is
+  /// one; isComplex is true for those and for values the example run saw complex.
+  void markComplex(const Value* v) { complex_.insert(v); }
+  bool isComplex(const Value* v) const;
+
   // ---- sequences ---------------------------------------------------------------------------
 
   /// Marks a backend value as an ONNX sequence of tensors (a list grown at run time).
@@ -178,6 +185,7 @@ class OnnxCtx : public convert::ConversionCtx<std::string> {
   std::unordered_map<const Value*, ValueFacts> facts_;
   std::unordered_set<const Value*> dynamic_;
   std::unordered_set<const Value*> sequences_;
+  std::unordered_set<const Value*> complex_;
   std::unordered_map<const Value*, std::string> listAfterWrite_;
 };
 
@@ -203,9 +211,15 @@ void registerRnnConverters(OnnxConverterRegistry& r);
 void registerScatterConverters(OnnxConverterRegistry& r);
 void registerQuantizedConverters(OnnxConverterRegistry& r);  // quantized.cpp (QDQ)
 void registerSearchConverters(OnnxConverterRegistry& r);
-void registerLossConverters(OnnxConverterRegistry& r);    // loss.cpp
-void registerRandomConverters(OnnxConverterRegistry& r);  // random.cpp
-void registerVisionConverters(OnnxConverterRegistry& r);  // vision.cpp (torchvision::)
+void registerLossConverters(OnnxConverterRegistry& r);      // loss.cpp
+void registerRandomConverters(OnnxConverterRegistry& r);    // random.cpp
+void registerVisionConverters(OnnxConverterRegistry& r);    // vision.cpp (torchvision::)
+void registerSpectralConverters(OnnxConverterRegistry& r);  // spectral.cpp (stft)
+
+/// The converter for a node of `overloadKey` ("aten::abs") with a complex input (Note [Complex
+/// values] in spectral.cpp), or null when there is none; complexOpsList() names those ops.
+const OnnxConverter* complexConverter(std::string_view overloadKey);
+std::string complexOpsList();
 
 // ---- helpers shared by converter files ----------------------------------------------------
 

@@ -31,11 +31,13 @@
 // fused QLinearConv instead (qlinearProduct): smaller and faster there, one quantum apart per
 // layer.
 #include "ops/quantized.h"
-#include "convert/onnx/onnx_ctx.h"
+#include "convert/onnx/rnn.h"
+#include "ops/shape.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 namespace torchless::onnx_export {
 
@@ -737,72 +739,297 @@ OnnxConverter qgroupNorm(bool instance) {
   };
 }
 
+/// PyTorch's dynamic quantization of float `x` spelled out in ONNX (ops/quantized.cpp's
+/// chooseQParams, fbgemm::ChooseQuantizationParams; DynamicQuantizeLinear has no reduce_range
+/// and no fallbacks): min / max of x with 0; scale = (max - min) / (qmax - qmin) in double
+/// (qmax 127 with reduce_range, else 255), 0.1 when it is 0 as a float or its float
+/// reciprocal is infinite (an input of all zeros: a GRU's first hidden state), and 6.1e-5
+/// with min / max stretched when smaller; the zero point from the side with the smaller error,
+/// clamped, rounded half to even; x quantized as round(x * float(1 / scale)) + zp over
+/// [0, 255]. Returns the uint8 integers, the float scale and the uint8 zero point (0-d).
+struct DynamicQuantized {
+  std::string ints, scale, zeroPoint;
+};
+DynamicQuantized dynamicQuantize(OnnxCtx& ctx, const std::string& x, bool reduceRange) {
+  const double qmin = 0, qmax = reduceRange ? 127 : 255;
+  constexpr float kSmallScale = 6.1e-5f;
+  auto dconst = [&](double v) { return ctx.constScalar(v, ScalarType::Double); };
+  auto fconst = [&](float v) { return ctx.constScalar(v, ScalarType::Float); };
+  auto cast = [&](const std::string& v, ScalarType to) {
+    return ctx.op("Cast", {v}, {attrI("to", onnxDataType(to))});
+  };
+  std::string mn = ctx.op("Min", {reduce(ctx, "Min", x, {}, false), fconst(0)});
+  std::string mx = ctx.op("Max", {reduce(ctx, "Max", x, {}, false), fconst(0)});
+  std::string scaleD =
+      ctx.op("Div", {ctx.op("Sub", {cast(mx, ScalarType::Double), cast(mn, ScalarType::Double)}),
+                     dconst(qmax - qmin)});
+  const std::string scaleF0 = cast(scaleD, ScalarType::Float);
+  const std::string bad = ctx.op("Or", {ctx.op("Equal", {scaleF0, fconst(0)}),
+                                        ctx.op("IsInf", {ctx.op("Div", {fconst(1), scaleF0})})});
+  scaleD = ctx.op("Where", {bad, dconst(0.1), scaleD});
+  // A scale under 6.1e-5 becomes 6.1e-5; min / max grow with it (in float, as PyTorch's).
+  const std::string small = ctx.op("Less", {scaleD, dconst(static_cast<double>(kSmallScale))});
+  const float span = kSmallScale * static_cast<float>(qmax - qmin);
+  const std::string amp = ctx.op("Div", {fconst(kSmallScale), cast(scaleD, ScalarType::Float)});
+  const std::string mnZero = ctx.op("Equal", {mn, fconst(0)}),
+                    mxZero = ctx.op("Equal", {mx, fconst(0)});
+  const std::string mnSmall = ctx.op(
+      "Where", {mnZero, mn, ctx.op("Where", {mxZero, fconst(-span), ctx.op("Mul", {mn, amp})})});
+  const std::string mxSmall = ctx.op(
+      "Where", {mnZero, fconst(span), ctx.op("Where", {mxZero, mx, ctx.op("Mul", {mx, amp})})});
+  mn = cast(ctx.op("Where", {small, mnSmall, mn}), ScalarType::Double);
+  mx = cast(ctx.op("Where", {small, mxSmall, mx}), ScalarType::Double);
+  scaleD = ctx.op("Where", {small, dconst(static_cast<double>(kSmallScale)), scaleD});
+  const std::string scaleF = cast(scaleD, ScalarType::Float);
+  // zero point: qmin - min / scale or qmax - max / scale, whichever has the smaller error
+  std::string mnS = ctx.op("Div", {mn, scaleD}), mxS = ctx.op("Div", {mx, scaleD});
+  std::string zMin = ctx.op("Sub", {dconst(qmin), mnS}), zMax = ctx.op("Sub", {dconst(qmax), mxS});
+  std::string eMin = ctx.op("Add", {dconst(std::abs(qmin)), ctx.op("Abs", {mnS})});
+  std::string eMax = ctx.op("Add", {dconst(std::abs(qmax)), ctx.op("Abs", {mxS})});
+  std::string z0 = ctx.op("Where", {ctx.op("Less", {eMin, eMax}), zMin, zMax});
+  std::string zD = ctx.op("Round", {ctx.op("Clip", {z0, dconst(qmin), dconst(qmax)})});
+  // x quantized over [0, 255] with the float reciprocal of the scale (fbgemm::Quantize)
+  std::string inv = ctx.op("Div", {fconst(1), scaleF});
+  std::string xq =
+      ctx.op("Add", {ctx.op("Round", {ctx.op("Mul", {x, inv})}), cast(zD, ScalarType::Float)});
+  xq = ctx.op("Clip", {xq, fconst(0), fconst(255)});
+  return {cast(xq, ScalarType::Byte), scaleF, cast(zD, ScalarType::Byte)};
+}
+
+/// PyTorch's dynamic linear (quantized::linear_dynamic, and the projections of quantized_lstm /
+/// quantized_gru cells) of float x [*, K] with a LinearPackedParamsBase object `packed`
+/// (weight [N, K], bias [N] or None): with a qint8 weight, x dynamically quantized
+/// (dynamicQuantize), MatMulInteger with the int8 weight [K, N] and its zero points, then
+/// acc * (x_scale * w_scale) + bias, per channel when the weight is; with an fp16 packed
+/// weight (a float tensor), MatMul and bias in float as the interpreter computes it. Throws
+/// for another weight.
+std::string dynamicLinear(OnnxCtx& ctx, const std::string& x, const Object& packed,
+                          bool reduceRange) {
+  const Tensor w = packed.slots.at(0).toTensor();
+  const IValue& bias = packed.slots.at(1);
+  if (w.dim() != 2) throw Error("ONNX export of a dynamic linear: expected a 2-d weight");
+  const int64_t N = w.sizes()[0];
+  if (w.dtype() == ScalarType::Float) {  // fp16 packed params
+    std::string y = ctx.op("MatMul", {x, ctx.initializer(ops::transpose(w, 0, 1).contiguous())});
+    return bias.isNone() ? y : ctx.op("Add", {y, ctx.initializer(bias.toTensor())});
+  }
+  if (w.dtype() != ScalarType::QInt8)
+    throw Error(fmt::format("ONNX export of a dynamic linear: expected a qint8 weight, got {}",
+                            dtypeName(w.dtype())));
+  const DynamicQuantized xq = dynamicQuantize(ctx, x, reduceRange);
+  // the weight as int8 [K, N] with its zero points, and the output multipliers
+  Tensor ints = ops::intRepr(w);
+  const int64_t K = ints.sizes()[1];
+  Tensor wt = Tensor::empty({K, N}, ScalarType::Char);
+  for (int64_t r = 0; r < N; ++r)
+    for (int64_t c = 0; c < K; ++c) wt.data<int8_t>()[c * N + r] = ints.data<int8_t>()[r * K + c];
+  const QuantizerInfo& q = *w.quantizer();
+  const bool perChannel = q.scheme != QuantizerInfo::Scheme::PerTensorAffine &&
+                          q.scheme != QuantizerInfo::Scheme::PerTensorSymmetric;
+  Tensor wScale = Tensor::empty({N}, ScalarType::Float), wZp = Tensor::empty({N}, ScalarType::Char);
+  Tensor sc = perChannel ? ops::qPerChannelScales(w).to(ScalarType::Float) : Tensor();
+  Tensor zp = perChannel ? ops::qPerChannelZeroPoints(w).to(ScalarType::Char) : Tensor();
+  for (int64_t i = 0; i < N; ++i) {
+    wScale.data<float>()[i] = perChannel ? sc.data<float>()[i] : static_cast<float>(q.scale);
+    wZp.data<int8_t>()[i] = perChannel ? zp.data<int8_t>()[i] : static_cast<int8_t>(q.zeroPoint);
+  }
+  std::string acc =
+      ctx.op("MatMulInteger", {xq.ints, ctx.initializer(wt), xq.zeroPoint, ctx.initializer(wZp)});
+  acc = ctx.op("Cast", {acc}, {attrI("to", onnxDataType(ScalarType::Float))});
+  std::string y = ctx.op("Mul", {acc, ctx.op("Mul", {xq.scale, ctx.initializer(wScale)})});
+  return bias.isNone() ? y : ctx.op("Add", {y, ctx.initializer(bias.toTensor())});
+}
+
 // quantized::linear_dynamic / linear_relu_dynamic(X, W_prepack, reduce_range): PyTorch's
-// dynamic quantization spelled out in ONNX, so that ONNX Runtime picks the same input qparams
-// (ops/quantized.cpp's chooseQParams, fbgemm::ChooseQuantizationParams; DynamicQuantizeLinear
-// has no reduce_range): min / max with 0 in double, scale = (max - min) / (qmax - qmin) rounded
-// to float, zero point from the side with the smaller error, rounded half to even; the input
-// quantized as round(x * (1 / scale)) + zp over [0, 255]; MatMulInteger with the int8 weight;
-// then acc * (scale * w_scale) + bias (+ Relu). Not spelled out: PyTorch's fallbacks for a
-// zero or tiny scale (an input of all zeros, or a range under 6.1e-5 * 127).
+// dynamic quantization spelled out in ONNX (dynamicLinear), so that ONNX Runtime picks the
+// same input qparams and integers; + Relu.
 OnnxConverter qlinearDynamic(bool relu) {
   return [relu](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     const Object& o = packedObject(args, 1);
     const bool reduceRange = args.size() > 2 && args[2].unwrapToBool(false);
-    const double qmin = 0, qmax = reduceRange ? 127 : 255;
-    const Tensor w = o.slots.at(0).toTensor();
-    if (w.dtype() != ScalarType::QInt8 || w.dim() != 2)
+    if (o.slots.at(0).toTensor().dtype() != ScalarType::QInt8)
       throw Error("QDQ export of quantized::linear_dynamic: expected a 2-d qint8 weight");
-    const int64_t N = w.sizes()[0];
-    std::string x = args[0].unwrapToTensor();
-    auto dconst = [&](double v) { return ctx.constScalar(v, ScalarType::Double); };
-    auto toDouble = [&](const std::string& v) {
-      return ctx.op("Cast", {v}, {attrI("to", onnxDataType(ScalarType::Double))});
-    };
-    std::string mn = ctx.op("Min", {toDouble(reduce(ctx, "Min", x, {}, false)), dconst(0)});
-    std::string mx = ctx.op("Max", {toDouble(reduce(ctx, "Max", x, {}, false)), dconst(0)});
-    std::string scaleD = ctx.op("Div", {ctx.op("Sub", {mx, mn}), dconst(qmax - qmin)});
-    std::string scaleF = ctx.op("Cast", {scaleD}, {attrI("to", onnxDataType(ScalarType::Float))});
-    // zero point: qmin - min / scale or qmax - max / scale, whichever has the smaller error
-    std::string mnS = ctx.op("Div", {mn, scaleD}), mxS = ctx.op("Div", {mx, scaleD});
-    std::string zMin = ctx.op("Sub", {dconst(qmin), mnS}),
-                zMax = ctx.op("Sub", {dconst(qmax), mxS});
-    std::string eMin = ctx.op("Add", {dconst(std::abs(qmin)), ctx.op("Abs", {mnS})});
-    std::string eMax = ctx.op("Add", {dconst(std::abs(qmax)), ctx.op("Abs", {mxS})});
-    std::string z0 = ctx.op("Where", {ctx.op("Less", {eMin, eMax}), zMin, zMax});
-    std::string zD = ctx.op("Round", {ctx.op("Clip", {z0, dconst(qmin), dconst(qmax)})});
-    std::string zpU8 = ctx.op("Cast", {zD}, {attrI("to", onnxDataType(ScalarType::Byte))});
-    std::string zpF = ctx.op("Cast", {zD}, {attrI("to", onnxDataType(ScalarType::Float))});
-    // x quantized over [0, 255] with the float reciprocal of the scale (fbgemm::Quantize)
-    std::string inv = ctx.op("Div", {ctx.constScalar(1.0, ScalarType::Float), scaleF});
-    std::string xq = ctx.op("Add", {ctx.op("Round", {ctx.op("Mul", {x, inv})}), zpF});
-    xq = ctx.op("Clip", {xq, ctx.constScalar(0, ScalarType::Float),
-                         ctx.constScalar(255, ScalarType::Float)});
-    xq = ctx.op("Cast", {xq}, {attrI("to", onnxDataType(ScalarType::Byte))});
-    // the weight as int8 [K, N] with its zero points, and the output multipliers
-    Tensor ints = ops::intRepr(w);
-    const int64_t K = ints.sizes()[1];
-    Tensor wt = Tensor::empty({K, N}, ScalarType::Char);
-    for (int64_t r = 0; r < N; ++r)
-      for (int64_t c = 0; c < K; ++c) wt.data<int8_t>()[c * N + r] = ints.data<int8_t>()[r * K + c];
-    const QuantizerInfo& q = *w.quantizer();
-    const bool perChannel = q.scheme != QuantizerInfo::Scheme::PerTensorAffine &&
-                            q.scheme != QuantizerInfo::Scheme::PerTensorSymmetric;
-    Tensor wScale = Tensor::empty({N}, ScalarType::Float),
-           wZp = Tensor::empty({N}, ScalarType::Char);
-    Tensor sc = perChannel ? ops::qPerChannelScales(w).to(ScalarType::Float) : Tensor();
-    Tensor zp = perChannel ? ops::qPerChannelZeroPoints(w).to(ScalarType::Char) : Tensor();
-    for (int64_t i = 0; i < N; ++i) {
-      wScale.data<float>()[i] = perChannel ? sc.data<float>()[i] : static_cast<float>(q.scale);
-      wZp.data<int8_t>()[i] = perChannel ? zp.data<int8_t>()[i] : static_cast<int8_t>(q.zeroPoint);
-    }
-    std::string acc =
-        ctx.op("MatMulInteger", {xq, ctx.initializer(wt), zpU8, ctx.initializer(wZp)});
-    acc = ctx.op("Cast", {acc}, {attrI("to", onnxDataType(ScalarType::Float))});
-    std::string y = ctx.op("Mul", {acc, ctx.op("Mul", {scaleF, ctx.initializer(wScale)})});
-    if (!o.slots.at(1).isNone()) y = ctx.op("Add", {y, ctx.initializer(o.slots.at(1).toTensor())});
+    std::string y = dynamicLinear(ctx, args[0].unwrapToTensor(), o, reduceRange);
     if (relu) y = ctx.op("Relu", {y});
     ctx.setOutput(n, 0, y);
+  };
+}
+
+// Note [Dynamic-quantized recurrent layers]
+// aten::quantized_gru / quantized_lstm over rnn.CellParamsBase objects (quantize_dynamic's
+// GRU / LSTM) are exported as PyTorch computes them (aten/src/ATen/native/RNN.cpp, and
+// runtime/register_quantized.cpp), not as ONNX GRU / LSTM on dequantized weights: each
+// projection is a dynamic linear (dynamicLinear) whose input is quantized per call, so
+// ONNX's float cells would differ by the activations' quantization error (7 bits with
+// reduce_range). Per layer and direction: the input projection of the whole sequence at once
+// (one set of input qparams, as PyTorch's FullLayer), then an ONNX Loop over the steps (its
+// count read from the input's shape, so that the sequence length may change at run time),
+// carrying h (and c) and scanning out h: gh = linear_hh(h) per step, then PyTorch's cell
+// (GRU: r = sigmoid(gh_r + gi_r), z = sigmoid(gh_z + gi_z), n = tanh(gi_n + gh_n * r),
+// h' = (h - n) * z + n; LSTM: gates = gh + gi, c' = f * c + i * g, h' = o * tanh(c')).
+// The reverse direction walks the steps backwards and its scanned outputs are reversed.
+// Packed sequences (the .data overloads; Note [Packed sequences] in rnn.cpp): PyTorch's
+// PackedLayer projects the packed data (the valid steps of every sequence) at once, and each
+// step's hidden projection takes the rows still running. Here the steps past each length are
+// zeroed before the input projection and, at each step, the finished rows of h before the
+// hidden one: zeros do not change the min / max with 0 that pick the qparams, so the running
+// rows get PyTorch's integers. Finished rows keep their h / c, and their outputs are 0.
+
+/// One direction's rnn.CellParamsBase (quantize_dynamic's): its input and hidden projections'
+/// LinearPackedParamsBase objects and whether their inputs are quantized with reduce_range.
+struct QCellParams {
+  const Object* ih = nullptr;
+  const Object* hh = nullptr;
+  bool reduceRange = false;
+};
+
+/// The QCellParams of a CellParamsBase object; throws for other types of cell params.
+QCellParams qcellParams(const IValue& v) {
+  if (!v.isObject() || v.toObject()->type->name() != "__torch__.torch.classes.rnn.CellParamsBase")
+    throw Error(fmt::format("expected rnn.CellParamsBase objects, got {}",
+                            convert::detail::describeIValue(v)));
+  const Object& o = *v.toObject();
+  const std::string& type = o.slots.at(0).toStringRef();
+  const auto& packed = o.slots.at(4).toList()->list;
+  if ((type != "quantized_dynamic" && type != "quantized_dynamic_fp16") || packed.size() != 2 ||
+      !packed[0].isObject() || !packed[1].isObject())
+    throw Error(
+        fmt::format("ONNX export of a quantized recurrent layer: cell params of type '{}' are "
+                    "not supported (dynamic int8 and fp16 are)",
+                    type));
+  QCellParams p{packed[0].toObject().get(), packed[1].toObject().get(), false};
+  const auto& longs = o.slots.at(3).toList()->list;
+  if (type == "quantized_dynamic" && !longs.empty()) p.reduceRange = longs[0].toInt() != 0;
+  return p;
+}
+
+/// Split of x's last axis into `parts` equal pieces, in the opset's form.
+std::vector<std::string> splitEqual(OnnxCtx& ctx, const std::string& x, int64_t parts) {
+  std::vector<OnnxAttr> attrs = {attrI("axis", -1)};
+  if (ctx.opset() >= 18) attrs.push_back(attrI("num_outputs", parts));  // required from 18
+  return ctx.opN("Split", {x}, static_cast<size_t>(parts), attrs);
+}
+
+/// One direction of a dynamic-quantized layer (Note [Dynamic-quantized recurrent layers]):
+/// x [T, B, in], h0 / c0 [B, H]; returns y [T, B, H], h_n, c_n [B, H] (c_n "" for a GRU).
+RecurrentLayerOut qrecurrentDirection(OnnxCtx& ctx, const RecurrentArgs& ra, const QCellParams& p,
+                                      const std::string& x, const std::string& h0,
+                                      const std::string& c0, bool reverse) {
+  const bool lstm = ra.lstm;
+  const std::string steps =
+      ctx.op("Gather", {ctx.op("Shape", {x}), ctx.constScalar(0, ScalarType::Long)});
+  std::string xin = x;
+  if (ra.packed) {  // steps past each length zeroed: mask [T, B, 1]
+    const std::string t = ctx.op("Range", {ctx.constScalar(0, ScalarType::Long), steps,
+                                           ctx.constScalar(1, ScalarType::Long)});
+    const std::string valid =
+        ctx.op("Less", {unsqueeze(ctx, t, {1}), unsqueeze(ctx, ra.lengths, {0})});
+    xin = ctx.op("Where", {unsqueeze(ctx, valid, {2}), x, ctx.constScalar(0, ScalarType::Float)});
+  }
+  const std::string gi = dynamicLinear(ctx, xin, *p.ih, p.reduceRange);
+  ::onnx::GraphProto body;
+  body.set_name(ctx.freshName("qrnn_body"));
+  const std::string iter = ctx.freshName("step"), condIn = ctx.freshName("cond_in"),
+                    hIn = ctx.freshName("h"), cIn = lstm ? ctx.freshName("c") : "";
+  ctx.withGraph(&body, [&] {
+    for (const auto& [name, dt] :
+         std::vector<std::pair<std::string, ScalarType>>{{iter, ScalarType::Long},
+                                                         {condIn, ScalarType::Bool},
+                                                         {hIn, ScalarType::Float},
+                                                         {cIn, ScalarType::Float}}) {
+      if (name.empty()) continue;
+      auto* vi = body.add_input();
+      vi->set_name(name);
+      auto* tt = vi->mutable_type()->mutable_tensor_type();
+      tt->set_elem_type(onnxDataType(dt));
+      if (dt != ScalarType::Float) tt->mutable_shape();  // the step and the condition: 0-d
+    }
+    const std::string t =
+        reverse
+            ? ctx.op("Sub", {ctx.op("Sub", {steps, ctx.constScalar(1, ScalarType::Long)}), iter})
+            : iter;
+    std::string mask, h = hIn;
+    const std::string g = ctx.op("Gather", {gi, t});
+    if (ra.packed) {  // rows still inside their sequence at step t: [B, 1]
+      mask = unsqueeze(ctx, ctx.op("Less", {t, ra.lengths}), {1});
+      h = ctx.op("Where", {mask, hIn, ctx.constScalar(0, ScalarType::Float)});
+    }
+    const std::string gh = dynamicLinear(ctx, h, *p.hh, p.reduceRange);
+    std::string hNew, cNew;
+    if (lstm) {
+      auto parts = splitEqual(ctx, ctx.op("Add", {gh, g}), 4);
+      const std::string i = ctx.op("Sigmoid", {parts[0]}), f = ctx.op("Sigmoid", {parts[1]});
+      const std::string gg = ctx.op("Tanh", {parts[2]}), o = ctx.op("Sigmoid", {parts[3]});
+      cNew = ctx.op("Add", {ctx.op("Mul", {f, cIn}), ctx.op("Mul", {i, gg})});
+      hNew = ctx.op("Mul", {o, ctx.op("Tanh", {cNew})});
+    } else {
+      auto a = splitEqual(ctx, g, 3);
+      auto b = splitEqual(ctx, gh, 3);
+      const std::string r = ctx.op("Sigmoid", {ctx.op("Add", {b[0], a[0]})});
+      const std::string z = ctx.op("Sigmoid", {ctx.op("Add", {b[1], a[1]})});
+      const std::string nn = ctx.op("Tanh", {ctx.op("Add", {a[2], ctx.op("Mul", {b[2], r})})});
+      hNew = ctx.op("Add", {ctx.op("Mul", {ctx.op("Sub", {hIn, nn}), z}), nn});
+    }
+    std::string y = hNew;
+    if (ra.packed) {
+      y = ctx.op("Where", {mask, hNew, ctx.constScalar(0, ScalarType::Float)});
+      hNew = ctx.op("Where", {mask, hNew, hIn});
+      if (lstm) cNew = ctx.op("Where", {mask, cNew, cIn});
+    }
+    body.add_output()->set_name(ctx.op("Identity", {condIn}));
+    body.add_output()->set_name(hNew);
+    if (lstm) body.add_output()->set_name(cNew);
+    body.add_output()->set_name(ctx.op("Identity", {y}));
+  });
+  std::vector<std::string> loopIn = {steps, ctx.constScalar(1, ScalarType::Bool), h0};
+  if (lstm) loopIn.push_back(c0);
+  auto outs = ctx.opN("Loop", loopIn, lstm ? 3 : 2, {attrG("body", body)});
+  std::string y = outs.back();
+  if (reverse)
+    y = ctx.op("Slice",
+               {y, ctx.constInt64s({-1}), ctx.constInt64s({std::numeric_limits<int64_t>::min()}),
+                ctx.constInt64s({0}), ctx.constInt64s({-1})});
+  return {y, outs[0], lstm ? outs[1] : ""};
+}
+
+// aten::quantized_gru / quantized_lstm, .input and .data (Note [Dynamic-quantized recurrent
+// layers]); the arguments as the float ones' (rnn.h), params a CellParamsBase[].
+OnnxConverter qrecurrent(bool lstm, bool packed) {
+  return [lstm, packed](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    convertRecurrent(ctx, n, args, lstm, packed, [&](const RecurrentArgs& ra) -> RecurrentLayerFn {
+      const IValue& list = args[ra.paramsArg].unwrapToIValue();
+      if (!list.isList())
+        args[ra.paramsArg].fail("a constant CellParamsBase[] (the module's packed weights)",
+                                convert::detail::describeIValue(list));
+      std::vector<QCellParams> cells;
+      for (const IValue& c : list.toList()->list) cells.push_back(qcellParams(c));
+      if (static_cast<int64_t>(cells.size()) != ra.layers * ra.dirs())
+        args[ra.paramsArg].fail(fmt::format("{} cell params ({} layers, {} directions)",
+                                            ra.layers * ra.dirs(), ra.layers, ra.dirs()),
+                                fmt::format("{}", cells.size()));
+      return [&ctx, ra, cells](int64_t l, const std::string& x, const std::string& h0,
+                               const std::string& c0) -> RecurrentLayerOut {
+        std::vector<RecurrentLayerOut> dirs;
+        for (int64_t d = 0; d < ra.dirs(); ++d) {
+          auto pick = [&](const std::string& s) {
+            if (s.empty()) return s;
+            return ctx.op("Gather", {s, ctx.constScalar(static_cast<double>(d), ScalarType::Long)});
+          };
+          dirs.push_back(qrecurrentDirection(ctx, ra, cells[static_cast<size_t>(l * ra.dirs() + d)],
+                                             x, pick(h0), pick(c0), d == 1));
+        }
+        auto joined = [&](auto field, int64_t axis, bool stack) {
+          std::vector<std::string> xs;
+          for (const auto& o : dirs) xs.push_back(stack ? unsqueeze(ctx, o.*field, {0}) : o.*field);
+          return xs.size() == 1 ? xs[0] : ctx.op("Concat", xs, {attrI("axis", axis)});
+        };
+        RecurrentLayerOut out;
+        out.y = joined(&RecurrentLayerOut::y, 2, false);
+        out.hn = joined(&RecurrentLayerOut::hn, 0, true);
+        if (ra.lstm) out.cn = joined(&RecurrentLayerOut::cn, 0, true);
+        return out;
+      };
+    });
   };
 }
 
@@ -823,6 +1050,10 @@ void registerQuantizedConverters(OnnxConverterRegistry& r) {
   r.addOverloads({"quantized::linear_relu"}, qlinear(true));
   r.addOverloads({"quantized::linear_dynamic"}, qlinearDynamic(false));
   r.addOverloads({"quantized::linear_relu_dynamic"}, qlinearDynamic(true));
+  r.addOverloads({"aten::quantized_gru.input"}, qrecurrent(false, false));
+  r.addOverloads({"aten::quantized_gru.data"}, qrecurrent(false, true));
+  r.addOverloads({"aten::quantized_lstm.input"}, qrecurrent(true, false));
+  r.addOverloads({"aten::quantized_lstm.data"}, qrecurrent(true, true));
   r.addOverloads({"quantized::add"}, qadd(false));
   r.addOverloads({"quantized::add_relu"}, qadd(true));
   r.addOverloads({"quantized::mul"}, qbinary("Mul", false));

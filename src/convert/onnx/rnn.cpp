@@ -9,7 +9,7 @@
 // order: LSTM i,o,f,c for torch's i,f,g,o; GRU z,r,h for torch's r,z,n (and
 // linear_before_reset=1, as torch applies r after the recurrent product); RNN one gate. The
 // weights are constants, so they are reordered and stacked here, once, into initializers.
-#include "convert/onnx/onnx_ctx.h"
+#include "convert/onnx/rnn.h"
 
 #include <cstring>
 
@@ -75,122 +75,148 @@ Tensor zeros(int64_t n, ScalarType dt) {
 // length (outputs past it are 0, h_n / c_n are each sequence's last valid step, as PyTorch's);
 // _pad_packed_sequence fills past the lengths with padding_value and cuts or pads to
 // total_length. PyTorch's packed tensors of the example run ([sum(lengths), *]) never reach
-// ONNX: only these converters read such values.
+// ONNX: only these converters (and quantized.cpp's quantized_lstm / quantized_gru .data, which
+// mask the steps past each length themselves) read such values.
 
-// aten::lstm.input / gru.input / rnn_*.input (packed = false): input, hx (Tensor[] for lstm),
-// params, has_biases, num_layers, dropout, train, bidirectional, batch_first.
-// aten::lstm.data / gru.data / rnn_*.data (packed = true): data, batch_sizes (the lengths, Note
-// [Packed sequences]), hx, params, has_biases, num_layers, dropout, train, bidirectional.
+}  // namespace
+
+void convertRecurrent(OnnxCtx& ctx, const Node& n, OnnxArgs& args, bool lstm, bool packed,
+                      const std::function<RecurrentLayerFn(const RecurrentArgs&)>& makeLayer) {
+  RecurrentArgs ra;
+  ra.lstm = lstm;
+  ra.packed = packed;
+  const size_t a = packed ? 1 : 0;  // argument shift after the lengths
+  ra.paramsArg = 2 + a;
+  ra.hasBiases = args[3 + a].unwrapToBool();
+  ra.layers = args[4 + a].unwrapToInt();
+  if (args[6 + a].unwrapToBool() && args[5 + a].unwrapToDouble() > 0)
+    args[6 + a].fail("False (export runs in inference mode; call eval() first)", "True");
+  ra.bidirectional = args[7 + a].unwrapToBool();
+  ra.batchFirst = !packed && args[8].unwrapToBool();
+  if (packed) ra.lengths = args[1].unwrapToTensor();
+  const int64_t dirs = ra.dirs();
+  const RecurrentLayerFn layer = makeLayer(ra);
+
+  std::string x = args[0].unwrapToTensor();
+  if (ra.batchFirst) x = ctx.op("Transpose", {x}, {attrIs("perm", {1, 0, 2})});
+  // Initial states [layers * dirs, batch, H].
+  std::string h0, c0;
+  if (lstm) {
+    auto hx = args[1 + a].unwrapToTensorList();
+    if (hx.size() != 2) args[1 + a].fail("(h_0, c_0)", fmt::format("{} tensors", hx.size()));
+    h0 = hx[0];
+    c0 = hx[1];
+  } else {
+    h0 = args[1 + a].unwrapToTensor();
+  }
+  auto layerSlice = [&](const std::string& s, int64_t l) {
+    if (ra.layers == 1) return s;
+    return ctx.op("Slice", {s, ctx.constInt64s({l * dirs}), ctx.constInt64s({(l + 1) * dirs}),
+                            ctx.constInt64s({0})});
+  };
+  std::vector<std::string> hn, cn;
+  for (int64_t l = 0; l < ra.layers; ++l) {
+    RecurrentLayerOut out = layer(l, x, layerSlice(h0, l), lstm ? layerSlice(c0, l) : "");
+    x = out.y;
+    hn.push_back(out.hn);
+    if (lstm) cn.push_back(out.cn);
+  }
+  if (ra.batchFirst) x = ctx.op("Transpose", {x}, {attrIs("perm", {1, 0, 2})});
+  ctx.setOutput(n, 0, x);
+  auto joined = [&](const std::vector<std::string>& xs) {
+    return xs.size() == 1 ? xs[0] : ctx.op("Concat", xs, {attrI("axis", 0)});
+  };
+  ctx.setOutput(n, 1, joined(hn));
+  if (lstm) ctx.setOutput(n, 2, joined(cn));
+}
+
+namespace {
+
+// aten::lstm.input / gru.input / rnn_*.input (packed = false) and their .data overloads
+// (packed = true; the lengths go to ONNX's sequence_lens, Note [Packed sequences]): one ONNX
+// LSTM / GRU / RNN per layer over PyTorch's flat weights, reordered and stacked.
 OnnxConverter recurrent(Cell cell, bool packed = false) {
   return [cell, packed](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     const bool lstm = cell == Cell::LSTM;
-    const size_t a = packed ? 1 : 0;  // argument shift after the lengths
-    const bool hasBiases = args[3 + a].unwrapToBool();
-    const int64_t layers = args[4 + a].unwrapToInt();
-    if (args[6 + a].unwrapToBool() && args[5 + a].unwrapToDouble() > 0)
-      args[6 + a].fail("False (export runs in inference mode; call eval() first)", "True");
-    const bool bidirectional = args[7 + a].unwrapToBool();
-    const bool batchFirst = !packed && args[8].unwrapToBool();
-    const int64_t dirs = bidirectional ? 2 : 1;
-    const IValue& paramList = args[2 + a].unwrapToIValue();
-    if (!paramList.isList())
-      args[2 + a].fail("a constant Tensor[] (the module's weights)", "something else");
-    std::vector<Tensor> params;
-    for (const auto& p : paramList.toList()->list) {
-      if (!p.isTensor())
-        args[2 + a].fail("a constant Tensor[]", convert::detail::describeIValue(paramList));
-      params.push_back(p.toTensor());
-    }
-    const std::string seqLens = packed ? ctx.op("Cast", {args[1].unwrapToTensor()},
-                                                {attrI("to", onnxDataType(ScalarType::Int))})
-                                       : "";
-    const size_t perDir = hasBiases ? 4 : 2;
-    if (params.size() != perDir * static_cast<size_t>(layers * dirs))
-      args[2 + a].fail(
-          fmt::format("{} tensors ({} layers, {} directions)", perDir * layers * dirs, layers,
-                      dirs),
-          fmt::format("{} tensors (projections, proj_size, are not supported)", params.size()));
-    const int64_t gateCount = lstm ? 4 : cell == Cell::GRU ? 3 : 1;
-    const int64_t hidden = params[1].sizes().at(1);
-    std::vector<int> order = lstm                ? std::vector<int>{0, 3, 1, 2}
-                             : cell == Cell::GRU ? std::vector<int>{1, 0, 2}
-                                                 : std::vector<int>{0};
-    const std::string opType = lstm ? "LSTM" : cell == Cell::GRU ? "GRU" : "RNN";
-    const ScalarType dt = params[0].dtype();
-
-    std::string x = args[0].unwrapToTensor();
-    if (batchFirst) x = ctx.op("Transpose", {x}, {attrIs("perm", {1, 0, 2})});
-    // Initial states [layers * dirs, batch, H].
-    std::string h0, c0;
-    if (lstm) {
-      auto hx = args[1 + a].unwrapToTensorList();
-      if (hx.size() != 2) args[1 + a].fail("(h_0, c_0)", fmt::format("{} tensors", hx.size()));
-      h0 = hx[0];
-      c0 = hx[1];
-    } else {
-      h0 = args[1 + a].unwrapToTensor();
-    }
-    auto layerSlice = [&](const std::string& s, int64_t l) {
-      if (layers == 1) return s;
-      return ctx.op("Slice", {s, ctx.constInt64s({l * dirs}), ctx.constInt64s({(l + 1) * dirs}),
-                              ctx.constInt64s({0})});
-    };
-    std::vector<std::string> hn, cn;
-    for (int64_t l = 0; l < layers; ++l) {
-      std::vector<Tensor> W, R, B;
-      for (int64_t d = 0; d < dirs; ++d) {
-        const size_t base = static_cast<size_t>((l * dirs + d)) * perDir;
-        W.push_back(reorderGates(params[base], order));
-        R.push_back(reorderGates(params[base + 1], order));
-        if (hasBiases)
-          B.push_back(concat1d(
-              {reorderGates(params[base + 2], order), reorderGates(params[base + 3], order)}));
-        else
-          B.push_back(zeros(2 * gateCount * hidden, dt));
+    convertRecurrent(ctx, n, args, lstm, packed, [&](const RecurrentArgs& ra) -> RecurrentLayerFn {
+      const size_t pa = ra.paramsArg;
+      const int64_t dirs = ra.dirs();
+      const IValue& paramList = args[pa].unwrapToIValue();
+      if (!paramList.isList())
+        args[pa].fail("a constant Tensor[] (the module's weights)", "something else");
+      std::vector<Tensor> params;
+      for (const auto& p : paramList.toList()->list) {
+        if (!p.isTensor())
+          args[pa].fail("a constant Tensor[]", convert::detail::describeIValue(paramList));
+        params.push_back(p.toTensor());
       }
+      const size_t perDir = ra.hasBiases ? 4 : 2;
+      if (params.size() != perDir * static_cast<size_t>(ra.layers * dirs))
+        args[pa].fail(
+            fmt::format("{} tensors ({} layers, {} directions)", perDir * ra.layers * dirs,
+                        ra.layers, dirs),
+            fmt::format("{} tensors (projections, proj_size, are not supported)", params.size()));
+      const std::string seqLens =
+          ra.packed ? ctx.op("Cast", {ra.lengths}, {attrI("to", onnxDataType(ScalarType::Int))})
+                    : "";
       // Initializers named after the module: "rnn.W_l0" from "rnn.weight_ih_l0".
       std::string prefix;
-      if (const Node* list = args[2 + a].value()->node();
+      if (const Node* list = args[pa].value()->node();
           list->kind() == prim::ListConstruct && !list->inputs().empty()) {
         std::string first = ctx.weightName(list->input(0));
         if (auto dot = first.rfind('.'); dot != std::string::npos)
           prefix = first.substr(0, dot + 1);
       }
-      std::vector<std::string> in = {x,
-                                     ctx.initializer(stack(W), fmt::format("{}W_l{}", prefix, l)),
-                                     ctx.initializer(stack(R), fmt::format("{}R_l{}", prefix, l)),
-                                     ctx.initializer(stack(B), fmt::format("{}B_l{}", prefix, l)),
-                                     seqLens,
-                                     layerSlice(h0, l)};
-      if (lstm) in.push_back(layerSlice(c0, l));
-      std::vector<OnnxAttr> attrs = {
-          attrI("hidden_size", hidden),
-          attrS("direction", bidirectional ? "bidirectional" : "forward")};
-      if (cell == Cell::GRU) attrs.push_back(attrI("linear_before_reset", 1));
-      if (cell == Cell::RNN_TANH || cell == Cell::RNN_RELU) {
-        std::string act = cell == Cell::RNN_TANH ? "Tanh" : "Relu";
-        attrs.push_back({"activations", std::vector<std::string>(static_cast<size_t>(dirs), act)});
-      }
-      auto outs = ctx.opN(opType, in, lstm ? 3 : 2, attrs);
-      // Y [seq, dirs, batch, H] -> [seq, batch, dirs * H].
-      std::string y = outs[0];
-      if (dirs == 1) {
-        y = squeeze(ctx, y, {1});
-      } else {
-        y = ctx.op("Transpose", {y}, {attrIs("perm", {0, 2, 1, 3})});
-        y = ctx.op("Reshape", {y, ctx.constInt64s({0, 0, -1})});
-      }
-      x = y;
-      hn.push_back(outs[1]);
-      if (lstm) cn.push_back(outs[2]);
-    }
-    if (batchFirst) x = ctx.op("Transpose", {x}, {attrIs("perm", {1, 0, 2})});
-    ctx.setOutput(n, 0, x);
-    auto joined = [&](const std::vector<std::string>& xs) {
-      return xs.size() == 1 ? xs[0] : ctx.op("Concat", xs, {attrI("axis", 0)});
-    };
-    ctx.setOutput(n, 1, joined(hn));
-    if (lstm) ctx.setOutput(n, 2, joined(cn));
+      return [&ctx, cell, lstm, ra, params, perDir, seqLens, prefix](
+                 int64_t l, const std::string& x, const std::string& h0,
+                 const std::string& c0) -> RecurrentLayerOut {
+        const int64_t dirs = ra.dirs();
+        const int64_t gateCount = lstm ? 4 : cell == Cell::GRU ? 3 : 1;
+        const int64_t hidden = params[1].sizes().at(1);
+        std::vector<int> order = lstm                ? std::vector<int>{0, 3, 1, 2}
+                                 : cell == Cell::GRU ? std::vector<int>{1, 0, 2}
+                                                     : std::vector<int>{0};
+        const std::string opType = lstm ? "LSTM" : cell == Cell::GRU ? "GRU" : "RNN";
+        const ScalarType dt = params[0].dtype();
+        std::vector<Tensor> W, R, B;
+        for (int64_t d = 0; d < dirs; ++d) {
+          const size_t base = static_cast<size_t>((l * dirs + d)) * perDir;
+          W.push_back(reorderGates(params[base], order));
+          R.push_back(reorderGates(params[base + 1], order));
+          if (ra.hasBiases)
+            B.push_back(concat1d(
+                {reorderGates(params[base + 2], order), reorderGates(params[base + 3], order)}));
+          else
+            B.push_back(zeros(2 * gateCount * hidden, dt));
+        }
+        std::vector<std::string> in = {x,
+                                       ctx.initializer(stack(W), fmt::format("{}W_l{}", prefix, l)),
+                                       ctx.initializer(stack(R), fmt::format("{}R_l{}", prefix, l)),
+                                       ctx.initializer(stack(B), fmt::format("{}B_l{}", prefix, l)),
+                                       seqLens,
+                                       h0};
+        if (lstm) in.push_back(c0);
+        std::vector<OnnxAttr> attrs = {
+            attrI("hidden_size", hidden),
+            attrS("direction", ra.bidirectional ? "bidirectional" : "forward")};
+        if (cell == Cell::GRU) attrs.push_back(attrI("linear_before_reset", 1));
+        if (cell == Cell::RNN_TANH || cell == Cell::RNN_RELU) {
+          std::string act = cell == Cell::RNN_TANH ? "Tanh" : "Relu";
+          attrs.push_back(
+              {"activations", std::vector<std::string>(static_cast<size_t>(dirs), act)});
+        }
+        auto outs = ctx.opN(opType, in, lstm ? 3 : 2, attrs);
+        // Y [seq, dirs, batch, H] -> [seq, batch, dirs * H].
+        std::string y = outs[0];
+        if (dirs == 1) {
+          y = squeeze(ctx, y, {1});
+        } else {
+          y = ctx.op("Transpose", {y}, {attrIs("perm", {0, 2, 1, 3})});
+          y = ctx.op("Reshape", {y, ctx.constInt64s({0, 0, -1})});
+        }
+        return {y, outs[1], lstm ? outs[2] : ""};
+      };
+    });
   };
 }
 

@@ -25,12 +25,15 @@ void scatterSlice(OnnxCtx& ctx, const Node& n, const Value* selfV, const std::st
                   std::optional<int64_t> endArg, int64_t step,
                   const convert::ArgValue<std::string>& dimArg) {
   auto sizes = ctx.sizesOf(selfV);
-  if (!sizes) dimArg.fail("a dim of known size", "a tensor of unknown sizes");
-  const int64_t rank = static_cast<int64_t>(sizes->size());
+  const std::optional<int64_t> knownRank =
+      sizes ? std::optional<int64_t>(static_cast<int64_t>(sizes->size())) : ctx.rankOf(selfV);
+  if (!knownRank) dimArg.fail("a dim of a tensor of known rank", "a tensor of unknown rank");
+  const int64_t rank = *knownRank;
   dim = wrapDim(dim, rank);
-  if (ctx.isDynamicDim(selfV, dim)) {
-    // Along a dynamic axis the positions are computed: Slice(Range(0, size), start, end,
-    // step) clamps and wraps the bounds as PyTorch does.
+  if (!sizes || ctx.isDynamicDim(selfV, dim)) {
+    // Along a dynamic axis, or inside a loop body where sizes are known at run time only, the
+    // positions are computed: Slice(Range(0, size), start, end, step) clamps and wraps the
+    // bounds as PyTorch does.
     if (step <= 0) dimArg.fail("a slice with a positive step", std::to_string(step));
     std::string size =
         ctx.op("Gather", {ctx.op("Shape", {self}), ctx.constInt64s({dim})}, {attrI("axis", 0)});

@@ -77,14 +77,21 @@ void convertFlatten(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   if (start > end) args[1].fail("at most end_dim", std::to_string(start));
   std::vector<int64_t> shape(start, 0);
   shape.push_back(-1);
-  if (end < rank - 1) {
-    auto sizes = ctx.expectSizes(n, args[0].value());
-    for (int64_t d = end + 1; d < rank; ++d) shape.push_back(sizes[d]);
-  }
   if (start == end) {
     ctx.setOutput(n, 0, x);
     return;
   }
+  auto sizes = ctx.sizesOf(args[0].value());
+  if (end < rank - 1 && !sizes) {
+    // Sizes known at run time only (inside a loop body): the dims after end from Shape.
+    const std::string trailing = ctx.op(
+        "Slice", {ctx.op("Shape", {x}), ctx.constInt64s({end + 1}), ctx.constInt64s({rank})});
+    ctx.setOutput(n, 0,
+                  ctx.op("Reshape", {x, ctx.op("Concat", {ctx.constInt64s(shape), trailing},
+                                               {attrI("axis", 0)})}));
+    return;
+  }
+  for (int64_t d = end + 1; d < rank; ++d) shape.push_back((*sizes)[d]);
   ctx.setOutput(n, 0, ctx.op("Reshape", {x, ctx.constInt64s(shape)}));
 }
 
@@ -326,12 +333,13 @@ OnnxConverter intArith(std::string opType) {
   };
 }
 
-// prim::NumToTensor, aten::Int, aten::ScalarImplicit: the same 0-d tensor in ONNX.
+// prim::NumToTensor, aten::Int, aten::ScalarImplicit, aten::FloatImplicit (`float(t)` of a 0-d
+// tensor, kws_crnn_streaming's max probability) ...: the same 0-d tensor in ONNX.
 void convertNumberIdentity(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   std::string x = args[0].unwrapToTensor();
-  if (n.kind() == Symbol::aten("Int"))
+  if (n.kind() == Symbol::aten("Int") || n.kind() == Symbol::aten("IntImplicit"))
     x = ctx.castTo(x, ctx.dtypeOf(args[0].value()), ScalarType::Long);
-  if (n.kind() == Symbol::aten("Float"))
+  if (n.kind() == Symbol::aten("Float") || n.kind() == Symbol::aten("FloatImplicit"))
     x = ctx.castTo(x, ctx.dtypeOf(args[0].value()), ScalarType::Float);
   if (n.kind() == Symbol::aten("Bool"))
     x = ctx.castTo(x, ctx.dtypeOf(args[0].value()), ScalarType::Bool);
@@ -783,7 +791,7 @@ void convertRepeat(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
 // the repeats make (computed now: the repeats are known).
 void convertRepeatInterleave(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   std::string x = args[0].unwrapToTensor();
-  auto out = ctx.expectSizes(n, n.output());
+  const auto outKnown = ctx.sizesOf(n.output());
   int64_t dim = 0;
   if (args[2].isNone()) {
     x = ctx.op("Reshape", {x, ctx.constInt64s({-1})});
@@ -797,8 +805,19 @@ void convertRepeatInterleave(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     std::vector<int64_t> tiles(rank + 1, 1);
     tiles[dim + 1] = reps;
     std::string t = ctx.op("Tile", {unsqueeze(ctx, x, {dim + 1}), ctx.constInt64s(tiles)});
-    return ctx.setOutput(n, 0, ctx.op("Reshape", {t, ctx.constInt64s(out)}));
+    if (outKnown) return ctx.setOutput(n, 0, ctx.op("Reshape", {t, ctx.constInt64s(*outKnown)}));
+    // Sizes known at run time only (inside a loop body): dims dim and dim + 1 merged.
+    std::vector<int64_t> head(static_cast<size_t>(dim), 0);
+    head.push_back(-1);
+    std::string shape = ctx.constInt64s(head);
+    if (dim + 1 < rank)
+      shape = ctx.op("Concat",
+                     {shape, ctx.op("Slice", {ctx.op("Shape", {x}), ctx.constInt64s({dim + 1}),
+                                              ctx.constInt64s({rank})})},
+                     {attrI("axis", 0)});
+    return ctx.setOutput(n, 0, ctx.op("Reshape", {t, shape}));
   }
+  const auto out = ctx.expectSizes(n, n.output());
   Tensor r = rv.toTensor().to(ScalarType::Long).contiguous();
   std::vector<int64_t> idx;
   const int64_t* p = r.data<int64_t>();
@@ -1208,11 +1227,11 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
     std::string scaled = ctx.op("Mul", {i, tensorOrScalar(ctx, args[2], ScalarType::Long)});
     ctx.setOutput(n, 0, ctx.op("Add", {tensorOrScalar(ctx, args[1], ScalarType::Long), scaled}));
   });
-  r.addOverloads(
-      {"aten::Int.Tensor", "aten::Float.Tensor", "aten::Bool.Tensor", "aten::ScalarImplicit",
-       "aten::Int.float", "aten::Int.Scalar", "aten::Int.bool", "aten::Float.int",
-       "aten::Float.Scalar", "aten::Float.bool", "aten::Bool.int", "aten::Bool.float"},
-      convertNumberIdentity);
+  r.addOverloads({"aten::Int.Tensor", "aten::Float.Tensor", "aten::Bool.Tensor",
+                  "aten::ScalarImplicit", "aten::Int.float", "aten::Int.Scalar", "aten::Int.bool",
+                  "aten::Float.int", "aten::Float.Scalar", "aten::Float.bool", "aten::Bool.int",
+                  "aten::Bool.float", "aten::FloatImplicit", "aten::IntImplicit"},
+                 convertNumberIdentity);
   r.addOverloads({"aten::arange"}, convertArange(1));
   r.addOverloads({"aten::arange.start"}, convertArange(2));
   r.addOverloads({"aten::arange.start_step"}, convertArange(3));
@@ -1404,6 +1423,15 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
   r.addOverloads({"aten::__getitem__.t", "aten::select.t"}, convertListGetItem);
   // Lists grown at run time (prepare.cpp's carryListAppends): ONNX sequences.
   r.addOverloads({"aten::append.t"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    // A constant list of constants that are no tensors (the CellParamsBase objects a quantized
+    // GRU's forward collects inside a loop body): appended now, as the interpreter would.
+    if (args[0].isIValue() && args[1].isIValue() && !args[1].unwrapToIValue().isTensor() &&
+        args[0].unwrapToIValue().isList()) {
+      ListPtr l = args[0].unwrapToIValue().toList();
+      l->list.push_back(args[1].unwrapToIValue());
+      ctx.setStatic(n.output(), IValue(l));
+      return;
+    }
     std::string x = args[1].unwrapToTensor();
     std::string seq = ctx.toSequence(args[0].value(), dtypeOr(ctx, args[1].value()));
     ctx.setOutput(n, 0, ctx.op("SequenceInsert", {seq, x}));
