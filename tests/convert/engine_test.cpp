@@ -231,6 +231,31 @@ TEST(Engine, WinogradIsTakenOnlyWhenThePlanIsReused) {
   EXPECT_EQ(switched, preparedWinograd) << "the reused plan never switched to Winograd";
 }
 
+// The memory plan follows what each layer's output may alias through layers that do not own
+// their output (plugins, shapes) as a set: a chain of 40 `h = h + h` reads each value twice,
+// and the list of roots doubled at every step (2^40 entries; int8 shufflenet_v2's channel
+// shuffles took 40 s there). This case finishes, with the interpreter's numbers.
+TEST(Engine, AliasRootsDoNotGrowWithRepeatedReads) {
+  std::string text =
+      "graph(%x : Tensor, %w : Tensor):\n"
+      "  %none : NoneType = prim::Constant()\n"
+      "  %one : int = prim::Constant[value=1]()\n"
+      "  %s : int[] = prim::Constant[value=[1, 1]]()\n"
+      "  %h0 : Tensor = aten::conv2d(%x, %w, %none, %s, %s, %s, %one)\n";
+  const int steps = 40;
+  for (int i = 0; i < steps; ++i)
+    text += "  %h" + std::to_string(i + 1) + " : Tensor = aten::add(%h" + std::to_string(i) +
+            ", %h" + std::to_string(i) + ", %one)\n";
+  text += "  return (%h" + std::to_string(steps) + ")\n";
+  auto reference = graphWith(text.c_str(), {{"w", randn({8, 8, 3, 3}, 31)}});
+  auto compiled = reference->copy();
+  ASSERT_EQ(partitionGraph(*compiled).numEngines(), 1u);
+  const Tensor x = randn({1, 8, 6, 6}, 32);
+  auto want = runGraph(reference, {IValue(x.clone())});
+  for (int call = 0; call < 2; ++call)
+    expectClose(runGraph(compiled, {IValue(x.clone())})[0], want[0], 1e-4);
+}
+
 // Note [Residual in place] (engine.cpp): a residual that nothing reads after its fused add
 // lends its arena buffer to the convolution's output (y0, then b3 in a chain); one still read
 // afterwards (d3, by the conv g1, after e1's add) keeps its own. Calls after the first run the
