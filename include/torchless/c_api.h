@@ -90,7 +90,8 @@ typedef enum tl_value_kind {
 const char* tl_last_error(void);
 /* The library's version, "MAJOR.MINOR.PATCH". */
 const char* tl_version(void);
-/* Threads used by kernels (OpenMP); n <= 0 restores the default. */
+/* Threads used by kernels (OpenMP) for calls made from the calling thread; n <= 0 restores
+   the default. Other threads keep their own setting. */
 void tl_set_num_threads(int n);
 
 /* ---- modules ---- */

@@ -23,9 +23,10 @@ struct Environment {
 /// Reads the environment. Throws nothing.
 Environment environment();
 
-/// Sets the number of threads kernels (and oneDNN) use in this process; n <= 0 restores the
-/// default, which uses the cores other processes leave idle (ops/parallel.h). Not per call:
-/// it applies to every later call from any thread.
+/// Sets the number of threads kernels (and oneDNN) use for the calls the calling thread makes
+/// from now on; n <= 0 restores the default, which uses the cores other processes leave idle
+/// (ops/parallel.h). Per thread, as OpenMP keeps it: other threads keep their own setting (a
+/// server gives each model instance's thread its own count). Throws nothing.
 void setNumThreads(int n);
 
 }  // namespace torchless

@@ -114,7 +114,6 @@ IValue Module::runMethod(const std::string& name, std::vector<IValue> inputs) co
   if (!fn) throw noSuchMethod(name);
   fillDefaults(*fn, name, inputs);
   ops::adaptThreadsToLoad();  // Note [Threads that never hurt] in ops/core_parallelism.h
-  const ops::WarmCores warm;  // Note [Warm cores during a call] in ops/core_parallelism.h
   if (exec_ && passes::jitOptimizationsEnabled()) {
     std::shared_ptr<const ExecutionPlan> plan = executionPlan(name);
     if (plan->code) return runExecutionPlan(*plan, std::move(inputs));
@@ -135,7 +134,6 @@ IValue runMethodOnce(const Module& module, const std::string& name, std::vector<
   if (!fn) throw module.noSuchMethod(name);
   fillDefaults(*fn, name, inputs);
   ops::adaptThreadsToLoad();  // Note [Threads that never hurt] in ops/core_parallelism.h
-  const ops::WarmCores warm;  // Note [Warm cores during a call] in ops/core_parallelism.h
   inputs.insert(inputs.begin(), IValue(module.object()));
   return runFunction(*fn, std::move(inputs));
 }

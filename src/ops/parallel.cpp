@@ -4,29 +4,24 @@
 #include "ops/core_parallelism.h"
 #include "ops/thread_budget.h"
 
-#include <pthread.h>
-#include <sched.h>
 #include <unistd.h>
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#endif
 
 #include <algorithm>
 #include <atomic>
 #include <cmath>
-#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <mutex>
-#include <string>
-#include <thread>
 
 namespace torchless::ops {
 
 namespace {
 
-std::atomic<bool> gUserThreads{false};
+// Whether setNumThreads chose this thread's count. OpenMP keeps the thread count per thread
+// (libgomp: the calling thread's ICVs), so the choice is per thread too: other threads keep the
+// default of Note [Threads that never hurt].
+thread_local bool gUserThreads = false;
 
 double seconds(clockid_t clock) {
   timespec ts{};
@@ -71,73 +66,7 @@ void sampleLoad() {
   s.own = seconds(CLOCK_PROCESS_CPUTIME_ID);
 }
 
-// The helper threads of Note [Warm cores during a call]: started on first use, never joined
-// (the state is never destroyed, so that exiting while they sleep is safe).
-class Warmers {
- public:
-  static Warmers& get() {
-    static Warmers* w = new Warmers();
-    return *w;
-  }
-
-  void engage(int helpers) {
-    std::lock_guard<std::mutex> lock(mu_);
-    while (started_ < helpers) {
-      std::thread(&Warmers::loop, this).detach();
-      ++started_;
-    }
-    if (active_.fetch_add(1, std::memory_order_relaxed) == 0) cv_.notify_all();
-  }
-  void release() { active_.fetch_sub(1, std::memory_order_relaxed); }
-  int active() const { return active_.load(std::memory_order_relaxed); }
-
- private:
-  void loop() {
-    sched_param param{};
-    (void)pthread_setschedparam(pthread_self(), SCHED_IDLE, &param);
-    while (true) {
-      {
-        std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait(lock, [&] { return active_.load(std::memory_order_relaxed) > 0; });
-      }
-      while (active_.load(std::memory_order_relaxed) > 0) {
-#if defined(__x86_64__) || defined(__i386__)
-        _mm_pause();
-#else
-        std::this_thread::yield();
-#endif
-      }
-    }
-  }
-
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::atomic<int> active_{0};
-  int started_ = 0;
-};
-
-bool warmCoresEnabled() {
-  static const bool on = [] {
-    const char* v = std::getenv("TORCHLESS_WARM_CORES");
-    return v == nullptr || std::string(v) != "0";
-  }();
-  return on;
-}
-
 }  // namespace
-
-WarmCores::WarmCores() {
-  const int helpers = std::min(omp_get_max_threads(), omp_get_num_procs()) - 1;
-  if (helpers < 1 || !warmCoresEnabled()) return;
-  Warmers::get().engage(helpers);
-  engaged_ = true;
-}
-
-WarmCores::~WarmCores() {
-  if (engaged_) Warmers::get().release();
-}
-
-int WarmCores::engaged() { return Warmers::get().active(); }
 
 void setNumThreads(int n) {
   gUserThreads = n > 0;
@@ -146,7 +75,7 @@ void setNumThreads(int n) {
 }
 
 void adaptThreadsToLoad() {
-  if (gUserThreads.load(std::memory_order_relaxed)) return;
+  if (gUserThreads) return;
   const int procs = omp_get_num_procs();
   if (procs <= 1) return;
   LoadSample& s = loadSample();

@@ -8,7 +8,9 @@
 
 namespace torchless::ops {
 
-/// Sets the number of threads kernels (and oneDNN) use; n <= 0 means the number of cores.
+/// Sets the number of threads kernels (and oneDNN) use for parallel regions started by the
+/// calling thread (OpenMP keeps the count per thread); n <= 0 means the number of cores, and
+/// the adaptive default of adaptThreadsToLoad() returns. Other threads are not affected.
 void setNumThreads(int n);
 /// The number of threads a parallel region will use.
 int getNumThreads();

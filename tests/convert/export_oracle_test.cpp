@@ -712,20 +712,21 @@ TEST_P(ExportOracle, CheckerAndOnnxRuntimeMatchPyTorch) { exportCase(GetParam())
 INSTANTIATE_TEST_SUITE_P(
     Cases, ExportOracle,
     ::testing::Values(
-        "mlp", "conv_bn_relu", "view_traced", "softmax", "pool_ceil", "layer_norm", "embedding",
-        "elementwise", "control_flow", "resnet18_scripted", "resnet18_traced", "resnet50_scripted",
-        "resnet50_traced", "mobilenet_v2_scripted", "mobilenet_v2_traced",
-        "mobilenet_v3_small_scripted", "mobilenet_v3_small_traced", "mobilenet_v3_large_scripted",
-        "mobilenet_v3_large_traced", "efficientnet_b0_scripted", "efficientnet_b0_traced",
-        "densenet121_scripted", "densenet121_traced", "squeezenet1_1_scripted",
-        "squeezenet1_1_traced", "shufflenet_v2_x0_5_scripted", "shufflenet_v2_x0_5_traced",
-        "googlenet_scripted", "googlenet_traced", "inception_v3_scripted", "inception_v3_traced",
-        "vgg11_scripted", "vgg11_traced", "alexnet_scripted", "alexnet_traced",
-        "regnet_y_400mf_scripted", "regnet_y_400mf_traced", "convnext_tiny_scripted",
-        "convnext_tiny_traced", "mnasnet0_5_scripted", "mnasnet0_5_traced", "fcn_resnet50_scripted",
-        "dcgan_generator_scripted", "dcgan_generator_traced", "dcgan_discriminator_scripted",
-        "dcgan_discriminator_traced", "super_resolution_scripted", "super_resolution_traced",
-        "word_lm_lstm", "word_lm_gru", "word_lm_rnn", "transformer_encoder", "bert_like"),
+        "mlp", "mlp_empty_batch", "conv_bn_relu", "view_traced", "softmax", "pool_ceil",
+        "layer_norm", "embedding", "elementwise", "control_flow", "resnet18_scripted",
+        "resnet18_traced", "resnet50_scripted", "resnet50_traced", "mobilenet_v2_scripted",
+        "mobilenet_v2_traced", "mobilenet_v3_small_scripted", "mobilenet_v3_small_traced",
+        "mobilenet_v3_large_scripted", "mobilenet_v3_large_traced", "efficientnet_b0_scripted",
+        "efficientnet_b0_traced", "densenet121_scripted", "densenet121_traced",
+        "squeezenet1_1_scripted", "squeezenet1_1_traced", "shufflenet_v2_x0_5_scripted",
+        "shufflenet_v2_x0_5_traced", "googlenet_scripted", "googlenet_traced",
+        "inception_v3_scripted", "inception_v3_traced", "vgg11_scripted", "vgg11_traced",
+        "alexnet_scripted", "alexnet_traced", "regnet_y_400mf_scripted", "regnet_y_400mf_traced",
+        "convnext_tiny_scripted", "convnext_tiny_traced", "mnasnet0_5_scripted",
+        "mnasnet0_5_traced", "fcn_resnet50_scripted", "dcgan_generator_scripted",
+        "dcgan_generator_traced", "dcgan_discriminator_scripted", "dcgan_discriminator_traced",
+        "super_resolution_scripted", "super_resolution_traced", "word_lm_lstm", "word_lm_gru",
+        "word_lm_rnn", "transformer_encoder", "bert_like"),
     [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 // Issue 14 part 8: every corpus case with a dynamic axis (gen_export_cases.py's and
@@ -743,18 +744,20 @@ TEST_P(DynamicExportOracle, SecondShapeMatchesPyTorchAndNoShapeIsBaked) {
 
 INSTANTIATE_TEST_SUITE_P(
     Dynamic, DynamicExportOracle,
-    ::testing::Values(
-        "mlp", "conv_bn_relu", "view_traced", "softmax", "pool_ceil", "layer_norm", "embedding",
-        "elementwise", "resnet18_scripted", "resnet18_traced", "mobilenet_v2_scripted",
-        "mobilenet_v2_traced", "shufflenet_v2_x0_5_scripted", "shufflenet_v2_x0_5_traced",
-        "dcgan_discriminator_scripted", "dcgan_discriminator_traced", "super_resolution_scripted",
-        "super_resolution_traced", "word_lm_lstm", "word_lm_gru", "word_lm_rnn",
-        "transformer_encoder", "bert_like", "cov:slice_assign_scripted", "cov:slice_assign_traced",
-        "cov:mask_assign_scripted", "cov:mask_assign_traced", "cov:fill_zero_scripted",
-        "cov:fill_zero_traced", "cov:einsum_scripted", "cov:einsum_traced",
-        "cov:new_zeros_scripted", "cov:new_zeros_traced", "cov:vit_tiny_traced",
-        "cov:transformer_encoder_fast_traced", "cov:transformer_encoder_fast_scripted",
-        "cov:runtime_factories_scripted", "cov:runtime_factories_traced"),
+    ::testing::Values("mlp", "mlp_empty_batch", "conv_bn_relu", "view_traced", "softmax",
+                      "pool_ceil", "layer_norm", "embedding", "elementwise", "resnet18_scripted",
+                      "resnet18_traced", "mobilenet_v2_scripted", "mobilenet_v2_traced",
+                      "shufflenet_v2_x0_5_scripted", "shufflenet_v2_x0_5_traced",
+                      "dcgan_discriminator_scripted", "dcgan_discriminator_traced",
+                      "super_resolution_scripted", "super_resolution_traced", "word_lm_lstm",
+                      "word_lm_gru", "word_lm_rnn", "transformer_encoder", "bert_like",
+                      "cov:slice_assign_scripted", "cov:slice_assign_traced",
+                      "cov:mask_assign_scripted", "cov:mask_assign_traced",
+                      "cov:fill_zero_scripted", "cov:fill_zero_traced", "cov:einsum_scripted",
+                      "cov:einsum_traced", "cov:new_zeros_scripted", "cov:new_zeros_traced",
+                      "cov:vit_tiny_traced", "cov:transformer_encoder_fast_traced",
+                      "cov:transformer_encoder_fast_scripted", "cov:runtime_factories_scripted",
+                      "cov:runtime_factories_traced"),
     [](const ::testing::TestParamInfo<std::string>& info) {
       std::string s = info.param;
       return s.rfind("cov:", 0) == 0 ? "coverage_" + s.substr(4) : s;

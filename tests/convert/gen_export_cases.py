@@ -478,6 +478,8 @@ def main():
     r = torch.randn
     both = ("scripted", "traced")
     write_model("mlp", MLP(), [r(2, 16)], ("",), dyn=({0: [0]}, [dr(5, 16)]))
+    # An example of size 0 along its dynamic axis (grown runs repeat nothing: zeros).
+    write_model("mlp_empty_batch", MLP(), [torch.zeros(0, 16)], ("",), dyn=({0: [0]}, [dr(3, 16)]))
     write_model("conv_bn_relu", ConvBnRelu(), [r(1, 3, 8, 8)], ("",), dyn=({0: [0, 2, 3]}, [dr(2, 3, 11, 6)]))
     write_model("view", ViewNet(), [r(2, 3, 7, 7)], ("traced",), dyn=({0: [0]}, [dr(4, 3, 7, 7)]))
     write_model("softmax", Softmaxes(), [r(3, 5)], ("",), dyn=({0: [0, 1]}, [dr(2, 8)]))

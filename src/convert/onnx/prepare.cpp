@@ -69,7 +69,7 @@ bool readsOnlyMetadata(Symbol k) {
 }
 
 // A tensor like `t` grown along each of `axes` by `by`, or doubled when `by` is 0 (elements
-// repeat cyclically).
+// repeat cyclically; an empty `t` grows into zeros).
 Tensor growAlong(const Tensor& t, const std::vector<int64_t>& axes, int64_t by) {
   Tensor src = t.contiguous();
   std::vector<int64_t> sizes = src.sizes();
@@ -81,9 +81,13 @@ Tensor growAlong(const Tensor& t, const std::vector<int64_t>& axes, int64_t by) 
   }
   Tensor out = Tensor::empty(sizes, src.dtype());
   const size_t item = src.itemsize();
-  const auto* in = static_cast<const char*>(src.rawData());
   auto* o = static_cast<char*>(out.rawData());
   const int64_t n = out.numel();
+  if (src.numel() == 0) {  // nothing to repeat (a dynamic axis of size 0): zeros
+    if (n > 0) std::memset(o, 0, static_cast<size_t>(n) * item);
+    return out;
+  }
+  const auto* in = static_cast<const char*>(src.rawData());
   const int64_t rank = src.dim();
   std::vector<int64_t> idx(rank, 0);
   for (int64_t flat = 0; flat < n; ++flat) {
