@@ -2,6 +2,7 @@
 #include "api/pipeline.h"
 
 #include "api/freeze.h"
+#include "convert/engine/layer_exec.h"
 #include "core/error.h"
 #include "ir/operator_registry.h"
 #include "passes/passes.h"
@@ -157,6 +158,38 @@ void appendSignatureOf(const IValue& v, std::vector<int64_t>& out, int depth) {
   }
 }
 
+// True for a `torchless.Engine` object (the engines of a `torchless compile` archive):
+// reading one is pure, its engine never changes.
+bool isEngineObject(const Value* v) {
+  static const std::string kEngineClass = "__torch__.torch.classes.torchless.Engine";
+  const auto* c = dynamic_cast<const ClassType*>(v->type().get());
+  return c != nullptr && c->name() == kEngineClass;
+}
+
+// True when the graph calls the engines of a compiled archive (torchless::execute_engine on
+// an Engine attribute of self), which `torchless compile` wrote already frozen and partitioned.
+bool callsCompiledEngines(const Block* b) {
+  for (const Node* n : b->nodes()) {
+    if (n->kind() == prim::GetAttr && isEngineObject(n->output())) return true;
+    for (const Block* sub : n->blocks())
+      if (callsCompiledEngines(sub)) return true;
+  }
+  return false;
+}
+
+// True when the only attributes the graph touches are reads of Engine objects, and it calls
+// no method or function (which could touch others): running it leaves the module as it was.
+bool onlyReadsEngines(const Block* b) {
+  for (const Node* n : b->nodes()) {
+    const Symbol k = n->kind();
+    if (k == prim::SetAttr || k == prim::CallMethod || k == prim::CallFunction) return false;
+    if (k == prim::GetAttr && !isEngineObject(n->output())) return false;
+    for (const Block* sub : n->blocks())
+      if (!onlyReadsEngines(sub)) return false;
+  }
+  return true;
+}
+
 // True when some node of the graph reads or writes an attribute (the method keeps state).
 bool touchesAttributes(const Block* b) {
   for (const Node* n : b->nodes()) {
@@ -174,6 +207,14 @@ std::shared_ptr<ExecutionPlan> buildExecutionPlan(const Module& module, const st
   const GraphFunction* fn = module.findMethod(name);
   if (!fn) throw module.noSuchMethod(name);
   auto plan = std::make_shared<ExecutionPlan>();
+  if (callsCompiledEngines(fn->graph()->block())) {
+    // Freezing would deep-copy the engines' weights and find nothing left to fold.
+    plan->notFrozen = "a compiled archive: its engines run as written";
+    plan->graph = fn->graph();
+    plan->self = module.object();
+    plan->qualname = fn->qualname();
+    return plan;
+  }
   Module frozen;
   try {
     BuildSpan span("freeze", fn->qualname());
@@ -193,6 +234,7 @@ std::shared_ptr<ExecutionPlan> buildExecutionPlan(const Module& module, const st
     if (plan->notFrozen.empty()) plan->notFrozen = "freezing kept no such method";
     plan->graph = fn->graph();
     plan->self = module.object();
+    plan->qualname = fn->qualname();
     plan->code = nullptr;  // runs through the module's own function (codeFor)
     return plan;
   }
@@ -305,13 +347,20 @@ std::optional<IValue> copyForPreparation(const IValue& v, int depth = 0) {
 }  // namespace
 
 bool preparePlan(const ExecutionPlan& plan, const std::vector<IValue>& inputs) {
-  if (!plan.code) return false;  // runs as loaded: it keeps module state
+  // A method that runs as loaded may keep module state; a compiled archive's only reads its
+  // engines, and is run as loaded here too (its engines plan these inputs).
+  std::unique_ptr<Code> asLoaded;
+  if (!plan.code) {
+    if (!onlyReadsEngines(plan.graph->block())) return false;
+    asLoaded = std::make_unique<Code>(plan.graph, plan.qualname);
+  }
   if (observableWithin(plan.graph->block())) return false;
   if (plan.frozenGraph && observableWithin(plan.frozenGraph->block())) return false;
   // Two runs when the first one only specializes (Note [Specialization]): the second builds
   // the specialization's engine plans.
   const int runs = plan.frozenGraph ? 2 : 1;
   BuildSpan span("prepare", plan.qualname);
+  const engine::BuildForReuse forReuse;  // Note [Winograd after reuse]
   for (int i = 0; i < runs; ++i) {
     std::vector<IValue> copies;
     copies.reserve(inputs.size());
@@ -321,7 +370,10 @@ bool preparePlan(const ExecutionPlan& plan, const std::vector<IValue>& inputs) {
       copies.push_back(std::move(*c));
     }
     try {
-      (void)runExecutionPlan(plan, std::move(copies));
+      if (asLoaded)
+        (void)runGraphCode(*asLoaded, plan.graph->outputs().size(), plan.self, std::move(copies));
+      else
+        (void)runExecutionPlan(plan, std::move(copies));
     } catch (const Error&) {
       return false;  // the real call reports it
     }

@@ -42,10 +42,14 @@
 // the plan and runs it on copies of the inputs, discarding the result, once more when the
 // first run only specialized. Engine plans are keyed by sizes, dtypes, contiguity and the
 // thread count, so the next call with inputs of the same signature finds everything built.
-// Nothing is run when running could be seen: a method that runs as loaded (it keeps module
-// state), a graph with prints, Python calls or random numbers (the op table's facts:
-// OpInfo::hasSideEffects other than raising and aten::warn, which prints once per call site of
-// the compiled graphs the calls run too; Node::isNondeterministic), or inputs that
+// An archive `torchless compile` wrote is not frozen again (it was frozen and partitioned
+// when written; freezing would deep-copy its engines' weights) and runs as loaded; since its
+// method only reads its Engine attributes, it is prepared the same way, and its engines plan
+// the inputs at load as well.
+// Nothing is run when running could be seen: a method that runs as loaded and touches other
+// attributes (it may keep module state), a graph with prints, Python calls or random numbers (the
+// op table's facts: OpInfo::hasSideEffects other than raising and aten::warn, which prints once per
+// call site of the compiled graphs the calls run too; Node::isNondeterministic), or inputs that
 // cannot be copied (objects, dicts: the method could mutate them). Inputs are copied because
 // a frozen graph may still write into its inputs (`x.add_(1)`).
 
@@ -114,6 +118,13 @@ IValue runExecutionPlan(const ExecutionPlan& plan, std::vector<IValue> inputs);
 /// false, having run nothing, when that could be seen or the inputs cannot be copied; an
 /// error of the preparation run is swallowed (false: the real call reports it).
 bool preparePlan(const ExecutionPlan& plan, const std::vector<IValue>& inputs);
+
+/// Calls method `name` of `module` once, as loaded, in the interpreter: no freezing, no
+/// engines (the interpreter's own rewrites still apply), as PyTorch's profiling executor runs a
+/// first call. For a single call (`torchless run`) that costs less time and memory than
+/// building the plan (Note [One call runs as loaded] in module.cpp). Throws as
+/// Module::runMethod.
+IValue runMethodOnce(const Module& module, const std::string& name, std::vector<IValue> inputs);
 
 /// The signature of `inputs` (Note [Specialization]), appended to `out`: per input, a tag,
 /// and for tensors their dtype and rank; tuples and lists of up to 16 elements recursively.

@@ -445,11 +445,18 @@ dnnl::memory weightsFor(ConvPrim& prim, const Tensor& wIn, bool constantWeight, 
   }
   Tensor w = wIn.contiguous();
   memory user(prim.wUser, eng, w.rawData());
-  Storage buf = Storage::allocate(prim.wPd.get_size());
+  const size_t bytes = prim.wPd.get_size();
+  const bool keep = constantWeight && gWeightBytes.load() + bytes <= kMaxWeightBytes;
+  // Weights reordered per call share one buffer per thread, grown to the largest seen: a fresh
+  // buffer per weight size stays idle in the caching allocator afterwards (resnet50 `torchless
+  // run`: 10 MB of its peak; Note [One call runs as loaded] in api/module.cpp).
+  thread_local Storage perCall;
+  if (!keep && perCall.nbytes() < bytes) perCall = Storage::allocate(bytes);
+  Storage buf = keep ? Storage::allocate(bytes) : perCall;
   memory mem(prim.wPd, eng, buf.data());
   prim.wReorder.execute(dnnl_utils::stream(), user, mem);
   dnnl_utils::stream().wait();
-  if (constantWeight && gWeightBytes.load() + buf.nbytes() <= kMaxWeightBytes) {
+  if (keep) {
     auto cw = std::make_shared<CachedWeight>();
     cw->keepAlive = wIn.storage();
     cw->buffer = buf;

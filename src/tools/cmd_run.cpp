@@ -2,6 +2,7 @@
 // runs a method on inputs given as cli.md says and writes its outputs as out0.npy, out1.npy ...
 #include "api/cli_io.h"
 #include "api/module.h"
+#include "api/pipeline.h"
 #include "core/error.h"
 #include "core/npy.h"
 #include "ops/parallel.h"
@@ -90,7 +91,8 @@ void runCommand(const RunOptions& o) {
   if (!m.findMethod(o.method)) throw m.noSuchMethod(o.method).withPlace(o.model);
   std::vector<ParamSpec> params = m.methodParams(o.method);
   std::vector<IValue> args = commandInputs(o.in, o.inputs, params, o.model, o.method);
-  IValue result = m.runMethod(o.method, std::move(args));
+  // One call: as loaded, no plan built (Note [One call runs as loaded] in api/module.cpp).
+  IValue result = runMethodOnce(m, o.method, std::move(args));
   std::vector<FlatOutput> outputs = flattenOutputs(result);
   createOutputDirectory(o.outputDir);
   if (o.format != "npy") {

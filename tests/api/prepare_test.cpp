@@ -2,6 +2,7 @@
 // so that call builds nothing (counted through the "build" spans every building step reports,
 // runtime/op_observer.h, not timed) and still gives PyTorch's numbers; a method whose run could
 // be seen (module state, prints) is not run by it.
+#include "api/compile.h"
 #include "api/pipeline.h"
 #include "ops/shape.h"
 #include "oracle_util.h"
@@ -82,6 +83,26 @@ TEST(PrepareOracle, TheFirstCallAfterPrepareBuildsNothing) {
     expectPyTorchsNumbers(c, out, dir.string() + ", first call");
     expectPyTorchsNumbers(c, c.m.runMethod("forward", c.args), dir.string() + ", second call");
   }
+}
+
+// An archive `torchless compile` wrote runs as loaded (it reads its Engine attributes) and is
+// prepared all the same: its engines plan the inputs at load, the first call builds nothing.
+TEST(PrepareOracle, ACompiledArchiveIsPrepared) {
+  Case c = readCase(kModels / "resnet18_traced");
+  CompileSpec spec;
+  spec.exampleInputs = c.args;
+  CompileResult compiled = compile(c.m, spec);
+  const fs::path saved = freshDir("api", "prepare_compiled") / "compiled.pt";
+  save(compiled.module, saved.string());
+  Case d = c;
+  d.m = load(saved.string());
+  EXPECT_NE(d.m.executionPlan("forward")->notFrozen.find("compiled archive"), std::string::npos)
+      << d.m.executionPlan("forward")->notFrozen;
+  ASSERT_TRUE(d.m.prepare("forward", d.args));
+  BuildCounter counter;
+  IValue out = d.m.runMethod("forward", d.args);
+  EXPECT_EQ(counter.builds.load(), 0) << "the first call after prepare built something";
+  expectPyTorchsNumbers(d, out, "compiled archive, first call");
 }
 
 // The counter can fail: without prepare, the first call builds (and prepare's own run gave

@@ -4,17 +4,23 @@
 // Tolerance: 1e-5 relative/absolute (oneDNN's blocked accumulation order and its eltwise
 // approximations vs our kernels).
 #include "convert/engine/engine_ctx.h"
+#include "convert/engine/layer_exec.h"
 #include "convert/engine/partition.h"
 #include "core/error.h"
 #include "ir/ir_parser.h"
 #include "ops/elementwise.h"
 #include "runtime/interpreter.h"
 #include "runtime/kernel.h"
+#include "runtime/op_observer.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <mutex>
 #include <random>
+#include <thread>
 
 using namespace torchless;
 using namespace torchless::engine;
@@ -144,6 +150,110 @@ TEST(Engine, WideThreeByThreeConvolutionsMatchTheInterpreter) {
       expectClose(got[0], want[0], 1e-4);
     }
   }
+}
+
+// Records the detail of each engine layer span ("Convolution (winograd) at ...").
+class LayerSpans : public OpObserver {
+ public:
+  LayerSpans() { setOpObserver(this); }
+  ~LayerSpans() override { setOpObserver(nullptr); }
+  void onOpStart(const Node&) override {}
+  void onOpEnd(const Node&) override {}
+  void onSpan(const char*, const std::string&, const std::string& detail,
+              std::chrono::steady_clock::time_point,
+              std::chrono::steady_clock::time_point) override {
+    std::lock_guard<std::mutex> lock(mu);
+    details.push_back(detail);
+  }
+  size_t winograd() {
+    std::lock_guard<std::mutex> lock(mu);
+    return static_cast<size_t>(std::count_if(details.begin(), details.end(), [](const auto& d) {
+      return d.find("(winograd)") != std::string::npos;
+    }));
+  }
+  std::mutex mu;
+  std::vector<std::string> details;
+};
+
+// Note [Winograd after reuse] (layer_exec.cpp): a plan made by a call runs the direct
+// convolution; once the plan runs again, a background thread builds the Winograd one and a
+// later call switches to it, with the same numbers. A plan made under BuildForReuse (what
+// Module::prepare does) takes Winograd at once. Where oneDNN has no Winograd kernel (no
+// AVX-512) neither plan takes it.
+TEST(Engine, WinogradIsTakenOnlyWhenThePlanIsReused) {
+  const int64_t c = 64;
+  auto scaled = [](Tensor t) {
+    for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] /= 24.f;
+    return t;
+  };
+  const std::map<std::string, Tensor> w = {{"w1", scaled(randn({c, c, 3, 3}, 11))},
+                                           {"g", positive({c}, 12)},
+                                           {"b", randn({c}, 13)},
+                                           {"m", randn({c}, 14)},
+                                           {"v", positive({c}, 15)},
+                                           {"w2", scaled(randn({c, c, 3, 3}, 16))},
+                                           {"b2", randn({c}, 17)}};
+  auto reference = graphWith(kResidualBlock, w);
+  const Tensor x = randn({1, c, 12, 12}, 18);
+  auto want = runGraph(reference, {IValue(x.clone())});
+
+  // Prepared for reuse: Winograd (where oneDNN has it) from the first run on.
+  size_t preparedWinograd = 0;
+  {
+    auto compiled = reference->copy();
+    ASSERT_EQ(partitionGraph(*compiled).numEngines(), 1u);
+    {
+      BuildForReuse forReuse;
+      expectClose(runGraph(compiled, {IValue(x.clone())})[0], want[0], 1e-4);
+    }
+    LayerSpans spans;
+    expectClose(runGraph(compiled, {IValue(x.clone())})[0], want[0], 1e-4);
+    preparedWinograd = spans.winograd();
+  }
+  EXPECT_LE(preparedWinograd, 1u);  // the second conv has a fused residual: direct
+
+  // Made by a call: direct on the first two calls, Winograd once the background build is done.
+  auto compiled = reference->copy();
+  ASSERT_EQ(partitionGraph(*compiled).numEngines(), 1u);
+  {
+    LayerSpans spans;
+    for (int call = 0; call < 2; ++call)
+      expectClose(runGraph(compiled, {IValue(x.clone())})[0], want[0], 1e-4);
+    EXPECT_EQ(spans.winograd(), 0u);
+  }
+  size_t switched = 0;
+  for (int call = 0; call < 400 && switched < preparedWinograd; ++call) {
+    LayerSpans spans;
+    expectClose(runGraph(compiled, {IValue(x.clone())})[0], want[0], 1e-4);
+    switched = spans.winograd();
+    if (switched < preparedWinograd) std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  EXPECT_EQ(switched, preparedWinograd) << "the reused plan never switched to Winograd";
+}
+
+// The memory plan follows what each layer's output may alias through layers that do not own
+// their output (plugins, shapes) as a set: a chain of 40 `h = h + h` reads each value twice,
+// and the list of roots doubled at every step (2^40 entries; int8 shufflenet_v2's channel
+// shuffles took 40 s there). This case finishes, with the interpreter's numbers.
+TEST(Engine, AliasRootsDoNotGrowWithRepeatedReads) {
+  std::string text =
+      "graph(%x : Tensor, %w : Tensor):\n"
+      "  %none : NoneType = prim::Constant()\n"
+      "  %one : int = prim::Constant[value=1]()\n"
+      "  %s : int[] = prim::Constant[value=[1, 1]]()\n"
+      "  %h0 : Tensor = aten::conv2d(%x, %w, %none, %s, %s, %s, %one)\n";
+  const int steps = 40;
+  for (int i = 0; i < steps; ++i)
+    text += "  %h" + std::to_string(i + 1) + " : Tensor = aten::add(%h" + std::to_string(i) +
+            ", %h" + std::to_string(i) + ", %one)\n";
+  text += "  return (%h" + std::to_string(steps) + ")\n";
+  auto reference = graphWith(text.c_str(), {{"w", randn({8, 8, 3, 3}, 31)}});
+  auto compiled = reference->copy();
+  ASSERT_EQ(partitionGraph(*compiled).numEngines(), 1u);
+  const Tensor x = randn({1, 8, 6, 6}, 32);
+  auto want = runGraph(reference, {IValue(x.clone())});
+  for (int call = 0; call < 2; ++call)
+    expectClose(runGraph(compiled, {IValue(x.clone())})[0], want[0], 1e-4);
 }
 
 // Note [Residual in place] (engine.cpp): a residual that nothing reads after its fused add

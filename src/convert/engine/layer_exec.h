@@ -37,6 +37,20 @@ class LayerExec {
   virtual const char* fusedPath() const { return nullptr; }
 };
 
+/// While one is alive on a thread, engine plans made on that thread are for calls that will
+/// come again (Module::prepare): Winograd convolutions are built at once rather than after
+/// the plan's reuse (Note [Winograd after reuse] in layer_exec.cpp).
+class BuildForReuse {
+ public:
+  BuildForReuse();
+  ~BuildForReuse();
+  BuildForReuse(const BuildForReuse&) = delete;
+  BuildForReuse& operator=(const BuildForReuse&) = delete;
+
+ private:
+  bool previous_;
+};
+
 /// An empty cache of reordered weights for one Convolution or MatMul layer.
 std::shared_ptr<PackedWeightCache> makePackedWeightCache();
 
