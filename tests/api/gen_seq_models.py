@@ -155,6 +155,17 @@ def main():
         m = VitBlock().eval()
         x = torch.randn(2, 9, 48)
         save_case(root, "vit_block_traced", torch.jit.trace(m, x), [x], {"fused attention": 1})
+        # Enough work per layer for two threads (Note [Row-parallel transformer layers]): the
+        # layers run as row chunks and heads in one parallel region when two threads are free.
+        m = Encoder(128, 4, 512, 2, False, "relu").eval()
+        save_case(root, "encoder_wide_post_relu", torch.jit.script(m), [torch.randn(4, 16, 128)],
+                  {"fused attention": 2})
+        m = Encoder(128, 4, 512, 2, True, "gelu").eval()
+        save_case(root, "encoder_wide_pre_gelu", torch.jit.script(m), [torch.randn(5, 13, 128)],
+                  {"fused attention": 2})
+        m = VitBlock(192, 4).eval()
+        x = torch.randn(2, 40, 192)
+        save_case(root, "vit_block_wide_traced", torch.jit.trace(m, x), [x], {"fused attention": 1})
         m = LstmLM().eval()
         ids = torch.randint(0, 50, (3, 11))
         save_case(root, "lstm_lm_scripted", torch.jit.script(m), [ids], {"fused lstm": 1})
