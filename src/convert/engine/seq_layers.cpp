@@ -49,11 +49,9 @@ struct Lanes {
   typedef int32_t I __attribute__((vector_size(W * sizeof(float))));
 };
 
-// x = exp(x) for x <= 0 (a row minus its max) in every lane (Note [Attention softmax]).
+// exp(x) for x in [-87.3, 88.3] (float's normal range), Cephes' expf (Note [Attention softmax]).
 template <class F, class I>
-[[gnu::always_inline]] inline void expNonPositive(F& x) {
-  const I under = x < -87.3f;
-  x = under ? F{} - 87.3f : x;
+[[gnu::always_inline]] inline void expInRange(F& x) {
   const F n = (x * 1.44269504088896341f + 12582912.f) - 12582912.f;
   const F r = (x - n * 0.693359375f) + n * 2.12194440e-4f;
   F p = F{} + 1.9875691500e-4f;
@@ -66,6 +64,14 @@ template <class F, class I>
   F scale;
   std::memcpy(&scale, &e, sizeof scale);
   x = (p * r * r + r + 1.f) * scale;
+}
+
+// x = exp(x) for x <= 0 (a row minus its max) in every lane (Note [Attention softmax]).
+template <class F, class I>
+[[gnu::always_inline]] inline void expNonPositive(F& x) {
+  const I under = x < -87.3f;
+  x = under ? F{} - 87.3f : x;
+  expInRange<F, I>(x);
   x = under ? F{} : x;
 }
 
@@ -821,23 +827,6 @@ class EncoderLayerExec : public AttentionBase {
 // sigmoid and tanh are vectorized (Cephes' expf as Note [Attention softmax]; tanh by Cephes'
 // polynomial below |x| = 0.625 and 1 - 2 / (exp(2|x|) + 1) above), within a few ulp of
 // PyTorch's Sleef versions; NaN propagates.
-
-// exp(x) for x in [-87.3, 88.3] (float's normal range), Cephes' expf (Note [Attention softmax]).
-template <class F, class I>
-[[gnu::always_inline]] inline void expInRange(F& x) {
-  const F n = (x * 1.44269504088896341f + 12582912.f) - 12582912.f;
-  const F r = (x - n * 0.693359375f) + n * 2.12194440e-4f;
-  F p = F{} + 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  const I e = (__builtin_convertvector(n, I) + 127) << 23;
-  F scale;
-  std::memcpy(&scale, &e, sizeof scale);
-  x = (p * r * r + r + 1.f) * scale;
-}
 
 // (Vectors are passed by reference: returning them by value changes the ABI with -mavx512f.)
 
