@@ -9,7 +9,9 @@ and vit_b_16 (random weights, traced), two BERT-like encoders built on nn.Transf
 (bert_small: 2 layers, d=128, T=16; bert_like: 4 layers, d=256, T=128; scripted) and an LSTM
 language model (lstm_lm: embedding 256, 2-layer LSTM 512, T=35; scripted). For each model the
 harness writes build/bench/<model>.pt once (reused on later runs unless --rebuild), its
-torch.onnx.export file (dynamic batch) and inputs per batch, then measures for every batch and
+torch.onnx.export file (dynamic batch) and inputs per batch (the files torchless writes,
+`torchless export`'s and `torchless compile`'s, again whenever the binary is newer than they
+are: a stale compiled archive measures the binary that wrote it), then measures for every batch and
 thread count the median latency of:
   - PyTorch 1.13: torch.jit.load, torch.jit.freeze, torch.jit.optimize_for_inference;
   - ONNX Runtime (npm onnxruntime-node, CPU, all graph optimizations, intra-op threads = N) on
@@ -192,7 +194,9 @@ def prepare(name, batches, exe, rebuild):
     for key, cmd in (("own_onnx", [exe, "export", p["pt"], p["inputs"][batches[0]], "-o", p["own_onnx"],
                                    "--dynamic-axes", "input:0", "--input-names", "input"]),
                      ("compiled", [exe, "compile", p["pt"], p["inputs"][batches[0]], "-o", p["compiled"]])):
-        if rebuild or not os.path.exists(p[key]):
+        # Made by the torchless binary: rewritten when it is newer than the file, so that the
+        # column measures this binary's engines, not those of the binary that wrote the file.
+        if rebuild or not os.path.exists(p[key]) or os.path.getmtime(exe) > os.path.getmtime(p[key]):
             r = run(cmd)
             if r.returncode != 0:
                 p["errors"][key] = first_line(r)

@@ -90,6 +90,19 @@ class BiLstm(nn.Module):
         return y, h, c
 
 
+class WideLstm(nn.Module):
+    """Sequence-first, hidden 520 (fused lstm: hidden units split over two threads when there
+    are two, vector tails, 8 + 3 batch rows), given h0 / c0, returning the states too."""
+
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(8, 520, 1)
+
+    def forward(self, x, h0, c0):
+        y, (h, c) = self.lstm(x, (h0, c0))
+        return y, h, c
+
+
 def save_case(root, name, module, args, fused, rtol=1e-4, atol=1e-5):
     d = os.path.join(root, name)
     os.makedirs(d, exist_ok=True)
@@ -142,12 +155,26 @@ def main():
         m = VitBlock().eval()
         x = torch.randn(2, 9, 48)
         save_case(root, "vit_block_traced", torch.jit.trace(m, x), [x], {"fused attention": 1})
+        # Enough work per layer for two threads (Note [Row-parallel transformer layers]): the
+        # layers run as row chunks and heads in one parallel region when two threads are free.
+        m = Encoder(128, 4, 512, 2, False, "relu").eval()
+        save_case(root, "encoder_wide_post_relu", torch.jit.script(m), [torch.randn(4, 16, 128)],
+                  {"fused attention": 2})
+        m = Encoder(128, 4, 512, 2, True, "gelu").eval()
+        save_case(root, "encoder_wide_pre_gelu", torch.jit.script(m), [torch.randn(5, 13, 128)],
+                  {"fused attention": 2})
+        m = VitBlock(192, 4).eval()
+        x = torch.randn(2, 40, 192)
+        save_case(root, "vit_block_wide_traced", torch.jit.trace(m, x), [x], {"fused attention": 1})
         m = LstmLM().eval()
         ids = torch.randint(0, 50, (3, 11))
-        save_case(root, "lstm_lm_scripted", torch.jit.script(m), [ids], {"oneDNN lstm": 1})
+        save_case(root, "lstm_lm_scripted", torch.jit.script(m), [ids], {"fused lstm": 1})
         m = BiLstm().eval()
         args = [torch.randn(8, 3, 6), torch.randn(4, 3, 5), torch.randn(4, 3, 5)]
-        save_case(root, "bilstm_scripted", torch.jit.script(m), args, {"oneDNN lstm": 1})
+        save_case(root, "bilstm_scripted", torch.jit.script(m), args, {"fused lstm": 1})
+        m = WideLstm().eval()
+        args = [torch.randn(4, 11, 8), torch.randn(1, 11, 520) * 0.5, torch.randn(1, 11, 520)]
+        save_case(root, "wide_lstm_scripted", torch.jit.script(m), args, {"fused lstm": 1})
 
 
 if __name__ == "__main__":

@@ -325,7 +325,7 @@ std::vector<IValue> Engine::run(const std::vector<IValue>& inputs) const {
   OpObserver* obs = opObserver();
   using Clock = std::chrono::steady_clock;
   // "Convolution at code/m.py:3:4", "Plugin aten::mul at ...": the kind (a plugin's op), the
-  // executor's fused path when it has one ("Plugin aten::lstm (oneDNN lstm)") and place.
+  // executor's fused path when it has one ("Plugin aten::lstm (fused lstm)") and place.
   auto spanDetail = [](const Layer& l, const LayerExec* e) {
     std::string d = toString(l.kind);
     if (l.node && (l.kind == LayerKind::Plugin || l.kind == LayerKind::Shape))

@@ -33,7 +33,7 @@ class LayerExec {
   /// afterwards (Note [Residual in place] in engine.cpp): the copy is then skipped.
   virtual bool sumsIntoOutput() const { return false; }
   /// What runs the layer when it is not the layer kind's usual path ("fused attention",
-  /// "oneDNN lstm"): reported beside the layer's kind in profiles; null otherwise.
+  /// "fused lstm"): reported beside the layer's kind in profiles; null otherwise.
   virtual const char* fusedPath() const { return nullptr; }
 };
 

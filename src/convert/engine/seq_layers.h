@@ -23,9 +23,9 @@
 //   Anything else (an attention mask, need_weights, cross-attention, another dtype) runs the
 //   node's kernel (runtime/register_nn.cpp), which computes the same ops one by one.
 //
-//   aten::lstm.input with static weights runs as one oneDNN LSTM primitive per layer (both
-//   directions in one), weights in the primitive's layout once per engine, the input
-//   projection of all time steps batched inside the primitive; proj_size and dropout between
+//   aten::lstm.input with static weights runs per layer as one batched input projection of all
+//   time steps (oneDNN matmul) and a recurrence whose hidden units are split over the threads,
+//   one barrier per step (Note [LSTM recurrence] in the .cpp); proj_size and dropout between
 //   layers (training) are not taken.
 
 #include "convert/engine/layer_exec.h"
