@@ -248,6 +248,8 @@ class LeanClient:
 
 
 def percentile(xs, q):
+    if not xs:  # a window so short (or a machine so loaded) that nothing was answered in it
+        return float("nan")
     xs = sorted(xs)
     return xs[min(len(xs) - 1, int(round(q / 100 * (len(xs) - 1))))]
 
