@@ -44,6 +44,7 @@ import http.client
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import statistics
@@ -362,6 +363,7 @@ def main():
             ap.error(f"--kinds: unknown client '{k}' (known: {', '.join(KIND_NAMES)})")
     torch.manual_seed(0)
     work = tempfile.mkdtemp(prefix="serve_bench_")
+    atexit.register(shutil.rmtree, work, True)  # its archives and inputs: 330 MB a run
     repo = os.path.join(work, "repo")
     delay = {"dynamic_batching": {"max_queue_delay_microseconds": 2000}}
     nets = {
