@@ -2,7 +2,8 @@
 
     /usr/bin/python3 bench/serve_bench.py [--exe build/bin/torchless] [--window 4] [--windows 4]
         [--clients 8] [--threads 2] [--rounds 7] [--warmup 5] [--memory-requests 10000]
-        [--parts overhead,load,memory] [--forward-times] [--write bench/RESULTS.md]
+        [--parts overhead,load,memory] [--kinds http.client,lean,cpp-http] [--forward-times]
+        [--write bench/RESULTS.md]
 
 The machine is shared (2 cores, other engineers' builds): every comparison is made in
 alternation (A, B, A, B ...), so that a change in the machine's load hits both sides alike,
@@ -20,7 +21,11 @@ and CPU time (load-independent) is reported next to wall time.
    and the transport's own cost per request. With --forward-times the server runs at
    --log-level info and the table adds the median of its forward_ms (the forward alone, timed
    inside the server) beside `torchless bench`'s median: what is left of the difference is the
-   request's path; the log line costs a write(2) per request, so the served times grow a little;
+   request's path; the log line costs a write(2) per request, so the served times grow a little.
+   --kinds picks the clients: http.client, lean, json (http.client with tensors as JSON both
+   ways), grpc (grpcio, raw_input_contents), cpp-http and cpp-grpc (bench/serve_client.cpp,
+   compiled here with g++ against cpp-httplib and gRPC++: a client whose own time is next to
+   nothing, so its served median is the one to hold against the target);
 2. load and the batching gain: --clients client threads (each an http.client connection,
    every answer checked against `torchless run`'s) for --window s on the model without and
    then with dynamic batching, --windows times alternating: req/s, p50, p99, lost, wrong; for
@@ -39,6 +44,7 @@ import http.client
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import statistics
@@ -47,6 +53,7 @@ import tempfile
 import threading
 import time
 
+import grpc
 import numpy as np
 import torch
 import torchvision
@@ -63,19 +70,26 @@ def _kill_servers():  # a failed run leaves no server behind
 
 
 def start(exe, repo, *args, log=None):
-    # log: a file for the server's stderr at --log-level info (one line per request).
+    # log: a file for the server's stderr at --log-level info (one line per request). Returns the
+    # process and its HTTP and gRPC ports.
     level = "info" if log else "warning"
-    p = subprocess.Popen([exe, "serve", repo, "--http-port", "0", "--grpc-port", "-1", "--log-level", level, *args],
+    p = subprocess.Popen([exe, "serve", repo, "--http-port", "0", "--grpc-port", "0", "--log-level", level, *args],
                          stdout=subprocess.PIPE, stderr=log or subprocess.DEVNULL, text=True)
     STARTED.append(p)
-    port = int(p.stdout.readline().split()[-1])
+    ports = {}
+    while len(ports) < 2:  # "HTTP port N" and "gRPC port N" come first on stdout
+        line = p.stdout.readline()
+        if not line:
+            raise SystemExit("server ended before printing its ports")
+        ports[line.split()[0]] = int(line.split()[-1])
+    port = ports["HTTP"]
     deadline = time.time() + 300
     while time.time() < deadline:
         try:
             c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
             c.request("GET", "/v2/health/ready")
             if c.getresponse().status == 200:
-                return p, port
+                return p, port, ports["gRPC"]
         except OSError:
             pass
         time.sleep(0.2)
@@ -109,6 +123,77 @@ def infer(conn, req, rows):
         return r.status, None
     n = int(r.getheader("Inference-Header-Content-Length"))
     return 200, np.frombuffer(data[n:], dtype=np.float32).reshape(rows, -1)
+
+
+def json_request(model, x):
+    body = json.dumps({"inputs": [{"name": "x", "shape": list(x.shape), "datatype": "FP32",
+                                   "data": x.astype(np.float32).flatten().tolist()}]}).encode()
+    return f"/v2/models/{model}/infer", body, {"Content-Type": "application/json"}
+
+
+def infer_json(conn, req, rows):
+    # Tensors as JSON both ways (no binary tensor extension).
+    path, body, headers = req
+    conn.request("POST", path, body, headers)
+    r = conn.getresponse()
+    data = r.read()
+    if r.status != 200:
+        return r.status, None
+    return 200, np.array(json.loads(data)["outputs"][0]["data"], dtype=np.float32).reshape(rows, -1)
+
+
+def grpc_modules(work):
+    # The v2 proto compiled by grpc_tools, as tests/server/grpc_test.py does.
+    import sys
+    from grpc_tools import protoc
+    proto_dir = os.path.join(HERE, "..", "src", "server")
+    assert protoc.main(["protoc", f"-I{proto_dir}", f"--python_out={work}", f"--grpc_python_out={work}",
+                        os.path.join(proto_dir, "grpc_predict_v2.proto")]) == 0
+    sys.path.insert(0, work)
+    import grpc_predict_v2_pb2
+    import grpc_predict_v2_pb2_grpc
+    return grpc_predict_v2_pb2, grpc_predict_v2_pb2_grpc
+
+
+def grpc_request(pb, model, x):
+    req = pb.ModelInferRequest(model_name=model)
+    req.inputs.add(name="x", datatype="FP32", shape=list(x.shape))
+    req.raw_input_contents.append(x.astype(np.float32).tobytes())
+    return req
+
+
+def infer_grpc(stub, req, rows):
+    res = stub.ModelInfer(req, timeout=120)
+    return 200, np.frombuffer(res.raw_output_contents[0], dtype=np.float32).reshape(rows, -1)
+
+
+def build_cpp_client(work):
+    # bench/serve_client.cpp, built once per run (cpp-httplib and gRPC++, as the server uses).
+    exe = os.path.join(work, "serve_client")
+    flags = subprocess.run(["pkg-config", "--cflags", "--libs", "cpp-httplib", "grpc++"], check=True,
+                           capture_output=True, text=True).stdout.split()
+    subprocess.run(["g++", "-O2", "-std=c++17", os.path.join(HERE, "serve_client.cpp"), "-o", exe, *flags],
+                   check=True, timeout=900)
+    return exe
+
+
+def run_cpp_client(exe, kind, port, path, request_file, header_len, warmup, count, answer_file):
+    r = subprocess.run([exe, kind, str(port), path, request_file, str(header_len), str(warmup), str(count),
+                        answer_file], check=True, capture_output=True, text=True, timeout=600)
+    return [float(v) for v in r.stdout.split()]
+
+
+def cpp_answer(kind, answer, n):
+    # The compiled client's last answer: REST, the binary extension's body (the n floats last);
+    # gRPC, a serialized ModelInferResponse.
+    if kind == "cpp-http":
+        return np.frombuffer(answer[-4 * n:], dtype=np.float32).reshape(1, -1)
+    return np.frombuffer(PB[0].ModelInferResponse.FromString(answer).raw_output_contents[0], np.float32).reshape(1, -1)
+
+
+KIND_NAMES = {"http.client": "http.client", "lean": "lean", "json": "http.client, JSON", "grpc": "grpcio",
+              "cpp-http": "C++ httplib", "cpp-grpc": "C++ gRPC"}
+PB = []
 
 
 class LeanClient:
@@ -164,21 +249,18 @@ class LeanClient:
 
 
 def percentile(xs, q):
+    if not xs:  # a window so short (or a machine so loaded) that nothing was answered in it
+        return float("nan")
     xs = sorted(xs)
     return xs[min(len(xs) - 1, int(round(q / 100 * (len(xs) - 1))))]
 
 
 def cpu_seconds(pid):
-    # The process's threads' time on CPU in ns (schedstat), not /proc/PID/stat's 10-ms ticks: a
-    # round of 30 requests of the mean model takes a few ms in all.
-    total = 0
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        try:
-            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
-                total += int(f.read().split()[0])
-        except (FileNotFoundError, ProcessLookupError):
-            pass  # a thread that just ended
-    return total / 1e9
+    # The process's CPU time in ns resolution, threads that ended included (gRPC's come and go):
+    # the kernel's process CPU clock of another process, MAKE_PROCESS_CPUCLOCK(pid, CPUCLOCK_SCHED)
+    # (what clock_getcpuclockid(3) returns), not /proc/PID/stat's 10-ms ticks (a round of 30
+    # requests of the mean model takes a few ms in all).
+    return time.clock_gettime((~pid << 3) | 2)
 
 
 def rss_kb(pid):
@@ -267,13 +349,21 @@ def main():
     ap.add_argument("--warmup", type=int, default=5, help="overhead part: requests before each timed 30 (bench: --warmup)")
     ap.add_argument("--memory-requests", type=int, default=10000)
     ap.add_argument("--parts", default="overhead,load,memory")
+    ap.add_argument("--kinds", default="http.client,lean,cpp-http",
+                    help="overhead part: clients, of " + ",".join(KIND_NAMES) +
+                    " (json: tensors as JSON; cpp-*: bench/serve_client.cpp, compiled here)")
     ap.add_argument("--forward-times", action="store_true",
                     help="overhead part: the server at --log-level info, its forward_ms in the table")
     ap.add_argument("--write", default="", help="also replace the serve section of this file (bench/RESULTS.md)")
     a = ap.parse_args()
     parts = set(a.parts.split(","))
+    kinds = a.kinds.split(",")
+    for k in kinds:
+        if k not in KIND_NAMES:
+            ap.error(f"--kinds: unknown client '{k}' (known: {', '.join(KIND_NAMES)})")
     torch.manual_seed(0)
     work = tempfile.mkdtemp(prefix="serve_bench_")
+    atexit.register(shutil.rmtree, work, True)  # its archives and inputs: 330 MB a run
     repo = os.path.join(work, "repo")
     delay = {"dynamic_batching": {"max_queue_delay_microseconds": 2000}}
     nets = {
@@ -298,11 +388,18 @@ def main():
     for net, (_, shape, _) in nets.items():
         inputs[net] = [torch.randn(1, *shape).numpy() for _ in range(4)]
         expected[net] = run_expected(a.exe, os.path.join(repo, net, "1", "model.pt"), inputs[net], work, a.threads, net)
+    pb = pb_grpc = client_exe = None
+    if "overhead" in parts:
+        if "grpc" in kinds or "cpp-grpc" in kinds:
+            pb, pb_grpc = grpc_modules(work)
+            PB.append(pb)
+        if any(k.startswith("cpp-") for k in kinds):
+            client_exe = build_cpp_client(work)
     load_before = os.getloadavg()
     lines = []
     log_path = os.path.join(work, "server.log")
     log = open(log_path, "w") if a.forward_times else None
-    p, port = start(a.exe, repo, "--threads", str(a.threads), log=log)
+    p, port, grpc_port = start(a.exe, repo, "--threads", str(a.threads), log=log)
 
     def forward_ms(start_at, net):
         # The server's forward_ms of `net`'s requests logged after byte `start_at` of its log.
@@ -313,10 +410,12 @@ def main():
     if "overhead" in parts:
         lines += [
             f"Overhead at batch 1, {a.threads} thread{'s' if a.threads != 1 else ''}: {a.rounds} alternating rounds of `torchless bench --runs 30 --warmup {a.warmup}` "
-            f"and 30 sequential requests of one client of each kind after {a.warmup} (binary tensor extension, each answer checked); "
+            f"and 30 sequential requests of one client of each kind after {a.warmup} (the binary tensor extension, or raw_input_contents "
+            "over gRPC, except the JSON row; each answer checked); "
             "resnet18 (100 classes) at 1x3x64x64, and a model that only takes a mean of the same input (what a "
             "request costs besides the model). Medians are the median of the rounds' medians; CPU is the server "
-            "process's per request (the bench process's per call)." + (
+            "process's per request (the bench process's per call; for the C++ clients, one process per round, "
+            "averaged over the warm-up requests too)." + (
                 " forward is the median of the server's forward_ms (the forward alone, timed inside the "
                 "server; --forward-times: the server logs a line per request)." if a.forward_times else ""),
             "",
@@ -326,11 +425,20 @@ def main():
         ]
         for net in ("r18", "mean"):
             model_pt = os.path.join(repo, net, "1", "model.pt")
-            req = binary_request(net, inputs[net][0])
+            x0 = inputs[net][0]
+            req = binary_request(net, x0)
             lean_req = LeanClient.prepare(req)
-            bench, served = [], {"http.client": [], "lean": []}
-            cpu = {"http.client": [], "lean": []}
-            fwd = {"http.client": [], "lean": []}
+            jreq = json_request(net, x0)
+            if "grpc" in kinds or "cpp-grpc" in kinds:
+                greq = grpc_request(pb, net, x0)
+            bench = []
+            served, cpu, fwd = ({k: [] for k in kinds} for _ in range(3))
+            # The compiled client's request and answer files (REST: the binary extension's body).
+            cpp_files = {"cpp-http": (os.path.join(work, f"{net}_http.req"), req[1], req[2]["Inference-Header-Content-Length"]),
+                         "cpp-grpc": (os.path.join(work, f"{net}_grpc.req"), greq.SerializeToString() if "cpp-grpc" in kinds else b"", "-")}
+            for f, data, _ in cpp_files.values():
+                with open(f, "wb") as fh:
+                    fh.write(data)
             for _ in range(a.rounds):
                 r = subprocess.run([a.exe, "bench", model_pt, os.path.join(work, f"{net}_x0.npy"), "--threads",
                                     str(a.threads), "--runs", "30", "--warmup", str(a.warmup), "--json"], check=True,
@@ -338,25 +446,52 @@ def main():
                 bench.append(json.loads(r.stdout))
                 # New connections each round: the bench run may outlast the server's keep-alive timeout.
                 conn, lean = http.client.HTTPConnection("127.0.0.1", port, timeout=120), LeanClient(port)
-                clients = {"http.client": lambda: infer(conn, req, 1), "lean": lambda: lean.infer(lean_req, 1)}
-                for kind, call in clients.items():
-                    for _ in range(a.warmup):
-                        call()
-                    c0, seq = cpu_seconds(p.pid), []
+                jconn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+                channel = grpc.insecure_channel(f"127.0.0.1:{grpc_port}") if "grpc" in kinds else None
+                stub = pb_grpc.GRPCInferenceServiceStub(channel) if channel is not None else None
+                calls = {"http.client": lambda: infer(conn, req, 1), "lean": lambda: lean.infer(lean_req, 1),
+                         "json": lambda: infer_json(jconn, jreq, 1),
+                         "grpc": lambda: infer_grpc(stub, greq, 1)}
+                for kind in kinds:
                     if log:
                         log.flush()
                         log_at = os.path.getsize(log_path)
-                    for _ in range(30):
-                        t = time.perf_counter()
-                        status, y = call()
-                        seq.append((time.perf_counter() - t) * 1e3)
-                        assert status == 200 and np.allclose(y, expected[net][0], rtol=1e-4, atol=1e-5)
-                    cpu[kind].append((cpu_seconds(p.pid) - c0) / 30 * 1e3)
+                    if kind.startswith("cpp-"):
+                        # One process: --warmup requests, then 30 timed; the server's CPU and
+                        # forward_ms over all of them (the warm-up's log lines skipped).
+                        c0 = cpu_seconds(p.pid)
+                        f, _, header_len = cpp_files[kind]
+                        seq = run_cpp_client(client_exe, kind[4:], grpc_port if kind == "cpp-grpc" else port,
+                                             req[0], f, header_len, a.warmup, 30, os.path.join(work, "answer"))
+                        cpu[kind].append((cpu_seconds(p.pid) - c0) / (30 + a.warmup) * 1e3)
+                        with open(os.path.join(work, "answer"), "rb") as fh:
+                            answer = fh.read()
+                        y = cpp_answer(kind, answer, expected[net][0].size)
+                        assert np.allclose(y, expected[net][0], rtol=1e-4, atol=1e-5), kind
+                        skip = a.warmup
+                    else:
+                        call = calls[kind]
+                        for _ in range(a.warmup):
+                            call()
+                        if log:
+                            log.flush()
+                            log_at = os.path.getsize(log_path)
+                        c0, seq = cpu_seconds(p.pid), []
+                        for _ in range(30):
+                            t = time.perf_counter()
+                            status, y = call()
+                            seq.append((time.perf_counter() - t) * 1e3)
+                            assert status == 200 and np.allclose(y, expected[net][0], rtol=1e-4, atol=1e-5), kind
+                        cpu[kind].append((cpu_seconds(p.pid) - c0) / 30 * 1e3)
+                        skip = 0
                     if log:
                         time.sleep(0.05)  # the last line written
-                        fwd[kind] += forward_ms(log_at, net)
+                        fwd[kind] += forward_ms(log_at, net)[skip:]
                     served[kind].append(seq)
                 conn.close()
+                jconn.close()
+                if channel is not None:
+                    channel.close()
             b_med = statistics.median(b["median_ms"] for b in bench)
             b_min = min(b["min_ms"] for b in bench)
             b_cpu = statistics.median(b["median_cpu_ms"] for b in bench)
@@ -367,7 +502,7 @@ def main():
                 added = f"{s_med - b_med:+.2f} ms"
                 if net == "r18":
                     added += f" ({(s_med / b_med - 1) * 100:+.1f}%; target at most +10%)"
-                lines.append(f"| {net} | {kind} | {b_med:.3f} ms | {s_med:.3f} ms | {added} | {b_min:.3f} / "
+                lines.append(f"| {net} | {KIND_NAMES[kind]} | {b_med:.3f} ms | {s_med:.3f} ms | {added} | {b_min:.3f} / "
                              f"{s_min:.3f} ms | {percentile(s_all, 99):.3f} ms | {b_cpu:.3f} / "
                              f"{statistics.median(cpu[kind]):.3f} ms |" +
                              (f" {statistics.median(fwd[kind]):.3f} ms |" if a.forward_times else ""))
@@ -407,7 +542,7 @@ def main():
             "|---|---|---|---|",
         ]
         for model in ("r18_batched", "r18"):
-            p, port = start(a.exe, repo, "--threads", str(a.threads))
+            p, port, _ = start(a.exe, repo, "--threads", str(a.threads))
             x8 = np.concatenate([inputs["r18"][r % 4] for r in range(8)])
             reqs = {b: binary_request(model, x8[:b]) for b in range(1, 9)}
             warm = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
@@ -447,6 +582,7 @@ def main():
         "",
         f"`/usr/bin/python3 bench/serve_bench.py --parts {a.parts} --window {a.window:g} --windows {a.windows} "
         f"--clients {a.clients} --threads {a.threads} --rounds {a.rounds} --warmup {a.warmup} --memory-requests {a.memory_requests}"
+        f" --kinds {a.kinds}"
         f"{' --forward-times' if a.forward_times else ''}`, "
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, on loopback. Load average (1 min) "
         f"{load_before[0]:.1f} before and {load_after[0]:.1f} after, on 2 cores shared with 4 other engineers' builds "

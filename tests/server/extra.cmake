@@ -4,9 +4,11 @@
 #   server.gen_models  (fixture) gen_serve_models.py: a model repository written by PyTorch
 #   server.rest        rest_test.py (pytest, http.client): metadata, JSON and binary tensors,
 #                      strings, several inputs/outputs, outputs equal to `torchless run`'s,
-#                      every bad input answered 400/500 while the server goes on, metrics, logs
+#                      every bad input answered 400/500 while the server goes on, metrics, logs,
+#                      batch sizes planned at load and run on another thread (Winograd convs)
 #   server.grpc        grpc_test.py (pytest, grpcio; the proto compiled by grpc_tools at test time;
-#                      Triton's RPCs we do not serve answer UNIMPLEMENTED)
+#                      outputs equal `torchless run`'s; Triton's RPCs we do not serve answer
+#                      UNIMPLEMENTED)
 #   server.lifecycle   lifecycle_test.py: start-up errors and exit codes, readiness while models
 #                      load, the thread-budget warning, back-pressure (429), RSS flat over
 #                      10,000 requests of batch sizes 1..8, SIGTERM answering every accepted

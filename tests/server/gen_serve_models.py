@@ -15,6 +15,9 @@ OUT/repo is a Triton-style model repository (NAME/VERSION/model.pt, NAME/config.
   wide         a one-conv net on x [N,3,64,64] (inputs of 48 KiB a row: the tensor allocator's
                cached sizes), dynamic batching up to 8; wide_plain the same without batching
                (for the memory test)
+  wino         3x3 convolutions of 64 channels (the engine's Winograd kernels) on x [N,64,8,8],
+               dynamic batching up to 4: every batch size is planned on the loading thread and
+               run on the instance's worker (Note [Plan scratchpads] in layer_exec.cpp)
 OUT/loading    a repository of its own: slowwarm, whose warm-up at load (forward's default of
                20,000 matrix products on zeros) keeps the server not ready for a while
 OUT/cases.npz  inputs and PyTorch's outputs.
@@ -93,6 +96,16 @@ class Wide(torch.nn.Module):
         return torch.relu(self.conv(x)).mean(dim=(2, 3))
 
 
+class Wino(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Conv2d(64, 64, 3, padding=1)
+        self.b = torch.nn.Conv2d(64, 64, 3, padding=1)
+
+    def forward(self, x):
+        return torch.relu(self.b(torch.relu(self.a(x)))).mean(dim=(2, 3))
+
+
 clf = Classifier().eval()
 with torch.no_grad():
     clf.bn.running_mean.uniform_(-0.5, 0.5)
@@ -124,6 +137,10 @@ save("slow", 1, torch.jit.script(Slow()), {"threads": 1, "max_queue_size": 2})
 wide = {"max_batch_size": 8, "input": [{"name": "x", "data_type": "TYPE_FP32", "dims": [3, 64, 64]}], "threads": 1}
 save("wide", 1, torch.jit.script(Wide().eval()), {**wide, "dynamic_batching": {"max_queue_delay_microseconds": 500}})
 save("wide_plain", 1, torch.jit.script(Wide().eval()), wide)
+wino = Wino().eval()
+save("wino", 1, torch.jit.script(wino), {
+    "max_batch_size": 4, "input": [{"name": "x", "data_type": "TYPE_FP32", "dims": [64, 8, 8]}],
+    "dynamic_batching": {"max_queue_delay_microseconds": 100}, "threads": 1})
 
 class SlowWarm(torch.nn.Module):
     def forward(self, x: torch.Tensor, iters: int = 20000) -> torch.Tensor:
@@ -142,11 +159,13 @@ with open(os.path.join(d, "config.json"), "w") as f:
 x = torch.randn(3, 3, 8, 8)
 mx = torch.randn(2, 3)
 idx = torch.tensor([2, 0], dtype=torch.int64)
+wx = torch.randn(3, 64, 8, 8)
 with torch.no_grad():
+    wy = wino(wx)
     logits = clf(x)
     scaled, picked = Multi()(mx, idx, 2.5)
 np.savez(os.path.join(out, "cases.npz"), x=x.numpy(), logits=logits.numpy(), mx=mx.numpy(),
-         idx=idx.numpy(), scaled=scaled.numpy(), picked=picked.numpy())
+         idx=idx.numpy(), scaled=scaled.numpy(), picked=picked.numpy(), wx=wx.numpy(), wy=wy.numpy())
 np.save(os.path.join(out, "x.npy"), x.numpy())
 # PyTorch's answers for the string model (TorchScript's str.upper() changes ASCII letters only).
 words = torch.jit.script(Words())

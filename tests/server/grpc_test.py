@@ -1,6 +1,7 @@
 """`torchless serve` over gRPC (issue 20): the v2 GRPCInferenceService through grpcio, with
 the proto in src/server/grpc_predict_v2.proto compiled here by grpc_tools.protoc."""
 import os
+import subprocess
 import sys
 import tempfile
 
@@ -9,7 +10,7 @@ import numpy as np
 import pytest
 from grpc_tools import protoc
 
-from serve_util import MODELS, Server
+from serve_util import BIN, MODELS, Server
 
 PROTO_DIR = os.path.join(os.path.dirname(__file__), "..", "..", "src", "server")
 _gen = tempfile.mkdtemp(prefix="torchless_grpc_")
@@ -74,6 +75,28 @@ def test_several_inputs_and_outputs(stub):
     assert [o.name for o in res.outputs] == ["scaled", "picked"]
     np.testing.assert_allclose(np.frombuffer(res.raw_output_contents[0], np.float32).reshape(2, 3), CASES["scaled"], rtol=1e-6)
     np.testing.assert_array_equal(np.frombuffer(res.raw_output_contents[1], np.float32).reshape(2, 2), CASES["picked"])
+
+
+def test_outputs_equal_torchless_run(stub, tmp_path):
+    # multi (three inputs of three dtypes, two outputs) over gRPC's raw_input_contents, bit for
+    # bit against `torchless run` of the same archive and inputs.
+    x, idx = CASES["mx"].astype(np.float32), CASES["idx"].astype(np.int64)
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "idx.npy", idx)
+    model = os.path.join(MODELS, "repo", "multi", "1", "model.pt")
+    subprocess.run([BIN, "run", model, str(tmp_path / "x.npy"), str(tmp_path / "idx.npy"), "2.5",
+                    "--output-dir", str(tmp_path)], check=True, capture_output=True, timeout=120)
+    ran = [np.load(tmp_path / f"out{i}.npy") for i in range(2)]
+    req = pb.ModelInferRequest(model_name="multi")
+    req.inputs.add(name="x", datatype="FP32", shape=[2, 3])
+    req.inputs.add(name="idx", datatype="INT64", shape=[2])
+    req.inputs.add(name="scale", datatype="FP64", shape=[1])
+    req.raw_input_contents.extend([x.tobytes(), idx.tobytes(), np.array([2.5]).tobytes()])
+    res = stub.ModelInfer(req, timeout=60)
+    assert [o.name for o in res.outputs] == ["scaled", "picked"]
+    for i, r in enumerate(ran):
+        assert res.outputs[i].datatype == "FP32" and list(res.outputs[i].shape) == list(r.shape)
+        np.testing.assert_array_equal(np.frombuffer(res.raw_output_contents[i], np.float32).reshape(r.shape), r)
 
 
 def test_strings(stub):

@@ -101,6 +101,21 @@ def test_outputs_equal_torchless_run(server, tmp_path):
     np.testing.assert_array_equal(served, ran)
 
 
+def test_batch_sizes_planned_on_another_thread(server):
+    # wino: the server plans batch sizes 1..4 while loading (its thread) and runs requests on the
+    # instance's worker; Winograd convolutions made on one thread and run on another crashed the
+    # server at the first batch of 2 (Note [Plan scratchpads] in convert/engine/layer_exec.cpp).
+    for rows in (2, 3, 1, 3):
+        raw = CASES["wx"][:rows].astype(np.float32).tobytes()
+        header = json.dumps({"inputs": [{"name": "x", "shape": [rows, 64, 8, 8], "datatype": "FP32",
+                                         "parameters": {"binary_data_size": len(raw)}}]}).encode()
+        status, _, body = server.request("POST", "/v2/models/wino/infer", header + raw,
+                                         {"Inference-Header-Content-Length": str(len(header))})
+        assert status == 200, body
+        got = np.array(json.loads(body)["outputs"][0]["data"]).reshape(rows, 64)
+        np.testing.assert_allclose(got, CASES["wy"][:rows], rtol=1e-4, atol=1e-5)
+
+
 def test_binary_tensor_extension(server):
     x = CASES["x"][:2].astype(np.float32)
     raw = x.tobytes()

@@ -29,6 +29,7 @@
 #include <deque>
 #include <functional>
 #include <mutex>
+#include <new>
 #include <thread>
 #include <unordered_map>
 
@@ -155,6 +156,8 @@ dnnl::primitive_attr postOpsAttr(bool sum, const ActivationSpec& act, double sca
   }
   attr.set_post_ops(po);
   if (scale != 1.0) attr.set_output_scales(0, {static_cast<float>(scale)});
+  // Note [Plan scratchpads]: the running thread's scratchpad, given per run.
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   return attr;
 }
 
@@ -197,6 +200,27 @@ bool isDense(const Tensor& t) {
 }
 
 // ---- oneDNN products: what convolutions and matmuls share ------------------------------------
+
+/// The calling thread's scratchpad for oneDNN primitives, at least `bytes` long (grown, never
+/// shrunk; allocates only when a primitive needs more than any before it on this thread).
+/// Note [Plan scratchpads].
+void* threadScratchpad(size_t bytes) {
+  // Not a Storage: its cache of large blocks would keep every smaller size it grew through.
+  struct Buffer {
+    void* data = nullptr;
+    size_t bytes = 0;
+    ~Buffer() { std::free(data); }
+  };
+  thread_local Buffer buffer;
+  if (buffer.bytes < bytes) {
+    std::free(buffer.data);
+    buffer.bytes = 0;
+    buffer.data = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+    if (buffer.data == nullptr) throw std::bad_alloc();
+    buffer.bytes = bytes;
+  }
+  return buffer.data;
+}
 
 /// The source operand of a oneDNN primitive: the input as it is in memory (`user`), reordered
 /// into the layout the primitive chose when that differs (into a buffer allocated once per
@@ -259,6 +283,7 @@ class ProductExec : public LayerExec {
       auto& strm = ops::dnnl_utils::stream();
       src_.feed(strm, x.rawData());
       dst_.set_data_handle(out.rawData());
+      if (scratchBytes_) scratchMem_.set_data_handle(threadScratchpad(scratchBytes_));
       prim_.execute(strm, args_);
       if (dstReorder_) dstReorder_.execute(strm, dstInner_, dst_);
       strm.wait();
@@ -286,6 +311,8 @@ class ProductExec : public LayerExec {
     dstReorder_ = dnnl::reorder();
     dstInner_ = memory();
     dstBuf_ = Storage();
+    scratchBytes_ = 0;
+    scratchMem_ = memory();
     prepare(x);
   }
   virtual void prepare(const Tensor& x) = 0;
@@ -307,6 +334,28 @@ class ProductExec : public LayerExec {
       args_[DNNL_ARG_BIAS] = memory(biasMd, eng, bias_.rawData());
     }
     dnnl_ = true;
+  }
+
+  // Note [Plan scratchpads]
+  // With the library-managed scratchpad (oneDNN's default, DNNL_ENABLE_CONCURRENT_EXEC off, as
+  // Debian builds it) the scratchpad is common to the primitives and a primitive "should be
+  // executed in the same thread it was created in" (oneDNN's scratchpad_mode docs). A plan is
+  // not: the server plans a batchable model's every batch size on its loading thread and runs
+  // them on the instance's worker or a request thread, and resnet18's Winograd convolutions
+  // (whose scratchpads are large) crashed it in the kernel's stores at the first batch of 2.
+  // So every float product is made with scratchpad_mode::user, and each run passes the running
+  // thread's scratchpad (threadScratchpad: one per thread, grown to the largest any primitive
+  // asked for, like oneDNN's common one; the user mode is thread-safe as long as no buffer is
+  // used by two executions at once). A buffer per primitive instead cost 566 MiB more for a
+  // server that planned resnet18 at batch sizes 1..8. server.rest's
+  // test_batch_sizes_planned_on_another_thread crashed the server without this.
+  /// After bind(): the primitive needs a scratchpad of `md` (its scratchpad_desc()), given per
+  /// run from the running thread's buffer.
+  void bindScratchpad(const memory::desc& md) {
+    scratchBytes_ = md.get_size();
+    if (scratchBytes_ == 0) return;
+    scratchMem_ = memory(md, ops::dnnl_utils::engine(), nullptr);
+    args_[DNNL_ARG_SCRATCHPAD] = scratchMem_;
   }
 
   /// After bind(): the primitive writes `innerMd` (its own layout) into a buffer of the plan,
@@ -332,6 +381,8 @@ class ProductExec : public LayerExec {
   memory dstInner_;           // the primitive's own output layout, when not the output's
   Storage dstBuf_;            // dstInner_'s bytes
   dnnl::reorder dstReorder_;  // dstInner_ -> dst_
+  size_t scratchBytes_ = 0;   // the primitive's scratchpad: Note [Plan scratchpads]
+  memory scratchMem_;         // pointed at the running thread's buffer before each run
   Tensor bias_, arenaOut_;
   std::unordered_map<int, memory> args_;
 };
@@ -417,6 +468,8 @@ class ConvExec : public ProductExec {
     std::swap(dstBuf_, w.dstBuf_);
     std::swap(dstReorder_, w.dstReorder_);
     std::swap(args_, w.args_);
+    std::swap(scratchBytes_, w.scratchBytes_);  // args_ holds scratchMem_: Note [Plan scratchpads]
+    std::swap(scratchMem_, w.scratchMem_);
     std::swap(bias_, w.bias_);
     threads_ = w.threads_;
     isWinograd_ = true;
@@ -515,7 +568,7 @@ class ConvExec : public ProductExec {
       }
     }
     if (upgradeOnly_) return;
-    memory::desc srcPd, wPd;
+    memory::desc srcPd, wPd, scratchPd;
     try {
       if (!l_.transposed) {
         auto d =
@@ -528,6 +581,7 @@ class ConvExec : public ProductExec {
         dnnl::convolution_forward::primitive_desc pd(d, attr, eng);
         srcPd = pd.src_desc();
         wPd = pd.weights_desc();
+        scratchPd = pd.scratchpad_desc();
         prim_ = dnnl::convolution_forward(pd);
       } else {
         auto d =
@@ -541,12 +595,14 @@ class ConvExec : public ProductExec {
         dnnl::deconvolution_forward::primitive_desc pd(d, attr, eng);
         srcPd = pd.src_desc();
         wPd = pd.weights_desc();
+        scratchPd = pd.scratchpad_desc();
         prim_ = dnnl::deconvolution_forward(pd);
       }
     } catch (const dnnl::error&) {
       return;  // shapes oneDNN does not take: the reference path
     }
     bind(srcUser, srcPd, wUser, wPd, dstMd, biasMd);
+    bindScratchpad(scratchPd);
   }
 
   // Note [Winograd convolutions]
@@ -589,6 +645,7 @@ class ConvExec : public ProductExec {
       memory::desc srcUser(toDims(x.sizes()), f32, toDims(sourceStrides(x)));
       bind(srcUser, pd.src_desc(), wUser, pd.weights_desc(), dstMd, biasMd);
       if (pd.dst_desc() != dstMd) bindInnerDst(pd.dst_desc());
+      bindScratchpad(pd.scratchpad_desc());
       return true;
     } catch (const dnnl::error&) {
       return false;  // no Winograd kernel for this CPU or shape: the direct one
@@ -650,17 +707,19 @@ class MatMulExec : public ProductExec {
     memory::desc dstMd({M, N}, f32, {N, 1});
     memory::desc biasMd = l_.bias ? memory::desc({1, N}, f32, {N, 1}) : memory::desc();
     dnnl::primitive_attr attr = postOpsAttr(l_.hasResidual, l_.activation, l_.alpha);
-    memory::desc wPd;
+    memory::desc wPd, scratchPd;
     try {
       auto d = l_.bias ? dnnl::matmul::desc(srcMd, wAny, biasMd, dstMd)
                        : dnnl::matmul::desc(srcMd, wAny, dstMd);
       dnnl::matmul::primitive_desc pd(d, attr, eng);
       wPd = pd.weights_desc();
+      scratchPd = pd.scratchpad_desc();
       prim_ = dnnl::matmul(pd);
     } catch (const dnnl::error&) {
       return;
     }
     bind(srcUser, srcMd, wUser, wPd, dstMd, biasMd);
+    bindScratchpad(scratchPd);
   }
 };
 
