@@ -338,7 +338,7 @@ std::shared_ptr<ConvPrim> makePrim(const Tensor& in, const Tensor& w, bool hasBi
       dstAny(dstDims, f32, memory::format_tag::any), wAny(wDims, f32, memory::format_tag::any);
   prim->biasMd = hasBias ? memory::desc({OC}, f32, memory::format_tag::a) : memory::desc();
   auto& eng = dnnl_utils::engine();
-  primitive_attr attr;
+  primitive_attr attr = dnnl_utils::userScratchpad();  // Note [Scratchpads of shared primitives]
   if (ep.sum || ep.act != ConvActivation::None) {
     post_ops po;
     if (ep.sum) po.append_sum(1.f);
@@ -507,7 +507,7 @@ bool runDnnl(const Tensor& inIn, const Tensor& w, const std::optional<Tensor>& b
   std::unordered_map<int, memory> args{
       {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wt}, {DNNL_ARG_DST, dst}};
   if (hasBias) args[DNNL_ARG_BIAS] = memory(prim.biasMd, eng, b.rawData());
-  prim.prim.execute(strm, args);
+  dnnl_utils::execute(prim.prim, args);
   if (prim.dstReorderNeeded) prim.dstReorder.execute(strm, dst, dstMem);
   strm.wait();
   return true;

@@ -1,6 +1,8 @@
 #include "ops/dnnl_utils.h"
 
+#include <cstdlib>
 #include <mutex>
+#include <new>
 #include <unordered_map>
 
 namespace torchless::ops::dnnl_utils {
@@ -23,6 +25,42 @@ dnnl::memory::desc stridedDesc(const Tensor& t) {
 
 dnnl::memory wrap(const dnnl::memory::desc& md, const Tensor& t) {
   return dnnl::memory(md, engine(), t.rawData());
+}
+
+dnnl::primitive_attr userScratchpad() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+void* threadScratchpad(size_t bytes) {
+  // Not a Storage: its cache of large blocks would keep every smaller size it grew through.
+  struct Buffer {
+    void* data = nullptr;
+    size_t bytes = 0;
+    ~Buffer() { std::free(data); }
+  };
+  thread_local Buffer buffer;
+  if (buffer.bytes < bytes) {
+    std::free(buffer.data);
+    buffer.bytes = 0;
+    buffer.data = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+    if (buffer.data == nullptr) throw std::bad_alloc();
+    buffer.bytes = bytes;
+  }
+  return buffer.data;
+}
+
+void execute(const dnnl::primitive& prim, std::unordered_map<int, dnnl::memory>& args) {
+  const dnnl_memory_desc_t* md =
+      dnnl_primitive_desc_query_md(prim.get_primitive_desc(), dnnl_query_scratchpad_md, 0);
+  if (md != nullptr) {
+    dnnl::memory::desc scratch(*md);
+    if (const size_t bytes = scratch.get_size(); bytes > 0)
+      args[DNNL_ARG_SCRATCHPAD] = dnnl::memory(scratch, engine(), threadScratchpad(bytes));
+  }
+  prim.execute(stream(), args);
+  stream().wait();
 }
 
 namespace {

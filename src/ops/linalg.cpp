@@ -62,8 +62,8 @@ std::shared_ptr<dnnl::matmul> matmulPrim(const Tensor& a, const Tensor& b, const
        cd = dnnl_utils::stridedDesc(c);
   auto desc = bias ? dnnl::matmul::desc(ad, bd, dnnl_utils::stridedDesc(*bias), cd)
                    : dnnl::matmul::desc(ad, bd, cd);
-  auto prim =
-      std::make_shared<dnnl::matmul>(dnnl::matmul::primitive_desc(desc, dnnl_utils::engine()));
+  auto prim = std::make_shared<dnnl::matmul>(
+      dnnl::matmul::primitive_desc(desc, dnnl_utils::userScratchpad(), dnnl_utils::engine()));
   std::lock_guard<std::mutex> lock(gMatmulMu);
   if (gMatmuls.size() >= kMaxMatmulPrims) gMatmuls.clear();
   gMatmuls.emplace(key, prim);
@@ -109,8 +109,7 @@ void bmmInto(const Tensor& c, const Tensor& a, const Tensor& b, const Tensor* bi
     std::unordered_map<int, dnnl::memory> args{
         {DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}};
     if (bias) args.emplace(DNNL_ARG_BIAS, dnnl_utils::wrap(dnnl_utils::stridedDesc(*bias), *bias));
-    prim->execute(dnnl_utils::stream(), args);
-    dnnl_utils::stream().wait();
+    dnnl_utils::execute(*prim, args);  // Note [Scratchpads of shared primitives]
     return;
   }
   dispatchNumeric(a.dtype(), "addmm_impl_cpu_", [&](auto tag) {

@@ -104,7 +104,7 @@ bool layerNormDnnl(const Tensor& c, const Tensor& out, int64_t outer, int64_t le
       dnnl::layer_normalization_forward::desc d(dnnl::prop_kind::forward_inference, md, epsF,
                                                 flags);
       return dnnl::layer_normalization_forward(
-          dnnl::layer_normalization_forward::primitive_desc(d, du::engine()));
+          dnnl::layer_normalization_forward::primitive_desc(d, du::userScratchpad(), du::engine()));
     });
   } catch (const dnnl::error&) {
     return false;
@@ -115,8 +115,7 @@ bool layerNormDnnl(const Tensor& c, const Tensor& out, int64_t outer, int64_t le
                                              {DNNL_ARG_DST, dnnl::memory(md, eng, out.rawData())}};
   if (w.defined()) args.emplace(DNNL_ARG_SCALE, dnnl::memory(vd, eng, w.rawData()));
   if (b.defined()) args.emplace(DNNL_ARG_SHIFT, dnnl::memory(vd, eng, b.rawData()));
-  prim->execute(du::stream(), args);
-  du::stream().wait();
+  du::execute(*prim, args);  // Note [Scratchpads of shared primitives]
   return true;
 }
 

@@ -607,6 +607,7 @@ bool dnnlInt8ConvAcc(const Tensor& x, const Tensor& weight, int64_t S, int64_t O
       memory::desc srcAny(srcDims, dt::u8, tag::any), wAny(wDims, dt::s8, tag::any),
           dstAny(dstDims, requant ? dt::u8 : dt::s32, tag::any);
       Int8ConvAttrs attrs;
+      attrs.userScratchpad = true;  // Note [Scratchpads of shared primitives] in dnnl_utils.h
       if (requant) {
         attrs.mult = &rq->mult;
         attrs.hasBias = rq->hasBias;
@@ -663,7 +664,7 @@ bool dnnlInt8ConvAcc(const Tensor& x, const Tensor& weight, int64_t S, int64_t O
         margs.emplace(DNNL_ARG_BIAS, memory(biasDesc, eng, biasCopy.data()));
       }
     }
-    entry->prim.execute(strm, margs);
+    dnnl_utils::execute(entry->prim, margs);
     if (dst != dstPlain) reorder(dst, dstPlain).execute(strm, dst, dstPlain);
     strm.wait();
     return true;

@@ -439,12 +439,13 @@ void softmaxLastDimDnnl(const Tensor& c, const Tensor& out, int64_t outer, int64
     dnnl::softmax_v2_forward::desc d(
         dnnl::prop_kind::forward_inference,
         isLog ? dnnl::algorithm::softmax_log : dnnl::algorithm::softmax_accurate, md, md, 1);
-    return dnnl::softmax_v2_forward(dnnl::softmax_v2_forward::primitive_desc(d, du::engine()));
+    return dnnl::softmax_v2_forward(
+        dnnl::softmax_v2_forward::primitive_desc(d, du::userScratchpad(), du::engine()));
   });
   auto& eng = du::engine();
   dnnl::memory src(md, eng, c.rawData()), dst(md, eng, out.rawData());
-  prim->execute(du::stream(), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
-  du::stream().wait();
+  std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}};
+  du::execute(*prim, args);  // Note [Scratchpads of shared primitives]
   const float* in = c.data<float>();
   float* o = out.data<float>();
   const float inf = std::numeric_limits<float>::infinity();

@@ -5,6 +5,7 @@
 #include "ops/core_parallelism.h"
 #include "ops/elementwise.h"
 #include "ops/linalg.h"
+#include "ops/norm.h"
 #include "ops/parallel.h"
 #include "ops/reduction.h"
 #include "ops/shape.h"
@@ -14,6 +15,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -173,6 +175,33 @@ TEST(OpsParallel, ThreadCountIsPerThread) {
   adaptThreadsToLoad();
   EXPECT_EQ(getNumThreads(), 1);
   setNumThreads(2);
+}
+
+// Note [Scratchpads of shared primitives] (ops/dnnl_utils.h): the cached oneDNN primitives are
+// made on one thread and run on another (a server warms up on its loading thread); each run
+// takes the running thread's scratchpad, and the results are the same bits.
+TEST(OpsParallel, CachedPrimitivesRunOnAnotherThread) {
+  auto values = [](const IntList& shape) {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    return reshape(sin(arange(Scalar(n), ScalarType::Float)), shape);
+  };
+  const Tensor x = values({2, 32, 28, 28}), w = values({32, 32, 3, 3}), a = values({64, 256}),
+               b = values({256, 192});
+  auto compute = [&] {
+    return std::vector<Tensor>{convNd(x, w, std::nullopt, {1, 1}, {1, 1}), matmul(a, b),
+                               layerNorm(a, {256}), softmax(a, 1)};
+  };
+  const std::vector<Tensor> here = compute();
+  std::vector<Tensor> there;
+  std::thread t([&] { there = compute(); });
+  t.join();
+  ASSERT_EQ(here.size(), there.size());
+  for (size_t i = 0; i < here.size(); ++i) {
+    SCOPED_TRACE(i);
+    ASSERT_EQ(here[i].sizes(), there[i].sizes());
+    EXPECT_EQ(std::memcmp(here[i].rawData(), there[i].rawData(), here[i].nbytes()), 0);
+  }
 }
 
 std::string tmpPath(const char* name) {

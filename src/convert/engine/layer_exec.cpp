@@ -201,27 +201,6 @@ bool isDense(const Tensor& t) {
 
 // ---- oneDNN products: what convolutions and matmuls share ------------------------------------
 
-/// The calling thread's scratchpad for oneDNN primitives, at least `bytes` long (grown, never
-/// shrunk; allocates only when a primitive needs more than any before it on this thread).
-/// Note [Plan scratchpads].
-void* threadScratchpad(size_t bytes) {
-  // Not a Storage: its cache of large blocks would keep every smaller size it grew through.
-  struct Buffer {
-    void* data = nullptr;
-    size_t bytes = 0;
-    ~Buffer() { std::free(data); }
-  };
-  thread_local Buffer buffer;
-  if (buffer.bytes < bytes) {
-    std::free(buffer.data);
-    buffer.bytes = 0;
-    buffer.data = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
-    if (buffer.data == nullptr) throw std::bad_alloc();
-    buffer.bytes = bytes;
-  }
-  return buffer.data;
-}
-
 /// The source operand of a oneDNN primitive: the input as it is in memory (`user`), reordered
 /// into the layout the primitive chose when that differs (into a buffer allocated once per
 /// plan). Shared by the float and the int8 products.
@@ -283,7 +262,8 @@ class ProductExec : public LayerExec {
       auto& strm = ops::dnnl_utils::stream();
       src_.feed(strm, x.rawData());
       dst_.set_data_handle(out.rawData());
-      if (scratchBytes_) scratchMem_.set_data_handle(threadScratchpad(scratchBytes_));
+      if (scratchBytes_)
+        scratchMem_.set_data_handle(ops::dnnl_utils::threadScratchpad(scratchBytes_));
       prim_.execute(strm, args_);
       if (dstReorder_) dstReorder_.execute(strm, dstInner_, dst_);
       strm.wait();

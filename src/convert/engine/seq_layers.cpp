@@ -263,15 +263,23 @@ class FusedLayerNorm : public BoundPrimitive {
     dnnl::layer_normalization_forward::desc d(dnnl::prop_kind::forward_inference, md,
                                               static_cast<float>(eps),
                                               nf::use_scale | nf::use_shift);
-    prim_ = dnnl::layer_normalization_forward(
-        dnnl::layer_normalization_forward::primitive_desc(d, eng));
+    // Note [Scratchpads of shared primitives] in ops/dnnl_utils.h: a plan runs on any thread.
+    dnnl::layer_normalization_forward::primitive_desc pd(d, du::userScratchpad(), eng);
+    prim_ = dnnl::layer_normalization_forward(pd);
     src_ = memory(md, eng, nullptr);
     dst_ = memory(md, eng, nullptr);
     args_ = {{DNNL_ARG_SRC, src_},
              {DNNL_ARG_DST, dst_},
              {DNNL_ARG_SCALE, memory(vd, eng, w_.rawData())},
              {DNNL_ARG_SHIFT, memory(vd, eng, b_.rawData())}};
+    if (pd.scratchpad_desc().get_size() > 0) {
+      scratch_ = Storage::allocate(pd.scratchpad_desc().get_size());
+      args_[DNNL_ARG_SCRATCHPAD] = memory(pd.scratchpad_desc(), eng, scratch_.data());
+    }
   }
+
+ private:
+  Storage scratch_;
 };
 
 // Scaled dot-product self-attention over a packed QKV buffer [B*L, 3E] (q, k, v side by side
