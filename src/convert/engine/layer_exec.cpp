@@ -99,6 +99,10 @@ dnnl::primitive_attr postOpsAttr(bool sum, const ActivationSpec& act, double sca
     po.append_eltwise(1.f, *alg, alpha, beta);
   }
   attr.set_post_ops(po);
+  // Our own scratchpad (ProductExec::bind): oneDNN's library-managed one is shared through
+  // thread-local state, which plans run on other threads (Note [Batch split] in engine.cpp)
+  // must not rely on.
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   if (scale != 1.0) attr.set_output_scales(0, {static_cast<float>(scale)});
   return attr;
 }
@@ -240,7 +244,8 @@ class ProductExec : public LayerExec {
   /// The memory objects of a created primitive: the source (reordered into `srcMd` when it
   /// differs from the input's `srcUserMd`), the packed weights, the bias, the output.
   void bind(const memory::desc& srcUserMd, const memory::desc& srcMd, const memory::desc& wUserMd,
-            const memory::desc& wMd, const memory::desc& dstMd, const memory::desc& biasMd) {
+            const memory::desc& wMd, const memory::desc& dstMd, const memory::desc& biasMd,
+            const memory::desc& scratchMd) {
     auto& eng = ops::dnnl_utils::engine();
     Tensor wc = l_.weight.contiguous();
     memory wMem = packedWeights(l_, 0, wUserMd, wMd, wc.rawData());
@@ -250,6 +255,11 @@ class ProductExec : public LayerExec {
     if (l_.bias) {
       bias_ = l_.bias->contiguous();
       args_[DNNL_ARG_BIAS] = memory(biasMd, eng, bias_.rawData());
+    }
+    scratch_ = Storage();
+    if (scratchMd.get_size() > 0) {
+      scratch_ = Storage::allocate(scratchMd.get_size());
+      args_[DNNL_ARG_SCRATCHPAD] = memory(scratchMd, eng, scratch_.data());
     }
     dnnl_ = true;
   }
@@ -278,6 +288,7 @@ class ProductExec : public LayerExec {
   Storage dstBuf_;            // dstInner_'s bytes
   dnnl::reorder dstReorder_;  // dstInner_ -> dst_
   Tensor bias_, arenaOut_;
+  Storage scratch_;  // the primitive's scratchpad (user mode: postOpsAttr)
   std::unordered_map<int, memory> args_;
 };
 
@@ -370,7 +381,7 @@ class ConvExec : public ProductExec {
     if (winogradFits(x, stride, dilation) &&
         prepareWinograd(x, wUser, wDims, biasMd, dstMd, attr, strides, dil, padL, padR))
       return;
-    memory::desc srcPd, wPd;
+    memory::desc srcPd, wPd, scratchPd;
     try {
       if (!l_.transposed) {
         auto d =
@@ -383,6 +394,7 @@ class ConvExec : public ProductExec {
         dnnl::convolution_forward::primitive_desc pd(d, attr, eng);
         srcPd = pd.src_desc();
         wPd = pd.weights_desc();
+        scratchPd = pd.scratchpad_desc();
         prim_ = dnnl::convolution_forward(pd);
       } else {
         auto d =
@@ -396,12 +408,13 @@ class ConvExec : public ProductExec {
         dnnl::deconvolution_forward::primitive_desc pd(d, attr, eng);
         srcPd = pd.src_desc();
         wPd = pd.weights_desc();
+        scratchPd = pd.scratchpad_desc();
         prim_ = dnnl::deconvolution_forward(pd);
       }
     } catch (const dnnl::error&) {
       return;  // shapes oneDNN does not take: the reference path
     }
-    bind(srcUser, srcPd, wUser, wPd, dstMd, biasMd);
+    bind(srcUser, srcPd, wUser, wPd, dstMd, biasMd, scratchPd);
   }
 
   // Note [Winograd convolutions]
@@ -442,7 +455,7 @@ class ConvExec : public ProductExec {
       cf::primitive_desc pd(d, attr, ops::dnnl_utils::engine());
       prim_ = cf(pd);
       memory::desc srcUser(toDims(x.sizes()), f32, toDims(sourceStrides(x)));
-      bind(srcUser, pd.src_desc(), wUser, pd.weights_desc(), dstMd, biasMd);
+      bind(srcUser, pd.src_desc(), wUser, pd.weights_desc(), dstMd, biasMd, pd.scratchpad_desc());
       if (pd.dst_desc() != dstMd) bindInnerDst(pd.dst_desc());
       return true;
     } catch (const dnnl::error&) {
@@ -499,17 +512,18 @@ class MatMulExec : public ProductExec {
     memory::desc dstMd({M, N}, f32, {N, 1});
     memory::desc biasMd = l_.bias ? memory::desc({1, N}, f32, {N, 1}) : memory::desc();
     dnnl::primitive_attr attr = postOpsAttr(l_.hasResidual, l_.activation, l_.alpha);
-    memory::desc wPd;
+    memory::desc wPd, scratchPd;
     try {
       auto d = l_.bias ? dnnl::matmul::desc(srcMd, wAny, biasMd, dstMd)
                        : dnnl::matmul::desc(srcMd, wAny, dstMd);
       dnnl::matmul::primitive_desc pd(d, attr, eng);
       wPd = pd.weights_desc();
+      scratchPd = pd.scratchpad_desc();
       prim_ = dnnl::matmul(pd);
     } catch (const dnnl::error&) {
       return;
     }
-    bind(srcUser, srcMd, wUser, wPd, dstMd, biasMd);
+    bind(srcUser, srcMd, wUser, wPd, dstMd, biasMd, scratchPd);
   }
 };
 
