@@ -15,6 +15,8 @@
 
 #include <gtest/gtest.h>
 
+#include <omp.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -119,7 +121,8 @@ TEST(Engine, ResidualBlockFusesIntoTwoConvolutionsAndMatchesTheInterpreter) {
     expectClose(got[0], want[0], 1e-4);
   }
   EXPECT_GT(seg->built->arenaBytes(), 0u);
-  EXPECT_EQ(seg->built->numPlans(), 1u);
+  // Batch 2 runs sample by sample (Note [Batch split]): a plan per thread at most.
+  EXPECT_LE(seg->built->numPlans(), static_cast<size_t>(omp_get_max_threads()));
 }
 
 // Note [Winograd convolutions] (layer_exec.cpp): 3x3 stride-1 convolutions of 64 channels or
@@ -340,16 +343,59 @@ TEST(Engine, ViewOfChannelsLastActivationsSeesPyTorchsLayout) {
   }
 }
 
+// aten::view keeps the batch whole (Note [Batch split] in engine.cpp): one plan per batch size.
 TEST(Engine, DynamicBatchMakesOnePlanPerSignature) {
-  auto reference = graphWith(kResidualBlock, residualWeights());
+  auto reference = graphWith(kConvPoolView, {{"w1", randn({8, 3, 3, 3}, 51)},
+                                             {"w2", randn({8, 3, 3, 3}, 52)},
+                                             {"fw", randn({288, 72}, 53)}});
   auto compiled = reference->copy();
   PartitionReport report = partitionGraph(*compiled);
+  ASSERT_EQ(report.numEngines(), 1u) << report.str();
   for (int64_t n : {1, 3, 1, 5}) {
-    Tensor x = randn({n, 8, 6, 7}, static_cast<uint32_t>(n));
+    Tensor x = randn({n, 3, 8, 8}, static_cast<uint32_t>(n));
     expectClose(runGraph(compiled, {IValue(x.clone())})[0],
                 runGraph(reference, {IValue(x.clone())})[0], 1e-4);
   }
   EXPECT_EQ(report.segments[0].built->numPlans(), 3u);
+}
+
+// Note [Batch split]: a residual block keeps its samples apart, so batches of 3 and 5 run
+// sample by sample on plans of batch 1 (one per thread at most, besides batch 1's own).
+TEST(Engine, BatchOfIndependentSamplesRunsSampleBySample) {
+  auto reference = graphWith(kResidualBlock, residualWeights());
+  auto compiled = reference->copy();
+  PartitionReport report = partitionGraph(*compiled);
+  ASSERT_EQ(report.numEngines(), 1u) << report.str();
+  for (int64_t n : {3, 1, 5, 3}) {
+    Tensor x = randn({n, 8, 6, 7}, static_cast<uint32_t>(n));
+    expectClose(runGraph(compiled, {IValue(x.clone())})[0],
+                runGraph(reference, {IValue(x.clone())})[0], 1e-4);
+  }
+  EXPECT_LE(report.segments[0].built->numPlans(), 1u + static_cast<size_t>(omp_get_max_threads()));
+}
+
+// A residual [N, W] broadcast against a convolution's [N, C, H, W] (N == H) adds across the
+// samples: the first sample's plan shows it and the batch runs whole, as the interpreter.
+const char* kBroadcastResidual = R"IR(
+graph(%x : Tensor, %y : Tensor, %w : Tensor):
+  %none : NoneType = prim::Constant()
+  %one : int = prim::Constant[value=1]()
+  %s : int[] = prim::Constant[value=[1, 1]]()
+  %c : Tensor = aten::conv2d(%x, %w, %none, %s, %s, %s, %one)
+  %r : Tensor = aten::add(%c, %y, %one)
+  return (%r)
+)IR";
+
+TEST(Engine, BatchWhoseSamplesMixRunsWhole) {
+  auto reference = graphWith(kBroadcastResidual, {{"w", randn({4, 4, 3, 3}, 70)}});
+  auto compiled = reference->copy();
+  PartitionReport report = partitionGraph(*compiled);
+  ASSERT_EQ(report.numEngines(), 1u) << report.str();
+  for (int call = 0; call < 2; ++call) {
+    const Tensor x = randn({3, 4, 3, 5}, 71), y = randn({3, 5}, 72);
+    expectClose(runGraph(compiled, {IValue(x.clone()), IValue(y.clone())})[0],
+                runGraph(reference, {IValue(x.clone()), IValue(y.clone())})[0], 1e-4);
+  }
 }
 
 TEST(Engine, ProfileRunsAtMinOptAndMaxAndRejectsAShapeOutsideItsRangeNamingTheInput) {

@@ -4,12 +4,18 @@
 #include "convert/engine/layer_exec.h"
 #include "core/error.h"
 #include "ops/parallel.h"
+#include "ops/shape.h"
+#include "ops/thread_budget.h"
 #include "runtime/op_observer.h"
+
+#include <omp.h>
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <map>
 #include <unordered_map>
 
@@ -229,11 +235,143 @@ void planMemory(const NetworkDefinition& net, Plan& plan) {
   }
 }
 
+// Note [Batch split]
+// A convolutional net computes each sample of its batch on its own, and oneDNN's convolutions
+// run faster per sample at batch 1 than at batch 8 (resnet50's 1x1 convolutions 15-40% per
+// image, 1 thread: a sample's activations stay in the core's cache from layer to layer). And
+// at batch 8 with 2 threads, every layer is a parallel region ending on a barrier. So when
+// every layer of the network keeps dim 0 as a batch of independent samples, a call of batch
+// N >= 2 runs sample by sample on plans of batch 1 (Note [Engine plans]), the threads of the
+// call splitting the samples between them (each runs its primitives on 1 thread: no barrier
+// but the one at the end), and the outputs are stacked along dim 0.
+//
+// Which layers keep the samples apart is decided by kind, conservatively: convolutions,
+// linear matmuls (a weight, rows independent), batch norm (eval), activations, 2-d pools,
+// binary ops between two batched values, and the plugins below; a Shape layer, a matmul of two
+// values, softmax, layer_norm, quantized layers or any other plugin keep the whole batch. What
+// only shapes can tell (a convolution or pool given an unbatched input, a binary op that
+// broadcasts a batched value against another rank) is checked on the first sample's plan when
+// it is made (sliceShapesOk); if that fails, the engine never splits again.
+// TORCHLESS_BATCH_SPLIT=0 turns it off (to compare).
+
+bool pluginKeepsSamples(const Layer& l) {
+  static const std::vector<std::string> kUnary = {"aten::relu",
+                                                  "aten::relu_",
+                                                  "aten::sigmoid",
+                                                  "aten::sigmoid_",
+                                                  "aten::silu",
+                                                  "aten::silu_",
+                                                  "aten::hardswish",
+                                                  "aten::hardswish_",
+                                                  "aten::hardtanh",
+                                                  "aten::hardtanh_",
+                                                  "aten::tanh",
+                                                  "aten::gelu",
+                                                  "aten::max_pool2d",
+                                                  "aten::avg_pool2d",
+                                                  "aten::adaptive_avg_pool2d",
+                                                  "aten::adaptive_max_pool2d",
+                                                  "aten::contiguous"};
+  static const std::vector<std::string> kBinary = {"aten::mul",  "aten::mul_", "aten::add",
+                                                   "aten::add_", "aten::sub",  "aten::div"};
+  if (!l.node) return false;
+  const std::string k = l.node->kind().toQualString();
+  // Static tensors among the arguments could carry a batch dimension of their own.
+  for (const auto& a : l.args)
+    if (a && a->isTensor()) return false;
+  if (std::find(kUnary.begin(), kUnary.end(), k) != kUnary.end()) return true;
+  if (std::find(kBinary.begin(), kBinary.end(), k) != kBinary.end()) return true;
+  if (k == "aten::flatten")  // flatten(x, start_dim >= 1, end_dim)
+    return l.args.size() >= 2 && l.args[1] && l.args[1]->isInt() && l.args[1]->toInt() >= 1;
+  return false;
+}
+
+bool isBinaryLayer(const Layer& l) {
+  if (l.kind == LayerKind::Binary) return true;
+  if (l.kind != LayerKind::Plugin || !l.node) return false;
+  const std::string k = l.node->kind().toQualString();
+  return k == "aten::mul" || k == "aten::mul_" || k == "aten::add" || k == "aten::add_" ||
+         k == "aten::sub" || k == "aten::div";
+}
+
+// Note [Batch split]: whether every layer keeps dim 0's samples apart, and which values carry
+// that dim (`batch`).
+bool keepsSamplesApart(const NetworkDefinition& net, std::vector<bool>& batch) {
+  batch.assign(net.values().size(), false);
+  if (net.inputs().empty() || net.outputs().empty()) return false;
+  for (ValueId v : net.inputs()) {
+    if (net.values()[static_cast<size_t>(v)].kind != ValueKind::Tensor) return false;
+    batch[static_cast<size_t>(v)] = true;
+  }
+  bool anyProduct = false;
+  for (const Layer& l : net.layers()) {
+    if (l.kind == LayerKind::Constant) continue;
+    bool ok = false;
+    switch (l.kind) {
+      case LayerKind::Convolution: ok = !l.quantized; break;
+      case LayerKind::MatMul: ok = !l.quantized && l.weight.defined(); break;
+      case LayerKind::Eltwise:
+      case LayerKind::Binary:
+      case LayerKind::Pooling:
+      case LayerKind::BatchNorm: ok = true; break;
+      case LayerKind::Plugin: ok = pluginKeepsSamples(l); break;
+      default: ok = false;
+    }
+    if (!ok) return false;
+    anyProduct = anyProduct || l.kind == LayerKind::Convolution;
+    // Every value the layer reads is batched (weights live in the layer, not in values).
+    for (ValueId in : l.inputs)
+      if (!batch[static_cast<size_t>(in)]) return false;
+    for (ValueId o : l.outputs) batch[static_cast<size_t>(o)] = true;
+  }
+  for (ValueId o : net.outputs())
+    if (!batch[static_cast<size_t>(o)]) return false;
+  return anyProduct;
+}
+
 }  // namespace
+
+bool Engine::sliceShapesOk(const std::vector<IValue>& slots) const {
+  // A batched value of a sample's plan: a tensor whose dim 0 has size 1.
+  auto sample = [&](ValueId v, Tensor& t) {
+    const IValue& x = slots[static_cast<size_t>(v)];
+    if (!x.isTensor()) return false;
+    t = x.toTensor();
+    return t.dim() >= 1 && t.sizes()[0] == 1;
+  };
+  std::vector<Tensor> ins;
+  Tensor t;
+  for (const Layer& l : network_.layers()) {
+    if (l.kind == LayerKind::Constant) continue;
+    ins.clear();
+    for (ValueId v : l.inputs) {
+      if (!sample(v, t)) return false;
+      ins.push_back(t);
+    }
+    for (ValueId v : l.outputs)
+      if (!sample(v, t)) return false;
+    if (ins.empty()) return false;
+    const int64_t d = ins[0].dim();
+    // A fused residual of another rank broadcasts across the samples' dims.
+    if (l.hasResidual && ins.back().dim() != t.dim()) return false;
+    if (l.kind == LayerKind::Convolution && d != l.weight.dim()) return false;
+    if ((l.kind == LayerKind::MatMul || l.kind == LayerKind::BatchNorm) && d < 2) return false;
+    if (l.kind == LayerKind::Pooling && d != 4) return false;
+    if (l.kind == LayerKind::Plugin && l.node) {
+      const std::string k = l.node->kind().toQualString();
+      if (k.size() > 2 && k.compare(k.size() - 2, 2, "2d") == 0 && d != 4) return false;
+    }
+    if (isBinaryLayer(l))
+      for (const Tensor& x : ins)
+        if (x.dim() != d) return false;
+  }
+  return true;
+}
 
 Engine::Engine(NetworkDefinition network, EngineOptions options, bool fused)
     : network_(std::move(network)), options_(std::move(options)) {
   if (!fused) fuseNetwork(network_);
+  batchSplit_ = keepsSamplesApart(network_, batchValue_);
   for (Layer& l : network_.layers())
     if (l.kind == LayerKind::Convolution || l.kind == LayerKind::MatMul) {
       l.packed = makePackedWeightCache();
@@ -308,6 +446,82 @@ void Engine::releasePlan(std::shared_ptr<Plan> plan) const {
 
 std::vector<IValue> Engine::run(const std::vector<IValue>& inputs) const {
   checkProfiles(inputs);
+  if (auto outs = runSplit(inputs)) return std::move(*outs);
+  return runPlan(inputs, false);
+}
+
+std::optional<std::vector<IValue>> Engine::runSplit(const std::vector<IValue>& inputs) const {
+  static const bool enabled = [] {
+    const char* v = std::getenv("TORCHLESS_BATCH_SPLIT");
+    return v == nullptr || std::string(v) != "0";
+  }();
+  if (!enabled || !batchSplit_ || splitRefused_.load(std::memory_order_relaxed) ||
+      omp_in_parallel() || inputs.empty())
+    return std::nullopt;
+  int64_t n = -1;
+  for (const IValue& v : inputs) {
+    if (!v.isTensor() || v.toTensor().dim() < 1) return std::nullopt;
+    const int64_t b = v.toTensor().sizes()[0];
+    if (n >= 0 && b != n) return std::nullopt;
+    n = b;
+  }
+  if (n < 2) return std::nullopt;
+  const int threads = static_cast<int>(std::min<int64_t>(ops::getNumThreads(), n));
+  std::vector<std::vector<IValue>> outs(static_cast<size_t>(n));
+  std::exception_ptr err;
+  std::mutex errMu;
+  // Each thread takes the next sample not yet taken and runs it on a plan of batch 1, 1 thread
+  // (taken in turn, not in fixed shares: a thread whose core another process holds takes fewer).
+  std::atomic<int64_t> next{0};
+  auto work = [&] {
+    try {
+      ops::ThreadLimit one(1);
+      std::vector<IValue> in(inputs.size());
+      for (int64_t i = next++; i < n; i = next++) {
+        for (size_t k = 0; k < inputs.size(); ++k)
+          in[k] = IValue(ops::narrow(inputs[k].toTensor(), 0, i, 1));
+        outs[static_cast<size_t>(i)] = runPlan(in, true);
+        if (splitRefused_.load(std::memory_order_relaxed)) return;
+      }
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(errMu);
+      if (!err) err = std::current_exception();
+    }
+  };
+  if (threads <= 1) {
+    work();
+  } else {
+#pragma omp parallel num_threads(threads)
+    work();
+  }
+  // A sample that fails (an unbatched input taken for a batch: a convolution's [C, H, W] is
+  // not C samples) or a refusal runs the whole batch instead, which reports its own errors.
+  if (err) {
+    if (!splitWorked_.load(std::memory_order_relaxed))
+      splitRefused_.store(true, std::memory_order_relaxed);
+    return std::nullopt;
+  }
+  if (splitRefused_.load(std::memory_order_relaxed)) return std::nullopt;
+  splitWorked_.store(true, std::memory_order_relaxed);
+  std::vector<IValue> result;
+  for (size_t k = 0; k < outs[0].size(); ++k) {
+    const Tensor& first = outs[0][k].toTensor();
+    IntList sizes = first.sizes();
+    sizes[0] = n;
+    Tensor y = Tensor::empty(sizes, first.dtype());
+    const size_t bytes = first.nbytes();
+    for (size_t i = 0; i < outs.size(); ++i) {
+      const Tensor& t = outs[i][k].toTensor();
+      TL_INTERNAL_ASSERT(t.sizes() == first.sizes() && t.isContiguous(),
+                         "batch split: sample outputs differ in shape");
+      std::memcpy(static_cast<char*>(y.rawData()) + i * bytes, t.rawData(), bytes);
+    }
+    result.emplace_back(std::move(y));
+  }
+  return result;
+}
+
+std::vector<IValue> Engine::runPlan(const std::vector<IValue>& inputs, bool slice) const {
   std::shared_ptr<Plan> plan = acquirePlan(inputs);
   struct Release {
     const Engine* e;
@@ -363,6 +577,8 @@ std::vector<IValue> Engine::run(const std::vector<IValue>& inputs) const {
         throw;
       }
     }
+    if (slice && !sliceShapesOk(plan->slots))
+      splitRefused_.store(true, std::memory_order_relaxed);  // Note [Batch split]
     planMemory(network_, *plan);
     plan->prepared = true;
   } else {

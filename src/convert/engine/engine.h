@@ -20,6 +20,7 @@
 #include "convert/engine/network.h"
 #include "core/ivalue.h"
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -78,6 +79,9 @@ class Engine {
  private:
   void checkProfiles(const std::vector<IValue>& inputs) const;
   std::shared_ptr<Plan> acquirePlan(const std::vector<IValue>& inputs) const;
+  std::vector<IValue> runPlan(const std::vector<IValue>& inputs, bool slice) const;
+  std::optional<std::vector<IValue>> runSplit(const std::vector<IValue>& inputs) const;
+  bool sliceShapesOk(const std::vector<IValue>& slots) const;
   void releasePlan(std::shared_ptr<Plan> plan) const;
 
   NetworkDefinition network_;
@@ -85,6 +89,11 @@ class Engine {
   mutable std::mutex mu_;
   mutable std::vector<std::shared_ptr<Plan>> plans_;  // most recently used last
   mutable uint64_t clock_ = 0;
+  // Note [Batch split] in engine.cpp: every layer computes each sample of dim 0 on its own
+  // (by kind; checked again on the first sample's plan), and which values carry that dim.
+  bool batchSplit_ = false;
+  std::vector<bool> batchValue_;
+  mutable std::atomic<bool> splitRefused_{false}, splitWorked_{false};
 };
 
 /// Folds and fuses a converted network in place (fuse.cpp): batch_norm into the convolution
