@@ -1045,7 +1045,7 @@ Tensor qlinearDynamic(const Tensor& x, const Tensor& weight, const std::optional
   const float inv = 1.0f / aScale;
   std::vector<int16_t> a16(static_cast<size_t>(xc.numel()));
   for (size_t i = 0; i < a16.size(); ++i)
-    a16[i] = static_cast<int16_t>(quantizeOne(xp[i], inv, aZp, 0, 255) - aZp);
+    a16[i] = static_cast<int16_t>(quantizeOneLegacy(xp[i], inv, aZp, 0, 255) - aZp);
   const QuantizerInfo& wq = *weight.quantizer();
   std::vector<double> wsc = scalesOf(wq, perChannel(wq) ? N : 1);
   std::vector<int32_t> wzp = zeroPointsOf(wq, perChannel(wq) ? N : 1);

@@ -797,3 +797,64 @@ with open(os.path.join(OUT, "print.txt"), "w") as f:
     q = torch.quantize_per_channel(torch.tensor([[1.0, 2.0], [3., 4.]]), torch.tensor([0.1, 0.2]),
                                    torch.tensor([0, 1]), 0, torch.qint8)
     f.write(str(q) + "\n")
+
+
+# ---- rounding at ties (appended last: the cases above keep their random inputs) -----------------
+
+class BilinearTies(nn.Module):
+    def forward(self, x):
+        a = torch.quantize_per_tensor(x, 0.05, 10, torch.quint8).contiguous(memory_format=torch.channels_last)
+        b = torch.quantize_per_tensor(x, 0.04, -3, torch.qint8).contiguous(memory_format=torch.channels_last)
+        return (ir(F.interpolate(a, size=(17, 12), mode="bilinear")),
+                ir(F.interpolate(a, size=(9, 7), mode="bilinear")),
+                ir(F.interpolate(b, size=(5, 13), mode="bilinear", align_corners=True)))
+
+
+save("quantized_upsample_bilinear_ties", BilinearTies(), [torch.randn(2, 19, 9, 7) * 2], "exact",
+     "aten::upsample_bilinear2d on channels-last quint8 / qint8 with 19 channels: PyTorch's NHWC "
+     "kernel contracts its vector body (16 channels) and its scalar tail (3) into fused "
+     "multiply-adds in two different shapes; ties of both, equal sizes interpolated")
+
+
+def legacy_ties(n, lo, hi, reduce_range):
+    """n floats in (lo, hi) whose dynamic quantization (the qparams of [lo, hi]) differs between
+    fbgemm's fma(x, 1 / scale, zp) and round(x * (1 / scale)) + zp: inputs at those ties."""
+    scale, zp = torch._choose_qparams_per_tensor(torch.tensor([lo, hi]), reduce_range)
+    inv = np.float32(1) / np.float32(scale)
+    found = []
+    rng = np.random.default_rng(0)
+    while len(found) < n:
+        k = rng.integers(1, 120)
+        # x near (k + 0.5 - zp) / inv, stepped by ulps
+        x0 = np.float32((k + 0.5 - zp) / float(inv))
+        for step in range(-4, 5):
+            x = np.nextafter(x0, np.float32(np.inf if step > 0 else -np.inf), dtype=np.float32)
+            for _ in range(abs(step) - 1):
+                x = np.nextafter(x, np.float32(np.inf if step > 0 else -np.inf), dtype=np.float32)
+            x = x0 if step == 0 else x
+            if not (lo < x < hi):
+                continue
+            fused = np.float32(np.float64(x) * np.float64(inv) + zp)
+            legacy = np.rint(fused)
+            new = np.rint(np.float32(x * inv)) + zp
+            if legacy != new:
+                found.append(x)
+    return np.array(found[:n], dtype=np.float32)
+
+
+class DynLinearTies(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(64, 8)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+x = torch.empty(4, 64)
+x.view(-1)[:] = torch.from_numpy(np.resize(legacy_ties(64, -1.3, 2.1, True), 256))
+x.view(-1)[0], x.view(-1)[1] = -1.3, 2.1
+m = tq.quantize_dynamic(DynLinearTies().eval(), {nn.Linear}, dtype=torch.qint8)
+save("dynamic_linear_ties", m, [x], "float",
+     "quantized::linear_dynamic on inputs at ties of its input quantization: fbgemm's "
+     "PackAWithQuantRowOffset quantizes as fma(x, 1 / scale, zp), rounded once", 1e-6, 1e-6)

@@ -77,7 +77,9 @@ std::vector<std::string> caseNames() {
                                     "static_googlenet",
                                     "static_inception_v3",
                                     "fx_mobilenet_v2_fbgemm",
-                                    "fx_mobilenet_v3_large_qnnpack"};
+                                    "fx_mobilenet_v3_large_qnnpack",
+                                    "quantized_upsample_bilinear_ties",
+                                    "dynamic_linear_ties"};
   return names;
 }
 
@@ -336,8 +338,8 @@ INSTANTIATE_TEST_SUITE_P(
                       "static_elementwise", "static_activations", "fx_static",
                       "static_qnnpack_qconfig", "static_qnnpack_engine", "quantized_norms",
                       "static_norms", "quantized_upsample_bilinear",
-                      "quantized_upsample_bilinear_scale", "quantized_hardsigmoid",
-                      "static_mobilenet_v2", "static_mobilenet_v3_large",
+                      "quantized_upsample_bilinear_scale", "quantized_upsample_bilinear_ties",
+                      "quantized_hardsigmoid", "static_mobilenet_v2", "static_mobilenet_v3_large",
                       "static_shufflenet_v2_x0_5", "static_googlenet", "static_inception_v3",
                       "fx_mobilenet_v2_fbgemm", "fx_mobilenet_v3_large_qnnpack"),
     [](const auto& info) { return info.param; });
@@ -347,15 +349,20 @@ INSTANTIATE_TEST_SUITE_P(
 // scripted export on the ScriptObject input). torchless exports them as PyTorch computes them
 // (Note [Dynamic-quantized recurrent layers] in convert/onnx/quantized.cpp): each projection a
 // dynamic linear whose input qparams are picked per call as PyTorch picks them, in a Loop over
-// the steps. ONNX Runtime matches PyTorch within 1e-5 on one layer, two bidirectional layers
-// from a given h0 and packed sequences (the float GRU / LSTM of ONNX on the dequantized
-// weights would be off by the activations' 7-bit quantization: 1e-2 on these cases).
+// the steps. ONNX Runtime matches PyTorch within 1e-5 on one layer and on packed sequences
+// (the float GRU / LSTM of ONNX on the dequantized weights would be off by the activations'
+// 7-bit quantization: 1e-2 on these cases). Its Sigmoid and Tanh are MLAS approximations a few
+// ulp from PyTorch's, and over two bidirectional layers of 6 steps one such ulp moved a hidden
+// state's dynamic quantization across a tie (4.1e-4 on dynamic_gru_stack, where the interpreter
+// matches PyTorch within 1e-4): that case allows 1e-3, still a tenth of the float export's error.
 TEST(QuantizedExportOracle, DynamicRnn) {
-  for (const std::string name : {"dynamic_gru", "dynamic_gru_stack", "dynamic_gru_packed",
-                                 "dynamic_lstm", "dynamic_lstm_packed"}) {
+  for (const std::string name :
+       {"dynamic_gru", "dynamic_gru_packed", "dynamic_lstm", "dynamic_lstm_packed"}) {
     SCOPED_TRACE(name);
     exportAndRunOrt(casesDir() / name, name, 1e-5, 1e-5);
   }
+  SCOPED_TRACE("dynamic_gru_stack");
+  exportAndRunOrt(casesDir() / "dynamic_gru_stack", "dynamic_gru_stack", 1e-3, 1e-5);
 }
 
 // ---- operators without a kernel (issue 15 part 4) --------------------------------------------

@@ -97,8 +97,10 @@ def test_outputs_equal_torchless_run(server, tmp_path):
     status, body = classify(server, x)
     assert status == 200, body
     served = np.array(body["outputs"][0]["data"], dtype=np.float32).reshape(ran.shape)
-    # The same run path; float32 survives JSON exactly.
-    np.testing.assert_array_equal(served, ran)
+    # float32 survives JSON exactly, but `run` makes its one call on the graph as loaded while
+    # the server runs the engine's prepared plan, whose fused layers may sum in another order
+    # (measured: 3e-8 on logits near 0.3).
+    np.testing.assert_allclose(served, ran, rtol=1e-6, atol=1e-7)
 
 
 def test_batch_sizes_planned_on_another_thread(server):
