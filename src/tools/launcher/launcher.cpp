@@ -69,7 +69,7 @@ int main(int argc, char** argv) {
   // Note [OpenMP wait policy]: libgomp reads its environment while the library is opened.
   const bool lendPolicy = !std::getenv("OMP_WAIT_POLICY") && !std::getenv("GOMP_SPINCOUNT");
   if (lendPolicy) setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
-  void* lib = dlopen("libtorchless_cli.so", RTLD_NOW | RTLD_LOCAL);
+  void* lib = dlopen("libtorchless_cli.so", RTLD_LAZY | RTLD_LOCAL);
   if (lendPolicy) unsetenv("OMP_WAIT_POLICY");
   if (!lib) {
     std::fprintf(stderr, "torchless: cannot load the commands' library: %s\n", dlerror());
