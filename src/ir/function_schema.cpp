@@ -438,6 +438,13 @@ class SchemaParser {
         pos_ = s;
         fail(fmt::format("expected a list size but found {}", describeHere()));
       }
+      // A default of a sized list is repeated N times (`int[2] stride=1` is [1, 1]): the size
+      // is checked before that list is built (the types fuzzer's `int[39999999] padding=0`).
+      constexpr int32_t kMaxListSize = 1 << 16;
+      if (n > kMaxListSize) {
+        pos_ = s;
+        fail(fmt::format("list size {} is over the limit of {}", n, kMaxListSize));
+      }
       N = n;
       expect(']');
       type = ListType::create(std::move(type));

@@ -416,6 +416,9 @@ TEST(FunctionSchemaErrors, MessagesNameTheProblemAndColumn) {
             "invalid schema: expected '->' but found 'Tensor' at column 17");
   EXPECT_EQ(errorOf("foo::bar(int x"),
             "invalid schema: expected ')' but found end of schema at column 15");
+  // A sized list's default is repeated N times: N is checked first (found by fuzz_types).
+  EXPECT_EQ(errorOf("foo::bar(int[39999999] padding=0) -> ()"),
+            "invalid schema: list size 39999999 is over the limit of 65536 at column 14");
   EXPECT_EQ(errorOf("foo::bar(int) -> ()"),
             "invalid schema: expected an argument name but found ')' at column 13");
   EXPECT_EQ(errorOf("foo::bar(int x=) -> ()"),
