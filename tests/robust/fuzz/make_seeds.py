@@ -92,6 +92,8 @@ def main():
         schemas = re.findall(r'"((?:aten|prim|quantized)::[^"]+)"', open(inc).read())[::97][:60]
     for i, t in enumerate(schemas):
         write(d, f"schema{i}", b"\2" + t.encode())
+    # a finding of fuzz_types (a sized list's default repeated 40M times), kept as a seed
+    write(d, "schema_sized_list", b"\2foo::bar(int[39999999] padding=0, int[2] s=1) -> ()")
     # unpickler: shared values (2^100 leaves in a few hundred bytes) and deep nestings.
     d = os.path.join(out, "unpickler")
     for name, emit in (("shared_tuples", hostile.shared_tuples(100)),
