@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -400,7 +401,7 @@ struct CutStack {
   // Copies sample `i` (sizes [1, ...], strides as its plan laid it out) into the stack, made
   // with the same strides (channels-last stays so) on first use.
   void put(int64_t i, const Tensor& t) {
-    const bool dense = t.dim() >= 1 && t.sizes()[0] == 1 && isDenseSample(t);
+    const bool dense = t.dim() >= 1 && t.sizes()[0] == 1 && nonOverlappingAndDense(t);
     {
       std::lock_guard<std::mutex> lock(mu);
       if (!value.defined()) {
@@ -412,20 +413,33 @@ struct CutStack {
       }
     }
     Tensor dst = ops::narrow(value, 0, i, 1);
-    if (dense && dst.strides() == t.strides())
+    bool sameLayout = dense;
+    for (int64_t d = 1; d < t.dim() && sameLayout; ++d)
+      sameLayout = dst.strides()[d] == t.strides()[d];
+    if (sameLayout)
       std::memcpy(dst.rawData(), t.rawData(), t.nbytes());
     else
       ops::copyInto(dst, t);
   }
 
-  // Every element of `t` at a distinct offset within numel (contiguous or permuted).
-  static bool isDenseSample(const Tensor& t) {
-    int64_t maxOff = 0;
+  // PyTorch's is_non_overlapping_and_dense: ordered by stride, each dim of size > 1 steps over
+  // exactly the ones before it (contiguous, channels-last and any other permutation).
+  static bool nonOverlappingAndDense(const Tensor& t) {
+    std::array<int64_t, 8> dims{};
+    size_t k = 0;
     for (int64_t d = 0; d < t.dim(); ++d) {
-      if (t.sizes()[d] == 0) return false;
-      maxOff += (t.sizes()[d] - 1) * t.strides()[d];
+      if (t.sizes()[d] == 1) continue;
+      if (k == dims.size()) return false;
+      dims[k++] = d;
     }
-    return maxOff + 1 == t.numel();
+    std::sort(dims.begin(), dims.begin() + static_cast<std::ptrdiff_t>(k),
+              [&](int64_t a, int64_t b) { return t.strides()[a] < t.strides()[b]; });
+    int64_t expected = 1;
+    for (size_t j = 0; j < k; ++j) {
+      if (t.strides()[dims[j]] != expected) return false;
+      expected *= t.sizes()[dims[j]];
+    }
+    return true;
   }
 };
 
