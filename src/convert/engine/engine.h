@@ -82,7 +82,7 @@ class Engine {
   std::shared_ptr<Plan> acquirePlan(const std::vector<IValue>& inputs, int64_t stage) const;
   std::vector<IValue> runPlan(const std::vector<IValue>& inputs, const PlanCall& call) const;
   std::optional<std::vector<IValue>> runSplit(const std::vector<IValue>& inputs) const;
-  bool sliceShapesOk(const std::vector<IValue>& slots, size_t layers) const;
+  bool sliceShapesOk(const std::vector<IValue>& slots, size_t numLayers) const;
   void releasePlan(std::shared_ptr<Plan> plan) const;
 
   NetworkDefinition network_;
