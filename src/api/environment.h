@@ -15,7 +15,7 @@ struct Environment {
   std::vector<std::string> cpuFeatures;  // sse4.2, avx2, avx512f, avx512bf16, ...
   int cores = 0;                         // logical processors OpenMP sees
   int defaultThreads = 0;                // threads a kernel uses without --threads
-  std::string waitPolicy;  // OpenMP wait policy of idle threads (tools/thread_env.cpp)
+  std::string waitPolicy;  // OpenMP wait policy of idle threads (tools/launcher/launcher.cpp)
   int minOpset = 0, maxOpset = 0, defaultOpset = 0;       // ONNX export, default domain
   uint64_t minArchiveVersion = 0, maxArchiveVersion = 0;  // archive file-format versions read
 };

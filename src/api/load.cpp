@@ -83,6 +83,7 @@ Module loadArchive(const std::string& path, const LoadOptions& options) {
   engine::registerEngineKernel();      // torchless::execute_engine (compiled archives, engines)
   ZipReaderOptions zipOptions;
   zipOptions.checkCrc = options.checkCrc;
+  zipOptions.mapStoredRecords = options.mapRecords;
   ArchiveReader ar(path, zipOptions);
   if (!options.readTensorData) ar.usePlaceholderStorages();
 

@@ -46,6 +46,12 @@ struct LoadOptions {
   /// counts and bytes, operators) without materializing its weights, as `torchless info` does;
   /// running such a module computes with zeros.
   bool readTensorData = true;
+  /// Tensors of stored records point into a copy-on-write mapping of the archive instead of
+  /// buffers the records are read into (ZipReaderOptions::mapStoredRecords; Note [Mapped
+  /// archives] in core/mapped_file.h): no copy and no fresh pages, for a process that loads a
+  /// model to use it briefly (`torchless run`). The records are still checked (CRC-32) at load;
+  /// if the file shrinks later, while mapped, the process ends with a message naming it.
+  bool mapRecords = false;
 };
 
 /// A loaded TorchScript module.

@@ -1,6 +1,7 @@
 #include "serialize/zip_reader.h"
 
 #include "core/error.h"
+#include "core/mapped_file.h"
 #include "core/memory_budget.h"
 #include "core/prefault.h"
 
@@ -384,6 +385,33 @@ RecordData ZipReader::readRecord(std::string_view name) const {
     throw Error("record too large for this machine", place);
   RecordData out;
   out.size = static_cast<size_t>(info->size);
+  // Note [Mapped archives]: a view of the file's mapping, populated and checked now.
+  if (options_.mapStoredRecords && fd_ >= 0 && info->dataOffset >= 0 &&
+      info->dataOffset % static_cast<int64_t>(kAlign) == 0) {
+    if (!mapTried_) {
+      mapTried_ = true;
+      map_ = MappedFile::map(fd_, size_, displayName_);
+    }
+    if (map_) {
+      try {
+        checkAllocation(out.size, "reading the record");  // as a read: Note [Memory budget]
+      } catch (Error& e) {
+        e.withPlace(place);
+        throw;
+      }
+      const size_t offset = static_cast<size_t>(info->dataOffset);
+      if (!map_->populate(offset, out.size))
+        throw Error(fmt::format("truncated: cannot read the record's {} bytes: the file is "
+                                "shorter than when it was opened",
+                                info->size),
+                    place);
+      out.data = map_->data() + offset;
+      out.owner = std::shared_ptr<void>(map_, const_cast<std::byte*>(out.data));
+      if (options_.checkCrc && libdeflate_crc32(0, out.data, out.size) != info->crc)
+        throw Error("CRC-32 mismatch (the record is corrupt)", place);
+      return out;
+    }
+  }
   try {
     checkAllocation(out.size, "reading the record");  // Note [Memory budget]
     out.owner = alignedBuffer(out.size);

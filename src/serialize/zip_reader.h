@@ -5,10 +5,13 @@
 //
 // Note [Reading records once]
 // A record is read straight into the 64-byte aligned buffer that its tensors then wrap (no
-// second copy). The file is not mmapped: mapped pages that were read count in the process's
-// resident size next to the buffers, so loading a 330 MB model would peak at twice its size;
-// with reads, the peak stays near the size of the tensors (see the memory test in
-// tests/serialize/extra.cmake).
+// second copy). By default the file is not mmapped: mapping it *and* reading into buffers
+// would count the mapped pages in the process's resident size next to the buffers (a 330 MB
+// model would peak at twice its size); with reads, the peak stays near the size of the tensors
+// (see the memory test in tests/serialize/extra.cmake). With ZipReaderOptions::mapStoredRecords
+// the stored, 64-byte aligned records are not read at all: their tensors point into one
+// copy-on-write mapping of the file (Note [Mapped archives] in core/mapped_file.h), and the
+// resident size is again the tensors' bytes, now page-cache pages.
 //
 // What it checks, beyond what libzip does:
 //   - PyTorch's prefix rule: the first entry's name up to its first '/' is the archive folder;
@@ -34,6 +37,8 @@ struct zip;
 struct zip_source;
 
 namespace torchless {
+
+class MappedFile;
 
 /// One file inside the archive folder.
 struct ZipRecordInfo {
@@ -72,6 +77,12 @@ struct ZipReaderOptions {
   /// Verify each record's CRC-32 when it is read (PyTorch never does). When false, a record
   /// whose bytes do not match its CRC loads as it is.
   bool checkCrc = true;
+  /// Hand out stored records whose data is 64-byte aligned in the file (PyTorch aligns every
+  /// tensor record) as views of a copy-on-write mapping of the file instead of reading them
+  /// into buffers (Note [Mapped archives] in core/mapped_file.h: a file that shrinks while
+  /// mapped ends the process with a message naming it, not a bare SIGBUS). Only for files
+  /// (open()); each record is still checked (populated without SIGBUS, CRC-32) when handed out.
+  bool mapStoredRecords = false;
 };
 
 /// Read-only view of a TorchScript zip archive. Not thread-safe.
@@ -136,6 +147,8 @@ class ZipReader {
   std::string prefix_;
   std::vector<ZipRecordInfo> records_;
   std::unordered_map<std::string, size_t> byName_;
+  mutable std::shared_ptr<MappedFile> map_;  // mapStoredRecords: made on first use
+  mutable bool mapTried_ = false;
 };
 
 /// Checks one entry name from a zip central directory; returns a reason when it must be

@@ -13,7 +13,7 @@
 //   instances x threads threads compute at once. OpenMP (libgomp) keeps a team per thread that
 //   starts parallel regions: each HTTP/gRPC thread that ran a forward keeps threads - 1 idle
 //   team threads, which sleep at once (OMP_WAIT_POLICY=PASSIVE, Note [OpenMP wait policy] in
-//   tools/thread_env.cpp) and cost no CPU.
+//   tools/launcher/launcher.cpp) and cost no CPU.
 // - Back-pressure. At most `capacity` requests wait per model; one more is refused at once
 //   (HTTP 429, gRPC UNAVAILABLE) instead of queueing without bound.
 // - Dynamic batching (Triton's): for a batchable model (ServedModel::batchable), a worker that

@@ -87,7 +87,10 @@ bool compareOutput(const FlatOutput& out, const std::string& expectedPath, doubl
 
 void runCommand(const RunOptions& o) {
   if (o.threads > 0) ops::setNumThreads(o.threads);
-  Module m = loadWithDeviceMap(o.model, o.device);
+  // One short-lived call: the records are mapped, not read (Note [Mapped archives]).
+  LoadOptions load;
+  load.mapRecords = true;
+  Module m = loadWithDeviceMap(o.model, o.device, load);
   if (!m.findMethod(o.method)) throw m.noSuchMethod(o.method).withPlace(o.model);
   std::vector<ParamSpec> params = m.methodParams(o.method);
   std::vector<IValue> args = commandInputs(o.in, o.inputs, params, o.model, o.method);

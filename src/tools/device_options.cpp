@@ -16,7 +16,8 @@ void addDeviceOptions(CLI::App* cmd, DeviceOptions& o) {
                   "FROM=TO[,FROM=TO...]: as --map-location, per device (cuda:0=cpu,cuda:1=cpu)");
 }
 
-Module loadWithDeviceMap(const std::string& path, const DeviceOptions& o) {
+Module loadWithDeviceMap(const std::string& path, const DeviceOptions& o,
+                         const LoadOptions& options) {
   std::vector<DeviceMapping> rules;
   try {
     if (!o.mapLocation.empty()) {
@@ -30,7 +31,7 @@ Module loadWithDeviceMap(const std::string& path, const DeviceOptions& o) {
     throw CLI::ValidationError(o.deviceMap.empty() ? "--map-location" : "--device-map",
                                e.firstLine());
   }
-  Module m = load(path);
+  Module m = load(path, options);
   if (rules.empty()) return m;
   DeviceRemapReport report = remapDeviceConstants(m, rules);
   if (report.constants)

@@ -22,6 +22,8 @@ void addDeviceOptions(CLI::App* cmd, DeviceOptions& o);
 /// Loads `path`; with a device map, rewrites the device constants of its code and says so on
 /// stderr ("note: model.pt: 3 device constants (cuda:0) remapped to cpu"). A malformed map
 /// is a usage error (CLI::ValidationError, exit 2); load errors throw torchless::Error.
-Module loadWithDeviceMap(const std::string& path, const DeviceOptions& o);
+/// `options` as torchless::load takes them.
+Module loadWithDeviceMap(const std::string& path, const DeviceOptions& o,
+                         const LoadOptions& options = {});
 
 }  // namespace torchless::cli

@@ -1,5 +1,7 @@
 // The torchless command line (../shared/docs/cli.md). Exit codes: 0 success, 1 user error
 // (torchless::Error: first stderr line says what and where), 2 usage error (CLI11).
+// This is libtorchless_cli.so's entry point; the `torchless` executable is a launcher that opens
+// this library when a command runs (Note [Launcher] in tools/launcher/launcher.cpp).
 
 #include "core/error.h"
 #include "core/memory_budget.h"
@@ -100,7 +102,9 @@ void* runMain(void* p) {
 }
 }  // namespace
 
-int main(int argc, char** argv) {
+/// Runs the command line `argv` (argv[0] is the program name) as cli.md says; returns the exit
+/// status. Called by the launcher (tools/launcher/launcher.cpp) on the process's main thread.
+extern "C" __attribute__((visibility("default"))) int torchless_cli_main(int argc, char** argv) {
   MainArgs args{argc, argv, 1};
   pthread_attr_t attr;
   pthread_t thread;

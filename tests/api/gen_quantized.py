@@ -818,7 +818,7 @@ save("quantized_upsample_bilinear_ties", BilinearTies(), [torch.randn(2, 19, 9, 
 
 def legacy_ties(n, lo, hi, reduce_range):
     """n floats in (lo, hi) whose dynamic quantization (the qparams of [lo, hi]) differs between
-    fbgemm's fma(x, 1 / scale, zp) and round(x * (1 / scale)) + zp: inputs at those ties."""
+    fma(x, 1 / scale, zp) rounded once and round(x * (1 / scale)) + zp: inputs at those ties."""
     scale, zp = torch._choose_qparams_per_tensor(torch.tensor([lo, hi]), reduce_range)
     inv = np.float32(1) / np.float32(scale)
     found = []
@@ -856,5 +856,7 @@ x.view(-1)[:] = torch.from_numpy(np.resize(legacy_ties(64, -1.3, 2.1, True), 256
 x.view(-1)[0], x.view(-1)[1] = -1.3, 2.1
 m = tq.quantize_dynamic(DynLinearTies().eval(), {nn.Linear}, dtype=torch.qint8)
 save("dynamic_linear_ties", m, [x], "float",
-     "quantized::linear_dynamic on inputs at ties of its input quantization: fbgemm's "
-     "PackAWithQuantRowOffset quantizes as fma(x, 1 / scale, zp), rounded once", 1e-6, 1e-6)
+     "quantized::linear_dynamic on inputs at ties of its input quantization: the installed "
+     "PyTorch (oneDNN engine; fbgemm's QuantizeAvx2 alike) quantizes as fma(x, 1 / scale, zp), "
+     "rounded once", 1e-6, 1e-6)
+

@@ -746,7 +746,7 @@ OnnxConverter qgroupNorm(bool instance) {
 /// reciprocal is infinite (an input of all zeros: a GRU's first hidden state), and 6.1e-5
 /// with min / max stretched when smaller; the zero point from the side with the smaller error,
 /// clamped, rounded half to even; x quantized as round(fma(x, float(1 / scale), zp)) over
-/// [0, 255] (fbgemm's QuantizeAvx2). Returns the uint8 integers, the float scale and the uint8 zero
+/// [0, 255]. Returns the uint8 integers, the float scale and the uint8 zero
 /// point (0-d).
 struct DynamicQuantized {
   std::string ints, scale, zeroPoint;
@@ -789,10 +789,10 @@ DynamicQuantized dynamicQuantize(OnnxCtx& ctx, const std::string& x, bool reduce
   std::string eMax = ctx.op("Add", {dconst(std::abs(qmax)), ctx.op("Abs", {mxS})});
   std::string z0 = ctx.op("Where", {ctx.op("Less", {eMin, eMax}), zMin, zMax});
   std::string zD = ctx.op("Round", {ctx.op("Clip", {z0, dconst(qmin), dconst(qmax)})});
-  // x quantized over [0, 255] with the float reciprocal of the scale as fbgemm's QuantizeAvx2
-  // (LEGACY) does: fma(x, inv, zp) rounded once to float, then half to even. x * inv is exact in
-  // double (two 24-bit significands), so the double sum rounded to float is the fma's result
-  // (but where the sum needs over 53 bits and lands within 2^-45 of a float midpoint).
+  // x quantized over [0, 255] with the float reciprocal of the scale as PyTorch does
+  // (qutil::quantizeOneLegacy): fma(x, inv, zp) rounded once to float, then half to even. x * inv
+  // is exact in double (two 24-bit significands), so the double sum rounded to float is the fma's
+  // result (but where the sum needs over 53 bits and lands within 2^-45 of a float midpoint).
   std::string inv = ctx.op("Div", {fconst(1), scaleF});
   std::string xq = cast(
       ctx.op("Add",
