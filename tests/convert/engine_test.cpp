@@ -374,6 +374,46 @@ TEST(Engine, BatchOfIndependentSamplesRunsSampleBySample) {
   EXPECT_LE(report.segments[0].built->numPlans(), 1u + static_cast<size_t>(omp_get_max_threads()));
 }
 
+// Note [Batch split], the cut: the middle convolution's weights (2.4 MB) make it and what
+// follows run on the whole batch; the one value crossing is %a (the residual of the last
+// convolution reads it too), which the samples' plans stack for the whole batch's plan.
+const char* kBigWeightBlock = R"IR(
+graph(%x : Tensor, %w1 : Tensor, %b1 : Tensor, %w2 : Tensor, %w3 : Tensor, %b3 : Tensor):
+  %none : NoneType = prim::Constant()
+  %one : int = prim::Constant[value=1]()
+  %s : int[] = prim::Constant[value=[1, 1]]()
+  %z : int[] = prim::Constant[value=[0, 0]]()
+  %c1 : Tensor = aten::conv2d(%x, %w1, %b1, %s, %s, %s, %one)
+  %a : Tensor = aten::relu(%c1)
+  %c2 : Tensor = aten::conv2d(%a, %w2, %none, %s, %s, %s, %one)
+  %b : Tensor = aten::relu(%c2)
+  %c3 : Tensor = aten::conv2d(%b, %w3, %b3, %s, %z, %s, %one)
+  %r : Tensor = aten::add(%c3, %a, %one)
+  %y : Tensor = aten::relu(%r)
+  return (%y)
+)IR";
+
+TEST(Engine, BatchRunsSampleBySampleUpToTheFirstLargeWeightsThenWhole) {
+  auto reference = graphWith(kBigWeightBlock, {{"w1", randn({64, 16, 3, 3}, 81)},
+                                               {"b1", randn({64}, 82)},
+                                               {"w2", randn({1024, 64, 3, 3}, 83)},
+                                               {"w3", randn({64, 1024, 1, 1}, 84)},
+                                               {"b3", randn({64}, 85)}});
+  auto compiled = reference->copy();
+  PartitionReport report = partitionGraph(*compiled);
+  ASSERT_EQ(report.numEngines(), 1u) << report.str();
+  for (int64_t n : {3, 1, 5, 3}) {
+    Tensor x = randn({n, 16, 5, 4}, static_cast<uint32_t>(90 + n));
+    expectClose(runGraph(compiled, {IValue(x.clone())})[0],
+                runGraph(reference, {IValue(x.clone())})[0], 1e-4);
+  }
+  // Batch 1's plan, a sample's plan per thread at most (batches 3 and 5 share them), and the
+  // whole batch's plan of the layers from the cut for each of batches 3 and 5.
+  const size_t plans = report.segments[0].built->numPlans();
+  EXPECT_GE(plans, 4u);
+  EXPECT_LE(plans, 3u + static_cast<size_t>(omp_get_max_threads()));
+}
+
 // A residual [N, W] broadcast against a convolution's [N, C, H, W] (N == H) adds across the
 // samples: the first sample's plan shows it and the batch runs whole, as the interpreter.
 const char* kBroadcastResidual = R"IR(

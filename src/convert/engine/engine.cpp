@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "ops/parallel.h"
 #include "ops/shape.h"
+#include "ops/tensor_iterator.h"
 #include "ops/thread_budget.h"
 #include "runtime/op_observer.h"
 
@@ -13,6 +14,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -48,11 +50,13 @@ namespace {
 
 // The signature of a call: each input's dtype and sizes (tensors), or value (others).
 // The thread count is part of it: oneDNN primitives run with the threads they were created
-// for (and the default thread count follows the machine's load, ops/parallel.h).
-std::vector<IValue> signatureOf(const std::vector<IValue>& inputs) {
+// for (and the default thread count follows the machine's load, ops/parallel.h); so is the
+// part of the network the plan runs (`stage`, a Stage of Note [Batch split]).
+std::vector<IValue> signatureOf(const std::vector<IValue>& inputs, int64_t stage) {
   std::vector<IValue> key;
-  key.reserve(inputs.size() * 6 + 1);
+  key.reserve(inputs.size() * 6 + 2);
   key.emplace_back(static_cast<int64_t>(ops::getNumThreads()));
+  key.emplace_back(stage);
   for (const IValue& v : inputs) {
     if (v.isTensor()) {
       const Tensor& t = v.toTensor();
@@ -68,9 +72,11 @@ std::vector<IValue> signatureOf(const std::vector<IValue>& inputs) {
 }
 
 // True when `inputs` have the signature `key` (signatureOf), without building theirs.
-bool sameSignature(const std::vector<IValue>& key, const std::vector<IValue>& inputs) {
-  if (key.empty() || key[0].toInt() != ops::getNumThreads()) return false;
-  size_t k = 1;
+bool sameSignature(const std::vector<IValue>& key, const std::vector<IValue>& inputs,
+                   int64_t stage) {
+  if (key.size() < 2 || key[0].toInt() != ops::getNumThreads() || key[1].toInt() != stage)
+    return false;
+  size_t k = 2;
   for (const IValue& v : inputs) {
     if (v.isTensor()) {
       const Tensor& t = v.toTensor();
@@ -253,6 +259,19 @@ void planMemory(const NetworkDefinition& net, Plan& plan) {
 // broadcasts a batched value against another rank) is checked on the first sample's plan when
 // it is made (sliceShapesOk); if that fails, the engine never splits again.
 // TORCHLESS_BATCH_SPLIT=0 turns it off (to compare).
+//
+// The cut. Sample by sample, a layer reads its weights once per sample; whole, once per batch.
+// Early layers (large activations, small weights) gain from the split, late ones (resnet50's
+// last stage: 60 MB of weights, 100-400 KB of activations per sample) and the classifier (a
+// [1000, 2048] matrix read for a row at a time) lose: resnet50 at batch 8, 1 thread, per-layer
+// minima (`bench --profile`, load 5): layer1-2 117.5 ms split against 135.4 whole, layer3
+// 106.8 / 102.2, layer4 79.3 / 63.4, fc 2.99 / 0.43. So the samples run only up to the cut:
+// the latest point, at or before the first product layer whose weights take
+// kWholeBatchWeightBytes or more, where one value crosses from the layers before to the layers
+// after (a block's input); each sample's plan (a Head plan) writes that value into one
+// tensor of the whole batch, and a plan of the whole batch (the Tail) runs the layers from the
+// cut on it. A network with no such layer runs sample by sample to the end, as before.
+// TORCHLESS_BATCH_SPLIT=samples takes no cut (to compare).
 
 bool pluginKeepsSamples(const Layer& l) {
   static const std::vector<std::string> kUnary = {"aten::relu",
@@ -329,9 +348,109 @@ bool keepsSamplesApart(const NetworkDefinition& net, std::vector<bool>& batch) {
   return anyProduct;
 }
 
+// Note [Batch split]: weights of this size or more make a layer run on the whole batch.
+constexpr size_t kWholeBatchWeightBytes = size_t{2} << 20;
+
+// Note [Batch split]: the cut (the first layer that runs on the whole batch; 0: none) and the
+// one value `crossing` from the layers before it to the layers from it on.
+size_t chooseCut(const NetworkDefinition& net, std::vector<ValueId>& crossing) {
+  crossing.clear();
+  const auto& layers = net.layers();
+  size_t big = layers.size();
+  for (size_t li = 0; li < layers.size() && big == layers.size(); ++li) {
+    const Layer& l = layers[li];
+    if ((l.kind == LayerKind::Convolution || l.kind == LayerKind::MatMul) && l.weight.defined() &&
+        l.weight.nbytes() >= kWholeBatchWeightBytes)
+      big = li;
+  }
+  if (big == layers.size()) return 0;
+  const size_t nv = net.values().size();
+  std::vector<int> def(nv, -1), last(nv, -1);  // -1: an input or a constant; never read
+  for (size_t li = 0; li < layers.size(); ++li) {
+    const Layer& l = layers[li];
+    for (ValueId in : l.inputs)
+      last[static_cast<size_t>(in)] = std::max(last[static_cast<size_t>(in)], static_cast<int>(li));
+    if (l.kind != LayerKind::Constant)
+      for (ValueId o : l.outputs) def[static_cast<size_t>(o)] = static_cast<int>(li);
+  }
+  for (ValueId o : net.outputs()) last[static_cast<size_t>(o)] = static_cast<int>(layers.size());
+  for (size_t k = big; k >= 1; --k) {
+    crossing.clear();
+    for (size_t v = 0; v < nv && crossing.size() < 2; ++v)
+      if (def[v] >= 0 && def[v] < static_cast<int>(k) && last[v] >= static_cast<int>(k))
+        crossing.push_back(static_cast<ValueId>(v));
+    if (crossing.size() == 1) return k;
+  }
+  crossing.clear();
+  return 0;
+}
+
 }  // namespace
 
-bool Engine::sliceShapesOk(const std::vector<IValue>& slots) const {
+// The part of the network a plan runs (Note [Batch split]): all of it; a sample's layers
+// before the cut (Head), writing the crossing value into sample `sample` of `stack`; or the
+// whole batch's layers from the cut on (Tail), reading it from `stack`.
+enum Stage : int64_t { kAll = 0, kHead = 1, kTail = 2 };
+
+// The crossing value of a split batch, stacked along dim 0 as the samples' Head plans write it.
+struct CutStack {
+  int64_t n = 0;
+  std::mutex mu;  // guards the allocation by the first sample done
+  Tensor value;
+
+  // Copies sample `i` (sizes [1, ...], strides as its plan laid it out) into the stack, made
+  // with the same strides (channels-last stays so) on first use.
+  void put(int64_t i, const Tensor& t) {
+    const bool dense = t.dim() >= 1 && t.sizes()[0] == 1 && nonOverlappingAndDense(t);
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (!value.defined()) {
+        IntList sizes = t.sizes(), strides = dense ? t.strides() : contiguousStrides(t.sizes());
+        sizes[0] = n;
+        if (!strides.empty()) strides[0] = t.numel();
+        value = Tensor::fromStorage(Storage::allocate(static_cast<size_t>(n) * t.nbytes()), 0,
+                                    sizes, strides, t.dtype());
+      }
+    }
+    Tensor dst = ops::narrow(value, 0, i, 1);
+    bool sameLayout = dense;
+    for (int64_t d = 1; d < t.dim() && sameLayout; ++d)
+      sameLayout = dst.strides()[d] == t.strides()[d];
+    if (sameLayout)
+      std::memcpy(dst.rawData(), t.rawData(), t.nbytes());
+    else
+      ops::copyInto(dst, t);
+  }
+
+  // PyTorch's is_non_overlapping_and_dense: ordered by stride, each dim of size > 1 steps over
+  // exactly the ones before it (contiguous, channels-last and any other permutation).
+  static bool nonOverlappingAndDense(const Tensor& t) {
+    std::array<int64_t, 8> dims{};
+    size_t k = 0;
+    for (int64_t d = 0; d < t.dim(); ++d) {
+      if (t.sizes()[d] == 1) continue;
+      if (k == dims.size()) return false;
+      dims[k++] = d;
+    }
+    std::sort(dims.begin(), dims.begin() + static_cast<std::ptrdiff_t>(k),
+              [&](int64_t a, int64_t b) { return t.strides()[a] < t.strides()[b]; });
+    int64_t expected = 1;
+    for (size_t j = 0; j < k; ++j) {
+      if (t.strides()[dims[j]] != expected) return false;
+      expected *= t.sizes()[dims[j]];
+    }
+    return true;
+  }
+};
+
+struct PlanCall {
+  Stage stage = kAll;
+  bool slice = false;  // a sample of a split batch (Note [Batch split])
+  CutStack* stack = nullptr;
+  int64_t sample = 0;
+};
+
+bool Engine::sliceShapesOk(const std::vector<IValue>& slots, size_t numLayers) const {
   // A batched value of a sample's plan: a tensor whose dim 0 has size 1.
   auto sample = [&](ValueId v, Tensor& t) {
     const IValue& x = slots[static_cast<size_t>(v)];
@@ -341,7 +460,8 @@ bool Engine::sliceShapesOk(const std::vector<IValue>& slots) const {
   };
   std::vector<Tensor> ins;
   Tensor t;
-  for (const Layer& l : network_.layers()) {
+  for (size_t li = 0; li < numLayers; ++li) {
+    const Layer& l = network_.layers()[li];
     if (l.kind == LayerKind::Constant) continue;
     ins.clear();
     for (ValueId v : l.inputs) {
@@ -372,6 +492,7 @@ Engine::Engine(NetworkDefinition network, EngineOptions options, bool fused)
     : network_(std::move(network)), options_(std::move(options)) {
   if (!fused) fuseNetwork(network_);
   batchSplit_ = keepsSamplesApart(network_, batchValue_);
+  if (batchSplit_) splitCut_ = chooseCut(network_, cutValues_);
   for (Layer& l : network_.layers())
     if (l.kind == LayerKind::Convolution || l.kind == LayerKind::MatMul) {
       l.packed = makePackedWeightCache();
@@ -417,10 +538,10 @@ void Engine::checkProfiles(const std::vector<IValue>& inputs) const {
   }
 }
 
-std::shared_ptr<Plan> Engine::acquirePlan(const std::vector<IValue>& inputs) const {
+std::shared_ptr<Plan> Engine::acquirePlan(const std::vector<IValue>& inputs, int64_t stage) const {
   std::lock_guard<std::mutex> lock(mu_);
   for (auto& p : plans_) {
-    if (p->busy || !sameSignature(p->key, inputs)) continue;
+    if (p->busy || !sameSignature(p->key, inputs, stage)) continue;
     p->busy = true;
     p->lastUse = ++clock_;
     return p;
@@ -432,7 +553,7 @@ std::shared_ptr<Plan> Engine::acquirePlan(const std::vector<IValue>& inputs) con
     if (!(*lru)->busy) plans_.erase(lru);
   }
   auto p = std::make_shared<Plan>();
-  p->key = signatureOf(inputs);
+  p->key = signatureOf(inputs, stage);
   p->busy = true;
   p->lastUse = ++clock_;
   plans_.push_back(p);
@@ -447,14 +568,13 @@ void Engine::releasePlan(std::shared_ptr<Plan> plan) const {
 std::vector<IValue> Engine::run(const std::vector<IValue>& inputs) const {
   checkProfiles(inputs);
   if (auto outs = runSplit(inputs)) return std::move(*outs);
-  return runPlan(inputs, false);
+  return runPlan(inputs, PlanCall{});
 }
 
 std::optional<std::vector<IValue>> Engine::runSplit(const std::vector<IValue>& inputs) const {
-  static const bool enabled = [] {
-    const char* v = std::getenv("TORCHLESS_BATCH_SPLIT");
-    return v == nullptr || std::string(v) != "0";
-  }();
+  static const char* mode = std::getenv("TORCHLESS_BATCH_SPLIT");
+  static const bool enabled = mode == nullptr || std::string(mode) != "0";
+  static const bool cutAllowed = mode == nullptr || std::string(mode) != "samples";
   if (!enabled || !batchSplit_ || splitRefused_.load(std::memory_order_relaxed) ||
       omp_in_parallel() || inputs.empty())
     return std::nullopt;
@@ -468,6 +588,9 @@ std::optional<std::vector<IValue>> Engine::runSplit(const std::vector<IValue>& i
   if (n < 2) return std::nullopt;
   const int threads = static_cast<int>(std::min<int64_t>(ops::getNumThreads(), n));
   std::vector<std::vector<IValue>> outs(static_cast<size_t>(n));
+  const bool cut = cutAllowed && splitCut_ > 0;
+  CutStack stack;
+  stack.n = n;
   std::exception_ptr err;
   std::mutex errMu;
   // Each thread takes the next sample not yet taken and runs it on a plan of batch 1, 1 thread
@@ -480,7 +603,8 @@ std::optional<std::vector<IValue>> Engine::runSplit(const std::vector<IValue>& i
       for (int64_t i = next++; i < n; i = next++) {
         for (size_t k = 0; k < inputs.size(); ++k)
           in[k] = IValue(ops::narrow(inputs[k].toTensor(), 0, i, 1));
-        outs[static_cast<size_t>(i)] = runPlan(in, true);
+        outs[static_cast<size_t>(i)] =
+            runPlan(in, PlanCall{cut ? kHead : kAll, true, cut ? &stack : nullptr, i});
         if (splitRefused_.load(std::memory_order_relaxed)) return;
       }
     } catch (...) {
@@ -503,6 +627,7 @@ std::optional<std::vector<IValue>> Engine::runSplit(const std::vector<IValue>& i
   }
   if (splitRefused_.load(std::memory_order_relaxed)) return std::nullopt;
   splitWorked_.store(true, std::memory_order_relaxed);
+  if (cut) return runPlan(inputs, PlanCall{kTail, false, &stack, 0});
   std::vector<IValue> result;
   for (size_t k = 0; k < outs[0].size(); ++k) {
     const Tensor& first = outs[0][k].toTensor();
@@ -521,8 +646,8 @@ std::optional<std::vector<IValue>> Engine::runSplit(const std::vector<IValue>& i
   return result;
 }
 
-std::vector<IValue> Engine::runPlan(const std::vector<IValue>& inputs, bool slice) const {
-  std::shared_ptr<Plan> plan = acquirePlan(inputs);
+std::vector<IValue> Engine::runPlan(const std::vector<IValue>& inputs, const PlanCall& call) const {
+  std::shared_ptr<Plan> plan = acquirePlan(inputs, call.stage);
   struct Release {
     const Engine* e;
     std::shared_ptr<Plan>& p;
@@ -536,6 +661,12 @@ std::vector<IValue> Engine::runPlan(const std::vector<IValue>& inputs, bool slic
 
   const auto& layers = network_.layers();
   const auto& ins = network_.inputs();
+  // The layers this plan runs (Note [Batch split]); constants are set in every plan.
+  const size_t from = call.stage == kTail ? splitCut_ : 0;
+  const size_t to = call.stage == kHead ? splitCut_ : layers.size();
+  auto seed = [&] {
+    if (call.stage == kTail) plan->slots[static_cast<size_t>(cutValues_[0])] = call.stack->value;
+  };
   OpObserver* obs = opObserver();
   using Clock = std::chrono::steady_clock;
   // "Convolution at code/m.py:3:4", "Plugin aten::mul at ...": the kind (a plugin's op), the
@@ -554,6 +685,7 @@ std::vector<IValue> Engine::runPlan(const std::vector<IValue>& inputs, bool slic
     plan->execs.clear();
     plan->execs.resize(layers.size());
     for (size_t i = 0; i < ins.size(); ++i) plan->slots[static_cast<size_t>(ins[i])] = inputs[i];
+    seed();
     for (size_t li = 0; li < layers.size(); ++li) {
       const Layer& l = layers[li];
       try {
@@ -562,6 +694,7 @@ std::vector<IValue> Engine::runPlan(const std::vector<IValue>& inputs, bool slic
           plan->persistent[static_cast<size_t>(l.outputs[0])] = true;
           continue;
         }
+        if (li < from || li >= to) continue;
         const Clock::time_point t0 = obs ? Clock::now() : Clock::time_point();
         std::unique_ptr<LayerExec> e = makeLayerExec(l, plan->slots);
         e->run(plan->slots);
@@ -577,13 +710,14 @@ std::vector<IValue> Engine::runPlan(const std::vector<IValue>& inputs, bool slic
         throw;
       }
     }
-    if (slice && !sliceShapesOk(plan->slots))
+    if (call.slice && !sliceShapesOk(plan->slots, to))
       splitRefused_.store(true, std::memory_order_relaxed);  // Note [Batch split]
     planMemory(network_, *plan);
     plan->prepared = true;
   } else {
     for (size_t i = 0; i < ins.size(); ++i) plan->slots[static_cast<size_t>(ins[i])] = inputs[i];
-    for (size_t li = 0; li < layers.size(); ++li) {
+    seed();
+    for (size_t li = from; li < to; ++li) {
       LayerExec* e = plan->execs[li].get();
       if (!e) continue;
       try {
@@ -601,6 +735,10 @@ std::vector<IValue> Engine::runPlan(const std::vector<IValue>& inputs, bool slic
         throw;
       }
     }
+  }
+  if (call.stage == kHead) {  // the crossing value leaves before the plan is free again
+    call.stack->put(call.sample, plan->slots[static_cast<size_t>(cutValues_[0])].toTensor());
+    return {};
   }
   std::vector<IValue> outs;
   outs.reserve(network_.outputs().size());

@@ -48,6 +48,7 @@ struct EngineOptions {
 };
 
 struct Plan;
+struct PlanCall;
 
 /// A built engine. Thread-safe: run() may be called from several threads at once.
 class Engine {
@@ -78,10 +79,10 @@ class Engine {
 
  private:
   void checkProfiles(const std::vector<IValue>& inputs) const;
-  std::shared_ptr<Plan> acquirePlan(const std::vector<IValue>& inputs) const;
-  std::vector<IValue> runPlan(const std::vector<IValue>& inputs, bool slice) const;
+  std::shared_ptr<Plan> acquirePlan(const std::vector<IValue>& inputs, int64_t stage) const;
+  std::vector<IValue> runPlan(const std::vector<IValue>& inputs, const PlanCall& call) const;
   std::optional<std::vector<IValue>> runSplit(const std::vector<IValue>& inputs) const;
-  bool sliceShapesOk(const std::vector<IValue>& slots) const;
+  bool sliceShapesOk(const std::vector<IValue>& slots, size_t numLayers) const;
   void releasePlan(std::shared_ptr<Plan> plan) const;
 
   NetworkDefinition network_;
@@ -93,6 +94,10 @@ class Engine {
   // (by kind; checked again on the first sample's plan), and which values carry that dim.
   bool batchSplit_ = false;
   std::vector<bool> batchValue_;
+  // Note [Batch split]: layers from splitCut_ on run on the whole batch, given the samples'
+  // cutValues_ stacked (0: every layer runs sample by sample).
+  size_t splitCut_ = 0;
+  std::vector<ValueId> cutValues_;
   mutable std::atomic<bool> splitRefused_{false}, splitWorked_{false};
 };
 
