@@ -2,8 +2,8 @@
 // Threads chosen by an op's amount of work (Note [Thread budget]).
 //
 // Note [Thread budget]
-// A parallel region wakes the team's sleeping workers (they sleep at once between regions:
-// Note [OpenMP wait policy] in tools/launcher/) and ends on a barrier: about 10 us on this
+// A parallel region wakes the team's workers (they sleep ~20 us after a region: Note [OpenMP
+// wait policy] in tools/launcher/) and ends on a barrier: about 10 us on this
 // project's 2-core VMs when the cores are idle, much more when another process holds one. An
 // op whose whole work takes less than that runs slower on 2 threads than on 1 (issue 13: a
 // 2-layer d=128 encoder took 1.41 ms at 2 threads against 0.25 ms at 1; mobilenet_v2's late

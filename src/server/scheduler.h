@@ -12,8 +12,8 @@
 //   time, wherever it runs (its worker, or a request's thread: below), so at most
 //   instances x threads threads compute at once. OpenMP (libgomp) keeps a team per thread that
 //   starts parallel regions: each HTTP/gRPC thread that ran a forward keeps threads - 1 idle
-//   team threads, which sleep at once (OMP_WAIT_POLICY=PASSIVE, Note [OpenMP wait policy] in
-//   tools/launcher/launcher.cpp) and cost no CPU.
+//   team threads, which spin ~20 us and then sleep (GOMP_SPINCOUNT=1000, Note [OpenMP wait
+//   policy] in tools/launcher/launcher.cpp) and cost no CPU between requests.
 // - Back-pressure. At most `capacity` requests wait per model; one more is refused at once
 //   (HTTP 429, gRPC UNAVAILABLE) instead of queueing without bound.
 // - Dynamic batching (Triton's): for a batchable model (ServedModel::batchable), a worker that
