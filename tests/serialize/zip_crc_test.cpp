@@ -102,6 +102,40 @@ TEST(ZipCrc, LargeRecordsCheckedToTheLastByte) {
             std::string::npos);
 }
 
+// Note [Checking records]: a stored record whose local header disagrees with its central
+// directory entry (here the method, then the name) gets no data offset of ours and is read
+// through libzip: the same bytes, and the same CRC-32 check, as a record we locate.
+TEST(ZipCrc, RecordsWhoseHeadersDisagreeAreReadThroughLibzip) {
+  const std::string good = "0123456789abcdef", odd = "fedcba9876543210";
+  for (int variant : {0, 1}) {
+    for (bool corrupt : {false, true}) {
+      test::ZipEntry second{"archive/data/1", odd};
+      if (corrupt) second.declaredCrc = static_cast<int64_t>(test::crc32(odd) ^ 1);
+      std::string zip = test::makeZip({{"archive/data/0", good}, second});
+      // The second local header: its method (offset 8) says deflate, or its name ends in 'X'.
+      const size_t local = zip.find("PK\x03\x04", 1);
+      ASSERT_NE(local, std::string::npos);
+      if (variant == 0)
+        zip[local + 8] = 8;
+      else
+        zip[local + 30 + second.name.size() - 1] = 'X';
+      auto z = open(zip, true);
+      ASSERT_NE(z->findRecord("data/0"), nullptr);
+      ASSERT_NE(z->findRecord("data/1"), nullptr);
+      EXPECT_GE(z->findRecord("data/0")->dataOffset, 0);
+      EXPECT_EQ(z->findRecord("data/1")->dataOffset, -1) << "variant " << variant;
+      EXPECT_EQ(z->readRecordString("data/0"), good);
+      if (corrupt)
+        EXPECT_NE(readError(*z, "data/1").find("record 'data/1': CRC-32 mismatch"),
+                  std::string::npos)
+            << "variant " << variant;
+      else
+        EXPECT_EQ(z->readRecordString("data/1"), odd) << "variant " << variant;
+      EXPECT_EQ(open(zip, false)->readRecordString("data/1"), odd);
+    }
+  }
+}
+
 TEST(ZipCrc, UncheckedReadsStillRefuseBrokenStreams) {
   const std::string plain = text();
   // Declared shorter than the stream inflates to.
