@@ -5,6 +5,9 @@
 #include <fmt/format.h>
 
 #include <fstream>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 
 namespace torchless::ops {
 
@@ -40,13 +43,16 @@ std::vector<std::string> cpuFeatures() {
   TORCHLESS_FEATURE("avx")
   TORCHLESS_FEATURE("avx2")
   TORCHLESS_FEATURE("fma")
-  TORCHLESS_FEATURE("f16c")
+  // f16c and avxvnni from CPUID: clang 14's __builtin_cpu_supports does not know them (the
+  // fuzz targets are built with clang).
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (__get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 29))) out.emplace_back("f16c");
   TORCHLESS_FEATURE("avx512f")
   TORCHLESS_FEATURE("avx512bw")
   TORCHLESS_FEATURE("avx512vl")
   TORCHLESS_FEATURE("avx512vnni")
   TORCHLESS_FEATURE("avx512bf16")
-  TORCHLESS_FEATURE("avxvnni")
+  if (__get_cpuid_count(7, 1, &a, &b, &c, &d) && (a & (1u << 4))) out.emplace_back("avxvnni");
 #undef TORCHLESS_FEATURE
 #endif
   return out;
