@@ -850,7 +850,9 @@ size_t Engine::runBands(Plan& plan, size_t begin) const {
       if (obs && tid == 0) {
         const Clock::time_point t1 = Clock::now();
         const Layer& l = layers[li];
-        std::string d = std::string(toString(l.kind)) + " (row bands)";
+        std::string d = toString(l.kind);
+        if (const char* f = e->fusedPath()) d += fmt::format(" ({})", f);
+        d += " (row bands)";
         obs->onSpan("layer", l.name, l.place.empty() ? d : d + " at " + l.place, t0, t1);
         t0 = t1;
       }
