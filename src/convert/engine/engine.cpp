@@ -395,17 +395,18 @@ size_t chooseCut(const NetworkDefinition& net, std::vector<ValueId>& crossing) {
 // the layer's work; a region wakes the other thread and ends on a barrier, and a small layer
 // splits badly (mobilenet_v2: 2 threads ran no faster than 1, 3.70 against 3.74 ms; Note
 // [Thread budget] keeps its smallest layers on 1 thread). So where consecutive convolutions
-// read and write channels-last batch-1 activations of the plan's arena, they run as one
-// parallel region for the lot: each thread computes a band of every layer's output rows (its
-// own 1-thread primitive: the band's input rows, with the padding of the band's edges; a
-// Winograd layer's bands are Winograd too) and the threads meet on a barrier between layers
-// (a band reads its neighbours' rows of the layer before). A fused residual is added row by
-// row in the same way. Plugins, matmuls and convolutions that do not fit end a segment and run
-// as before. Bands are prepared once the plan runs again (or when it is prepared for reuse)
-// and its convolutions are settled (Note [Winograd after reuse]); a band whose input differs
-// from the prepared one (not seen: the plan's values keep their layout) is computed whole by
-// the reference kernel and the plan stops using bands. TORCHLESS_ROW_BANDS=0 turns them off
-// (to compare).
+// write channels-last batch-1 activations into the plan's arena (reading such activations, or
+// the contiguous input of the network), they run as one parallel region for the lot: each
+// thread computes a band of every layer's output rows (its own 1-thread primitive: the band's
+// input rows, with the padding of the band's edges; a Winograd layer's bands are Winograd too,
+// when they have 14 rows or more, else the layer runs whole) and the threads meet on a barrier
+// between layers (a band reads its neighbours' rows of the layer before). A fused residual is
+// added row by row in the same way. Plugins, matmuls and convolutions that do not fit end a
+// segment and run as before. Bands are prepared once the plan runs again (or when it is prepared
+// for reuse) and its convolutions are settled (Note [Winograd after reuse]); a band whose input
+// differs from the prepared one (not seen: the plan's values keep their layout) is computed whole
+// by the reference kernel and the plan stops using bands. TORCHLESS_ROW_BANDS=0 turns them off (to
+// compare).
 
 // The part of the network a plan runs (Note [Batch split]): all of it; a sample's layers
 // before the cut (Head), writing the crossing value into sample `sample` of `stack`; or the

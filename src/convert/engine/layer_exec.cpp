@@ -427,8 +427,11 @@ class ConvExec : public ProductExec {
         inDtype_ != ScalarType::Float || bands < 2 || inSizes_[0] != 1 || outSizes_[1] < 2)
       return false;
     const Tensor& x = slots[static_cast<size_t>(l_.inputs[0])].toTensor();
+    // The input channels-last, or contiguous (a network's input: each band's rows are then
+    // strided, reordered by the band's primitive as the layer's whole input was).
     if (x.sizes() != inSizes_ || x.strides() != inStrides_ ||
-        !channelsLastBatch1(x.sizes(), inStrides_) || !channelsLastBatch1(outSizes_, outStrides_))
+        !(channelsLastBatch1(x.sizes(), inStrides_) || x.isContiguous()) ||
+        !channelsLastBatch1(outSizes_, outStrides_))
       return false;
     if (l_.hasResidual && !residualFits(slots)) return false;
     const int64_t oh = outSizes_[2], ih = inSizes_[2];
@@ -602,7 +605,7 @@ class ConvExec : public ProductExec {
     runs_ = 0;
     const int64_t k = l_.weight.dim() - 2;
     if (x.dtype() != ScalarType::Float || l_.weight.dtype() != ScalarType::Float ||
-        x.dim() != k + 2 || x.numel() == 0 || !isDense(x) ||
+        x.dim() != k + 2 || x.numel() == 0 || (!isDense(x) && band_.rows == 0) ||
         (l_.activation.kind != Activation::None && !dnnlActivation(l_.activation.kind)))
       return;
     // Output sizes as PyTorch computes them.
