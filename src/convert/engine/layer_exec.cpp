@@ -439,6 +439,10 @@ class ConvExec : public ProductExec {
     // A Winograd layer's bands of under 14 rows ran slower than the layer whole on the threads
     // (resnet50's layer3 and layer4, 14x14 and 7x7: 0.85-1.9 ms against 0.44-0.69 ms).
     if (isWinograd_ && oh < 14 * bands) return false;
+    // A band of few pixels streams all the weights for little work, where oneDNN's own split
+    // (by output channels) reads half of them per thread: resnet50's layer4 (7x7, 4-9 MB of
+    // weights) ran 10-40% slower in bands (mobilenet_v2's 7x7 layers, 0.6-1.6 MB, faster).
+    if ((oh / bands) * outSizes_[3] < 64 && l_.weight.nbytes() > (size_t{2} << 20)) return false;
     const int64_t s = l_.stride.empty() ? 1 : l_.stride[0];
     const int64_t p = l_.padding.empty() ? 0 : l_.padding[0];
     const int64_t d = l_.dilation.empty() ? 1 : l_.dilation[0];
