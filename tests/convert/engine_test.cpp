@@ -237,7 +237,7 @@ TEST(Engine, WinogradIsTakenOnlyWhenThePlanIsReused) {
 
 // Note [Row bands] (engine.cpp): at batch 1 on 2 threads, the channels-last convolutions after
 // the first run as bands of output rows, one per thread: 3x3 with padding (Winograd where oneDNN
-// has it: 64 channels, 30 rows), a depthwise one of stride 2 (odd sizes), a 1x1 one with a fused
+// has it: 64 channels, 60 rows), a depthwise one of stride 2 (odd sizes), a 1x1 one with a fused
 // residual (its own input: copied row by row), a 5x5 one; the numbers are the interpreter's on
 // every call.
 const char* kBandChain = R"IR(
@@ -278,7 +278,7 @@ TEST(Engine, RowBandsOfBatchOneConvolutionsMatchTheInterpreter) {
     Threads() { omp_set_num_threads(2); }
     ~Threads() { omp_set_num_threads(saved); }
   } threads;
-  const Tensor x = randn({1, 3, 30, 27}, 109);
+  const Tensor x = randn({1, 3, 60, 27}, 109);
   auto want = runGraph(reference, {IValue(x.clone())});
   auto banded = [](const LayerSpans& spans) {
     return std::count_if(spans.details.begin(), spans.details.end(), [](const std::string& d) {

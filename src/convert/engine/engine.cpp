@@ -399,7 +399,7 @@ size_t chooseCut(const NetworkDefinition& net, std::vector<ValueId>& crossing) {
 // the contiguous input of the network), they run as one parallel region for the lot: each
 // thread computes a band of every layer's output rows (its own 1-thread primitive: the band's
 // input rows, with the padding of the band's edges; a Winograd layer's bands are Winograd too,
-// when they have 14 rows or more, else the layer runs whole) and the threads meet on a barrier
+// when they have 28 rows or more, else the layer runs whole) and the threads meet on a barrier
 // between layers (a band reads its neighbours' rows of the layer before). A fused residual is
 // added row by row in the same way. Plugins, matmuls and convolutions that do not fit end a
 // segment and run as before. Bands are prepared once the plan runs again (or when it is prepared
@@ -800,12 +800,14 @@ std::vector<IValue> Engine::runPlan(const std::vector<IValue>& inputs, const Pla
 }
 
 void Engine::prepareBands(Plan& plan) const {
-  static const bool enabled = [] {
+  // TORCHLESS_ROW_BANDS: 0 none; N >= 2 that many bands whatever the threads (to compare).
+  static const int forced = [] {
     const char* v = std::getenv("TORCHLESS_ROW_BANDS");
-    return v == nullptr || std::string(v) != "0";
+    return v == nullptr ? -1 : std::atoi(v);
   }();
   const int threads = ops::getNumThreads();
-  if (!enabled || threads < 2 || omp_in_parallel()) {
+  const int bands = forced >= 2 ? forced : threads;
+  if (forced == 0 || bands < 2 || omp_in_parallel()) {
     plan.bands = -1;
     return;
   }
@@ -819,7 +821,7 @@ void Engine::prepareBands(Plan& plan) const {
   for (size_t li = 0; li <= layers.size(); ++li) {
     LayerExec* e = li < layers.size() ? plan.execs[li].get() : nullptr;
     if (li < layers.size() && !e) continue;  // constants, shapes: nothing runs
-    const bool banded = e && e->prepareBands(plan.slots, threads);
+    const bool banded = e && e->prepareBands(plan.slots, bands);
     if (banded && start == layers.size()) start = li;
     if (!banded && start != layers.size()) {
       plan.segmentEnd[start] = li;
@@ -827,7 +829,7 @@ void Engine::prepareBands(Plan& plan) const {
       start = layers.size();
     }
   }
-  plan.bands = any ? threads : -1;
+  plan.bands = any ? bands : -1;
 }
 
 size_t Engine::runBands(Plan& plan, size_t begin, bool observe) const {
@@ -839,7 +841,7 @@ size_t Engine::runBands(Plan& plan, size_t begin, bool observe) const {
   std::exception_ptr err;
   size_t errLayer = begin;
   std::atomic<bool> failed{false};
-#pragma omp parallel num_threads(bands)
+#pragma omp parallel num_threads(std::min(bands, ops::getNumThreads()))
   {
     // Fewer threads than bands (a nested or limited team): each takes every nt-th band.
     const int nt = omp_get_num_threads(), tid = omp_get_thread_num();

@@ -436,9 +436,11 @@ class ConvExec : public ProductExec {
     if (l_.hasResidual && !residualFits(slots)) return false;
     const int64_t oh = outSizes_[2], ih = inSizes_[2];
     if (oh < 2 * bands) return false;
-    // A Winograd layer's bands of under 14 rows ran slower than the layer whole on the threads
-    // (resnet50's layer3 and layer4, 14x14 and 7x7: 0.85-1.9 ms against 0.44-0.69 ms).
-    if (isWinograd_ && oh < 14 * bands) return false;
+    // A Winograd layer's bands of under 28 rows ran slower than the layer whole (resnet50's
+    // layer3 and layer4, 14x14 and 7x7, 2 threads: 0.85-1.9 ms against 0.44-0.69 ms; layer2's
+    // 28x28 in two bands on 1 thread: 0.75-0.79 ms against 0.58-0.63; layer1's 56x56: 0.55-0.59
+    // against 0.64-0.69).
+    if (isWinograd_ && oh < 28 * bands) return false;
     // A band of few pixels streams all the weights for little work, where oneDNN's own split
     // (by output channels) reads half of them per thread: resnet50's layer4 (7x7, 4-9 MB of
     // weights) ran 10-40% slower in bands (mobilenet_v2's 7x7 layers, 0.6-1.6 MB, faster).
