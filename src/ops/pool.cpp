@@ -151,6 +151,35 @@ std::tuple<Tensor, Tensor> maxPoolWithIndices(const Tensor& x, int64_t k, const 
 
 namespace {
 
+// Output rows [lo, hi) (over N * OH) of a channels-last max_pool2d (maxPool2dFloat); compiled
+// for AVX-512 and AVX2 too, picked at load (the build targets baseline x86-64): resnet50's
+// 112x112x64 pool took 0.34-0.52 ms on 1 thread with SSE.
+__attribute__((target_clones("avx512f", "avx2", "default"))) void maxPoolRowsChannelsLast(
+    const float* ip, float* op, int64_t lo, int64_t hi, int64_t C, int64_t IH, int64_t IW,
+    int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t SH, int64_t SW, int64_t PH, int64_t PW,
+    int64_t DH, int64_t DW) {
+  for (int64_t r = lo; r < hi; ++r) {
+    const int64_t n = r / OH, oh = r % OH;
+    for (int64_t ow = 0; ow < OW; ++ow) {
+      float* o = op + ((n * OH + oh) * OW + ow) * C;
+      for (int64_t c = 0; c < C; ++c) o[c] = -std::numeric_limits<float>::infinity();
+      for (int64_t kh = 0; kh < KH; ++kh) {
+        const int64_t ih = oh * SH - PH + kh * DH;
+        if (ih < 0 || ih >= IH) continue;
+        for (int64_t kw = 0; kw < KW; ++kw) {
+          const int64_t iw = ow * SW - PW + kw * DW;
+          if (iw < 0 || iw >= IW) continue;
+          const float* in = ip + ((n * IH + ih) * IW + iw) * C;
+          for (int64_t c = 0; c < C; ++c) {
+            const float v = in[c];
+            o[c] = (v > o[c] || v != v) ? v : o[c];
+          }
+        }
+      }
+    }
+  }
+}
+
 // max_pool2d of a float [N, C, H, W] tensor without indices: a window's maximum, NaN when the
 // window holds one (PyTorch's `val > max || isnan(val)`). A channels-last input (NHWC memory)
 // is read in place and gives a channels-last result, as PyTorch's kernel does; the loop over
@@ -171,26 +200,7 @@ Tensor maxPool2dFloat(const Tensor& x, const PoolGeom& g) {
     const float* ip = x.data<float>();
     float* op = out.data<float>();
     parallelFor(N * OH, 1, [&](int64_t lo, int64_t hi) {
-      for (int64_t r = lo; r < hi; ++r) {
-        const int64_t n = r / OH, oh = r % OH;
-        for (int64_t ow = 0; ow < OW; ++ow) {
-          float* o = op + ((n * OH + oh) * OW + ow) * C;
-          for (int64_t c = 0; c < C; ++c) o[c] = -std::numeric_limits<float>::infinity();
-          for (int64_t kh = 0; kh < KH; ++kh) {
-            const int64_t ih = oh * SH - PH + kh * DH;
-            if (ih < 0 || ih >= IH) continue;
-            for (int64_t kw = 0; kw < KW; ++kw) {
-              const int64_t iw = ow * SW - PW + kw * DW;
-              if (iw < 0 || iw >= IW) continue;
-              const float* in = ip + ((n * IH + ih) * IW + iw) * C;
-              for (int64_t c = 0; c < C; ++c) {
-                const float v = in[c];
-                o[c] = (v > o[c] || v != v) ? v : o[c];
-              }
-            }
-          }
-        }
-      }
+      maxPoolRowsChannelsLast(ip, op, lo, hi, C, IH, IW, OH, OW, KH, KW, SH, SW, PH, PW, DH, DW);
     });
     return out;
   }
