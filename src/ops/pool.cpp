@@ -374,6 +374,15 @@ std::tuple<Tensor, Tensor> adaptive(const Tensor& x, int64_t k, const IntList& o
 
 namespace {
 
+// acc[c] += in[p * C + c] in double, for p in [0, HW) in order and c in [0, nc): one channels-last
+// block of globalAvgPoolChannelsLast. Compiled for AVX-512 and AVX2 too, picked at load (the
+// build targets baseline x86-64, two doubles a vector); the order of each channel's sum is kept.
+__attribute__((target_clones("avx512f", "avx2", "default"))) void sumChannelsLast(
+    const float* in, int64_t HW, int64_t C, int64_t nc, double* acc) {
+  for (int64_t p = 0; p < HW; ++p)
+    for (int64_t c = 0; c < nc; ++c) acc[c] += static_cast<double>(in[p * C + c]);
+}
+
 // adaptive_avg_pool2d(x, 1) of a float [N, C, H, W] tensor stored channels-last (NHWC memory),
 // as the engine's convolutions leave it (squeeze-and-excitation blocks, classifier heads):
 // read in place, summed in double over (h, w) in the order of the generic path (so the result
@@ -399,9 +408,7 @@ Tensor globalAvgPoolChannelsLast(const Tensor& x) {
     for (int64_t r = lo; r < hi; ++r) {
       const int64_t n = r / blocks, c0 = (r % blocks) * block, nc = std::min(block, C - c0);
       std::fill(acc, acc + nc, 0.0);
-      const float* in = ip + n * HW * C + c0;
-      for (int64_t p = 0; p < HW; ++p)
-        for (int64_t c = 0; c < nc; ++c) acc[c] += static_cast<double>(in[p * C + c]);
+      sumChannelsLast(ip + n * HW * C + c0, HW, C, nc, acc);
       for (int64_t c = 0; c < nc; ++c)
         op[n * C + c0 + c] = static_cast<float>(acc[c] / static_cast<double>(HW));
     }
