@@ -405,8 +405,12 @@ size_t chooseCut(const NetworkDefinition& net, std::vector<ValueId>& crossing) {
 // segment and run as before. Bands are prepared once the plan runs again (or when it is prepared
 // for reuse) and its convolutions are settled (Note [Winograd after reuse]); a band whose input
 // differs from the prepared one (not seen: the plan's values keep their layout) is computed whole
-// by the reference kernel and the plan stops using bands. TORCHLESS_ROW_BANDS=0 turns them off (to
-// compare).
+// by the reference kernel and the plan stops using bands. Layers of few pixels per band with
+// large weights run whole (oneDNN splits them by output channels, half the weights per thread).
+// Bands are made for 2 to kMaxRowBands threads (measured on 2 cores only; more threads run a
+// layer per region). The segments run once when the bands are made, so that the next call does
+// not pay the other threads' first touches of their scratchpads. TORCHLESS_ROW_BANDS=0 turns
+// bands off, =N makes N bands whatever the threads (to compare).
 
 // The part of the network a plan runs (Note [Batch split]): all of it; a sample's layers
 // before the cut (Head), writing the crossing value into sample `sample` of `stack`; or the
@@ -799,6 +803,9 @@ std::vector<IValue> Engine::runPlan(const std::vector<IValue>& inputs, const Pla
   return outs;
 }
 
+// Note [Row bands]: measured on 2 cores only; with more threads than this, a layer per region.
+constexpr int kMaxRowBands = 4;
+
 void Engine::prepareBands(Plan& plan) const {
   // TORCHLESS_ROW_BANDS: 0 none; N >= 2 that many bands whatever the threads (to compare).
   static const int forced = [] {
@@ -807,7 +814,7 @@ void Engine::prepareBands(Plan& plan) const {
   }();
   const int threads = ops::getNumThreads();
   const int bands = forced >= 2 ? forced : threads;
-  if (forced == 0 || bands < 2 || omp_in_parallel()) {
+  if (forced == 0 || bands < 2 || (forced < 2 && threads > kMaxRowBands) || omp_in_parallel()) {
     plan.bands = -1;
     return;
   }
