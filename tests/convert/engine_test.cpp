@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "ir/ir_parser.h"
 #include "ops/elementwise.h"
+#include "ops/shape.h"
 #include "runtime/interpreter.h"
 #include "runtime/kernel.h"
 #include "runtime/op_observer.h"
@@ -315,6 +316,26 @@ TEST(Engine, RowBandsOfBatchOneConvolutionsMatchTheInterpreter) {
     if (last == 0) std::this_thread::sleep_for(std::chrono::milliseconds(25));
   }
   EXPECT_EQ(last, 5) << "the reused plan never ran in bands";
+
+  // An input of the plan's signature (sizes, not contiguous) with other strides than the one
+  // the bands were made for: the first layer is computed whole, the plan stops using bands, and
+  // the numbers stay the interpreter's.
+  auto cl = ops::permute(ops::permute(x, {0, 2, 3, 1}).contiguous(), {0, 3, 1, 2});
+  auto wide = randn({1, 3, 60, 40}, 110);
+  auto sliced = ops::narrow(wide, 3, 5, 27);  // [1, 3, 60, 27], rows of 40
+  auto wantSliced = runGraph(reference, {IValue(sliced.contiguous())});
+  auto other = reference->copy();
+  ASSERT_EQ(partitionGraph(*other).numEngines(), 1u);
+  for (int call = 0; call < 3; ++call) {
+    BuildForReuse reuse;
+    expectClose(runGraph(other, {IValue(cl)})[0], want[0], 1e-4);
+  }
+  {
+    LayerSpans spans;
+    expectClose(runGraph(other, {IValue(sliced)})[0], wantSliced[0], 1e-4);
+    expectClose(runGraph(other, {IValue(cl)})[0], want[0], 1e-4);
+    EXPECT_EQ(banded(spans), 5);  // the first of the two calls, in bands but for its first layer
+  }
 }
 
 // The memory plan follows what each layer's output may alias through layers that do not own
