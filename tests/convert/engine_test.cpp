@@ -236,11 +236,11 @@ TEST(Engine, WinogradIsTakenOnlyWhenThePlanIsReused) {
   EXPECT_EQ(switched, preparedWinograd) << "the reused plan never switched to Winograd";
 }
 
-// Note [Row bands] (engine.cpp): at batch 1 on 2 threads, the channels-last convolutions after
-// the first run as bands of output rows, one per thread: 3x3 with padding (Winograd where oneDNN
-// has it: 64 channels, 60 rows), a depthwise one of stride 2 (odd sizes), a 1x1 one with a fused
-// residual (its own input: copied row by row), a 5x5 one; the numbers are the interpreter's on
-// every call.
+// Note [Row bands] (engine.cpp): at batch 1 on 2 threads, every convolution but the last (its
+// output leaves the engine) runs as bands of output rows, one per thread: a 1x1 one reading the
+// contiguous input, a 3x3 one (Winograd where oneDNN has it: 64 channels, 60 rows), a depthwise
+// one of stride 2 (odd sizes), a 1x1 one with a fused residual (its own input: copied row by
+// row), a 5x5 one of dilation 2; the numbers are the interpreter's on every call.
 const char* kBandChain = R"IR(
 graph(%x : Tensor, %w0 : Tensor, %w1 : Tensor, %b1 : Tensor, %w2 : Tensor, %w3 : Tensor, %b3 : Tensor, %w4 : Tensor, %w5 : Tensor):
   %none : NoneType = prim::Constant()
@@ -250,13 +250,14 @@ graph(%x : Tensor, %w0 : Tensor, %w1 : Tensor, %b1 : Tensor, %w2 : Tensor, %w3 :
   %s2 : int[] = prim::Constant[value=[2, 2]]()
   %p0 : int[] = prim::Constant[value=[0, 0]]()
   %p2 : int[] = prim::Constant[value=[2, 2]]()
+  %p4 : int[] = prim::Constant[value=[4, 4]]()
   %c0 : Tensor = aten::conv2d(%x, %w0, %none, %s1, %p0, %s1, %one)
   %c1 : Tensor = aten::conv2d(%c0, %w1, %b1, %s1, %s1, %s1, %one)
   %a1 : Tensor = aten::relu(%c1)
   %c2 : Tensor = aten::conv2d(%a1, %w2, %none, %s2, %s1, %s1, %c64)
   %c3 : Tensor = aten::conv2d(%c2, %w3, %b3, %s1, %p0, %s1, %one)
   %r : Tensor = aten::add(%c3, %c2, %one)
-  %c4 : Tensor = aten::conv2d(%r, %w4, %none, %s1, %p2, %s1, %one)
+  %c4 : Tensor = aten::conv2d(%r, %w4, %none, %s1, %p4, %s2, %one)
   %c5 : Tensor = aten::conv2d(%c4, %w5, %none, %s1, %p2, %p2, %one)
   return (%c5)
 )IR";
