@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "ir/ir_parser.h"
 #include "ops/elementwise.h"
+#include "ops/shape.h"
 #include "runtime/interpreter.h"
 #include "runtime/kernel.h"
 #include "runtime/op_observer.h"
@@ -21,6 +22,7 @@
 #include <chrono>
 #include <cmath>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -232,6 +234,109 @@ TEST(Engine, WinogradIsTakenOnlyWhenThePlanIsReused) {
     if (switched < preparedWinograd) std::this_thread::sleep_for(std::chrono::milliseconds(25));
   }
   EXPECT_EQ(switched, preparedWinograd) << "the reused plan never switched to Winograd";
+}
+
+// Note [Row bands] (engine.cpp): at batch 1 on 2 threads, every convolution but the last (its
+// output leaves the engine) runs as bands of output rows, one per thread: a 1x1 one reading the
+// contiguous input, a 3x3 one (Winograd where oneDNN has it: 64 channels, 60 rows), a depthwise
+// one of stride 2 (odd sizes), a 1x1 one with a fused residual (its own input: copied row by
+// row), a 5x5 one of dilation 2; the numbers are the interpreter's on every call.
+const char* kBandChain = R"IR(
+graph(%x : Tensor, %w0 : Tensor, %w1 : Tensor, %b1 : Tensor, %w2 : Tensor, %w3 : Tensor, %b3 : Tensor, %w4 : Tensor, %w5 : Tensor):
+  %none : NoneType = prim::Constant()
+  %one : int = prim::Constant[value=1]()
+  %c64 : int = prim::Constant[value=64]()
+  %s1 : int[] = prim::Constant[value=[1, 1]]()
+  %s2 : int[] = prim::Constant[value=[2, 2]]()
+  %p0 : int[] = prim::Constant[value=[0, 0]]()
+  %p2 : int[] = prim::Constant[value=[2, 2]]()
+  %p4 : int[] = prim::Constant[value=[4, 4]]()
+  %c0 : Tensor = aten::conv2d(%x, %w0, %none, %s1, %p0, %s1, %one)
+  %c1 : Tensor = aten::conv2d(%c0, %w1, %b1, %s1, %s1, %s1, %one)
+  %a1 : Tensor = aten::relu(%c1)
+  %c2 : Tensor = aten::conv2d(%a1, %w2, %none, %s2, %s1, %s1, %c64)
+  %c3 : Tensor = aten::conv2d(%c2, %w3, %b3, %s1, %p0, %s1, %one)
+  %r : Tensor = aten::add(%c3, %c2, %one)
+  %c4 : Tensor = aten::conv2d(%r, %w4, %none, %s1, %p4, %s2, %one)
+  %c5 : Tensor = aten::conv2d(%c4, %w5, %none, %s1, %p2, %p2, %one)
+  return (%c5)
+)IR";
+
+TEST(Engine, RowBandsOfBatchOneConvolutionsMatchTheInterpreter) {
+  auto scaled = [](Tensor t, float by) {
+    for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] /= by;
+    return t;
+  };
+  auto reference = graphWith(kBandChain, {{"w0", randn({64, 3, 1, 1}, 101)},
+                                          {"w1", scaled(randn({64, 64, 3, 3}, 102), 24.f)},
+                                          {"b1", randn({64}, 103)},
+                                          {"w2", scaled(randn({64, 1, 3, 3}, 104), 3.f)},
+                                          {"w3", scaled(randn({64, 64, 1, 1}, 105), 8.f)},
+                                          {"b3", randn({64}, 106)},
+                                          {"w4", scaled(randn({8, 64, 5, 5}, 107), 40.f)},
+                                          {"w5", scaled(randn({8, 8, 3, 3}, 108), 8.f)}});
+  struct Threads {
+    int saved = omp_get_max_threads();
+    Threads() { omp_set_num_threads(2); }
+    ~Threads() { omp_set_num_threads(saved); }
+  } threads;
+  const Tensor x = randn({1, 3, 60, 27}, 109);
+  auto want = runGraph(reference, {IValue(x.clone())});
+  auto banded = [](const LayerSpans& spans) {
+    return std::count_if(spans.details.begin(), spans.details.end(), [](const std::string& d) {
+      return d.find("(row bands)") != std::string::npos;
+    });
+  };
+  {
+    // Prepared for reuse: from the second call on, every convolution but the last (whose output
+    // leaves the engine: no arena buffer, it runs whole); the first reads the contiguous input.
+    auto compiled = reference->copy();
+    ASSERT_EQ(partitionGraph(*compiled).numEngines(), 1u);
+    LayerSpans spans;
+    for (int call = 0; call < 4; ++call) {
+      BuildForReuse reuse;
+      expectClose(runGraph(compiled, {IValue(x.clone())})[0], want[0], 1e-4);
+    }
+    EXPECT_EQ(banded(spans), 15);
+  }
+  // Made by a call: whole on the first two calls, in bands once the plan runs again and its
+  // Winograd convolution (where oneDNN has it) is built.
+  auto compiled = reference->copy();
+  ASSERT_EQ(partitionGraph(*compiled).numEngines(), 1u);
+  {
+    LayerSpans spans;
+    for (int call = 0; call < 2; ++call)
+      expectClose(runGraph(compiled, {IValue(x.clone())})[0], want[0], 1e-4);
+    EXPECT_EQ(banded(spans), 0);
+  }
+  std::ptrdiff_t last = 0;
+  for (int call = 0; call < 400 && last == 0; ++call) {
+    LayerSpans spans;
+    expectClose(runGraph(compiled, {IValue(x.clone())})[0], want[0], 1e-4);
+    last = banded(spans);
+    if (last == 0) std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  EXPECT_EQ(last, 5) << "the reused plan never ran in bands";
+
+  // An input of the plan's signature (sizes, not contiguous) with other strides than the one
+  // the bands were made for: the first layer is computed whole, the plan stops using bands, and
+  // the numbers stay the interpreter's.
+  auto cl = ops::permute(ops::permute(x, {0, 2, 3, 1}).contiguous(), {0, 3, 1, 2});
+  auto wide = randn({1, 3, 60, 40}, 110);
+  auto sliced = ops::narrow(wide, 3, 5, 27);  // [1, 3, 60, 27], rows of 40
+  auto wantSliced = runGraph(reference, {IValue(sliced.contiguous())});
+  auto other = reference->copy();
+  ASSERT_EQ(partitionGraph(*other).numEngines(), 1u);
+  for (int call = 0; call < 3; ++call) {
+    BuildForReuse reuse;
+    expectClose(runGraph(other, {IValue(cl)})[0], want[0], 1e-4);
+  }
+  {
+    LayerSpans spans;
+    expectClose(runGraph(other, {IValue(sliced)})[0], wantSliced[0], 1e-4);
+    expectClose(runGraph(other, {IValue(cl)})[0], want[0], 1e-4);
+    EXPECT_EQ(banded(spans), 5);  // the first of the two calls, in bands but for its first layer
+  }
 }
 
 // The memory plan follows what each layer's output may alias through layers that do not own

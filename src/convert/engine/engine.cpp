@@ -44,6 +44,9 @@ struct Plan {
   std::vector<std::unique_ptr<LayerExec>> execs;  // one per layer; null: nothing to run
   Storage arena;
   size_t arenaBytes = 0;
+  int runs = 0;   // calls completed
+  int bands = 0;  // Note [Row bands]: 0 not tried yet, -1 none, else the bands (threads)
+  std::vector<size_t> segmentEnd;  // per layer: the end of the band segment it starts, or 0
 };
 
 namespace {
@@ -387,6 +390,28 @@ size_t chooseCut(const NetworkDefinition& net, std::vector<ValueId>& crossing) {
 
 }  // namespace
 
+// Note [Row bands]
+// At batch 1 on 2 threads, each layer is a parallel region of its own, in which oneDNN splits
+// the layer's work; a region wakes the other thread and ends on a barrier, and a small layer
+// splits badly (mobilenet_v2: 2 threads ran no faster than 1, 3.70 against 3.74 ms; Note
+// [Thread budget] keeps its smallest layers on 1 thread). So where consecutive convolutions
+// write channels-last batch-1 activations into the plan's arena (reading such activations, or
+// the contiguous input of the network), they run as one parallel region for the lot: each
+// thread computes a band of every layer's output rows (its own 1-thread primitive: the band's
+// input rows, with the padding of the band's edges; a Winograd layer's bands are Winograd too,
+// when they have 28 rows or more, else the layer runs whole) and the threads meet on a barrier
+// between layers (a band reads its neighbours' rows of the layer before). A fused residual is
+// added row by row in the same way. Plugins, matmuls and convolutions that do not fit end a
+// segment and run as before. Bands are prepared once the plan runs again (or when it is prepared
+// for reuse) and its convolutions are settled (Note [Winograd after reuse]); a band whose input
+// differs from the prepared one (not seen: the plan's values keep their layout) is computed whole
+// by the reference kernel and the plan stops using bands. Layers of few pixels per band with
+// large weights run whole (oneDNN splits them by output channels, half the weights per thread).
+// Bands are made for 2 to kMaxRowBands threads (measured on 2 cores only; more threads run a
+// layer per region). The segments run once when the bands are made, so that the next call does
+// not pay the other threads' first touches of their scratchpads. TORCHLESS_ROW_BANDS=0 turns
+// bands off, =N makes N bands whatever the threads (to compare).
+
 // The part of the network a plan runs (Note [Batch split]): all of it; a sample's layers
 // before the cut (Head), writing the crossing value into sample `sample` of `stack`; or the
 // whole batch's layers from the cut on (Tail), reading it from `stack`.
@@ -720,6 +745,10 @@ std::vector<IValue> Engine::runPlan(const std::vector<IValue>& inputs, const Pla
     for (size_t li = from; li < to; ++li) {
       LayerExec* e = plan->execs[li].get();
       if (!e) continue;
+      if (plan->bands > 0 && plan->segmentEnd[li] > li) {
+        li = runBands(*plan, li, obs != nullptr) - 1;
+        continue;
+      }
       try {
         if (obs) [[unlikely]] {
           const Clock::time_point t0 = Clock::now();
@@ -740,6 +769,7 @@ std::vector<IValue> Engine::runPlan(const std::vector<IValue>& inputs, const Pla
     call.stack->put(call.sample, plan->slots[static_cast<size_t>(cutValues_[0])].toTensor());
     return {};
   }
+  ++plan->runs;
   std::vector<IValue> outs;
   outs.reserve(network_.outputs().size());
   for (ValueId o : network_.outputs()) {
@@ -758,7 +788,110 @@ std::vector<IValue> Engine::runPlan(const std::vector<IValue>& inputs, const Pla
     }
     outs.push_back(std::move(v));
   }
+  if (plan->bands == 0 && call.stage == kAll && !call.slice) {
+    prepareBands(*plan);
+    // Note [Row bands]: the segments run once more here (the call's outputs are taken), so that
+    // the next call does not pay the other threads' first touches of their scratchpads and
+    // buffers (resnet50: its first call in bands took 2x the next). Their values are dropped.
+    try {
+      for (size_t li = 0; plan->bands > 0 && li < layers.size(); ++li)
+        if (plan->segmentEnd[li] > li) li = runBands(*plan, li, false) - 1;
+    } catch (const std::exception&) {
+      plan->bands = -1;
+    }
+  }
   return outs;
+}
+
+// Note [Row bands]: measured on 2 cores only; with more threads than this, a layer per region.
+constexpr int kMaxRowBands = 4;
+
+void Engine::prepareBands(Plan& plan) const {
+  // TORCHLESS_ROW_BANDS: 0 none; N >= 2 that many bands whatever the threads (to compare).
+  static const int forced = [] {
+    const char* v = std::getenv("TORCHLESS_ROW_BANDS");
+    return v == nullptr ? -1 : std::atoi(v);
+  }();
+  const int threads = ops::getNumThreads();
+  const int bands = forced >= 2 ? forced : threads;
+  if (forced == 0 || bands < 2 || (forced < 2 && threads > kMaxRowBands) || omp_in_parallel()) {
+    plan.bands = -1;
+    return;
+  }
+  if (plan.runs < 2 && !buildingForReuse()) return;  // a one-shot call pays nothing
+  for (const auto& e : plan.execs)
+    if (e && !e->settled()) return;  // again after the next call
+  const auto& layers = network_.layers();
+  plan.segmentEnd.assign(layers.size(), 0);
+  bool any = false;
+  size_t start = layers.size();  // the open segment's first layer
+  for (size_t li = 0; li <= layers.size(); ++li) {
+    LayerExec* e = li < layers.size() ? plan.execs[li].get() : nullptr;
+    if (li < layers.size() && !e) continue;  // constants, shapes: nothing runs
+    const bool banded = e && e->prepareBands(plan.slots, bands);
+    if (banded && start == layers.size()) start = li;
+    if (!banded && start != layers.size()) {
+      plan.segmentEnd[start] = li;
+      any = true;
+      start = layers.size();
+    }
+  }
+  plan.bands = any ? bands : -1;
+}
+
+size_t Engine::runBands(Plan& plan, size_t begin, bool observe) const {
+  const size_t end = plan.segmentEnd[begin];
+  const auto& layers = network_.layers();
+  OpObserver* obs = observe ? opObserver() : nullptr;
+  using Clock = std::chrono::steady_clock;
+  const int bands = plan.bands;
+  std::exception_ptr err;
+  size_t errLayer = begin;
+  std::atomic<bool> failed{false};
+#pragma omp parallel num_threads(std::min(bands, ops::getNumThreads()))
+  {
+    // Fewer threads than bands (a nested or limited team): each takes every nt-th band.
+    const int nt = omp_get_num_threads(), tid = omp_get_thread_num();
+    Clock::time_point t0 = obs && tid == 0 ? Clock::now() : Clock::time_point();
+    for (size_t li = begin; li < end; ++li) {
+      LayerExec* e = plan.execs[li].get();
+      if (!e) continue;
+      if (!failed.load(std::memory_order_relaxed)) {
+        try {
+          for (int b = tid; b < bands; b += nt) e->runBand(plan.slots, b);
+        } catch (...) {
+#pragma omp critical(torchless_row_bands)
+          if (!failed.exchange(true)) {
+            err = std::current_exception();
+            errLayer = li;
+          }
+        }
+      }
+#pragma omp barrier
+      if (obs && tid == 0) {
+        const Clock::time_point t1 = Clock::now();
+        const Layer& l = layers[li];
+        std::string d = toString(l.kind);
+        if (const char* f = e->fusedPath()) d += fmt::format(" ({})", f);
+        d += " (row bands)";
+        obs->onSpan("layer", l.name, l.place.empty() ? d : d + " at " + l.place, t0, t1);
+        t0 = t1;
+      }
+    }
+  }
+  for (size_t li = begin; li < end; ++li)
+    if (plan.execs[li] && plan.execs[li]->bandsMissed()) plan.bands = -1;
+  if (err) {
+    const Layer& l = layers[errLayer];
+    try {
+      std::rethrow_exception(err);
+    } catch (Error& e) {
+      e.withPlace(l.place);
+      e.addContext(fmt::format("in engine layer '{}' ({})", l.name, toString(l.kind)));
+      throw;
+    }
+  }
+  return end;
 }
 
 }  // namespace torchless::engine

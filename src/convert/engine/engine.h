@@ -83,6 +83,11 @@ class Engine {
   std::vector<IValue> runPlan(const std::vector<IValue>& inputs, const PlanCall& call) const;
   std::optional<std::vector<IValue>> runSplit(const std::vector<IValue>& inputs) const;
   bool sliceShapesOk(const std::vector<IValue>& slots, size_t numLayers) const;
+  // Note [Row bands] in engine.cpp: prepares the plan's band segments (after a call, with its
+  // values in the slots), and runs the segment starting at `begin` (its layers reported to the
+  // op observer when `observe`), returning its end.
+  void prepareBands(Plan& plan) const;
+  size_t runBands(Plan& plan, size_t begin, bool observe) const;
   void releasePlan(std::shared_ptr<Plan> plan) const;
 
   NetworkDefinition network_;

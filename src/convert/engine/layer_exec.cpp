@@ -258,15 +258,7 @@ class ProductExec : public LayerExec {
         else
           ops::copyInto(out, *residual);
       }
-      ops::ThreadLimit limit(threads_);  // as the primitive was made: Note [Thread budget]
-      auto& strm = ops::dnnl_utils::stream();
-      src_.feed(strm, x.rawData());
-      dst_.set_data_handle(out.rawData());
-      if (scratchBytes_)
-        scratchMem_.set_data_handle(ops::dnnl_utils::threadScratchpad(scratchBytes_));
-      prim_.execute(strm, args_);
-      if (dstReorder_) dstReorder_.execute(strm, dstInner_, dst_);
-      strm.wait();
+      execute(x.rawData(), out.rawData());
     }
     slots[static_cast<size_t>(l_.outputs[0])] = IValue(std::move(out));
   }
@@ -296,6 +288,21 @@ class ProductExec : public LayerExec {
     prepare(x);
   }
   virtual void prepare(const Tensor& x) = 0;
+
+  /// Runs the prepared primitive on the input at `x` into the output at `out` (laid out as
+  /// prepared), on the running thread's stream and scratchpad.
+  void execute(const void* x, void* out) {
+    ops::ThreadLimit limit(threads_);  // as the primitive was made: Note [Thread budget]
+    auto& strm = ops::dnnl_utils::stream();
+    src_.feed(strm, const_cast<void*>(x));
+    dst_.set_data_handle(out);
+    if (scratchBytes_)
+      scratchMem_.set_data_handle(ops::dnnl_utils::threadScratchpad(scratchBytes_));
+    prim_.execute(strm, args_);
+    if (dstReorder_) dstReorder_.execute(strm, dstInner_, dst_);
+    strm.wait();
+  }
+
   virtual Tensor reference(const std::vector<IValue>& slots, const Tensor& x,
                            const Tensor* residual) const = 0;
 
@@ -388,9 +395,107 @@ class ConvExec : public ProductExec {
       : ProductExec(l), winogradNow_(winogradNow || upgradeOnly), upgradeOnly_(upgradeOnly) {
     prepareFor(x);
   }
+
+  // The output rows a band computes and the padding above its first input row.
+  struct Band {
+    int64_t padTop = 0, rows = 0;
+  };
+  // A band of `l` (Note [Row bands]) for its rows of the input, `x`.
+  ConvExec(const Layer& l, const Tensor& x, Band band, bool winograd)
+      : ProductExec(l), winogradNow_(winograd), upgradeOnly_(false), band_(band) {
+    prepareFor(x);
+  }
+
   ~ConvExec() override { cancelUpgrade(); }
 
   const char* fusedPath() const override { return isWinograd_ ? "winograd" : nullptr; }
+
+  bool settled() const override {
+    return !winogradLater_ || (upgrade_ && upgrade_->finished.load(std::memory_order_acquire) &&
+                               !upgrade_->ready.load(std::memory_order_acquire));
+  }
+
+  // Note [Row bands] in engine.cpp: band b computes output rows [out0, out0 + rows) of a
+  // channels-last batch-1 output from input rows [in0, ...), as a convolution of its own (the
+  // band's rows, its own top and bottom padding, 1 thread), Winograd when this layer is.
+  bool prepareBands(const std::vector<IValue>& slots, int bands) override {
+    bands_.clear();
+    bandIn0_.clear();
+    bandOut0_.clear();
+    bandsMissed_.store(false, std::memory_order_relaxed);
+    if (!dnnl_ || l_.transposed || l_.bf16 || l_.weight.dim() != 4 || !arenaOut_.defined() ||
+        inDtype_ != ScalarType::Float || bands < 2 || inSizes_[0] != 1 || outSizes_[1] < 2)
+      return false;
+    const Tensor& x = slots[static_cast<size_t>(l_.inputs[0])].toTensor();
+    // The input channels-last, or contiguous (a network's input: each band's rows are then
+    // strided, reordered by the band's primitive as the layer's whole input was).
+    if (x.sizes() != inSizes_ || x.strides() != inStrides_ ||
+        !(channelsLastBatch1(x.sizes(), inStrides_) || x.isContiguous()) ||
+        !channelsLastBatch1(outSizes_, outStrides_))
+      return false;
+    if (l_.hasResidual && !residualFits(slots)) return false;
+    const int64_t oh = outSizes_[2], ih = inSizes_[2];
+    if (oh < 2 * bands) return false;
+    // A Winograd layer's bands of under 28 rows ran slower than the layer whole (resnet50's
+    // layer3 and layer4, 14x14 and 7x7, 2 threads: 0.85-1.9 ms against 0.44-0.69 ms; layer2's
+    // 28x28 in two bands on 1 thread: 0.75-0.79 ms against 0.58-0.63; layer1's 56x56: 0.55-0.59
+    // against 0.64-0.69).
+    if (isWinograd_ && oh < 28 * bands) return false;
+    // A band of few pixels streams all the weights for little work, where oneDNN's own split
+    // (by output channels) reads half of them per thread: resnet50's layer4 (7x7, 4-9 MB of
+    // weights) ran 10-40% slower in bands (mobilenet_v2's 7x7 layers, 0.6-1.6 MB, faster).
+    if ((oh / bands) * outSizes_[3] < 64 && l_.weight.nbytes() > (size_t{2} << 20)) return false;
+    const int64_t s = l_.stride.empty() ? 1 : l_.stride[0];
+    const int64_t p = l_.padding.empty() ? 0 : l_.padding[0];
+    const int64_t d = l_.dilation.empty() ? 1 : l_.dilation[0];
+    const int64_t eff = (l_.weight.sizes()[2] - 1) * d + 1;
+    for (int b = 0; b < bands; ++b) {
+      const int64_t o0 = oh * b / bands, o1 = oh * (b + 1) / bands;
+      const int64_t first = o0 * s - p, last = (o1 - 1) * s - p + eff - 1;
+      const int64_t i0 = std::max<int64_t>(first, 0), i1 = std::min(last, ih - 1);
+      if (i1 < i0) return dropBands();
+      ops::ThreadLimit one(1);
+      auto e = std::make_unique<ConvExec>(l_, ops::narrow(x, 2, i0, i1 - i0 + 1),
+                                          Band{std::max<int64_t>(-first, 0), o1 - o0}, isWinograd_);
+      if (!e->dnnl_ || e->outSizes_[2] != o1 - o0 ||
+          !channelsLastBatch1(e->outSizes_, e->outStrides_))
+        return dropBands();
+      bands_.push_back(std::move(e));
+      bandIn0_.push_back(i0);
+      bandOut0_.push_back(o0);
+    }
+    return true;
+  }
+
+  void runBand(std::vector<IValue>& slots, int band) override {
+    const Tensor& x = slots[static_cast<size_t>(l_.inputs[0])].toTensor();
+    // Read only: the other bands read the same state at once.
+    if (bands_.empty() || x.sizes() != inSizes_ || x.strides() != inStrides_ ||
+        x.dtype() != inDtype_ || (l_.hasResidual && !residualFits(slots))) {
+      if (band == 0) {
+        bandsMissed_.store(true, std::memory_order_relaxed);
+        const Tensor r =
+            l_.hasResidual ? slots[static_cast<size_t>(l_.inputs.back())].toTensor() : Tensor();
+        slots[static_cast<size_t>(l_.outputs[0])] =
+            IValue(reference(slots, x, l_.hasResidual ? &r : nullptr));
+      }
+      return;
+    }
+    const auto b = static_cast<size_t>(band);
+    auto* out = static_cast<float*>(arenaOut_.rawData());
+    const int64_t outRow = outStrides_[2];
+    float* o = out + bandOut0_[b] * outRow;
+    if (l_.hasResidual) {
+      const Tensor& r = slots[static_cast<size_t>(l_.inputs.back())].toTensor();
+      if (r.rawData() != arenaOut_.rawData())  // same: Note [Residual in place]
+        std::memcpy(o, static_cast<const float*>(r.rawData()) + bandOut0_[b] * outRow,
+                    static_cast<size_t>(bands_[b]->outSizes_[2] * outRow) * sizeof(float));
+    }
+    bands_[b]->execute(static_cast<const float*>(x.rawData()) + bandIn0_[b] * inStrides_[2], o);
+    if (band == 0) slots[static_cast<size_t>(l_.outputs[0])] = IValue(arenaOut_);
+  }
+
+  bool bandsMissed() const override { return bandsMissed_.load(std::memory_order_relaxed); }
 
   void run(std::vector<IValue>& slots) override {
     if (upgrade_ && upgrade_->ready.load(std::memory_order_acquire)) adoptUpgrade();
@@ -400,11 +505,36 @@ class ConvExec : public ProductExec {
   }
 
  private:
+  // Sizes [1, C, H, W] with channels-last strides (dim 0's stride is not read).
+  static bool channelsLastBatch1(const IntList& sizes, const IntList& strides) {
+    if (sizes.size() != 4 || sizes[0] != 1) return false;
+    const IntList cl = channelsLastStrides(sizes);
+    for (size_t d = 1; d < 4; ++d)
+      if (sizes[d] != 1 && strides[d] != cl[d]) return false;
+    return true;
+  }
+
+  // The residual a band adds is the output's rows: same sizes and strides, float.
+  bool residualFits(const std::vector<IValue>& slots) const {
+    const IValue& v = slots[static_cast<size_t>(l_.inputs.back())];
+    if (!v.isTensor()) return false;
+    const Tensor& r = v.toTensor();
+    return r.dtype() == ScalarType::Float && r.sizes() == outSizes_ && r.strides() == outStrides_;
+  }
+
+  bool dropBands() {
+    bands_.clear();
+    bandIn0_.clear();
+    bandOut0_.clear();
+    return false;
+  }
+
   // Built in the background: a ConvExec for the same input, Winograd only.
   struct Upgrade {
     std::mutex mu;  // held while the task builds
     bool cancelled = false;
     std::atomic<bool> ready{false};
+    std::atomic<bool> finished{false};  // the task ran (built or not)
     std::unique_ptr<ConvExec> built;
   };
 
@@ -416,6 +546,10 @@ class ConvExec : public ProductExec {
     const Layer* layer = &l_;
     BackgroundBuilder::instance().post([up, like, threads, layer] {
       std::lock_guard<std::mutex> lock(up->mu);
+      struct Finish {
+        Upgrade& u;
+        ~Finish() { u.finished.store(true, std::memory_order_release); }
+      } finish{*up};
       if (up->cancelled) return;
       omp_set_num_threads(threads);  // the primitive is made for the calls' thread count
       try {
@@ -472,11 +606,12 @@ class ConvExec : public ProductExec {
 
   void prepare(const Tensor& x) override {
     cancelUpgrade();
+    dropBands();
     winogradLater_ = isWinograd_ = false;
     runs_ = 0;
     const int64_t k = l_.weight.dim() - 2;
     if (x.dtype() != ScalarType::Float || l_.weight.dtype() != ScalarType::Float ||
-        x.dim() != k + 2 || x.numel() == 0 || !isDense(x) ||
+        x.dim() != k + 2 || x.numel() == 0 || (!isDense(x) && band_.rows == 0) ||
         (l_.activation.kind != Activation::None && !dnnlActivation(l_.activation.kind)))
       return;
     // Output sizes as PyTorch computes them.
@@ -486,8 +621,8 @@ class ConvExec : public ProductExec {
                            : v;
     };
     const IntList stride = ex(l_.stride, 1);
-    const IntList padding = ex(l_.padding, 0), dilation = ex(l_.dilation, 1),
-                  outPad = ex(l_.outputPadding, 0);
+    IntList padding = ex(l_.padding, 0);
+    const IntList dilation = ex(l_.dilation, 1), outPad = ex(l_.outputPadding, 0);
     if (static_cast<int64_t>(stride.size()) != k || static_cast<int64_t>(padding.size()) != k ||
         static_cast<int64_t>(dilation.size()) != k)
       return;
@@ -496,12 +631,17 @@ class ConvExec : public ProductExec {
     const int64_t OC = l_.transposed ? ws[1] * g : ws[0];
     if ((l_.transposed ? ws[0] : ws[1] * g) != C) return;  // the reference path reports it
     outSizes_ = {x.sizes()[0], OC};
+    if (band_.rows > 0) {  // Note [Row bands]: the band's own top padding and rows
+      if (l_.transposed || k != 2) return;
+      padding[0] = band_.padTop;
+    }
     dims padR, dil;
     for (int64_t i = 0; i < k; ++i) {
       const int64_t isz = x.sizes()[2 + i], ksz = ws[2 + i];
       const int64_t eff = (ksz - 1) * dilation[i] + 1;
       int64_t o = l_.transposed ? (isz - 1) * stride[i] - 2 * padding[i] + eff + outPad[i]
                                 : (isz + 2 * padding[i] - eff) / stride[i] + 1;
+      if (band_.rows > 0 && i == 0) o = band_.rows;
       if (o <= 0) return;
       outSizes_.push_back(o);
       const int64_t r = l_.transposed ? (isz - 1) * stride[i] + eff - padding[i] - o
@@ -633,6 +773,10 @@ class ConvExec : public ProductExec {
   }
 
   const bool winogradNow_, upgradeOnly_;
+  const Band band_{};                             // rows > 0: a band of a layer (Note [Row bands])
+  std::vector<std::unique_ptr<ConvExec>> bands_;  // prepareBands(): one per band
+  std::vector<int64_t> bandIn0_, bandOut0_;       // each band's first input and output row
+  std::atomic<bool> bandsMissed_{false};
   bool winogradLater_ = false;  // direct now, Winograd when the plan runs again
   bool isWinograd_ = false;
   int runs_ = 0;  // runs since prepare, while winogradLater_
@@ -996,6 +1140,8 @@ memory packedWeights(const Layer& layer, int slot, const memory::desc& userMd,
 BuildForReuse::BuildForReuse() : previous_(tBuildingForReuse) { tBuildingForReuse = true; }
 
 BuildForReuse::~BuildForReuse() { tBuildingForReuse = previous_; }
+
+bool buildingForReuse() { return tBuildingForReuse; }
 
 std::unique_ptr<LayerExec> makeKernelExec(const Layer& layer) {
   return std::make_unique<KernelExec>(layer);

@@ -35,7 +35,29 @@ class LayerExec {
   /// What runs the layer when it is not the layer kind's usual path ("fused attention",
   /// "fused lstm"): reported beside the layer's kind in profiles; null otherwise.
   virtual const char* fusedPath() const { return nullptr; }
+  /// False while the layer may still change how it runs (a Winograd primitive still to be
+  /// built: Note [Winograd after reuse] in layer_exec.cpp); row bands wait for that.
+  virtual bool settled() const { return true; }
+  /// Note [Row bands] in engine.cpp: prepares the layer to run as `bands` bands of its output
+  /// rows, each on its own thread, for the values its inputs have now in `slots` (after the
+  /// memory plan). False when it cannot (the layer then runs whole).
+  virtual bool prepareBands(const std::vector<IValue>& slots, int bands) {
+    (void)slots, (void)bands;
+    return false;
+  }
+  /// Runs band `band` of the layer (after prepareBands); called at once on distinct threads for
+  /// distinct bands, which together do what run() does. Band 0 stores the output in `slots`.
+  /// Changes nothing the other bands read: inputs unlike the prepared ones are computed whole
+  /// by band 0 and reported by bandsMissed().
+  virtual void runBand(std::vector<IValue>& slots, int band) {
+    if (band == 0) run(slots);
+  }
+  /// True when a runBand() since prepareBands() found inputs unlike the prepared ones.
+  virtual bool bandsMissed() const { return false; }
 };
+
+/// True on a thread making plans for calls that will come again (BuildForReuse is alive).
+bool buildingForReuse();
 
 /// While one is alive on a thread, engine plans made on that thread are for calls that will
 /// come again (Module::prepare): Winograd convolutions are built at once rather than after
