@@ -9,6 +9,9 @@
 #include "runtime/kernel.h"
 #include "runtime/op_observer.h"
 
+#include <cstdlib>
+#include <string>
+
 namespace torchless {
 
 namespace {
@@ -346,6 +349,28 @@ std::optional<IValue> copyForPreparation(const IValue& v, int depth = 0) {
 
 }  // namespace
 
+// Note [Settling run]
+// The first run of a freshly built plan costs more than the later ones, though it builds
+// nothing: resnet50 at batch 1, 1 thread took 1.3-1.7x the steady CPU time (bench/RESULTS.md,
+// 2026-12-03) and, in the quiet runs of session 11, 2.7-3.5x the steady wall time; lstm_lm
+// 3.8-4.1x. perf spreads the excess over one-time work: symbols the call binds lazily in the
+// dynamic loader, glibc consolidating the chunks the build freed on the first large
+// allocation, the first executions of each oneDNN primitive (its argument tables, its
+// kernel's and weights' first pass through the caches and the TLB). The second run is at the
+// steady cost. So preparation ends with one more run of the built plan, whose result is
+// dropped like the others': the caller's first call is the plan's second run. It costs one
+// call at load (about 4% of resnet50's build). TORCHLESS_SETTLING_RUN=0 leaves it out (to
+// compare).
+namespace {
+bool settlingRunEnabled() {
+  static const bool enabled = [] {
+    const char* v = std::getenv("TORCHLESS_SETTLING_RUN");
+    return v == nullptr || std::string(v) != "0";
+  }();
+  return enabled;
+}
+}  // namespace
+
 bool preparePlan(const ExecutionPlan& plan, const std::vector<IValue>& inputs) {
   // A method that runs as loaded may keep module state; a compiled archive's only reads its
   // engines, and is run as loaded here too (its engines plan these inputs).
@@ -357,8 +382,8 @@ bool preparePlan(const ExecutionPlan& plan, const std::vector<IValue>& inputs) {
   if (observableWithin(plan.graph->block())) return false;
   if (plan.frozenGraph && observableWithin(plan.frozenGraph->block())) return false;
   // Two runs when the first one only specializes (Note [Specialization]): the second builds
-  // the specialization's engine plans.
-  const int runs = plan.frozenGraph ? 2 : 1;
+  // the specialization's engine plans. Then one settling run (Note [Settling run]).
+  const int runs = (plan.frozenGraph ? 2 : 1) + (settlingRunEnabled() ? 1 : 0);
   BuildSpan span("prepare", plan.qualname);
   const engine::BuildForReuse forReuse;  // Note [Winograd after reuse]
   for (int i = 0; i < runs; ++i) {
