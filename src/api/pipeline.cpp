@@ -350,17 +350,18 @@ std::optional<IValue> copyForPreparation(const IValue& v, int depth = 0) {
 }  // namespace
 
 // Note [Settling run]
-// The first run of a freshly built plan costs more than the later ones, though it builds
-// nothing: resnet50 at batch 1, 1 thread took 1.3-1.7x the steady CPU time (bench/RESULTS.md,
-// 2026-12-03) and, in the quiet runs of session 11, 2.7-3.5x the steady wall time; lstm_lm
-// 3.8-4.1x. perf spreads the excess over one-time work: symbols the call binds lazily in the
-// dynamic loader, glibc consolidating the chunks the build freed on the first large
-// allocation, the first executions of each oneDNN primitive (its argument tables, its
-// kernel's and weights' first pass through the caches and the TLB). The second run is at the
-// steady cost. So preparation ends with one more run of the built plan, whose result is
-// dropped like the others': the caller's first call is the plan's second run. It costs one
-// call at load (about 4% of resnet50's build). TORCHLESS_SETTLING_RUN=0 leaves it out (to
-// compare).
+// The first run of a freshly built plan cost more than the later ones, though it builds
+// nothing: in CPU time 1.3-2.2x the steady call for resnet50 at batch 1 / 1 thread, 1.6-1.7x
+// for mobilenet_v2 at batch 1 / 2 threads, 1.2x for bert_like at batch 8 (bench/RESULTS.md,
+// 2026-12-03); in the quiet wall times of session 11, 2.3-4.1x on some rows. perf spreads the
+// excess over one-time work: symbols the call binds lazily in the dynamic loader, glibc
+// consolidating the chunks the build freed on the first large allocation, the first execution
+// of each oneDNN primitive (its argument tables, the first pass of its code and weights
+// through the caches and the TLB). The second run is at the steady cost. So preparation ends
+// with one more run of the built plan, its result dropped like the others': the caller's
+// first call is the plan's second run (first / median 0.96-1.16 in CPU time on those rows).
+// It costs one call at load (resnet50: ~40 ms of a ~900 ms build). TORCHLESS_SETTLING_RUN=0
+// leaves it out (to compare).
 namespace {
 bool settlingRunEnabled() {
   static const bool enabled = [] {
