@@ -9,6 +9,7 @@
 #include "runtime/kernel.h"
 #include "runtime/op_observer.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 
@@ -360,15 +361,17 @@ std::optional<IValue> copyForPreparation(const IValue& v, int depth = 0) {
 // through the caches and the TLB). The second run is at the steady cost. So preparation ends
 // with one more run of the built plan, its result dropped like the others': the caller's
 // first call is the plan's second run (first / median 0.96-1.16 in CPU time on those rows).
-// It costs one call at load (resnet50: ~40 ms of a ~900 ms build). TORCHLESS_SETTLING_RUN=0
-// leaves it out (to compare).
+// It costs one call at load (resnet50: ~40 ms of a ~900 ms build) and the first run's excess,
+// which moves into the load. TORCHLESS_SETTLING_RUN=0 leaves it out (to compare); =N makes N
+// settling runs (at most 8; two took resnet50's and lstm_lm's first calls on the quiet machine
+// from 1.0-1.95x / 1.15-1.47x to 1.0-1.03x / 1.05-1.36x, at one more call of load).
 namespace {
-bool settlingRunEnabled() {
-  static const bool enabled = [] {
+int settlingRuns() {
+  static const int runs = [] {
     const char* v = std::getenv("TORCHLESS_SETTLING_RUN");
-    return v == nullptr || std::string(v) != "0";
+    return v == nullptr ? 1 : std::clamp(std::atoi(v), 0, 8);
   }();
-  return enabled;
+  return runs;
 }
 }  // namespace
 
@@ -384,7 +387,7 @@ bool preparePlan(const ExecutionPlan& plan, const std::vector<IValue>& inputs) {
   if (plan.frozenGraph && observableWithin(plan.frozenGraph->block())) return false;
   // Two runs when the first one only specializes (Note [Specialization]): the second builds
   // the specialization's engine plans. Then one settling run (Note [Settling run]).
-  const int runs = (plan.frozenGraph ? 2 : 1) + (settlingRunEnabled() ? 1 : 0);
+  const int runs = (plan.frozenGraph ? 2 : 1) + settlingRuns();
   BuildSpan span("prepare", plan.qualname);
   const engine::BuildForReuse forReuse;  // Note [Winograd after reuse]
   for (int i = 0; i < runs; ++i) {
