@@ -352,24 +352,23 @@ std::optional<IValue> copyForPreparation(const IValue& v, int depth = 0) {
 
 // Note [Settling run]
 // The first run of a freshly built plan cost more than the later ones, though it builds
-// nothing: in CPU time 1.3-2.2x the steady call for resnet50 at batch 1 / 1 thread, 1.6-1.7x
-// for mobilenet_v2 at batch 1 / 2 threads, 1.2x for bert_like at batch 8 (bench/RESULTS.md,
-// 2026-12-03); in the quiet wall times of session 11, 2.3-4.1x on some rows. perf spreads the
-// excess over one-time work: symbols the call binds lazily in the dynamic loader, glibc
-// consolidating the chunks the build freed on the first large allocation, the first execution
-// of each oneDNN primitive (its argument tables, the first pass of its code and weights
-// through the caches and the TLB). The second run is at the steady cost. So preparation ends
-// with one more run of the built plan, its result dropped like the others': the caller's
-// first call is the plan's second run (first / median 0.96-1.16 in CPU time on those rows).
-// It costs one call at load (resnet50: ~40 ms of a ~900 ms build) and the first run's excess,
-// which moves into the load. TORCHLESS_SETTLING_RUN=0 leaves it out (to compare); =N makes N
-// settling runs (at most 8; two took resnet50's and lstm_lm's first calls on the quiet machine
-// from 1.0-1.95x / 1.15-1.47x to 1.0-1.03x / 1.05-1.36x, at one more call of load).
+// nothing: in CPU time 1.3-2.2x the steady call for resnet50 at batch 1 / 1 thread under load
+// and 2.3-3.9x on the quiet machine, 1.6-4.3x for mobilenet_v2 at batch 1 / 2 threads, up to
+// 4.6x for lstm_lm (bench/RESULTS.md, 2026-12-03). perf spreads the excess over one-time work:
+// symbols the call binds lazily in the dynamic loader, glibc consolidating the chunks the
+// build freed on the first large allocation, the first executions of each oneDNN primitive
+// (its argument tables, the first passes of its code and weights through the caches and the
+// TLB). It fades within a run or two. So preparation ends with two more runs of the built
+// plan, their results dropped like the others': the caller's first call is the plan's third
+// run. With one, the quiet first calls were 1.0-1.95x (resnet50) and 1.15-1.77x (lstm_lm);
+// with two, 1.0-1.03x and 1.05-1.36x. It costs two calls at load (resnet50: ~80 ms of a ~1 s
+// build) plus the first run's excess, which moves into the load. TORCHLESS_SETTLING_RUN=N
+// makes N settling runs (0: none, to compare; at most 8).
 namespace {
 int settlingRuns() {
   static const int runs = [] {
     const char* v = std::getenv("TORCHLESS_SETTLING_RUN");
-    return v == nullptr ? 1 : std::clamp(std::atoi(v), 0, 8);
+    return v == nullptr ? 2 : std::clamp(std::atoi(v), 0, 8);
   }();
   return runs;
 }
