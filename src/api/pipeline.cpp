@@ -9,6 +9,10 @@
 #include "runtime/kernel.h"
 #include "runtime/op_observer.h"
 
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+
 namespace torchless {
 
 namespace {
@@ -346,6 +350,30 @@ std::optional<IValue> copyForPreparation(const IValue& v, int depth = 0) {
 
 }  // namespace
 
+// Note [Settling run]
+// The first run of a freshly built plan cost more than the later ones, though it builds
+// nothing: in CPU time 1.3-2.2x the steady call for resnet50 at batch 1 / 1 thread under load
+// and 2.3-3.9x on the quiet machine, 1.6-4.3x for mobilenet_v2 at batch 1 / 2 threads, up to
+// 4.6x for lstm_lm (bench/RESULTS.md, 2026-12-03). perf spreads the excess over one-time work:
+// symbols the call binds lazily in the dynamic loader, glibc consolidating the chunks the
+// build freed on the first large allocation, the first executions of each oneDNN primitive
+// (its argument tables, the first passes of its code and weights through the caches and the
+// TLB). It fades within a run or two. So preparation ends with two more runs of the built
+// plan, their results dropped like the others': the caller's first call is the plan's third
+// run. With one, the quiet first calls were 1.0-1.95x (resnet50) and 1.15-1.77x (lstm_lm);
+// with two, 1.0-1.03x and 1.05-1.36x. It costs two calls at load (resnet50: ~80 ms of a ~1 s
+// build) plus the first run's excess, which moves into the load. TORCHLESS_SETTLING_RUN=N
+// makes N settling runs (0: none, to compare; at most 8).
+namespace {
+int settlingRuns() {
+  static const int runs = [] {
+    const char* v = std::getenv("TORCHLESS_SETTLING_RUN");
+    return v == nullptr ? 2 : std::clamp(std::atoi(v), 0, 8);
+  }();
+  return runs;
+}
+}  // namespace
+
 bool preparePlan(const ExecutionPlan& plan, const std::vector<IValue>& inputs) {
   // A method that runs as loaded may keep module state; a compiled archive's only reads its
   // engines, and is run as loaded here too (its engines plan these inputs).
@@ -357,8 +385,8 @@ bool preparePlan(const ExecutionPlan& plan, const std::vector<IValue>& inputs) {
   if (observableWithin(plan.graph->block())) return false;
   if (plan.frozenGraph && observableWithin(plan.frozenGraph->block())) return false;
   // Two runs when the first one only specializes (Note [Specialization]): the second builds
-  // the specialization's engine plans.
-  const int runs = plan.frozenGraph ? 2 : 1;
+  // the specialization's engine plans. Then one settling run (Note [Settling run]).
+  const int runs = (plan.frozenGraph ? 2 : 1) + settlingRuns();
   BuildSpan span("prepare", plan.qualname);
   const engine::BuildForReuse forReuse;  // Note [Winograd after reuse]
   for (int i = 0; i < runs; ++i) {

@@ -40,7 +40,8 @@
 // warm-up cliff). Module::prepare does it when the module is loaded and the inputs' shapes are
 // known (`bench`, as ONNX Runtime's session creation and TensorRT's engine build do): it builds
 // the plan and runs it on copies of the inputs, discarding the result, once more when the
-// first run only specialized. Engine plans are keyed by sizes, dtypes, contiguity and the
+// first run only specialized, and once more when it is built (Note [Settling run] in
+// pipeline.cpp). Engine plans are keyed by sizes, dtypes, contiguity and the
 // thread count, so the next call with inputs of the same signature finds everything built.
 // An archive `torchless compile` wrote is not frozen again (it was frozen and partitioned
 // when written; freezing would deep-copy its engines' weights) and runs as loaded; since its

@@ -30,8 +30,10 @@ class BuildCounter : public OpObserver {
               std::chrono::steady_clock::time_point,
               std::chrono::steady_clock::time_point) override {
     if (std::string(category) == "build") ++builds;
+    if (std::string(category) == "layer") ++layers;
   }
   std::atomic<int> builds{0};
+  std::atomic<int> layers{0};  // engine layers run
 };
 
 struct Case {
@@ -83,6 +85,28 @@ TEST(PrepareOracle, TheFirstCallAfterPrepareBuildsNothing) {
     expectPyTorchsNumbers(c, out, dir.string() + ", first call");
     expectPyTorchsNumbers(c, c.m.runMethod("forward", c.args), dir.string() + ", second call");
   }
+}
+
+// Note [Settling run]: preparation runs the built plan once more. The run that builds a plan
+// reports its layers as "build" spans; only a run of a built plan reports "layer" spans, so
+// without the settling run preparation reports none (TORCHLESS_SETTLING_RUN=0 fails here).
+TEST(PrepareOracle, PreparationEndsWithASettlingRun) {
+  Case c = readCase(kModels / "resnet18_traced");
+  int prepared = 0, perCall = 0;
+  {
+    BuildCounter counter;
+    ASSERT_TRUE(c.m.prepare("forward", c.args));
+    prepared = counter.layers.load();
+  }
+  {
+    BuildCounter counter;
+    IValue out = c.m.runMethod("forward", c.args);
+    perCall = counter.layers.load();
+    EXPECT_EQ(counter.builds.load(), 0);
+    expectPyTorchsNumbers(c, out, "first call after the settling run");
+  }
+  EXPECT_GT(perCall, 0);
+  EXPECT_GT(prepared, 0) << "preparation ran no built plan";
 }
 
 // An archive `torchless compile` wrote runs as loaded (it reads its Engine attributes) and is
