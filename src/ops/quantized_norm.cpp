@@ -41,7 +41,8 @@ QInts qintsOf(const Tensor& x, const char* op) {
 void checkOutQParams(double scale, int64_t zeroPoint, ScalarType qdtype, const char* op) {
   TL_CHECK(scale > 0 && std::isfinite(scale),
            "{}: output_scale must be a positive finite number, got {}", op, scale);
-  auto [lo, hi] = quantRange(qdtype);
+  const std::pair<int64_t, int64_t> range = quantRange(qdtype);
+  const int64_t lo = range.first, hi = range.second;
   TL_CHECK(zeroPoint >= lo && zeroPoint <= hi,
            "{}: output_zero_point {} is out of range for {} [{}, {}]", op, zeroPoint,
            dtypeName(qdtype), lo, hi);
@@ -123,7 +124,8 @@ Tensor groupNormImpl(const Tensor& x, int64_t groups, const std::optional<Tensor
   // bias_c = -scale_c * mean + beta (same statistics; the NCHW kernel's
   // y = (x - mean) * scale_c + beta rounds differently at ties).
   const bool nhwc = channelsLastContiguous(x);
-  auto [lo, hi] = quantRange(x.dtype());
+  const std::pair<int64_t, int64_t> range = quantRange(x.dtype());
+  const int64_t lo = range.first, hi = range.second;
   const float yInv = 1.0f / static_cast<float>(scale);
   const float xzp = static_cast<float>(q.zeroPoint);
   std::vector<int64_t> out(static_cast<size_t>(x.numel()));
@@ -173,7 +175,8 @@ Tensor qlayerNorm(const Tensor& x, const IntList& normalizedShape,
   const int64_t M = N == 0 ? 0 : x.numel() / N;
   const std::vector<float> gamma = affineValues(weight, N, op, "weight"),
                            beta = affineValues(bias, N, op, "bias");
-  auto [lo, hi] = quantRange(x.dtype());
+  const std::pair<int64_t, int64_t> range = quantRange(x.dtype());
+  const int64_t lo = range.first, hi = range.second;
   const float yInv = 1.0f / static_cast<float>(scale);
   const float xzp = static_cast<float>(q.zeroPoint);
   std::vector<int64_t> out(static_cast<size_t>(x.numel()));
@@ -268,7 +271,8 @@ Tensor qupsampleBilinear2d(const Tensor& x, const IntList& outputSize, bool alig
   // checked against the installed PyTorch on 190k random outputs (0 differ); the unfused form
   // differs at ties by 1 quantum.
   const int64_t vectorChannels = nhwc && x.dtype() != ScalarType::QInt32 ? C - C % 8 : 0;
-  auto [lo, hi] = quantRange(x.dtype());
+  const std::pair<int64_t, int64_t> range = quantRange(x.dtype());
+  const int64_t lo = range.first, hi = range.second;
   const float zp = static_cast<float>(q.zeroPoint);
   std::vector<int64_t> out(static_cast<size_t>(N * C * OH * OW));
   const int32_t* xp = q.data();
