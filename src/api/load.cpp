@@ -84,6 +84,9 @@ Module loadArchive(const std::string& path, const LoadOptions& options) {
   ZipReaderOptions zipOptions;
   zipOptions.checkCrc = options.checkCrc;
   zipOptions.mapStoredRecords = options.mapRecords;
+  // Note [Checking mapped records in the background] in serialize/zip_reader.cpp: checked by
+  // finishChecks() below, before any code of the archive runs.
+  zipOptions.checkMappedInBackground = options.mapRecords;
   ArchiveReader ar(path, zipOptions);
   if (!options.readTensorData) ar.usePlaceholderStorages();
 
@@ -132,6 +135,7 @@ Module loadArchive(const std::string& path, const LoadOptions& options) {
     pending = std::move(c.pendingSetState);
     record = "data.pkl";
     UnpickleResult r = ar.readData(hooks);
+    ar.zip().finishChecks();
     rootValue = r.value;
     for (auto& p : r.pendingSetState) pending.push_back(std::move(p));
   } catch (Error& e) {

@@ -83,6 +83,12 @@ struct ZipReaderOptions {
   /// mapped ends the process with a message naming it, not a bare SIGBUS). Only for files
   /// (open()); each record is still checked (populated without SIGBUS, CRC-32) when handed out.
   bool mapStoredRecords = false;
+  /// With mapStoredRecords: the mapped tensor records (data/, constants/) are populated and
+  /// their CRC-32 checked by a thread of the reader's own, started with the mapping, while the
+  /// caller goes on; ZipReader::finishChecks() reports a bad one (Note [Checking mapped records
+  /// in the background]). The caller must call finishChecks() before it trusts their bytes;
+  /// the destructor stops the thread without reporting.
+  bool checkMappedInBackground = false;
 };
 
 /// Read-only view of a TorchScript zip archive. Not thread-safe.
@@ -122,6 +128,13 @@ class ZipReader {
   /// "model.pt: record 'data/3'": the place used in errors about one record.
   std::string recordPlace(std::string_view name) const;
 
+  /// Waits for the background checks (ZipReaderOptions::checkMappedInBackground) and throws
+  /// torchless::Error for the first bad record in directory order: "model.pt: record 'data/3':
+  /// CRC-32 mismatch (the record is corrupt)", or "truncated: ..." for a file that shrank.
+  /// Returns at once when nothing runs in the background; records read afterwards are checked
+  /// as they are read.
+  void finishChecks() const;
+
  private:
   ZipReader() = default;
   /// Opens the zip over `src` (file or buffer; freed on failure) and checks every entry.
@@ -149,6 +162,11 @@ class ZipReader {
   std::unordered_map<std::string, size_t> byName_;
   mutable std::shared_ptr<MappedFile> map_;  // mapStoredRecords: made on first use
   mutable bool mapTried_ = false;
+  struct BackgroundChecks;  // checkMappedInBackground: zip_reader.cpp
+  /// Note [Checking mapped records in the background]: a record the thread checks.
+  bool checkedInBackground(const ZipRecordInfo& info) const;
+  mutable std::unique_ptr<BackgroundChecks> checks_;
+  mutable bool checksFinished_ = false;
 };
 
 /// Checks one entry name from a zip central directory; returns a reason when it must be

@@ -77,6 +77,60 @@ TEST(ZipMap, CrcIsStillChecked) {
   }
 }
 
+std::unique_ptr<ZipReader> openCheckedInBackground(const std::string& path) {
+  ZipReaderOptions o;
+  o.mapStoredRecords = true;
+  o.checkMappedInBackground = true;
+  return ZipReader::open(path, o);
+}
+
+std::string finishError(const ZipReader& z) {
+  try {
+    z.finishChecks();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// Note [Checking mapped records in the background] in serialize/zip_reader.cpp.
+TEST(ZipMap, BackgroundChecksReportACorruptRecordAtFinish) {
+  {
+    TempFile good(alignedZip());
+    auto g = openCheckedInBackground(good.path);
+    EXPECT_EQ(g->readRecord(kName).view(), ZipReader::open(good.path)->readRecord(kName).view());
+    EXPECT_EQ(finishError(*g), "");
+  }
+  TempFile bad(alignedZip(1234));  // the same path: one file at a time
+  auto b = openCheckedInBackground(bad.path);
+  b->readRecord(kName);  // handed out; its check runs on the reader's thread
+  const std::string what = finishError(*b);
+  EXPECT_NE(what.find(bad.path + ": record '" + kName + "': CRC-32 mismatch"), std::string::npos)
+      << what;
+  EXPECT_EQ(finishError(*b), "");  // reported once; the thread is gone
+  // After finishChecks(), a record is checked as it is read.
+  auto late = openCheckedInBackground(bad.path);
+  EXPECT_EQ(finishError(*late), "");
+  EXPECT_THROW(late->readRecord(kName), Error);
+  // A reader destroyed before finishChecks() (a load that failed otherwise) stops its thread.
+  { openCheckedInBackground(bad.path)->readRecord(kName); }
+}
+
+TEST(ZipMap, BackgroundChecksReportAFileShorterThanWhenOpened) {
+  TempFile f(alignedZip());
+  auto z = openCheckedInBackground(f.path);
+  std::filesystem::resize_file(f.path, 64 + kRecordBytes / 2);
+  std::string what;
+  try {
+    z->readRecord(kName);  // the reader's own populate fails, or the thread's does
+    what = finishError(*z);
+  } catch (const Error& e) {
+    what = e.what();
+  }
+  EXPECT_NE(what.find("truncated"), std::string::npos) << what;
+  EXPECT_NE(what.find(f.path), std::string::npos) << what;
+}
+
 TEST(ZipMap, WritesToAMappedRecordNeverReachTheFile) {
   const std::string zip = alignedZip();
   TempFile f(zip);
