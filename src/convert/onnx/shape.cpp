@@ -1256,8 +1256,11 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
   r.addOverloads({"aten::_cast_Short"}, castTo(ScalarType::Short));
   // Float scalars computed at run time (loop-carried, from a dynamic size): 0-d float tensors
   // (OnnxCtx::dtypeOf's Float for a float), int operands cast; int / int is a float division.
-  for (const auto& [name, opType] : std::vector<std::pair<std::string, std::string>>{
+  // (Plain variables, not structured bindings: clang 14 cannot capture those in lambdas.)
+  for (const auto& entry : std::vector<std::pair<std::string, std::string>>{
            {"add", "Add"}, {"sub", "Sub"}, {"mul", "Mul"}, {"div", "Div"}}) {
+    const std::string& name = entry.first;
+    const std::string& opType = entry.second;
     std::vector<std::string> schemas = {"aten::" + name + ".float", "aten::" + name + ".int_float",
                                         "aten::" + name + ".float_int"};
     if (name == "div") schemas = {"aten::div.float", "aten::div.int"};
@@ -1279,8 +1282,10 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
   // Bool scalars (loop-carried flags) and bool tensors: And / Or / Xor. Integers (tensors and
   // int scalars): BitwiseAnd / BitwiseOr / BitwiseXor, which ONNX has from opset 18 (torch.onnx
   // 1.13 refuses them at every opset).
-  for (const auto& [name, opType] : std::vector<std::pair<std::string, std::string>>{
+  for (const auto& entry : std::vector<std::pair<std::string, std::string>>{
            {"and", "And"}, {"or", "Or"}, {"xor", "Xor"}}) {
+    const std::string& name = entry.first;
+    const std::string& opType = entry.second;
     std::vector<std::string> schemas;
     for (const char* overload : {".bool", ".int", ".Tensor", ".Scalar"}) {
       schemas.push_back("aten::__" + name + "__" + overload);
