@@ -123,7 +123,8 @@ Tensor Tensor::fromVector(const std::vector<float>& values, const IntList& sizes
   Tensor t = empty(sizes, ScalarType::Float);
   TL_CHECK(static_cast<int64_t>(values.size()) == t.numel(), "fromVector: {} values for size {}",
            values.size(), sizesToString(sizes));
-  std::memcpy(t.rawData(), values.data(), values.size() * sizeof(float));
+  if (!values.empty())  // an empty vector's data() may be null, which memcpy must not get
+    std::memcpy(t.rawData(), values.data(), values.size() * sizeof(float));
   return t;
 }
 
@@ -131,7 +132,8 @@ Tensor Tensor::fromVector(const std::vector<int64_t>& values, const IntList& siz
   Tensor t = empty(sizes, ScalarType::Long);
   TL_CHECK(static_cast<int64_t>(values.size()) == t.numel(), "fromVector: {} values for size {}",
            values.size(), sizesToString(sizes));
-  std::memcpy(t.rawData(), values.data(), values.size() * sizeof(int64_t));
+  if (!values.empty())  // an empty vector's data() may be null, which memcpy must not get
+    std::memcpy(t.rawData(), values.data(), values.size() * sizeof(int64_t));
   return t;
 }
 

@@ -263,6 +263,23 @@ def ir_numbers_past_64_bits(ctx):
     ctx.expect(["graph", p], 0, stdout="aten::add")
 
 
+@case
+def onnx_export_of_constants_without_value(ctx):
+    """fuzz_onnx found it: IR text whose int constant lost its value attribute
+    (`prim::Constant[valDue=1]()`) aborted `export` on an internal assertion. It is the
+    input's fault, named as the interpreter names it."""
+    p = write_text(ctx, "const_novalue.ir",
+                   "graph(%x : Float(2, 3)):\n"
+                   "  %0 : int = prim::Constant[value=0]()\n"
+                   "  %1 : int = prim::Constant[valDue=1]()\n"
+                   "  %y : Tensor = aten::transpose(%x, %0, %1)\n"
+                   "  return (%y)\n")
+    ctx.expect(["export", p, "--input", "2x3", "-o", ctx.path("const_novalue.onnx")], 1,
+               message="(prim::Constant): constant %2 of type int has no value")
+    if os.path.exists(ctx.path("const_novalue.onnx")):
+        raise AssertionError("export left a file behind")
+
+
 DEEP_WORDS = ("nested too deeply", "too deeply nested", "too many nested")
 
 

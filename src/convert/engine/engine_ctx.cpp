@@ -169,7 +169,10 @@ NetworkDefinition convertToNetwork(std::shared_ptr<Graph> graph) {
   for (const Node* n : graph->block()->nodes()) {
     if (n->kind() == prim::Constant) {
       auto v = toIValue(n->output());
-      TL_INTERNAL_ASSERT(v.has_value(), "constant without value");
+      if (!v)  // IR text without the value (as export.cpp says)
+        throw Error(fmt::format("constant %{} of type {} has no value", n->output()->debugName(),
+                                n->output()->type()->str()),
+                    convert::nodePlace(*n));
       ctx.setStatic(n->output(), *v);
       continue;
     }

@@ -77,7 +77,12 @@ class Exporter {
     ctx_.setCurrentNode(&n);
     if (n.kind() == prim::Constant) {
       auto v = toIValue(n.output());
-      TL_INTERNAL_ASSERT(v.has_value(), "constant without value");
+      // IR text can hold a constant whose value is missing (`prim::Constant[valDue=1]()` for
+      // an int, a tensor printed as <Tensor>): the input's fault, as in the interpreter.
+      if (!v)
+        throw Error(fmt::format("constant %{} of type {} has no value", n.output()->debugName(),
+                                n.output()->type()->str()),
+                    convert::nodePlace(n));
       ctx_.setStatic(n.output(), *v);
       return;
     }
