@@ -2,6 +2,7 @@
 // parser, the verifier, then exportGraph (preparation, the example run, the converters, the
 // ONNX checker) with one small example per graph input (a tensor of the input's complete type
 // when it has one of at most 4096 elements, else 2x3 floats; 1, 1.0 and False for numbers).
+// Every loop runs at most 4 times (Note [Bounded loops in fuzz_onnx]).
 // Only torchless::Error may escape; a crash, a sanitizer report, a hang (-timeout) or another
 // exception is a bug.
 #include "convert/onnx/onnx_export.h"
@@ -17,6 +18,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string_view>
 
 namespace {
@@ -47,6 +49,26 @@ bool example(const torchless::TypePtr& type, torchless::IValue& out) {
   out = IValue(x);
   return true;
 }
+
+// Note [Bounded loops in fuzz_onnx]
+// The export runs the graph once on the examples, as torch.onnx.export runs the model. A
+// mutated `while` whose condition never turns false (`i += 0`) then loops for ever, in our
+// exporter as in PyTorch's: the program's behaviour, not a bug of the exporter. So every
+// prim::Loop gets a trip count of at most kMaxTrips (a constant inserted before it), which
+// keeps the loops, their conditions and carried values for the converters.
+constexpr int64_t kMaxTrips = 4;
+
+void boundLoops(torchless::Graph& g, torchless::Block* b) {
+  using namespace torchless;
+  for (Node* n : b->nodes()) {
+    for (Block* inner : n->blocks()) boundLoops(g, inner);
+    if (n->kind() != prim::Loop || n->inputs().empty()) continue;
+    std::optional<IValue> m = toIValue(n->input(0));
+    if (m && m->isInt() && m->toInt() <= kMaxTrips) continue;
+    g.setInsertPoint(n);
+    n->replaceInput(0, g.insertConstant(IValue(kMaxTrips)));
+  }
+}
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -56,6 +78,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     torchless::parseIR(std::string_view(reinterpret_cast<const char*>(data), size), graph.get());
     torchless::verify(*graph);
+    boundLoops(*graph, graph->block());  // Note [Bounded loops in fuzz_onnx]
     std::vector<torchless::IValue> inputs;
     for (const torchless::Value* v : graph->inputs()) {
       torchless::IValue x;
