@@ -170,35 +170,36 @@ std::unique_ptr<ZipReader> ZipReader::openBuffer(std::shared_ptr<void> owner, co
 // directory order, while the loader unpickles and compiles the archive's code; readRecord
 // hands such a record out at once (populated again, which costs nothing when the thread got
 // there first: a file shorter than its directory says is still an error there). finishChecks()
-// waits for the thread and throws for the first corrupt or short record, so a load still fails
+// waits for the thread and throws for the first corrupt or short record that was handed out (in
+// directory order; a record nobody read fails nothing, as before), so a load still fails
 // naming it before anything of the archive runs (load.cpp calls it right after data.pkl,
 // before any __setstate__). Records read after finishChecks() are checked as they are read.
 // The thread only reads the mapping, which it keeps alive, and stops early when the reader is
 // destroyed (a load that failed for another reason).
 struct ZipReader::BackgroundChecks {
   std::shared_ptr<MappedFile> map;
-  std::vector<const ZipRecordInfo*> records;  // in directory order
+  const std::vector<ZipRecordInfo>& all;  // the reader's records_
+  std::vector<size_t> checked;            // indices into `all`, in directory order
+  std::vector<char> handedOut;            // by index into `all`: readRecord gave it out
   std::atomic<bool> stop{false};
-  std::optional<std::pair<std::string, std::string>> firstBad;  // record name, reason
+  std::vector<std::pair<size_t, std::string>> bad;  // index into `all`, reason
   std::thread worker;
 
-  BackgroundChecks(std::shared_ptr<MappedFile> m, std::vector<const ZipRecordInfo*> r)
-      : map(std::move(m)), records(std::move(r)) {
+  BackgroundChecks(std::shared_ptr<MappedFile> m, const std::vector<ZipRecordInfo>& records,
+                   std::vector<size_t> indices)
+      : map(std::move(m)), all(records), checked(std::move(indices)), handedOut(records.size(), 0) {
     worker = std::thread([this] {
-      for (const ZipRecordInfo* info : records) {
+      for (size_t i : checked) {
         if (stop.load(std::memory_order_relaxed)) return;
-        const auto offset = static_cast<size_t>(info->dataOffset);
-        const auto size = static_cast<size_t>(info->size);
-        if (!map->populate(offset, size)) {
-          firstBad.emplace(info->name, fmt::format("truncated: cannot read the record's {} bytes: "
-                                                   "the file is shorter than when it was opened",
-                                                   info->size));
-          return;
-        }
-        if (libdeflate_crc32(0, map->data() + offset, size) != info->crc) {
-          firstBad.emplace(info->name, "CRC-32 mismatch (the record is corrupt)");
-          return;
-        }
+        const ZipRecordInfo& info = all[i];
+        const auto offset = static_cast<size_t>(info.dataOffset);
+        const auto size = static_cast<size_t>(info.size);
+        if (!map->populate(offset, size))
+          bad.emplace_back(i, fmt::format("truncated: cannot read the record's {} bytes: the "
+                                          "file is shorter than when it was opened",
+                                          info.size));
+        else if (libdeflate_crc32(0, map->data() + offset, size) != info.crc)
+          bad.emplace_back(i, "CRC-32 mismatch (the record is corrupt)");
       }
     });
   }
@@ -218,9 +219,15 @@ void ZipReader::finishChecks() const {
   checksFinished_ = true;  // records read from now on are checked as they are read
   if (!checks_) return;
   checks_->worker.join();
-  std::optional<std::pair<std::string, std::string>> bad = std::move(checks_->firstBad);
+  // Only records the caller read count, as when each is checked as it is read.
+  std::optional<std::pair<std::string, std::string>> first;
+  for (const auto& [i, reason] : checks_->bad)
+    if (checks_->handedOut[i]) {
+      first.emplace(records_[i].name, reason);
+      break;
+    }
   checks_.reset();
-  if (bad) throw Error(bad->second, recordPlace(bad->first));
+  if (first) throw Error(first->second, recordPlace(first->first));
 }
 
 ZipReader::~ZipReader() {
@@ -460,13 +467,15 @@ RecordData ZipReader::readRecord(std::string_view name) const {
       mapTried_ = true;
       map_ = MappedFile::map(fd_, size_, displayName_);
       if (map_ && options_.checkCrc && options_.checkMappedInBackground) {
-        std::vector<const ZipRecordInfo*> tensors;
-        for (const ZipRecordInfo& r : records_)
-          if (checkedInBackground(r) && r.dataOffset >= 0 &&
-              static_cast<uint64_t>(r.dataOffset) <= size_ && r.size <= size_ - r.dataOffset)
-            tensors.push_back(&r);
+        std::vector<size_t> tensors;
+        for (size_t i = 0; i < records_.size(); ++i) {
+          const ZipRecordInfo& r = records_[i];
+          if (checkedInBackground(r) && static_cast<uint64_t>(r.dataOffset) <= size_ &&
+              r.size <= size_ - r.dataOffset)
+            tensors.push_back(i);
+        }
         if (!tensors.empty())
-          checks_ = std::make_unique<BackgroundChecks>(map_, std::move(tensors));
+          checks_ = std::make_unique<BackgroundChecks>(map_, records_, std::move(tensors));
       }
     }
     if (map_) {
@@ -486,6 +495,7 @@ RecordData ZipReader::readRecord(std::string_view name) const {
       out.owner = std::shared_ptr<void>(map_, const_cast<std::byte*>(out.data));
       // Note [Checking mapped records in the background]: a tensor record the thread checks.
       const bool later = checks_ && checkedInBackground(*info);
+      if (later) checks_->handedOut[static_cast<size_t>(info - records_.data())] = 1;
       if (options_.checkCrc && !later && libdeflate_crc32(0, out.data, out.size) != info->crc)
         throw Error("CRC-32 mismatch (the record is corrupt)", place);
       return out;

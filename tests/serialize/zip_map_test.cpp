@@ -116,6 +116,24 @@ TEST(ZipMap, BackgroundChecksReportACorruptRecordAtFinish) {
   { openCheckedInBackground(bad.path)->readRecord(kName); }
 }
 
+TEST(ZipMap, BackgroundChecksReportOnlyRecordsThatWereRead) {
+  // Two aligned records (the second's data starts at 64 + 256 KiB + 64); the second is corrupt.
+  std::string data(kRecordBytes, 'x');
+  test::ZipEntry good{"archive/data/0123456789abcdefghijk", data};
+  test::ZipEntry bad{"archive/data/0123456789abcdefghijl", data};
+  bad.declaredCrc = 1234;
+  TempFile f(test::makeZip({good, bad}));
+  auto z = openCheckedInBackground(f.path);
+  z->readRecord(kName);
+  EXPECT_EQ(finishError(*z), "");  // checked, but nobody read it: as with checks on reading
+  auto z2 = openCheckedInBackground(f.path);
+  z2->readRecord(kName);
+  z2->readRecord("data/0123456789abcdefghijl");  // no error yet: mapped, checked in the background
+  const std::string what = finishError(*z2);
+  EXPECT_NE(what.find("record 'data/0123456789abcdefghijl': CRC-32 mismatch"), std::string::npos)
+      << what;
+}
+
 TEST(ZipMap, BackgroundChecksReportAFileShorterThanWhenOpened) {
   TempFile f(alignedZip());
   auto z = openCheckedInBackground(f.path);
