@@ -29,6 +29,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 namespace torchless {
 namespace {
@@ -894,6 +895,15 @@ class IRParser {
       dispatchDtype(dtype, [&](auto tag) {
         using T = decltype(tag);
         T* p = t.data<T>();
+        if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+          // A value the integer type cannot hold (1e+37 in a Long tensor, nan) is the text's
+          // error; converting it would be undefined behaviour (found by fuzz_ir).
+          const double lo = static_cast<double>(std::numeric_limits<T>::min()),
+                       end = static_cast<double>(std::numeric_limits<T>::max()) + 1.0;
+          for (double v : values)
+            if (!(v >= lo && v < end))
+              fail(at, fmt::format("tensor value {} does not fit {}", v, toString(dtype)));
+        }
         for (size_t i = 0; i < static_cast<size_t>(t.numel()); ++i)  // empty() does not zero-fill
           p[i] = i < values.size() ? static_cast<T>(values[i]) : T();
       });

@@ -280,6 +280,27 @@ def onnx_export_of_constants_without_value(ctx):
         raise AssertionError("export left a file behind")
 
 
+@case
+def ir_tensor_values_that_do_not_fit(ctx):
+    """fuzz_ir found it: a Long tensor constant printed with the value 1e+37 was converted to
+    int64 (undefined behaviour: garbage, or a UBSan report). A value its integer dtype cannot
+    hold, or nan, is an error at its column."""
+    for value, dtype in (("1e+37", "Long"), ("nan", "Int"), ("300", "Byte"), ("-1", "Byte")):
+        cpu = {"Long": "CPULongType", "Int": "CPUIntType", "Byte": "CPUByteType"}[dtype]
+        p = write_text(ctx, f"tensor_{dtype}.ir",
+                       "graph(%x : Tensor):\n"
+                       f"  %c : {dtype}(3, strides=[1], requires_grad=0, device=cpu) = "
+                       f"prim::Constant[value= 1  {value}  3 [ {cpu}{{3}} ]]()\n"
+                       "  return (%c)\n")
+        ctx.expect(["graph", p], 1, message=f"tensor value {value} does not fit {dtype}")
+    ok = write_text(ctx, "tensor_ok.ir",
+                    "graph(%x : Tensor):\n"
+                    "  %c : Byte(2, strides=[1], requires_grad=0, device=cpu) = "
+                    "prim::Constant[value= 0  255 [ CPUByteType{2} ]]()\n"
+                    "  return (%c)\n")
+    ctx.expect(["graph", ok], 0, stdout="prim::Constant")
+
+
 DEEP_WORDS = ("nested too deeply", "too deeply nested", "too many nested")
 
 
