@@ -15,13 +15,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
-#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
-#include <deque>
 #include <limits>
-#include <mutex>
+#include <system_error>
 #include <thread>
 #include <unordered_set>
 
@@ -182,6 +181,7 @@ struct ZipReader::BackgroundChecks {
   std::vector<size_t> checked;            // indices into `all`, in directory order
   std::vector<char> handedOut;            // by index into `all`: readRecord gave it out
   std::atomic<bool> stop{false};
+  std::atomic<bool> failed{false};                  // the thread threw: its results are incomplete
   std::vector<std::pair<size_t, std::string>> bad;  // index into `all`, reason
   std::thread worker;
 
@@ -189,23 +189,36 @@ struct ZipReader::BackgroundChecks {
                    std::vector<size_t> indices)
       : map(std::move(m)), all(records), checked(std::move(indices)), handedOut(records.size(), 0) {
     worker = std::thread([this] {
-      for (size_t i : checked) {
-        if (stop.load(std::memory_order_relaxed)) return;
-        const ZipRecordInfo& info = all[i];
-        const auto offset = static_cast<size_t>(info.dataOffset);
-        const auto size = static_cast<size_t>(info.size);
-        if (!map->populate(offset, size))
-          bad.emplace_back(i, fmt::format("truncated: cannot read the record's {} bytes: the "
-                                          "file is shorter than when it was opened",
-                                          info.size));
-        else if (libdeflate_crc32(0, map->data() + offset, size) != info.crc)
-          bad.emplace_back(i, "CRC-32 mismatch (the record is corrupt)");
+      try {
+        run();
+      } catch (...) {  // out of memory for a message: finishChecks() checks on its own thread
+        failed = true;
       }
     });
   }
   ~BackgroundChecks() {
     stop = true;
     if (worker.joinable()) worker.join();
+  }
+  void run() {
+    constexpr size_t kSlice = size_t{4} << 20;  // `stop` is looked at between slices
+    for (size_t i : checked) {
+      const ZipRecordInfo& info = all[i];
+      const auto offset = static_cast<size_t>(info.dataOffset);
+      const auto size = static_cast<size_t>(info.size);
+      if (!map->populate(offset, size)) {
+        bad.emplace_back(i, fmt::format("truncated: cannot read the record's {} bytes: the "
+                                        "file is shorter than when it was opened",
+                                        info.size));
+        continue;
+      }
+      uint32_t crc = 0;
+      for (size_t done = 0; done < size; done += kSlice) {
+        if (stop.load(std::memory_order_relaxed)) return;
+        crc = libdeflate_crc32(crc, map->data() + offset + done, std::min(kSlice, size - done));
+      }
+      if (crc != info.crc) bad.emplace_back(i, "CRC-32 mismatch (the record is corrupt)");
+    }
   }
 };
 
@@ -219,6 +232,18 @@ void ZipReader::finishChecks() const {
   checksFinished_ = true;  // records read from now on are checked as they are read
   if (!checks_) return;
   checks_->worker.join();
+  if (checks_->failed) {  // the thread could not finish: check what was handed out here
+    for (size_t i = 0; i < records_.size(); ++i) {
+      if (!checks_->handedOut[i]) continue;
+      const ZipRecordInfo& info = records_[i];
+      if (libdeflate_crc32(0, map_->data() + info.dataOffset, info.size) != info.crc) {
+        checks_.reset();
+        throw Error("CRC-32 mismatch (the record is corrupt)", recordPlace(info.name));
+      }
+    }
+    checks_.reset();
+    return;
+  }
   // Only records the caller read count, as when each is checked as it is read.
   std::optional<std::pair<std::string, std::string>> first;
   for (const auto& [i, reason] : checks_->bad)
@@ -474,8 +499,12 @@ RecordData ZipReader::readRecord(std::string_view name) const {
               r.size <= size_ - r.dataOffset)
             tensors.push_back(i);
         }
-        if (!tensors.empty())
-          checks_ = std::make_unique<BackgroundChecks>(map_, records_, std::move(tensors));
+        try {
+          if (!tensors.empty())
+            checks_ = std::make_unique<BackgroundChecks>(map_, records_, std::move(tensors));
+        } catch (const std::system_error&) {
+          // No thread to be had (a pids limit): each record is checked as it is read.
+        }
       }
     }
     if (map_) {

@@ -65,7 +65,7 @@ void boundLoops(torchless::Graph& g, torchless::Block* b) {
     if (n->kind() != prim::Loop || n->inputs().empty()) continue;
     std::optional<IValue> m = toIValue(n->input(0));
     if (m && m->isInt() && m->toInt() <= kMaxTrips) continue;
-    g.setInsertPoint(n);
+    WithInsertPoint guard(n);
     n->replaceInput(0, g.insertConstant(IValue(kMaxTrips)));
   }
 }
