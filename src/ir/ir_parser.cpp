@@ -806,6 +806,8 @@ class IRParser {
                            "for it (the limit for unwritten values is {})",
                            numel, tokens.size(), kMaxUnbackedElements));
     std::vector<double> values(static_cast<size_t>(std::max<int64_t>(numel, 0)), 0.0);
+    const bool integral = isIntegralType(*dtype, /*includeBool=*/false);
+    std::vector<std::pair<size_t, int64_t>> exact;  // integers as written (makeTensor)
     int64_t rows = 1, cols = 1;
     if (sizes.size() == 1) cols = sizes[0];
     if (sizes.size() >= 2) {
@@ -880,32 +882,56 @@ class IRParser {
       int64_t flat = sizes.size() == 1 ? idxInGroup : sliceBase + r * cols + cc;
       if (flat < 0 || flat >= numel) fail(at, "too many values in a tensor constant");
       values[static_cast<size_t>(flat)] = v;
+      int64_t iv = 0;
+      if (integral && scale == 1) {
+        const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), iv);
+        if (ec == std::errc() && end == t.data() + t.size())
+          exact.emplace_back(static_cast<size_t>(flat), iv);
+      }
       ++idxInGroup;
     }
     Lit lit;
     lit.kind = Lit::TensorValue;
-    lit.tensor = makeTensor(*dtype, sizes, values, at);
+    lit.tensor = makeTensor(*dtype, sizes, values, at, exact);
     return lit;
   }
 
+  /// `exact`: (index, value) of the values written as integers, kept exact for an integer
+  /// dtype (a double holds int64 values only up to 2^53).
   Tensor makeTensor(ScalarType dtype, const IntList& sizes, const std::vector<double>& values,
-                    size_t at) {
+                    size_t at, const std::vector<std::pair<size_t, int64_t>>& exact = {}) {
     try {
       Tensor t = Tensor::empty(sizes, dtype);
       dispatchDtype(dtype, [&](auto tag) {
         using T = decltype(tag);
         T* p = t.data<T>();
+        const auto n = static_cast<size_t>(t.numel());  // empty() does not zero-fill
         if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-          // A value the integer type cannot hold (1e+37 in a Long tensor, nan) is the text's
-          // error; converting it would be undefined behaviour (found by fuzz_ir).
+          // A value the integer type cannot hold (1e+37 in a Long tensor, nan, 300 in a Byte
+          // tensor) is the text's error; converting it would be undefined behaviour (found by
+          // fuzz_ir).
+          auto doesNotFit = [&](const auto& v) {
+            fail(at, fmt::format("tensor value {} does not fit {}", v, toString(dtype)));
+          };
+          std::vector<char> isExact(exact.empty() ? 0 : n, 0);
+          for (const auto& [k, v] : exact) {
+            if (k >= n) continue;
+            if (v < std::numeric_limits<T>::min() || v > std::numeric_limits<T>::max())
+              doesNotFit(v);
+            p[k] = static_cast<T>(v);
+            isExact[k] = 1;
+          }
           const double lo = static_cast<double>(std::numeric_limits<T>::min()),
                        end = static_cast<double>(std::numeric_limits<T>::max()) + 1.0;
-          for (double v : values)
-            if (!(v >= lo && v < end))
-              fail(at, fmt::format("tensor value {} does not fit {}", v, toString(dtype)));
+          for (size_t i = 0; i < n; ++i) {
+            if (!isExact.empty() && isExact[i]) continue;
+            const double v = i < values.size() ? values[i] : 0.0;
+            if (!(v >= lo && v < end)) doesNotFit(v);
+            p[i] = static_cast<T>(v);
+          }
+        } else {
+          for (size_t i = 0; i < n; ++i) p[i] = i < values.size() ? static_cast<T>(values[i]) : T();
         }
-        for (size_t i = 0; i < static_cast<size_t>(t.numel()); ++i)  // empty() does not zero-fill
-          p[i] = i < values.size() ? static_cast<T>(values[i]) : T();
       });
       return t;
     } catch (const Error& e) {
@@ -958,6 +984,7 @@ class IRParser {
     if (tt && tt->sizes()) {
       for (const auto& s : *tt->sizes()) sizes.push_back(s.value_or(1));
     }
+    if (v.kind == Lit::Int) return makeTensor(dtype, sizes, {x}, at, {{0, v.i}});
     return makeTensor(dtype, sizes, {x}, at);
   }
 

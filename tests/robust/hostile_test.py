@@ -299,6 +299,16 @@ def ir_tensor_values_that_do_not_fit(ctx):
                     "prim::Constant[value= 0  255 [ CPUByteType{2} ]]()\n"
                     "  return (%c)\n")
     ctx.expect(["graph", ok], 0, stdout="prim::Constant")
+    # int64's extremes are written as integers and read exactly (not through a double, whose
+    # 2^63 would not fit).
+    ext = write_text(ctx, "tensor_int64.ir",
+                     "graph(%x : Tensor):\n"
+                     "  %c : Long(2, strides=[1], requires_grad=0, device=cpu) = "
+                     "prim::Constant[value= 9223372036854775807 -9223372036854775808 "
+                     "[ CPULongType{2} ]]()\n"
+                     "  %d : Tensor = prim::Constant[value={9223372036854775807}]()\n"
+                     "  return (%c, %d)\n")
+    ctx.expect(["graph", ext], 0, stdout="CPULongType{2}")
 
 
 DEEP_WORDS = ("nested too deeply", "too deeply nested", "too many nested")
