@@ -220,8 +220,9 @@ Module freeze(const Module& module, const FreezeOptions& options) {
 }
 
 Module optimizeForInference(const Module& module, const FreezeOptions& options) {
-  return freezeImpl(module, options,
-                    {"peephole", "constant_propagation", "common_subexpression_elimination"});
+  return freezeImpl(
+      module, options,
+      {"peephole", "constant_propagation", "common_subexpression_elimination", "fold_linear_mul"});
 }
 
 }  // namespace torchless

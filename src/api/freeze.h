@@ -4,7 +4,7 @@
 //
 //   torchless::Module m = torchless::load("model.pt");
 //   torchless::Module f = torchless::freeze(m);                 // parameters become constants
-//   torchless::Module o = torchless::optimizeForInference(m);   // + peephole, CSE
+//   torchless::Module o = torchless::optimizeForInference(m);   // + peephole, CSE, folds
 //   torchless::save(f, "frozen.pt");                            // torch.jit.load reads it
 //
 // The result is a new module; the original is untouched (its methods and objects are not
@@ -39,7 +39,8 @@ struct FreezeOptions {
 Module freeze(const Module& module, const FreezeOptions& options = {});
 
 /// freeze(module) followed by the inference pipeline (peephole, constant propagation,
-/// common subexpression elimination, dead code), as torch.jit.optimize_for_inference; the
+/// common subexpression elimination, fold_linear_mul's layer-scale fold, dead code), as
+/// torch.jit.optimize_for_inference; the
 /// result uses only PyTorch operators (no MKLDNN conversion), so it saves and loads in
 /// torch.jit.load.
 Module optimizeForInference(const Module& module, const FreezeOptions& options = {});

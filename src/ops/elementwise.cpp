@@ -4,6 +4,7 @@
 #include "ops/parallel.h"
 #include "ops/tensor_iterator.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -121,10 +122,47 @@ Tensor fastUnary(const Tensor& x, const F& f) {
   f(x.data<float>(), out.data<float>(), x.numel());
   return out;
 }
+// Float32 operands of one shape stored in one dense layout other than the contiguous one
+// (two channels-last activations, two views permuted alike: ConvNeXt's residual adds) run the
+// same plain loops over their memory in storage order: the same element pairs, and the
+// result takes their strides, as PyTorch's TensorIterator gives it.
+bool denseNonContiguous(const Tensor& x) {
+  if (x.dtype() != ScalarType::Float || x.numel() == 0 || x.isContiguous()) return false;
+  std::vector<std::pair<int64_t, int64_t>> dims;  // (stride, size) of the dims above size 1
+  for (int64_t d = 0; d < x.dim(); ++d)
+    if (x.size(d) != 1) dims.emplace_back(x.stride(d), x.size(d));
+  std::sort(dims.begin(), dims.end());
+  int64_t expected = 1;
+  for (const auto& [stride, size] : dims) {
+    if (stride != expected) return false;
+    expected *= size;
+  }
+  return true;
+}
+bool denseSameLayout(const Tensor& a, const Tensor& b) {
+  return a.sizes() == b.sizes() && a.strides() == b.strides() && b.dtype() == ScalarType::Float &&
+         denseNonContiguous(a);
+}
+Tensor emptyLike(const Tensor& x) {
+  Storage buf = Storage::allocate(static_cast<size_t>(x.numel()) * sizeof(float));
+  return Tensor::fromStorage(buf, 0, x.sizes(), x.strides(), ScalarType::Float);
+}
 // An in-place op may write self directly when `other` (read at the same index) is self's
 // own elements or does not share self's storage.
+// Activations the engine plans into one arena share a storage without sharing bytes: the
+// byte ranges the two views span decide.
 bool safeInPlace(const Tensor& self, const Tensor& other) {
-  return !other.storage().isAlias(self.storage()) || other.rawData() == self.rawData();
+  if (!other.storage().isAlias(self.storage()) || other.rawData() == self.rawData()) return true;
+  auto span = [](const Tensor& t) {
+    int64_t last = 0;  // the offset of the last element, in elements (strides are not negative)
+    for (int64_t d = 0; d < t.dim(); ++d) last += (t.size(d) - 1) * t.stride(d);
+    const char* begin = static_cast<const char*>(t.rawData());
+    return std::make_pair(begin, begin + (last + 1) * static_cast<int64_t>(t.itemsize()));
+  };
+  if (self.numel() == 0 || other.numel() == 0) return true;
+  const auto [s0, s1] = span(self);
+  const auto [o0, o1] = span(other);
+  return s1 <= o0 || o1 <= s0;
 }
 
 }  // namespace
@@ -814,8 +852,8 @@ BinOp divOp(const std::optional<std::string>& mode) {
 }  // namespace
 
 Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha) {
-  if (fastF32Pair(a, b) && !alpha.isBoolean()) {
-    Tensor out = Tensor::empty(a.sizes(), ScalarType::Float);
+  if ((fastF32Pair(a, b) || denseSameLayout(a, b)) && !alpha.isBoolean()) {
+    Tensor out = a.isContiguous() ? Tensor::empty(a.sizes(), ScalarType::Float) : emptyLike(a);
     fast::add(a.data<float>(), b.data<float>(), out.data<float>(), a.numel(), alpha.to<float>());
     return out;
   }
@@ -884,8 +922,8 @@ Tensor mulChannelsLastPerChannel(const Tensor& x, const Tensor& s) {
 Tensor mul(const Tensor& a, const Tensor& b) {
   if (channelsLastTimesPerChannel(a, b)) return mulChannelsLastPerChannel(a, b);
   if (channelsLastTimesPerChannel(b, a)) return mulChannelsLastPerChannel(b, a);
-  if (fastF32Pair(a, b)) {
-    Tensor out = Tensor::empty(a.sizes(), ScalarType::Float);
+  if (fastF32Pair(a, b) || denseSameLayout(a, b)) {
+    Tensor out = a.isContiguous() ? Tensor::empty(a.sizes(), ScalarType::Float) : emptyLike(a);
     fast::mul(a.data<float>(), b.data<float>(), out.data<float>(), a.numel());
     return out;
   }
@@ -1171,7 +1209,8 @@ Tensor& hardswish_(Tensor& self) {
 }
 
 Tensor& add_(Tensor& self, const Tensor& other, const Scalar& alpha) {
-  if (fastF32Pair(self, other) && !alpha.isBoolean() && safeInPlace(self, other)) {
+  if ((fastF32Pair(self, other) || denseSameLayout(self, other)) && !alpha.isBoolean() &&
+      safeInPlace(self, other)) {
     fast::add(self.data<float>(), other.data<float>(), self.data<float>(), self.numel(),
               alpha.to<float>());
     return self;
@@ -1180,7 +1219,7 @@ Tensor& add_(Tensor& self, const Tensor& other, const Scalar& alpha) {
 }
 
 Tensor& mul_(Tensor& self, const Tensor& other) {
-  if (fastF32Pair(self, other) && safeInPlace(self, other)) {
+  if ((fastF32Pair(self, other) || denseSameLayout(self, other)) && safeInPlace(self, other)) {
     fast::mul(self.data<float>(), other.data<float>(), self.data<float>(), self.numel());
     return self;
   }

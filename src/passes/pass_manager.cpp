@@ -63,6 +63,7 @@ void registerPasses(PassRegistry& r) {
   add("fold_conv_bn", kFoldConvBnDescription, &foldConvBn);
   add("fold_conv_add_mul", kFoldConvAddMulDescription, &foldConvAddMul);
   add("fold_linear_bn", kFoldLinearBnDescription, &foldLinearBn);
+  add("fold_linear_mul", kFoldLinearMulDescription, &foldLinearMul);
   add("remove_mutation", kRemoveMutationDescription, &removeMutation);
 }
 

@@ -75,6 +75,8 @@ bool foldConvBn(Graph& graph);
 bool foldConvAddMul(Graph& graph);
 /// fold_linear_bn.cpp.
 bool foldLinearBn(Graph& graph);
+/// fold_linear_mul.cpp.
+bool foldLinearMul(Graph& graph);
 /// remove_mutation.cpp. Throws torchless::Error (naming the op and its place) where a write's
 /// aliasing cannot be resolved.
 bool removeMutation(Graph& graph);
@@ -163,6 +165,7 @@ extern const char* const kRemoveDropoutDescription;
 extern const char* const kFoldConvBnDescription;
 extern const char* const kFoldConvAddMulDescription;
 extern const char* const kFoldLinearBnDescription;
+extern const char* const kFoldLinearMulDescription;
 extern const char* const kRemoveMutationDescription;
 
 }  // namespace torchless::passes

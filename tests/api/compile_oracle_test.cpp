@@ -56,6 +56,7 @@ const std::set<std::string>& fullyCompiled() {
                                           "corpus_super_resolution_traced",
                                           "mlp_scripted",
                                           "mlp_traced",
+                                          "layer_scale_mlp_scripted",
                                           "convnet_scripted",
                                           "convnet_traced",
                                           "corpus_fcn_resnet50_scripted",

@@ -39,6 +39,22 @@ class MLP(nn.Module):
         return self.fc2(F.relu(self.fc1(x)))
 
 
+class LayerScaleMlp(nn.Module):
+    """A CaiT / DeiT III residual MLP: x + gamma * mlp(x), and the scale divided out again
+    (fold_linear_mul folds both into the linears' weights)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(8, 16)
+        self.fc2 = nn.Linear(16, 8)
+        self.gamma = nn.Parameter(torch.rand(8) + 0.5)
+        self.fc3 = nn.Linear(8, 8)
+
+    def forward(self, x):
+        h = x + self.gamma * self.fc2(F.gelu(self.fc1(x)))
+        return self.fc3(h) / self.gamma
+
+
 class ConvNet(nn.Module):
     def __init__(self):
         super().__init__()
@@ -517,6 +533,7 @@ def main():
 
     write_case(root, "mlp_scripted", torch.jit.script(MLP().eval()), [r(4, 8)])
     write_case(root, "mlp_traced", torch.jit.trace(MLP().eval(), r(4, 8)), [r(4, 8)])
+    write_case(root, "layer_scale_mlp_scripted", torch.jit.script(LayerScaleMlp().eval()), [r(2, 5, 8)])
     conv = ConvNet().eval()
     conv.bn.running_mean.uniform_(-0.5, 0.5)
     conv.bn.running_var.uniform_(0.5, 1.5)
@@ -556,9 +573,12 @@ def main():
 
 
 def randomize_bn(model):
-    """Random batch-norm statistics and affine parameters (the defaults are 0/1)."""
+    """Random batch-norm statistics and affine parameters (the defaults are 0/1), and random
+    ConvNeXt layer scales (1e-6 by default, which would hide what the blocks compute)."""
     with torch.no_grad():
         for m in model.modules():
+            if isinstance(getattr(m, "layer_scale", None), torch.Tensor):
+                m.layer_scale.uniform_(0.2, 1.5)
             if isinstance(m, nn.modules.batchnorm._BatchNorm):
                 m.running_mean.uniform_(-0.2, 0.2)
                 m.running_var.uniform_(0.5, 1.5)

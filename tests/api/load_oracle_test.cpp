@@ -200,6 +200,7 @@ const std::map<std::string, Expectation>& generatedExpectations() {
   static const std::map<std::string, Expectation> table = {
       {"mlp_scripted", {}},
       {"mlp_traced", {}},
+      {"layer_scale_mlp_scripted", {}},
       {"convnet_scripted", {}},
       {"convnet_traced", {}},
       {"control_flow", {}},

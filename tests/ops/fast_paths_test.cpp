@@ -359,6 +359,52 @@ TEST(OpsFastPaths, GlobalAvgPoolOfChannelsLastMatchesGenericBitForBit) {
 // (squeeze-and-excitation): the generic broadcast's products, in a channels-last result as
 // PyTorch's TensorIterator gives (torch: (s * x).stride() == (60, 1, 15, 5) for x of
 // [2, 5, 4, 3] in torch.channels_last and s of [2, 5, 1, 1]).
+// Two operands in one dense layout that is not the contiguous one (channels-last, a size-1
+// batch dim with any stride, two views permuted alike) take the flat loops: the same values
+// as the generic path, the result in their layout (as PyTorch's TensorIterator gives it), and
+// in place without a copy, also when both live in one storage (an engine's arena) at disjoint
+// bytes; overlapping bytes still give the out-of-place result.
+TEST(OpsFastPaths, SameDenseLayoutRunsFlat) {
+  for (const IntList& sizes : {IntList{2, 5, 4, 3}, IntList{1, 96, 14, 14}}) {
+    const Tensor x = filled(sizes, -3, 3, 5), y = filled(sizes, -3, 3, 6);
+    auto nhwc = [](const Tensor& t) {
+      return permute(permute(t, {0, 2, 3, 1}).contiguous(), {0, 3, 1, 2});
+    };
+    const Tensor a = nhwc(x), b = nhwc(y);
+    for (const Tensor& got : {add(a, b, 2), mul(a, b)}) EXPECT_EQ(got.strides(), a.strides());
+    expectSame(add(a, b, 2), add(x, y, 2));
+    expectSame(mul(a, b), mul(x, y));
+    Tensor s = nhwc(x);
+    void* before = s.rawData();
+    add_(s, b);
+    EXPECT_EQ(s.rawData(), before);
+    expectSame(s, add(x, y));
+    Tensor m = nhwc(x);
+    mul_(m, b);
+    expectSame(m, mul(x, y));
+  }
+  // One storage, two disjoint channels-last halves: in place, no copy.
+  const IntList sz{1, 4, 3, 2};
+  const int64_t n = 24;
+  Tensor arena = filled({2 * n}, -2, 2, 11);
+  auto view = [&](int64_t offset) {
+    return Tensor::fromStorage(arena.storage(), offset, sz, {n, 1, 8, 4}, ScalarType::Float);
+  };
+  Tensor self = view(0), other = view(n);
+  const Tensor want = add(self.contiguous(), other.contiguous());
+  void* before = self.rawData();
+  add_(self, other);
+  EXPECT_EQ(self.rawData(), before);
+  expectSame(self, want);
+  // Overlapping views of one storage: the out-of-place result, as before.
+  Tensor arena2 = filled({n + 4}, -2, 2, 12);
+  Tensor s2 = Tensor::fromStorage(arena2.storage(), 4, sz, {n, 1, 8, 4}, ScalarType::Float);
+  Tensor o2 = Tensor::fromStorage(arena2.storage(), 0, sz, {n, 1, 8, 4}, ScalarType::Float);
+  const Tensor want2 = add(s2.contiguous(), o2.contiguous());
+  add_(s2, o2);
+  expectSame(s2, want2);
+}
+
 TEST(OpsFastPaths, ChannelsLastTimesPerChannelScaleMatchesGeneric) {
   for (const IntList& sizes : {IntList{2, 5, 4, 3}, IntList{1, 96, 14, 14}}) {
     const Tensor x = filled(sizes, -3, 3, 5);

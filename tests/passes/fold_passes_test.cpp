@@ -1,5 +1,6 @@
-// Golden IR tests of the frozen-graph folds (fold_conv_bn, fold_conv_add_mul, fold_linear_bn),
-// remove_dropout and the freeze pass, each with cases where the rewrite must not happen.
+// Golden IR tests of the frozen-graph folds (fold_conv_bn, fold_conv_add_mul, fold_linear_bn,
+// fold_linear_mul), remove_dropout and the freeze pass, each with cases where the rewrite must
+// not happen.
 // Tensor constants are bound from graph inputs (bindConstants) with deterministic values;
 // printed tensor values are masked in the text comparison, and every fold is checked
 // numerically: the graph before and after runs in the interpreter on the same input and the
@@ -358,6 +359,111 @@ TEST(FoldLinearBn, NotForThreeDimensionalInputs) {
   c["w"] = filled({6, 5}, -0.5, 0.5, 14);
   c["b"] = filled({6}, -0.2, 0.2, 15);
   expectFold({"fold_linear_bn", in, c, "", {}});
+}
+
+// ---- fold_linear_mul ----
+
+// ConvNeXt's block tail: linear over channels-last rows, permuted back, scaled per channel.
+const char* kLinearPermuteMul = R"IR(
+graph(%x : Tensor, %w : Tensor, %b : Tensor, %gamma : Tensor):
+  %i3 : int = prim::Constant[value=3]()
+  %i2 : int = prim::Constant[value=2]()
+  %dims : int[] = prim::ListConstruct(%i0, %i3, %i1, %i2)
+  %l : Tensor = aten::linear(%x, %w, %b)
+  %p : Tensor = aten::permute(%l, %dims)
+  %y : Tensor = aten::mul(%gamma, %p)
+  return (%y)
+)IR";
+
+std::map<std::string, Tensor> linearMulConstants(const IntList& gamma) {
+  return {{"w", filled({6, 5}, -0.5, 0.5, 21)},
+          {"b", filled({6}, -0.2, 0.2, 22)},
+          {"gamma", filled(gamma, 0.01, 2.0, 23)}};
+}
+
+TEST(FoldLinearMul, FoldsTheLayerScaleThroughAPermute) {
+  expectFold({"fold_linear_mul", withConstants(kLinearPermuteMul), linearMulConstants({6, 1, 1}),
+              R"IR(graph(%x : Tensor):
+  %i1 : int = prim::Constant[value=1]()
+  %i0 : int = prim::Constant[value=0]()
+  %i3 : int = prim::Constant[value=3]()
+  %i2 : int = prim::Constant[value=2]()
+  %dims : int[] = prim::ListConstruct(%i0, %i3, %i1, %i2)
+  %w_fused_mul : Float(6, 5, strides=[5, 1], requires_grad=0, device=cpu) = prim::Constant[value=<Tensor>]()
+  %b_fused_mul : Float(6, strides=[1], requires_grad=0, device=cpu) = prim::Constant[value=<Tensor>]()
+  %l : Tensor = aten::linear(%x, %w_fused_mul, %b_fused_mul)
+  %p : Tensor = aten::permute(%l, %dims)
+  return (%p)
+)IR",
+              xArg({2, 3, 4, 5})});
+}
+
+TEST(FoldLinearMul, FoldsMulAndDivOfTheLastDim) {
+  for (const char* op :
+       {"aten::mul(%l, %gamma)", "aten::mul(%gamma, %l)", "aten::div(%l, %gamma)"}) {
+    std::string in = withConstants(std::string(R"IR(
+graph(%x : Tensor, %w : Tensor, %b : Tensor, %gamma : Tensor):
+  %l : Tensor = aten::linear(%x, %w, %b)
+  %y : Tensor = )IR") + op + R"IR(
+  return (%y)
+)IR");
+    const bool div = std::string(op).find("div") != std::string::npos;
+    std::string want = std::string(R"IR(graph(%x : Tensor):
+  %w_fused_X : Float(6, 5, strides=[5, 1], requires_grad=0, device=cpu) = prim::Constant[value=<Tensor>]()
+  %b_fused_X : Float(6, strides=[1], requires_grad=0, device=cpu) = prim::Constant[value=<Tensor>]()
+  %l : Tensor = aten::linear(%x, %w_fused_X, %b_fused_X)
+  return (%l)
+)IR");
+    for (size_t at; (at = want.find("_fused_X")) != std::string::npos;)
+      want.replace(at, 8, div ? "_fused_div" : "_fused_mul");
+    expectFold({"fold_linear_mul", in, linearMulConstants({6}), want, xArg({3, 5})});
+  }
+}
+
+TEST(FoldLinearMul, LeavesWhatItCannotFold) {
+  // The per-channel operand lines up with another dim than the features.
+  expectFold({"fold_linear_mul",
+              withConstants(R"IR(
+graph(%x : Tensor, %w : Tensor, %b : Tensor, %gamma : Tensor):
+  %l : Tensor = aten::linear(%x, %w, %b)
+  %y : Tensor = aten::mul(%l, %gamma)
+  return (%y)
+)IR"),
+              linearMulConstants({6, 1}),
+              "",
+              {}});
+  // More dims than the permuted value: the result would gain a dim.
+  expectFold({"fold_linear_mul",
+              withConstants(kLinearPermuteMul),
+              linearMulConstants({1, 6, 1, 1, 1}),
+              "",
+              {}});
+  // After the permute the features are at dim 1, not where [6] broadcasts (the last dim).
+  expectFold(
+      {"fold_linear_mul", withConstants(kLinearPermuteMul), linearMulConstants({6}), "", {}});
+  // The linear's output has another use.
+  expectFold({"fold_linear_mul",
+              withConstants(R"IR(
+graph(%x : Tensor, %w : Tensor, %b : Tensor, %gamma : Tensor):
+  %l : Tensor = aten::linear(%x, %w, %b)
+  %y : Tensor = aten::mul(%l, %gamma)
+  %z : Tensor = aten::add(%y, %l, %i1)
+  return (%z)
+)IR"),
+              linearMulConstants({6}),
+              "",
+              {}});
+  // A divisor on the left is not the linear's scale.
+  expectFold({"fold_linear_mul",
+              withConstants(R"IR(
+graph(%x : Tensor, %w : Tensor, %b : Tensor, %gamma : Tensor):
+  %l : Tensor = aten::linear(%x, %w, %b)
+  %y : Tensor = aten::div(%gamma, %l)
+  return (%y)
+)IR"),
+              linearMulConstants({6}),
+              "",
+              {}});
 }
 
 // ---- remove_dropout ----
