@@ -589,8 +589,8 @@ def main():
         f" --kinds {a.kinds}"
         f"{' --forward-times' if a.forward_times else ''}`, "
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, on loopback. Load average (1 min) "
-        f"{load_before[0]:.1f} before and {load_after[0]:.1f} after, on 2 cores shared with 4 other engineers' builds "
-        "and tests: wall times are indications, CPU times and the alternating comparisons hold better.",
+        f"{load_before[0]:.1f} before and {load_after[0]:.1f} after, on {os.cpu_count()} cores: on a shared machine "
+        "wall times are indications, CPU times and the alternating comparisons hold better.",
         "",
     ]
     text = "\n".join(head + lines).rstrip("\n") + "\n"
