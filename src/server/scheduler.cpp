@@ -76,7 +76,13 @@ Outcome Scheduler::run(std::vector<IValue> args, Clock::time_point deadline) {
   std::unique_lock<std::mutex> lock(mu_);
   if (stopping_)
     throw ServeError(ErrorKind::Unavailable, fmt::format("model '{}' is stopping", model_->name()));
-  if (!batching_ && !hasDeadline && queue_.empty()) {
+  // A far deadline (a gRPC client's default one of minutes) cannot be missed by waiting on
+  // this thread: the request runs here as one without a deadline would (Note [Serving
+  // execution]).
+  const auto slowest = std::chrono::nanoseconds(slowestForwardNs_.load());
+  const bool farDeadline =
+      hasDeadline && deadline - enqueued >= std::max<Clock::duration>(kNearDeadline, 20 * slowest);
+  if (!batching_ && (!hasDeadline || farDeadline) && queue_.empty()) {
     // An idle instance and nothing waiting: run here, with no hand-off to a worker.
     for (size_t i = 0; i < busy_.size(); ++i) {
       if (busy_[i]) continue;
@@ -100,7 +106,10 @@ Outcome Scheduler::run(std::vector<IValue> args, Clock::time_point deadline) {
       Outcome o;
       const auto f0 = Clock::now();
       o.result = runForward(model_->instance(i), std::move(args), model_->name());
-      o.forwardSeconds = std::chrono::duration<double>(Clock::now() - f0).count();
+      const auto f1 = Clock::now();
+      o.forwardSeconds = std::chrono::duration<double>(f1 - f0).count();
+      noteForward(f1 - f0);
+      if (f1 > deadline) throw timeoutError(enqueued, true);
       return o;
     }
   }
@@ -132,6 +141,13 @@ Outcome Scheduler::run(std::vector<IValue> args, Clock::time_point deadline) {
       throw timeoutError(enqueued, true);
   }
   return f.get();
+}
+
+void Scheduler::noteForward(Clock::duration took) {
+  const int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(took).count();
+  int64_t seen = slowestForwardNs_.load();
+  while (ns > seen && !slowestForwardNs_.compare_exchange_weak(seen, ns)) {
+  }
 }
 
 void Scheduler::stop() {
@@ -174,6 +190,7 @@ void Scheduler::runAlone(const Module& m, Job& job, int64_t batchRows) {
     const auto f0 = Clock::now();
     o.result = runForward(m, std::move(job.args), model_->name());
     o.forwardSeconds = std::chrono::duration<double>(Clock::now() - f0).count();
+    noteForward(Clock::now() - f0);
     job.promise.set_value(std::move(o));
   } catch (...) {
     job.promise.set_exception(std::current_exception());
@@ -226,6 +243,7 @@ void Scheduler::runJoined(const Module& m, std::vector<std::unique_ptr<Job>>& jo
     failure = e.what();
   }
   const double forwardSeconds = std::chrono::duration<double>(Clock::now() - f0).count();
+  noteForward(Clock::now() - f0);
   // Split every output back along dimension 0.
   std::vector<Tensor> outs;
   bool tuple = false;

@@ -227,6 +227,22 @@ def test_timeouts(repo):
         status, body = s.infer("slow", slow_payload(1, 60_000_000))
         assert status == 200, body
         assert in_flight(s, "slow") == 0
+        # A far deadline (60 s; grpcio's timeout=) on an idle instance runs on the request's
+        # thread as a request without one does, not handed to the worker: no time queued
+        # (Note [Serving execution]). Near ones were queued above.
+        for protocol in ("http", "grpc"):
+            if protocol == "http":
+                p = slow_payload(1, 60_000_000)
+                p["id"] = "far-http"
+                assert s.infer("slow", p)[0] == 200
+            else:
+                req.id = "far-grpc"
+                req.inputs[1].contents.int64_contents[0] = 1
+                del req.parameters["timeout"]
+                assert stub.ModelInfer(req, timeout=60).outputs[0].name
+            time.sleep(0.1)
+            far = [l for l in s.log if f'id="far-{protocol}"' in l]
+            assert far and " queue_ms=0.000 " in far[0], far
         assert any("status=504" in l for l in s.log)
 
         # config.json's Triton default_queue_policy: a 1-us default that requests may not
