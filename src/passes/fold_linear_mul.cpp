@@ -9,6 +9,7 @@
 // path, mul commutes) or aten::div (no rounding mode; the linear's path divided). The path is
 // the output of aten::linear(x, w, b) with a constant 2-D float weight [out, in] and a
 // constant bias or None, either directly or through one aten::permute with constant dims.
+// Factors that are not finite, and zero divisors, are left to run.
 // The other operand is an int/float constant or a constant tensor of the weight's dtype (or
 // with 0 dims) that has `out` elements along the dim that lines up with the linear's last
 // dim (after the permute, if any) and ones elsewhere, and no more dims than the path's value
@@ -25,6 +26,8 @@
 #include "passes/fold_utils.h"
 #include "passes/node_facts.h"
 #include "passes/passes.h"
+
+#include <cmath>
 
 namespace torchless::passes {
 
@@ -177,6 +180,10 @@ bool foldOne(Node* n) {
   if (b && (!fold::isFoldableFloat(*b) || b->dim() != 1 || b->numel() != w->size(0))) return false;
   std::optional<std::vector<double>> k = featureOperand(n->input(1 - pathAt), *w, *p);
   if (!k) return false;
+  // Infinite, NaN or (for div) zero factors would turn the weights' products into NaNs
+  // where eager's result is finite.
+  for (double v : *k)
+    if (!std::isfinite(v) || (div && v == 0)) return false;
   Graph& g = *n->owningGraph();
   Value* oldB = linear->input(2);
   linear->replaceInput(1, fold::insertTensorConstant(g, linear, scaled(*w, *k, div),

@@ -453,6 +453,19 @@ graph(%x : Tensor, %w : Tensor, %b : Tensor, %gamma : Tensor):
               linearMulConstants({6}),
               "",
               {}});
+  // A zero divisor would make NaNs of the weights' products.
+  auto zero = linearMulConstants({6});
+  zero["gamma"].data<float>()[2] = 0;
+  expectFold({"fold_linear_mul",
+              withConstants(R"IR(
+graph(%x : Tensor, %w : Tensor, %b : Tensor, %gamma : Tensor):
+  %l : Tensor = aten::linear(%x, %w, %b)
+  %y : Tensor = aten::div(%l, %gamma)
+  return (%y)
+)IR"),
+              zero,
+              "",
+              {}});
   // A divisor on the left is not the linear's scale.
   expectFold({"fold_linear_mul",
               withConstants(R"IR(
