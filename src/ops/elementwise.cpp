@@ -127,17 +127,8 @@ Tensor fastUnary(const Tensor& x, const F& f) {
 // same plain loops over their memory in storage order: the same element pairs, and the
 // result takes their strides, as PyTorch's TensorIterator gives it.
 bool denseNonContiguous(const Tensor& x) {
-  if (x.dtype() != ScalarType::Float || x.numel() == 0 || x.isContiguous()) return false;
-  std::vector<std::pair<int64_t, int64_t>> dims;  // (stride, size) of the dims above size 1
-  for (int64_t d = 0; d < x.dim(); ++d)
-    if (x.size(d) != 1) dims.emplace_back(x.stride(d), x.size(d));
-  std::sort(dims.begin(), dims.end());
-  int64_t expected = 1;
-  for (const auto& [stride, size] : dims) {
-    if (stride != expected) return false;
-    expected *= size;
-  }
-  return true;
+  return x.dtype() == ScalarType::Float && x.numel() > 0 && !x.isContiguous() &&
+         isNonOverlappingAndDense(x);
 }
 bool denseSameLayout(const Tensor& a, const Tensor& b) {
   return a.sizes() == b.sizes() && a.strides() == b.strides() && b.dtype() == ScalarType::Float &&

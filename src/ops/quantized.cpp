@@ -10,6 +10,7 @@
 #include "ops/pool.h"
 #include "ops/reduction.h"
 #include "ops/shape.h"
+#include "ops/tensor_iterator.h"
 
 #include <algorithm>
 #include <array>
@@ -140,22 +141,6 @@ Tensor fromInts(const std::vector<int64_t>& v, const IntList& sizes, ScalarType 
     for (size_t i = 0; i < v.size(); ++i) p[i] = static_cast<T>(v[i]);
   });
   return out;
-}
-
-/// True when t's elements fill its storage span exactly once (contiguous, or a permutation of
-/// it such as channels-last): an elementwise map may run over rawData() in memory order.
-bool densePermutation(const Tensor& t) {
-  std::vector<std::pair<int64_t, int64_t>> dims;  // (stride, size) of dims with size > 1
-  for (int64_t d = 0; d < t.dim(); ++d)
-    if (t.sizes()[static_cast<size_t>(d)] != 1)
-      dims.emplace_back(t.strides()[static_cast<size_t>(d)], t.sizes()[static_cast<size_t>(d)]);
-  std::sort(dims.begin(), dims.end());
-  int64_t expect = 1;
-  for (const auto& [st, sz] : dims) {
-    if (st != expect) return false;
-    expect *= sz;
-  }
-  return true;
 }
 
 /// A new per-tensor quantized tensor with the given (dense) strides.
@@ -1094,7 +1079,7 @@ Tensor qadd(const Tensor& a, const Tensor& b, double scale, int64_t zeroPoint, b
                             dtypeName(a.dtype()), dtypeName(b.dtype())));
   checkScale(scale, op);
   checkZeroPoint(zeroPoint, a.dtype(), op);
-  if (a.sizes() == b.sizes() && a.strides() == b.strides() && densePermutation(a) &&
+  if (a.sizes() == b.sizes() && a.strides() == b.strides() && isNonOverlappingAndDense(a) &&
       a.dtype() != ScalarType::QInt32) {
     // Same shapes and layout (contiguous or channels-last): one pass over the integers in
     // memory order with the same float steps as below (fma dequantize, add, relu, quantize),
@@ -1396,7 +1381,7 @@ Tensor qmaxPool(const Tensor& x, int64_t spatialDims, const IntList& kernel, con
   // 2-d over a contiguous 4-d uint8 / int8 tensor: the max of the integers, in place (the
   // general path below converts to float and back).
   const bool channelsLast = x.dim() == 4 && !x.isContiguous() && x.strides()[1] == 1 &&
-                            densePermutation(x) && x.strides()[3] == x.size(1) &&
+                            isNonOverlappingAndDense(x) && x.strides()[3] == x.size(1) &&
                             x.strides()[2] == x.size(1) * x.size(3);
   if (spatialDims == 2 && x.dim() == 4 && (x.isContiguous() || channelsLast) &&
       kernel.size() == 2 && padding.size() == 2 && dilation.size() == 2 &&

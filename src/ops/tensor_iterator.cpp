@@ -2,7 +2,10 @@
 
 #include "ops/dispatch.h"
 
+#include <algorithm>
 #include <cstring>
+#include <utility>
+#include <vector>
 
 namespace torchless::ops {
 
@@ -22,6 +25,20 @@ IntList broadcastShapes(const IntList& a, const IntList& b) {
     out[n - 1 - i] = sa == 1 ? sb : sa;
   }
   return out;
+}
+
+bool isNonOverlappingAndDense(const Tensor& t) {
+  if (t.numel() == 0) return true;
+  std::vector<std::pair<int64_t, int64_t>> dims;  // (stride, size) of the dims above size 1
+  for (int64_t d = 0; d < t.dim(); ++d)
+    if (t.size(d) != 1) dims.emplace_back(t.stride(d), t.size(d));
+  std::sort(dims.begin(), dims.end());
+  int64_t expected = 1;
+  for (const auto& [stride, size] : dims) {
+    if (stride != expected) return false;
+    expected *= size;
+  }
+  return true;
 }
 
 IntList broadcastStrides(const Tensor& t, const IntList& shape) {

@@ -32,6 +32,11 @@ IntList broadcastStrides(const Tensor& t, const IntList& shape);
 /// A view of t expanded to shape (torch.expand semantics without -1).
 Tensor broadcastTo(const Tensor& t, const IntList& shape);
 
+/// PyTorch's is_non_overlapping_and_dense: t's elements fill its storage span exactly once
+/// (contiguous, or a permutation of it such as channels-last; size-1 dims may have any
+/// stride), so an elementwise map may run over rawData() in memory order. True when empty.
+bool isNonOverlappingAndDense(const Tensor& t);
+
 class TensorIter {
  public:
   static constexpr int kMaxOperands = 8;
