@@ -9,7 +9,8 @@
 // path, mul commutes) or aten::div (no rounding mode; the linear's path divided). The path is
 // the output of aten::linear(x, w, b) with a constant 2-D float weight [out, in] and a
 // constant bias or None, either directly or through one aten::permute with constant dims.
-// Factors that are not finite, and zero divisors, are left to run.
+// Factors that are not finite (or zero divisors) in the weight's dtype, products that overflow,
+// and a mul in another block than the linear (a loop's body) are left to run.
 // The other operand is an int/float constant or a constant tensor of the weight's dtype (or
 // with 0 dims) that has `out` elements along the dim that lines up with the linear's last
 // dim (after the permute, if any) and ones elsewhere, and no more dims than the path's value
@@ -63,17 +64,10 @@ std::optional<std::vector<int64_t>> constantInts(const Value* v) {
   return out;
 }
 
-/// The rank of a value from its type, when the type says.
-std::optional<int64_t> rankOf(const Value* v) {
-  if (const auto* tt = v->type()->cast<TensorType>())
-    if (tt->dim()) return static_cast<int64_t>(*tt->dim());
-  return std::nullopt;
-}
-
 struct Path {
   Node* linear = nullptr;
   Node* permute = nullptr;  // may be null
-  /// The rank of the mul's operand (the permute's dims, or the linear input's type), or -1.
+  /// The rank of the mul's operand (the permute's dims), or -1 when unknown.
   int64_t rank = -1;
   /// Where the linear's last dim is in the operand, counted from the right (0: last).
   int64_t featuresFromRight = 0;
@@ -102,8 +96,7 @@ std::optional<Path> pathOf(Value* v) {
     return std::nullopt;
   if (n->output()->uses().size() != 1) return std::nullopt;
   if (fold::nonConstantParameters(n)) return std::nullopt;
-  p.linear = n;
-  if (!p.permute) p.rank = rankOf(n->input(0)).value_or(-1);
+  p.linear = n;  // without a permute the rank is unknown (types are not checked at run time)
   return p;
 }
 
@@ -127,15 +120,17 @@ std::optional<std::vector<double>> featureOperand(const Value* v, const Tensor& 
     if (fromRight == p.featuresFromRight && t.size(i) == features) continue;
     if (t.size(i) != 1) return std::nullopt;
   }
-  if (t.numel() != 1 && t.numel() != features) return std::nullopt;
   Tensor d = fold::asDouble(t);
   std::vector<double> out(features);
   for (int64_t c = 0; c < features; ++c) out[c] = d.data<double>()[t.numel() == 1 ? 0 : c];
   return out;
 }
 
+// The rows of `base` times (or over) k, computed in base's dtype; nullopt when a factor is not
+// finite or (dividing) zero in that dtype, or when a product overflows: eager's result could be
+// finite (or another non-finite value) where the folded one would not.
 template <typename T>
-Tensor scaleRows(const Tensor& base, const std::vector<double>& k, bool divide) {
+std::optional<Tensor> scaleRows(const Tensor& base, const std::vector<double>& k, bool divide) {
   Tensor src = base.contiguous();
   Tensor out = Tensor::empty(base.sizes(), base.dtype());
   const int64_t rows = static_cast<int64_t>(k.size());
@@ -144,13 +139,17 @@ Tensor scaleRows(const Tensor& base, const std::vector<double>& k, bool divide) 
   T* o = out.data<T>();
   for (int64_t r = 0; r < rows; ++r) {
     const T kr = static_cast<T>(k[r]);
-    for (int64_t j = 0; j < inner; ++j)
-      o[r * inner + j] = divide ? in[r * inner + j] / kr : in[r * inner + j] * kr;
+    if (!std::isfinite(kr) || (divide && kr == 0)) return std::nullopt;
+    for (int64_t j = 0; j < inner; ++j) {
+      const T x = in[r * inner + j];
+      o[r * inner + j] = divide ? x / kr : x * kr;
+      if (std::isfinite(x) && !std::isfinite(o[r * inner + j])) return std::nullopt;
+    }
   }
   return out;
 }
 
-Tensor scaled(const Tensor& base, const std::vector<double>& k, bool divide) {
+std::optional<Tensor> scaled(const Tensor& base, const std::vector<double>& k, bool divide) {
   return base.dtype() == ScalarType::Double ? scaleRows<double>(base, k, divide)
                                             : scaleRows<float>(base, k, divide);
 }
@@ -173,6 +172,11 @@ bool foldOne(Node* n) {
   }
   if (!p) return false;
   Node* linear = p->linear;
+  // In one block: a mul inside a loop makes a fresh tensor each trip, which the loop may then
+  // write in place; the linear's output, computed once outside, must not take its place.
+  if (linear->owningBlock() != n->owningBlock() ||
+      (p->permute && p->permute->owningBlock() != n->owningBlock()))
+    return false;
   std::optional<Tensor> w = fold::constantTensor(linear->input(1));
   if (!w || !fold::isFoldableFloat(*w) || w->dim() != 2) return false;
   std::optional<Tensor> b = fold::constantTensor(linear->input(2));
@@ -180,17 +184,14 @@ bool foldOne(Node* n) {
   if (b && (!fold::isFoldableFloat(*b) || b->dim() != 1 || b->numel() != w->size(0))) return false;
   std::optional<std::vector<double>> k = featureOperand(n->input(1 - pathAt), *w, *p);
   if (!k) return false;
-  // Infinite, NaN or (for div) zero factors would turn the weights' products into NaNs
-  // where eager's result is finite.
-  for (double v : *k)
-    if (!std::isfinite(v) || (div && v == 0)) return false;
+  std::optional<Tensor> nw = scaled(*w, *k, div), nb;
+  if (!nw) return false;
+  if (b && !(nb = scaled(*b, *k, div))) return false;
   Graph& g = *n->owningGraph();
   Value* oldB = linear->input(2);
-  linear->replaceInput(1, fold::insertTensorConstant(g, linear, scaled(*w, *k, div),
-                                                     fusedName(linear->input(1), div)));
-  if (b)
-    linear->replaceInput(
-        2, fold::insertTensorConstant(g, linear, scaled(*b, *k, div), fusedName(oldB, div)));
+  linear->replaceInput(
+      1, fold::insertTensorConstant(g, linear, *nw, fusedName(linear->input(1), div)));
+  if (b) linear->replaceInput(2, fold::insertTensorConstant(g, linear, *nb, fusedName(oldB, div)));
   n->output()->replaceAllUsesWith(n->input(pathAt));
   n->destroy();
   return true;

@@ -81,7 +81,8 @@ Outcome Scheduler::run(std::vector<IValue> args, Clock::time_point deadline) {
   // execution]).
   const auto slowest = std::chrono::nanoseconds(slowestForwardNs_.load());
   const bool farDeadline =
-      hasDeadline && deadline - enqueued >= std::max<Clock::duration>(kNearDeadline, 20 * slowest);
+      hasDeadline && slowest.count() > 0 &&
+      deadline - enqueued >= std::max<Clock::duration>(kNearDeadline, 20 * slowest);
   if (!batching_ && (!hasDeadline || farDeadline) && queue_.empty()) {
     // An idle instance and nothing waiting: run here, with no hand-off to a worker.
     for (size_t i = 0; i < busy_.size(); ++i) {

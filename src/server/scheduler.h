@@ -33,17 +33,17 @@
 //   the queue empty and an instance idle runs on the thread that received it (the HTTP or gRPC
 //   thread), as `torchless bench` runs it; only a request that must wait is queued for an
 //   instance's worker. A request whose deadline is near (under 1 s away, or under 20 times the
-//   slowest forward seen) is always queued, so that its waiter can give up at the deadline; a
-//   far one (grpcio's `timeout=120`, a client's default deadline) runs on the request thread as
-//   a request without one does, and is answered Timeout if the forward ends after it (its
-//   result dropped, as when a worker's execution passes the deadline). Measured (bench/RESULTS.md,
-//   session 9): the forward costs the same on the request thread as in `torchless bench`'s loop,
-//   and handing it to the instance's worker made it slower (the worker's caches are colder than the
-//   thread that just read the request) and added 0.5-1 ms of wake-ups; what a served resnet18
-//   request adds is the HTTP path (about 38 system calls, httplib reading the body 4 KB at a time,
-//   each costly on this VM) running with the caches the forward left, and, after the server idled,
-//   the forward itself paying again for what a first call pays (a plain loop of forwards shows the
-//   same after a sleep).
+//   slowest forward seen, or any deadline before a request of the model ran) is always queued, so
+//   that its waiter can give up at the deadline; a far one (grpcio's `timeout=120`, a client's
+//   default deadline) runs on the request thread as a request without one does, and is answered
+//   Timeout if the forward ends after it (its result dropped, as when a worker's execution passes
+//   the deadline). Measured (bench/RESULTS.md, session 9): the forward costs the same on the
+//   request thread as in `torchless bench`'s loop, and handing it to the instance's worker made it
+//   slower (the worker's caches are colder than the thread that just read the request) and added
+//   0.5-1 ms of wake-ups; what a served resnet18 request adds is the HTTP path (about 38 system
+//   calls, httplib reading the body 4 KB at a time, each costly on this VM) running with the caches
+//   the forward left, and, after the server idled, the forward itself paying again for what a first
+//   call pays (a plain loop of forwards shows the same after a sleep).
 // - Timeouts (Triton's request parameter `timeout`). A queued request whose deadline passes is
 //   taken out of the queue and answered ErrorKind::Timeout; one that is already executing is
 //   answered Timeout at the deadline too, and its result is dropped when it comes (an execution

@@ -453,6 +453,37 @@ graph(%x : Tensor, %w : Tensor, %b : Tensor, %gamma : Tensor):
               linearMulConstants({6}),
               "",
               {}});
+  // A mul in a loop's body makes a fresh tensor each trip; the linear's output computed once
+  // outside must not take its place.
+  expectFold({"fold_linear_mul",
+              withConstants(R"IR(
+graph(%x : Tensor, %w : Tensor, %b : Tensor, %gamma : Tensor, %n : int):
+  %l : Tensor = aten::linear(%x, %w, %b)
+  %r : Tensor = prim::Loop(%n, %true, %x)
+    block0(%i : int, %acc : Tensor):
+      %y : Tensor = aten::mul(%l, %gamma)
+      %z : Tensor = aten::add(%acc, %y, %i1)
+      -> (%true, %z)
+  return (%r)
+)IR"),
+              linearMulConstants({6}),
+              "",
+              {}});
+  // A factor that is infinite in float (1e300), or whose products overflow.
+  for (const char* big : {"1.0000000000000001e+300", "1.0000000000000001e+38"}) {
+    expectFold({"fold_linear_mul",
+                withConstants(std::string(R"IR(
+graph(%x : Tensor, %w : Tensor, %b : Tensor):
+  %big : float = prim::Constant[value=)IR") +
+                              big + R"IR(]()
+  %l : Tensor = aten::linear(%x, %w, %b)
+  %y : Tensor = aten::mul(%l, %big)
+  return (%y)
+)IR"),
+                {{"w", filled({6, 5}, 10, 20, 21)}, {"b", filled({6}, 10, 20, 22)}},
+                "",
+                {}});
+  }
   // A zero divisor would make NaNs of the weights' products.
   auto zero = linearMulConstants({6});
   zero["gamma"].data<float>()[2] = 0;
