@@ -12,7 +12,9 @@
 // move to the conv (its location stays; new constants take it). It leaves alone: convs with
 // other uses of their output, non-float weights, tensors of another floating dtype than the
 // weight with more than 0 dims (eager PyTorch would promote the result), bool and complex
-// operands. Runs eliminate_dead_code afterwards.
+// operands, and an add/mul in another block than the conv (a loop's body, where it makes a
+// fresh tensor each trip; PyTorch's pass does not check this). Runs eliminate_dead_code
+// afterwards.
 //
 //   %c : Tensor = aten::conv2d(%x, %w, %b, ...)          %c : Tensor = aten::conv2d(%x, %w,
 //   %y : Tensor = aten::add(%c, %three, %one)    ==>          %b_fused_add, ...)
@@ -116,6 +118,7 @@ bool foldOne(Node* n) {
   if (!fold::isConv(conv) || n->input(0) == n->input(1)) return false;
   if (fold::nonConstantParameters(conv) || fold::nonConstantParameters(n)) return false;
   if (conv->output()->uses().size() != 1) return false;
+  if (conv->owningBlock() != n->owningBlock()) return false;  // as fold_linear_mul: a loop's body
   std::optional<Tensor> w = fold::constantTensor(conv->input(1));
   if (!w || !fold::isFoldableFloat(*w) || w->dim() < 1) return false;
   std::optional<Tensor> b = fold::constantTensor(conv->input(2));

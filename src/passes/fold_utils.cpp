@@ -174,6 +174,9 @@ bool foldBatchNormInto(Node* bn, const BatchNormFoldTarget& target) {
   if (!target.accepts(op) || bn->inputs().size() != 9) return false;
   if (nonConstantParameters(op) || nonConstantParameters(bn)) return false;
   if (op->output()->uses().size() != 1) return false;
+  // A batch_norm in a loop's body makes a fresh tensor each trip: the convolution's output,
+  // computed once outside, must not take its place (the loop may write it in place).
+  if (op->owningBlock() != bn->owningBlock()) return false;
   std::optional<bool> training = constantBool(bn->input(5));
   if (!training || *training) return false;
   std::optional<IValue> eps = toIValue(bn->input(7));

@@ -61,9 +61,9 @@ struct BatchNormFoldTarget {
 };
 
 /// Folds `bn`, an aten::batch_norm, into the node `op` feeding it when `target` accepts `op`,
-/// `op`'s output has no other use, every parameter of both is a constant, bn is in eval mode
-/// (train the constant false) with running stats and a number eps, and foldBatchNorm fits the
-/// tensors; then replaceWithFolded. Returns whether it folded.
+/// both are in one block, `op`'s output has no other use, every parameter of both is a constant, bn
+/// is in eval mode (train the constant false) with running stats and a number eps, and
+/// foldBatchNorm fits the tensors; then replaceWithFolded. Returns whether it folded.
 bool foldBatchNormInto(Node* bn, const BatchNormFoldTarget& target);
 
 /// Calls `fold(n)` on every node of `graph`, blocks nested in a node before the node itself

@@ -330,6 +330,27 @@ graph(%x : Tensor, %w : Tensor, %b : Tensor):
               xArg()});
 }
 
+TEST(FoldConvAddMul, NotIntoALoopBody) {
+  // The mul runs each trip of the loop, the conv once before it.
+  expectFold({"fold_conv_add_mul",
+              withConstants(R"IR(
+graph(%x : Tensor, %w : Tensor, %b : Tensor, %n : int):
+  %f2 : float = prim::Constant[value=2.]()
+  %one : int[] = prim::ListConstruct(%i1, %i1)
+  %zero : int[] = prim::ListConstruct(%i0, %i0)
+  %c : Tensor = aten::conv2d(%x, %w, %b, %one, %zero, %one, %i1)
+  %r : Tensor = prim::Loop(%n, %true, %c)
+    block0(%i : int, %acc : Tensor):
+      %y : Tensor = aten::mul(%c, %f2)
+      %z : Tensor = aten::add(%acc, %y, %i1)
+      -> (%true, %z)
+  return (%r)
+)IR"),
+              {{"w", filled({4, 3, 3, 3}, -0.5, 0.5, 7)}, {"b", filled({4}, -0.2, 0.2, 8)}},
+              "",
+              {}});
+}
+
 // ---- fold_linear_bn ----
 
 const char* kLinearBn = R"IR(
