@@ -134,7 +134,7 @@ bool denseSameLayout(const Tensor& a, const Tensor& b) {
   return a.sizes() == b.sizes() && a.strides() == b.strides() && b.dtype() == ScalarType::Float &&
          denseNonContiguous(a);
 }
-Tensor emptyLike(const Tensor& x) {
+Tensor emptyFloatLike(const Tensor& x) {
   Storage buf = Storage::allocate(static_cast<size_t>(x.numel()) * sizeof(float));
   return Tensor::fromStorage(buf, 0, x.sizes(), x.strides(), ScalarType::Float);
 }
@@ -844,7 +844,7 @@ BinOp divOp(const std::optional<std::string>& mode) {
 
 Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha) {
   if ((fastF32Pair(a, b) || denseSameLayout(a, b)) && !alpha.isBoolean()) {
-    Tensor out = a.isContiguous() ? Tensor::empty(a.sizes(), ScalarType::Float) : emptyLike(a);
+    Tensor out = a.isContiguous() ? Tensor::empty(a.sizes(), ScalarType::Float) : emptyFloatLike(a);
     fast::add(a.data<float>(), b.data<float>(), out.data<float>(), a.numel(), alpha.to<float>());
     return out;
   }
@@ -914,7 +914,7 @@ Tensor mul(const Tensor& a, const Tensor& b) {
   if (channelsLastTimesPerChannel(a, b)) return mulChannelsLastPerChannel(a, b);
   if (channelsLastTimesPerChannel(b, a)) return mulChannelsLastPerChannel(b, a);
   if (fastF32Pair(a, b) || denseSameLayout(a, b)) {
-    Tensor out = a.isContiguous() ? Tensor::empty(a.sizes(), ScalarType::Float) : emptyLike(a);
+    Tensor out = a.isContiguous() ? Tensor::empty(a.sizes(), ScalarType::Float) : emptyFloatLike(a);
     fast::mul(a.data<float>(), b.data<float>(), out.data<float>(), a.numel());
     return out;
   }

@@ -3,6 +3,8 @@
 #include "ops/dispatch.h"
 
 #include <algorithm>
+#include <array>
+#include <cstddef>
 #include <cstring>
 #include <utility>
 #include <vector>
@@ -29,14 +31,20 @@ IntList broadcastShapes(const IntList& a, const IntList& b) {
 
 bool isNonOverlappingAndDense(const Tensor& t) {
   if (t.numel() == 0) return true;
-  std::vector<std::pair<int64_t, int64_t>> dims;  // (stride, size) of the dims above size 1
+  // (stride, size) of the dims above size 1, on the stack: elementwise ops ask per call.
+  constexpr int64_t kDims = 16;
+  if (t.dim() > kDims) {
+    return t.isContiguous();  // rare ranks: only the contiguous layout takes the flat path
+  }
+  std::array<std::pair<int64_t, int64_t>, kDims> dims;
+  size_t n = 0;
   for (int64_t d = 0; d < t.dim(); ++d)
-    if (t.size(d) != 1) dims.emplace_back(t.stride(d), t.size(d));
-  std::sort(dims.begin(), dims.end());
+    if (t.size(d) != 1) dims[n++] = {t.stride(d), t.size(d)};
+  std::sort(dims.begin(), dims.begin() + static_cast<std::ptrdiff_t>(n));
   int64_t expected = 1;
-  for (const auto& [stride, size] : dims) {
-    if (stride != expected) return false;
-    expected *= size;
+  for (size_t i = 0; i < n; ++i) {
+    if (dims[i].first != expected) return false;
+    expected *= dims[i].second;
   }
   return true;
 }
