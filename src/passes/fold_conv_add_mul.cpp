@@ -50,30 +50,16 @@ std::optional<Op> opOf(const Node* n) {
 /// The per-output-channel operand as float64 values (length `channels`), or nullopt.
 std::optional<std::vector<double>> channelOperand(const Value* v, const Tensor& weight) {
   const int64_t channels = weight.size(0);
-  std::optional<IValue> iv = toIValue(v);
-  if (!iv) return std::nullopt;
-  if (iv->isInt() || iv->isDouble()) return std::vector<double>(channels, iv->toScalarDouble());
-  if (!iv->isTensor() || !iv->toTensor().defined()) return std::nullopt;
-  const Tensor& t = iv->toTensor();
-  if (t.isQuantized() || t.dtype() == ScalarType::Bool || isComplexType(t.dtype()))
-    return std::nullopt;
-  if (t.dim() > 0 && t.dtype() != weight.dtype()) {
-    // A float tensor of another dtype promotes the output; integer tensors do not (eager:
-    // a float conv output stays float), but PyTorch's pass refuses those whose promotion
-    // with the weight is not the weight's dtype; float-vs-int promotes to float: fine.
-    if (isFloatingType(t.dtype())) return std::nullopt;
-  }
+  std::optional<Tensor> t = fold::foldOperand(v, weight);
+  if (!t) return std::nullopt;
   // PyTorch's opDoesNotBroadCastWithConv.
-  if (t.dim() > weight.dim()) return std::nullopt;
-  for (int64_t i = t.dim() - 1; i >= 0; --i) {
+  if (t->dim() > weight.dim()) return std::nullopt;
+  for (int64_t i = t->dim() - 1; i >= 0; --i) {
     // The channel-sized dim must line up with the output's dim 1: same rank as the weight.
-    if (i == 1 && t.size(i) == channels && t.dim() == weight.dim()) continue;
-    if (t.size(i) != 1) return std::nullopt;
+    if (i == 1 && t->size(i) == channels && t->dim() == weight.dim()) continue;
+    if (t->size(i) != 1) return std::nullopt;
   }
-  Tensor d = fold::asDouble(t);
-  std::vector<double> out(channels);
-  for (int64_t c = 0; c < channels; ++c) out[c] = d.data<double>()[t.numel() == 1 ? 0 : c];
-  return out;
+  return fold::valuesPerChannel(*t, channels);
 }
 
 template <typename T>

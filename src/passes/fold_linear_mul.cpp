@@ -105,25 +105,15 @@ std::optional<std::vector<double>> featureOperand(const Value* v, const Tensor& 
                                                   const Path& p) {
   const int64_t features = weight.size(0);
   if (v->node()->kind() != prim::Constant) return std::nullopt;
-  std::optional<IValue> iv = toIValue(v);
-  if (!iv) return std::nullopt;
-  if (iv->isInt() || iv->isDouble()) return std::vector<double>(features, iv->toScalarDouble());
-  if (!iv->isTensor() || !iv->toTensor().defined()) return std::nullopt;
-  const Tensor& t = iv->toTensor();
-  if (t.isQuantized() || t.dtype() == ScalarType::Bool || isComplexType(t.dtype()))
-    return std::nullopt;
-  // As the conv fold: a float tensor of another dtype with dims promotes the result.
-  if (t.dim() > 0 && t.dtype() != weight.dtype() && isFloatingType(t.dtype())) return std::nullopt;
-  if (t.dim() > 1 && (p.rank < 0 || t.dim() > p.rank)) return std::nullopt;  // no new dims
-  for (int64_t i = 0; i < t.dim(); ++i) {
-    const int64_t fromRight = t.dim() - 1 - i;
-    if (fromRight == p.featuresFromRight && t.size(i) == features) continue;
-    if (t.size(i) != 1) return std::nullopt;
+  std::optional<Tensor> t = fold::foldOperand(v, weight);
+  if (!t) return std::nullopt;
+  if (t->dim() > 1 && (p.rank < 0 || t->dim() > p.rank)) return std::nullopt;  // no new dims
+  for (int64_t i = 0; i < t->dim(); ++i) {
+    const int64_t fromRight = t->dim() - 1 - i;
+    if (fromRight == p.featuresFromRight && t->size(i) == features) continue;
+    if (t->size(i) != 1) return std::nullopt;
   }
-  Tensor d = fold::asDouble(t);
-  std::vector<double> out(features);
-  for (int64_t c = 0; c < features; ++c) out[c] = d.data<double>()[t.numel() == 1 ? 0 : c];
-  return out;
+  return fold::valuesPerChannel(*t, features);
 }
 
 // The rows of `base` times (or over) k, computed in base's dtype; nullopt when a factor is not

@@ -60,6 +60,29 @@ Value* insertTensorConstant(Graph& g, Node* before, const Tensor& t, const std::
   return c;
 }
 
+std::optional<Tensor> foldOperand(const Value* v, const Tensor& weight) {
+  std::optional<IValue> iv = toIValue(v);
+  if (!iv) return std::nullopt;
+  if (iv->isInt() || iv->isDouble()) return Tensor::scalar(iv->toScalarDouble());
+  if (!iv->isTensor() || !iv->toTensor().defined()) return std::nullopt;
+  const Tensor& t = iv->toTensor();
+  if (t.isQuantized() || t.dtype() == ScalarType::Bool || isComplexType(t.dtype()))
+    return std::nullopt;
+  // A float tensor of another dtype promotes the output; integer tensors do not (eager: a float
+  // output stays float), and PyTorch's pass refuses those whose promotion with the weight is
+  // not the weight's dtype; float-vs-int promotes to float: fine.
+  if (t.dim() > 0 && t.dtype() != weight.dtype() && isFloatingType(t.dtype())) return std::nullopt;
+  return t;
+}
+
+std::vector<double> valuesPerChannel(const Tensor& t, int64_t n) {
+  Tensor d = asDouble(t);
+  std::vector<double> out(static_cast<size_t>(n));
+  for (int64_t c = 0; c < n; ++c)
+    out[static_cast<size_t>(c)] = d.data<double>()[t.numel() == 1 ? 0 : c];
+  return out;
+}
+
 int64_t innerSize(const Tensor& t) {
   int64_t inner = 1;
   for (int64_t d = 1; d < t.dim(); ++d) inner *= t.size(d);

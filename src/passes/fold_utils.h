@@ -8,6 +8,7 @@
 
 #include <functional>
 #include <optional>
+#include <vector>
 
 namespace torchless::passes::fold {
 
@@ -70,6 +71,14 @@ bool foldBatchNormInto(Node* bn, const BatchNormFoldTarget& target);
 /// (`fold` may destroy the node it is given, nothing else), then eliminates dead code when a
 /// fold changed something. Returns whether anything changed. The walk of every fold pass.
 bool foldNodes(Graph& graph, const std::function<bool(Node*)>& fold);
+
+/// The constant operand of a fold by add/sub/mul/div (PyTorch's FoldFrozenConv*MulOrDiv rules):
+/// an int or float number (as a 0-dim double tensor), or a defined tensor that is not quantized,
+/// bool or complex and, when it has dims, not a floating tensor of another dtype than `weight`
+/// (eager PyTorch would promote the result). nullopt otherwise. Its shape is the caller's check.
+std::optional<Tensor> foldOperand(const Value* v, const Tensor& weight);
+/// `t`'s values (one, or `n`) as `n` doubles, the one value repeated.
+std::vector<double> valuesPerChannel(const Tensor& t, int64_t n);
 
 /// The product of the sizes after dim 0 (elements per output channel of a weight).
 int64_t innerSize(const Tensor& t);
