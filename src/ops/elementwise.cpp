@@ -134,14 +134,18 @@ bool denseSameLayout(const Tensor& a, const Tensor& b) {
   return a.sizes() == b.sizes() && a.strides() == b.strides() && b.dtype() == ScalarType::Float &&
          denseNonContiguous(a);
 }
+// Operands the plain loops take: contiguous and of one shape, or of one dense layout.
+bool flatF32Pair(const Tensor& a, const Tensor& b) {
+  return fastF32Pair(a, b) || denseSameLayout(a, b);
+}
+// An empty float tensor with x's sizes and strides (x dense).
 Tensor emptyFloatLike(const Tensor& x) {
   Storage buf = Storage::allocate(static_cast<size_t>(x.numel()) * sizeof(float));
   return Tensor::fromStorage(buf, 0, x.sizes(), x.strides(), ScalarType::Float);
 }
 // An in-place op may write self directly when `other` (read at the same index) is self's
-// own elements or does not share self's storage.
-// Activations the engine plans into one arena share a storage without sharing bytes: the
-// byte ranges the two views span decide.
+// own elements or its bytes do not overlap self's: views of one storage (activations the
+// engine plans into one arena) are told apart by the byte ranges they span.
 bool safeInPlace(const Tensor& self, const Tensor& other) {
   if (!other.storage().isAlias(self.storage()) || other.rawData() == self.rawData()) return true;
   auto span = [](const Tensor& t) {
@@ -843,8 +847,8 @@ BinOp divOp(const std::optional<std::string>& mode) {
 }  // namespace
 
 Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha) {
-  if ((fastF32Pair(a, b) || denseSameLayout(a, b)) && !alpha.isBoolean()) {
-    Tensor out = a.isContiguous() ? Tensor::empty(a.sizes(), ScalarType::Float) : emptyFloatLike(a);
+  if (flatF32Pair(a, b) && !alpha.isBoolean()) {
+    Tensor out = emptyFloatLike(a);
     fast::add(a.data<float>(), b.data<float>(), out.data<float>(), a.numel(), alpha.to<float>());
     return out;
   }
@@ -913,8 +917,8 @@ Tensor mulChannelsLastPerChannel(const Tensor& x, const Tensor& s) {
 Tensor mul(const Tensor& a, const Tensor& b) {
   if (channelsLastTimesPerChannel(a, b)) return mulChannelsLastPerChannel(a, b);
   if (channelsLastTimesPerChannel(b, a)) return mulChannelsLastPerChannel(b, a);
-  if (fastF32Pair(a, b) || denseSameLayout(a, b)) {
-    Tensor out = a.isContiguous() ? Tensor::empty(a.sizes(), ScalarType::Float) : emptyFloatLike(a);
+  if (flatF32Pair(a, b)) {
+    Tensor out = emptyFloatLike(a);
     fast::mul(a.data<float>(), b.data<float>(), out.data<float>(), a.numel());
     return out;
   }
@@ -1200,8 +1204,7 @@ Tensor& hardswish_(Tensor& self) {
 }
 
 Tensor& add_(Tensor& self, const Tensor& other, const Scalar& alpha) {
-  if ((fastF32Pair(self, other) || denseSameLayout(self, other)) && !alpha.isBoolean() &&
-      safeInPlace(self, other)) {
+  if (flatF32Pair(self, other) && !alpha.isBoolean() && safeInPlace(self, other)) {
     fast::add(self.data<float>(), other.data<float>(), self.data<float>(), self.numel(),
               alpha.to<float>());
     return self;
@@ -1210,7 +1213,7 @@ Tensor& add_(Tensor& self, const Tensor& other, const Scalar& alpha) {
 }
 
 Tensor& mul_(Tensor& self, const Tensor& other) {
-  if ((fastF32Pair(self, other) || denseSameLayout(self, other)) && safeInPlace(self, other)) {
+  if (flatF32Pair(self, other) && safeInPlace(self, other)) {
     fast::mul(self.data<float>(), other.data<float>(), self.data<float>(), self.numel());
     return self;
   }
