@@ -614,7 +614,11 @@ std::vector<IValue> ServedModel::bindInputs(const InferRequest& request) const {
 }
 
 int64_t ServedModel::batchSize(const std::vector<IValue>& args) const {
-  if (!batchable() || args.empty() || !args[0].isTensor()) return 0;
+  return batchable() ? requestRows(args) : 0;
+}
+
+int64_t ServedModel::requestRows(const std::vector<IValue>& args) const {
+  if (source_.config.maxBatchSize <= 0 || args.empty() || !args[0].isTensor()) return 0;
   const Tensor t = args[0].toTensor();
   return t.dim() > 0 ? t.size(0) : 0;
 }

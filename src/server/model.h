@@ -126,6 +126,9 @@ class ServedModel {
   std::vector<IValue> bindInputs(const InferRequest& request) const;
   /// The batch size of bound arguments (dim 0 of the first tensor), 0 when not batchable.
   int64_t batchSize(const std::vector<IValue>& args) const;
+  /// The rows of one request's bound arguments (dim 0 of the first tensor) when the model has
+  /// a batch dimension (max_batch_size > 0), batched or not; else 0. For the request log.
+  int64_t requestRows(const std::vector<IValue>& args) const;
   /// forward's result as named outputs (all, or the requested ones in request order).
   /// Throws ServeError(BadRequest) for an unknown requested output, (Internal) for a result
   /// v2 cannot carry.

@@ -105,6 +105,7 @@ Outcome Scheduler::run(std::vector<IValue> args, Clock::time_point deadline) {
       metrics_.queued(0);
       torchless::setNumThreads(threads_);  // the calling thread's OpenMP team
       Outcome o;
+      o.batchRows = model_->requestRows(args);
       const auto f0 = Clock::now();
       o.result = runForward(model_->instance(i), std::move(args), model_->name());
       const auto f1 = Clock::now();
@@ -269,7 +270,7 @@ void Scheduler::runJoined(const Module& m, std::vector<std::unique_ptr<Job>>& jo
   }
   if (!failure.empty()) {
     // One request may be the cause: each runs alone and fails, or not, by itself.
-    for (auto& j : jobs) runAlone(m, *j, 0);
+    for (auto& j : jobs) runAlone(m, *j, j->rows);
     return;
   }
   int64_t at = 0;

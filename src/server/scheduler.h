@@ -71,7 +71,7 @@ struct Outcome {
   IValue result;
   double queueSeconds = 0;
   double forwardSeconds = 0;  // the execution's forward (a joined batch's, when batched)
-  int64_t batchRows = 0;      // rows of the execution that answered it (0: not batched)
+  int64_t batchRows = 0;      // rows of the execution that answered it (0: the model has no batch)
 };
 
 class Scheduler {

@@ -8,6 +8,7 @@ import struct
 import subprocess
 import tempfile
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -281,3 +282,13 @@ def test_log_line_per_request(server):
     assert float(fields["duration_ms"]) >= float(fields["forward_ms"]) > 0, lines[-1]
     assert "queue_ms" in fields and "batch" in fields
     assert any("status=400" in l and "error=" in l for l in server.log)
+    # A request that ran alone (no dynamic batching) logs its own rows as the batch.
+    x = np.random.default_rng(3).random((2, 3, 8, 8), dtype=np.float32)
+    status, body = server.infer("compiled", {"id": "rows2", "inputs": [tensor("x", x, "FP32")]})
+    assert status == 200, body
+    for _ in range(50):
+        alone = [l for l in server.log if 'id="rows2"' in l]
+        if alone:
+            break
+        time.sleep(0.02)
+    assert alone and alone[0].rstrip().endswith(" batch=2"), alone
