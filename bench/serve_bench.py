@@ -17,8 +17,9 @@ and CPU time (load-independent) is reported next to wall time.
    loop without any server), and the server idles while `torchless bench` runs. Two clients (binary tensor extension): http.client, and a lean
    one (one keep-alive socket, the request's bytes built once, the answer read by its
    Content-Length), as a compiled client (tritonclient's C++ one, perf_analyzer) would cost; and
-   the same for a model that does next to nothing (a mean), whose served time is the server's
-   and the transport's own cost per request. With --forward-times the server runs at
+   the same for a model that does next to nothing (a mean, of a 1x3x64x64 input and of a
+   1x3x224x224 one: mean_224), whose served time is the server's and the transport's own cost
+   per request. With --forward-times the server runs at
    --log-level info and the table adds the median of its forward_ms (the forward alone, timed
    inside the server) beside `torchless bench`'s median: what is left of the difference is the
    request's path; the log line costs a write(2) per request, so the served times grow a little.
@@ -61,7 +62,7 @@ import torchvision
 HERE = os.path.dirname(os.path.abspath(__file__))
 STARTED = []
 # Models measured only in the overhead part (no batched copy, not in the load part).
-OVERHEAD_ONLY = ("r18_224",)
+OVERHEAD_ONLY = ("r18_224", "mean_224")
 
 
 @atexit.register
@@ -379,6 +380,7 @@ def main():
             torch.nn.Linear(1024, 4096), torch.nn.ReLU(), torch.nn.Linear(4096, 4096), torch.nn.ReLU(),
             torch.nn.Linear(4096, 1024)).eval()), [1024], 1024),
         "mean": (torch.jit.script(MeanNet()), [3, 64, 64], 3),
+        "mean_224": (torch.jit.script(MeanNet()), [3, 224, 224], 3),
     }
     for net, (scripted, shape, classes) in nets.items():
         base = {"max_batch_size": 8, "input": [{"name": "x", "data_type": "TYPE_FP32", "dims": shape}],
@@ -416,7 +418,7 @@ def main():
             f"Overhead at batch 1, {a.threads} thread{'s' if a.threads != 1 else ''}: {a.rounds} alternating rounds of `torchless bench --runs 30 --warmup {a.warmup}` "
             f"and 30 sequential requests of one client of each kind after {a.warmup} (the binary tensor extension, or raw_input_contents "
             "over gRPC, except the JSON row; each answer checked); "
-            "resnet18 (100 classes) at 1x3x64x64, resnet18 (1000 classes) at 1x3x224x224 (r18_224), and a model that only takes a mean of the same input (what a "
+            "resnet18 (100 classes) at 1x3x64x64, resnet18 (1000 classes) at 1x3x224x224 (r18_224), and a model that only takes a mean of the same inputs (mean, mean_224: what a "
             "request costs besides the model). Medians are the median of the rounds' medians; CPU is the server "
             "process's per request (the bench process's per call; for the C++ clients, one process per round, "
             "averaged over the warm-up requests too)." + (
@@ -427,7 +429,7 @@ def main():
             "p99 served | CPU per call: bench / served |" + (" served forward |" if a.forward_times else ""),
             "|---|---|---|---|---|---|---|---|" + ("---|" if a.forward_times else ""),
         ]
-        for net in ("r18", "r18_224", "mean"):
+        for net in ("r18", "r18_224", "mean", "mean_224"):
             model_pt = os.path.join(repo, net, "1", "model.pt")
             x0 = inputs[net][0]
             req = binary_request(net, x0)
