@@ -210,6 +210,9 @@ class Partitioner {
     if (!n.blocks().empty() && !isShapeCheck(n))
       return fmt::format("{} (control flow) runs in the interpreter", n.kind().toQualString());
     if (forcedOut_.count(&n)) return "its non-tensor result is read outside the engine";
+    if (writesOutside_.count(&n))
+      return "writes in place (or views) a value from outside the engine: stays with the "
+             "interpreter, which holds that value";
     if (executedInTorch(n, op)) return "listed in torch_executed_ops";
     if (!isConvertible(n, op)) return "no engine converter";
     return "";
@@ -325,6 +328,7 @@ class Partitioner {
       bool again = false;
       for (const auto& r : runs) {
         std::unordered_set<const Node*> set(r.begin(), r.end());
+        again |= forceOutOutsideWrites(r, set);
         for (const Node* n : r)
           for (const Value* o : n->outputs())
             if ((isContainer(o->type()) ||
@@ -336,6 +340,80 @@ class Partitioner {
       }
       if (!again) return runs;
     }
+  }
+
+  // Note [In-place writes at an engine's edge]
+  // An engine computes its outputs from its inputs; a write into one of its inputs (or into a
+  // view of one) would be a side effect the graph cannot see: the engine node may be removed
+  // as dead when it has no other output (`s = zeros(n); s[1:] = v` became `[1, 1, 1, 1]`
+  // instead of `[1, -9, -9, -9]` in a compiled beam search), and an engine may run on copies
+  // of its inputs. So a node that writes a tensor whose alias root (followed back through the
+  // run's views and in-place ops) comes from outside the run leaves the run, together with the
+  // view and in-place nodes between it and that root; they run in the interpreter, on the
+  // value itself. Writes into tensors the run made stay in the engine.
+  bool forceOutOutsideWrites(const std::vector<Node*>& run,
+                             const std::unordered_set<const Node*>& set) {
+    bool changed = false;
+    for (Node* n : run) {
+      const OpInfo* op = matchOperator(n, OperatorRegistry::global());
+      if (!op || !op->mutates) continue;
+      const auto& args = op->schema.arguments();
+      auto written = [&](size_t i) {
+        return i < args.size() && args[i].aliasInfo() && args[i].aliasInfo()->isWrite();
+      };
+      bool schemaSays = false;
+      for (size_t i = 0; i < args.size(); ++i) schemaSays |= written(i);
+      for (size_t i = 0; i < n->inputs().size(); ++i) {
+        // The written arguments (every tensor one when the schema does not say which).
+        if (schemaSays ? !written(i) : n->input(i)->type()->kind() != TypeKind::TensorType)
+          continue;
+        std::vector<Node*> chain{n};
+        if (!rootOutside(n->input(i), set, chain, 0)) continue;
+        for (Node* c : chain) changed |= writesOutside_.insert(c).second;
+      }
+    }
+    return changed;
+  }
+
+  // True when argument `i` of `s` shares an alias set with a return (`self` of a view or of
+  // an in-place op), or a return is a wildcard, or the argument is past the schema's (varargs).
+  static bool mayShareWithReturn(const FunctionSchema& s, size_t i) {
+    const auto& args = s.arguments();
+    if (i >= args.size()) return true;
+    if (!args[i].aliasInfo()) return false;
+    const AliasInfo& a = *args[i].aliasInfo();
+    for (const auto& r : s.returns()) {
+      if (!r.aliasInfo()) continue;
+      const AliasInfo& ra = *r.aliasInfo();
+      if (ra.isWildcardBefore() || ra.isWildcardAfter() || a.isWildcardBefore() ||
+          a.isWildcardAfter())
+        return true;
+      for (const auto& set : ra.beforeSets())
+        if (std::find(a.beforeSets().begin(), a.beforeSets().end(), set) != a.beforeSets().end())
+          return true;
+    }
+    return false;
+  }
+
+  // True when `v` may alias a tensor defined outside `set`: it is, or it is the result of a
+  // view or in-place node of `set` (OpInfo::returnsAlias) on such a tensor. The aliasing nodes
+  // passed are added to `chain`.
+  static bool rootOutside(Value* v, const std::unordered_set<const Node*>& set,
+                          std::vector<Node*>& chain, int depth) {
+    Node* d = v->node();
+    if (!set.count(d)) return !isConstantLike(d) && v->type()->kind() == TypeKind::TensorType;
+    if (depth > 256) return true;
+    const OpInfo* op = matchOperator(d, OperatorRegistry::global());
+    if (!op || !op->returnsAlias) return false;
+    bool outside = false;
+    for (size_t i = 0; i < d->inputs().size(); ++i) {
+      Value* in = d->inputs()[i];
+      if (in->type()->kind() == TypeKind::TensorType && mayShareWithReturn(op->schema, i) &&
+          rootOutside(in, set, chain, depth + 1))
+        outside = true;
+    }
+    if (outside) chain.push_back(d);
+    return outside;
   }
 
   void partitionBlock(Block* b) {
@@ -505,6 +583,7 @@ class Partitioner {
   const PartitionOptions& o_;
   PartitionReport report_;
   std::unordered_set<const Node*> forcedOut_;
+  std::unordered_set<const Node*> writesOutside_;  // Note [In-place writes at an engine's edge]
 };
 
 }  // namespace
