@@ -84,9 +84,12 @@ IntList vecOutputSize(const Tensor& x, const IValue& outputSize, const IValue& s
   if (scaleFactors.isNone())
     throw Error("Must specify exactly one of output_size and scale_factors");
   auto s = scaleFactors.toDoubleVector();
+  if (s.size() != n)
+    throw Error(fmt::format("scale_factors has {} element{} for {} spatial dimension{}", s.size(),
+                            s.size() == 1 ? "" : "s", n, n == 1 ? "" : "s"));
   IntList out(n);
   for (size_t i = 0; i < n; ++i) {
-    const double f = s.size() == 1 ? s[0] : s.at(i);
+    const double f = s[i];
     out[i] = static_cast<int64_t>(std::floor(
         static_cast<double>(x.size(x.dim() - static_cast<int64_t>(n) + static_cast<int64_t>(i))) *
         f));

@@ -782,3 +782,32 @@ TEST(Engine, WritesIntoTensorsFromOutsideStayWithTheInterpreter) {
   expectClose(IValue(sGot), IValue(sRef));
   EXPECT_GT(std::fabs(sRef.doubleAt(6) - s0.doubleAt(6)), 0.0);  // the graph did write s
 }
+
+// A list built empty and appended to by the interpreter is an input of the engine, not a
+// constant copied into it (F.interpolate's scale_factors: the engine saw [] and failed).
+const char* kListAppendedInALoop = R"IR(
+graph(%x : Tensor, %n : int):
+  %t : bool = prim::Constant[value=1]()
+  %none : NoneType = prim::Constant()
+  %f : float = prim::Constant[value=2.]()
+  %l : float[] = prim::ListConstruct()
+   = prim::Loop(%n, %t)
+    block0(%i : int):
+      %a : float[] = aten::append(%l, %f)
+      -> (%t)
+  %y : Tensor = aten::upsample_nearest2d(%x, %none, %l)
+  %z : Tensor = aten::relu(%y)
+  %w : Tensor = aten::sigmoid(%z)
+  return (%w)
+)IR";
+
+TEST(Engine, ListsTheInterpreterAppendsToAreNotConstantsOfTheEngine) {
+  auto reference = graphWith(kListAppendedInALoop, {});
+  auto compiled = graphWith(kListAppendedInALoop, {});
+  partitionGraph(*compiled);
+  const Tensor x = randn({1, 2, 3, 5}, 4);
+  const auto want = runGraph(reference, {IValue(x), IValue(int64_t{2})});
+  const auto got = runGraph(compiled, {IValue(x), IValue(int64_t{2})});
+  ASSERT_EQ(got[0].toTensor().sizes(), (IntList{1, 2, 6, 10}));
+  expectClose(got[0], want[0]);
+}

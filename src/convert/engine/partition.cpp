@@ -158,11 +158,20 @@ bool allowedBoundaryType(const TypePtr& t, bool tensorsOnly) {
 
 // A constant, or a list/tuple built only from constants (what constant propagation leaves
 // when the graph has in-place ops): copied into every engine that reads it, never an input.
+// A list that some node may write (append, setitem, a loop carrying it) is not: the engine's
+// copy would keep the elements it was built with (an empty `scale_factors` list that
+// F.interpolate's code appends to reached upsample_nearest2d empty).
 bool isConstantLike(const Node* n) {
   if (n->kind() == prim::Constant) return true;
   if (n->kind() != prim::ListConstruct && n->kind() != prim::TupleConstruct) return false;
   for (const Value* v : n->inputs())
     if (v->node()->kind() != prim::Constant) return false;
+  if (n->kind() == prim::ListConstruct)
+    for (const Use& u : n->output()->uses()) {
+      if (!u.user->blocks().empty()) return false;
+      const OpInfo* op = matchOperator(u.user, OperatorRegistry::global());
+      if (op && op->mutates) return false;
+    }
   return true;
 }
 
