@@ -783,8 +783,9 @@ TEST(Engine, WritesIntoTensorsFromOutsideStayWithTheInterpreter) {
   EXPECT_GT(std::fabs(sRef.doubleAt(6) - s0.doubleAt(6)), 0.0);  // the graph did write s
 }
 
-// A list built empty and appended to by the interpreter is an input of the engine, not a
-// constant copied into it (F.interpolate's scale_factors: the engine saw [] and failed).
+// A list built empty and appended to by the interpreter is no constant to copy into an
+// engine: its reader stays with the interpreter (F.interpolate's scale_factors: the engine
+// saw [] and failed).
 const char* kListAppendedInALoop = R"IR(
 graph(%x : Tensor, %n : int):
   %t : bool = prim::Constant[value=1]()
