@@ -769,7 +769,8 @@ INSTANTIATE_TEST_SUITE_P(
 // slices, selects, views and masks, index_put with accumulate, fill_ / zero_ / copy_, in-place
 // activations, writes in a loop over a dynamic dim), advanced indexing, int arithmetic in a
 // while loop, einsum, one_hot, div with rounding modes, new_zeros / new_ones and _cast_Long,
-// PyTorch's transformer fast paths traced (a small ViT, a batch-first TransformerEncoder);
+// PyTorch's transformer fast paths traced (a small ViT, a batch-first TransformerEncoder),
+// cross-attention (nn.MultiheadAttention with a key that is the value);
 // the long tail of torch.onnx's symbolics (tail_*: unary math and activations, logical and
 // modulo ops, reductions and norms, cumsum, flip / roll / repeat / repeat_interleave / unbind
 // (also read in a loop: a sequence) / tril / meshgrid, topk / sort / nonzero / gather /
@@ -800,18 +801,19 @@ INSTANTIATE_TEST_SUITE_P(
         "div_modes_traced", "new_zeros_scripted", "new_zeros_traced", "cast_long_scripted",
         "zero_dim_constants_traced", "vit_tiny_traced", "transformer_encoder_fast_traced",
         "transformer_encoder_fast_scripted", "transformer_masks_scripted",
-        "transformer_masks_traced", "tail_elementwise_scripted", "tail_elementwise_traced",
-        "tail_no_kernel_traced", "tail_reduce_scripted", "tail_reduce_traced",
-        "tail_shape_scripted", "tail_search_scripted", "tail_search_traced", "scatter_add_scripted",
-        "scatter_add_traced", "tail_nn_scripted", "tail_nn_traced", "index_writes_scripted",
-        "index_writes_traced", "index_add_scripted", "index_add_traced",
-        "runtime_factories_scripted", "runtime_factories_traced", "pool_indices_scripted",
-        "pool_indices_traced", "embedding_bags_scripted", "embedding_bags_traced",
-        "split_sequences_scripted", "lists_in_if_scripted", "index_put_none_scripted",
-        "index_put_none_traced", "int_bitwise_scripted", "int_bitwise_traced",
-        "grid_sample_scripted", "grid_sample_traced", "uniques_scripted", "uniques_traced",
-        "tail_tensor_facts_scripted", "tail_tensor_facts_traced", "tail_math_traced",
-        "tail_losses_traced", "tail_random_traced", "stft_scripted", "stft_traced"),
+        "transformer_masks_traced", "mha_cross_attention_scripted", "mha_cross_attention_traced",
+        "tail_elementwise_scripted", "tail_elementwise_traced", "tail_no_kernel_traced",
+        "tail_reduce_scripted", "tail_reduce_traced", "tail_shape_scripted", "tail_search_scripted",
+        "tail_search_traced", "scatter_add_scripted", "scatter_add_traced", "tail_nn_scripted",
+        "tail_nn_traced", "index_writes_scripted", "index_writes_traced", "index_add_scripted",
+        "index_add_traced", "runtime_factories_scripted", "runtime_factories_traced",
+        "pool_indices_scripted", "pool_indices_traced", "embedding_bags_scripted",
+        "embedding_bags_traced", "split_sequences_scripted", "lists_in_if_scripted",
+        "index_put_none_scripted", "index_put_none_traced", "int_bitwise_scripted",
+        "int_bitwise_traced", "grid_sample_scripted", "grid_sample_traced", "uniques_scripted",
+        "uniques_traced", "tail_tensor_facts_scripted", "tail_tensor_facts_traced",
+        "tail_math_traced", "tail_losses_traced", "tail_random_traced", "stft_scripted",
+        "stft_traced"),
     [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 }  // namespace

@@ -423,6 +423,20 @@ class IndexWrites(nn.Module):
         return a, b, c
 
 
+class CrossAttention(nn.Module):
+    """Batch-first cross-attention, a decoder attending to an encoder's memory: with the key the
+    value, nn.MultiheadAttention's packed projection splits into q and a chunked k/v
+    (`[q] + linear(k).chunk(2)`, list + list), and the key is longer than the query."""
+
+    def __init__(self):
+        super().__init__()
+        self.mha = nn.MultiheadAttention(16, 2, batch_first=True)
+
+    def forward(self, t, m):
+        y, _ = self.mha(t, m, m, need_weights=False)
+        return y
+
+
 class IndexAdd(nn.Module):
     """index_add with repeated indices and alpha (ScatterElements' reduction: opset 16)."""
 
@@ -812,6 +826,8 @@ def main():
     w("tail_random", TailRandom(), [r(3, 4), onehot], ("traced",))
     pad = torch.tensor([[False] * 5, [False] * 3 + [True] * 2])
     w("transformer_masks", TransformerMasks(), [r(2, 5, 32), pad], both)
+    w("mha_cross_attention", CrossAttention().eval(), [r(2, 3, 16), r(2, 4, 16)], both,
+      dyn=({0: [0, 1], 1: [0, 1]}, [dr(3, 5, 16), dr(3, 2, 16)]))
     # With dynamic lengths only traced: scripted, torch.stft's center padding builds its view
     # shapes from list(x.size()), a list the export cannot compute at run time.
     w("stft", Stft(), [r(2, 64), r(50), torch.hann_window(10) + 0.1], both,

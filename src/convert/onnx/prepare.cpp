@@ -553,7 +553,8 @@ void lowerListAppends(Graph& g) {
       ok &= user->owningBlock() == g.block() && user->kind() != prim::Return;
       if (user->kind() == append) {
         appended = true;
-        ok &= u.offset == 0;
+        // (append returns the list; a use of that result would see it change as well)
+        ok &= u.offset == 0 && !user->output()->hasUses();
         continue;
       }
       if (const OpInfo* op = matchOperator(user, OperatorRegistry::global()); !op || op->mutates)

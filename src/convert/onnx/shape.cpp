@@ -1517,6 +1517,20 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
                {ctx.op("Shape", {args[0].unwrapToTensor()}), ctx.constScalar(0, ScalarType::Long)},
                {attrI("axis", 0)}));
   });
+  // list + list (aten::add.t): the elements of both in order. nn.MultiheadAttention's packed
+  // projection for a key that is the value (`[q] + linear(k).chunk(2)`) builds a tensor list so.
+  r.addOverloads({"aten::add.t"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    if (args[0].isIValue() && args[1].isIValue() && args[0].unwrapToIValue().isList() &&
+        args[1].unwrapToIValue().isList()) {
+      const auto& a = args[0].unwrapToIValue().toList();
+      std::vector<IValue> xs = a->list;
+      for (const IValue& x : args[1].unwrapToIValue().toList()->list) xs.push_back(x);
+      return ctx.setStatic(n.output(), IValue(ListImpl::create(a->elementType, std::move(xs))));
+    }
+    std::vector<std::string> xs = args[0].unwrapToTensorList();
+    for (std::string& x : args[1].unwrapToTensorList()) xs.push_back(std::move(x));
+    ctx.setTensorList(n.output(), xs);
+  });
   r.addOverloads({"aten::len.t"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     ctx.setOutput(n, 0, ctx.op("SequenceLength", {ctx.toSequence(args[0].value())}));
   });
