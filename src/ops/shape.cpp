@@ -832,6 +832,37 @@ Tensor padByIndex(const Tensor& x, const IntList& pad, bool reflect) {
 Tensor reflectionPad(const Tensor& x, const IntList& pad) { return padByIndex(x, pad, true); }
 Tensor replicationPad(const Tensor& x, const IntList& pad) { return padByIndex(x, pad, false); }
 
+Tensor circularPad(const Tensor& x, const IntList& pad) {
+  TL_CHECK(pad.size() % 2 == 0, "Padding length must be divisible by 2");
+  TL_CHECK(x.dim() >= 3 && static_cast<int64_t>(pad.size()) == 2 * (x.dim() - 2),
+           "circular padding pads every dim after batch and channel: a {}-D input takes {} "
+           "padding values, got {}",
+           x.dim(), 2 * std::max<int64_t>(x.dim() - 2, 0), pad.size());
+  Tensor r = x;
+  const int64_t k = static_cast<int64_t>(pad.size()) / 2;
+  for (int64_t i = 0; i < k; ++i) {
+    const int64_t d = x.dim() - 1 - i;
+    const int64_t n = x.sizes()[d], lo = pad[2 * i], hi = pad[2 * i + 1];
+    // Negative padding crops first; the wrapped values come from what remains.
+    const int64_t start = std::max<int64_t>(-lo, 0),
+                  kept = n + std::min<int64_t>(lo, 0) + std::min<int64_t>(hi, 0);
+    TL_CHECK(lo <= n && hi <= n, "Padding value causes wrapping around more than once.");
+    TL_CHECK(kept >= 0, "circular padding ({}, {}) crops dimension {} of size {} below 0", lo, hi,
+             d, n);
+    TL_CHECK(std::max(lo, hi) <= kept,
+             "circular padding ({}, {}) of dimension {} (size {}) wraps past what its negative "
+             "padding keeps",
+             lo, hi, d, n);
+    const int64_t m = kept + std::max<int64_t>(lo, 0) + std::max<int64_t>(hi, 0);
+    Tensor idx = Tensor::empty({m}, ScalarType::Long);
+    const int64_t left = std::max<int64_t>(lo, 0);
+    for (int64_t j = 0; j < m; ++j)
+      idx.data<int64_t>()[j] = start + ((j - left) % kept + kept) % kept;
+    r = indexSelect(r, d, idx);
+  }
+  return r;
+}
+
 Tensor clone(const Tensor& x) { return x.clone(); }
 Tensor contiguous(const Tensor& x) { return x.contiguous(); }
 

@@ -84,6 +84,10 @@ Tensor constantPadNd(const Tensor& x, const IntList& pad, const Scalar& value = 
 /// reflection_pad{1,2,3}d / replication_pad{1,2,3}d: pad pairs for the last pad.size()/2 dims.
 Tensor reflectionPad(const Tensor& x, const IntList& pad);
 Tensor replicationPad(const Tensor& x, const IntList& pad);
+/// F.pad(mode='circular') (aten::_pad_circular): x [N, C, *D] with 2 * len(D) padding values,
+/// last dim first; each padded dim wraps around (x[..., -lo:], x, x[..., :hi]); negative values
+/// crop first. Throws when a padding exceeds the dim (PyTorch: wrapping more than once).
+Tensor circularPad(const Tensor& x, const IntList& pad);
 Tensor clone(const Tensor& x);
 Tensor contiguous(const Tensor& x);
 /// at::Tensor::is_contiguous(ChannelsLast / ChannelsLast3d) of a 4-d / 5-d tensor: dims C, then

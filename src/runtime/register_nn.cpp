@@ -51,8 +51,9 @@ Tensor upsampleNearestExact(const Tensor& x, const IntList& outputSize,
 // Multi-head self-attention as torch._native_multi_head_attention computes it: query, key,
 // value [B, L, E]; qkv_weight [3E, E]; mask_type 0 = attn mask [L, S], 1 = key padding
 // mask [B, S]. True is masked; a mask of another dtype is converted to bool first (nonzero is
-// masked, -1.5 as -inf), as PyTorch 1.13's masked_softmax does (with a warning).
-std::tuple<Tensor, Tensor> multiHeadAttention(
+// masked, -1.5 as -inf), as PyTorch 1.13's masked_softmax does (with a warning). Without
+// need_weights the weights are absent (PyTorch returns an undefined tensor, None in TorchScript).
+std::tuple<Tensor, std::optional<Tensor>> multiHeadAttention(
     const Tensor& query, const Tensor& key, const Tensor& value, int64_t embedDim, int64_t numHeads,
     const Tensor& qkvWeight, const Tensor& qkvBias, const Tensor& projWeight,
     const Tensor& projBias, const std::optional<Tensor>& mask, bool needWeights,
@@ -85,12 +86,8 @@ std::tuple<Tensor, Tensor> multiHeadAttention(
   Tensor out = ops::matmul(attn, v);  // [B, H, L, D]
   out = ops::reshape(ops::transpose(out, 1, 2), {B, L, embedDim});
   out = ops::linear(out, projWeight, projBias);
-  Tensor weights;
-  if (needWeights)
-    weights = averageWeights ? ops::mean(attn, {1}) : attn;
-  else
-    weights = Tensor::empty({0}, out.dtype());
-  return {out, weights};
+  if (!needWeights) return {out, std::nullopt};
+  return {out, averageWeights ? ops::mean(attn, {1}) : attn};
 }
 
 // torch._transformer_encoder_layer_fwd: one nn.TransformerEncoderLayer (post- or pre-norm).
@@ -225,10 +222,12 @@ void registerNnKernels(KernelRegistry& r) {
 
   // ---- transformer fast path ----
   defN<13>(r, "aten::_native_multi_head_attention", [](const IValue* a) {
-    return multiHeadAttention(a[0].toTensor(), a[1].toTensor(), a[2].toTensor(), a[3].toInt(),
-                              a[4].toInt(), a[5].toTensor(), a[6].toTensor(), a[7].toTensor(),
-                              a[8].toTensor(), toOptTensor(a[9]), a[10].toBool(), a[11].toBool(),
-                              toOptInt(a[12]));
+    auto [out, weights] = multiHeadAttention(
+        a[0].toTensor(), a[1].toTensor(), a[2].toTensor(), a[3].toInt(), a[4].toInt(),
+        a[5].toTensor(), a[6].toTensor(), a[7].toTensor(), a[8].toTensor(), toOptTensor(a[9]),
+        a[10].toBool(), a[11].toBool(), toOptInt(a[12]));
+    return std::make_tuple(IValue(std::move(out)),
+                           weights ? IValue(std::move(*weights)) : IValue());
   });
   defN<20>(r, "aten::_transformer_encoder_layer_fwd", transformerEncoderLayer);
   // Nested tensors do not exist here: the encoder's sparsity fast path (which packs padded

@@ -122,6 +122,17 @@ void registerReductionKernels(KernelRegistry& r) {
     return ops::norm(a[0].toTensor(), a[1].isNone() ? 2.0 : toScalar(a[1]).toDouble(),
                      toIntList(a[2]), a[3].toBool());
   });
+  // The dtype overloads compute in `dtype` (the input converted first), as torch.norm(x,
+  // dtype=...) does; torch.norm's scripted body names them in branches a call may not take.
+  defFamily(r, "aten::norm.ScalarOpt_dim_dtype", [](const IValue* a) {
+    return ops::norm(a[0].toTensor().to(toDtype(a[4])),
+                     a[1].isNone() ? 2.0 : toScalar(a[1]).toDouble(), toIntList(a[2]),
+                     a[3].toBool());
+  });
+  defFamily(r, "aten::norm.ScalarOpt_dtype", [](const IValue* a) {
+    return ops::norm(a[0].toTensor().to(toDtype(a[2])),
+                     a[1].isNone() ? 2.0 : toScalar(a[1]).toDouble());
+  });
   defFamily(r, "aten::frobenius_norm.dim", [](const IValue* a) {
     return ops::norm(a[0].toTensor(), 2.0, toIntList(a[1]), a[2].toBool());
   });

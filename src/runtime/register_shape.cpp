@@ -158,6 +158,7 @@ Tensor padMode(const Tensor& x, const IntList& pad, const std::string& mode,
     throw Error(fmt::format("Padding mode \"{}\" doesn't take in value argument", mode));
   if (mode == "reflect") return ops::reflectionPad(x, pad);
   if (mode == "replicate") return ops::replicationPad(x, pad);
+  if (mode == "circular") return ops::circularPad(x, pad);
   throw Error(fmt::format("Unrecognised padding mode {}", mode));
 }
 
@@ -487,6 +488,8 @@ void registerCopyAndIndexKernels(KernelRegistry& r) {
   defFamily(r, "aten::pad", [](const IValue* a) {
     return padMode(a[0].toTensor(), toIntList(a[1]), a[2].toStringRef(), toOptDouble(a[3]));
   });
+  defFamily(r, "aten::_pad_circular",
+            [](const IValue* a) { return ops::circularPad(a[0].toTensor(), toIntList(a[1])); });
   for (const char* name :
        {"aten::reflection_pad1d", "aten::reflection_pad2d", "aten::reflection_pad3d"})
     defFamily(r, name,

@@ -196,6 +196,22 @@ class InterpolateOverloads(nn.Module):
         return a, b, c
 
 
+class LibraryBranches(nn.Module):
+    """Library functions whose scripted bodies name overloads in branches this call does not
+    take (torch.norm's dtype overloads), F.pad's circular mode, and nn.MultiheadAttention
+    without weights, whose second result is None (PyTorch's undefined tensor) on both its paths."""
+
+    def __init__(self):
+        super().__init__()
+        self.mha = nn.MultiheadAttention(8, 2, batch_first=True)
+
+    def forward(self, x):
+        n = torch.norm(x, p=2, dim=-1)
+        p = F.pad(x.unsqueeze(1), (2, -1, 1, 1), mode="circular")
+        y, w = self.mha(x, x, x, need_weights=False)
+        return n, p, y, w is None
+
+
 class Color(Enum):
     RED = 1
     GREEN = 2
@@ -546,6 +562,7 @@ def main():
     write_case(root, "modulelist_traced", torch.jit.trace(Stack().eval(), r(2, 6)), [r(2, 6)])
     write_case(root, "namedtuple_out", torch.jit.script(WithNamedTuple()), [r(3, 2)])
     write_case(root, "script_class", torch.jit.script(WithScriptClass()), [r(3, 4)])
+    write_case(root, "script_class_eval", torch.jit.script(WithScriptClass().eval()), [r(3, 4)])
     write_case(root, "dict_io", torch.jit.script(DictIO()), [{"a": r(2), "b": r(2)}])
     tm = torch.jit.script(TwoMethods())
     write_case(root, "two_methods_forward", tm, [r(2, 3)])
@@ -563,6 +580,7 @@ def main():
         raise AssertionError("PyTorch accepted F.interpolate with a size and a scale factor")
     except torch.jit.Error as e:
         assert "only one of size or scale_factor should be defined" in str(e), str(e)
+    write_case(root, "library_branches", torch.jit.script(LibraryBranches().eval()), [r(2, 3, 8)])
     import torchvision
     rn = torchvision.models.resnet18(num_classes=10).eval()
     write_case(root, "resnet18_traced", torch.jit.trace(rn, r(1, 3, 64, 64)), [r(1, 3, 64, 64)],

@@ -209,6 +209,7 @@ const std::map<std::string, Expectation>& generatedExpectations() {
       {"modulelist_traced", {}},
       {"namedtuple_out", {}},
       {"script_class", {}},
+      {"script_class_eval", {}},
       {"dict_io", {}},
       {"two_methods_forward", {}},
       {"two_methods_scaled", {}},
@@ -219,6 +220,7 @@ const std::map<std::string, Expectation>& generatedExpectations() {
       {"setstate", {}},
       {"lstm_scripted", {}},
       {"interpolate_overloads", {}},
+      {"library_branches", {}},
       {"resnet18_traced", {}},
       {"resnet18_scripted", {}},
       // Issue 6's corpus (gen_models.py corpus()).

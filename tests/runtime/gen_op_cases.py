@@ -360,6 +360,8 @@ for p in (2, 1, 3, float("inf")):
     case("norm", [inp([4, 5])], lambda x, p=p: torch.norm(x, p, dim=1), tol=RED_TOL)
 case("norm", [inp([4, 5])], lambda x: torch.norm(x), tol=RED_TOL)
 case("norm", [inp([4, 5])], lambda x: torch.norm(x, "fro"), tol=RED_TOL)
+case("norm", [inp([4, 5])], lambda x: torch.norm(x, 3, dim=1, keepdim=True, dtype=torch.float64), tol=RED_TOL)
+case("norm", [inp([4, 5])], lambda x: torch.norm(x, 1, dtype=torch.float64), tol=RED_TOL)
 for d in (0, 1, -1):
     case("softmax", [inp([3, 4, 5], lo=-10, hi=10)], lambda x, d=d: F.softmax(x, d), tol=RED_TOL)
     case("log_softmax", [inp([3, 4, 5], view="T", lo=-10, hi=10)], lambda x, d=d: F.log_softmax(x, d), tol=RED_TOL)
@@ -439,6 +441,12 @@ case("constant_pad", [inp([2, 3, 4])], lambda x: F.pad(x, (1, 2, -1, 1), value=0
 case("reflection_pad", [inp([1, 2, 5, 4])], lambda x: F.pad(x, (1, 2, 3, 0), mode="reflect"))
 case("reflection_pad", [inp([1, 2, 3])], lambda x: F.pad(x, (3, 0), mode="reflect"))
 case("replication_pad", [inp([1, 2, 3, 4])], lambda x: F.pad(x, (2, 1, 0, 3), mode="replicate"))
+# circular: wrapping, negative padding cropping first, 3-d / 4-d / 5-d inputs
+case("circular_pad", [inp([1, 2, 3, 4])], lambda x: F.pad(x, (1, 2, 2, -1), mode="circular"))
+case("circular_pad", [inp([2, 3, 5])], lambda x: F.pad(x, (-1, 4), mode="circular"))
+case("circular_pad", [inp([2, 3, 5])], lambda x: F.pad(x, (3, -2), mode="circular"))
+case("circular_pad", [inp([1, 2, 2, 3, 4])], lambda x: F.pad(x, (1, 1, 0, 2, 1, 0), mode="circular"))
+case("circular_pad", [inp([1, 2, 5])], lambda x: F.pad(x, (6, 0), mode="circular"))  # PyTorch's error
 case("tril", [inp([2, 3, 4])], lambda x: torch.tril(x, 1))
 case("triu", [inp([3, 4], torch.int64, view="T")], lambda x: torch.triu(x, -1))
 case("pixel_shuffle", [inp([2, 8, 3, 2])], lambda x: F.pixel_shuffle(x, 2))

@@ -658,19 +658,17 @@ class MultiHeadAttentionExec : public AttentionBase {
       runChunks([&](RowChunk& c) { c.qkv.run(xp + c.r0 * E, qkv + c.r0 * 3 * E); },
                 [&](RowChunk& c) { c.out.run(ctx + c.r0 * E, yp + c.r0 * E); });
       slots[static_cast<size_t>(l_.outputs[0])] = IValue(std::move(y));
-      slots[static_cast<size_t>(l_.outputs[1])] = IValue(noWeights_);
+      slots[static_cast<size_t>(l_.outputs[1])] = IValue();  // need_weights=False: None
       return;
     }
     StepTimer steps(l_);
     selfAttention(x.data<float>(), y.data<float>(), steps);
     slots[static_cast<size_t>(l_.outputs[0])] = IValue(std::move(y));
-    slots[static_cast<size_t>(l_.outputs[1])] = IValue(noWeights_);
+    slots[static_cast<size_t>(l_.outputs[1])] = IValue();  // need_weights=False: None
   }
 
  private:
-  MultiHeadAttentionExec(const Layer& l, const Tensor& x)
-      : AttentionBase(l, x), noWeights_(Tensor::empty({0}, ScalarType::Float)) {}
-  Tensor noWeights_;  // need_weights=False returns an empty tensor
+  MultiHeadAttentionExec(const Layer& l, const Tensor& x) : AttentionBase(l, x) {}
 };
 
 // aten::_transformer_encoder_layer_fwd(Tensor src, int embed_dim, int num_heads,
