@@ -194,12 +194,19 @@ bool onlyReadsEngines(const Block* b) {
   return true;
 }
 
-// True when some node of the graph reads or writes an attribute (the method keeps state).
-bool touchesAttributes(const Block* b) {
+// True when some node of the graph reads or writes an attribute of the module (the method
+// keeps state): an attribute of `self` or of an object reached from it. The attributes of an
+// object the method creates (prim::CreateObject, a TorchScript class instance) are its own
+// values, as torch.jit.freeze leaves them.
+bool touchesAttributes(const Block* b, const Value* self) {
   for (const Node* n : b->nodes()) {
-    if (n->kind() == prim::GetAttr || n->kind() == prim::SetAttr) return true;
+    if (n->kind() == prim::GetAttr || n->kind() == prim::SetAttr) {
+      const Value* obj = n->input(0);
+      while (obj->node()->kind() == prim::GetAttr) obj = obj->node()->input(0);
+      if (obj == self || obj->node()->kind() != prim::CreateObject) return true;
+    }
     for (const Block* sub : n->blocks())
-      if (touchesAttributes(sub)) return true;
+      if (touchesAttributes(sub, self)) return true;
   }
   return false;
 }
@@ -230,7 +237,7 @@ std::shared_ptr<ExecutionPlan> buildExecutionPlan(const Module& module, const st
     plan->notFrozen = msg.substr(0, msg.find('\n'));
   }
   const GraphFunction* ffn = frozen.defined() ? frozen.findMethod(name) : nullptr;
-  if (ffn && touchesAttributes(ffn->graph()->block())) {
+  if (ffn && touchesAttributes(ffn->graph()->block(), ffn->graph()->inputs().at(0))) {
     plan->notFrozen = "the method reads or writes module attributes at run time";
     ffn = nullptr;
   }
