@@ -121,9 +121,24 @@ IValue convert(const ParamSpec& p, const TypePtr& type, const std::string& w,
     }
     case TypeKind::AnyType: return literal(w, load);
     case TypeKind::UnionType: {
-      // The first member the word converts to, in the order of the annotation (a .npy is a
-      // Tensor, `@list:` a list, `none` None, a number an int before a float).
-      for (const TypePtr& member : t.expect<UnionType>().types()) {
+      // The first member the word converts to, the narrowest first whatever order the
+      // annotation (or the archive's sorted union) gives: a number is an int before a float,
+      // and a str takes the word only when nothing else does.
+      auto rank = [](const TypePtr& m) {
+        switch (m->kind()) {
+          case TypeKind::NoneType: return 0;
+          case TypeKind::BoolType: return 1;
+          case TypeKind::IntType: return 2;
+          case TypeKind::FloatType: return 3;
+          case TypeKind::NumberType: return 4;
+          case TypeKind::StringType: return 6;
+          default: return 5;
+        }
+      };
+      std::vector<TypePtr> members = t.expect<UnionType>().types();
+      std::stable_sort(members.begin(), members.end(),
+                       [&](const TypePtr& a, const TypePtr& b) { return rank(a) < rank(b); });
+      for (const TypePtr& member : members) {
         try {
           return convert(p, member, w, load);
         } catch (const Error&) {

@@ -90,6 +90,21 @@ TEST(CliInputs, UnionsTakeTheFirstMemberThatFits) {
             "argument 'v' (Union[Tensor, List[Tensor], int]): 'word' is none of the union's types");
 }
 
+TEST(CliInputs, UnionsTakeTheNarrowestMemberWhateverTheOrder) {
+  // PyTorch stores Union[int, float] as Union[float, int]: `3` is still an int, as in Python;
+  // a str takes a word only when no other member does.
+  for (const char* annotation : {"Union[float, int]", "Union[int, float]"}) {
+    auto p = param("v", annotation);
+    const IValue three = parseInputs({"3"}, {p}, fakeLoad)[0];
+    ASSERT_TRUE(three.isInt()) << annotation;
+    EXPECT_EQ(three.toInt(), 3);
+    EXPECT_DOUBLE_EQ(parseInputs({"2.5"}, {p}, fakeLoad)[0].toDouble(), 2.5);
+  }
+  auto s = param("v", "Union[str, int]");
+  EXPECT_TRUE(parseInputs({"7"}, {s}, fakeLoad)[0].isInt());
+  EXPECT_EQ(parseInputs({"seven"}, {s}, fakeLoad)[0].toStringRef(), "seven");
+}
+
 TEST(CliInputs, OptionalTupleTakesTheTuplesInputsOrOneNone) {
   std::vector<ParamSpec> params = {param("size", "Optional[Tuple[int, int]]"), param("k", "int")};
   auto given = parseInputs({"4", "5", "6"}, params, fakeLoad);
