@@ -194,6 +194,57 @@ Tensor& assignResult(Tensor& self, const Tensor& result) {
 // ---------------------------------------------------------------------------------------
 namespace {
 
+// psi(x), the derivative of lgamma (torch.digamma): +-inf at 0 (the sign opposite to the
+// zero's), NaN at negative integers; reflection for x < 0, the recurrence psi(x) = psi(x + 1)
+// - 1/x up to x >= 10, then the asymptotic series in the Bernoulli numbers B_2k / 2k.
+double digammaOf(double x) {
+  constexpr double kPi = 3.14159265358979323846;
+  if (x == 0) return std::copysign(std::numeric_limits<double>::infinity(), -x);
+  if (std::isnan(x) || x == std::numeric_limits<double>::infinity()) return x;
+  if (x < 0) {
+    if (x == std::trunc(x)) return std::numeric_limits<double>::quiet_NaN();
+    double whole;
+    const double r = std::modf(x, &whole);  // tan(pi * r) is exact where tan(pi * x) is not
+    return digammaOf(1 - x) - kPi / std::tan(kPi * r);
+  }
+  double acc = 0;
+  for (; x < 10; x += 1) acc -= 1 / x;
+  const double z = 1 / (x * x);
+  // 1/12, -1/120, 1/252, -1/240, 1/132, -691/32760, 1/12 (Horner in z)
+  const double series =
+      z *
+      (1.0 / 12 +
+       z * (-1.0 / 120 +
+            z * (1.0 / 252 + z * (-1.0 / 240 + z * (1.0 / 132 + z * (-691.0 / 32760 + z / 12))))));
+  return acc + std::log(x) - 0.5 / x - series;
+}
+
+// erf^-1(y) (torch.erfinv): +-inf at +-1, NaN outside [-1, 1]; Giles' single-precision
+// approximation ("Approximating the erfinv function", 2010) refined by two Newton steps
+// on erf in double.
+double erfinvOf(double y) {
+  if (std::isnan(y) || y < -1 || y > 1) return std::numeric_limits<double>::quiet_NaN();
+  if (y == 1 || y == -1) return std::copysign(std::numeric_limits<double>::infinity(), y);
+  double w = -std::log((1.0 - y) * (1.0 + y)), p;
+  if (w < 5.0) {
+    w -= 2.5;
+    p = 2.81022636e-08;
+    for (double c : {3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503,
+                     -0.00417768164, 0.246640727, 1.50140941})
+      p = c + p * w;
+  } else {
+    w = std::sqrt(w) - 3.0;
+    p = -0.000200214257;
+    for (double c : {0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613,
+                     0.00943887047, 1.00167406, 2.83297682})
+      p = c + p * w;
+  }
+  double x = p * y;
+  constexpr double kTwoOverSqrtPi = 1.12837916709551257390;
+  for (int i = 0; i < 2; ++i) x -= (std::erf(x) - y) / (kTwoOverSqrtPi * std::exp(-x * x));
+  return x;
+}
+
 // Float-producing math: integers and Bool go to Float first.
 template <typename F>
 Tensor unaryFloat(const Tensor& x, const char* name, const F& f) {
@@ -297,6 +348,29 @@ Tensor log(const Tensor& x) {
 Tensor log1p(const Tensor& x) {
   return unaryFloat(x, "log1p_vml_cpu", [](auto v) { return std::log1p(v); });
 }
+Tensor expm1(const Tensor& x) {
+  return unaryFloat(x, "expm1_vml_cpu", [](auto v) { return std::expm1(v); });
+}
+Tensor frac(const Tensor& x) {
+  return unaryFloatOnly(x, "frac_cpu", [](auto v) { return v - std::trunc(v); });
+}
+Tensor lgamma(const Tensor& x) {
+  return unaryFloat(x, "lgamma_vml_cpu", [](auto v) { return std::lgamma(v); });
+}
+Tensor digamma(const Tensor& x) {
+  return unaryFloat(x, "digamma", [](auto v) { return castTo<decltype(v)>(digammaOf(v)); });
+}
+Tensor erfinv(const Tensor& x) {
+  return unaryFloat(x, "erfinv_vml_cpu", [](auto v) { return castTo<decltype(v)>(erfinvOf(v)); });
+}
+Tensor logit(const Tensor& x, std::optional<double> eps) {
+  return unaryFloat(x, "logit_cpu", [eps](auto v) {
+    using A = decltype(v);
+    if (eps) v = std::clamp(v, A(*eps), A(1) - A(*eps));  // NaN stays NaN
+    return std::log(v / (A(1) - v));
+  });
+}
+
 Tensor log10(const Tensor& x) {
   return unaryFloat(x, "log10_vml_cpu", [](auto v) { return std::log10(v); });
 }
@@ -527,6 +601,7 @@ enum class BinOp {
   Fmod,
   Pow,
   Atan2,
+  Hypot,
   Max,
   Min,
   Eq,
@@ -557,6 +632,7 @@ const char* binName(BinOp op) {
     case BinOp::Fmod: return "fmod_cpu";
     case BinOp::Pow: return "pow";
     case BinOp::Atan2: return "atan2_cpu";
+    case BinOp::Hypot: return "hypot_cpu";
     case BinOp::Max: return "maximum_cpu";
     case BinOp::Min: return "minimum_cpu";
     case BinOp::BAnd: return "bitwise_and_cpu";
@@ -706,6 +782,10 @@ void runArith(BinOp op, const TensorIter& it, const Scalar& alpha) {
       if constexpr (fl)
         cpuKernel<T, T, T>(it, [](T a, T b) { return castTo<T>(std::atan2(A(a), A(b))); });
       return;
+    case BinOp::Hypot:
+      if constexpr (fl)
+        cpuKernel<T, T, T>(it, [](T a, T b) { return castTo<T>(std::hypot(A(a), A(b))); });
+      return;
     case BinOp::Max:
       cpuKernel<T, T, T>(it, [](T a, T b) { return castTo<T>(maxProp(A(a), A(b))); });
       return;
@@ -797,6 +877,9 @@ Tensor binary(BinOp op, const Operand& a, const Operand& b, const Scalar& alpha 
     case BinOp::Div:
     case BinOp::Atan2:
       if (integral) ct = kDefaultFloat;
+      break;
+    case BinOp::Hypot:
+      if (integral) notImplemented(binName(op), ct);
       break;
     case BinOp::DivTrunc:
     case BinOp::DivFloor:
@@ -951,6 +1034,7 @@ Tensor pow(const Tensor& a, const Scalar& b) {
 }
 Tensor pow(const Scalar& a, const Tensor& b) { return binary(BinOp::Pow, wrapScalar(a), T_(b)); }
 Tensor atan2(const Tensor& a, const Tensor& b) { return binary(BinOp::Atan2, T_(a), T_(b)); }
+Tensor hypot(const Tensor& a, const Tensor& b) { return binary(BinOp::Hypot, T_(a), T_(b)); }
 Tensor maximum(const Tensor& a, const Tensor& b) { return binary(BinOp::Max, T_(a), T_(b)); }
 Tensor minimum(const Tensor& a, const Tensor& b) { return binary(BinOp::Min, T_(a), T_(b)); }
 

@@ -43,6 +43,16 @@ Tensor exp(const Tensor& x);
 Tensor log(const Tensor& x);
 Tensor log10(const Tensor& x);
 Tensor log1p(const Tensor& x);
+/// torch.expm1 / lgamma / digamma / erfinv: integers go to Float. digamma is +-inf at 0 and
+/// NaN at negative integers; erfinv is +-inf at +-1 and NaN outside [-1, 1] (as PyTorch's).
+Tensor expm1(const Tensor& x);
+Tensor lgamma(const Tensor& x);
+Tensor digamma(const Tensor& x);
+Tensor erfinv(const Tensor& x);
+/// torch.frac: x - trunc(x), floating dtypes only ("frac_cpu" not implemented for 'Long').
+Tensor frac(const Tensor& x);
+/// torch.logit(x, eps): log(x / (1 - x)), x first clamped to [eps, 1 - eps] when eps is given.
+Tensor logit(const Tensor& x, std::optional<double> eps = std::nullopt);
 Tensor sin(const Tensor& x);
 Tensor cos(const Tensor& x);
 Tensor tan(const Tensor& x);
@@ -116,6 +126,8 @@ Tensor pow(const Tensor& a, const Tensor& b);
 Tensor pow(const Tensor& a, const Scalar& b);
 Tensor pow(const Scalar& a, const Tensor& b);
 Tensor atan2(const Tensor& a, const Tensor& b);
+/// torch.hypot: sqrt(a^2 + b^2) without overflow, broadcast; floating dtypes only.
+Tensor hypot(const Tensor& a, const Tensor& b);
 /// Elementwise max/min propagating NaN.
 Tensor maximum(const Tensor& a, const Tensor& b);
 Tensor minimum(const Tensor& a, const Tensor& b);

@@ -75,6 +75,7 @@ void initKernels() {
     registerPoolKernels(r);
     registerNormKernels(r);
     registerNnKernels(r);
+    registerLossKernels(r);
     registerRnnKernels(r);
     registerIndexingExtraKernels(r);
     registerPrepackedKernels(r);

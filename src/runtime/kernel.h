@@ -91,6 +91,7 @@ void registerConvKernels(KernelRegistry& r);
 void registerPoolKernels(KernelRegistry& r);
 void registerNormKernels(KernelRegistry& r);
 void registerNnKernels(KernelRegistry& r);
+void registerLossKernels(KernelRegistry& r);
 void registerRnnKernels(KernelRegistry& r);
 // register_indexing_extra.cpp: scatter, index_add, searchsorted, unique, einsum, embedding_bag,
 // torchvision::nms / roi_align.

@@ -84,6 +84,18 @@ void registerElementwiseKernels(KernelRegistry& r) {
       {"aten::exp", ops::exp},
       {"aten::log", ops::log},
       {"aten::log1p", ops::log1p},
+      {"aten::expm1", ops::expm1},
+      {"aten::lgamma", ops::lgamma},
+      {"aten::digamma", ops::digamma},
+      {"aten::erfinv", ops::erfinv},
+      {"aten::frac", ops::frac},
+      // torch.special's names for the same functions
+      {"aten::special_expm1", ops::expm1},
+      {"aten::special_gammaln", ops::lgamma},
+      {"aten::special_digamma", ops::digamma},
+      {"aten::special_psi", ops::digamma},
+      {"aten::special_erfinv", ops::erfinv},
+      {"aten::special_expit", ops::sigmoid},
       {"aten::sin", ops::sin},
       {"aten::cos", ops::cos},
       {"aten::tan", ops::tan},
@@ -121,6 +133,9 @@ void registerElementwiseKernels(KernelRegistry& r) {
   defFamily(r, "aten::log2", [](const IValue* a) {
     return ops::div(ops::log(a[0].toTensor()), Scalar(std::log(2.0)));
   });
+  for (const char* name : {"aten::logit", "aten::special_logit"})
+    defFamily(r, name,
+              [](const IValue* a) { return ops::logit(a[0].toTensor(), toOptDouble(a[1])); });
   defFamily(r, "aten::log10", [](const IValue* a) { return ops::log10(a[0].toTensor()); });
   defFamily(r, "aten::isinf", [](const IValue* a) { return ops::isinf(a[0].toTensor()); });
   defFamily(r, "aten::isfinite", [](const IValue* a) { return ops::isfinite(a[0].toTensor()); });
@@ -235,6 +250,7 @@ void registerElementwiseKernels(KernelRegistry& r) {
   defFamily(r, "aten::pow.Scalar",
             [](const IValue* a) { return ops::pow(toScalar(a[0]), a[1].toTensor()); });
   binary(r, "aten::atan2", "", ops::atan2, nullptr);
+  binary(r, "aten::hypot", "", ops::hypot, nullptr);
   binary(r, "aten::maximum", "", ops::maximum, nullptr);
   binary(r, "aten::minimum", "", ops::minimum, nullptr);
   binary(r, "aten::max.other", "", ops::maximum, nullptr);

@@ -2,7 +2,9 @@
 // var/std/norm, all/any, scans, softmax, sort/topk.
 
 #include "ops/elementwise.h"
+#include "ops/order.h"
 #include "ops/reduction.h"
+#include "ops/shape.h"
 #include "runtime/register_utils.h"
 
 namespace torchless {
@@ -28,9 +30,66 @@ std::optional<IntList> optDims(const IValue& v) {
   return d;
 }
 
+// torch.diff: n differences along dim, prepend / append concatenated first; Bool differs by
+// logical xor, as PyTorch's.
+Tensor diff(const Tensor& x, int64_t n, int64_t dim, const std::optional<Tensor>& prepend,
+            const std::optional<Tensor>& append) {
+  TL_CHECK(x.dim() >= 1, "diff expects input to be at least one-dimensional");
+  TL_CHECK(n >= 0, "order must be non-negative but got {}", n);
+  const int64_t d = ops::wrapDim(dim, x.dim());
+  std::vector<Tensor> parts;
+  if (prepend) parts.push_back(*prepend);
+  parts.push_back(x);
+  if (append) parts.push_back(*append);
+  Tensor y = parts.size() == 1 ? x : ops::cat(parts, d);
+  for (int64_t i = 0; i < n && y.size(d) > 0; ++i) {
+    const int64_t len = y.size(d) - 1;
+    Tensor hi = ops::narrow(y, d, 1, len), lo = ops::narrow(y, d, 0, len);
+    y = y.dtype() == ScalarType::Bool ? ops::logicalXor(hi, lo) : ops::sub(hi, lo);
+  }
+  return y;
+}
+
+// torch.kron: the Kronecker product, the inputs padded with leading 1-dims to one rank.
+Tensor kron(const Tensor& a, const Tensor& b) {
+  const int64_t nd = std::max(a.dim(), b.dim());
+  IntList as(static_cast<size_t>(nd - a.dim()), 1), bs(static_cast<size_t>(nd - b.dim()), 1);
+  as.insert(as.end(), a.sizes().begin(), a.sizes().end());
+  bs.insert(bs.end(), b.sizes().begin(), b.sizes().end());
+  IntList ai, bi, out;
+  for (size_t i = 0; i < static_cast<size_t>(nd); ++i) {
+    ai.insert(ai.end(), {as[i], 1});
+    bi.insert(bi.end(), {1, bs[i]});
+    out.push_back(as[i] * bs[i]);
+  }
+  return ops::reshape(ops::mul(ops::reshape(a, ai), ops::reshape(b, bi)), out);
+}
+
 }  // namespace
 
 void registerReductionKernels(KernelRegistry& r) {
+  defN<1>(r, "aten::median", [](const IValue* a) { return ops::median(a[0].toTensor()); });
+  defN<3>(r, "aten::median.dim", [](const IValue* a) {
+    return ops::median(a[0].toTensor(), a[1].toInt(), a[2].toBool());
+  });
+  defN<4>(r, "aten::kthvalue", [](const IValue* a) {
+    return ops::kthvalue(a[0].toTensor(), a[1].toInt(), a[2].toInt(), a[3].toBool());
+  });
+  defN<2>(r, "aten::cummax",
+          [](const IValue* a) { return ops::cummax(a[0].toTensor(), a[1].toInt()); });
+  defN<2>(r, "aten::cummin",
+          [](const IValue* a) { return ops::cummin(a[0].toTensor(), a[1].toInt()); });
+  // torch.nansum: NaN counts as 0.
+  defFamily(r, "aten::nansum", [](const IValue* a) {
+    Tensor x = a[0].toTensor();
+    if (isFloatingType(x.dtype())) x = ops::where(ops::isnan(x), Scalar(0.0), x);
+    return ops::sum(x, dimsOrAll(a[1]), a[2].toBool(), toOptDtype(a[3]));
+  });
+  defFamily(r, "aten::diff", [](const IValue* a) {
+    return diff(a[0].toTensor(), a[1].toInt(), a[2].toInt(), toOptTensor(a[3]), toOptTensor(a[4]));
+  });
+  defFamily(r, "aten::kron",
+            [](const IValue* a) { return kron(a[0].toTensor(), a[1].toTensor()); });
   defFamily(r, "aten::sum",
             [](const IValue* a) { return ops::sum(a[0].toTensor(), {}, false, toOptDtype(a[1])); });
   defFamily(r, "aten::sum.dim_IntList", [](const IValue* a) {

@@ -620,6 +620,80 @@ case("numpy_T", [inp([2, 3, 4])], lambda x: x.T)
 case("reshape_from_tensor", [inp([2, 6]), torch.tensor([3, -1])], lambda x, s: torch._reshape_from_tensor(x, s))
 case("conj", [inp([2, 3])], lambda x: (x.resolve_conj(), x.resolve_neg(), torch.conj_physical(x)))
 
+# The long tail of math: special functions (and torch.special's names), NaN / inf / poles
+case("special_math", [inp([3, 4])], lambda x: (torch.expm1(x), torch.frac(x), torch.lgamma(x), torch.digamma(x)))
+case("special_math", [inp([3, 4], lo=-0.999, hi=0.999)], lambda x: (torch.erfinv(x), torch.special.erfinv(x)))
+case("special_math", [SPECIAL], lambda x: (torch.expm1(x), torch.lgamma(x), torch.digamma(x), torch.erfinv(x)))
+case("special_math", [torch.tensor([0.0, -0.0, -2.0, 1.0, -1.0, 1e-30, 30.5, -3.25])],
+     lambda x: (torch.digamma(x), torch.erfinv(x), torch.special.psi(x), torch.special.gammaln(x)))
+case("special_math", [inp([3, 4], torch.float64)], lambda x: (torch.digamma(x), torch.erfinv(x.tanh())))
+case("special_math", [inp([2, 3], torch.int64)], lambda x: (torch.expm1(x), torch.digamma(x), torch.erfinv(x)))
+case("special_math", [inp([2, 3], torch.int64)], lambda x: torch.frac(x))  # PyTorch's error
+case("logit", [inp([3, 4], lo=0.01, hi=0.99)], lambda x: (torch.logit(x), torch.special.logit(x)))
+case("logit", [inp([3, 4], lo=-0.5, hi=1.5)], lambda x: torch.logit(x, 0.1))
+case("hypot", [inp([3, 4]), inp([4])], lambda a, b: torch.hypot(a, b))
+case("hypot", [torch.tensor([3e30, 1e-30, float("inf")]), torch.tensor([4e30, 0.0, float("nan")])], lambda a, b: torch.hypot(a, b))
+case("hypot", [inp([2], torch.int64), inp([2], torch.int64)], lambda a, b: torch.hypot(a, b))  # PyTorch's error
+def flat(*xs):
+    """The tensors of xs, (values, indices) pairs spread."""
+    return tuple(t for x in xs for t in (x if isinstance(x, tuple) else (x,)))
+
+
+# order statistics and running extremes, NaN included (ties avoided where PyTorch leaves the index open)
+ROWS_NAN = torch.tensor([[3.0, float("nan"), 1.0, float("nan"), 0.5], [4.0, 1.0, 2.0, 0.0, -1.0]])
+case("median", [inp([4, 5])], lambda x: flat(torch.median(x), torch.median(x, 1), torch.median(x, 0, keepdim=True)))
+case("median", [ROWS_NAN], lambda x: flat(torch.median(x), torch.median(x, 1)))
+case("median", [inp([3, 4], torch.int64, view="T")], lambda x: flat(torch.median(x.float(), -1)))
+case("median", [inp([0, 3])], lambda x: torch.median(x))
+case("median", [inp([0, 3])], lambda x: torch.median(x, 0))  # PyTorch's error
+case("kthvalue", [inp([4, 5])], lambda x: flat(torch.kthvalue(x, 2), torch.kthvalue(x, 4, 0, True)))
+case("kthvalue", [ROWS_NAN], lambda x: flat(torch.kthvalue(x, 5, 1)))
+case("kthvalue", [inp([4, 5])], lambda x: torch.kthvalue(x, 6))  # PyTorch's error
+case("cummax", [inp([3, 5])], lambda x: flat(torch.cummax(x, 1), torch.cummin(x, 0)))
+case("cummax", [ROWS_NAN], lambda x: flat(torch.cummax(x, 1), torch.cummin(x, 1)))
+case("cummax", [torch.tensor([[3, 1, 3, 0, 5], [2, 2, 2, 7, 7]])], lambda x: flat(torch.cummax(x, 1), torch.cummin(x, -1)))
+case("nansum", [ROWS_NAN], lambda x: (torch.nansum(x), torch.nansum(x, 1), torch.nansum(x, (0, 1), keepdim=True)))
+case("nansum", [inp([3, 4], torch.int64)], lambda x: torch.nansum(x, 0, dtype=torch.float64))
+case("diff", [inp([3, 6])], lambda x: (torch.diff(x), torch.diff(x, 2, 0), torch.diff(x, 0)))
+case("diff", [inp([3, 6]), inp([3, 2]), inp([3, 1])], lambda x, p, a: torch.diff(x, 3, -1, p, a))
+case("diff", [torch.tensor([True, False, False, True])], lambda x: torch.diff(x))
+case("diff", [inp([3])], lambda x: torch.diff(x, 5))
+case("kron", [inp([2, 3]), inp([4, 2])], lambda a, b: torch.kron(a, b))
+case("kron", [inp([3]), inp([2, 2, 2], torch.float64)], lambda a, b: torch.kron(a, b))
+# losses, reduction none / mean / sum, with weights, ignore_index and label smoothing
+REDS = ("none", "mean", "sum")
+for red in REDS:
+    case("loss", [inp([3, 4]), inp([3, 4])], lambda x, y, red=red: (
+        F.mse_loss(x, y, reduction=red), F.l1_loss(x, y, reduction=red),
+        F.smooth_l1_loss(x, y, reduction=red, beta=0.7), F.huber_loss(x, y, reduction=red, delta=0.8),
+        F.soft_margin_loss(x, y.sign(), reduction=red),
+        F.kl_div(F.log_softmax(x, 1), F.softmax(y, 1), reduction=red),
+        F.kl_div(F.log_softmax(x, 1), F.log_softmax(y, 1), reduction=red, log_target=True),
+        F.margin_ranking_loss(x, y, y.sign(), 0.3, reduction=red),
+        F.hinge_embedding_loss(x, y.sign(), 0.5, reduction=red)), tol=RED_TOL)
+    case("bce", [inp([3, 4], lo=0.02, hi=0.98), inp([3, 4], lo=0.0, hi=1.0), inp([4], lo=0.1, hi=2.0)],
+         # (a weight for F.binary_cross_entropy fails PyTorch's tracer: _infer_size of traced sizes)
+         lambda x, y, w, red=red: (F.binary_cross_entropy(x, y, reduction=red),
+                                   F.binary_cross_entropy_with_logits(x * 8 - 4, y, reduction=red),
+                                   F.binary_cross_entropy_with_logits(x * 8 - 4, y, w, pos_weight=w * 2, reduction=red)),
+         tol=RED_TOL)
+    case("cross_entropy", [inp([4, 5]), torch.tensor([1, -100, 3, 0]), inp([5], lo=0.1, hi=2.0)],
+         lambda x, t, w, red=red: (F.cross_entropy(x, t, reduction=red), F.cross_entropy(x, t, w, reduction=red),
+                                   F.cross_entropy(x, t, w, reduction=red, label_smoothing=0.2),
+                                   F.cross_entropy(x, t, reduction=red, label_smoothing=0.1),
+                                   F.nll_loss(F.log_softmax(x, 1), t, w, reduction=red)), tol=RED_TOL)
+    case("cross_entropy", [inp([2, 3, 4, 5]), torch.tensor([[[0, 2, 1, 1, 0]] * 4, [[2, 2, 0, 1, 7]] * 4]).clamp(max=2)],
+         lambda x, t, red=red: (F.cross_entropy(x, t, reduction=red), F.cross_entropy(x, t.clamp(max=1), reduction=red)),
+         tol=RED_TOL)
+    case("cross_entropy", [inp([3, 4]), inp([3, 4], lo=0.0, hi=1.0), inp([4], lo=0.1, hi=2.0)],
+         lambda x, p, w, red=red: (F.cross_entropy(x, p, reduction=red), F.cross_entropy(x, p, w, reduction=red, label_smoothing=0.3)),
+         tol=RED_TOL)
+case("cross_entropy", [inp([5]), torch.tensor(2)], lambda x, t: F.cross_entropy(x, t), tol=RED_TOL)
+case("cross_entropy", [inp([3, 4]), torch.tensor([1, 4, 0])], lambda x, t: F.nll_loss(x, t))  # PyTorch's error
+case("bce", [inp([2], lo=1.5, hi=3.0), inp([2], lo=0.0, hi=1.0)], lambda x, y: F.binary_cross_entropy(x, y))  # PyTorch's error
+case("cosine_similarity", [inp([3, 6]), inp([1, 6])], lambda a, b: (F.cosine_similarity(a, b), F.cosine_similarity(a, b, 0)), tol=RED_TOL)
+case("cosine_similarity", [inp([2, 3, 4]), torch.zeros(2, 3, 4)], lambda a, b: F.cosine_similarity(a, b, -1, 1e-6), tol=RED_TOL)
+
 with open(os.path.join(OUT, "manifest.json.tmp"), "w") as f:
     json.dump({"torch": torch.__version__, "cases": CASES}, f, indent=1)
 os.replace(os.path.join(OUT, "manifest.json.tmp"), os.path.join(OUT, "manifest.json"))

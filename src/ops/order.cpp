@@ -1,0 +1,157 @@
+#include "ops/order.h"
+
+#include "core/error.h"
+#include "ops/dispatch.h"
+#include "ops/shape.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <vector>
+
+namespace torchless::ops {
+namespace {
+
+// x with dim d moved last (a view), and the permutation back.
+Tensor dimLast(const Tensor& x, int64_t d) {
+  IntList perm;
+  for (int64_t i = 0; i < x.dim(); ++i)
+    if (i != d) perm.push_back(i);
+  perm.push_back(d);
+  return permute(x, perm);
+}
+Tensor lastToDim(const Tensor& x, int64_t d) {
+  IntList perm;
+  for (int64_t j = 0; j < x.dim(); ++j) perm.push_back(j < d ? j : j == d ? x.dim() - 1 : j - 1);
+  return permute(x, perm);
+}
+
+template <typename T>
+bool isNan(T v) {
+  if constexpr (std::is_floating_point_v<T>)
+    return std::isnan(v);
+  else if constexpr (std::is_integral_v<T>)
+    return false;
+  else
+    return std::isnan(static_cast<float>(v));
+}
+
+// Runs fn(row, n, outValue, outIndex) for each row of x along dim; results shaped as x
+// reduced over dim (kept as 1 with keepdim).
+template <typename Fn>
+std::tuple<Tensor, Tensor> reduceRows(const Tensor& x, int64_t dim, bool keepdim, const char* name,
+                                      const Fn& fn) {
+  const int64_t d = wrapDim(dim, std::max<int64_t>(x.dim(), 1));
+  Tensor rows = x.dim() == 0 ? reshape(x, {1}) : dimLast(x, d).contiguous();
+  const int64_t n = x.dim() == 0 ? 1 : x.size(d);
+  IntList shape = x.sizes();
+  if (x.dim() > 0) {
+    if (keepdim)
+      shape[static_cast<size_t>(d)] = 1;
+    else
+      shape.erase(shape.begin() + d);
+  }
+  Tensor values = Tensor::empty(shape, x.dtype());
+  Tensor indices = Tensor::empty(shape, ScalarType::Long);
+  const int64_t count = n == 0 ? 0 : rows.numel() / n;
+  dispatchAll(x.dtype(), name, [&](auto tag) {
+    using T = decltype(tag);
+    const T* in = rows.data<T>();
+    T* vo = values.data<T>();
+    int64_t* io = indices.data<int64_t>();
+    for (int64_t r = 0; r < count; ++r) fn(in + r * n, n, vo + r, io + r);
+  });
+  return {values, indices};
+}
+
+// The stable order of a row with NaN last (the k-th order statistic's sort).
+template <typename T>
+std::vector<int64_t> order(const T* row, int64_t n) {
+  std::vector<int64_t> idx(static_cast<size_t>(n));
+  std::iota(idx.begin(), idx.end(), 0);
+  std::stable_sort(idx.begin(), idx.end(), [row](int64_t a, int64_t b) {
+    const bool na = isNan(row[a]), nb = isNan(row[b]);
+    if (na || nb) return !na && nb;
+    return row[a] < row[b];
+  });
+  return idx;
+}
+
+template <bool Max>
+std::tuple<Tensor, Tensor> cumExtreme(const Tensor& x, int64_t dim, const char* name) {
+  if (x.dim() == 0) return {x.clone(), zeros({}, ScalarType::Long)};
+  const int64_t d = wrapDim(dim, x.dim());
+  Tensor rows = dimLast(x, d).contiguous();
+  Tensor values = Tensor::empty(rows.sizes(), x.dtype());
+  Tensor indices = Tensor::empty(rows.sizes(), ScalarType::Long);
+  const int64_t n = x.size(d), count = n == 0 ? 0 : rows.numel() / n;
+  dispatchAll(x.dtype(), name, [&](auto tag) {
+    using T = decltype(tag);
+    const T* in = rows.data<T>();
+    T* vo = values.data<T>();
+    int64_t* io = indices.data<int64_t>();
+    for (int64_t r = 0; r < count; ++r) {
+      const T* row = in + r * n;
+      T best = row[0];
+      int64_t at = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        const T v = row[i];
+        const bool better = Max ? !(v < best) : !(best < v);  // ties take the later index
+        if (isNan(v) || (!isNan(best) && better)) {
+          best = v;
+          at = i;
+        }
+        vo[r * n + i] = best;
+        io[r * n + i] = at;
+      }
+    }
+  });
+  return {lastToDim(values, d).contiguous(), lastToDim(indices, d).contiguous()};
+}
+
+}  // namespace
+
+Tensor median(const Tensor& x) {
+  if (x.numel() == 0) return full({}, Scalar(std::nan("")), x.dtype());
+  auto [v, i] = median(reshape(x.contiguous(), {-1}), 0, false);
+  return v;
+}
+
+std::tuple<Tensor, Tensor> median(const Tensor& x, int64_t dim, bool keepdim) {
+  const int64_t d = wrapDim(dim, std::max<int64_t>(x.dim(), 1));
+  TL_CHECK(x.dim() == 0 || x.size(d) > 0,
+           "median(): Expected reduction dim {} to have non-zero size.", d);
+  return reduceRows(x, dim, keepdim, "median_out",
+                    [](const auto* row, int64_t n, auto* v, int64_t* i) {
+                      for (int64_t j = 0; j < n; ++j)
+                        if (isNan(row[j])) {
+                          *v = row[j];
+                          *i = j;
+                          return;
+                        }
+                      const auto idx = order(row, n);
+                      *i = idx[static_cast<size_t>((n - 1) / 2)];
+                      *v = row[*i];
+                    });
+}
+
+std::tuple<Tensor, Tensor> kthvalue(const Tensor& x, int64_t k, int64_t dim, bool keepdim) {
+  const int64_t d = wrapDim(dim, std::max<int64_t>(x.dim(), 1));
+  const int64_t n = x.dim() == 0 ? 1 : x.size(d);
+  TL_CHECK(k >= 1 && k <= n, "kthvalue(): selected number k out of range for dimension {}", d);
+  return reduceRows(x, dim, keepdim, "kthvalue_cpu",
+                    [k](const auto* row, int64_t len, auto* v, int64_t* i) {
+                      const auto idx = order(row, len);
+                      *i = idx[static_cast<size_t>(k - 1)];
+                      *v = row[*i];
+                    });
+}
+
+std::tuple<Tensor, Tensor> cummax(const Tensor& x, int64_t dim) {
+  return cumExtreme<true>(x, dim, "cummax_cpu");
+}
+std::tuple<Tensor, Tensor> cummin(const Tensor& x, int64_t dim) {
+  return cumExtreme<false>(x, dim, "cummin_cpu");
+}
+
+}  // namespace torchless::ops

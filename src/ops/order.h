@@ -1,0 +1,26 @@
+#pragma once
+// Order statistics and running extremes along a dim: torch.median, torch.kthvalue,
+// torch.cummax / cummin. NaN orders as PyTorch's CPU kernels order it: a row holding NaN has
+// the median NaN (at its first NaN), kthvalue sorts NaN past every number, and a running
+// extreme turns NaN at a NaN and stays NaN, its index following each later NaN.
+
+#include "core/tensor.h"
+
+#include <tuple>
+
+namespace torchless::ops {
+
+/// torch.median(x): the lower median of all elements (sorted[(n - 1) / 2]); NaN when any is
+/// NaN or x is empty.
+Tensor median(const Tensor& x);
+/// torch.median(x, dim, keepdim) -> (values, indices Long). Throws for an empty dim.
+std::tuple<Tensor, Tensor> median(const Tensor& x, int64_t dim, bool keepdim);
+/// torch.kthvalue(x, k, dim, keepdim) -> (values, indices Long): the k-th smallest (1-based).
+/// Throws "kthvalue(): selected number k out of range for dimension d".
+std::tuple<Tensor, Tensor> kthvalue(const Tensor& x, int64_t k, int64_t dim, bool keepdim);
+/// torch.cummax / cummin(x, dim) -> (values, indices Long), x's shape; ties take the later
+/// index.
+std::tuple<Tensor, Tensor> cummax(const Tensor& x, int64_t dim);
+std::tuple<Tensor, Tensor> cummin(const Tensor& x, int64_t dim);
+
+}  // namespace torchless::ops
