@@ -677,6 +677,27 @@ class TailLosses(nn.Module):
                 F.kl_div(lp, probs * (probs > 0.3), reduction="none"))
 
 
+class TailLossesMore(nn.Module):
+    """The pointwise losses (mse, l1, smooth_l1 with beta and beta 0, huber, soft margin,
+    binary cross entropy with a weight, margin ranking, hinge embedding) at each reduction,
+    and the math torch.onnx decomposes: expm1, frac, logit with and without eps, hypot,
+    nansum, diff with prepend / append and of bools."""
+
+    def forward(self, x, y, p, t, sign, nan_x, flags):
+        out = []
+        for red in ("none", "mean", "sum"):
+            out += [F.mse_loss(x, y, reduction=red), F.l1_loss(x, y, reduction=red),
+                    F.smooth_l1_loss(x, y, reduction=red, beta=0.6), F.smooth_l1_loss(x, y, reduction=red, beta=0.0),
+                    F.huber_loss(x, y, reduction=red, delta=0.7), F.soft_margin_loss(x, sign, reduction=red),
+                    F.binary_cross_entropy(p, t, reduction=red),
+                    F.margin_ranking_loss(x, y, sign, 0.2, reduction=red),
+                    F.hinge_embedding_loss(x, sign, 0.4, reduction=red)]
+        out += [torch.expm1(x), torch.frac(x * 3), torch.logit(p), torch.logit(x, 0.2), torch.hypot(x, y),
+                torch.nansum(nan_x), torch.nansum(nan_x, 1, keepdim=True), torch.diff(x), torch.diff(x, 2, 0),
+                torch.diff(x, 1, 1, y[:, :2], y[:, 1:]), torch.diff(flags)]
+        return tuple(out)
+
+
 class TailRandom(nn.Module):
     """Random ops in forms whose results do not depend on the draws (ONNX Runtime draws other
     numbers): a uniform draw is below 1, a normal draw times 0, Bernoulli of 0 and 1, a
@@ -824,6 +845,11 @@ def main():
     onehot[0, 3] = 1.0
     onehot[1, 1] = 1.0
     w("tail_random", TailRandom(), [r(3, 4), onehot], ("traced",))
+    nan_x = r(3, 4)
+    nan_x[1, 2] = float("nan")
+    w("tail_losses_more", TailLossesMore(), [r(3, 4), r(3, 4), torch.rand(3, 4) * 0.9 + 0.05, torch.rand(3, 4),
+                                             torch.randn(3, 4).sign(), nan_x,
+                                             torch.tensor([True, False, False, True])], ("traced",))
     pad = torch.tensor([[False] * 5, [False] * 3 + [True] * 2])
     w("transformer_masks", TransformerMasks(), [r(2, 5, 32), pad], both)
     w("mha_cross_attention", CrossAttention().eval(), [r(2, 3, 16), r(2, 4, 16)], both,

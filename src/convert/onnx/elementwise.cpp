@@ -384,6 +384,40 @@ void registerElementwiseConverters(OnnxConverterRegistry& r) {
                  unaryExpr([](OnnxCtx& ctx, const std::string& x, ScalarType dt) {
                    return ctx.op("Log", {ctx.op("Add", {x, ctx.constScalar(1.0, dt)})});
                  }));
+  r.addOverloads({"aten::expm1", "aten::expm1_", "aten::special_expm1"},
+                 unaryExpr([](OnnxCtx& ctx, const std::string& x, ScalarType dt) {
+                   return ctx.op("Sub", {ctx.op("Exp", {x}), ctx.constScalar(1.0, dt)});
+                 }));
+  r.addOverloads({"aten::frac", "aten::frac_"},
+                 unaryExpr([](OnnxCtx& ctx, const std::string& x, ScalarType) {
+                   std::string trunc =
+                       ctx.op("Mul", {ctx.op("Sign", {x}), ctx.op("Floor", {ctx.op("Abs", {x})})});
+                   return ctx.op("Sub", {x, trunc});
+                 }));
+  r.addOverloads({"aten::special_expit"},
+                 unaryExpr([](OnnxCtx& ctx, const std::string& x, ScalarType) {
+                   return ctx.op("Sigmoid", {x});
+                 }));
+  // logit(self, eps): Log(x / (1 - x)), x clamped to [eps, 1 - eps] first when eps is given.
+  r.addOverloads(
+      {"aten::logit", "aten::logit_", "aten::special_logit"},
+      [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+        ScalarType dt = resultDtype(ctx, n);
+        std::string x = ctx.castTo(args[0].unwrapToTensor(), ctx.dtypeOf(args[0].value()), dt);
+        if (!args[1].isNone()) {
+          const double eps = args[1].unwrapToDouble();
+          x = ctx.op("Clip", {x, ctx.constScalar(eps, dt), ctx.constScalar(1.0 - eps, dt)});
+        }
+        std::string odds = ctx.op("Div", {x, ctx.op("Sub", {ctx.constScalar(1.0, dt), x})});
+        ctx.setOutput(n, 0, ctx.op("Log", {odds}));
+      });
+  // hypot(a, b): Sqrt(a^2 + b^2).
+  r.addOverloads({"aten::hypot", "aten::hypot_"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    const ScalarType dt = resultDtype(ctx, n);
+    std::string a = tensorOrScalar(ctx, args[0], dt), b = tensorOrScalar(ctx, args[1], dt);
+    ctx.setOutput(n, 0,
+                  ctx.op("Sqrt", {ctx.op("Add", {ctx.op("Mul", {a, a}), ctx.op("Mul", {b, b})})}));
+  });
   r.addOverloads({"aten::log2", "aten::log2_"},
                  unaryExpr([](OnnxCtx& ctx, const std::string& x, ScalarType dt) {
                    return ctx.op("Div", {ctx.op("Log", {x}), ctx.constScalar(std::log(2.0), dt)});

@@ -129,9 +129,102 @@ void convertKlDiv(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   ctx.setOutput(n, 0, reduceLoss(ctx, args[2], loss));
 }
 
+// The elementwise losses of (self, target): fn(x, t, dt) then the reduction at `reduction`.
+OnnxConverter pointwiseLoss(size_t reductionArg,
+                            std::function<std::string(OnnxCtx&, OnnxArgs&, const std::string&,
+                                                      const std::string&, ScalarType)>
+                                fn) {
+  return [reductionArg, fn](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    ScalarType dt = dtypeOr(ctx, n.output());
+    std::string x = ctx.castTo(args[0].unwrapToTensor(), ctx.dtypeOf(args[0].value()), dt),
+                t = ctx.castTo(args[1].unwrapToTensor(), ctx.dtypeOf(args[1].value()), dt);
+    ctx.setOutput(n, 0, reduceLoss(ctx, args[reductionArg], fn(ctx, args, x, t, dt)));
+  };
+}
+
+// |x - t| below `limit` squared (smooth_l1: 0.5 z^2 / beta, else z - 0.5 beta; huber:
+// 0.5 z^2, else delta (z - 0.5 delta)), as ATen's kernels.
+std::string piecewiseLoss(OnnxCtx& ctx, const std::string& x, const std::string& t, ScalarType dt,
+                          double limit, bool huber) {
+  std::string z = ctx.op("Abs", {ctx.op("Sub", {x, t})});
+  if (limit == 0) return z;
+  std::string sq = ctx.op("Mul", {ctx.op("Mul", {z, z}), ctx.constScalar(0.5, dt)});
+  std::string lin = ctx.op("Sub", {z, ctx.constScalar(0.5 * limit, dt)});
+  if (huber)
+    lin = ctx.op("Mul", {lin, ctx.constScalar(limit, dt)});
+  else
+    sq = ctx.op("Div", {sq, ctx.constScalar(limit, dt)});
+  return ctx.op("Where", {ctx.op("Less", {z, ctx.constScalar(limit, dt)}), sq, lin});
+}
+
 }  // namespace
 
 void registerLossConverters(OnnxConverterRegistry& r) {
+  // mse_loss / l1_loss / smooth_l1_loss / huber_loss / soft_margin_loss (self, target, reduction,
+  // [beta | delta]); binary_cross_entropy (self, target, weight, reduction) with each log
+  // clamped at -100 as ATen's; margin_ranking_loss (x1, x2, y, margin, reduction) and
+  // hinge_embedding_loss (self, target, margin, reduction).
+  r.addOverloads({"aten::mse_loss"},
+                 pointwiseLoss(2, [](OnnxCtx& ctx, OnnxArgs&, const std::string& x,
+                                     const std::string& t, ScalarType) {
+                   std::string d = ctx.op("Sub", {x, t});
+                   return ctx.op("Mul", {d, d});
+                 }));
+  r.addOverloads({"aten::l1_loss"},
+                 pointwiseLoss(2, [](OnnxCtx& ctx, OnnxArgs&, const std::string& x,
+                                     const std::string& t, ScalarType) {
+                   return ctx.op("Abs", {ctx.op("Sub", {x, t})});
+                 }));
+  r.addOverloads({"aten::smooth_l1_loss"},
+                 pointwiseLoss(2, [](OnnxCtx& ctx, OnnxArgs& args, const std::string& x,
+                                     const std::string& t, ScalarType dt) {
+                   return piecewiseLoss(ctx, x, t, dt, args[3].unwrapToDouble(1.0), false);
+                 }));
+  r.addOverloads({"aten::huber_loss"},
+                 pointwiseLoss(2, [](OnnxCtx& ctx, OnnxArgs& args, const std::string& x,
+                                     const std::string& t, ScalarType dt) {
+                   return piecewiseLoss(ctx, x, t, dt, args[3].unwrapToDouble(1.0), true);
+                 }));
+  r.addOverloads({"aten::soft_margin_loss"},
+                 pointwiseLoss(2, [](OnnxCtx& ctx, OnnxArgs&, const std::string& x,
+                                     const std::string& t, ScalarType dt) {
+                   std::string e = ctx.op("Exp", {ctx.op("Neg", {ctx.op("Mul", {t, x})})});
+                   return ctx.op("Log", {ctx.op("Add", {e, ctx.constScalar(1, dt)})});
+                 }));
+  r.addOverloads(
+      {"aten::binary_cross_entropy"},
+      pointwiseLoss(3, [](OnnxCtx& ctx, OnnxArgs& args, const std::string& x, const std::string& t,
+                          ScalarType dt) {
+        std::string one = ctx.constScalar(1, dt), floor = ctx.constScalar(-100, dt);
+        std::string logX = ctx.op("Max", {ctx.op("Log", {x}), floor});
+        std::string log1mX = ctx.op("Max", {ctx.op("Log", {ctx.op("Sub", {one, x})}), floor});
+        // (t - 1) log(1 - x) - t log x
+        std::string loss = ctx.op(
+            "Sub", {ctx.op("Mul", {ctx.op("Sub", {t, one}), log1mX}), ctx.op("Mul", {t, logX})});
+        if (auto w = args[2].unwrapToOptionalTensor()) loss = ctx.op("Mul", {loss, *w});
+        return loss;
+      }));
+  r.addOverloads(
+      {"aten::hinge_embedding_loss"},
+      pointwiseLoss(3, [](OnnxCtx& ctx, OnnxArgs& args, const std::string& x, const std::string& t,
+                          ScalarType dt) {
+        std::string zero = ctx.constScalar(0, dt);
+        std::string clamp = ctx.op(
+            "Max", {ctx.op("Sub", {ctx.constScalar(args[2].unwrapToDouble(1.0), dt), x}), zero});
+        std::string m =
+            ctx.op("Where", {ctx.op("Equal", {t, ctx.constScalar(1, dt)}), zero, clamp});
+        std::string self =
+            ctx.op("Where", {ctx.op("Equal", {t, ctx.constScalar(-1, dt)}), zero, x});
+        return ctx.op("Add", {m, self});
+      }));
+  r.addOverloads({"aten::margin_ranking_loss"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    ScalarType dt = dtypeOr(ctx, n.output());
+    std::string x1 = args[0].unwrapToTensor(), x2 = args[1].unwrapToTensor(),
+                y = ctx.castTo(args[2].unwrapToTensor(), ctx.dtypeOf(args[2].value()), dt);
+    std::string v = ctx.op("Add", {ctx.op("Neg", {ctx.op("Mul", {y, ctx.op("Sub", {x1, x2})})}),
+                                   ctx.constScalar(args[3].unwrapToDouble(0.0), dt)});
+    ctx.setOutput(n, 0, reduceLoss(ctx, args[4], ctx.op("Max", {v, ctx.constScalar(0, dt)})));
+  });
   r.addOverloads({"aten::nll_loss", "aten::nll_loss2d", "aten::nll_loss_nd"}, convertNllLoss);
   r.addOverloads({"aten::cross_entropy_loss"}, convertCrossEntropy);
   r.addOverloads({"aten::binary_cross_entropy_with_logits"}, convertBceWithLogits);

@@ -3,6 +3,7 @@
 #include "convert/onnx/onnx_ctx.h"
 
 #include <cmath>
+#include <limits>
 
 namespace torchless::onnx_export {
 
@@ -244,6 +245,41 @@ void registerReductionConverters(OnnxConverterRegistry& r) {
     int64_t dim = wrapDim(args[1].unwrapToInt(), ctx.expectRank(n, args[0].value()));
     ctx.setOutput(
         n, 0, ctx.op("CumSum", {x, ctx.constScalar(static_cast<double>(dim), ScalarType::Long)}));
+  });
+  // nansum(self, dim, keepdim, dtype): ReduceSum with NaN read as 0 (Where(IsNaN)).
+  r.addOverloads({"aten::nansum"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    std::string x = args[0].unwrapToTensor();
+    auto in = ctx.dtypeOf(args[0].value());
+    if (in && isFloatingType(*in))
+      x = ctx.op("Where", {ctx.op("IsNaN", {x}), ctx.constScalar(0, *in), x});
+    x = withDtype(ctx, args, 3, x);
+    if (auto out = ctx.dtypeOf(n.output())) x = ctx.castTo(x, in, *out);
+    std::vector<int64_t> axes =
+        args[1].isNone() ? std::vector<int64_t>{} : args[1].unwrapToIntList(std::vector<int64_t>{});
+    const int64_t rank = ctx.expectRank(n, args[0].value());
+    for (auto& d : axes) d = wrapDim(d, rank);
+    ctx.setOutput(n, 0, reduce(ctx, "Sum", x, axes, args[2].unwrapToBool()));
+  });
+  // diff(self, n, dim, prepend, append): Concat, then n times Slice(1:) - Slice(:-1) along dim
+  // (Xor for bool), as torch.diff.
+  r.addOverloads({"aten::diff"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    const int64_t rank = ctx.expectRank(n, args[0].value());
+    const int64_t dim = wrapDim(args[2].unwrapToInt(-1), rank), times = args[1].unwrapToInt(1);
+    std::vector<std::string> parts;
+    if (auto p = args[3].unwrapToOptionalTensor()) parts.push_back(*p);
+    parts.push_back(args[0].unwrapToTensor());
+    if (auto a = args[4].unwrapToOptionalTensor()) parts.push_back(*a);
+    std::string y = parts.size() == 1 ? parts[0] : ctx.op("Concat", parts, {attrI("axis", dim)});
+    const bool isBool = ctx.dtypeOf(args[0].value()) == ScalarType::Bool;
+    const std::string axis = ctx.constInt64s({dim});
+    for (int64_t i = 0; i < times; ++i) {
+      std::string hi = ctx.op(
+          "Slice",
+          {y, ctx.constInt64s({1}), ctx.constInt64s({std::numeric_limits<int64_t>::max()}), axis});
+      std::string lo = ctx.op("Slice", {y, ctx.constInt64s({0}), ctx.constInt64s({-1}), axis});
+      y = ctx.op(isBool ? "Xor" : "Sub", {hi, lo});
+    }
+    ctx.setOutput(n, 0, y);
   });
   // aminmax(self, dim, keepdim) -> (ReduceMin, ReduceMax); dim None reduces everything.
   r.addOverloads({"aten::aminmax"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
