@@ -181,6 +181,92 @@ Tensor upsampleBilinear2d(const Tensor& x, const IntList& outputSize, bool align
   return out;
 }
 
+namespace {
+
+// The source coordinate of output index o (area_pixel_compute_source_index with cubic: no clamp
+// at 0) and the scale between the sizes (area_pixel_compute_scale).
+template <class A>
+A cubicScale(int64_t in, int64_t out, bool alignCorners, std::optional<double> scale) {
+  if (alignCorners) return out > 1 ? static_cast<A>(in - 1) / static_cast<A>(out - 1) : A(0);
+  if (scale && *scale > 0) return static_cast<A>(1.0 / *scale);
+  return static_cast<A>(in) / static_cast<A>(out);
+}
+
+// Keys' cubic convolution weights of the 4 taps at fraction t (A = -0.75, PyTorch's).
+template <class A>
+void cubicWeights(A t, A w[4]) {
+  constexpr A kA = A(-0.75);
+  auto near = [&](A x) { return ((kA + 2) * x - (kA + 3)) * x * x + 1; };
+  auto far = [&](A x) { return ((kA * x - 5 * kA) * x + 8 * kA) * x - 4 * kA; };
+  w[0] = far(t + 1);
+  w[1] = near(t);
+  w[2] = near(1 - t);
+  w[3] = far(2 - t);
+}
+
+}  // namespace
+
+Tensor upsampleBicubic2d(const Tensor& x, const IntList& outputSize, bool alignCorners,
+                         std::optional<double> scalesH, std::optional<double> scalesW) {
+  TL_CHECK(x.dim() == 4 && outputSize.size() == 2,
+           "upsample_bicubic2d: expected 4-D input and 2 output sizes");
+  const int64_t IH = x.sizes()[2], IW = x.sizes()[3], OH = outputSize[0], OW = outputSize[1];
+  TL_CHECK(IH > 0 && IW > 0 && OH > 0 && OW > 0,
+           "Input and output sizes should be greater than 0, but got input (H: {}, W: {}) output "
+           "(H: {}, W: {})",
+           IH, IW, OH, OW);
+  if (IH == OH && IW == OW) return x.contiguous().clone();
+  Tensor c = x.contiguous();
+  Tensor out = Tensor::empty({x.sizes()[0], x.sizes()[1], OH, OW}, x.dtype());
+  const int64_t planes = x.sizes()[0] * x.sizes()[1];
+  dispatchFloating(x.dtype(), "upsample_bicubic2d", [&](auto tag) {
+    using T = decltype(tag);
+    using A = OpMath<T>;
+    struct Taps {
+      int64_t idx[4];
+      A w[4];
+    };
+    auto taps = [&](int64_t in, int64_t outN, std::optional<double> scale) {
+      const A s = cubicScale<A>(in, outN, alignCorners, scale);
+      std::vector<Taps> t(static_cast<size_t>(outN));
+      for (int64_t o = 0; o < outN; ++o) {
+        const A real =
+            alignCorners ? s * static_cast<A>(o) : s * (static_cast<A>(o) + A(0.5)) - A(0.5);
+        const auto i = static_cast<int64_t>(std::floor(real));
+        Taps& tp = t[static_cast<size_t>(o)];
+        cubicWeights<A>(real - static_cast<A>(i), tp.w);
+        for (int k = 0; k < 4; ++k) tp.idx[k] = std::clamp<int64_t>(i - 1 + k, 0, in - 1);
+      }
+      return t;
+    };
+    const auto th = taps(IH, OH, scalesH), tw = taps(IW, OW, scalesW);
+    const T* ip = c.data<T>();
+    T* op = out.data<T>();
+    parallelFor(planes, 1, [&](int64_t lo, int64_t hi) {
+      for (int64_t p = lo; p < hi; ++p) {
+        const T* in = ip + p * IH * IW;
+        for (int64_t oh = 0; oh < OH; ++oh) {
+          const Taps& a = th[static_cast<size_t>(oh)];
+          T* orow = op + (p * OH + oh) * OW;
+          for (int64_t ow = 0; ow < OW; ++ow) {
+            const Taps& b = tw[static_cast<size_t>(ow)];
+            A rows[4];
+            for (int k = 0; k < 4; ++k) {
+              const T* r = in + a.idx[k] * IW;
+              rows[k] = static_cast<A>(r[b.idx[0]]) * b.w[0] +
+                        static_cast<A>(r[b.idx[1]]) * b.w[1] +
+                        static_cast<A>(r[b.idx[2]]) * b.w[2] + static_cast<A>(r[b.idx[3]]) * b.w[3];
+            }
+            orow[ow] = castTo<T>(rows[0] * a.w[0] + rows[1] * a.w[1] + rows[2] * a.w[2] +
+                                 rows[3] * a.w[3]);
+          }
+        }
+      }
+    });
+  });
+  return out;
+}
+
 Tensor interpolate(const Tensor& x, const std::optional<IntList>& size,
                    const std::optional<std::vector<double>>& scaleFactor, const std::string& mode,
                    std::optional<bool> alignCorners) {
@@ -210,6 +296,10 @@ Tensor interpolate(const Tensor& x, const std::optional<IntList>& size,
   if (mode == "bilinear") {
     TL_CHECK(k == 2, "Got {}D input, but bilinear mode needs 4D input", x.dim());
     return upsampleBilinear2d(x, out, alignCorners.value_or(false), scales[0], scales[1]);
+  }
+  if (mode == "bicubic") {
+    TL_CHECK(k == 2, "Got {}D input, but bicubic mode needs 4D input", x.dim());
+    return upsampleBicubic2d(x, out, alignCorners.value_or(false), scales[0], scales[1]);
   }
   throw Error(fmt::format("interpolate: mode '{}' is not supported yet", mode));
 }

@@ -68,6 +68,12 @@ std::vector<LinearTap<A>> linearTaps(int64_t in, int64_t out, bool alignCorners,
 Tensor upsampleBilinear2d(const Tensor& x, const IntList& outputSize, bool alignCorners,
                           std::optional<double> scalesH = std::nullopt,
                           std::optional<double> scalesW = std::nullopt);
+/// aten::upsample_bicubic2d(x [N, C, H, W], output_size, align_corners, scales_h, scales_w):
+/// Keys' cubic convolution (A = -0.75) over 4 x 4 source pixels, indices clamped at the
+/// borders, as PyTorch's CPU kernel (rows interpolated along W, then the four along H).
+Tensor upsampleBicubic2d(const Tensor& x, const IntList& outputSize, bool alignCorners,
+                         std::optional<double> scalesH = std::nullopt,
+                         std::optional<double> scalesW = std::nullopt);
 /// F.interpolate(x, size or scale_factor, mode "nearest" | "bilinear", align_corners):
 /// scale factors give floor(in * scale) outputs and are passed on as scales.
 Tensor interpolate(const Tensor& x, const std::optional<IntList>& size,

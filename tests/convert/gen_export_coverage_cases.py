@@ -343,8 +343,8 @@ class TailElementwise(nn.Module):
 
 
 class TailNoKernel(nn.Module):
-    """Traced only: ops the interpreter has no kernel for yet (the trace's types give the
-    sizes): the shrinks, numpy_T, bicubic and trilinear interpolation."""
+    """Traced only: shrinks, numpy_T, bicubic interpolation, and trilinear interpolation, which
+    the interpreter has no kernel for yet (the trace's types give the sizes)."""
 
     def forward(self, x):
         return (F.hardshrink(x, 0.3) + F.softshrink(x, 0.3), x.T,

@@ -578,6 +578,13 @@ for shape, size, scale, ac, dt in [([1, 3, 48, 64], [32, 42], None, True, torch.
     case("interpolate", [inp(shape, dt, lo=0.0, hi=255.0)],
          lambda x, s=size, sc=scale, a=ac: F.interpolate(x, s, sc, "bilinear", a),
          tol=(0.0, 0.0) if dt == torch.float32 else (1e-15, 0.0))
+# bicubic: sizes and scales up and down, align_corners both ways, borders clamped, float64
+for size, scale, ac, dt in [([7, 9], None, False, torch.float32), ([7, 9], None, True, torch.float32),
+                            (None, [1.5, 2.3], False, torch.float32), ([3, 2], None, False, torch.float32),
+                            (None, [0.5, 0.5], True, torch.float32), ([1, 1], None, True, torch.float32),
+                            ([11, 6], None, False, torch.float64)]:
+    case("interpolate", [inp([2, 3, 4, 5], dt)], lambda x, s=size, sc=scale, a=ac: F.interpolate(x, s, sc, "bicubic", a),
+         tol=(1e-5, 1e-5))
 case("interpolate", [inp([2, 3, 5])], lambda x: F.interpolate(x, scale_factor=2.5))
 case("interpolate", [inp([1, 2, 3, 4, 5])], lambda x: F.interpolate(x, size=[4, 3, 7]))
 
