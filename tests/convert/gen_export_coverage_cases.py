@@ -204,6 +204,20 @@ class ScalarLoop(nn.Module):
         return x * s + float(flag)
 
 
+class NumbersInLoop(nn.Module):
+    """Lists of numbers appended in a loop over a dynamic dim (a 1-d tensor, Concat per
+    append), then made a tensor, its length and an element read."""
+
+    def forward(self, x):
+        steps: List[int] = []
+        scales: List[float] = []
+        for i in range(x.size(0)):
+            steps.append(i * 2 + 1)
+            scales.append(float(i) * 0.5)
+        return (x + torch.tensor(steps).unsqueeze(1).float(), x * torch.tensor(scales).unsqueeze(1),
+                x * float(len(steps)) + float(steps[-1]))
+
+
 class ListInLoop(nn.Module):
     """A list literal filled by append in a loop over a dynamic dim, then stacked and
     concatenated, its length and an element read (ONNX sequences; torch.onnx scripting)."""
@@ -858,6 +872,10 @@ def main():
     # shapes from list(x.size()), a list the export cannot compute at run time.
     w("stft", Stft(), [r(2, 64), r(50), torch.hann_window(10) + 0.1], both,
       dyn=({0: [1], 1: [0]}, [dr(2, 80), dr(61), torch.hann_window(10) + 0.1]))
+
+    # (added last: the cases before keep their random inputs)
+    w("numbers_in_loop", NumbersInLoop(), [r(3, 4)], ("scripted",), dynamic={0: [0]},
+      alt_inputs=[r(5, 4)], script_for_onnx=True)
 
 
 if __name__ == "__main__":

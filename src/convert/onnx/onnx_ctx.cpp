@@ -137,14 +137,18 @@ std::string OnnxCtx::materialize(const Value* v, const IValue& value) {
   if (value.isDouble())
     return initializer(Tensor::scalar(value.toDouble(), ScalarType::Double).to(ScalarType::Float));
   if (value.isBool()) return initializer(Tensor::scalarBool(value.toBool()));
-  if (auto l = convert::detail::asIntList(value); l && value.isList()) return constInt64s(*l);
+  const bool floatList = v && v->type() && v->type()->kind() == TypeKind::ListType &&
+                         v->type()->expect<ListType>().getElementType()->kind() ==
+                             TypeKind::FloatType;  // (empty, it would pass for an int list)
+  if (auto l = convert::detail::asIntList(value); l && value.isList() && !floatList)
+    return constInt64s(*l);
   if (value.isList()) {
     std::vector<float> xs;
     for (const auto& e : value.toList()->list) {
-      if (!e.isDouble())
+      if (!e.isDouble() && !(floatList && e.isInt()))
         throw Error(fmt::format("cannot make an ONNX tensor of {}",
                                 convert::detail::describeIValue(value)));
-      xs.push_back(static_cast<float>(e.toDouble()));
+      xs.push_back(static_cast<float>(e.toScalarDouble()));
     }
     Tensor t = Tensor::fromVector(xs, {static_cast<int64_t>(xs.size())});
     return initializer(t);
@@ -193,6 +197,12 @@ std::optional<ScalarType> OnnxCtx::dtypeOf(const Value* v) const {
     if (v->type()->kind() == TypeKind::IntType) return ScalarType::Long;
     if (v->type()->kind() == TypeKind::BoolType) return ScalarType::Bool;
     if (v->type()->kind() == TypeKind::FloatType) return ScalarType::Float;
+    // A list of numbers is a 1-d tensor (materialize): int64 for ints, float for floats.
+    if (v->type()->kind() == TypeKind::ListType) {
+      const TypeKind e = v->type()->expect<ListType>().getElementType()->kind();
+      if (e == TypeKind::IntType) return ScalarType::Long;
+      if (e == TypeKind::FloatType) return ScalarType::Float;
+    }
   }
   return std::nullopt;
 }

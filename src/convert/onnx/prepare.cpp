@@ -430,9 +430,18 @@ bool inside(const Block* b, const Node* n) {
   return false;
 }
 
-// Lists of tensors grown by aten::append inside a prim::Loop or prim::If (a list literal
-// filled in a loop) become values that flow: loop-carried through each Loop and an output of
-// each If between the list's block and the append, and the append's result (the list) is what
+// An element a list appended to in a block carries: a tensor, or a number (a List[int] of
+// sizes built in a loop: a sequence of 0-d tensors, as torch.onnx's scripting export).
+bool carriedElement(const Value* v) {
+  if (!v->type()) return false;
+  const TypeKind k = v->type()->kind();
+  return k == TypeKind::TensorType || k == TypeKind::IntType || k == TypeKind::FloatType ||
+         k == TypeKind::BoolType;
+}
+
+// Lists of tensors (or numbers) grown by aten::append inside a prim::Loop or prim::If (a list
+// literal filled in a loop) become values that flow: loop-carried through each Loop and an output
+// of each If between the list's block and the append, and the append's result (the list) is what
 // later readers in its block see. The interpreter computes the same (append still appends to
 // the one list); the ONNX converters see sequences (SequenceInsert, ConcatFromSequence ...).
 // `rebinds` (Note [List writes]) are carried the same way.
@@ -442,9 +451,9 @@ void carryListAppends(Graph& g, const std::unordered_set<const Node*>& rebinds) 
   std::function<void(Block*, bool)> collect = [&](Block* b, bool nested) {
     for (Node* n : b->nodes()) {
       for (Block* s : n->blocks()) collect(s, true);
-      if (nested && ((n->kind() == append && n->inputs().size() == 2 && n->input(1)->type() &&
-                      n->input(1)->type()->kind() == TypeKind::TensorType) ||
-                     rebinds.count(n)))
+      if (nested &&
+          ((n->kind() == append && n->inputs().size() == 2 && carriedElement(n->input(1))) ||
+           rebinds.count(n)))
         appends.push_back(n);
     }
   };

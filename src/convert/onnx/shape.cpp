@@ -627,7 +627,11 @@ void convertListGetItem(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     // An int list computed at run time (x.shape with a dynamic axis, then x.shape[0]): a
     // 1-d int64 tensor, read by Gather (0-d); a negative index counts from the end (Gather's
     // indices may be negative).
-    std::string xs = ctx.castTo(args[0].unwrapToTensor(), ctx.dtypeOf(list), ScalarType::Long);
+    const bool floats = list->type()->expect<ListType>().getElementType()->kind() ==
+                        TypeKind::FloatType;  // (a List[float] appended in a loop)
+    std::string xs =
+        floats ? args[0].unwrapToTensor()
+               : ctx.castTo(args[0].unwrapToTensor(), ctx.dtypeOf(list), ScalarType::Long);
     std::string i =
         args[1].isIValue()
             ? ctx.constScalar(static_cast<double>(args[1].unwrapToInt()), ScalarType::Long)
@@ -1437,6 +1441,16 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
       ctx.setStatic(n.output(), IValue(l));
       return;
     }
+    if (const TypePtr& t = n.input(1)->type(); t && t->kind() != TypeKind::TensorType) {
+      // a list of numbers computed at run time (sizes appended in a loop) is a 1-d tensor:
+      // Concat (as torch.onnx's scripting export of a List[int])
+      std::string list = args[0].unwrapToTensor();
+      std::string x = args[1].unwrapToTensor();
+      if (auto d = ctx.dtypeOf(args[0].value()))
+        x = ctx.castTo(x, ctx.dtypeOf(args[1].value()), *d);
+      ctx.setOutput(n, 0, ctx.op("Concat", {list, unsqueeze(ctx, x, {0})}, {attrI("axis", 0)}));
+      return;
+    }
     std::string x = args[1].unwrapToTensor();
     std::string seq = ctx.toSequence(args[0].value(), dtypeOr(ctx, args[1].value()));
     ctx.setOutput(n, 0, ctx.op("SequenceInsert", {seq, x}));
@@ -1532,6 +1546,11 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
     ctx.setTensorList(n.output(), xs);
   });
   r.addOverloads({"aten::len.t"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    const Value* list = args[0].value();
+    if (!args[0].isIValue() && !args[0].isTensorList() && !ctx.isSequence(list) && list->type() &&
+        list->type()->kind() == TypeKind::ListType &&
+        !mayHoldTensor(list->type()))  // numbers computed at run time: a 1-d tensor
+      return ctx.setOutput(n, 0, ctx.op("Size", {args[0].unwrapToTensor()}));
     ctx.setOutput(n, 0, ctx.op("SequenceLength", {ctx.toSequence(args[0].value())}));
   });
   r.addOverloads({"aten::as_strided"}, convertAsStrided);
@@ -1579,6 +1598,17 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
       return ctx.setOutput(n, 0, ctx.initializer(stack.back().toTensor()));
     }
     const Node* list = args[0].value()->node();
+    if (list->kind() != prim::ListConstruct && !ctx.isStatic(args[0].value()) &&
+        !ctx.isSequence(args[0].value()) && !ctx.hasTensorList(args[0].value())) {
+      // numbers computed at run time (appended in a loop): already a 1-d tensor
+      const TypePtr& lt = args[0].value()->type();
+      ScalarType dt = lt && lt->kind() == TypeKind::ListType &&
+                              lt->expect<ListType>().getElementType()->kind() == TypeKind::FloatType
+                          ? ScalarType::Float
+                          : ScalarType::Long;
+      if (!args[1].isNone()) dt = *scalarTypeFromInt(args[1].unwrapToInt());
+      return ctx.setOutput(n, 0, ctx.castTo(args[0].unwrapToTensor(), std::nullopt, dt));
+    }
     if (list->kind() != prim::ListConstruct)
       args[0].fail("a list literal of numbers", "a list computed at run time");
     ScalarType dt = ScalarType::Long;
