@@ -796,7 +796,7 @@ INSTANTIATE_TEST_SUITE_P(
         "copying_views_scripted", "copying_views_traced", "nested_copying_views_scripted",
         "advanced_index_scripted", "advanced_index_traced", "int_loop_scripted",
         "scalar_loop_scripted", "list_in_loop_scripted", "numbers_in_loop_scripted",
-        "list_writes_scripted", "as_strided_scripted", "as_strided_traced",
+        "list_output_scripted", "list_writes_scripted", "as_strided_scripted", "as_strided_traced",
         "packed_sequences_traced", "einsum_scripted", "einsum_traced", "one_hot_scripted",
         "one_hot_traced", "div_modes_scripted", "div_modes_traced", "new_zeros_scripted",
         "new_zeros_traced", "cast_long_scripted", "zero_dim_constants_traced", "vit_tiny_traced",

@@ -178,6 +178,8 @@ def randomize_norms(model):
 def flatten(v, out):
     if isinstance(v, torch.Tensor):
         out.append(v.detach())
+    elif isinstance(v, list) and v and all(isinstance(e, (int, float)) for e in v):
+        out.append(torch.tensor(v))  # a list of numbers is one 1-d output, as the export's
     elif isinstance(v, (tuple, list)):
         for e in v:
             flatten(e, out)

@@ -204,6 +204,14 @@ class ScalarLoop(nn.Module):
         return x * s + float(flag)
 
 
+class ListOutput(nn.Module):
+    """A List[int] returned (sizes read from a dynamic axis): one 1-d int64 output."""
+
+    def forward(self, x):
+        s: List[int] = x.shape
+        return x * 2.0, [s[0], s[1] * 2]
+
+
 class NumbersInLoop(nn.Module):
     """Lists of numbers appended in a loop over a dynamic dim (a 1-d tensor, Concat per
     append), then made a tensor, its length and an element read."""
@@ -876,6 +884,8 @@ def main():
     # (added last: the cases before keep their random inputs)
     w("numbers_in_loop", NumbersInLoop(), [r(3, 4)], ("scripted",), dynamic={0: [0]},
       alt_inputs=[r(5, 4)], script_for_onnx=True)
+    w("list_output", ListOutput(), [r(3, 4)], ("scripted",), dynamic={0: [0]}, alt_inputs=[r(5, 4)],
+      script_for_onnx=True)
 
 
 if __name__ == "__main__":

@@ -566,6 +566,17 @@ void addOutputInfo(OnnxCtx& ctx, ::onnx::GraphProto* gp, const PreparedGraph& pr
       (typed->type()->kind() == TypeKind::IntType || typed->type()->kind() == TypeKind::FloatType ||
        typed->type()->kind() == TypeKind::BoolType))
     sizes = std::vector<int64_t>{};
+  // A list of numbers is a 1-d tensor of its length (torch.onnx exports a List[int] so).
+  if (!sizes && typed && typed->type() && typed->type()->kind() == TypeKind::ListType) {
+    const TypeKind e = typed->type()->expect<ListType>().getElementType()->kind();
+    if (e == TypeKind::IntType || e == TypeKind::FloatType || e == TypeKind::BoolType) {
+      rank = 1;
+      if (!dtype) dtype = e == TypeKind::FloatType ? ScalarType::Float : ScalarType::Long;
+      if (ctx.isStatic(typed) && ctx.staticValue(typed).isList())
+        sizes = std::vector<int64_t>{
+            static_cast<int64_t>(ctx.staticValue(typed).toList()->list.size())};
+    }
+  }
   if (auto d = options.dynamicAxes.find(name); d != options.dynamicAxes.end() && sizes) {
     f.dynamicDims.resize(sizes->size(), false);
     for (int64_t a : d->second)
