@@ -212,6 +212,19 @@ class ListOutput(nn.Module):
         return x * 2.0, [s[0], s[1] * 2]
 
 
+class MhaWeights(nn.Module):
+    """nn.MultiheadAttention's averaged attention weights returned (Optional[Tensor] scripted:
+    the output's type comes from the example run)."""
+
+    def __init__(self):
+        super().__init__()
+        self.mha = nn.MultiheadAttention(16, 2, batch_first=True)
+
+    def forward(self, x):
+        o, w = self.mha(x, x, x)
+        return o, w
+
+
 class NumbersInLoop(nn.Module):
     """Lists of numbers appended in a loop over a dynamic dim (a 1-d tensor, Concat per
     append), then made a tensor, its length and an element read."""
@@ -886,6 +899,7 @@ def main():
       alt_inputs=[r(5, 4)], script_for_onnx=True)
     w("list_output", ListOutput(), [r(3, 4)], ("scripted",), dynamic={0: [0]}, alt_inputs=[r(5, 4)],
       script_for_onnx=True)
+    w("mha_weights", MhaWeights().eval(), [r(2, 3, 16)], ("scripted",), dyn=({0: [0, 1]}, [dr(4, 5, 16)]))
 
 
 if __name__ == "__main__":

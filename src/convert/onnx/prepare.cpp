@@ -920,10 +920,17 @@ std::unordered_map<const Value*, IValue> observeFacts(PreparedGraph& out, const 
     return t && t->kind() == TypeKind::ListType &&
            t->expect<ListType>().getElementType()->kind() == TypeKind::TensorType;
   };
+  // Optional tensors too, for facts only (MultiheadAttention's weights, an output typed
+  // Tensor? that the graph returns): never folded.
+  auto optionalTensor = [](const TypePtr& t) {
+    return t && t->kind() == TypeKind::OptionalType &&
+           t->expect<OptionalType>().getElementType()->kind() == TypeKind::TensorType;
+  };
   for (Node* n : g.nodes()) {
     if (n->kind() == prim::Constant) continue;
     for (Value* v : n->outputs())
-      if (isRecordable(v->type()) || tensorList(v->type())) recorded.push_back(v);
+      if (isRecordable(v->type()) || tensorList(v->type()) || optionalTensor(v->type()))
+        recorded.push_back(v);
   }
   std::vector<IValue> seen;
   try {
@@ -1008,6 +1015,7 @@ std::unordered_map<const Value*, IValue> observeFacts(PreparedGraph& out, const 
       out.facts[v] = f;
       continue;
     }
+    if (optionalTensor(v->type()) && !x.isTensor()) continue;
     if (x.isTensor()) {
       const Tensor t = x.toTensor();
       ValueFacts f;
@@ -1032,7 +1040,8 @@ std::unordered_map<const Value*, IValue> observeFacts(PreparedGraph& out, const 
       for (bool b : f.dynamicDims)
         if (b) out.dynamic.insert(v);
       out.facts[v] = f;
-      if (t.numel() <= options.foldTensorLimit) known[v] = IValue(t.clone());
+      if (t.numel() <= options.foldTensorLimit && !optionalTensor(v->type()))
+        known[v] = IValue(t.clone());
     } else if (x.tag() != IValue::Tag::Uninitialized) {
       if ((!grown.empty() && !grown[i].equals(x)) || (!doubled.empty() && !doubled[i].equals(x)) ||
           (!next.empty() && !next[i].equals(x)))
