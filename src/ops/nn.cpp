@@ -183,15 +183,6 @@ Tensor upsampleBilinear2d(const Tensor& x, const IntList& outputSize, bool align
 
 namespace {
 
-// The source coordinate of output index o (area_pixel_compute_source_index with cubic: no clamp
-// at 0) and the scale between the sizes (area_pixel_compute_scale).
-template <class A>
-A cubicScale(int64_t in, int64_t out, bool alignCorners, std::optional<double> scale) {
-  if (alignCorners) return out > 1 ? static_cast<A>(in - 1) / static_cast<A>(out - 1) : A(0);
-  if (scale && *scale > 0) return static_cast<A>(1.0 / *scale);
-  return static_cast<A>(in) / static_cast<A>(out);
-}
-
 // Keys' cubic convolution weights of the 4 taps at fraction t (A = -0.75, PyTorch's).
 template <class A>
 void cubicWeights(A t, A w[4]) {
@@ -227,9 +218,10 @@ Tensor upsampleBicubic2d(const Tensor& x, const IntList& outputSize, bool alignC
       A w[4];
     };
     auto taps = [&](int64_t in, int64_t outN, std::optional<double> scale) {
-      const A s = cubicScale<A>(in, outN, alignCorners, scale);
+      const A s = areaPixelScale<A>(in, outN, alignCorners, scale);
       std::vector<Taps> t(static_cast<size_t>(outN));
       for (int64_t o = 0; o < outN; ++o) {
+        // area_pixel_compute_source_index for cubic: no clamp at 0
         const A real =
             alignCorners ? s * static_cast<A>(o) : s * (static_cast<A>(o) + A(0.5)) - A(0.5);
         const auto i = static_cast<int64_t>(std::floor(real));

@@ -37,16 +37,19 @@ struct LinearTap {
 /// The taps of PyTorch's CPU upsample_bilinear2d along one dim of size `in` resized to `out`
 /// (area_pixel_compute_scale and compute_source_index_and_lambda, Note [bilinear arithmetic]);
 /// `scale` is the dim's scale factor when given. A: the weights' type (float for float).
+/// PyTorch's area_pixel_compute_scale: the source step per output index of a dim resized from
+/// `in` to `out` ((in - 1) / (out - 1) with align_corners, else 1 / scale when given, else
+/// in / out), in A.
+template <class A>
+A areaPixelScale(int64_t in, int64_t out, bool alignCorners, std::optional<double> scale) {
+  if (alignCorners) return out > 1 ? static_cast<A>(in - 1) / static_cast<A>(out - 1) : A(0);
+  if (scale && *scale > 0) return static_cast<A>(1.0 / *scale);
+  return static_cast<A>(in) / static_cast<A>(out);
+}
 template <class A>
 std::vector<LinearTap<A>> linearTaps(int64_t in, int64_t out, bool alignCorners,
                                      std::optional<double> scale) {
-  A ratio;
-  if (alignCorners)
-    ratio = out > 1 ? static_cast<A>(in - 1) / static_cast<A>(out - 1) : A(0);
-  else if (scale && *scale > 0)
-    ratio = static_cast<A>(1.0 / *scale);
-  else
-    ratio = static_cast<A>(in) / static_cast<A>(out);
+  const A ratio = areaPixelScale<A>(in, out, alignCorners, scale);
   std::vector<LinearTap<A>> t;
   t.reserve(static_cast<size_t>(out));
   for (int64_t o = 0; o < out; ++o) {
