@@ -181,6 +181,57 @@ Tensor upsampleBilinear2d(const Tensor& x, const IntList& outputSize, bool align
   return out;
 }
 
+Tensor upsampleTrilinear3d(const Tensor& x, const IntList& outputSize, bool alignCorners,
+                           std::optional<double> scalesD, std::optional<double> scalesH,
+                           std::optional<double> scalesW) {
+  TL_CHECK(x.dim() == 5 && outputSize.size() == 3,
+           "upsample_trilinear3d: expected 5-D input and 3 output sizes");
+  const int64_t ID = x.sizes()[2], IH = x.sizes()[3], IW = x.sizes()[4], OD = outputSize[0],
+                OH = outputSize[1], OW = outputSize[2];
+  TL_CHECK(ID > 0 && IH > 0 && IW > 0 && OD > 0 && OH > 0 && OW > 0,
+           "Input and output sizes should be greater than 0, but got input (D: {}, H: {}, W: {}) "
+           "output (D: {}, H: {}, W: {})",
+           ID, IH, IW, OD, OH, OW);
+  Tensor c = x.contiguous();
+  Tensor out = Tensor::empty({x.sizes()[0], x.sizes()[1], OD, OH, OW}, x.dtype());
+  const int64_t planes = x.sizes()[0] * x.sizes()[1];
+  dispatchFloating(x.dtype(), "upsample_trilinear3d", [&](auto tag) {
+    using T = decltype(tag);
+    using A = OpMath<T>;
+    const auto td = linearTaps<A>(ID, OD, alignCorners, scalesD),
+               th = linearTaps<A>(IH, OH, alignCorners, scalesH),
+               tw = linearTaps<A>(IW, OW, alignCorners, scalesW);
+    const T* ip = c.data<T>();
+    T* op = out.data<T>();
+    parallelFor(planes, 1, [&](int64_t lo, int64_t hi) {
+      for (int64_t p = lo; p < hi; ++p) {
+        const T* in = ip + p * ID * IH * IW;
+        T* o = op + p * OD * OH * OW;
+        for (int64_t od = 0; od < OD; ++od) {
+          const LinearTap<A>& a = td[static_cast<size_t>(od)];
+          for (int64_t oh = 0; oh < OH; ++oh) {
+            const LinearTap<A>& b = th[static_cast<size_t>(oh)];
+            const T* r00 = in + (a.i0 * IH + b.i0) * IW;
+            const T* r01 = in + (a.i0 * IH + b.i1) * IW;
+            const T* r10 = in + (a.i1 * IH + b.i0) * IW;
+            const T* r11 = in + (a.i1 * IH + b.i1) * IW;
+            for (int64_t ow = 0; ow < OW; ++ow) {
+              const LinearTap<A>& w = tw[static_cast<size_t>(ow)];
+              auto alongW = [&](const T* r) {
+                return static_cast<A>(r[w.i0]) * w.l0 + static_cast<A>(r[w.i1]) * w.l1;
+              };
+              const A h0 = alongW(r00) * b.l0 + alongW(r01) * b.l1;
+              const A h1 = alongW(r10) * b.l0 + alongW(r11) * b.l1;
+              *o++ = castTo<T>(h0 * a.l0 + h1 * a.l1);
+            }
+          }
+        }
+      }
+    });
+  });
+  return out;
+}
+
 namespace {
 
 // Keys' cubic convolution weights of the 4 taps at fraction t (A = -0.75, PyTorch's).
@@ -288,6 +339,11 @@ Tensor interpolate(const Tensor& x, const std::optional<IntList>& size,
   if (mode == "bilinear") {
     TL_CHECK(k == 2, "Got {}D input, but bilinear mode needs 4D input", x.dim());
     return upsampleBilinear2d(x, out, alignCorners.value_or(false), scales[0], scales[1]);
+  }
+  if (mode == "trilinear") {
+    TL_CHECK(k == 3, "Got {}D input, but trilinear mode needs 5D input", x.dim());
+    return upsampleTrilinear3d(x, out, alignCorners.value_or(false), scales[0], scales[1],
+                               scales[2]);
   }
   if (mode == "bicubic") {
     TL_CHECK(k == 2, "Got {}D input, but bicubic mode needs 4D input", x.dim());

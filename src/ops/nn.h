@@ -71,6 +71,12 @@ std::vector<LinearTap<A>> linearTaps(int64_t in, int64_t out, bool alignCorners,
 Tensor upsampleBilinear2d(const Tensor& x, const IntList& outputSize, bool alignCorners,
                           std::optional<double> scalesH = std::nullopt,
                           std::optional<double> scalesW = std::nullopt);
+/// aten::upsample_trilinear3d(x [N, C, D, H, W], output_size, align_corners, scales_d, _h,
+/// _w): linear along each of the three dims with upsample_bilinear2d's taps, W innermost.
+Tensor upsampleTrilinear3d(const Tensor& x, const IntList& outputSize, bool alignCorners,
+                           std::optional<double> scalesD = std::nullopt,
+                           std::optional<double> scalesH = std::nullopt,
+                           std::optional<double> scalesW = std::nullopt);
 /// aten::upsample_bicubic2d(x [N, C, H, W], output_size, align_corners, scales_h, scales_w):
 /// Keys' cubic convolution (A = -0.75) over 4 x 4 source pixels, indices clamped at the
 /// borders, as PyTorch's CPU kernel (rows interpolated along W, then the four along H).

@@ -219,10 +219,20 @@ void registerNnKernels(KernelRegistry& r) {
     return ops::upsampleBicubic2d(x, vecOutputSize(x, a[1], a[3], 2), a[2].toBool(), scales[0],
                                   scales[1]);
   });
+  defFamily(r, "aten::upsample_trilinear3d", [](const IValue* a) {
+    return ops::upsampleTrilinear3d(a[0].toTensor(), toIntList(a[1], 3), a[2].toBool(),
+                                    toOptDouble(a[3]), toOptDouble(a[4]), toOptDouble(a[5]));
+  });
+  defFamily(r, "aten::upsample_trilinear3d.vec", [](const IValue* a) {
+    Tensor x = a[0].toTensor();
+    auto scales = scalesOf(a[3], 3);
+    return ops::upsampleTrilinear3d(x, vecOutputSize(x, a[1], a[3], 3), a[2].toBool(), scales[0],
+                                    scales[1], scales[2]);
+  });
   // Modes without a kernel yet: F.interpolate's scripted body names them all, so they must
   // exist for any graph calling it to compile; calling one fails clearly.
-  for (const char* name : {"aten::upsample_trilinear3d.vec", "aten::_upsample_bilinear2d_aa.vec",
-                           "aten::_upsample_bicubic2d_aa.vec"}) {
+  for (const char* name :
+       {"aten::_upsample_bilinear2d_aa.vec", "aten::_upsample_bicubic2d_aa.vec"}) {
     const std::string op = name;
     defN<4>(r, name, [op](const IValue*) -> IValue {
       throw Error(fmt::format("{} is not supported yet (F.interpolate mode)", op));

@@ -240,11 +240,10 @@ void exportCase(const std::string& name, const fs::path& root = kCases) {
     } catch (const Error& e) {
       FAIL() << e.what();
     }
-    // Cases with ops the interpreter has no kernel for (tail_no_kernel: the shrinks, bicubic;
-    // tail_math / tail_random: distances, norms, normal, multinomial ...): the sizes come from
-    // the trace's types. The losses run (tail_losses*: the interpreter gives the sizes).
-    const bool noKernel = name.rfind("tail_no_kernel", 0) == 0 || name.rfind("tail_math", 0) == 0 ||
-                          name.rfind("tail_random", 0) == 0;
+    // Cases with ops the interpreter has no kernel for (tail_math / tail_random: distances,
+    // norms, normal, multinomial ...): the sizes come from the trace's types. The others run
+    // (tail_no_kernel's shrinks and interpolation modes, tail_losses*: kernels now).
+    const bool noKernel = name.rfind("tail_math", 0) == 0 || name.rfind("tail_random", 0) == 0;
     if (noKernel)
       EXPECT_NE(report.runError, "");
     else

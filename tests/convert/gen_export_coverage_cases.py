@@ -378,8 +378,8 @@ class TailElementwise(nn.Module):
 
 
 class TailNoKernel(nn.Module):
-    """Traced only: shrinks, numpy_T, bicubic interpolation, and trilinear interpolation, which
-    the interpreter has no kernel for yet (the trace's types give the sizes)."""
+    """Traced only: shrinks, numpy_T, bicubic and trilinear interpolation (ops the interpreter
+    once had no kernel for: the export took their sizes from the trace's types)."""
 
     def forward(self, x):
         return (F.hardshrink(x, 0.3) + F.softshrink(x, 0.3), x.T,

@@ -585,6 +585,12 @@ for size, scale, ac, dt in [([7, 9], None, False, torch.float32), ([7, 9], None,
                             ([11, 6], None, False, torch.float64)]:
     case("interpolate", [inp([2, 3, 4, 5], dt)], lambda x, s=size, sc=scale, a=ac: F.interpolate(x, s, sc, "bicubic", a),
          tol=(1e-5, 1e-5))
+# trilinear: sizes and scales, align_corners both ways, float64
+for size, scale, ac, dt in [([3, 7, 9], None, False, torch.float32), ([3, 7, 9], None, True, torch.float32),
+                            (None, [2.0, 1.5, 0.7], False, torch.float32), ([1, 1, 1], None, True, torch.float32),
+                            ([5, 2, 6], None, False, torch.float64)]:
+    case("interpolate", [inp([2, 3, 2, 4, 5], dt)], lambda x, s=size, sc=scale, a=ac: F.interpolate(x, s, sc, "trilinear", a),
+         tol=(1e-5, 1e-5))
 case("interpolate", [inp([2, 3, 5])], lambda x: F.interpolate(x, scale_factor=2.5))
 case("interpolate", [inp([1, 2, 3, 4, 5])], lambda x: F.interpolate(x, size=[4, 3, 7]))
 
