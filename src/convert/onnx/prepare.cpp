@@ -431,7 +431,7 @@ bool inside(const Block* b, const Node* n) {
 }
 
 // An element a list appended to in a block carries: a tensor, or a number (a List[int] of
-// sizes built in a loop: a sequence of 0-d tensors, as torch.onnx's scripting export).
+// sizes built in a loop, which the converters hold as a 1-d tensor, Concat per append).
 bool carriedElement(const Value* v) {
   if (!v->type()) return false;
   const TypeKind k = v->type()->kind();
@@ -443,7 +443,8 @@ bool carriedElement(const Value* v) {
 // literal filled in a loop) become values that flow: loop-carried through each Loop and an output
 // of each If between the list's block and the append, and the append's result (the list) is what
 // later readers in its block see. The interpreter computes the same (append still appends to
-// the one list); the ONNX converters see sequences (SequenceInsert, ConcatFromSequence ...).
+// the one list); the ONNX converters see sequences (SequenceInsert, ConcatFromSequence ...),
+// or for numbers 1-d tensors.
 // `rebinds` (Note [List writes]) are carried the same way.
 void carryListAppends(Graph& g, const std::unordered_set<const Node*>& rebinds) {
   const Symbol append = Symbol::aten("append");
