@@ -366,7 +366,8 @@ Tensor erfinv(const Tensor& x) {
 Tensor logit(const Tensor& x, std::optional<double> eps) {
   return unaryFloat(x, "logit_cpu", [eps](auto v) {
     using A = decltype(v);
-    if (eps) v = std::clamp(v, A(*eps), A(1) - A(*eps));  // NaN stays NaN
+    // the low bound first, as PyTorch (eps > 0.5 crosses them); NaN stays NaN
+    if (eps) v = v < A(*eps) ? A(*eps) : (v > A(1) - A(*eps) ? A(1) - A(*eps) : v);
     return std::log(v / (A(1) - v));
   });
 }

@@ -55,7 +55,8 @@ Tensor binaryCrossEntropy(const Tensor& x, const Tensor& y, const std::optional<
            sizesToString(y.sizes()), sizesToString(x.sizes()));
   TL_CHECK(isFloatingType(x.dtype()), "\"binary_cross_entropy\" not implemented for '{}'",
            toString(x.dtype()));
-  TL_CHECK(!any(logicalOr(lt(x, Scalar(0.0)), gt(x, Scalar(1.0)))).itemBool(),
+  // (NaN is not between 0 and 1 either)
+  TL_CHECK(all(logicalAnd(ge(x, Scalar(0.0)), le(x, Scalar(1.0)))).itemBool(),
            "all elements of input should be between 0 and 1");
   Tensor logX = clampMin(log(x), Scalar(-100.0));
   Tensor log1mX = clampMin(log(rsub(x, Scalar(1.0))), Scalar(-100.0));
@@ -225,12 +226,17 @@ Tensor crossEntropyLoss(const Tensor& x, const Tensor& target, const std::option
 }
 
 Tensor cosineSimilarity(const Tensor& x1, const Tensor& x2, int64_t dim, double eps) {
+  TL_CHECK(isFloatingType(x1.dtype()) && isFloatingType(x2.dtype()),
+           "expected common dtype to be floating point, yet common dtype is {}",
+           toString(resultType(x1, x2)));
   const IntList shape = broadcastShapes(x1.sizes(), x2.sizes());
   Tensor a = expand(x1, shape), b = expand(x2, shape);
   const int64_t d = wrapDim(dim, static_cast<int64_t>(shape.size()));
-  Tensor w12 = sum(mul(a, b), {d});
-  Tensor n12 = mul(sum(mul(a, a), {d}), sum(mul(b, b), {d}));
-  return div(w12, sqrt(clampMin(n12, Scalar(eps * eps))));
+  // each input over its norm clamped at eps, then the dot product (PyTorch 1.13's order: a
+  // norm that overflows makes the similarity 0, not NaN)
+  Tensor na = div(a, clampMin(norm(a, 2.0, {d}, true), Scalar(eps)));
+  Tensor nb = div(b, clampMin(norm(b, 2.0, {d}, true), Scalar(eps)));
+  return sum(mul(na, nb), {d});
 }
 
 }  // namespace torchless::ops

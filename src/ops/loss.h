@@ -50,8 +50,8 @@ Tensor nllLoss(const Tensor& x, const Tensor& target, const std::optional<Tensor
 /// shape, floating), with label smoothing mixed in as PyTorch 1.13 does.
 Tensor crossEntropyLoss(const Tensor& x, const Tensor& target, const std::optional<Tensor>& weight,
                         int64_t reduction, int64_t ignoreIndex, double labelSmoothing);
-/// F.cosine_similarity: sum(x1 x2) / sqrt(max(sum(x1^2) sum(x2^2), eps^2)) along dim, the
-/// inputs broadcast first.
+/// F.cosine_similarity: sum((x1 / max(|x1|, eps)) (x2 / max(|x2|, eps))) along dim, the inputs
+/// broadcast first (PyTorch 1.13's form). Throws for integer inputs, as PyTorch.
 Tensor cosineSimilarity(const Tensor& x1, const Tensor& x2, int64_t dim, double eps);
 
 }  // namespace torchless::ops

@@ -488,6 +488,10 @@ void registerCopyAndIndexKernels(KernelRegistry& r) {
   defFamily(r, "aten::pad", [](const IValue* a) {
     return padMode(a[0].toTensor(), toIntList(a[1]), a[2].toStringRef(), toOptDouble(a[3]));
   });
+  // _infer_size(a, b): the broadcast of two shapes (F.binary_cross_entropy's weight).
+  defN<2>(r, "aten::_infer_size", [](const IValue* a) {
+    return intList(ops::broadcastShapes(toIntList(a[0]), toIntList(a[1])));
+  });
   defFamily(r, "aten::_pad_circular",
             [](const IValue* a) { return ops::circularPad(a[0].toTensor(), toIntList(a[1])); });
   for (const char* name :

@@ -198,8 +198,9 @@ class InterpolateOverloads(nn.Module):
 
 class LibraryBranches(nn.Module):
     """Library functions whose scripted bodies name overloads in branches this call does not
-    take (torch.norm's dtype overloads), F.pad's circular mode, and nn.MultiheadAttention
-    without weights, whose second result is None (PyTorch's undefined tensor) on both its paths."""
+    take (torch.norm's dtype overloads, F.binary_cross_entropy's weight), F.pad's circular mode,
+    and nn.MultiheadAttention without weights, whose second result is None (PyTorch's undefined
+    tensor) on both its paths."""
 
     def __init__(self):
         super().__init__()
@@ -209,7 +210,9 @@ class LibraryBranches(nn.Module):
         n = torch.norm(x, p=2, dim=-1)
         p = F.pad(x.unsqueeze(1), (2, -1, 1, 1), mode="circular")
         y, w = self.mha(x, x, x, need_weights=False)
-        return n, p, y, w is None
+        # F.binary_cross_entropy's scripted body calls _infer_size in its weight branch
+        bce = F.binary_cross_entropy(torch.sigmoid(x), torch.sigmoid(x.flip(0)))
+        return n, p, y, w is None, bce
 
 
 class Color(Enum):

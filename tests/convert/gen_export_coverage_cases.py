@@ -225,6 +225,20 @@ class MhaWeights(nn.Module):
         return o, w
 
 
+class MhaNoWeights(nn.Module):
+    """Batch-first self-attention without weights: w is None (its `is None` folds to True; an
+    empty tensor in its place made it False). PyTorch cannot return the undefined tensor of its
+    fast path scripted, so the test reads it through `is None`."""
+
+    def __init__(self):
+        super().__init__()
+        self.mha = nn.MultiheadAttention(16, 2, batch_first=True)
+
+    def forward(self, x):
+        o, w = self.mha(x, x, x, need_weights=False)
+        return o if w is None else o * 2.0
+
+
 class NumbersInLoop(nn.Module):
     """Lists of numbers appended in a loop over a dynamic dim (a 1-d tensor, Concat per
     append), then made a tensor, its length and an element read."""
@@ -900,6 +914,7 @@ def main():
     w("list_output", ListOutput(), [r(3, 4)], ("scripted",), dynamic={0: [0]}, alt_inputs=[r(5, 4)],
       script_for_onnx=True)
     w("mha_weights", MhaWeights().eval(), [r(2, 3, 16)], ("scripted",), dyn=({0: [0, 1]}, [dr(4, 5, 16)]))
+    w("mha_no_weights", MhaNoWeights().eval(), [r(2, 3, 16)], ("scripted",), dyn=({0: [0, 1]}, [dr(4, 5, 16)]))
 
 
 if __name__ == "__main__":

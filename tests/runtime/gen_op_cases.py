@@ -706,6 +706,11 @@ case("cross_entropy", [inp([3, 4]), torch.tensor([1, 4, 0])], lambda x, t: F.nll
 case("bce", [inp([2], lo=1.5, hi=3.0), inp([2], lo=0.0, hi=1.0)], lambda x, y: F.binary_cross_entropy(x, y))  # PyTorch's error
 case("cosine_similarity", [inp([3, 6]), inp([1, 6])], lambda a, b: (F.cosine_similarity(a, b), F.cosine_similarity(a, b, 0)), tol=RED_TOL)
 case("cosine_similarity", [inp([2, 3, 4]), torch.zeros(2, 3, 4)], lambda a, b: F.cosine_similarity(a, b, -1, 1e-6), tol=RED_TOL)
+case("cosine_similarity", [torch.tensor([[0.1, 0.2, 0.0], [1.0, -2.0, 0.5]]), inp([2, 3])],
+     lambda a, b: F.cosine_similarity(a, b, 1, 0.5), tol=RED_TOL)  # one norm below eps
+case("cosine_similarity", [torch.tensor([[1, 2]]), torch.tensor([[3, 4]])], lambda a, b: F.cosine_similarity(a, b))  # PyTorch's error
+case("logit", [torch.tensor([0.0, 0.5, 1.0, 0.2])], lambda x: torch.logit(x, 0.7))  # eps > 0.5: the low bound first
+case("bce", [torch.tensor([0.3, float("nan")]), torch.tensor([1.0, 0.0])], lambda x, y: F.binary_cross_entropy(x, y))  # PyTorch's error
 
 with open(os.path.join(OUT, "manifest.json.tmp"), "w") as f:
     json.dump({"torch": torch.__version__, "cases": CASES}, f, indent=1)

@@ -152,11 +152,9 @@ bool decomposeMha(Graph& g, Node* n, const FactsOf& facts) {
   auto [out, attn] = b.attention(n->input(0), n->input(1), n->input(2), *e, *h, n->input(5),
                                  n->input(6), n->input(7), n->input(8), *mask);
   if (n->output(1)->hasUses() && !*need) {
-    // The kernel's weights without need_weights: an empty tensor of the query's dtype (a
-    // scripted `a, _ = mha(...)` keeps the use through its tuple).
-    const ValueFacts* qf = facts ? facts(n->input(0)) : nullptr;
-    n->output(1)->replaceAllUsesWith(
-        b.c(IValue(Tensor::empty({0}, qf && qf->dtype ? *qf->dtype : ScalarType::Float))));
+    // The kernel's weights without need_weights: None, PyTorch's undefined tensor (a scripted
+    // `a, _ = mha(...)` keeps the use through its tuple; a returned `w` is no output).
+    n->output(1)->replaceAllUsesWith(b.none());
   } else if (n->output(1)->hasUses()) {
     Value* w = *average ? b.op("aten::mean", {attn, b.ints({b.i(1)}), b.c(IValue(false)), b.none()})
                         : attn;
