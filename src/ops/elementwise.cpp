@@ -348,6 +348,42 @@ Tensor log(const Tensor& x) {
 Tensor log1p(const Tensor& x) {
   return unaryFloat(x, "log1p_vml_cpu", [](auto v) { return std::log1p(v); });
 }
+Tensor exp2(const Tensor& x) {
+  return unaryFloat(x, "exp2", [](auto v) { return std::exp2(v); });
+}
+Tensor erfc(const Tensor& x) {
+  return unaryFloat(x, "erfc_vml_cpu", [](auto v) { return std::erfc(v); });
+}
+Tensor sinc(const Tensor& x) {
+  return unaryFloat(x, "sinc_cpu", [](auto v) {
+    using A = decltype(v);
+    if (v == A(0)) return A(1);
+    const A px = A(3.14159265358979323846) * v;
+    return std::sin(px) / px;
+  });
+}
+Tensor entr(const Tensor& x) {
+  return unaryFloat(x, "entr_cpu", [](auto v) {
+    using A = decltype(v);
+    if (std::isnan(v)) return v;
+    if (v > A(0)) return -v * std::log(v);
+    if (v == A(0)) return A(0);
+    return -std::numeric_limits<A>::infinity();
+  });
+}
+Tensor ndtr(const Tensor& x) {
+  return unaryFloat(x, "ndtr_cpu", [](auto v) {
+    using A = decltype(v);
+    return A(0.5) * std::erfc(-v * A(0.70710678118654752440));
+  });
+}
+Tensor logNdtr(const Tensor& x) {
+  return unaryFloat(x, "log_ndtr_cpu", [](auto v) {
+    using A = decltype(v);
+    return std::log(A(0.5) * std::erfc(-v * A(0.70710678118654752440)));
+  });
+}
+
 Tensor expm1(const Tensor& x) {
   return unaryFloat(x, "expm1_vml_cpu", [](auto v) { return std::expm1(v); });
 }

@@ -46,6 +46,14 @@ Tensor log1p(const Tensor& x);
 /// torch.expm1 / lgamma / digamma / erfinv: integers go to Float. digamma is +-inf at 0 and
 /// NaN at negative integers; erfinv is +-inf at +-1 and NaN outside [-1, 1] (as PyTorch's).
 Tensor expm1(const Tensor& x);
+/// torch.exp2 / erfc / sinc (sin(pi x) / (pi x), 1 at 0) and torch.special.entr (-x log x: 0
+/// at 0, -inf below), ndtr (the standard normal CDF) and log_ndtr: integers go to Float.
+Tensor exp2(const Tensor& x);
+Tensor erfc(const Tensor& x);
+Tensor sinc(const Tensor& x);
+Tensor entr(const Tensor& x);
+Tensor ndtr(const Tensor& x);
+Tensor logNdtr(const Tensor& x);
 Tensor lgamma(const Tensor& x);
 Tensor digamma(const Tensor& x);
 Tensor erfinv(const Tensor& x);

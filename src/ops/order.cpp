@@ -135,6 +135,26 @@ std::tuple<Tensor, Tensor> median(const Tensor& x, int64_t dim, bool keepdim) {
                     });
 }
 
+Tensor nanmedian(const Tensor& x) {
+  if (x.numel() == 0) return full({}, Scalar(std::nan("")), x.dtype());
+  auto [v, i] = nanmedian(reshape(x.contiguous(), {-1}), 0, false);
+  return v;
+}
+
+std::tuple<Tensor, Tensor> nanmedian(const Tensor& x, int64_t dim, bool keepdim) {
+  const int64_t d = wrapDim(dim, std::max<int64_t>(x.dim(), 1));
+  TL_CHECK(x.dim() == 0 || x.size(d) > 0,
+           "nanmedian(): Expected reduction dim {} to have non-zero size.", d);
+  return reduceRows(x, dim, keepdim, "nanmedian_cpu",
+                    [](const auto* row, int64_t n, auto* v, int64_t* i) {
+                      int64_t numbers = 0;  // NaN sorts last: the median of those before it
+                      for (int64_t j = 0; j < n; ++j) numbers += isNan(row[j]) ? 0 : 1;
+                      const auto idx = order(row, n);
+                      *i = idx[static_cast<size_t>(((numbers > 0 ? numbers : n) - 1) / 2)];
+                      *v = row[*i];
+                    });
+}
+
 std::tuple<Tensor, Tensor> kthvalue(const Tensor& x, int64_t k, int64_t dim, bool keepdim) {
   const int64_t d = wrapDim(dim, std::max<int64_t>(x.dim(), 1));
   const int64_t n = x.dim() == 0 ? 1 : x.size(d);

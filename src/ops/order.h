@@ -15,6 +15,10 @@ namespace torchless::ops {
 Tensor median(const Tensor& x);
 /// torch.median(x, dim, keepdim) -> (values, indices Long). Throws for an empty dim.
 std::tuple<Tensor, Tensor> median(const Tensor& x, int64_t dim, bool keepdim);
+/// torch.nanmedian(x) / (x, dim, keepdim): the median of the values that are not NaN (NaN when
+/// all are).
+Tensor nanmedian(const Tensor& x);
+std::tuple<Tensor, Tensor> nanmedian(const Tensor& x, int64_t dim, bool keepdim);
 /// torch.kthvalue(x, k, dim, keepdim) -> (values, indices Long): the k-th smallest (1-based).
 /// Throws "kthvalue(): selected number k out of range for dimension d".
 std::tuple<Tensor, Tensor> kthvalue(const Tensor& x, int64_t k, int64_t dim, bool keepdim);

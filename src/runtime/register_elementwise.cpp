@@ -89,6 +89,15 @@ void registerElementwiseKernels(KernelRegistry& r) {
       {"aten::digamma", ops::digamma},
       {"aten::erfinv", ops::erfinv},
       {"aten::frac", ops::frac},
+      {"aten::exp2", ops::exp2},
+      {"aten::erfc", ops::erfc},
+      {"aten::sinc", ops::sinc},
+      {"aten::special_exp2", ops::exp2},
+      {"aten::special_erfc", ops::erfc},
+      {"aten::special_sinc", ops::sinc},
+      {"aten::special_entr", ops::entr},
+      {"aten::special_ndtr", ops::ndtr},
+      {"aten::special_log_ndtr", ops::logNdtr},
       // torch.special's names for the same functions
       {"aten::special_expm1", ops::expm1},
       {"aten::special_gammaln", ops::lgamma},
@@ -133,6 +142,37 @@ void registerElementwiseKernels(KernelRegistry& r) {
   defFamily(r, "aten::log2", [](const IValue* a) {
     return ops::div(ops::log(a[0].toTensor()), Scalar(std::log(2.0)));
   });
+  // xlogy(x, y) = x log y, 0 where x is 0 (unless y is NaN); xlog1py with log1p(y).
+  auto xlogy = [](const Tensor& x, const Tensor& y, bool plus1) {
+    Tensor t = ops::mul(x, plus1 ? ops::log1p(y) : ops::log(y));
+    return ops::where(ops::logicalAnd(ops::eq(x, Scalar(0)), ops::logicalNot(ops::isnan(y))),
+                      Scalar(0.0), t);
+  };
+  for (bool plus1 : {false, true}) {
+    const std::string base = plus1 ? "aten::special_xlog1py" : "aten::xlogy";
+    std::vector<std::string> names = {base + (plus1 ? "" : ".Tensor")};
+    if (!plus1) names.push_back("aten::special_xlogy");
+    for (const std::string& name : names)
+      defFamily(r, name, [xlogy, plus1](const IValue* a) {
+        return xlogy(a[0].toTensor(), a[1].toTensor(), plus1);
+      });
+    for (const std::string& name :
+         plus1 ? std::vector<std::string>{"aten::special_xlog1py.self_scalar"}
+               : std::vector<std::string>{"aten::xlogy.Scalar_Self",
+                                          "aten::special_xlogy.self_scalar"})
+      defFamily(r, name, [xlogy, plus1](const IValue* a) {
+        Tensor y = a[1].toTensor();
+        return xlogy(ops::full({}, toScalar(a[0]), ops::resultType(y, toScalar(a[0]))), y, plus1);
+      });
+    for (const std::string& name :
+         plus1 ? std::vector<std::string>{"aten::special_xlog1py.other_scalar"}
+               : std::vector<std::string>{"aten::xlogy.Scalar_Other",
+                                          "aten::special_xlogy.other_scalar"})
+      defFamily(r, name, [xlogy, plus1](const IValue* a) {
+        Tensor x = a[0].toTensor();
+        return xlogy(x, ops::full({}, toScalar(a[1]), ops::resultType(x, toScalar(a[1]))), plus1);
+      });
+  }
   for (const char* name : {"aten::logit", "aten::special_logit"})
     defFamily(r, name,
               [](const IValue* a) { return ops::logit(a[0].toTensor(), toOptDouble(a[1])); });

@@ -72,6 +72,10 @@ void registerReductionKernels(KernelRegistry& r) {
   defN<3>(r, "aten::median.dim", [](const IValue* a) {
     return ops::median(a[0].toTensor(), a[1].toInt(), a[2].toBool());
   });
+  defN<1>(r, "aten::nanmedian", [](const IValue* a) { return ops::nanmedian(a[0].toTensor()); });
+  defN<3>(r, "aten::nanmedian.dim", [](const IValue* a) {
+    return ops::nanmedian(a[0].toTensor(), a[1].toInt(), a[2].toBool());
+  });
   defN<4>(r, "aten::kthvalue", [](const IValue* a) {
     return ops::kthvalue(a[0].toTensor(), a[1].toInt(), a[2].toInt(), a[3].toBool());
   });

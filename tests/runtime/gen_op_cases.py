@@ -642,6 +642,15 @@ case("special_math", [torch.tensor([0.0, -0.0, -2.0, 1.0, -1.0, 1e-30, 30.5, -3.
 case("special_math", [inp([3, 4], torch.float64)], lambda x: (torch.digamma(x), torch.erfinv(x.tanh())))
 case("special_math", [inp([2, 3], torch.int64)], lambda x: (torch.expm1(x), torch.digamma(x), torch.erfinv(x)))
 case("special_math", [inp([2, 3], torch.int64)], lambda x: torch.frac(x))  # PyTorch's error
+case("special_math", [SPECIAL], lambda x: (torch.exp2(x), torch.erfc(x), torch.sinc(x), torch.special.entr(x),
+                                        torch.special.ndtr(x), torch.special.log_ndtr(x)))
+case("special_math", [inp([3, 4], lo=-6.0, hi=6.0)], lambda x: (torch.exp2(x), torch.special.erfc(x), torch.special.sinc(x),
+                                                           torch.special.entr(x), torch.special.ndtr(x), torch.special.log_ndtr(x)))
+case("special_math", [torch.tensor([0.0, 1.0, -2.0]), torch.tensor([2, 0, 5])], lambda x, n: (torch.sinc(x), torch.exp2(n), torch.erfc(n)))
+case("xlogy", [torch.tensor([0.0, 0.0, 2.0, -1.5, 0.0]), torch.tensor([float("nan"), 0.0, 3.0, 0.5, -1.0])],
+     lambda x, y: (torch.xlogy(x, y), torch.special.xlogy(x, y), torch.special.xlog1py(x, y), torch.xlogy(2, y),
+                   torch.xlogy(x, 3.0), torch.special.xlog1py(x, 0.5)))
+case("xlogy", [inp([3, 4], torch.int64, lo=0, hi=5), inp([4], lo=0.1, hi=3.0)], lambda x, y: torch.xlogy(x, y))
 case("logit", [inp([3, 4], lo=0.01, hi=0.99)], lambda x: (torch.logit(x), torch.special.logit(x)))
 case("logit", [inp([3, 4], lo=-0.5, hi=1.5)], lambda x: torch.logit(x, 0.1))
 case("hypot", [inp([3, 4]), inp([4])], lambda a, b: torch.hypot(a, b))
@@ -659,6 +668,9 @@ case("median", [ROWS_NAN], lambda x: flat(torch.median(x), torch.median(x, 1)))
 case("median", [inp([3, 4], torch.int64, view="T")], lambda x: flat(torch.median(x.float(), -1)))
 case("median", [inp([0, 3])], lambda x: torch.median(x))
 case("median", [inp([0, 3])], lambda x: torch.median(x, 0))  # PyTorch's error
+case("nanmedian", [torch.tensor([[3.0, float("nan"), 1.0, float("nan"), 2.0], [float("nan")] * 5, [5.0, 4.0, float("nan"), 1.0, 0.0]])],
+     lambda x: flat(torch.nanmedian(x), torch.nanmedian(x, 1), torch.nanmedian(x[1])))
+case("nanmedian", [inp([4, 5])], lambda x: flat(torch.nanmedian(x, 0, keepdim=True)))
 case("kthvalue", [inp([4, 5])], lambda x: flat(torch.kthvalue(x, 2), torch.kthvalue(x, 4, 0, True)))
 case("kthvalue", [ROWS_NAN], lambda x: flat(torch.kthvalue(x, 5, 1)))
 case("kthvalue", [inp([4, 5])], lambda x: torch.kthvalue(x, 6))  # PyTorch's error
