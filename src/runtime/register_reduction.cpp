@@ -35,7 +35,9 @@ std::optional<IntList> optDims(const IValue& v) {
 Tensor diff(const Tensor& x, int64_t n, int64_t dim, const std::optional<Tensor>& prepend,
             const std::optional<Tensor>& append) {
   TL_CHECK(x.dim() >= 1, "diff expects input to be at least one-dimensional");
-  TL_CHECK(n >= 0, "order must be non-negative but got {}", n);
+  // PyTorch 1.13: n == 0 returns the input alone; a negative n the input with prepend and
+  // append concatenated
+  if (n == 0) return x.clone();
   const int64_t d = ops::wrapDim(dim, x.dim());
   std::vector<Tensor> parts;
   if (prepend) parts.push_back(*prepend);

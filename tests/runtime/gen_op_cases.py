@@ -683,6 +683,13 @@ case("diff", [inp([3, 6])], lambda x: (torch.diff(x), torch.diff(x, 2, 0), torch
 case("diff", [inp([3, 6]), inp([3, 2]), inp([3, 1])], lambda x, p, a: torch.diff(x, 3, -1, p, a))
 case("diff", [torch.tensor([True, False, False, True])], lambda x: torch.diff(x))
 case("diff", [inp([3])], lambda x: torch.diff(x, 5))
+case("diff", [inp([3, 4]), inp([3, 1])], lambda x, p: (torch.diff(x, 0, prepend=p), torch.diff(x, -1, prepend=p)))
+# the losses' and interpolations' argument checks
+case("loss", [inp([3, 4]), inp([3, 4])], lambda x, y: F.smooth_l1_loss(x, y, beta=-1.0))  # PyTorch's error
+case("loss", [inp([3, 4]), inp([3, 4])], lambda x, y: F.huber_loss(x, y, delta=0.0))  # PyTorch's error
+case("cross_entropy", [inp([3, 4]), torch.tensor([0, 1, 2])], lambda x, t: F.cross_entropy(x, t, label_smoothing=1.5))  # PyTorch's error
+case("interpolate", [inp([1, 1, 3, 3])], lambda x: F.interpolate(x, size=(0, 2), mode="bicubic"))  # PyTorch's error
+case("interpolate", [inp([1, 1, 2, 3, 3])], lambda x: F.interpolate(x, size=(0, 2, 2), mode="trilinear"))  # PyTorch's error
 case("kron", [inp([2, 3]), inp([4, 2])], lambda a, b: torch.kron(a, b))
 case("kron", [inp([3]), inp([2, 2, 2], torch.float64)], lambda a, b: torch.kron(a, b))
 # losses, reduction none / mean / sum, with weights, ignore_index and label smoothing
