@@ -729,8 +729,8 @@ class TailLosses(nn.Module):
 class TailLossesMore(nn.Module):
     """The pointwise losses (mse, l1, smooth_l1 with beta and beta 0, huber, soft margin,
     binary cross entropy with a weight, margin ranking, hinge embedding) at each reduction,
-    and the math torch.onnx decomposes: expm1, frac, logit with and without eps, hypot,
-    nansum, diff with prepend / append and of bools."""
+    and decomposed math: exp2, erfc, sinc (at 0 too), xlogy (0 where x is 0), expm1, frac,
+    logit with and without eps, hypot, nansum, diff with prepend / append and of bools."""
 
     def forward(self, x, y, p, t, sign, nan_x, flags):
         out = []
@@ -741,6 +741,8 @@ class TailLossesMore(nn.Module):
                     F.binary_cross_entropy(p, t, reduction=red),
                     F.margin_ranking_loss(x, y, sign, 0.2, reduction=red),
                     F.hinge_embedding_loss(x, sign, 0.4, reduction=red)]
+        out += [torch.exp2(x), torch.erfc(x), torch.sinc(x * (sign > 0)), torch.xlogy(x * (sign > 0), p),
+                torch.xlogy(2.0, p), torch.special.xlogy(x, 3.0)]
         out += [torch.expm1(x), torch.frac(x * 3), torch.logit(p), torch.logit(x, 0.2), torch.hypot(x, y),
                 torch.nansum(nan_x), torch.nansum(nan_x, 1, keepdim=True), torch.diff(x), torch.diff(x, 2, 0),
                 torch.diff(x, 1, 1, y[:, :2], y[:, 1:]), torch.diff(flags)]

@@ -394,6 +394,35 @@ void registerElementwiseConverters(OnnxConverterRegistry& r) {
                        ctx.op("Mul", {ctx.op("Sign", {x}), ctx.op("Floor", {ctx.op("Abs", {x})})});
                    return ctx.op("Sub", {x, trunc});
                  }));
+  r.addOverloads({"aten::exp2", "aten::exp2_", "aten::special_exp2"},
+                 unaryExpr([](OnnxCtx& ctx, const std::string& x, ScalarType dt) {
+                   return ctx.op("Pow", {ctx.constScalar(2.0, dt), x});
+                 }));
+  r.addOverloads({"aten::erfc", "aten::erfc_", "aten::special_erfc"},
+                 unaryExpr([](OnnxCtx& ctx, const std::string& x, ScalarType dt) {
+                   return ctx.op("Sub", {ctx.constScalar(1.0, dt), ctx.op("Erf", {x})});
+                 }));
+  // sinc(x) = sin(pi x) / (pi x), 1 at 0.
+  r.addOverloads({"aten::sinc", "aten::sinc_", "aten::special_sinc"},
+                 unaryExpr([](OnnxCtx& ctx, const std::string& x, ScalarType dt) {
+                   std::string px = ctx.op("Mul", {x, ctx.constScalar(M_PI, dt)});
+                   return ctx.op("Where", {ctx.op("Equal", {x, ctx.constScalar(0.0, dt)}),
+                                           ctx.constScalar(1.0, dt),
+                                           ctx.op("Div", {ctx.op("Sin", {px}), px})});
+                 }));
+  // xlogy(x, y) = x log y, 0 where x is 0 and y is not NaN.
+  r.addOverloads(
+      {"aten::xlogy.Tensor", "aten::xlogy.Scalar_Self", "aten::xlogy.Scalar_Other",
+       "aten::special_xlogy", "aten::special_xlogy.self_scalar",
+       "aten::special_xlogy.other_scalar"},
+      [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+        const ScalarType dt = resultDtype(ctx, n);
+        std::string x = tensorOrScalar(ctx, args[0], dt), y = tensorOrScalar(ctx, args[1], dt);
+        std::string zero = ctx.constScalar(0.0, dt);
+        std::string keep0 =
+            ctx.op("And", {ctx.op("Equal", {x, zero}), ctx.op("Not", {ctx.op("IsNaN", {y})})});
+        ctx.setOutput(n, 0, ctx.op("Where", {keep0, zero, ctx.op("Mul", {x, ctx.op("Log", {y})})}));
+      });
   r.addOverloads({"aten::special_expit"},
                  unaryExpr([](OnnxCtx& ctx, const std::string& x, ScalarType) {
                    return ctx.op("Sigmoid", {x});
