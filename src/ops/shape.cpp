@@ -847,8 +847,10 @@ Tensor circularPad(const Tensor& x, const IntList& pad) {
     const int64_t start = std::max<int64_t>(-lo, 0),
                   kept = n + std::min<int64_t>(lo, 0) + std::min<int64_t>(hi, 0);
     TL_CHECK(lo <= n && hi <= n, "Padding value causes wrapping around more than once.");
-    TL_CHECK(kept >= 0, "circular padding ({}, {}) crops dimension {} of size {} below 0", lo, hi,
-             d, n);
+    TL_CHECK(kept >= 0,
+             "Negative padding value is resulting in an empty dimension: circular padding ({}, "
+             "{}) of dimension {} (size {})",
+             lo, hi, d, n);
     TL_CHECK(std::max(lo, hi) <= kept,
              "circular padding ({}, {}) of dimension {} (size {}) wraps past what its negative "
              "padding keeps",

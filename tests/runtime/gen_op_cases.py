@@ -447,6 +447,8 @@ case("circular_pad", [inp([2, 3, 5])], lambda x: F.pad(x, (-1, 4), mode="circula
 case("circular_pad", [inp([2, 3, 5])], lambda x: F.pad(x, (3, -2), mode="circular"))
 case("circular_pad", [inp([1, 2, 2, 3, 4])], lambda x: F.pad(x, (1, 1, 0, 2, 1, 0), mode="circular"))
 case("circular_pad", [inp([1, 2, 5])], lambda x: F.pad(x, (6, 0), mode="circular"))  # PyTorch's error
+case("circular_pad", [inp([1, 2, 5])], lambda x: F.pad(x, (-3, -2), mode="circular"))  # crops to empty
+case("circular_pad", [inp([1, 2, 5])], lambda x: F.pad(x, (-4, -2), mode="circular"))  # PyTorch's error
 case("tril", [inp([2, 3, 4])], lambda x: torch.tril(x, 1))
 case("triu", [inp([3, 4], torch.int64, view="T")], lambda x: torch.triu(x, -1))
 case("pixel_shuffle", [inp([2, 8, 3, 2])], lambda x: F.pixel_shuffle(x, 2))
@@ -722,6 +724,8 @@ for red in REDS:
          tol=RED_TOL)
 case("cross_entropy", [inp([5]), torch.tensor(2)], lambda x, t: F.cross_entropy(x, t), tol=RED_TOL)
 case("cross_entropy", [inp([3, 4]), torch.tensor([1, 4, 0])], lambda x, t: F.nll_loss(x, t))  # PyTorch's error
+case("cross_entropy", [inp([3, 4]), torch.tensor([1, 0])], lambda x, t: F.nll_loss(x, t))  # PyTorch's error
+case("cross_entropy", [inp([3, 4]), torch.tensor([1, 0, 2]), inp([3])], lambda x, t, w: F.nll_loss(x, t, w))  # PyTorch's error
 case("bce", [inp([2], lo=1.5, hi=3.0), inp([2], lo=0.0, hi=1.0)], lambda x, y: F.binary_cross_entropy(x, y))  # PyTorch's error
 case("cosine_similarity", [inp([3, 6]), inp([1, 6])], lambda a, b: (F.cosine_similarity(a, b), F.cosine_similarity(a, b, 0)), tol=RED_TOL)
 case("cosine_similarity", [inp([2, 3, 4]), torch.zeros(2, 3, 4)], lambda a, b: F.cosine_similarity(a, b, -1, 1e-6), tol=RED_TOL)
