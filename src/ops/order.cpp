@@ -109,50 +109,45 @@ std::tuple<Tensor, Tensor> cumExtreme(const Tensor& x, int64_t dim, const char* 
   return {lastToDim(values, d).contiguous(), lastToDim(indices, d).contiguous()};
 }
 
-}  // namespace
-
-Tensor median(const Tensor& x) {
-  if (x.numel() == 0) return full({}, Scalar(std::nan("")), x.dtype());
-  auto [v, i] = median(reshape(x.contiguous(), {-1}), 0, false);
-  return v;
-}
-
-std::tuple<Tensor, Tensor> median(const Tensor& x, int64_t dim, bool keepdim) {
+// The lower median of each row along dim. NaN sorts last: median() answers NaN (at the first
+// NaN) for a row holding one; nanmedian() takes the median of the numbers before it (of the
+// whole row when all are NaN, as PyTorch indexes it).
+std::tuple<Tensor, Tensor> medianRows(const Tensor& x, int64_t dim, bool keepdim, bool skipNaN) {
   const int64_t d = wrapDim(dim, std::max<int64_t>(x.dim(), 1));
-  TL_CHECK(x.dim() == 0 || x.size(d) > 0,
-           "median(): Expected reduction dim {} to have non-zero size.", d);
-  return reduceRows(x, dim, keepdim, "median_out",
-                    [](const auto* row, int64_t n, auto* v, int64_t* i) {
-                      for (int64_t j = 0; j < n; ++j)
-                        if (isNan(row[j])) {
+  TL_CHECK(x.dim() == 0 || x.size(d) > 0, "{}(): Expected reduction dim {} to have non-zero size.",
+           skipNaN ? "nanmedian" : "median", d);
+  return reduceRows(x, dim, keepdim, skipNaN ? "nanmedian_cpu" : "median_out",
+                    [skipNaN](const auto* row, int64_t n, auto* v, int64_t* i) {
+                      int64_t numbers = 0;
+                      for (int64_t j = 0; j < n; ++j) {
+                        if (!isNan(row[j])) {
+                          ++numbers;
+                        } else if (!skipNaN) {
                           *v = row[j];
                           *i = j;
                           return;
                         }
-                      const auto idx = order(row, n);
-                      *i = idx[static_cast<size_t>((n - 1) / 2)];
-                      *v = row[*i];
-                    });
-}
-
-Tensor nanmedian(const Tensor& x) {
-  if (x.numel() == 0) return full({}, Scalar(std::nan("")), x.dtype());
-  auto [v, i] = nanmedian(reshape(x.contiguous(), {-1}), 0, false);
-  return v;
-}
-
-std::tuple<Tensor, Tensor> nanmedian(const Tensor& x, int64_t dim, bool keepdim) {
-  const int64_t d = wrapDim(dim, std::max<int64_t>(x.dim(), 1));
-  TL_CHECK(x.dim() == 0 || x.size(d) > 0,
-           "nanmedian(): Expected reduction dim {} to have non-zero size.", d);
-  return reduceRows(x, dim, keepdim, "nanmedian_cpu",
-                    [](const auto* row, int64_t n, auto* v, int64_t* i) {
-                      int64_t numbers = 0;  // NaN sorts last: the median of those before it
-                      for (int64_t j = 0; j < n; ++j) numbers += isNan(row[j]) ? 0 : 1;
+                      }
                       const auto idx = order(row, n);
                       *i = idx[static_cast<size_t>(((numbers > 0 ? numbers : n) - 1) / 2)];
                       *v = row[*i];
                     });
+}
+
+Tensor medianAll(const Tensor& x, bool skipNaN) {
+  if (x.numel() == 0) return full({}, Scalar(std::nan("")), x.dtype());
+  return std::get<0>(medianRows(reshape(x.contiguous(), {-1}), 0, false, skipNaN));
+}
+
+}  // namespace
+
+Tensor median(const Tensor& x) { return medianAll(x, false); }
+std::tuple<Tensor, Tensor> median(const Tensor& x, int64_t dim, bool keepdim) {
+  return medianRows(x, dim, keepdim, false);
+}
+Tensor nanmedian(const Tensor& x) { return medianAll(x, true); }
+std::tuple<Tensor, Tensor> nanmedian(const Tensor& x, int64_t dim, bool keepdim) {
+  return medianRows(x, dim, keepdim, true);
 }
 
 std::tuple<Tensor, Tensor> kthvalue(const Tensor& x, int64_t k, int64_t dim, bool keepdim) {
