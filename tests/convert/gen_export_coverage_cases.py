@@ -811,6 +811,28 @@ class Stft(nn.Module):
         return a, b, c.real, c.imag, d, e
 
 
+class RecurrentCells(nn.Module):
+    """nn.GRUCell and nn.RNNCell, tanh and relu, with and without biases, batched and unbatched
+    (aten::gru_cell / rnn_tanh_cell / rnn_relu_cell, decomposed as torch.onnx does)."""
+
+    def __init__(self):
+        super().__init__()
+        self.gru = nn.GRUCell(4, 3)
+        self.gru_nb = nn.GRUCell(4, 3, bias=False)
+        self.tanh = nn.RNNCell(4, 3)
+        self.relu = nn.RNNCell(4, 3, nonlinearity="relu", bias=False)
+
+    def forward(self, x, h):
+        g = self.gru(x, h)
+        g2 = self.gru_nb(x, g)
+        t = self.tanh(x, h)
+        u = self.relu(x[0], h[0])
+        steps = h
+        for i in range(x.size(0)):
+            steps = self.gru(x[i:i + 1].expand(h.size(0), 4), steps)
+        return g, g2, t, u, steps, self.tanh(x)
+
+
 def main():
     os.makedirs(gen.OUT, exist_ok=True)
     torch.manual_seed(0)
@@ -917,6 +939,7 @@ def main():
       script_for_onnx=True)
     w("mha_weights", MhaWeights().eval(), [r(2, 3, 16)], ("scripted",), dyn=({0: [0, 1]}, [dr(4, 5, 16)]))
     w("mha_no_weights", MhaNoWeights().eval(), [r(2, 3, 16)], ("scripted",), dyn=({0: [0, 1]}, [dr(4, 5, 16)]))
+    w("recurrent_cells", RecurrentCells(), [r(2, 4), r(2, 3)], both, dyn=({0: [0], 1: [0]}, [dr(5, 4), dr(5, 3)]))
 
 
 if __name__ == "__main__":

@@ -220,6 +220,13 @@ OnnxConverter recurrent(Cell cell, bool packed = false) {
   };
 }
 
+// x @ w^T (+ b): one of a cell's two affine maps (w is args[w], b is args[b] or None).
+std::string cellLinear(OnnxCtx& ctx, OnnxArgs& args, const std::string& x, size_t w, size_t b) {
+  std::string y = ctx.op(
+      "MatMul", {x, ctx.op("Transpose", {args[w].unwrapToTensor()}, {attrIs("perm", {1, 0})})});
+  return args[b].isNone() ? y : ctx.op("Add", {y, args[b].unwrapToTensor()});
+}
+
 // lstm_cell(input, (h, c), w_ih, w_hh, b_ih, b_hh) -> (h', c'), one step decomposed as
 // torch.onnx's symbolic_opset9 lstm_cell and PyTorch's LSTMCell: gates = input @ w_ih^T + b_ih
 // + h @ w_hh^T + b_hh, split into i, f, g, o (Split into 4 equal parts); c' = sigmoid(f) * c +
@@ -227,12 +234,8 @@ OnnxConverter recurrent(Cell cell, bool packed = false) {
 void convertLstmCell(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   auto hx = args[1].unwrapToTensorList();
   if (hx.size() != 2) args[1].fail("(h, c)", fmt::format("{} tensors", hx.size()));
-  auto linear = [&](const std::string& x, size_t w, size_t b) {
-    std::string y = ctx.op(
-        "MatMul", {x, ctx.op("Transpose", {args[w].unwrapToTensor()}, {attrIs("perm", {1, 0})})});
-    return args[b].isNone() ? y : ctx.op("Add", {y, args[b].unwrapToTensor()});
-  };
-  std::string gates = ctx.op("Add", {linear(args[0].unwrapToTensor(), 2, 4), linear(hx[0], 3, 5)});
+  std::string gates = ctx.op("Add", {cellLinear(ctx, args, args[0].unwrapToTensor(), 2, 4),
+                                     cellLinear(ctx, args, hx[0], 3, 5)});
   std::vector<OnnxAttr> splitAttrs = {attrI("axis", -1)};
   if (ctx.opset() >= 18) splitAttrs.push_back(attrI("num_outputs", 4));  // required from 18
   auto parts = ctx.opN("Split", {gates}, 4, splitAttrs);
@@ -241,6 +244,34 @@ void convertLstmCell(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   std::string c = ctx.op("Add", {ctx.op("Mul", {f, hx[1]}), ctx.op("Mul", {i, g})});
   ctx.setOutput(n, 0, ctx.op("Mul", {o, ctx.op("Tanh", {c})}));
   ctx.setOutput(n, 1, c);
+}
+
+// gru_cell(input, hx, w_ih, w_hh, b_ih, b_hh) -> h', one step as PyTorch's GRUCell
+// (aten/src/ATen/native/RNN.cpp, GRUCell): gi = input @ w_ih^T + b_ih and gh = hx @ w_hh^T +
+// b_hh, each split into (r, z, n) parts; r = sigmoid(gi_r + gh_r), z = sigmoid(gi_z + gh_z),
+// n = tanh(gi_n + r * gh_n) (the reset gate applied after the hidden map, ONNX GRU's
+// linear_before_reset = 1); h' = (1 - z) * n + z * hx, written n + z * (hx - n).
+void convertGruCell(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  std::string hx = args[1].unwrapToTensor();
+  std::vector<OnnxAttr> splitAttrs = {attrI("axis", -1)};
+  if (ctx.opset() >= 18) splitAttrs.push_back(attrI("num_outputs", 3));  // required from 18
+  auto gi =
+      ctx.opN("Split", {cellLinear(ctx, args, args[0].unwrapToTensor(), 2, 4)}, 3, splitAttrs);
+  auto gh = ctx.opN("Split", {cellLinear(ctx, args, hx, 3, 5)}, 3, splitAttrs);
+  std::string r = ctx.op("Sigmoid", {ctx.op("Add", {gi[0], gh[0]})});
+  std::string z = ctx.op("Sigmoid", {ctx.op("Add", {gi[1], gh[1]})});
+  std::string nn = ctx.op("Tanh", {ctx.op("Add", {gi[2], ctx.op("Mul", {r, gh[2]})})});
+  ctx.setOutput(n, 0, ctx.op("Add", {nn, ctx.op("Mul", {z, ctx.op("Sub", {hx, nn})})}));
+}
+
+// rnn_tanh_cell / rnn_relu_cell(input, hx, w_ih, w_hh, b_ih, b_hh) -> h' = act(input @ w_ih^T
+// + b_ih + hx @ w_hh^T + b_hh), as PyTorch's RNNCell.
+OnnxConverter rnnCell(bool relu) {
+  return [relu](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    std::string pre = ctx.op("Add", {cellLinear(ctx, args, args[0].unwrapToTensor(), 2, 4),
+                                     cellLinear(ctx, args, args[1].unwrapToTensor(), 3, 5)});
+    ctx.setOutput(n, 0, ctx.op(relu ? "Relu" : "Tanh", {pre}));
+  };
 }
 
 // The permutation swapping dims 0 and 1 of a rank-`rank` tensor.
@@ -305,6 +336,9 @@ void convertPadPacked(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
 
 void registerRnnConverters(OnnxConverterRegistry& r) {
   r.addOverloads({"aten::lstm_cell"}, convertLstmCell);
+  r.addOverloads({"aten::gru_cell"}, convertGruCell);
+  r.addOverloads({"aten::rnn_tanh_cell"}, rnnCell(false));
+  r.addOverloads({"aten::rnn_relu_cell"}, rnnCell(true));
   r.addOverloads({"aten::lstm.input"}, recurrent(Cell::LSTM));
   r.addOverloads({"aten::gru.input"}, recurrent(Cell::GRU));
   r.addOverloads({"aten::rnn_tanh.input"}, recurrent(Cell::RNN_TANH));
