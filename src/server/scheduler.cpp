@@ -79,7 +79,7 @@ Outcome Scheduler::run(std::vector<IValue> args, Clock::time_point deadline) {
   // A far deadline (a gRPC client's default one of minutes) cannot be missed by waiting on
   // this thread: the request runs here as one without a deadline would (Note [Serving
   // execution]).
-  const auto slowest = std::chrono::nanoseconds(slowestForwardNs_.load());
+  const Clock::duration slowest = slowestRecentForward();
   const bool farDeadline =
       hasDeadline && slowest.count() > 0 &&
       deadline - enqueued >= std::max<Clock::duration>(kNearDeadline, 20 * slowest);
@@ -147,9 +147,20 @@ Outcome Scheduler::run(std::vector<IValue> args, Clock::time_point deadline) {
 
 void Scheduler::noteForward(Clock::duration took) {
   const int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(took).count();
-  int64_t seen = slowestForwardNs_.load();
-  while (ns > seen && !slowestForwardNs_.compare_exchange_weak(seen, ns)) {
+  std::lock_guard<std::mutex> lock(forwardsMu_);
+  if (windowForwards_ == kForwardWindow) {  // a new window; the one before the last is dropped
+    windowSlowestNs_[1] = windowSlowestNs_[0];
+    windowSlowestNs_[0] = 0;
+    windowForwards_ = 0;
   }
+  windowSlowestNs_[0] = std::max(windowSlowestNs_[0], ns);
+  ++windowForwards_;
+}
+
+Scheduler::Clock::duration Scheduler::slowestRecentForward() const {
+  std::lock_guard<std::mutex> lock(forwardsMu_);
+  return std::chrono::duration_cast<Clock::duration>(
+      std::chrono::nanoseconds(std::max(windowSlowestNs_[0], windowSlowestNs_[1])));
 }
 
 void Scheduler::stop() {

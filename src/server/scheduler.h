@@ -33,7 +33,8 @@
 //   the queue empty and an instance idle runs on the thread that received it (the HTTP or gRPC
 //   thread), as `torchless bench` runs it; only a request that must wait is queued for an
 //   instance's worker. A request whose deadline is near (under 1 s away, or under 20 times the
-//   slowest forward seen, or any deadline before a request of the model ran) is always queued, so
+//   slowest of the last 64-128 forwards, or any deadline before a request of the model ran) is
+//   always queued, so
 //   that its waiter can give up at the deadline; a far one (grpcio's `timeout=120`, a client's
 //   default deadline) runs on the request thread as a request without one does, and is answered
 //   Timeout if the forward ends after it (its result dropped, as when a worker's execution passes
@@ -110,8 +111,14 @@ class Scheduler {
   void runJoined(const Module& m, std::vector<std::unique_ptr<Job>>& jobs, int64_t rows);
 
   ServeError timeoutError(Clock::time_point enqueued, bool executing) const;
-  /// Remembers the slowest forward (what decides whether a deadline is far).
+  /// Remembers the slowest of the recent forwards (what decides whether a deadline is far).
   void noteForward(Clock::duration took);
+  /// The slowest of the last kForwardWindow to 2 * kForwardWindow forwards (0 before any).
+  Clock::duration slowestRecentForward() const;
+  /// Forwards per window of slowestRecentForward(): one slow forward (a first call, a page
+  /// fault storm, a core taken by another process) stops counting after 2 windows instead of
+  /// queueing every deadline under 20 times it for the server's lifetime.
+  static constexpr uint64_t kForwardWindow = 64;
   /// Deadlines nearer than this (or than 20 slowest forwards) are queued: Note [Serving
   /// execution].
   static constexpr Clock::duration kNearDeadline = std::chrono::seconds(1);
@@ -124,7 +131,9 @@ class Scheduler {
   std::condition_variable cv_;
   std::deque<std::unique_ptr<Job>> queue_;
   std::vector<char> busy_;  // per instance: executing (on its worker or on a request's thread)
-  std::atomic<int64_t> slowestForwardNs_{0};
+  mutable std::mutex forwardsMu_;        // the two windows below
+  int64_t windowSlowestNs_[2] = {0, 0};  // the current window's, the previous one's
+  uint64_t windowForwards_ = 0;          // forwards in the current window
   bool stopping_ = false;
   std::vector<std::thread> workers_;
 };

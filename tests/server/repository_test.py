@@ -262,3 +262,37 @@ def test_timeouts(repo):
     finally:
         channel.close()
         assert s.terminate() == 0, "".join(s.log)
+
+
+def test_far_deadline_after_a_slow_forward(repo):
+    # Whether a deadline is far (run on the request's thread) is judged against the slowest of
+    # the last 64-128 forwards (Note [Serving execution]): one slow forward makes a deadline of
+    # 10 times it near (queued), and 128 fast forwards later the same deadline is far again.
+    s = Server(str(repo), "--threads", "1")
+
+    def logged(rid, iters, timeout_us=None):
+        p = slow_payload(iters, timeout_us)
+        p["id"] = rid
+        status, body = s.infer("slow", p)
+        assert status == 200, body
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            lines = [l for l in s.log if f'id="{rid}"' in l]
+            if lines:
+                return lines[0]
+            time.sleep(0.01)
+        raise AssertionError(f"no log line for {rid}: " + "".join(s.log))
+
+    try:
+        line = logged("slow-one", 30000)
+        forward_ms = float(line.split(" forward_ms=")[1].split()[0])
+        assert forward_ms >= 60, line  # 20 times it must pass the 1.5 s below
+        timeout_us = int(max(1.5, forward_ms * 10 / 1000) * 1e6)
+        near = logged("near", 1, timeout_us)
+        assert " queue_ms=0.000 " not in near, near
+        for _ in range(2 * 64):
+            assert s.infer("slow", slow_payload(1))[0] == 200
+        far = logged("far", 1, timeout_us)
+        assert " queue_ms=0.000 " in far, far
+    finally:
+        assert s.terminate() == 0, "".join(s.log)
