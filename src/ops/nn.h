@@ -14,7 +14,8 @@ namespace torchless::ops {
 /// F.embedding(indices, weight, padding_idx): weight [V, D], indices Long/Int any shape ->
 /// [*indices.shape, D]. padding_idx only matters for training; accepted and ignored here.
 Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t paddingIdx = -1);
-/// F.dropout / feature_dropout / alpha_dropout with training=false: the input itself.
+/// F.dropout / feature_dropout / alpha_dropout with training=false, or with p = 0 or an empty
+/// input (ATen's _dropout_impl): the input itself. Throws for training with 0 < p (random).
 /// training=true throws (torchless runs inference only).
 Tensor dropout(const Tensor& x, double p = 0.5, bool training = false);
 /// F.prelu(x, weight): weight has 1 or C (= x.size(1)) elements.

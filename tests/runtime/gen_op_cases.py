@@ -734,6 +734,10 @@ case("cosine_similarity", [torch.tensor([[0.1, 0.2, 0.0], [1.0, -2.0, 0.5]]), in
 case("cosine_similarity", [torch.tensor([[1, 2]]), torch.tensor([[3, 4]])], lambda a, b: F.cosine_similarity(a, b))  # PyTorch's error
 case("logit", [torch.tensor([0.0, 0.5, 1.0, 0.2])], lambda x: torch.logit(x, 0.7))  # eps > 0.5: the low bound first
 case("bce", [torch.tensor([0.3, float("nan")]), torch.tensor([1.0, 0.0])], lambda x, y: F.binary_cross_entropy(x, y))  # PyTorch's error
+# Training-mode dropout with p = 0 is the input (torchvision's swin_t traces dropout(x, 0., True)).
+case("dropout", [inp([2, 3, 4, 5])], lambda x: (F.dropout(x, 0.0, True), F.alpha_dropout(x, 0.0, True),
+                                              F.dropout2d(x, 0.0, True), F.feature_alpha_dropout(x, 0.0, True),
+                                              *torch.native_dropout(x, 0.0, True), F.dropout(x[:0], 0.5, True)))
 
 with open(os.path.join(OUT, "manifest.json.tmp"), "w") as f:
     json.dump({"torch": torch.__version__, "cases": CASES}, f, indent=1)
