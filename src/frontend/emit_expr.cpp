@@ -301,17 +301,28 @@ SugaredValuePtr Emitter::emitSugaredExpr(const Expr& e, size_t nBinders, const T
       Select s(e.tree());
       return emitSugaredExpr(s.value(), 1)->attr(loc, *this, s.selector().name());
     }
-    case TreeKind::Apply: return emitApply(Apply(e.tree()), nBinders);
+    case TreeKind::Apply: return emitApply(Apply(e.tree()), nBinders, typeHint);
     default: break;
   }
   return emitPlainExpr(e, typeHint);
 }
 
 // A call: a special form (emitSpecialForm), `X.__new__(X)`, or a callee called with arguments.
-SugaredValuePtr Emitter::emitApply(const Apply& a, size_t nBinders) {
+SugaredValuePtr Emitter::emitApply(const Apply& a, size_t nBinders, const TypePtr& typeHint) {
   const SourceRange& loc = a.range();
   if (SugaredValuePtr special = emitSpecialForm(a)) return special;
-  SugaredValuePtr callee = emitSugaredExpr(a.callee(), 1);
+  SugaredValuePtr callee;
+  if (a.callee().kind() == TreeKind::Select) {
+    Select s(a.callee().tree());
+    SugaredValuePtr self = emitSugaredExpr(s.value(), 1);
+    if (s.selector().name() == "tolist")
+      if (auto simple = std::dynamic_pointer_cast<SimpleValue>(self);
+          simple && simple->value()->type()->isSubtypeOf(*TensorType::get()))
+        return std::make_shared<SimpleValue>(emitToList(a, simple->value(), typeHint));
+    callee = self->attr(a.callee().range(), *this, s.selector().name());
+  } else {
+    callee = emitSugaredExpr(a.callee(), 1);
+  }
   if (auto classNew = std::dynamic_pointer_cast<ClassNewValue>(callee)) {
     // `X.__new__(X)`: the argument is the class itself, not a value (PyTorch's emitApply
     // checks it the same way); the object's __init__ is called separately.
@@ -334,6 +345,40 @@ SugaredValuePtr Emitter::emitApply(const Apply& a, size_t nBinders) {
   auto args = emitArgs(a.inputs());
   auto kwargs = emitKwargs(a.attributes());
   return callee->call(loc, *this, args, kwargs, nBinders);
+}
+
+// `x.tolist()` of a tensor, its result typed by the annotation it is written under
+// (`annotate(List[List[float]], x.tolist())`, `a: List[int] = x.tolist()`): prim::tolist(x,
+// dims, element type: 0 int, 1 float, 2 bool, 3 complex), as PyTorch's emitApplySpecialForm
+// (torch/csrc/jit/frontend/ir_emitter.cpp). The kernel checks the tensor against both.
+Value* Emitter::emitToList(const Apply& a, Value* self, const TypePtr& typeHint) {
+  const SourceRange& loc = a.range();
+  if (!a.inputs().empty() || !a.attributes().empty())
+    throwErrorAt(loc, "tolist() takes no arguments");
+  if (!typeHint) throwErrorAt(loc, "Expected type hint for result of tolist()");
+  TypePtr elem = typeHint;
+  int64_t dims = 0;
+  while (const auto* l = elem->cast<ListType>()) {
+    ++dims;
+    elem = l->getElementType();
+  }
+  int64_t code;
+  switch (elem->kind()) {
+    case TypeKind::IntType: code = 0; break;
+    case TypeKind::FloatType: code = 1; break;
+    case TypeKind::BoolType: code = 2; break;
+    case TypeKind::ComplexType: code = 3; break;
+    default:
+      throwErrorAt(loc, elem->str() +
+                            " is not one of the supported element types for tolist: int, float, "
+                            "complex, bool");
+  }
+  Node* n =
+      insert(graph_->create(prim::tolist,
+                            {self, constant(IValue(dims), loc), constant(IValue(code), loc)}, 1),
+             loc);
+  n->output()->setType(typeHint);
+  return n->output();
 }
 
 // The calls whose arguments are types or unevaluated: annotate, unchecked_cast, uninitialized,

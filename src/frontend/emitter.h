@@ -155,7 +155,8 @@ class Emitter {
   Value* emitExpr(const Expr& e, const TypePtr& typeHint = nullptr);
   SugaredValuePtr emitSugaredExpr(const Expr& e, size_t nBinders,
                                   const TypePtr& typeHint = nullptr);
-  SugaredValuePtr emitApply(const Apply& a, size_t nBinders);
+  SugaredValuePtr emitApply(const Apply& a, size_t nBinders, const TypePtr& typeHint = nullptr);
+  Value* emitToList(const Apply& a, Value* self, const TypePtr& typeHint);
   SugaredValuePtr emitSpecialForm(const Apply& a);
   SugaredValuePtr emitPlainExpr(const Expr& e, const TypePtr& typeHint);
   SugaredValuePtr emitContainerLiteral(const Expr& e, const TypePtr& typeHint);

@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "runtime/kernel.h"
 
+#include <functional>
 #include <iostream>
 
 namespace torchless {
@@ -182,7 +183,64 @@ Operation isinstance(const Node& n) {
 
 }  // namespace
 
+// prim::tolist(x, dims, element type) -> a nested list (or a number when dims is 0), typed as
+// the annotation it was compiled from (Emitter::emitToList): PyTorch's prim::tolist
+// (torch/csrc/jit/runtime/register_prim_ops.cpp), its checks and messages included: int needs
+// an int64 tensor, float a float32 or float64 one, bool a bool one; dims must be x.dim().
+Operation toList(const Node& n) {
+  TypePtr type = n.output()->type();
+  return [type](Stack& s) {
+    const int64_t code = pop(s).toInt();
+    const int64_t dims = pop(s).toInt();
+    Tensor t = pop(s).toTensor();
+    const ScalarType st = t.dtype();
+    if (code < 0 || code > 3)
+      throw Error(
+          "Unsupported element type for tolist; only int, float, complex and bool are supported");
+    if (code == 3) throw Error("tolist() of complex tensors is not supported yet");
+    const bool matches = code == 1   ? isFloatingType(st)
+                         : code == 0 ? st == ScalarType::Long
+                                     : st == ScalarType::Bool;
+    if (!matches)
+      throw Error(
+          "Output annotation element type and runtime tensor element type must match for "
+          "tolist()");
+    if (dims != t.dim())
+      throw Error(
+          "Output annotation list dimension and runtime tensor dimension must match for "
+          "tolist()");
+    if (code == 1 && st != ScalarType::Float && st != ScalarType::Double)
+      throw Error(
+          fmt::format("Unexpected scalar type for Tensor: {} (tolist() reads float32 "
+                      "and float64 tensors as float)",
+                      toString(st)));
+    Tensor c = t.contiguous();
+    const IntList& sizes = c.sizes();
+    auto number = [&](int64_t i) -> IValue {
+      if (code == 0) return IValue(c.data<int64_t>()[i]);
+      if (code == 2) return IValue(c.data<bool>()[i]);
+      return IValue(st == ScalarType::Float ? static_cast<double>(c.data<float>()[i])
+                                            : c.data<double>()[i]);
+    };
+    // Rows of dimension d starting at flat index `at` (`stride` elements per row of d).
+    std::function<IValue(int64_t, int64_t, const TypePtr&)> build =
+        [&](int64_t d, int64_t at, const TypePtr& ty) -> IValue {
+      if (d == dims) return number(at);
+      const TypePtr elem = ty->expect<ListType>().getElementType();
+      int64_t stride = 1;
+      for (int64_t k = d + 1; k < dims; ++k) stride *= sizes[static_cast<size_t>(k)];
+      std::vector<IValue> items;
+      items.reserve(static_cast<size_t>(sizes[static_cast<size_t>(d)]));
+      for (int64_t i = 0; i < sizes[static_cast<size_t>(d)]; ++i)
+        items.push_back(build(d + 1, at + i * stride, elem));
+      return IValue(ListImpl::create(elem, std::move(items)));
+    };
+    s.push_back(build(0, 0, type));
+  };
+}
+
 void registerPrimKernels(KernelRegistry& r) {
+  r.registerNodeKernel(prim::tolist, toList);
   r.registerNodeKernel(prim::isinstance, isinstance);
   r.registerNodeKernel(prim::ListConstruct, listConstruct);
   r.registerNodeKernel(prim::ListUnpack, listUnpack);

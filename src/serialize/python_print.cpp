@@ -440,6 +440,11 @@ class FunctionPrinter {
                          out);
       case prim::Uninitialized:
         return statement(n, fmt::format("uninitialized({})", annotation(n->output()->type())), out);
+      case prim::tolist:  // the dimension and element type come back from the annotation
+        return statement(n,
+                         fmt::format("annotate({}, {}.tolist())", annotation(n->output()->type()),
+                                     expr(n->input(0))),
+                         out);
       case prim::CreateObject: {
         const auto& name = n->output()->type()->str();
         noteType_(n->output()->type());

@@ -584,6 +584,8 @@ def main():
     except torch.jit.Error as e:
         assert "only one of size or scale_factor should be defined" in str(e), str(e)
     write_case(root, "library_branches", torch.jit.script(LibraryBranches().eval()), [r(2, 3, 8)])
+    write_case(root, "to_list_scripted", torch.jit.script(ToList()),
+               [r(2, 3), torch.tensor([[4, -1]]), torch.tensor(2.5, dtype=torch.float64)])
     import torchvision
     rn = torchvision.models.resnet18(num_classes=10).eval()
     write_case(root, "resnet18_traced", torch.jit.trace(rn, r(1, 3, 64, 64)), [r(1, 3, 64, 64)],
@@ -718,6 +720,50 @@ def corpus(root):
                    [torch.randint(0, 40, (11,)), torch.tensor([0, 4, 4, 9])])
         case(root, "corpus_scatter_einsum_scripted", torch.jit.script(ScatterEinsum().eval()),
                    [r(5, 4), torch.randint(0, 5, (2, 9)), r(2, 3, 4), r(2, 6, 4)])
+        # torchvision's scripted detection models (GeneralizedRCNNTransform, the RPN, RoIHeads'
+        # box, mask and keypoint paths, `tolist()` under annotations), on a small backbone so the
+        # archives stay small; every box kept (score threshold 0) so the outputs are not empty.
+        images = [torch.rand(3, 120, 150), torch.rand(3, 100, 90)]
+        for name, model in small_rcnns():
+            case(root, f"corpus_{name}_scripted", torch.jit.script(model.eval()), [images])
+
+
+def small_rcnns():
+    """Faster / Mask / Keypoint R-CNN of torchvision on a 3-conv backbone, 128-160 px images."""
+    from torchvision.models.detection import FasterRCNN, KeypointRCNN, MaskRCNN
+    from torchvision.models.detection.anchor_utils import AnchorGenerator
+    from torchvision.models.detection.keypoint_rcnn import KeypointRCNNHeads, KeypointRCNNPredictor
+    from torchvision.ops import MultiScaleRoIAlign
+
+    def backbone():
+        b = nn.Sequential(nn.Conv2d(3, 8, 3, 2, 1), nn.BatchNorm2d(8), nn.ReLU(), nn.Conv2d(8, 16, 3, 2, 1),
+                          nn.ReLU(), nn.Conv2d(16, 16, 3, 2, 1), nn.ReLU())
+        b.out_channels = 16
+        return randomize_bn(b)
+
+    def common():
+        return dict(rpn_anchor_generator=AnchorGenerator(((16, 32, 64),), ((0.5, 1.0, 2.0),)),
+                    box_roi_pool=MultiScaleRoIAlign(["0"], 7, 2), min_size=128, max_size=160,
+                    box_score_thresh=0.0, box_detections_per_img=12)
+    return [("faster_rcnn_small", FasterRCNN(backbone(), num_classes=4, **common())),
+            ("mask_rcnn_small", MaskRCNN(backbone(), num_classes=4, mask_roi_pool=MultiScaleRoIAlign(["0"], 14, 2),
+                                         **common())),
+            ("keypoint_rcnn_small", KeypointRCNN(backbone(), num_classes=2,
+                                                 keypoint_roi_pool=MultiScaleRoIAlign(["0"], 14, 2),
+                                                 keypoint_head=KeypointRCNNHeads(16, (32, 32)),
+                                                 keypoint_predictor=KeypointRCNNPredictor(32, 5), **common()))]
+
+
+class ToList(nn.Module):
+    """`tolist()` typed by its annotation (prim::tolist): nested floats from a strided tensor,
+    ints, bools, and a 0-d tensor as a number."""
+
+    def forward(self, x, i, s):
+        a = torch.jit.annotate(List[List[float]], x.t().tolist())
+        b: List[List[int]] = i.tolist()
+        c: List[bool] = (x[0] > 0).tolist()
+        d = torch.jit.annotate(float, s.tolist())
+        return a, b, c, d, a[1][0] + d
 
 
 if __name__ == "__main__":

@@ -221,6 +221,7 @@ const std::map<std::string, Expectation>& generatedExpectations() {
       {"lstm_scripted", {}},
       {"interpolate_overloads", {}},
       {"library_branches", {}},
+      {"to_list_scripted", {}},
       {"resnet18_traced", {}},
       {"resnet18_scripted", {}},
       // Issue 6's corpus (gen_models.py corpus()).
@@ -234,6 +235,9 @@ const std::map<std::string, Expectation>& generatedExpectations() {
       {"corpus_dcgan_generator_traced", {}},
       {"corpus_densenet121_traced", {}},
       {"corpus_detector_nms_roi_align_scripted", {}},
+      {"corpus_faster_rcnn_small_scripted", {}},
+      {"corpus_mask_rcnn_small_scripted", {}},
+      {"corpus_keypoint_rcnn_small_scripted", {}},
       {"corpus_efficientnet_b0_scripted", {}},
       {"corpus_embedding_bag_scripted", {}},
       {"corpus_fcn_resnet50_scripted", {}},

@@ -197,5 +197,50 @@ TEST(frontend_emitter_gaps, PrimShapeIsSize) {
   ASSERT_EQ(sizes.size(), 1u) << fn.graph()->toString(false);
   EXPECT_EQ(sizes[0]->output()->type()->str(), "int[]");
 }
+
+// torchvision's detection models (`degen_bb = annotate(List[float], boxes[i].tolist())`):
+// `x.tolist()` is typed by the annotation it is written under. PyTorch 1.13:
+// `%a : float[][] = prim::tolist(%x, %dims=2, %elem=1)` (0 int, 1 float, 2 bool).
+TEST(frontend_emitter_gaps, ToListTypedByItsAnnotation) {
+  Fixture f(
+      "def f(x: Tensor) -> List[List[float]]:\n"
+      "  return annotate(List[List[float]], x.tolist())\n"
+      "def g(x: Tensor) -> List[bool]:\n"
+      "  b: List[bool] = x.tolist()\n"
+      "  return b\n"
+      "def h(x: Tensor) -> int:\n"
+      "  return annotate(int, x.tolist())\n");
+  auto check = [&](const char* name, const char* type, int64_t dims, int64_t elem) {
+    GraphFunction& fn = f.function(name);
+    auto nodes = nodesOfKind(*fn.graph(), Symbol::prim("tolist"));
+    ASSERT_EQ(nodes.size(), 1u) << fn.graph()->toString(false);
+    EXPECT_EQ(nodes[0]->output()->type()->str(), type);
+    EXPECT_EQ(toIValue(nodes[0]->input(1))->toInt(), dims);
+    EXPECT_EQ(toIValue(nodes[0]->input(2))->toInt(), elem);
+  };
+  check("f", "float[][]", 2, 1);
+  check("g", "bool[]", 1, 2);
+  check("h", "int", 0, 0);
+}
+
+TEST(frontend_emitter_gaps, ToListNeedsASupportedAnnotation) {
+  auto message = [](const std::string& body) {
+    Fixture f("def f(x: Tensor):\n" + body);
+    try {
+      f.importer->resolveFunction("__torch__.f");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message("  return x.tolist()\n").find("Expected type hint for result of tolist()"),
+            std::string::npos);
+  EXPECT_NE(message("  return annotate(List[str], x.tolist())\n")
+                .find("str is not one of the supported element types for tolist"),
+            std::string::npos);
+  EXPECT_NE(
+      message("  return annotate(List[int], x.tolist(1))\n").find("tolist() takes no arguments"),
+      std::string::npos);
+}
 }  // namespace
 }  // namespace torchless::frontend

@@ -270,4 +270,40 @@ graph(%self : __torch__.N, %x : Tensor):
   Storage::releaseCachedBlocks();
 }
 
+// prim::tolist (Emitter::emitToList): nested lists of the annotated element type, read from a
+// strided tensor; PyTorch's errors when the tensor's dtype or dimension differs from the
+// annotation's.
+TEST_F(Interpreter, ToList) {
+  const char* ir = R"IR(
+graph(%x : Tensor):
+  %d : int = prim::Constant[value=2]()
+  %e : int = prim::Constant[value=1]()
+  %a : float[][] = prim::tolist(%x, %d, %e)
+  return (%a)
+)IR";
+  Tensor base = Tensor::fromVector(std::vector<float>{0, 1, 2, 3, 4, 5}, {2, 3});
+  Tensor t = base.asStrided({3, 2}, {1, 3}, 0);  // base.t()
+  IValue out = run(ir, {IValue(t)})[0];
+  const auto& rows = out.toList()->list;
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[1].toList()->list.size(), 2u);
+  EXPECT_EQ(rows[1].toList()->list[0].toDouble(), 1.0);
+  EXPECT_EQ(rows[2].toList()->list[1].toDouble(), 5.0);
+  EXPECT_EQ(out.toList()->elementType->str(), "float[]");
+  auto error = [&](const Tensor& x) {
+    try {
+      run(ir, {IValue(x)});
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(error(Tensor::fromVector(std::vector<int64_t>{1, 2}, {1, 2}))
+                .find("Output annotation element type and runtime tensor element type must match"),
+            std::string::npos);
+  EXPECT_NE(error(Tensor::fromVector(std::vector<float>{1, 2}, {2}))
+                .find("Output annotation list dimension and runtime tensor dimension must match"),
+            std::string::npos);
+}
+
 }  // namespace
