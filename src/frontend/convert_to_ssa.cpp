@@ -562,6 +562,130 @@ void canonicalizeOutputs(Block* b) {
 
 }  // namespace
 
+namespace {
+
+// Note [Normalized op aliases]
+// PyTorch's compiler rewrites operator aliases to one name right after SSA conversion
+// (NormalizeOps, torch/csrc/jit/passes/normalize_ops.cpp): `torch.swapaxes(x, 0, 1)` compiles to
+// aten::transpose, `torch.absolute` to aten::abs, `torch.special.expit` to aten::sigmoid,
+// `torch.rsub(a, b)` of two tensors to aten::sub(b, a), `b is True` of two bools to aten::eq.
+// A traced archive's code keeps the aliases the trace recorded (torchvision's maxvit_t has
+// `torch.swapaxes`); loaded, its graph has the canonical ops, as in PyTorch, so every pass,
+// converter and exporter sees one name per operation. The map is PyTorch 1.13's.
+const std::unordered_map<std::string, std::string>& opAliases() {
+  static const std::unordered_map<std::string, std::string> m = {
+      {"absolute", "abs"},
+      {"absolute_", "abs_"},
+      {"clip", "clamp"},
+      {"clip_", "clamp_"},
+      {"det", "linalg_det"},
+      {"matrix_power", "linalg_matrix_power"},
+      {"matrix_exp", "linalg_matrix_exp"},
+      {"ger", "outer"},
+      {"arccos", "acos"},
+      {"arccos_", "acos_"},
+      {"arcsin", "asin"},
+      {"arcsin_", "asin_"},
+      {"arctan", "atan"},
+      {"arctan_", "atan_"},
+      {"arctan2", "atan2"},
+      {"arctan2_", "atan2_"},
+      {"arccosh", "acosh"},
+      {"arccosh_", "acosh_"},
+      {"arcsinh", "asinh"},
+      {"arcsinh_", "asinh_"},
+      {"arctanh", "atanh"},
+      {"arctanh_", "atanh_"},
+      {"fix", "trunc"},
+      {"fix_", "trunc_"},
+      {"negative", "neg"},
+      {"negative_", "neg_"},
+      {"subtract", "sub"},
+      {"subtract_", "sub_"},
+      {"greater_equal", "ge"},
+      {"greater_equal_", "ge_"},
+      {"greater", "gt"},
+      {"greater_", "gt_"},
+      {"less_equal", "le"},
+      {"less_equal_", "le_"},
+      {"less", "lt"},
+      {"less_", "lt_"},
+      {"not_equal", "ne"},
+      {"not_equal_", "ne_"},
+      {"divide", "div"},
+      {"divide_", "div_"},
+      {"multiply", "mul"},
+      {"multiply_", "mul_"},
+      {"linalg_matmul", "matmul"},
+      {"inverse", "linalg_inv"},
+      {"true_divide", "div"},
+      {"true_divide_", "div_"},
+      {"concat", "cat"},
+      {"row_stack", "vstack"},
+      {"swapdims", "transpose"},
+      {"swapdims_", "transpose_"},
+      {"swapaxes", "transpose"},
+      {"swapaxes_", "transpose_"},
+      {"moveaxis", "movedim"},
+      {"special_erf", "erf"},
+      {"special_erfc", "erfc"},
+      {"special_erfinv", "erfinv"},
+      {"special_expit", "sigmoid"},
+      {"special_exp2", "exp2"},
+      {"special_expm1", "expm1"},
+      {"special_logit", "logit"},
+      {"special_logsumexp", "logsumexp"},
+      {"special_round", "round"},
+      {"special_log1p", "log1p"},
+      {"special_sinc", "sinc"},
+      {"special_digamma", "digamma"},
+      {"special_psi", "digamma"},
+      {"special_i0", "i0"},
+      {"special_xlogy", "xlogy"},
+      {"special_log_softmax", "log_softmax"},
+      {"orgqr", "linalg_householder_product"},
+      {"adjoint", "mH"},
+      {"special_multigammaln", "mvlgamma"},
+      {"special_polygamma", "polygamma"},
+      {"special_softmax", "softmax"},
+      {"special_gammainc", "igamma"},
+      {"special_gammaincc", "igammac"},
+      {"special_gammaln", "lgamma"}};
+  return m;
+}
+
+// NormalizeOps (Note [Normalized op aliases]).
+void normalizeOps(Block* b) {
+  const auto& aliases = opAliases();
+  auto isTensor = [](const Value* v) { return v->type()->isSubtypeOf(*TensorType::get()); };
+  auto isBool = [](const Value* v) { return v->type()->kind() == TypeKind::BoolType; };
+  for (auto it = b->nodes().begin(); it != b->nodes().end();) {
+    Node* n = *it;
+    ++it;
+    for (Block* sub : n->blocks()) normalizeOps(sub);
+    if (!n->kind().is_aten()) continue;
+    const std::string name(n->kind().toUnqualString());
+    if (name == "rsub" && n->inputs().size() == 3 && isTensor(n->input(0)) &&
+        isTensor(n->input(1))) {  // rsub.Tensor(self, other, alpha) = sub(other, self, alpha)
+      Value* self = n->input(0);
+      Value* other = n->input(1);
+      Node* sub = n->replaceWithNewSymbol(Symbol::aten("sub"));
+      sub->replaceInput(0, other);
+      sub->replaceInput(1, self);
+      continue;
+    }
+    if (auto a = aliases.find(name); a != aliases.end()) {
+      n->replaceWithNewSymbol(Symbol::aten(a->second));
+      continue;
+    }
+    if ((name == "__is__" || name == "__isnot__") && n->inputs().size() == 2 &&
+        isBool(n->input(0)) && isBool(n->input(1)))
+      n->replaceWithNewSymbol(Symbol::aten(name == "__is__" ? "eq" : "ne"));
+  }
+}
+
+}  // namespace
+
 void convertToSSA(Graph& graph, const std::set<Node*>& flagIfs) {
   ControlFlowLoadStores().addBlock(graph.block());
   std::set<Node*> headerFlagIfs;
@@ -570,6 +694,7 @@ void convertToSSA(Graph& graph, const std::set<Node*>& flagIfs) {
   for (Node* n : headerFlagIfs) foldConstantIf(n);
   for (Node* n : flagIfs) mergeIntoPrecedingIf(n);
   canonicalizeModifiedLoops(graph.block());
+  normalizeOps(graph.block());
   lowerSimpleTuples(graph.block());
   foldConstants(graph.block());
   eliminateDeadCode(graph.block());

@@ -223,6 +223,35 @@ TEST(frontend_emitter_gaps, ToListTypedByItsAnnotation) {
   check("h", "int", 0, 0);
 }
 
+// Note [Normalized op aliases]: PyTorch 1.13 compiles this function to
+//   aten::transpose, aten::abs, aten::sub(%y, %x, %1), aten::clamp, aten::div, aten::eq(%b, %true),
+//   aten::sigmoid, aten::movedim (and no alias).
+TEST(frontend_emitter_gaps, OpAliasesNormalized) {
+  Fixture f(
+      "def f(x: Tensor, y: Tensor, b: bool) -> Tuple[Tensor, bool, Tensor]:\n"
+      "  a = torch.swapaxes(x, 0, 1) + torch.absolute(x) + torch.rsub(x, y)\n"
+      "  a = a + torch.clip(x, 0, 1) + torch.true_divide(x, y)\n"
+      "  c = b is True\n"
+      "  d = torch.special_expit(x) + torch.moveaxis(x, 0, 1)\n"
+      "  return (a, c, d)\n");
+  GraphFunction& fn = f.function("f");
+  std::map<std::string, int> kinds;
+  for (const Node* n : fn.graph()->nodes()) ++kinds[n->kind().toQualString()];
+  for (const char* k : {"aten::transpose", "aten::abs", "aten::sub", "aten::clamp", "aten::div",
+                        "aten::eq", "aten::sigmoid", "aten::movedim"})
+    EXPECT_EQ(kinds[k], 1) << k << "\n" << fn.graph()->toString(false);
+  for (const char* k :
+       {"aten::swapaxes", "aten::absolute", "aten::rsub", "aten::clip", "aten::true_divide",
+        "aten::__is__", "aten::special_expit", "aten::moveaxis"})
+    EXPECT_EQ(kinds[k], 0) << k;
+  // rsub(x, y) = y - x: the operands swap.
+  for (const Node* n : fn.graph()->nodes())
+    if (n->kind() == Symbol::aten("sub")) {
+      EXPECT_EQ(n->input(0), fn.graph()->inputs()[1]);
+      EXPECT_EQ(n->input(1), fn.graph()->inputs()[0]);
+    }
+}
+
 TEST(frontend_emitter_gaps, ToListNeedsASupportedAnnotation) {
   auto message = [](const std::string& body) {
     Fixture f("def f(x: Tensor):\n" + body);
