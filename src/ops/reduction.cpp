@@ -532,8 +532,20 @@ Tensor logsumexp(const Tensor& x, const IntList& dims, bool keepdim) {
 
 namespace {
 // Sorts every row along dim; writes the first k of each sorted row.
+// Note [Sort and topk orders]
+// Ties come out of torch.sort and torch.topk in the order of the C++ library algorithm that
+// ATen runs on the row's (value, index) pairs, and scripted detection models depend on it (the
+// RPN's topk over anchors of equal objectness in an image's padding decides which proposals
+// exist). So the rows go through the same algorithms with the same comparisons: ATen's CPU
+// sort_kernel (aten/src/ATen/native/cpu/SortingKernel.cpp) runs std::stable_sort when asked
+// for a stable sort and std::sort otherwise; topk_impl_loop (ATen/native/TopKImpl.h) runs
+// std::partial_sort when k * 64 <= n, else std::nth_element at k - 1 and, when sorted,
+// std::sort of the first k - 1. Both are built with the same libstdc++ as Debian's PyTorch, so
+// the permutations are the same. NaN is the largest value in both directions.
+enum class RowOrder { kStableSort, kSort, kTopK, kTopKUnsorted };
+
 std::tuple<Tensor, Tensor> sortRows(const Tensor& x, int64_t dim, bool descending, int64_t k,
-                                    const char* name) {
+                                    const char* name, RowOrder how) {
   const int64_t d = wrapDim(dim, x.dim());
   Tensor c = x.contiguous();
   const DimLayout l = dimLayout(c, d);
@@ -544,31 +556,54 @@ std::tuple<Tensor, Tensor> sortRows(const Tensor& x, int64_t dim, bool descendin
   dispatchAll(x.dtype(), name, [&](auto tag) {
     using T = decltype(tag);
     using A = OpMath<T>;
+    using Elem = std::pair<A, int64_t>;
     const T* in = c.data<T>();
     T* vo = values.data<T>();
     int64_t* io = indices.data<int64_t>();
+    auto nan = [](A v) {
+      if constexpr (std::is_floating_point_v<A>)
+        return std::isnan(v);
+      else
+        return false;
+    };
+    auto desc = [&](const Elem& a, const Elem& b) {
+      return (nan(a.first) && !nan(b.first)) || a.first > b.first;
+    };
+    auto asc = [&](const Elem& a, const Elem& b) {
+      return (!nan(a.first) && nan(b.first)) || a.first < b.first;
+    };
     parallelFor(l.outer * l.inner, 64, [&](int64_t b, int64_t e) {
-      std::vector<int64_t> order(static_cast<size_t>(l.size));
+      std::vector<Elem> q(static_cast<size_t>(l.size));
       for (int64_t oi = b; oi < e; ++oi) {
         const int64_t base = (oi / l.inner) * l.size * l.inner + oi % l.inner;
         const int64_t obase = (oi / l.inner) * k * l.inner + oi % l.inner;
-        std::iota(order.begin(), order.end(), int64_t{0});
-        auto val = [&](int64_t i) { return static_cast<A>(in[base + i * l.inner]); };
-        // NaN is the largest value.
-        auto less = [&](int64_t i, int64_t j) {
-          const A a = val(i), bb = val(j);
-          if (isNanV(in[base + i * l.inner])) return false;
-          if (isNanV(in[base + j * l.inner])) return true;
-          return a < bb;
+        for (int64_t i = 0; i < l.size; ++i)
+          q[static_cast<size_t>(i)] = {static_cast<A>(in[base + i * l.inner]), i};
+        auto order = [&](auto cmp) {
+          const auto kth = q.begin() + std::max<int64_t>(k - 1, 0);
+          switch (how) {
+            case RowOrder::kStableSort: std::stable_sort(q.begin(), q.end(), cmp); break;
+            case RowOrder::kSort: std::sort(q.begin(), q.end(), cmp); break;
+            case RowOrder::kTopK:
+            case RowOrder::kTopKUnsorted:
+              if (k == 0) break;
+              if (k * 64 <= l.size) {
+                std::partial_sort(q.begin(), q.begin() + k, q.end(), cmp);
+              } else {
+                std::nth_element(q.begin(), kth, q.end(), cmp);
+                if (how == RowOrder::kTopK) std::sort(q.begin(), kth, cmp);
+              }
+              break;
+          }
         };
         if (descending)
-          std::stable_sort(order.begin(), order.end(),
-                           [&](int64_t i, int64_t j) { return less(j, i); });
+          order(desc);
         else
-          std::stable_sort(order.begin(), order.end(), less);
-        for (int64_t q = 0; q < k; ++q) {
-          vo[obase + q * l.inner] = in[base + order[static_cast<size_t>(q)] * l.inner];
-          io[obase + q * l.inner] = order[static_cast<size_t>(q)];
+          order(asc);
+        for (int64_t j = 0; j < k; ++j) {
+          const int64_t src = q[static_cast<size_t>(j)].second;
+          vo[obase + j * l.inner] = in[base + src * l.inner];
+          io[obase + j * l.inner] = src;
         }
       }
     });
@@ -582,12 +617,13 @@ std::tuple<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t dim, bool la
   const int64_t d = wrapDim(dim, x.dim());
   const int64_t size = x.dim() == 0 ? 1 : x.sizes()[d];
   TL_CHECK(k >= 0 && k <= size, "selected index k out of range");
-  return sortRows(x, d, largest, k, "topk_cpu");
+  return sortRows(x, d, largest, k, "topk_cpu", sorted ? RowOrder::kTopK : RowOrder::kTopKUnsorted);
 }
 
 std::tuple<Tensor, Tensor> sort(const Tensor& x, int64_t dim, bool descending, bool stable) {
   const int64_t d = wrapDim(dim, x.dim());
-  return sortRows(x, d, descending, x.dim() == 0 ? 1 : x.sizes()[d], "sort");
+  return sortRows(x, d, descending, x.dim() == 0 ? 1 : x.sizes()[d], "sort",
+                  stable ? RowOrder::kStableSort : RowOrder::kSort);
 }
 
 Tensor argsort(const Tensor& x, int64_t dim, bool descending) {

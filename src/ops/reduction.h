@@ -55,12 +55,15 @@ Tensor softmax(const Tensor& x, int64_t dim, std::optional<ScalarType> dtype = s
 Tensor logSoftmax(const Tensor& x, int64_t dim, std::optional<ScalarType> dtype = std::nullopt);
 /// torch.logsumexp(x, dims, keepdim); integers -> Float.
 Tensor logsumexp(const Tensor& x, const IntList& dims, bool keepdim = false);
-/// torch.topk -> (values, indices); NaN counts as largest.
+/// torch.topk -> (values, indices); NaN counts as largest; ties in ATen's order (Note [Sort and
+/// topk orders] in reduction.cpp), unsorted as ATen leaves them when sorted is false.
 std::tuple<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t dim = -1, bool largest = true,
                                 bool sorted = true);
-/// torch.sort -> (values, indices), stable; NaN sorts as largest.
+/// torch.sort -> (values, indices); NaN sorts as largest; ties in index order when stable, else
+/// in the order of ATen's unstable sort (Note [Sort and topk orders] in reduction.cpp).
 std::tuple<Tensor, Tensor> sort(const Tensor& x, int64_t dim = -1, bool descending = false,
                                 bool stable = false);
+/// torch.argsort: the indices of the unstable sort(x, dim, descending).
 Tensor argsort(const Tensor& x, int64_t dim = -1, bool descending = false);
 
 }  // namespace torchless::ops
