@@ -53,11 +53,13 @@ void rnnCellStep(RnnMode mode, const Tensor& gi, const RnnCellParams& p, Tensor&
   Tensor gh = linear(h, p.wHh, p.bHh);
   switch (mode) {
     case RnnMode::LSTM: {
-      if (lstmPointwiseFloat(gi, gh, h, c)) return;
-      auto g = chunk(add(gi, gh), 4, 1);
-      Tensor i = sigmoid(g[0]), f = sigmoid(g[1]), gg = tanh(g[2]), o = sigmoid(g[3]);
-      c = add(mul(f, c), mul(i, gg));
-      h = mul(o, tanh(c));
+      if (!lstmPointwiseFloat(gi, gh, h, c)) {
+        auto g = chunk(add(gi, gh), 4, 1);
+        Tensor i = sigmoid(g[0]), f = sigmoid(g[1]), gg = tanh(g[2]), o = sigmoid(g[3]);
+        c = add(mul(f, c), mul(i, gg));
+        h = mul(o, tanh(c));
+      }
+      if (p.wHr) h = linear(h, *p.wHr, std::nullopt);  // LSTMCell with projections (ATen)
       return;
     }
     case RnnMode::GRU: {
@@ -146,14 +148,25 @@ Tensor runDirectionPacked(RnnMode mode, const Tensor& x, const std::vector<int64
   return out;
 }
 
-/// Four tensors per layer and direction with biases, two without.
-void checkParamCount(const std::vector<Tensor>& params, bool hasBiases, int64_t numLayers,
-                     int64_t dirs) {
-  const size_t per = hasBiases ? 4 : 2;
+/// The tensors per layer and direction: w_ih, w_hh (b_ih, b_hh with biases) (w_hr for an LSTM
+/// with projections), in PyTorch's _flat_weights order.
+size_t paramsPerLayer(bool hasBiases, bool projections) {
+  return (hasBiases ? 4 : 2) + (projections ? 1 : 0);
+}
+
+void checkParamCount(const std::vector<Tensor>& params, bool hasBiases, bool projections,
+                     int64_t numLayers, int64_t dirs) {
+  const size_t per = paramsPerLayer(hasBiases, projections);
   if (params.size() != per * static_cast<size_t>(numLayers * dirs))
-    throw Error(
-        fmt::format("expected {} weight tensors for {} layers, got {} (proj_size is not supported)",
-                    per * static_cast<size_t>(numLayers * dirs), numLayers, params.size()));
+    throw Error(fmt::format("expected {} weight tensors for {} layers{}, got {}",
+                            per * static_cast<size_t>(numLayers * dirs), numLayers,
+                            projections ? " with projections" : "", params.size()));
+}
+
+/// An LSTM has projections (proj_size) when its hidden state is narrower than its cell state,
+/// as ATen's lstm decides (hx[0].size(2) != hx[1].size(2)).
+bool hasProjections(const Tensor& hx, const std::optional<Tensor>& cx) {
+  return cx && hx.dim() >= 1 && cx->dim() >= 1 && hx.size(-1) != cx->size(-1);
 }
 
 /// The layer loop of rnn() and rnnPacked(): for each layer and direction, the direction's
@@ -166,18 +179,20 @@ std::vector<Tensor> runLayers(const Tensor& input, const Tensor& hx,
                               bool hasBiases, int64_t numLayers, bool bidirectional, int64_t catDim,
                               bool ownState, RunDirection&& runDirection) {
   const int64_t dirs = bidirectional ? 2 : 1;
-  const size_t per = hasBiases ? 4 : 2;
+  const bool projections = hasProjections(hx, cx);
+  const size_t per = paramsPerLayer(hasBiases, projections);
   Tensor layerInput = input;
   std::vector<Tensor> hs, cs;
   for (int64_t l = 0; l < numLayers; ++l) {
     std::vector<Tensor> outs;
     for (int64_t d = 0; d < dirs; ++d) {
       const size_t base = per * static_cast<size_t>(l * dirs + d);
-      RnnCellParams p{params[base], params[base + 1], std::nullopt, std::nullopt};
+      RnnCellParams p{params[base], params[base + 1], std::nullopt, std::nullopt, std::nullopt};
       if (hasBiases) {
         p.bIh = params[base + 2];
         p.bHh = params[base + 3];
       }
+      if (projections) p.wHr = params[base + per - 1];
       Tensor h = select(hx, 0, l * dirs + d);
       Tensor c = cx ? select(*cx, 0, l * dirs + d) : Tensor();
       if (ownState) {
@@ -205,7 +220,7 @@ std::vector<Tensor> rnn(RnnMode mode, Tensor input, const Tensor& hx,
     throw Error("recurrent layers in training mode are not supported (torchless runs inference)");
   if (input.dim() != 3)
     throw Error(fmt::format("input must have 3 dimensions, got {}", input.dim()));
-  checkParamCount(params, hasBiases, numLayers, bidirectional ? 2 : 1);
+  checkParamCount(params, hasBiases, hasProjections(hx, cx), numLayers, bidirectional ? 2 : 1);
   if (batchFirst) input = transpose(input, 0, 1);
   std::vector<Tensor> result =
       runLayers(input, hx, cx, params, hasBiases, numLayers, bidirectional, /*catDim=*/2,
@@ -226,7 +241,7 @@ std::vector<Tensor> rnnPacked(RnnMode mode, const Tensor& data, const Tensor& ba
   TL_CHECK(data.dim() == 2, "packed data must have 2 dimensions, got {}", data.dim());
   const std::vector<int64_t> bs = batchSizesOf(batchSizes, data.size(0));
   const int64_t dirs = bidirectional ? 2 : 1;
-  checkParamCount(params, hasBiases, numLayers, dirs);
+  checkParamCount(params, hasBiases, hasProjections(hx, cx), numLayers, dirs);
   const int64_t maxBatch = bs.empty() ? 0 : bs[0];
   auto checkHidden = [&](const Tensor& t, const char* what) {
     TL_CHECK(t.dim() == 3 && t.size(0) == numLayers * dirs && t.size(1) == maxBatch,

@@ -23,6 +23,8 @@ enum class RnnMode { LSTM, GRU, RNN_TANH, RNN_RELU };
 struct RnnCellParams {
   Tensor wIh, wHh;
   std::optional<Tensor> bIh, bHh;
+  /// LSTM with proj_size: h' = (o * tanh(c')) W_hr^T, W_hr [P, H] (h is [B, P], c [B, H]).
+  std::optional<Tensor> wHr;
 };
 
 /// One step of a cell (aten::lstm_cell / gru_cell / rnn_*_cell): `gi` is x W_ih^T + b_ih for

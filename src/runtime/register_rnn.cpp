@@ -34,7 +34,7 @@ Operation hiddenRnn(RnnMode mode) {
 }
 
 RnnCellParams cellParams(const IValue* a) {
-  return {a[2].toTensor(), a[3].toTensor(), toOptTensor(a[4]), toOptTensor(a[5])};
+  return {a[2].toTensor(), a[3].toTensor(), toOptTensor(a[4]), toOptTensor(a[5]), std::nullopt};
 }
 
 }  // namespace

@@ -584,6 +584,8 @@ def main():
     except torch.jit.Error as e:
         assert "only one of size or scale_factor should be defined" in str(e), str(e)
     write_case(root, "library_branches", torch.jit.script(LibraryBranches().eval()), [r(2, 3, 8)])
+    x, lengths = r(3, 5, 8), torch.tensor([5, 3, 2])
+    write_case(root, "lstm_proj_scripted", torch.jit.script(LstmProj().eval()), [x, lengths])
     write_case(root, "to_list_scripted", torch.jit.script(ToList()),
                [r(2, 3), torch.tensor([[4, -1]]), torch.tensor(2.5, dtype=torch.float64)])
     import torchvision
@@ -752,6 +754,24 @@ def small_rcnns():
                                                  keypoint_roi_pool=MultiScaleRoIAlign(["0"], 14, 2),
                                                  keypoint_head=KeypointRCNNHeads(16, (32, 32)),
                                                  keypoint_predictor=KeypointRCNNPredictor(32, 5), **common()))]
+
+
+class LstmProj(nn.Module):
+    """nn.LSTM with proj_size (five weights per layer and direction: w_hr last), bidirectional,
+    two layers, with and without biases, over a padded batch and a packed one."""
+
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(8, 16, 2, batch_first=True, bidirectional=True, proj_size=6)
+        self.nobias = nn.LSTM(12, 10, 1, bias=False, proj_size=4)
+
+    def forward(self, x, lengths):
+        a, (h, c) = self.lstm(x)
+        b, (h2, c2) = self.nobias(a.transpose(0, 1))
+        packed = nn.utils.rnn.pack_padded_sequence(x, lengths, batch_first=True)
+        p, (hp, cp) = self.lstm(packed)
+        padded, _ = nn.utils.rnn.pad_packed_sequence(p, batch_first=True)
+        return a, h, c, b, h2, c2, padded, hp, cp
 
 
 class ToList(nn.Module):
