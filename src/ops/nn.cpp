@@ -31,6 +31,142 @@ Tensor dropout(const Tensor& x, double p, bool training) {
   return x;
 }
 
+namespace {
+
+struct Blocks {
+  int64_t kh, kw, dh, dw, ph, pw, sh, sw;
+  int64_t height, width;  // the image's
+  int64_t outH, outW;     // the sliding blocks'
+};
+
+// ATen's im2col_shape_check / col2im_shape_check arguments, for an image of height x width.
+Blocks blocksOf(const char* op, const IntList& k, const IntList& d, const IntList& p,
+                const IntList& s, int64_t height, int64_t width) {
+  TL_CHECK(k.size() == 2 && d.size() == 2 && p.size() == 2 && s.size() == 2,
+           "{}: kernel_size, dilation, padding and stride must have 2 elements", op);
+  Blocks b{k[0], k[1], d[0], d[1], p[0], p[1], s[0], s[1], height, width, 0, 0};
+  TL_CHECK(b.kh > 0 && b.kw > 0, "kernel size should be greater than zero, but got kH: {} kW: {}",
+           b.kh, b.kw);
+  TL_CHECK(b.sh > 0 && b.sw > 0, "stride should be greater than zero, but got dH: {} dW: {}", b.sh,
+           b.sw);
+  TL_CHECK(b.dh > 0 && b.dw > 0,
+           "dilation should be greater than zero, but got dilationH: {} dilationW: {}", b.dh, b.dw);
+  TL_CHECK(b.ph >= 0 && b.pw >= 0, "padding should be non-negative, but got padH: {} padW: {}",
+           b.ph, b.pw);
+  b.outH = (height + 2 * b.ph - (b.dh * (b.kh - 1) + 1)) / b.sh + 1;
+  b.outW = (width + 2 * b.pw - (b.dw * (b.kw - 1) + 1)) / b.sw + 1;
+  return b;
+}
+
+// y[c * kh * kw + i * kw + j, r * outW + s] <-> x[c, r * sh - ph + i * dh, s * sw - pw + j * dw]
+// over one image: copied (im2col) or added back (col2im).
+template <class T, bool Fold>
+void slide(const Blocks& b, int64_t channels, T* image, T* cols) {
+  const int64_t L = b.outH * b.outW;
+  for (int64_t c = 0; c < channels; ++c)
+    for (int64_t i = 0; i < b.kh; ++i)
+      for (int64_t j = 0; j < b.kw; ++j) {
+        T* row = cols + ((c * b.kh + i) * b.kw + j) * L;
+        for (int64_t r = 0; r < b.outH; ++r) {
+          const int64_t y = r * b.sh - b.ph + i * b.dh;
+          for (int64_t s = 0; s < b.outW; ++s) {
+            const int64_t x = s * b.sw - b.pw + j * b.dw;
+            const bool inside = y >= 0 && y < b.height && x >= 0 && x < b.width;
+            T* at = image + (c * b.height + y) * b.width + x;
+            if constexpr (Fold) {
+              if (inside) *at += row[r * b.outW + s];
+            } else {
+              row[r * b.outW + s] = inside ? *at : T(0);
+            }
+          }
+        }
+      }
+}
+
+template <bool Fold>
+Tensor slideAll(const Tensor& in, const Blocks& b, int64_t batch, int64_t channels,
+                const IntList& outSizes) {
+  const ScalarType dt = in.dtype();
+  TL_CHECK(isFloatingType(dt), "\"{}\" not implemented for '{}'",
+           Fold ? "col2im_out_cpu" : "im2col_out_cpu", toString(dt));
+  const ScalarType work = dt == ScalarType::Double ? dt : ScalarType::Float;
+  Tensor src = in.to(work).contiguous();
+  Tensor out = Fold ? zeros(outSizes, work) : Tensor::empty(outSizes, work);
+  const int64_t imageSize = channels * b.height * b.width;
+  const int64_t colsSize = channels * b.kh * b.kw * b.outH * b.outW;
+  auto run = [&](auto* s, auto* o) {
+    for (int64_t n = 0; n < batch; ++n) {
+      if constexpr (Fold)
+        slide<std::remove_pointer_t<decltype(s)>, true>(b, channels, o + n * imageSize,
+                                                        s + n * colsSize);
+      else
+        slide<std::remove_pointer_t<decltype(s)>, false>(b, channels, s + n * imageSize,
+                                                         o + n * colsSize);
+    }
+  };
+  if (work == ScalarType::Double)
+    run(src.data<double>(), out.data<double>());
+  else
+    run(src.data<float>(), out.data<float>());
+  return work == dt ? out : out.to(dt);
+}
+
+}  // namespace
+
+Tensor im2col(const Tensor& x, const IntList& kernelSize, const IntList& dilation,
+              const IntList& padding, const IntList& stride) {
+  const bool batched = x.dim() == 4;
+  bool valid = x.dim() == 3 || x.dim() == 4;
+  for (int64_t d = batched ? 1 : 0; valid && d < x.dim(); ++d) valid = x.size(d) != 0;
+  TL_CHECK(valid,
+           "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero "
+           "dimensions for input, but got: {}",
+           sizesToString(x.sizes()));
+  const int64_t h = x.size(-2), w = x.size(-1), c = x.size(-3);
+  Blocks b = blocksOf("im2col", kernelSize, dilation, padding, stride, h, w);
+  TL_CHECK(b.outH >= 1 && b.outW >= 1,
+           "Given input with spatial size ({}, {}), kernel_size=({}, {}), dilation=({}, {}), "
+           "padding=({}, {}), calculated shape of the array of sliding blocks as ({}, {}), but "
+           "its components must be at least one.",
+           h, w, b.kh, b.kw, b.dh, b.dw, b.ph, b.pw, b.outH, b.outW);
+  const int64_t batch = batched ? x.size(0) : 1;
+  IntList outSizes = {batch, c * b.kh * b.kw, b.outH * b.outW};
+  Tensor y = slideAll<false>(x, b, batch, c, outSizes);
+  return batched ? y : reshape(y, {outSizes[1], outSizes[2]});
+}
+
+Tensor col2im(const Tensor& cols, const IntList& outputSize, const IntList& kernelSize,
+              const IntList& dilation, const IntList& padding, const IntList& stride) {
+  TL_CHECK(outputSize.size() == 2, "It is expected output_size equals to 2, but got size {}",
+           outputSize.size());
+  const bool batched = cols.dim() == 3;
+  bool valid = cols.dim() == 2 || cols.dim() == 3;
+  for (int64_t d = batched ? 1 : 0; valid && d < cols.dim(); ++d) valid = cols.size(d) != 0;
+  TL_CHECK(valid,
+           "Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and "
+           "non-zero dimensions for input, but got: {}",
+           sizesToString(cols.sizes()));
+  Blocks b =
+      blocksOf("col2im", kernelSize, dilation, padding, stride, outputSize[0], outputSize[1]);
+  TL_CHECK(outputSize[0] > 0 && outputSize[1] > 0,
+           "output_size should be greater than zero, but got output_height: {} output_width: {}",
+           outputSize[0], outputSize[1]);
+  const int64_t rows = cols.size(-2), blocks = cols.size(-1);
+  TL_CHECK(rows % (b.kh * b.kw) == 0,
+           "Expected size of input's dimension 1 to be divisible by the product of kernel_size, "
+           "but got input.size(1)={} and kernel_size=({}, {})",
+           rows, b.kh, b.kw);
+  TL_CHECK(b.outH >= 1 && b.outW >= 1 && blocks == b.outH * b.outW,
+           "Given output_size=({}, {}), kernel_size=({}, {}), dilation=({}, {}), padding=({}, "
+           "{}), stride=({}, {}), expected size of input's dimension 2 to match the calculated "
+           "number of sliding blocks {} * {} = {}, but got input.size(2)={}.",
+           outputSize[0], outputSize[1], b.kh, b.kw, b.dh, b.dw, b.ph, b.pw, b.sh, b.sw, b.outH,
+           b.outW, b.outH * b.outW, blocks);
+  const int64_t batch = batched ? cols.size(0) : 1, c = rows / (b.kh * b.kw);
+  Tensor y = slideAll<true>(cols, b, batch, c, {batch, c, outputSize[0], outputSize[1]});
+  return batched ? y : reshape(y, {c, outputSize[0], outputSize[1]});
+}
+
 Tensor prelu(const Tensor& x, const Tensor& weight) {
   const int64_t n = weight.numel();
   Tensor w = weight;

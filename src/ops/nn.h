@@ -18,6 +18,17 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t paddingIdx
 /// input (ATen's _dropout_impl): the input itself. Throws for training with 0 < p (random).
 /// training=true throws (torchless runs inference only).
 Tensor dropout(const Tensor& x, double p = 0.5, bool training = false);
+/// aten::im2col (F.unfold, nn.Unfold): x [N, C, H, W] or [C, H, W] -> [N, C * kh * kw, L], L the
+/// oh * ow sliding blocks; column c * kh * kw + i * kw + j of block (r, s) is x[c, r * sh - ph +
+/// i * dh, s * sw - pw + j * dw], 0 outside (ATen's im2col). kernelSize, dilation, padding and
+/// stride have 2 entries. Throws torchless::Error with PyTorch's messages for bad sizes.
+Tensor im2col(const Tensor& x, const IntList& kernelSize, const IntList& dilation,
+              const IntList& padding, const IntList& stride);
+/// aten::col2im (F.fold, nn.Fold): the inverse layout of im2col, overlapping entries summed:
+/// cols [N, C * kh * kw, L] or [C * kh * kw, L] -> [N, C, H, W] for outputSize (H, W). Throws
+/// torchless::Error with PyTorch's messages when the sizes do not fit.
+Tensor col2im(const Tensor& cols, const IntList& outputSize, const IntList& kernelSize,
+              const IntList& dilation, const IntList& padding, const IntList& stride);
 /// F.prelu(x, weight): weight has 1 or C (= x.size(1)) elements.
 Tensor prelu(const Tensor& x, const Tensor& weight);
 /// F.glu(x, dim=-1): a * sigmoid(b) of the two halves.

@@ -139,6 +139,14 @@ void registerNnKernels(KernelRegistry& r) {
     if (!a[2].isNone() && a[2].toBool()) ops::dropout(x, a[1].toDouble(), true);
     return std::make_tuple(x, ops::onesLike(x, ScalarType::Bool));
   });
+  defFamily(r, "aten::im2col", [](const IValue* a) {
+    return ops::im2col(a[0].toTensor(), toIntList(a[1], 2), toIntList(a[2], 2), toIntList(a[3], 2),
+                       toIntList(a[4], 2));
+  });
+  defFamily(r, "aten::col2im", [](const IValue* a) {
+    return ops::col2im(a[0].toTensor(), toIntList(a[1], 2), toIntList(a[2], 2), toIntList(a[3], 2),
+                       toIntList(a[4], 2), toIntList(a[5], 2));
+  });
   defFamily(r, "aten::prelu",
             [](const IValue* a) { return ops::prelu(a[0].toTensor(), a[1].toTensor()); });
   defFamily(r, "aten::glu",

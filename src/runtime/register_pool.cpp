@@ -34,10 +34,9 @@ void registerPoolKernels(KernelRegistry& r) {
     defFamily(r, "aten::adaptive_avg_pool" + d, [n, nd](const IValue* a) {
       return ops::adaptiveAvgPool(a[0].toTensor(), n, toIntList(a[1], nd));
     });
-    if (n < 3)
-      defN<2>(r, "aten::adaptive_max_pool" + d, [n, nd](const IValue* a) {
-        return ops::adaptiveMaxPool(a[0].toTensor(), n, toIntList(a[1], nd));
-      });
+    defN<2>(r, "aten::adaptive_max_pool" + d, [n, nd](const IValue* a) {
+      return ops::adaptiveMaxPool(a[0].toTensor(), n, toIntList(a[1], nd));
+    });
   }
   defFamily(r, "aten::_adaptive_avg_pool2d", [](const IValue* a) {
     return ops::adaptiveAvgPool(a[0].toTensor(), 2, toIntList(a[1], 2));

@@ -814,7 +814,9 @@ INSTANTIATE_TEST_SUITE_P(
         "grid_sample_scripted", "grid_sample_traced", "uniques_scripted", "uniques_traced",
         "tail_tensor_facts_scripted", "tail_tensor_facts_traced", "tail_math_traced",
         "tail_losses_traced", "tail_losses_more_traced", "tail_random_traced", "stft_scripted",
-        "stft_traced", "recurrent_cells_scripted", "recurrent_cells_traced"),
+        "stft_traced", "recurrent_cells_scripted", "recurrent_cells_traced",
+        "conv_same_resize_scripted", "conv_same_resize_traced", "fold_unfold_scripted",
+        "fold_unfold_traced"),
     [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 }  // namespace

@@ -833,6 +833,43 @@ class RecurrentCells(nn.Module):
         return g, g2, t, u, steps, self.tanh(x)
 
 
+class ConvSameResize(nn.Module):
+    """Convolutions with string padding ("same" with an odd and an even total, "valid";
+    traced they record aten::_convolution_mode) and F.interpolate's trilinear / bicubic forms,
+    by size (traced: the overloads without .vec) and by scale factor; nearest-exact; adaptive max pooling to
+    sizes that do not divide the input's (by slices)."""
+
+    def __init__(self):
+        super().__init__()
+        self.same1 = nn.Conv1d(4, 6, 3, padding="same", dilation=2)
+        self.same2 = nn.Conv2d(4, 3, (2, 3), padding="same")
+        self.valid = nn.Conv2d(4, 2, 3, padding="valid")
+
+    def forward(self, x1, img, vol):
+        return (self.same1(x1), self.same2(img), self.valid(img),
+                F.interpolate(vol, size=(5, 6, 7), mode="trilinear", align_corners=True),
+                F.interpolate(vol, size=(4, 7, 6), mode="trilinear", align_corners=False),
+                F.interpolate(img, size=(9, 5), mode="bicubic", align_corners=False),
+                F.interpolate(img, scale_factor=1.5, mode="bicubic", align_corners=True),
+                F.adaptive_max_pool2d(img, (4, 3)), F.adaptive_max_pool1d(x1, 4), F.adaptive_max_pool3d(vol, (2, 3, 3)),
+                F.interpolate(img, size=(9, 5), mode="nearest-exact"), F.interpolate(x1, scale_factor=1.7, mode="nearest-exact"),
+                F.interpolate(vol, size=(2, 6, 3), mode="nearest-exact"))
+
+
+class FoldUnfold(nn.Module):
+    """nn.Fold (aten::col2im, ONNX Col2Im from opset 18) of nn.Unfold's blocks, batched and
+    not, with dilation, padding and stride."""
+
+    def __init__(self):
+        super().__init__()
+        self.unfold = nn.Unfold(3, dilation=1, padding=1, stride=1)
+        self.fold = nn.Fold((6, 6), 3, padding=1)
+        self.fold2 = nn.Fold((7, 8), (2, 3), dilation=(2, 1), padding=(1, 0), stride=(2, 2))
+
+    def forward(self, img, cols):
+        return self.fold(self.unfold(img)), self.fold2(cols), self.fold(self.unfold(img[0]))
+
+
 def main():
     os.makedirs(gen.OUT, exist_ok=True)
     torch.manual_seed(0)
@@ -939,6 +976,8 @@ def main():
       script_for_onnx=True)
     w("mha_weights", MhaWeights().eval(), [r(2, 3, 16)], ("scripted",), dyn=({0: [0, 1]}, [dr(4, 5, 16)]))
     w("mha_no_weights", MhaNoWeights().eval(), [r(2, 3, 16)], ("scripted",), dyn=({0: [0, 1]}, [dr(4, 5, 16)]))
+    w("conv_same_resize", ConvSameResize(), [r(2, 4, 9), r(2, 4, 6, 6), r(1, 2, 3, 4, 5)], both)
+    w("fold_unfold", FoldUnfold(), [r(2, 4, 6, 6), r(2, 12, 12)], both, min_opset=18)
     w("recurrent_cells", RecurrentCells(), [r(2, 4), r(2, 3)], both, dyn=({0: [0], 1: [0]}, [dr(5, 4), dr(5, 3)]))
 
 

@@ -738,6 +738,25 @@ case("bce", [torch.tensor([0.3, float("nan")]), torch.tensor([1.0, 0.0])], lambd
 case("dropout", [inp([2, 3, 4, 5])], lambda x: (F.dropout(x, 0.0, True), F.alpha_dropout(x, 0.0, True),
                                               F.dropout2d(x, 0.0, True), F.feature_alpha_dropout(x, 0.0, True),
                                               *torch.native_dropout(x, 0.0, True), F.dropout(x[:0], 0.5, True)))
+# im2col / col2im (F.unfold / F.fold): batched and not, dilation, padding and stride; bad sizes
+# raise PyTorch's errors.
+case("unfold", [inp([2, 3, 7, 6])], lambda x: (F.unfold(x, 3), F.unfold(x, (2, 3), dilation=(2, 1), padding=1, stride=2),
+                                             F.unfold(x[0], 2, padding=(0, 1))))
+case("fold", [inp([2, 12, 12]), inp([12, 12])],
+     lambda c, u: (F.fold(c, (7, 8), (2, 3), dilation=(2, 1), padding=(1, 0), stride=(2, 2)), F.fold(u, (5, 6), 2, stride=(2, 2), padding=1),
+                   F.fold(F.unfold(c.reshape(2, 3, 8, 6), 3, padding=1), (8, 6), 3, padding=1)))
+case("fold", [inp([2, 12, 10])], lambda c: F.fold(c, (7, 8), (2, 3), stride=2))  # PyTorch's error: blocks
+case("fold", [inp([2, 10, 12])], lambda c: F.fold(c, (7, 8), (2, 3), dilation=(2, 1), padding=(1, 0), stride=(2, 2)))  # PyTorch's error: divisible
+case("unfold", [inp([1, 2, 3, 3])], lambda x: F.unfold(x, 5))  # PyTorch's error: no block
+# Ties in sort / argsort / topk come out in ATen's order (Note [Sort and topk orders]): the
+# unstable sort's, partial_sort's (k * 64 <= n), nth_element's (sorted and not).
+ties = torch.tensor([1.0, 2.0, float("nan"), 0.5] * 40).reshape(2, 80)
+case("sort_ties", [ties], lambda x: flat(torch.sort(x), torch.sort(x, descending=True), torch.sort(x, stable=True),
+                                       torch.sort(x, 0), torch.sort(x.t(), 0, descending=True)) + (torch.argsort(x),))
+case("topk_ties", [ties], lambda x: flat(torch.topk(x, 1), torch.topk(x, 30), torch.topk(x, 30, largest=False),
+                                       torch.topk(x, 50, sorted=False), torch.topk(x, 2, 0), torch.topk(x.reshape(-1), 2)))
+case("adaptive_max_pool3d", [inp([2, 3, 5, 7, 6])], lambda x: flat(F.adaptive_max_pool3d(x, (2, 3, 4), return_indices=True),
+                                                             F.adaptive_max_pool3d(x[0], 3, return_indices=True)))
 
 with open(os.path.join(OUT, "manifest.json.tmp"), "w") as f:
     json.dump({"torch": torch.__version__, "cases": CASES}, f, indent=1)

@@ -75,7 +75,8 @@ void convertConvolution(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   emitConv(ctx, n, args, p);
 }
 
-// conv{1,2,3}d(input, weight, bias, stride, padding, dilation, groups); padding may be a str.
+// conv{1,2,3}d(input, weight, bias, stride, padding, dilation, groups); padding may be a str
+// ("same" / "valid"), as in _convolution_mode (what a traced Conv1d(padding="same") records).
 void convertConvNd(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   ConvParams p;
   p.stride = args[3].unwrapToIntList();
@@ -161,7 +162,7 @@ void registerConvConverters(OnnxConverterRegistry& r) {
   r.addOverloads({"aten::_convolution", "aten::_convolution.deprecated", "aten::convolution"},
                  convertConvolution);
   r.addOverloads({"aten::conv1d", "aten::conv2d", "aten::conv3d", "aten::conv1d.padding",
-                  "aten::conv2d.padding", "aten::conv3d.padding"},
+                  "aten::conv2d.padding", "aten::conv3d.padding", "aten::_convolution_mode"},
                  convertConvNd);
   r.addOverloads(
       {"aten::conv_transpose1d", "aten::conv_transpose2d.input", "aten::conv_transpose3d.input"},

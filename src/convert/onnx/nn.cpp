@@ -223,7 +223,13 @@ OnnxConverter upsample(std::string mode) {
           n, 0, bilinearAsPyTorch(ctx, x, *inSizes, outSizes, args[2].unwrapToBool(), sh, sw));
     }
     std::vector<OnnxAttr> attrs;
-    if (mode != "nearest") {
+    if (mode == "nearest-exact") {
+      // PyTorch's src = floor((dst + 0.5) * in / out) is half_pixel's (dst + 0.5) * in / out -
+      // 0.5 rounded half up.
+      attrs.push_back(attrS("mode", "nearest"));
+      attrs.push_back(attrS("coordinate_transformation_mode", "half_pixel"));
+      attrs.push_back(attrS("nearest_mode", "round_prefer_ceil"));
+    } else if (mode != "nearest") {
       bool alignCorners = args[2].unwrapToBool();
       attrs.push_back(attrS("mode", mode));
       attrs.push_back(attrS("coordinate_transformation_mode",
@@ -237,11 +243,24 @@ OnnxConverter upsample(std::string mode) {
     // Scale factors given (the .vec overloads' third-last argument; F.interpolate without
     // recompute_scale_factor): PyTorch maps coordinates by them, not by the size ratio, as
     // Resize does with scales.
-    const size_t scalesIndex = mode == "nearest" ? 2 : 3;
-    if (vecForm && scalesIndex < args.size() && !args[scalesIndex].isNone()) {
-      auto sf = args[scalesIndex].unwrapToDoubleList();
+    // The other overloads take one optional scale per spatial dim (scales_h, scales_w ...),
+    // given all or none by F.interpolate.
+    const bool nearest = mode == "nearest" || mode == "nearest-exact";
+    const size_t scalesIndex = nearest ? 2 : 3;
+    const size_t k = outSizes.size() - 2;
+    bool scalesGiven = scalesIndex < args.size() && !args[scalesIndex].isNone();
+    if (!vecForm) {
+      scalesGiven = scalesGiven && scalesIndex + k <= args.size();
+      for (size_t i = 0; scalesGiven && i < k; ++i) scalesGiven = !args[scalesIndex + i].isNone();
+    }
+    if (scalesGiven) {
+      std::vector<double> sf;
+      if (vecForm) {
+        sf = args[scalesIndex].unwrapToDoubleList();
+      } else {
+        for (size_t i = 0; i < k; ++i) sf.push_back(args[scalesIndex + i].unwrapToDouble());
+      }
       std::vector<float> scales = {1.0f, 1.0f};
-      const size_t k = outSizes.size() - 2;
       for (size_t i = 0; i < k; ++i)
         scales.push_back(static_cast<float>(sf.size() == 1 ? sf[0] : sf.at(i)));
       Tensor t = Tensor::empty({static_cast<int64_t>(scales.size())}, ScalarType::Float);
@@ -371,6 +390,27 @@ void convertIm2col(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   ctx.setOutput(n, 0, unbatched ? squeeze(ctx, y, {0}) : y);
 }
 
+// col2im(cols, output_size, kernel_size, dilation, padding, stride) -> Col2Im (opset 18,
+// https://onnx.ai/onnx/operators/onnx__Col2Im.html), whose input is batched: an unbatched
+// [C * kh * kw, L] gets a batch of 1 and loses it again.
+void convertCol2im(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  const int64_t rank = ctx.expectRank(n, args[0].value());
+  if (rank != 2 && rank != 3) args[0].fail("a 2-d or 3-d tensor", fmt::format("rank {}", rank));
+  auto two = [](std::vector<int64_t> v) {
+    return v.size() == 1 ? std::vector<int64_t>{v[0], v[0]} : v;
+  };
+  auto pad = two(args[4].unwrapToIntList());
+  std::string x = args[0].unwrapToTensor();
+  if (rank == 2) x = unsqueeze(ctx, x, {0});
+  std::string y = ctx.op("Col2Im",
+                         {x, ctx.constInt64s(two(args[1].unwrapToIntList())),
+                          ctx.constInt64s(two(args[2].unwrapToIntList()))},
+                         {attrIs("dilations", two(args[3].unwrapToIntList())),
+                          attrIs("pads", {pad[0], pad[1], pad[0], pad[1]}),
+                          attrIs("strides", two(args[5].unwrapToIntList()))});
+  ctx.setOutput(n, 0, rank == 2 ? squeeze(ctx, y, {0}) : y);
+}
+
 // conv_tbc(self [T, B, C], weight [K, C, O], bias [O], pad): Conv over time on [B, C, T] with
 // the weight as [O, C, K], back to [T', B, O].
 void convertConvTbc(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
@@ -431,6 +471,8 @@ void registerNnConverters(OnnxConverterRegistry& r) {
   });
   r.addOverloads({"aten::constant_pad_nd"}, convertConstantPad);
   r.addOverloads({"aten::im2col"}, convertIm2col);
+  r.addOverloads({"aten::col2im"}, convertCol2im);
+  setConverterMinOpset(OperatorRegistry::global().findOverload("aten::col2im")->key, 18);
   r.addOverloads({"aten::_pad_circular"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     ctx.setOutput(
         n, 0,
@@ -442,11 +484,15 @@ void registerNnConverters(OnnxConverterRegistry& r) {
       {"aten::upsample_nearest1d", "aten::upsample_nearest1d.vec", "aten::upsample_nearest2d",
        "aten::upsample_nearest2d.vec", "aten::upsample_nearest3d", "aten::upsample_nearest3d.vec"},
       upsample("nearest"));
-  r.addOverloads(
-      {"aten::upsample_linear1d", "aten::upsample_linear1d.vec", "aten::upsample_bilinear2d",
-       "aten::upsample_bilinear2d.vec", "aten::upsample_trilinear3d.vec"},
-      upsample("linear"));
-  r.addOverloads({"aten::upsample_bicubic2d.vec"}, upsample("cubic"));
+  r.addOverloads({"aten::_upsample_nearest_exact1d", "aten::_upsample_nearest_exact1d.vec",
+                  "aten::_upsample_nearest_exact2d", "aten::_upsample_nearest_exact2d.vec",
+                  "aten::_upsample_nearest_exact3d", "aten::_upsample_nearest_exact3d.vec"},
+                 upsample("nearest-exact"));
+  r.addOverloads({"aten::upsample_linear1d", "aten::upsample_linear1d.vec",
+                  "aten::upsample_bilinear2d", "aten::upsample_bilinear2d.vec",
+                  "aten::upsample_trilinear3d", "aten::upsample_trilinear3d.vec"},
+                 upsample("linear"));
+  r.addOverloads({"aten::upsample_bicubic2d", "aten::upsample_bicubic2d.vec"}, upsample("cubic"));
   r.addOverloads({"aten::reflection_pad1d", "aten::reflection_pad2d", "aten::reflection_pad3d"},
                  padMode(std::string("reflect")));
   r.addOverloads({"aten::replication_pad1d", "aten::replication_pad2d", "aten::replication_pad3d"},

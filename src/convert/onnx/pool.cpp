@@ -66,9 +66,31 @@ void convertMaxPool(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   maxPoolOutputs(ctx, n, args[0].unwrapToTensor(), k, attrs);
 }
 
+// Adaptive max pooling without indices, for any static pooled sizes (torch.onnx cannot export
+// these): the maximum over a box is the maximum along each axis in turn, so along each pooled
+// axis (the last first) output cell o is ReduceMax over input cells floor(o * in / out) ..
+// ceil((o + 1) * in / out) - 1 (PyTorch's adaptive windows), the cells concatenated.
+std::string adaptiveMaxBySlices(OnnxCtx& ctx, std::string x, const std::vector<int64_t>& sizes,
+                                const std::vector<int64_t>& out) {
+  const size_t first = sizes.size() - out.size();
+  for (size_t k = out.size(); k-- > 0;) {
+    const int64_t in = sizes[first + k], o = out[k], axis = static_cast<int64_t>(first + k);
+    std::vector<std::string> cells;
+    for (int64_t c = 0; c < o; ++c) {
+      const int64_t start = (c * in) / o, end = ((c + 1) * in + o - 1) / o;
+      std::string cell = ctx.op(
+          "Slice", {x, ctx.constInt64s({start}), ctx.constInt64s({end}), ctx.constInt64s({axis})});
+      cells.push_back(reduce(ctx, "Max", cell, {axis}, true));
+    }
+    x = cells.size() == 1 ? cells[0] : ctx.op("Concat", cells, {attrI("axis", axis)});
+  }
+  return x;
+}
+
 // adaptive_max_pool{1,2,3}d(self, output_size) -> (values, indices): GlobalMaxPool for output
 // 1 without indices; else, when the pooled sizes divide evenly and are not dynamic, MaxPool
-// with kernel = stride = in / out (torch.onnx's symbolic_opset9 exports these cases only).
+// with kernel = stride = in / out (torch.onnx's symbolic_opset9 exports these cases only);
+// other static sizes without the indices by slices (adaptiveMaxBySlices).
 void convertAdaptiveMaxPool(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   auto out = args[1].unwrapToIntList();
   std::string x = args[0].unwrapToTensor();
@@ -78,13 +100,21 @@ void convertAdaptiveMaxPool(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   auto sizes = ctx.expectSizes(n, args[0].value());
   const size_t first = sizes.size() - out.size();
   std::vector<int64_t> kernel;
+  bool divides = true, dynamic = false;
   for (size_t i = 0; i < out.size(); ++i) {
-    if (out[i] <= 0 || sizes[first + i] % out[i] != 0 ||
+    if (out[i] <= 0) args[1].fail("positive output sizes", std::to_string(out[i]));
+    divides &= sizes[first + i] % out[i] == 0;
+    dynamic |= ctx.isDynamicDim(args[0].value(), static_cast<int64_t>(first + i));
+  }
+  if (!divides && !dynamic && !n.output(1)->hasUses())
+    return ctx.setOutput(n, 0, adaptiveMaxBySlices(ctx, x, sizes, out));
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (sizes[first + i] % out[i] != 0 ||
         ctx.isDynamicDim(args[0].value(), static_cast<int64_t>(first + i)))
       args[1].fail(
-          fmt::format(
-              "an output size dividing the input size {} along a pooled axis that is not dynamic",
-              sizes[first + i]),
+          fmt::format("an output size dividing the input size {} along a pooled axis that is not "
+                      "dynamic (or, for other sizes, the indices unused)",
+                      sizes[first + i]),
           std::to_string(out[i]));
     kernel.push_back(sizes[first + i] / out[i]);
   }
