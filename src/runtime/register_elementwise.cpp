@@ -190,6 +190,16 @@ void registerElementwiseKernels(KernelRegistry& r) {
   });
   defFamily(r, "aten::leaky_relu",
             [](const IValue* a) { return ops::leakyRelu(a[0].toTensor(), toScalar(a[1])); });
+  // F.rrelu / nn.RReLU in eval: leaky_relu with the mean slope (lower + upper) / 2, as ATen's
+  // rrelu_with_noise; training draws random slopes (refused, as training-mode dropout).
+  defFamily(r, "aten::rrelu", [](const IValue* a) {
+    if (a[3].toBool())
+      throw Error(
+          "rrelu with training=True is not supported (its slopes are random; torchless runs "
+          "inference only: call eval() before saving)");
+    return ops::leakyRelu(a[0].toTensor(),
+                          Scalar((toScalar(a[1]).toDouble() + toScalar(a[2]).toDouble()) / 2));
+  });
   defFamily(r, "aten::elu", [](const IValue* a) {
     return ops::elu(a[0].toTensor(), toScalar(a[1]), toScalar(a[2]), toScalar(a[3]));
   });

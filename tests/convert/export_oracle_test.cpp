@@ -745,20 +745,20 @@ TEST_P(DynamicExportOracle, SecondShapeMatchesPyTorchAndNoShapeIsBaked) {
 
 INSTANTIATE_TEST_SUITE_P(
     Dynamic, DynamicExportOracle,
-    ::testing::Values("mlp", "mlp_empty_batch", "conv_bn_relu", "view_traced", "softmax",
-                      "pool_ceil", "layer_norm", "embedding", "elementwise", "resnet18_scripted",
-                      "resnet18_traced", "mobilenet_v2_scripted", "mobilenet_v2_traced",
-                      "shufflenet_v2_x0_5_scripted", "shufflenet_v2_x0_5_traced",
-                      "dcgan_discriminator_scripted", "dcgan_discriminator_traced",
-                      "super_resolution_scripted", "super_resolution_traced", "word_lm_lstm",
-                      "word_lm_gru", "word_lm_rnn", "transformer_encoder", "bert_like",
-                      "cov:slice_assign_scripted", "cov:slice_assign_traced",
-                      "cov:mask_assign_scripted", "cov:mask_assign_traced",
-                      "cov:fill_zero_scripted", "cov:fill_zero_traced", "cov:einsum_scripted",
-                      "cov:einsum_traced", "cov:new_zeros_scripted", "cov:new_zeros_traced",
-                      "cov:vit_tiny_traced", "cov:transformer_encoder_fast_traced",
-                      "cov:transformer_encoder_fast_scripted", "cov:runtime_factories_scripted",
-                      "cov:runtime_factories_traced", "cov:stft_traced"),
+    ::testing::Values(
+        "mlp", "mlp_empty_batch", "conv_bn_relu", "view_traced", "softmax", "pool_ceil",
+        "layer_norm", "embedding", "elementwise", "resnet18_scripted", "resnet18_traced",
+        "mobilenet_v2_scripted", "mobilenet_v2_traced", "shufflenet_v2_x0_5_scripted",
+        "shufflenet_v2_x0_5_traced", "dcgan_discriminator_scripted", "dcgan_discriminator_traced",
+        "super_resolution_scripted", "super_resolution_traced", "word_lm_lstm", "word_lm_gru",
+        "word_lm_rnn", "transformer_encoder", "bert_like", "cov:slice_assign_scripted",
+        "cov:slice_assign_traced", "cov:mask_assign_scripted", "cov:mask_assign_traced",
+        "cov:fill_zero_scripted", "cov:fill_zero_traced", "cov:einsum_scripted",
+        "cov:einsum_traced", "cov:new_zeros_scripted", "cov:new_zeros_traced",
+        "cov:shuffle_unflatten_scripted", "cov:shuffle_unflatten_traced",
+        "cov:recurrent_cells_scripted", "cov:recurrent_cells_traced", "cov:vit_tiny_traced",
+        "cov:transformer_encoder_fast_traced", "cov:transformer_encoder_fast_scripted",
+        "cov:runtime_factories_scripted", "cov:runtime_factories_traced", "cov:stft_traced"),
     [](const ::testing::TestParamInfo<std::string>& info) {
       std::string s = info.param;
       return s.rfind("cov:", 0) == 0 ? "coverage_" + s.substr(4) : s;
@@ -816,7 +816,7 @@ INSTANTIATE_TEST_SUITE_P(
         "tail_losses_traced", "tail_losses_more_traced", "tail_random_traced", "stft_scripted",
         "stft_traced", "recurrent_cells_scripted", "recurrent_cells_traced",
         "conv_same_resize_scripted", "conv_same_resize_traced", "fold_unfold_scripted",
-        "fold_unfold_traced"),
+        "fold_unfold_traced", "shuffle_unflatten_scripted", "shuffle_unflatten_traced"),
     [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 }  // namespace

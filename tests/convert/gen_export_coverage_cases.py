@@ -870,6 +870,20 @@ class FoldUnfold(nn.Module):
         return self.fold(self.unfold(img)), self.fold2(cols), self.fold(self.unfold(img[0]))
 
 
+class ShuffleUnflatten(nn.Module):
+    """nn.ChannelShuffle (aten::channel_shuffle) of 4-d and 3-d inputs and nn.Unflatten
+    (aten::unflatten.int) with a -1 size, in the middle and at the end."""
+
+    def __init__(self):
+        super().__init__()
+        self.cs = nn.ChannelShuffle(3)
+        self.u1 = nn.Unflatten(1, (2, -1))
+        self.u2 = nn.Unflatten(-1, (5, 1))
+
+    def forward(self, img, seq):
+        return self.cs(img), self.cs(seq), self.u1(seq), self.u2(seq)
+
+
 def main():
     os.makedirs(gen.OUT, exist_ok=True)
     torch.manual_seed(0)
@@ -978,6 +992,7 @@ def main():
     w("mha_no_weights", MhaNoWeights().eval(), [r(2, 3, 16)], ("scripted",), dyn=({0: [0, 1]}, [dr(4, 5, 16)]))
     w("conv_same_resize", ConvSameResize(), [r(2, 4, 9), r(2, 4, 6, 6), r(1, 2, 3, 4, 5)], both)
     w("fold_unfold", FoldUnfold(), [r(2, 4, 6, 6), r(2, 12, 12)], both, min_opset=18)
+    w("shuffle_unflatten", ShuffleUnflatten(), [r(2, 6, 3, 4), r(2, 6, 5)], both, dyn=({0: [0], 1: [0]}, [dr(3, 6, 3, 4), dr(4, 6, 5)]))
     w("recurrent_cells", RecurrentCells(), [r(2, 4), r(2, 3)], both, dyn=({0: [0], 1: [0]}, [dr(5, 4), dr(5, 3)]))
 
 

@@ -757,6 +757,7 @@ case("topk_ties", [ties], lambda x: flat(torch.topk(x, 1), torch.topk(x, 30), to
                                        torch.topk(x, 50, sorted=False), torch.topk(x, 2, 0), torch.topk(x.reshape(-1), 2)))
 case("adaptive_max_pool3d", [inp([2, 3, 5, 7, 6])], lambda x: flat(F.adaptive_max_pool3d(x, (2, 3, 4), return_indices=True),
                                                              F.adaptive_max_pool3d(x[0], 3, return_indices=True)))
+case("rrelu", [inp([3, 4])], lambda x: (F.rrelu(x), F.rrelu(x, 0.1, 0.6), torch.rrelu(x, 0.2, 0.25, False)))
 
 with open(os.path.join(OUT, "manifest.json.tmp"), "w") as f:
     json.dump({"torch": torch.__version__, "cases": CASES}, f, indent=1)

@@ -95,6 +95,41 @@ void convertFlatten(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   ctx.setOutput(n, 0, ctx.op("Reshape", {x, ctx.constInt64s(shape)}));
 }
 
+// unflatten(self, dim, sizes) (nn.Unflatten) -> Reshape to self's dims before dim, `sizes`
+// (one may be -1), then self's dims after dim, those taken from Shape so that dynamic axes stay.
+void convertUnflatten(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  const int64_t rank = ctx.expectRank(n, args[0].value());
+  const int64_t dim = wrapDim(args[1].unwrapToInt(), std::max<int64_t>(rank, 1));
+  std::string x = args[0].unwrapToTensor();
+  std::vector<std::string> parts;
+  const std::string shape = ctx.op("Shape", {x});
+  if (dim > 0)
+    parts.push_back(ctx.op(
+        "Slice", {shape, ctx.constInt64s({0}), ctx.constInt64s({dim}), ctx.constInt64s({0})}));
+  parts.push_back(ctx.constInt64s(args[2].unwrapToIntList()));
+  if (dim + 1 < rank)
+    parts.push_back(ctx.op("Slice", {shape, ctx.constInt64s({dim + 1}), ctx.constInt64s({rank}),
+                                     ctx.constInt64s({0})}));
+  std::string target = parts.size() == 1 ? parts[0] : ctx.op("Concat", parts, {attrI("axis", 0)});
+  ctx.setOutput(n, 0, ctx.op("Reshape", {x, target}));
+}
+
+// channel_shuffle(self [N, C, *], groups) (nn.ChannelShuffle): [N, g, C / g, rest] transposed
+// to [N, C / g, g, rest] and back to self's shape, as ATen's math_channel_shuffle.
+void convertChannelShuffle(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  const int64_t rank = ctx.expectRank(n, args[0].value());
+  if (rank < 3) args[0].fail("a tensor of rank 3 or more", fmt::format("rank {}", rank));
+  auto sizes = ctx.expectSizes(n, args[0].value());
+  const int64_t g = args[1].unwrapToInt();
+  if (g <= 0 || sizes[1] % g != 0 || ctx.isDynamicDim(args[0].value(), 1))
+    args[1].fail(fmt::format("a group count dividing the {} static channels", sizes[1]),
+                 std::to_string(g));
+  std::string x = args[0].unwrapToTensor();
+  std::string y = ctx.op("Reshape", {x, ctx.constInt64s({0, g, sizes[1] / g, -1})});
+  y = ctx.op("Transpose", {y}, {attrIs("perm", {0, 2, 1, 3})});
+  ctx.setOutput(n, 0, ctx.op("Reshape", {y, ctx.op("Shape", {x})}));
+}
+
 // transpose / t / permute -> Transpose(perm).
 void convertTranspose(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   int64_t rank = ctx.expectRank(n, args[0].value());
@@ -1148,6 +1183,8 @@ void convertAsStrided(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
 void registerShapeConverters(OnnxConverterRegistry& r) {
   r.addOverloads({"aten::view", "aten::reshape"}, convertReshape);
   r.addOverloads({"aten::flatten.using_ints"}, convertFlatten);
+  r.addOverloads({"aten::unflatten.int"}, convertUnflatten);
+  r.addOverloads({"aten::channel_shuffle"}, convertChannelShuffle);
   r.addOverloads({"aten::t", "aten::transpose.int", "aten::permute"}, convertTranspose);
   r.addOverloads({"aten::squeeze", "aten::squeeze.dim"}, convertSqueeze);
   r.addOverloads({"aten::unsqueeze"}, convertUnsqueeze);
