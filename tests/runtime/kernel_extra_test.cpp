@@ -54,6 +54,50 @@ TEST(KernelExtra, ScatterErrors) {
                "reduce argument must be either add or multiply.");
 }
 
+// Training-mode dropout and rrelu draw random numbers: refused with what to do, except dropout
+// with p = 0, which is the input (ATen's _dropout_impl).
+TEST(KernelExtra, RandomTrainingModesAreRefused) {
+  initKernels();
+  auto run = [](const char* text, const Tensor& x) {
+    auto g = std::make_shared<Graph>();
+    parseIR(text, g.get());
+    Code code(g, "training");
+    Stack stack{IValue(x)};
+    code.run(stack);
+    return stack.at(0).toTensor();
+  };
+  Tensor x = ops::ones({2, 3});
+  EXPECT_ERROR(run(R"IR(
+graph(%x : Tensor):
+  %p : float = prim::Constant[value=0.5]()
+  %t : bool = prim::Constant[value=1]()
+  %y : Tensor = aten::dropout(%x, %p, %t)
+  return (%y)
+)IR",
+                   x),
+               "dropout with training=True and p=0.5 is not supported");
+  EXPECT_ERROR(run(R"IR(
+graph(%x : Tensor):
+  %l : float = prim::Constant[value=0.125]()
+  %u : float = prim::Constant[value=0.25]()
+  %t : bool = prim::Constant[value=1]()
+  %g : NoneType = prim::Constant()
+  %y : Tensor = aten::rrelu(%x, %l, %u, %t, %g)
+  return (%y)
+)IR",
+                   x),
+               "rrelu with training=True is not supported");
+  Tensor same = run(R"IR(
+graph(%x : Tensor):
+  %p : float = prim::Constant[value=0.]()
+  %t : bool = prim::Constant[value=1]()
+  %y : Tensor = aten::dropout(%x, %p, %t)
+  return (%y)
+)IR",
+                    x);
+  EXPECT_EQ(same.doubleAt(5), 1.0);
+}
+
 TEST(KernelExtra, IndexAndMaskedErrors) {
   Tensor x = ops::zeros({3, 4});
   EXPECT_ERROR(ops::indexAdd(x, 0, longs({-1}, {1}), ops::ones({1, 4})),
