@@ -426,6 +426,21 @@ Tensor asin(const Tensor& x) {
 Tensor acos(const Tensor& x) {
   return unaryFloat(x, "acos_vml_cpu", [](auto v) { return std::acos(v); });
 }
+Tensor sinh(const Tensor& x) {
+  return unaryFloat(x, "sinh_cpu", [](auto v) { return std::sinh(v); });
+}
+Tensor cosh(const Tensor& x) {
+  return unaryFloat(x, "cosh_cpu", [](auto v) { return std::cosh(v); });
+}
+Tensor asinh(const Tensor& x) {
+  return unaryFloat(x, "asinh_cpu", [](auto v) { return std::asinh(v); });
+}
+Tensor acosh(const Tensor& x) {
+  return unaryFloat(x, "acosh_cpu", [](auto v) { return std::acosh(v); });
+}
+Tensor atanh(const Tensor& x) {
+  return unaryFloat(x, "atanh_cpu", [](auto v) { return std::atanh(v); });
+}
 Tensor atan(const Tensor& x) {
   return unaryFloat(x, "atan_vml_cpu", [](auto v) { return std::atan(v); });
 }

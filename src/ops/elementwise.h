@@ -67,6 +67,12 @@ Tensor tan(const Tensor& x);
 Tensor asin(const Tensor& x);
 Tensor acos(const Tensor& x);
 Tensor atan(const Tensor& x);
+/// torch.sinh / cosh / asinh / acosh / atanh: integers and bool -> the default float dtype.
+Tensor sinh(const Tensor& x);
+Tensor cosh(const Tensor& x);
+Tensor asinh(const Tensor& x);
+Tensor acosh(const Tensor& x);
+Tensor atanh(const Tensor& x);
 Tensor tanh(const Tensor& x);
 Tensor sigmoid(const Tensor& x);
 Tensor erf(const Tensor& x);

@@ -45,14 +45,17 @@ Blocks blocksOf(const char* op, const IntList& k, const IntList& d, const IntLis
   TL_CHECK(k.size() == 2 && d.size() == 2 && p.size() == 2 && s.size() == 2,
            "{}: kernel_size, dilation, padding and stride must have 2 elements", op);
   Blocks b{k[0], k[1], d[0], d[1], p[0], p[1], s[0], s[1], height, width, 0, 0};
-  TL_CHECK(b.kh > 0 && b.kw > 0, "kernel size should be greater than zero, but got kH: {} kW: {}",
+  TL_CHECK(b.kh > 0 && b.kw > 0,
+           "kernel size should be greater than zero, but got kernel_height: {} kernel_width: {}",
            b.kh, b.kw);
-  TL_CHECK(b.sh > 0 && b.sw > 0, "stride should be greater than zero, but got dH: {} dW: {}", b.sh,
+  TL_CHECK(b.sh > 0 && b.sw > 0,
+           "stride should be greater than zero, but got stride_height: {} stride_width: {}", b.sh,
            b.sw);
   TL_CHECK(b.dh > 0 && b.dw > 0,
-           "dilation should be greater than zero, but got dilationH: {} dilationW: {}", b.dh, b.dw);
-  TL_CHECK(b.ph >= 0 && b.pw >= 0, "padding should be non-negative, but got padH: {} padW: {}",
-           b.ph, b.pw);
+           "dilation should be greater than zero, but got dilation_height: {} dilation_width: {}",
+           b.dh, b.dw);
+  TL_CHECK(b.ph >= 0 && b.pw >= 0,
+           "padding should be non-negative, but got pad_height: {} pad_width: {}", b.ph, b.pw);
   b.outH = (height + 2 * b.ph - (b.dh * (b.kh - 1) + 1)) / b.sh + 1;
   b.outW = (width + 2 * b.pw - (b.dw * (b.kw - 1) + 1)) / b.sw + 1;
   return b;
@@ -212,12 +215,20 @@ double nearestScale(int64_t in, int64_t out, std::optional<double> scale) {
 }
 }  // namespace
 
+void checkNearestDtype(const Tensor& x) {
+  const ScalarType t = x.dtype();
+  TL_CHECK(t == ScalarType::Float || t == ScalarType::Double || t == ScalarType::BFloat16 ||
+               t == ScalarType::Byte,
+           "\"compute_indices_weights_nearest\" not implemented for '{}'", toString(t));
+}
+
 Tensor upsampleNearest(const Tensor& x, const IntList& outputSize,
                        const std::vector<std::optional<double>>& scales) {
   const int64_t k = static_cast<int64_t>(outputSize.size());
   TL_CHECK(k >= 1 && k <= 3 && x.dim() == k + 2,
            "upsample_nearest{}d: expected input of {} dims, got {}", k, k + 2,
            sizesToString(x.sizes()));
+  checkNearestDtype(x);
   // One index table per spatial dim, then a gather over the canonical [planes, D, H, W].
   std::vector<std::vector<int64_t>> idx(3);
   IntList in3(3, 1), out3(3, 1);

@@ -35,6 +35,9 @@ Tensor prelu(const Tensor& x, const Tensor& weight);
 Tensor glu(const Tensor& x, int64_t dim = -1);
 /// F.threshold(x, threshold, value): x > threshold ? x : value.
 Tensor threshold(const Tensor& x, const Scalar& threshold, const Scalar& value);
+/// The dtypes PyTorch's CPU nearest upsampling takes (float, double, bfloat16, uint8); throws
+/// torchless::Error with its message for the others.
+void checkNearestDtype(const Tensor& x);
 /// aten::upsample_nearest{1,2,3}d(x [N, C, *k], output_size, scales): PyTorch's legacy
 /// "nearest" index rule (floor(dst * scale)).
 Tensor upsampleNearest(const Tensor& x, const IntList& outputSize,

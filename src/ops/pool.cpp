@@ -116,11 +116,10 @@ std::tuple<Tensor, Tensor> maxPoolWithIndices(const Tensor& x, int64_t k, const 
                                A best = kIsFloat<T> ? -std::numeric_limits<A>::infinity()
                                                     : std::numeric_limits<A>::lowest();
                                int64_t bi = -1;
-                               bool done = false;
-                               for (int64_t kd = 0; kd < g.kernel[0] && !done; ++kd) {
+                               for (int64_t kd = 0; kd < g.kernel[0]; ++kd) {
                                  const int64_t id = od * g.stride[0] - g.pad[0] + kd * g.dil[0];
                                  if (id < 0 || id >= ID) continue;
-                                 for (int64_t kh = 0; kh < g.kernel[1] && !done; ++kh) {
+                                 for (int64_t kh = 0; kh < g.kernel[1]; ++kh) {
                                    const int64_t ih = oh * g.stride[1] - g.pad[1] + kh * g.dil[1];
                                    if (ih < 0 || ih >= IH) continue;
                                    for (int64_t kw = 0; kw < g.kernel[2]; ++kw) {
@@ -128,13 +127,11 @@ std::tuple<Tensor, Tensor> maxPoolWithIndices(const Tensor& x, int64_t k, const 
                                      if (iw < 0 || iw >= IW) continue;
                                      const int64_t off = (id * IH + ih) * IW + iw;
                                      const A v = static_cast<A>(in[off]);
+                                     // As ATen's cpu_max_pool: `val > max || isnan(val)`,
+                                     // so the window's last NaN is the one reported.
                                      if (v > best || bi < 0 || v != v) {
                                        best = v;
                                        bi = off;
-                                       if (v != v) {
-                                         done = true;
-                                         break;
-                                       }
                                      }
                                    }
                                  }
@@ -348,7 +345,7 @@ std::tuple<Tensor, Tensor> adaptive(const Tensor& x, int64_t k, const IntList& o
                     for (int64_t iw = w0; iw < w1; ++iw) {
                       const int64_t off = (id * IH + ih) * IW + iw;
                       const M v = static_cast<M>(in[off]);
-                      if ((v > best || v != v) && best == best) {
+                      if (v > best || v != v) {  // the last NaN, as ATen's kernel
                         best = v;
                         bi = off;
                       }

@@ -616,6 +616,8 @@ std::tuple<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t dim, bool la
                                 bool sorted) {
   const int64_t d = wrapDim(dim, x.dim());
   const int64_t size = x.dim() == 0 ? 1 : x.sizes()[d];
+  TL_CHECK(x.dtype() != ScalarType::Bool && x.dtype() != ScalarType::Half,
+           "\"topk_cpu\" not implemented for '{}'", toString(x.dtype()));
   TL_CHECK(k >= 0 && k <= size, "selected index k out of range");
   return sortRows(x, d, largest, k, "topk_cpu", sorted ? RowOrder::kTopK : RowOrder::kTopKUnsorted);
 }

@@ -111,6 +111,8 @@ Tensor flatten(const Tensor& x, int64_t startDim, int64_t endDim) {
 Tensor unflatten(const Tensor& x, int64_t dim, const IntList& sizes) {
   const int64_t d = wrapDim(dim, x.dim());
   TL_CHECK(!sizes.empty(), "unflatten: sizes must be non-empty");
+  TL_CHECK(std::count(sizes.begin(), sizes.end(), int64_t{-1}) <= 1,
+           "unflatten got an unexpected error:\nonly one dimension can be inferred");
   IntList inferred;
   try {
     inferred = inferSize(sizes, x.size(d));

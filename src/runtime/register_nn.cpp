@@ -30,6 +30,7 @@ Tensor dropoutEval(const IValue* a) {
 // index_select per spatial dim.
 Tensor upsampleNearestExact(const Tensor& x, const IntList& outputSize,
                             const std::vector<std::optional<double>>& scales) {
+  ops::checkNearestDtype(x);
   Tensor y = x;
   const auto n = static_cast<int64_t>(outputSize.size());
   for (int64_t i = 0; i < n; ++i) {
@@ -158,6 +159,15 @@ void registerNnKernels(KernelRegistry& r) {
     // [N, g * c, *] -> view [N, g, c, *] -> transpose(1, 2) -> [N, c * g, *]
     Tensor x = a[0].toTensor();
     const int64_t g = a[1].toInt();
+    // ATen's channel_shuffle checks, in its order and words.
+    TL_CHECK(x.dim() > 2,
+             "channel_shuffle expects input with > 2 dims, but got input with sizes {}",
+             sizesToString(x.sizes()));
+    TL_CHECK(g > 0, "Number of groups to divide channels in must be positive. Value of groups:{}",
+             g);
+    TL_CHECK(x.size(1) % g == 0,
+             "Number of channels must be divisible by groups. Got {} channels and {} groups.",
+             x.size(1), g);
     IntList shape = x.sizes();
     IntList split{shape[0], g, shape[1] / g};
     split.insert(split.end(), shape.begin() + 2, shape.end());

@@ -586,6 +586,8 @@ def main():
     write_case(root, "library_branches", torch.jit.script(LibraryBranches().eval()), [r(2, 3, 8)])
     x, lengths = r(3, 5, 8), torch.tensor([5, 3, 2])
     write_case(root, "lstm_proj_scripted", torch.jit.script(LstmProj().eval()), [x, lengths])
+    write_case(root, "inf_values", torch.jit.script(Doubled()),
+               [torch.tensor([-float("inf"), 1.0, float("inf"), float("nan")])])
     write_case(root, "to_list_scripted", torch.jit.script(ToList()),
                [r(2, 3), torch.tensor([[4, -1]]), torch.tensor(2.5, dtype=torch.float64)])
     import torchvision
@@ -772,6 +774,13 @@ class LstmProj(nn.Module):
         p, (hp, cp) = self.lstm(packed)
         padded, _ = nn.utils.rnn.pad_packed_sequence(p, batch_first=True)
         return a, h, c, b, h2, c2, padded, hp, cp
+
+
+class Doubled(nn.Module):
+    """2 * x: infinities and NaN stay what they are (run --expect's comparison of them)."""
+
+    def forward(self, x):
+        return x * 2.0
 
 
 class ToList(nn.Module):

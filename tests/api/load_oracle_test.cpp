@@ -222,6 +222,7 @@ const std::map<std::string, Expectation>& generatedExpectations() {
       {"interpolate_overloads", {}},
       {"library_branches", {}},
       {"to_list_scripted", {}},
+      {"inf_values", {}},
       {"lstm_proj_scripted", {}},
       {"resnet18_traced", {}},
       {"resnet18_scripted", {}},

@@ -359,6 +359,23 @@ TEST(RunCli, ExpectComparesWithTolerances) {
   fs::remove_all(d);
 }
 
+// `--expect` compares as numpy.allclose(equal_nan=True): an infinity matches itself and NaN
+// matches NaN (gen_models.py's inf_values: 2 * [-inf, 1, inf, nan]); a finite value where an
+// infinity is expected still differs.
+TEST(RunCliOracle, ExpectMatchesInfinitiesAndNaN) {
+  const fs::path m = fs::path(TORCHLESS_API_MODELS) / "inf_values";
+  fs::path d = freshDir("expect_inf");
+  auto same = runCli({"run", (m / "model.pt").string(), (m / "in0.npy").string(), "--output-dir",
+                      d.string(), "--expect", (m / "out0.npy").string()});
+  EXPECT_EQ(same.status, 0) << same.out << same.err;
+  EXPECT_NE(same.out.find(": ok\n"), std::string::npos) << same.out;
+  auto other = runCli({"run", (m / "model.pt").string(), (m / "in0.npy").string(), "--output-dir",
+                       d.string(), "--expect", (m / "in0.npy").string()});
+  EXPECT_EQ(other.status, 1) << other.out;
+  EXPECT_NE(other.out.find("1 of 4 elements differ"), std::string::npos) << other.out;
+  fs::remove_all(d);
+}
+
 // Every command that computes takes --threads (issue #17 part 4).
 TEST(RunCli, ThreadsOnEveryCommandThatComputes) {
   fs::path d = freshDir("threads");

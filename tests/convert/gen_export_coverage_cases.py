@@ -834,9 +834,11 @@ class RecurrentCells(nn.Module):
 
 
 class ConvSameResize(nn.Module):
-    """Convolutions with string padding ("same" with an odd and an even total, "valid";
+    """Convolutions with string padding ("same" with an odd and an even total, "valid"; batched
+    and unbatched;
     traced they record aten::_convolution_mode) and F.interpolate's trilinear / bicubic forms,
-    by size (traced: the overloads without .vec) and by scale factor; nearest-exact; adaptive max pooling to
+    by size (traced: the overloads without .vec) and by scale factor; nearest-exact; rounding of
+    integer tensors (the tensor itself); adaptive max pooling to
     sizes that do not divide the input's (by slices)."""
 
     def __init__(self):
@@ -846,14 +848,16 @@ class ConvSameResize(nn.Module):
         self.valid = nn.Conv2d(4, 2, 3, padding="valid")
 
     def forward(self, x1, img, vol):
-        return (self.same1(x1), self.same2(img), self.valid(img),
+        return (self.same1(x1), self.same2(img), self.valid(img), self.same1(x1[0]), self.valid(img[1]),
                 F.interpolate(vol, size=(5, 6, 7), mode="trilinear", align_corners=True),
                 F.interpolate(vol, size=(4, 7, 6), mode="trilinear", align_corners=False),
                 F.interpolate(img, size=(9, 5), mode="bicubic", align_corners=False),
                 F.interpolate(img, scale_factor=1.5, mode="bicubic", align_corners=True),
                 F.adaptive_max_pool2d(img, (4, 3)), F.adaptive_max_pool1d(x1, 4), F.adaptive_max_pool3d(vol, (2, 3, 3)),
                 F.interpolate(img, size=(9, 5), mode="nearest-exact"), F.interpolate(x1, scale_factor=1.7, mode="nearest-exact"),
-                F.interpolate(vol, size=(2, 6, 3), mode="nearest-exact"))
+                F.interpolate(vol, size=(2, 6, 3), mode="nearest-exact"),
+                torch.floor((x1 * 3).long()), torch.ceil((x1 * 3).long()), torch.round((x1 * 3).long()),
+                torch.trunc((x1 * 3).int()))
 
 
 class FoldUnfold(nn.Module):

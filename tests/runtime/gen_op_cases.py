@@ -758,6 +758,26 @@ case("topk_ties", [ties], lambda x: flat(torch.topk(x, 1), torch.topk(x, 30), to
 case("adaptive_max_pool3d", [inp([2, 3, 5, 7, 6])], lambda x: flat(F.adaptive_max_pool3d(x, (2, 3, 4), return_indices=True),
                                                              F.adaptive_max_pool3d(x[0], 3, return_indices=True)))
 case("rrelu", [inp([3, 4])], lambda x: (F.rrelu(x), F.rrelu(x, 0.1, 0.6), torch.rrelu(x, 0.2, 0.25, False)))
+# helper-50's findings: the hyperbolic functions and their inverses; a window's last NaN is
+# the max pooling index reported; PyTorch's errors of topk on bool / half, nearest resizes of
+# integers, channel_shuffle and unflatten.
+case("hyperbolic", [inp([3, 4], lo=-3.0, hi=3.0), inp([3, 4], lo=1.0, hi=4.0), inp([3, 4], lo=-0.9, hi=0.9)],
+     lambda a, b, c: (torch.sinh(a), torch.cosh(a), torch.asinh(a), torch.acosh(b), torch.atanh(c),
+                      torch.arcsinh(torch.tensor([1, -2])), torch.acosh(torch.tensor([0.5, 1.0])), torch.atanh(torch.tensor([1.0, -1.0, 2.0]))))
+pool_nan = torch.tensor([[[[1.0, float("nan"), 3.0, 0.5], [2.0, 5.0, float("nan"), 1.0]]]])
+case("max_pool_nan", [pool_nan], lambda x: flat(F.max_pool2d(x, 2, return_indices=True), F.max_pool2d(x, (2, 4), return_indices=True),
+                                              F.adaptive_max_pool2d(x, (1, 1), return_indices=True),
+                                              F.max_pool3d(x, (1, 2, 4), return_indices=True)))
+case("topk_errors", [torch.tensor([True, False, True])], lambda x: torch.topk(x, 2))  # PyTorch's error
+case("topk_errors", [torch.ones(4, dtype=torch.half)], lambda x: torch.topk(x, 2))  # PyTorch's error
+case("nearest_errors", [torch.ones(1, 1, 4, dtype=torch.long)], lambda x: F.interpolate(x, size=6, mode="nearest-exact"))  # PyTorch's error
+case("nearest_errors", [torch.ones(1, 1, 4, 4, dtype=torch.int32)], lambda x: F.interpolate(x, scale_factor=2.0))  # PyTorch's error
+case("nearest_uint8", [torch.arange(8, dtype=torch.uint8).reshape(1, 2, 4)],
+     lambda x: (F.interpolate(x, scale_factor=1.5), F.interpolate(x, size=7, mode="nearest-exact")))
+case("channel_shuffle_errors", [inp([2, 6, 5])], lambda x: F.channel_shuffle(x, 4))  # PyTorch's error
+case("channel_shuffle_errors", [inp([2, 6])], lambda x: F.channel_shuffle(x, 2))  # PyTorch's error
+case("unflatten_errors", [inp([2, 6, 5])], lambda x: x.unflatten(1, (-1, -1)))  # PyTorch's error
+case("unfold_errors", [inp([1, 2, 5, 5])], lambda x: F.unfold(x, 2, stride=0))  # PyTorch's error
 
 with open(os.path.join(OUT, "manifest.json.tmp"), "w") as f:
     json.dump({"torch": torch.__version__, "cases": CASES}, f, indent=1)

@@ -49,6 +49,10 @@ void emitConv(OnnxCtx& ctx, const Node& n, OnnxArgs& args, ConvParams p) {
   std::vector<OnnxAttr> attrs = {attrIs("kernel_shape", kernel), attrIs("strides", p.stride),
                                  attrIs("pads", pads), attrIs("dilations", p.dilation),
                                  attrI("group", p.groups)};
+  // An unbatched input ([C, *spatial], as F.conv1d of a 2-d tensor takes) gets a batch of 1
+  // for Conv / ConvTranspose, which need one, and loses it after.
+  const bool unbatched = ctx.expectRank(n, args[0].value()) == static_cast<int64_t>(spatial) + 1;
+  if (unbatched) x = unsqueeze(ctx, x, {0});
   std::vector<std::string> in = {x, w};
   if (auto b = args[2].unwrapToOptionalTensor()) in.push_back(*b);
   if (p.transposed) {
@@ -56,9 +60,11 @@ void emitConv(OnnxCtx& ctx, const Node& n, OnnxArgs& args, ConvParams p) {
     bool any = false;
     for (int64_t v : op) any |= v != 0;
     if (any) attrs.push_back(attrIs("output_padding", op));
-    ctx.setOutput(n, 0, ctx.op("ConvTranspose", in, attrs));
+    std::string y = ctx.op("ConvTranspose", in, attrs);
+    ctx.setOutput(n, 0, unbatched ? squeeze(ctx, y, {0}) : y);
   } else {
-    ctx.setOutput(n, 0, ctx.op("Conv", in, attrs));
+    std::string y = ctx.op("Conv", in, attrs);
+    ctx.setOutput(n, 0, unbatched ? squeeze(ctx, y, {0}) : y);
   }
 }
 

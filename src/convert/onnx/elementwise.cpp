@@ -41,6 +41,10 @@ OnnxConverter unary(std::string opType) {
     std::string x = args[0].unwrapToTensor();
     // Integer inputs of float functions compute in float (torch.sqrt(int) is float).
     ScalarType out = resultDtype(ctx, n);
+    // Rounding an integer tensor is the tensor itself (torch.floor / ceil / round of int64);
+    // ONNX's Floor, Ceil and Round take floats only.
+    const bool rounding = opType == "Floor" || opType == "Ceil" || opType == "Round";
+    if (rounding && !isFloatingType(out)) return ctx.setOutput(n, 0, x);
     x = ctx.castTo(x, ctx.dtypeOf(args[0].value()), out);
     ctx.setOutput(n, 0, ctx.op(opType, {x}));
   };
@@ -246,7 +250,8 @@ void registerElementwiseConverters(OnnxConverterRegistry& r) {
       {"tan", "Tan"},         {"asin", "Asin"},   {"acos", "Acos"}, {"atan", "Atan"},
       {"abs", "Abs"},         {"floor", "Floor"}, {"ceil", "Ceil"}, {"reciprocal", "Reciprocal"},
       {"erf", "Erf"},         {"sign", "Sign"},   {"relu", "Relu"}, {"round", "Round"},
-      {"logical_not", "Not"},
+      {"logical_not", "Not"}, {"sinh", "Sinh"},   {"cosh", "Cosh"}, {"asinh", "Asinh"},
+      {"acosh", "Acosh"},     {"atanh", "Atanh"},
   };
   for (const auto& [name, op] : unaryOps) {
     std::string a = std::string("aten::") + name, b = a + "_";
@@ -377,7 +382,8 @@ void registerElementwiseConverters(OnnxConverterRegistry& r) {
   // The long tail of unary math and activations (torch.onnx's symbolic_opset9 forms).
   r.addOverloads(
       {"aten::trunc", "aten::trunc_"},
-      unaryExpr([](OnnxCtx& ctx, const std::string& x, ScalarType) {
+      unaryExpr([](OnnxCtx& ctx, const std::string& x, ScalarType dt) {
+        if (!isFloatingType(dt)) return x;  // trunc of an integer tensor is itself
         return ctx.op("Mul", {ctx.op("Sign", {x}), ctx.op("Floor", {ctx.op("Abs", {x})})});
       }));
   r.addOverloads({"aten::log1p", "aten::log1p_"},
