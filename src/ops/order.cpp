@@ -150,15 +150,65 @@ std::tuple<Tensor, Tensor> nanmedian(const Tensor& x, int64_t dim, bool keepdim)
   return medianRows(x, dim, keepdim, true);
 }
 
+namespace {
+
+// ATen's quick_select_template (aten/src/ATen/native/SortingUtils.h), which kthvalue runs on a
+// copy of the row and its indices: median-of-three pivots, Hoare partitions, NaN greater than
+// everything. Which of several equal values ends at position k is this algorithm's choice, so
+// it is reproduced step by step for kthvalue's index to be PyTorch's.
+template <typename T>
+void quickSelect(std::vector<T>& arr, std::vector<int64_t>& idx, int64_t k) {
+  auto gtOrNan = [](const T& a, const T& b) { return (isNan(a) && !isNan(b)) || a > b; };
+  auto swap = [&](int64_t i, int64_t j) {
+    std::swap(arr[static_cast<size_t>(i)], arr[static_cast<size_t>(j)]);
+    std::swap(idx[static_cast<size_t>(i)], idx[static_cast<size_t>(j)]);
+  };
+  auto at = [&](int64_t i) -> const T& { return arr[static_cast<size_t>(i)]; };
+  int64_t L = 0, R = static_cast<int64_t>(arr.size()) - 1;
+  while (true) {
+    if (R <= L) return;
+    if (R == L + 1) {
+      if (gtOrNan(at(L), at(R))) swap(L, R);
+      return;
+    }
+    const int64_t P = L + (R - L) / 2;
+    swap(P, L + 1);
+    if (gtOrNan(at(L + 1), at(R))) swap(L + 1, R);
+    if (gtOrNan(at(L), at(R))) swap(L, R);
+    if (gtOrNan(at(L + 1), at(L))) swap(L + 1, L);
+    int64_t i = L + 1, j = R;
+    const T piv = at(L);
+    while (true) {
+      do ++i;
+      while (gtOrNan(piv, at(i)));
+      do --j;
+      while (gtOrNan(at(j), piv));
+      if (j < i) break;
+      swap(i, j);
+    }
+    swap(L, j);
+    if (j <= k) L = i;
+    if (j >= k) R = j - 1;
+  }
+}
+
+}  // namespace
+
 std::tuple<Tensor, Tensor> kthvalue(const Tensor& x, int64_t k, int64_t dim, bool keepdim) {
   const int64_t d = wrapDim(dim, std::max<int64_t>(x.dim(), 1));
   const int64_t n = x.dim() == 0 ? 1 : x.size(d);
   TL_CHECK(k >= 1 && k <= n, "kthvalue(): selected number k out of range for dimension {}", d);
   return reduceRows(x, dim, keepdim, "kthvalue_cpu",
                     [k](const auto* row, int64_t len, auto* v, int64_t* i) {
-                      const auto idx = order(row, len);
+                      using T = std::remove_const_t<std::remove_pointer_t<decltype(row)>>;
+                      // (bools as bytes: std::vector<bool> has no element to swap)
+                      using S = std::conditional_t<std::is_same_v<T, bool>, uint8_t, T>;
+                      std::vector<S> vals(row, row + len);
+                      std::vector<int64_t> idx(static_cast<size_t>(len));
+                      std::iota(idx.begin(), idx.end(), int64_t{0});
+                      quickSelect(vals, idx, k - 1);
                       *i = idx[static_cast<size_t>(k - 1)];
-                      *v = row[*i];
+                      *v = static_cast<T>(vals[static_cast<size_t>(k - 1)]);
                     });
 }
 

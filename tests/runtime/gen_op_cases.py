@@ -778,6 +778,13 @@ case("channel_shuffle_errors", [inp([2, 6, 5])], lambda x: F.channel_shuffle(x, 
 case("channel_shuffle_errors", [inp([2, 6])], lambda x: F.channel_shuffle(x, 2))  # PyTorch's error
 case("unflatten_errors", [inp([2, 6, 5])], lambda x: x.unflatten(1, (-1, -1)))  # PyTorch's error
 case("unfold_errors", [inp([1, 2, 5, 5])], lambda x: F.unfold(x, 2, stride=0))  # PyTorch's error
+# kthvalue's index among ties is ATen's quick_select's (Note in ops/order.cpp): rows of a few
+# distinct values, NaN, every k of a short row.
+kth_ties = torch.tensor([[3.0, 1.0, 2.0, 1.0, 3.0, 0.0, 2.0, 1.0, 3.0, 2.0, 0.0, 1.0, 2.0] * 3,
+                         [1.0, float("nan"), 1.0, 2.0, 1.0, 0.0, float("nan"), 2.0, 1.0, 1.0, 2.0, 0.0, 1.0] * 3])
+case("kthvalue_ties", [kth_ties], lambda x: flat(torch.kthvalue(x, 3), torch.kthvalue(x, 20), torch.kthvalue(x, 39),
+                                               torch.kthvalue(x, 1, 0), torch.kthvalue(x.t(), 2, 0, keepdim=True),
+                                               *[torch.kthvalue(x[:, :7], k) for k in range(1, 8)]))
 
 with open(os.path.join(OUT, "manifest.json.tmp"), "w") as f:
     json.dump({"torch": torch.__version__, "cases": CASES}, f, indent=1)
