@@ -217,7 +217,9 @@ std::vector<Tensor> rnn(RnnMode mode, Tensor input, const Tensor& hx,
                         bool hasBiases, int64_t numLayers, bool train, bool bidirectional,
                         bool batchFirst) {
   if (train)
-    throw Error("recurrent layers in training mode are not supported (torchless runs inference)");
+    throw Error(
+        "recurrent layers in training mode with dropout between layers are not supported (the "
+        "dropout is random; torchless runs inference only: call eval() before saving)");
   if (input.dim() != 3)
     throw Error(fmt::format("input must have 3 dimensions, got {}", input.dim()));
   checkParamCount(params, hasBiases, hasProjections(hx, cx), numLayers, bidirectional ? 2 : 1);
@@ -237,7 +239,9 @@ std::vector<Tensor> rnnPacked(RnnMode mode, const Tensor& data, const Tensor& ba
                               const std::vector<Tensor>& params, bool hasBiases, int64_t numLayers,
                               bool train, bool bidirectional) {
   if (train)
-    throw Error("recurrent layers in training mode are not supported (torchless runs inference)");
+    throw Error(
+        "recurrent layers in training mode with dropout between layers are not supported (the "
+        "dropout is random; torchless runs inference only: call eval() before saving)");
   TL_CHECK(data.dim() == 2, "packed data must have 2 dimensions, got {}", data.dim());
   const std::vector<int64_t> bs = batchSizesOf(batchSizes, data.size(0));
   const int64_t dirs = bidirectional ? 2 : 1;

@@ -14,12 +14,19 @@ using namespace kreg;
 using ops::RnnCellParams;
 using ops::RnnMode;
 
+// Training mode changes a recurrent layer only through the dropout between its layers: with
+// dropout 0 or one layer it computes what eval does (ATen's _rnn_impl), so only training with
+// dropout between layers is passed on as training (and refused, as random).
+bool randomTraining(const IValue& dropout, const IValue& train, const IValue& layers) {
+  return train.toBool() && dropout.toDouble() > 0 && layers.toInt() > 1;
+}
+
 Operation hiddenRnnPacked(RnnMode mode) {
   // (data, batch_sizes, hx, params, has_biases, num_layers, dropout, train, bidirectional)
   return kernel<9>([mode](const IValue* a) {
     auto r = ops::rnnPacked(mode, a[0].toTensor(), a[1].toTensor(), a[2].toTensor(), std::nullopt,
-                            a[3].toTensorVector(), a[4].toBool(), a[5].toInt(), a[7].toBool(),
-                            a[8].toBool());
+                            a[3].toTensorVector(), a[4].toBool(), a[5].toInt(),
+                            randomTraining(a[6], a[7], a[5]), a[8].toBool());
     return std::make_tuple(r[0], r[1]);
   });
 }
@@ -28,7 +35,8 @@ Operation hiddenRnn(RnnMode mode) {
   // (input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first)
   return kernel<9>([mode](const IValue* a) {
     auto r = ops::rnn(mode, a[0].toTensor(), a[1].toTensor(), std::nullopt, a[2].toTensorVector(),
-                      a[3].toBool(), a[4].toInt(), a[6].toBool(), a[7].toBool(), a[8].toBool());
+                      a[3].toBool(), a[4].toInt(), randomTraining(a[5], a[6], a[4]), a[7].toBool(),
+                      a[8].toBool());
     return std::make_tuple(r[0], r[1]);
   });
 }
@@ -43,8 +51,9 @@ void registerRnnKernels(KernelRegistry& r) {
   defN<9>(r, "aten::lstm.input", [](const IValue* a) {
     auto hx = a[1].toTensorVector();
     if (hx.size() != 2) throw Error("lstm expects hx to hold (h_0, c_0)");
-    auto res = ops::rnn(RnnMode::LSTM, a[0].toTensor(), hx[0], hx[1], a[2].toTensorVector(),
-                        a[3].toBool(), a[4].toInt(), a[6].toBool(), a[7].toBool(), a[8].toBool());
+    auto res =
+        ops::rnn(RnnMode::LSTM, a[0].toTensor(), hx[0], hx[1], a[2].toTensorVector(), a[3].toBool(),
+                 a[4].toInt(), randomTraining(a[5], a[6], a[4]), a[7].toBool(), a[8].toBool());
     return std::make_tuple(res[0], res[1], res[2]);
   });
   def(r, "aten::gru.input", hiddenRnn(RnnMode::GRU));
@@ -56,8 +65,8 @@ void registerRnnKernels(KernelRegistry& r) {
     auto hx = a[2].toTensorVector();
     if (hx.size() != 2) throw Error("lstm expects hx to hold (h_0, c_0)");
     auto res = ops::rnnPacked(RnnMode::LSTM, a[0].toTensor(), a[1].toTensor(), hx[0], hx[1],
-                              a[3].toTensorVector(), a[4].toBool(), a[5].toInt(), a[7].toBool(),
-                              a[8].toBool());
+                              a[3].toTensorVector(), a[4].toBool(), a[5].toInt(),
+                              randomTraining(a[6], a[7], a[5]), a[8].toBool());
     return std::make_tuple(res[0], res[1], res[2]);
   });
   def(r, "aten::gru.data", hiddenRnnPacked(RnnMode::GRU));

@@ -586,6 +586,10 @@ def main():
     write_case(root, "library_branches", torch.jit.script(LibraryBranches().eval()), [r(2, 3, 8)])
     x, lengths = r(3, 5, 8), torch.tensor([5, 3, 2])
     write_case(root, "lstm_proj_scripted", torch.jit.script(LstmProj().eval()), [x, lengths])
+    # Saved in training mode: without dropout between layers a recurrent layer computes what
+    # eval does, so it runs (a single layer's dropout argument is unused).
+    rnns = nn.ModuleList([nn.LSTM(4, 5, 2), nn.GRU(4, 3, 1, dropout=0.0)]).train()
+    write_case(root, "rnn_train_mode", torch.jit.script(RnnTrainMode(rnns)), [r(6, 2, 4)])
     write_case(root, "inf_values", torch.jit.script(Doubled()),
                [torch.tensor([-float("inf"), 1.0, float("inf"), float("nan")])])
     write_case(root, "to_list_scripted", torch.jit.script(ToList()),
@@ -774,6 +778,17 @@ class LstmProj(nn.Module):
         p, (hp, cp) = self.lstm(packed)
         padded, _ = nn.utils.rnn.pad_packed_sequence(p, batch_first=True)
         return a, h, c, b, h2, c2, padded, hp, cp
+
+
+class RnnTrainMode(nn.Module):
+    def __init__(self, rnns):
+        super().__init__()
+        self.lstm, self.gru = rnns[0], rnns[1]
+
+    def forward(self, x):
+        a, (h, c) = self.lstm(x)
+        b, hg = self.gru(x)
+        return a, h, c, b, hg
 
 
 class Doubled(nn.Module):

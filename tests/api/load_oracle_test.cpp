@@ -223,6 +223,7 @@ const std::map<std::string, Expectation>& generatedExpectations() {
       {"library_branches", {}},
       {"to_list_scripted", {}},
       {"inf_values", {}},
+      {"rnn_train_mode", {}},
       {"lstm_proj_scripted", {}},
       {"resnet18_traced", {}},
       {"resnet18_scripted", {}},
