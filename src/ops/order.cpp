@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "ops/dispatch.h"
+#include "ops/reduction.h"
 #include "ops/shape.h"
 
 #include <algorithm>
@@ -211,6 +212,34 @@ std::tuple<Tensor, Tensor> kthvalue(const Tensor& x, int64_t k, int64_t dim, boo
                       *v = static_cast<T>(vals[static_cast<size_t>(k - 1)]);
                     });
 }
+
+std::tuple<Tensor, Tensor> mode(const Tensor& x, int64_t dim, bool keepdim) {
+  const int64_t d = wrapDim(dim, std::max<int64_t>(x.dim(), 1));
+  const int64_t n = x.dim() == 0 ? 1 : x.size(d);
+  TL_CHECK(x.numel() == 0 || n > 0, "mode(): Expected reduction dim {} to have non-zero size.", d);
+  return reduceRows(x, dim, keepdim, "mode_cpu",
+                    [](const auto* row, int64_t len, auto* v, int64_t* i) {
+                      using T = std::remove_const_t<std::remove_pointer_t<decltype(row)>>;
+                      std::vector<std::pair<T, int64_t>> e(static_cast<size_t>(len));
+                      for (int64_t k = 0; k < len; ++k) e[static_cast<size_t>(k)] = {row[k], k};
+                      std::sort(e.begin(), e.end(),
+                                [](const auto& a, const auto& b) { return a.first < b.first; });
+                      int64_t run = 0, best = 0;
+                      for (size_t k = 0; k < e.size(); ++k) {
+                        ++run;
+                        if (k + 1 == e.size() || e[k].first != e[k + 1].first) {
+                          if (run > best) {
+                            *v = e[k].first;
+                            *i = e[k].second;
+                            best = run;
+                          }
+                          run = 0;
+                        }
+                      }
+                    });
+}
+
+Tensor msort(const Tensor& x) { return std::get<0>(sort(x, 0, false, false)); }
 
 std::tuple<Tensor, Tensor> cummax(const Tensor& x, int64_t dim) {
   return cumExtreme<true>(x, dim, "cummax_cpu");

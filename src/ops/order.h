@@ -22,6 +22,12 @@ std::tuple<Tensor, Tensor> nanmedian(const Tensor& x, int64_t dim, bool keepdim)
 /// torch.kthvalue(x, k, dim, keepdim) -> (values, indices Long): the k-th smallest (1-based).
 /// Throws "kthvalue(): selected number k out of range for dimension d".
 std::tuple<Tensor, Tensor> kthvalue(const Tensor& x, int64_t k, int64_t dim, bool keepdim);
+/// torch.mode(x, dim, keepdim) -> (values, indices Long): the most frequent value of each row
+/// (the smallest of equally frequent ones) and an index of it, the one ATen's CPU kernel reports
+/// (the last of its run in std::sort's order of the row's (value, index) pairs).
+std::tuple<Tensor, Tensor> mode(const Tensor& x, int64_t dim, bool keepdim);
+/// torch.msort(x): x sorted along dim 0 (the values of the unstable sort).
+Tensor msort(const Tensor& x);
 /// torch.cummax / cummin(x, dim) -> (values, indices Long), x's shape; ties take the later
 /// index.
 std::tuple<Tensor, Tensor> cummax(const Tensor& x, int64_t dim);

@@ -81,6 +81,9 @@ void registerReductionKernels(KernelRegistry& r) {
   defN<4>(r, "aten::kthvalue", [](const IValue* a) {
     return ops::kthvalue(a[0].toTensor(), a[1].toInt(), a[2].toInt(), a[3].toBool());
   });
+  defN<3>(r, "aten::mode",
+          [](const IValue* a) { return ops::mode(a[0].toTensor(), a[1].toInt(), a[2].toBool()); });
+  defFamily(r, "aten::msort", [](const IValue* a) { return ops::msort(a[0].toTensor()); });
   defN<2>(r, "aten::cummax",
           [](const IValue* a) { return ops::cummax(a[0].toTensor(), a[1].toInt()); });
   defN<2>(r, "aten::cummin",

@@ -785,6 +785,9 @@ kth_ties = torch.tensor([[3.0, 1.0, 2.0, 1.0, 3.0, 0.0, 2.0, 1.0, 3.0, 2.0, 0.0,
 case("kthvalue_ties", [kth_ties], lambda x: flat(torch.kthvalue(x, 3), torch.kthvalue(x, 20), torch.kthvalue(x, 39),
                                                torch.kthvalue(x, 1, 0), torch.kthvalue(x.t(), 2, 0, keepdim=True),
                                                *[torch.kthvalue(x[:, :7], k) for k in range(1, 8)]))
+case("mode", [kth_ties], lambda x: flat(torch.mode(x), torch.mode(x, 0), torch.mode(x[:, :7], 1, True),
+                                       torch.mode(x.nan_to_num().long()), torch.mode(torch.tensor([2.0, 1.0, 2.0, 1.0, 3.0]))))
+case("msort", [kth_ties], lambda x: (torch.msort(x), torch.msort(x.t()), torch.msort(x[0])))
 
 with open(os.path.join(OUT, "manifest.json.tmp"), "w") as f:
     json.dump({"torch": torch.__version__, "cases": CASES}, f, indent=1)
