@@ -100,7 +100,8 @@ CompileResult compile(const Module& module, const CompileSpec& spec) {
   std::shared_ptr<ExecutionPlan> plan = buildExecutionPlan(module, "forward", po);
   if (!plan->notFrozen.empty())
     throw Error("compile needs a module it can freeze: " + plan->notFrozen +
-                " (torch.jit.freeze refuses it too; compile keeps no module state)");
+                " (compile keeps no module state; `torchless freeze` keeps such attributes, as "
+                "torch.jit.freeze does, and `run` runs the module as loaded)");
   IValue exampleOutput;
   if (!po.exampleInputs.empty()) exampleOutput = runExecutionPlan(*plan, po.exampleInputs);
   const ObjectPtr& obj = plan->self;
