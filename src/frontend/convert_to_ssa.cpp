@@ -117,7 +117,8 @@ struct ControlFlowLoadStores {
       } else if (n->kind() == comprehensionScope()) {
         addBlock(n->blocks()[0]);
       } else if (n->kind() == prim::Store) {
-        env->table[n->s(attr::name)] = n->input()->type();
+        env->table[n->s(attr::name)] =
+            n->hasAttribute(declaredTypeAttr()) ? n->ty(declaredTypeAttr()) : n->input()->type();
       }
     }
     env = frame->next;

@@ -47,6 +47,10 @@
 
 namespace torchless::frontend {
 
+/// The attribute of a prim::Store holding the type an assignment declared (`x: T = v`), which
+/// SSA conversion merges branches by.
+inline Symbol declaredTypeAttr() { return Symbol::attr("declared_type"); }
+
 /// `x` is of type T where a condition holds (after `x is not None`, `isinstance(x, T)`).
 struct Refinement {
   std::string name;

@@ -140,6 +140,9 @@ void Emitter::setValue(const SourceRange& loc, const std::string& name, Value* v
     v->setDebugName(name);
   Node* store = graph_->create(prim::Store, {v}, 0);
   store->s_(attr::name, name);
+  // The declared type, which SSA conversion merges branches by (PyTorch's type_table):
+  // `x: Union[List[int], int] = a_list` in one branch and an int in the other is a Union.
+  if (annotated) store->ty_(declaredTypeAttr(), annotated);
   insert(store, loc);
   frame().types[name] = annotated ? annotated : v->type();
   frame().sugared.erase(name);

@@ -80,6 +80,25 @@ IValue evalLiteral(const Expr& e, const TypePtr& type, const std::vector<IValue>
       Select s(e.tree());
       if (s.value().kind() == TreeKind::Var && Var(s.value().tree()).name().name() == "CONSTANTS")
         return constantsTableEntry(constants, s.selector().name(), e.range());
+      // A member of the enum the parameter is annotated with, spelled as the printer writes
+      // it (torchvision's `interpolation:
+      // InterpolationMode=__torch__....InterpolationMode.BILINEAR`).
+      if (const auto* en = t ? t->cast<EnumType>() : nullptr) {
+        const std::string owner(s.value().range().text());
+        const std::string& q = en->name();
+        const bool names =
+            owner == q || (q.size() > owner.size() &&
+                           q.compare(q.size() - owner.size(), owner.size(), owner) == 0 &&
+                           q[q.size() - owner.size() - 1] == '.');
+        for (size_t i = 0; names && i < en->names().size(); ++i) {
+          if (en->names()[i] != s.selector().name() || !en->values()[i]) continue;
+          auto holder = std::make_shared<EnumHolder>();
+          holder->type = std::static_pointer_cast<const EnumType>(t);
+          holder->name = en->names()[i];
+          holder->value = *en->values()[i];
+          return IValue(holder);
+        }
+      }
       break;
     }
     case TreeKind::Apply: {

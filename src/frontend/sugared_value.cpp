@@ -345,7 +345,13 @@ SugaredValuePtr SimpleValue::attr(const SourceRange& loc, Emitter& e, const std:
   }
   if (t->kind() == TypeKind::EnumType) {
     if (name == "name") return simple(e.builtin(loc, "prim::EnumName", {value_}));
-    if (name == "value") return simple(e.builtin(loc, "prim::EnumValue", {value_}));
+    if (name == "value") {
+      // Typed as the enum's values (prim::EnumValue has one overload per value type, each
+      // taking any enum): a str enum's .value is a str (torchvision's InterpolationMode).
+      Value* v = e.builtin(loc, "prim::EnumValue", {value_});
+      v->setType(t->expect<EnumType>().valueType());
+      return simple(v);
+    }
   }
   if (t->kind() == TypeKind::DeviceObjType && (name == "type" || name == "index"))
     return simple(e.builtin(loc, "prim::" + name, {value_}));

@@ -514,6 +514,10 @@ void registerStrConversionKernels(KernelRegistry& r) {
     const Device d = a[0].toDevice();
     return d.index < 0 ? IValue() : IValue(static_cast<int64_t>(d.index));
   });
+  // An enum member's .name and .value (torchvision's InterpolationMode.value is a str).
+  defN<1>(r, "prim::EnumName", [](const IValue* a) { return IValue(a[0].toEnum()->name); });
+  for (const char* k : {"prim::EnumValue.int", "prim::EnumValue.float", "prim::EnumValue.str"})
+    defN<1>(r, k, [](const IValue* a) { return a[0].toEnum()->value; });
 }
 
 }  // namespace

@@ -273,14 +273,23 @@ class FunctionPrinter {
   }
 
   // `a = e`, `a, b = e1, e2` (parallel assignment), or nothing.
+  /// `targetValue`: the value a single target names (an if's output). As PyTorch's printer
+  /// (printAssignment), a Union or Optional one is annotated at its first assignment, so that a
+  /// branch assigning a member type (`x : Union[List[int], int] = a_list`) reloads with the
+  /// if's type instead of a type mismatch between the branches.
   void assignAll(const std::vector<std::string>& targets, const std::vector<Value*>& values,
-                 std::string& out) {
+                 std::string& out, const Value* targetValue = nullptr) {
     if (targets.empty()) return;
     std::string lhs, rhs;
     for (size_t i = 0; i < targets.size(); ++i) {
       lhs += (i ? ", " : "") + targets[i];
       rhs += (i ? ", " : "") + expr(values[i]);
     }
+    if (targets.size() == 1 && targetValue &&
+        (targetValue->type()->kind() == TypeKind::UnionType ||
+         targetValue->type()->kind() == TypeKind::OptionalType) &&
+        annotatedUnions_.insert(targetValue).second)
+      lhs += " : " + annotation(targetValue->type());
     out += pad(level_) + lhs + " = " + rhs + "\n";
   }
 
@@ -440,6 +449,14 @@ class FunctionPrinter {
                          out);
       case prim::Uninitialized:
         return statement(n, fmt::format("uninitialized({})", annotation(n->output()->type())), out);
+      case prim::EnumValue:
+      case prim::EnumName:
+        // `(m).value`, as PyTorch prints it: reloaded, it is typed by the enum's values
+        // (`ops.prim.EnumValue(m)` would pick the first overload, float).
+        return statement(n,
+                         fmt::format("({}).{}", expr(n->input(0)),
+                                     n->kind() == prim::EnumValue ? "value" : "name"),
+                         out);
       case prim::tolist:  // the dimension and element type come back from the annotation
         return statement(n,
                          fmt::format("annotate({}, {}.tolist())", annotation(n->output()->type()),
@@ -475,7 +492,9 @@ class FunctionPrinter {
   void printBranch(const Block* b, const std::vector<std::string>& targets, std::string& out) {
     const size_t start = out.size();
     printBlockBody(b, out);
-    assignAll(targets, b->outputs(), out);
+    const Node* ifNode = b->owningNode();
+    assignAll(targets, b->outputs(), out,
+              targets.size() == 1 && ifNode ? ifNode->output(0) : nullptr);
     if (out.size() == start) out += pad(level_) + "pass\n";
   }
 
@@ -556,6 +575,7 @@ class FunctionPrinter {
   std::function<void(const GraphFunction&)> noteFunction_;
   std::unordered_map<const Value*, std::string> names_;
   std::set<std::string> used_;
+  std::set<const Value*> annotatedUnions_;  // assignAll's annotated if outputs
   int level_ = 0;
 };
 

@@ -590,6 +590,16 @@ def main():
     # eval does, so it runs (a single layer's dropout argument is unused).
     rnns = nn.ModuleList([nn.LSTM(4, 5, 2), nn.GRU(4, 3, 1, dropout=0.0)]).train()
     write_case(root, "rnn_train_mode", torch.jit.script(RnnTrainMode(rnns)), [r(6, 2, 4)])
+    # torchvision's transforms scripted as a preprocessing module (enum default arguments,
+    # InterpolationMode.value, annotated Union assignments in one branch of an if).
+    import torchvision.transforms as T
+    pre = nn.Sequential(T.Resize([80]), T.CenterCrop([64]), T.ConvertImageDtype(torch.float),
+                        T.Normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225]))
+    write_case(root, "transforms_uint8_scripted", torch.jit.script(pre),
+               [torch.randint(0, 256, (3, 100, 120), dtype=torch.uint8)])
+    pre2 = nn.Sequential(T.Resize([70, 90], interpolation=T.InterpolationMode.BICUBIC), T.Grayscale(3),
+                         T.Pad([2], padding_mode="reflect"), T.GaussianBlur([5, 5], sigma=[1.0, 1.0]))
+    write_case(root, "transforms_float_scripted", torch.jit.script(pre2), [torch.rand(2, 3, 50, 60)])
     write_case(root, "inf_values", torch.jit.script(Doubled()),
                [torch.tensor([-float("inf"), 1.0, float("inf"), float("nan")])])
     write_case(root, "to_list_scripted", torch.jit.script(ToList()),

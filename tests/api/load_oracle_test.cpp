@@ -223,6 +223,8 @@ const std::map<std::string, Expectation>& generatedExpectations() {
       {"library_branches", {}},
       {"to_list_scripted", {}},
       {"inf_values", {}},
+      {"transforms_uint8_scripted", {}},
+      {"transforms_float_scripted", {}},
       {"rnn_train_mode", {}},
       {"lstm_proj_scripted", {}},
       {"resnet18_traced", {}},

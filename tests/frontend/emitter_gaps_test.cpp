@@ -252,6 +252,37 @@ TEST(frontend_emitter_gaps, OpAliasesNormalized) {
     }
 }
 
+// torchvision's transforms/functional.py as PyTorch prints it: an enum member as a default
+// argument, the str `.value` of a str enum, and a Union declared by an annotated assignment in
+// one branch of an if (PyTorch 1.13: `%padding2 : Union(int[], int) = prim::If(...)`).
+TEST(frontend_emitter_gaps, EnumDefaultsAndDeclaredUnionsInBranches) {
+  Fixture f(
+      "class Mode(Enum):\n"
+      "  NEAREST = \"nearest\"\n"
+      "  BILINEAR = \"bilinear\"\n"
+      "def name(m: __torch__.Mode=__torch__.Mode.BILINEAR) -> str:\n"
+      "  return m.value\n"
+      "def pad(padding: Union[List[int], int]) -> int:\n"
+      "  if isinstance(padding, list):\n"
+      "    padding0 = unchecked_cast(List[int], padding)\n"
+      "    padding2 : Union[List[int], int] = padding0\n"
+      "  else:\n"
+      "    padding2 = unchecked_cast(int, padding)\n"
+      "  if isinstance(padding2, int):\n"
+      "    return unchecked_cast(int, padding2)\n"
+      "  return 0\n");
+  GraphFunction& name = f.function("name");
+  const auto& arg = name.schema().arguments().at(0);
+  ASSERT_TRUE(arg.defaultValue().has_value());
+  ASSERT_TRUE(arg.defaultValue()->isEnum());
+  EXPECT_EQ(arg.defaultValue()->toEnum()->name, "BILINEAR");
+  EXPECT_EQ(name.graph()->outputs()[0]->type()->str(), "str");
+  GraphFunction& pad = f.function("pad");
+  auto ifs = nodesOfKind(*pad.graph(), prim::If);
+  ASSERT_FALSE(ifs.empty()) << pad.graph()->toString(false);
+  EXPECT_EQ(ifs[0]->output(0)->type()->str(), "Union(int[], int)");
+}
+
 TEST(frontend_emitter_gaps, ToListNeedsASupportedAnnotation) {
   auto message = [](const std::string& body) {
     Fixture f("def f(x: Tensor):\n" + body);
