@@ -4,6 +4,7 @@
 #include "ir/ir_parser.h"
 #include "ops/einsum.h"
 #include "ops/embedding_bag.h"
+#include "ops/rnn.h"
 #include "ops/scatter.h"
 #include "ops/search.h"
 #include "ops/shape.h"
@@ -96,6 +97,24 @@ graph(%x : Tensor):
 )IR",
                     x);
   EXPECT_EQ(same.doubleAt(5), 1.0);
+}
+
+// nn.LSTM with proj_size takes five weights per layer and direction (w_hr last): a list of
+// another length says how many it expected; training with dropout between layers is refused.
+TEST(KernelExtra, RecurrentParamsAndTrainingErrors) {
+  const int64_t I = 3, H = 4, P = 2, B = 2, T = 5;
+  Tensor x = ops::ones({T, B, I});
+  Tensor h0 = ops::zeros({1, B, P}), c0 = ops::zeros({1, B, H});
+  std::vector<Tensor> proj = {ops::ones({4 * H, I}), ops::ones({4 * H, P}), ops::zeros({4 * H}),
+                              ops::zeros({4 * H}), ops::ones({P, H})};
+  auto out = ops::rnn(ops::RnnMode::LSTM, x, h0, c0, proj, true, 1, false, false, false);
+  EXPECT_EQ(out[0].sizes(), (IntList{T, B, P}));
+  EXPECT_EQ(out[2].sizes(), (IntList{1, B, H}));
+  std::vector<Tensor> four(proj.begin(), proj.begin() + 4);
+  EXPECT_ERROR(ops::rnn(ops::RnnMode::LSTM, x, h0, c0, four, true, 1, false, false, false),
+               "expected 5 weight tensors for 1 layers with projections, got 4");
+  EXPECT_ERROR(ops::rnn(ops::RnnMode::LSTM, x, h0, c0, proj, true, 1, true, false, false),
+               "recurrent layers in training mode with dropout between layers are not supported");
 }
 
 TEST(KernelExtra, IndexAndMaskedErrors) {
