@@ -20,6 +20,20 @@ const IValue& constantsTableEntry(const std::vector<IValue>* constants, const st
   return (*constants)[idx];
 }
 
+std::optional<IValue> enumMember(const TypePtr& enumType, const std::string& name) {
+  const auto* en = enumType ? enumType->cast<EnumType>() : nullptr;
+  if (!en) return std::nullopt;
+  for (size_t i = 0; i < en->names().size(); ++i) {
+    if (en->names()[i] != name || !en->values()[i]) continue;
+    auto holder = std::make_shared<EnumHolder>();
+    holder->type = std::static_pointer_cast<const EnumType>(enumType);
+    holder->name = name;
+    holder->value = *en->values()[i];
+    return IValue(holder);
+  }
+  return std::nullopt;
+}
+
 IValue evalLiteral(const Expr& e, const TypePtr& type, const std::vector<IValue>* constants,
                    const std::string& notConstant) {
   TypePtr t = type;
@@ -90,14 +104,8 @@ IValue evalLiteral(const Expr& e, const TypePtr& type, const std::vector<IValue>
             owner == q || (q.size() > owner.size() &&
                            q.compare(q.size() - owner.size(), owner.size(), owner) == 0 &&
                            q[q.size() - owner.size() - 1] == '.');
-        for (size_t i = 0; names && i < en->names().size(); ++i) {
-          if (en->names()[i] != s.selector().name() || !en->values()[i]) continue;
-          auto holder = std::make_shared<EnumHolder>();
-          holder->type = std::static_pointer_cast<const EnumType>(t);
-          holder->name = en->names()[i];
-          holder->value = *en->values()[i];
-          return IValue(holder);
-        }
+        if (names)
+          if (auto m = enumMember(t, s.selector().name())) return *m;
       }
       break;
     }

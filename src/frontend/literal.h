@@ -8,10 +8,15 @@
 #include "frontend/source.h"
 #include "frontend/tree.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace torchless::frontend {
+
+/// The member `name` of enum type `enumType` as a value (its holder), or nullopt when the type
+/// is not an enum or has no such member.
+std::optional<IValue> enumMember(const TypePtr& enumType, const std::string& name);
 
 /// The value of constant expression `e` read as `type` (may be null: unknown). Accepted:
 ///  - numbers (an int read as `float` is a float; `2j` is a complex), `-` of a number, `inf`

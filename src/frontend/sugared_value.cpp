@@ -543,15 +543,7 @@ SugaredValuePtr ClassValue::attr(const SourceRange& loc, Emitter& e, const std::
   if (name == "__new__" && type_->kind() == TypeKind::ClassType)
     return std::make_shared<ClassNewValue>(type_);
   if (const auto* en = type_->cast<EnumType>()) {
-    for (size_t i = 0; i < en->names().size(); ++i) {
-      if (en->names()[i] == name) {
-        auto holder = std::make_shared<EnumHolder>();
-        holder->type = std::static_pointer_cast<const EnumType>(type_);
-        holder->name = name;
-        holder->value = *en->values()[i];
-        return simple(e.constant(IValue(holder), loc));
-      }
-    }
+    if (auto m = enumMember(type_, name)) return simple(e.constant(*m, loc));
     throwErrorAt(loc, "'" + en->name() + "' has no enum member '" + name + "'");
   }
   if (const auto* cls = type_->cast<ClassType>()) {

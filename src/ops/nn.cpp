@@ -114,14 +114,20 @@ Tensor slideAll(const Tensor& in, const Blocks& b, int64_t batch, int64_t channe
   return work == dt ? out : out.to(dt);
 }
 
+// Every dim of `t` is non-empty, but the first when `batched` (a batch may be empty), as
+// ATen's im2col / col2im shape checks ask.
+bool nonEmptyPastBatch(const Tensor& t, bool batched) {
+  for (int64_t d = batched ? 1 : 0; d < t.dim(); ++d)
+    if (t.size(d) == 0) return false;
+  return true;
+}
+
 }  // namespace
 
 Tensor im2col(const Tensor& x, const IntList& kernelSize, const IntList& dilation,
               const IntList& padding, const IntList& stride) {
   const bool batched = x.dim() == 4;
-  bool valid = x.dim() == 3 || x.dim() == 4;
-  for (int64_t d = batched ? 1 : 0; valid && d < x.dim(); ++d) valid = x.size(d) != 0;
-  TL_CHECK(valid,
+  TL_CHECK((x.dim() == 3 || batched) && nonEmptyPastBatch(x, batched),
            "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero "
            "dimensions for input, but got: {}",
            sizesToString(x.sizes()));
@@ -143,9 +149,7 @@ Tensor col2im(const Tensor& cols, const IntList& outputSize, const IntList& kern
   TL_CHECK(outputSize.size() == 2, "It is expected output_size equals to 2, but got size {}",
            outputSize.size());
   const bool batched = cols.dim() == 3;
-  bool valid = cols.dim() == 2 || cols.dim() == 3;
-  for (int64_t d = batched ? 1 : 0; valid && d < cols.dim(); ++d) valid = cols.size(d) != 0;
-  TL_CHECK(valid,
+  TL_CHECK((cols.dim() == 2 || batched) && nonEmptyPastBatch(cols, batched),
            "Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and "
            "non-zero dimensions for input, but got: {}",
            sizesToString(cols.sizes()));
