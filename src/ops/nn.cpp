@@ -465,6 +465,127 @@ Tensor upsampleBicubic2d(const Tensor& x, const IntList& outputSize, bool alignC
   return out;
 }
 
+template <class T>
+AntialiasTaps<T> antialiasTaps(int64_t in, int64_t out, bool alignCorners,
+                               std::optional<double> scale, bool cubic) {
+  // ATen's HelperInterp{Linear,Cubic}::aa_filter: |x| in T, the polynomials in double except
+  // the outer piece's bracket (T, as ATen's), returned as T.
+  auto filter = [cubic](T t) -> T {
+    const T x = t < 0 ? -t : t;
+    if (!cubic) return static_cast<T>(x < 1.0 ? 1.0 - x : 0.0);
+    constexpr double a = -0.5;
+    if (x < 1.0) return static_cast<T>(((a + 2.0) * x - (a + 3.0)) * x * x + 1);
+    if (x < 2.0) return static_cast<T>((((x - 5) * x + 8) * x - 4) * a);
+    return T(0);
+  };
+  const int interp = cubic ? 4 : 2;
+  const T s = areaPixelScale<T>(in, out, alignCorners, scale);
+  const T support = s >= 1.0 ? static_cast<T>((interp * 0.5) * s) : static_cast<T>(interp * 0.5);
+  const T invscale = s >= 1.0 ? static_cast<T>(1.0 / s) : T(1);
+  AntialiasTaps<T> t;
+  // ATen's window is ceil(support) * 2 + 1 taps (support in float); no window reaches past the
+  // input, so `in` bounds it (a scale factor from a file cannot size the allocation).
+  const float fs = static_cast<float>(support);
+  t.width = fs < static_cast<float>(in)
+                ? std::min<int64_t>(static_cast<int64_t>(std::ceil(fs)) * 2 + 1, in)
+                : in;
+  t.first.resize(static_cast<size_t>(out));
+  t.count.resize(static_cast<size_t>(out));
+  t.w.assign(static_cast<size_t>(out * t.width), T(0));
+  // static_cast<int64_t> of a bound clamped to [-1, in + 1] first: the same integer as ATen's
+  // for every window that meets the input, and defined for the rest.
+  auto bound = [in](double v) {
+    if (!(v > -1.0)) return int64_t{-1};
+    return static_cast<int64_t>(std::min(v, static_cast<double>(in + 1)));
+  };
+  for (int64_t o = 0; o < out; ++o) {
+    const T center = static_cast<T>(s * (static_cast<double>(o) + 0.5));
+    const int64_t xmin = std::max<int64_t>(bound(static_cast<T>(center - support) + 0.5), 0);
+    int64_t count = std::min<int64_t>(bound(static_cast<T>(center + support) + 0.5), in) - xmin;
+    count = std::clamp<int64_t>(count, 0, t.width);
+    T* w = t.w.data() + o * t.width;
+    T total = 0;
+    for (int64_t j = 0; j < count; ++j) {
+      w[j] = filter(static_cast<T>(
+          (static_cast<double>(static_cast<T>(static_cast<T>(j + xmin) - center)) + 0.5) *
+          static_cast<double>(invscale)));
+      total += w[j];
+    }
+    if (total != 0.0)
+      for (int64_t j = 0; j < count; ++j) w[j] /= total;
+    t.first[static_cast<size_t>(o)] = xmin;
+    t.count[static_cast<size_t>(o)] = count;
+  }
+  return t;
+}
+template AntialiasTaps<float> antialiasTaps<float>(int64_t, int64_t, bool, std::optional<double>,
+                                                   bool);
+template AntialiasTaps<double> antialiasTaps<double>(int64_t, int64_t, bool, std::optional<double>,
+                                                     bool);
+
+Tensor upsampleAntialias2d(const Tensor& x, const IntList& outputSize, bool alignCorners,
+                           std::optional<double> scalesH, std::optional<double> scalesW,
+                           bool cubic) {
+  TL_CHECK(outputSize.size() == 2, "It is expected output_size equals to 2, but got size {}",
+           outputSize.size());
+  TL_CHECK(x.dim() == 4, "It is expected input_size equals to 4, but got size {}", x.dim());
+  const int64_t IH = x.sizes()[2], IW = x.sizes()[3], OH = outputSize[0], OW = outputSize[1];
+  TL_CHECK(IH > 0 && IW > 0 && OH > 0 && OW > 0,
+           "Input and output sizes should be greater than 0, but got input (H: {}, W: {}) output "
+           "(H: {}, W: {})",
+           IH, IW, OH, OW);
+  TL_CHECK(x.numel() != 0 || x.sizes()[1] != 0,
+           "Non-empty 4D data tensor expected but got a tensor with sizes {}",
+           sizesToString(x.sizes()));
+  if (x.dtype() != ScalarType::Float && x.dtype() != ScalarType::Double)
+    notImplemented("compute_indices_weights_aa", x.dtype());
+  const int64_t planes = x.sizes()[0] * x.sizes()[1];
+  Tensor out = Tensor::empty({x.sizes()[0], x.sizes()[1], OH, OW}, x.dtype());
+  if (planes == 0) return out;
+  Tensor c = x.contiguous();
+  // Both passes run even where a size is unchanged (ATen's separable kernel does): the
+  // identity's zero weights carry a NaN to its left neighbour as PyTorch's.
+  Tensor rows = Tensor::empty({x.sizes()[0], x.sizes()[1], IH, OW}, x.dtype());
+  dispatchFloating(x.dtype(), "compute_indices_weights_aa", [&](auto tag) {
+    using T = TagT<decltype(tag)>;
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+      const auto tw = antialiasTaps<T>(IW, OW, alignCorners, scalesW, cubic);
+      const auto th = antialiasTaps<T>(IH, OH, alignCorners, scalesH, cubic);
+      // output[o] = src[first] * w[0] + src[first + 1] * w[1] + ... in T, in order; an empty
+      // window gives 0.
+      auto tap = [](const T* src, int64_t stride, const T* w, int64_t count) {
+        if (count == 0) return T(0);
+        T acc = src[0] * w[0];
+        for (int64_t j = 1; j < count; ++j) acc += src[j * stride] * w[j];
+        return acc;
+      };
+      const T* ip = c.data<T>();
+      T* rp = rows.data<T>();
+      T* op = out.data<T>();
+      parallelFor(planes, 1, [&](int64_t lo, int64_t hi) {
+        for (int64_t p = lo; p < hi; ++p) {
+          for (int64_t h = 0; h < IH; ++h) {
+            const T* src = ip + (p * IH + h) * IW;
+            T* dst = rp + (p * IH + h) * OW;
+            for (int64_t o = 0; o < OW; ++o) {
+              const auto k = static_cast<size_t>(o);
+              dst[o] = tap(src + tw.first[k], 1, tw.w.data() + o * tw.width, tw.count[k]);
+            }
+          }
+          for (int64_t o = 0; o < OH; ++o) {
+            const auto k = static_cast<size_t>(o);
+            const T* w = th.w.data() + o * th.width;
+            const T* src = rp + (p * IH + th.first[k]) * OW;
+            T* dst = op + (p * OH + o) * OW;
+            for (int64_t col = 0; col < OW; ++col) dst[col] = tap(src + col, OW, w, th.count[k]);
+          }
+        }
+      });
+    }
+  });
+  return out;
+}
+
 Tensor interpolate(const Tensor& x, const std::optional<IntList>& size,
                    const std::optional<std::vector<double>>& scaleFactor, const std::string& mode,
                    std::optional<bool> alignCorners) {

@@ -98,6 +98,31 @@ Tensor upsampleTrilinear3d(const Tensor& x, const IntList& outputSize, bool alig
 Tensor upsampleBicubic2d(const Tensor& x, const IntList& outputSize, bool alignCorners,
                          std::optional<double> scalesH = std::nullopt,
                          std::optional<double> scalesW = std::nullopt);
+/// One dim of PyTorch's antialiased resize (aten::_upsample_{bilinear,bicubic}2d_aa; ATen's
+/// _compute_indices_weights_aa, after Pillow's Resample.c): output index o reads `count[o]`
+/// source elements from `first[o]`, weighted by w[o * width ...]. The filter (a triangle, or
+/// Keys' cubic with a = -0.5) is stretched by the scale when shrinking, and each output's
+/// weights are normalised to sum to 1. T: float or double, the tensor's dtype.
+template <class T>
+struct AntialiasTaps {
+  std::vector<int64_t> first, count;
+  std::vector<T> w;
+  int64_t width = 0;
+};
+/// The taps of a dim of size `in` resized to `out` (both > 0); `scale` is the dim's scale
+/// factor when given. Windows that fall outside the input (inconsistent scale factors) are
+/// empty, and so are their outputs' sums.
+template <class T>
+AntialiasTaps<T> antialiasTaps(int64_t in, int64_t out, bool alignCorners,
+                               std::optional<double> scale, bool cubic);
+/// aten::_upsample_bilinear2d_aa / _upsample_bicubic2d_aa (x [N, C, H, W] float or double,
+/// output_size [OH, OW], align_corners, scales_h, scales_w) -> [N, C, OH, OW]: F.interpolate
+/// with antialias=True. Separable: along W first, then along H, each output a sum of its taps
+/// in order, as ATen's CPU kernel. Throws PyTorch's errors for other ranks, empty sizes and
+/// other dtypes.
+Tensor upsampleAntialias2d(const Tensor& x, const IntList& outputSize, bool alignCorners,
+                           std::optional<double> scalesH, std::optional<double> scalesW,
+                           bool cubic);
 /// F.interpolate(x, size or scale_factor, mode "nearest" | "bilinear", align_corners):
 /// scale factors give floor(in * scale) outputs and are passed on as scales.
 Tensor interpolate(const Tensor& x, const std::optional<IntList>& size,

@@ -247,13 +247,19 @@ void registerNnKernels(KernelRegistry& r) {
     return ops::upsampleTrilinear3d(x, vecOutputSize(x, a[1], a[3], 3), a[2].toBool(), scales[0],
                                     scales[1], scales[2]);
   });
-  // Modes without a kernel yet: F.interpolate's scripted body names them all, so they must
-  // exist for any graph calling it to compile; calling one fails clearly.
-  for (const char* name :
-       {"aten::_upsample_bilinear2d_aa.vec", "aten::_upsample_bicubic2d_aa.vec"}) {
-    const std::string op = name;
-    defN<4>(r, name, [op](const IValue*) -> IValue {
-      throw Error(fmt::format("{} is not supported yet (F.interpolate mode)", op));
+  // F.interpolate(antialias=True): Pillow's filters, stretched when shrinking.
+  for (const bool cubic : {false, true}) {
+    const std::string name =
+        cubic ? "aten::_upsample_bicubic2d_aa" : "aten::_upsample_bilinear2d_aa";
+    defFamily(r, name, [cubic](const IValue* a) {
+      return ops::upsampleAntialias2d(a[0].toTensor(), toIntList(a[1], 2), a[2].toBool(),
+                                      toOptDouble(a[3]), toOptDouble(a[4]), cubic);
+    });
+    defFamily(r, name + ".vec", [cubic](const IValue* a) {
+      Tensor x = a[0].toTensor();
+      auto scales = scalesOf(a[3], 2);
+      return ops::upsampleAntialias2d(x, vecOutputSize(x, a[1], a[3], 2), a[2].toBool(), scales[0],
+                                      scales[1], cubic);
     });
   }
 

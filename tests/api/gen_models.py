@@ -600,6 +600,13 @@ def main():
     pre2 = nn.Sequential(T.Resize([70, 90], interpolation=T.InterpolationMode.BICUBIC), T.Grayscale(3),
                          T.Pad([2], padding_mode="reflect"), T.GaussianBlur([5, 5], sigma=[1.0, 1.0]))
     write_case(root, "transforms_float_scripted", torch.jit.script(pre2), [torch.rand(2, 3, 50, 60)])
+    # Resize with antialias (torchvision's default for tensors from 0.17; _upsample_*_aa), then
+    # a classifier on the shrunken image, as a scripted preprocessing + model archive.
+    pre3 = nn.Sequential(T.Resize([48, 40], antialias=True),
+                         T.Resize([24], interpolation=T.InterpolationMode.BICUBIC, antialias=True),
+                         nn.Conv2d(3, 4, 3), nn.AdaptiveAvgPool2d(1), nn.Flatten())
+    write_case(root, "transforms_antialias_scripted", torch.jit.script(pre3.eval()),
+               [torch.rand(2, 3, 150, 130) * 255], rtol=1e-4, atol=1e-4)
     write_case(root, "inf_values", torch.jit.script(Doubled()),
                [torch.tensor([-float("inf"), 1.0, float("inf"), float("nan")])])
     write_case(root, "to_list_scripted", torch.jit.script(ToList()),

@@ -225,6 +225,7 @@ const std::map<std::string, Expectation>& generatedExpectations() {
       {"inf_values", {}},
       {"transforms_uint8_scripted", {}},
       {"transforms_float_scripted", {}},
+      {"transforms_antialias_scripted", {}},
       {"rnn_train_mode", {}},
       {"lstm_proj_scripted", {}},
       {"resnet18_traced", {}},

@@ -888,6 +888,19 @@ class ShuffleUnflatten(nn.Module):
         return self.cs(img), self.cs(seq), self.u1(seq), self.u2(seq)
 
 
+class AntialiasResize(nn.Module):
+    """F.interpolate(antialias=True) (aten::_upsample_{bilinear,bicubic}2d_aa.vec): shrinking by
+    size and by scale factor, enlarging one dim while shrinking the other, align_corners. From
+    opset 18 Resize(antialias=1); below it, and for align_corners, two MatMuls with the filter's
+    weights."""
+
+    def forward(self, x):
+        return (F.interpolate(x, size=(7, 9), mode="bilinear", antialias=True),
+                F.interpolate(x, size=(5, 30), mode="bicubic", antialias=True),
+                F.interpolate(x, scale_factor=0.4, mode="bicubic", antialias=True),
+                F.interpolate(x, size=(6, 4), mode="bilinear", align_corners=True, antialias=True))
+
+
 def main():
     os.makedirs(gen.OUT, exist_ok=True)
     torch.manual_seed(0)
@@ -998,6 +1011,7 @@ def main():
     w("fold_unfold", FoldUnfold(), [r(2, 4, 6, 6), r(2, 12, 12)], both, min_opset=18)
     w("shuffle_unflatten", ShuffleUnflatten(), [r(2, 6, 3, 4), r(2, 6, 5)], both, dyn=({0: [0], 1: [0]}, [dr(3, 6, 3, 4), dr(4, 6, 5)]))
     w("recurrent_cells", RecurrentCells(), [r(2, 4), r(2, 3)], both, dyn=({0: [0], 1: [0]}, [dr(5, 4), dr(5, 3)]))
+    w("antialias_resize", AntialiasResize(), [r(2, 3, 20, 24)], both)
 
 
 if __name__ == "__main__":

@@ -789,6 +789,34 @@ case("mode", [kth_ties], lambda x: flat(torch.mode(x), torch.mode(x, 0), torch.m
                                        torch.mode(x.nan_to_num().long()), torch.mode(torch.tensor([2.0, 1.0, 2.0, 1.0, 3.0]))))
 case("msort", [kth_ties], lambda x: (torch.msort(x), torch.msort(x.t()), torch.msort(x[0])))
 
+# F.interpolate(antialias=True) (aten::_upsample_{bilinear,bicubic}2d_aa.vec): ATen's separable
+# Pillow filters, weights computed as ATen's (ops::antialiasTaps). Down and up, sizes and scale
+# factors, align_corners both ways, float64, an empty batch; an unchanged size still filters (a
+# NaN spreads to its left and upper neighbours as PyTorch's); PyTorch's errors.
+for shape, size, scale, mode, ac, dt in [
+        ([2, 3, 20, 31], [7, 9], None, "bilinear", False, torch.float32),
+        ([2, 3, 20, 31], [7, 9], None, "bicubic", False, torch.float32),
+        ([1, 3, 17, 13], [40, 5], None, "bilinear", False, torch.float32),
+        ([1, 3, 17, 13], [40, 5], None, "bicubic", True, torch.float32),
+        ([1, 2, 30, 30], None, [0.37, 0.5], "bicubic", False, torch.float32),
+        ([1, 2, 30, 30], None, [0.37, 1.5], "bilinear", True, torch.float32),
+        ([1, 2, 64, 48], [5, 3], None, "bicubic", False, torch.float32),
+        ([1, 2, 9, 11], [4, 5], None, "bicubic", False, torch.float64),
+        ([1, 2, 9, 11], [4, 5], None, "bilinear", True, torch.float64),
+        ([0, 2, 9, 11], [3, 4], None, "bilinear", False, torch.float32)]:
+    case("interpolate_antialias", [inp(shape, dt, lo=0.0, hi=255.0)],
+         lambda x, s=size, sc=scale, m=mode, a=ac: F.interpolate(x, s, sc, m, a, antialias=True),
+         tol=(1e-5, 1e-4) if dt == torch.float32 else (1e-12, 1e-12))
+aa_nan = torch.arange(99, dtype=torch.float32).reshape(1, 1, 9, 11)
+aa_nan[0, 0, 3, 3] = float("nan")
+case("interpolate_antialias", [aa_nan],
+     lambda x: (F.interpolate(x, size=(9, 11), mode="bilinear", antialias=True),
+                F.interpolate(x, size=(4, 11), mode="bicubic", antialias=True)), tol=(1e-5, 1e-4))
+case("interpolate_antialias_errors", [torch.ones(1, 2, 8, 8, dtype=torch.uint8)],
+     lambda x: F.interpolate(x, size=(4, 4), mode="bilinear", antialias=True))  # PyTorch's error
+case("interpolate_antialias_errors", [inp([1, 0, 8, 8])],
+     lambda x: F.interpolate(x, size=(4, 4), mode="bicubic", antialias=True))  # PyTorch's error
+
 with open(os.path.join(OUT, "manifest.json.tmp"), "w") as f:
     json.dump({"torch": torch.__version__, "cases": CASES}, f, indent=1)
 os.replace(os.path.join(OUT, "manifest.json.tmp"), os.path.join(OUT, "manifest.json"))

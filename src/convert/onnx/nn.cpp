@@ -284,6 +284,88 @@ OnnxConverter upsample(std::string mode) {
   };
 }
 
+// _upsample_{bilinear,bicubic}2d_aa (F.interpolate antialias=True), [N, C, H, W] float or
+// double:
+// - from opset 18 with align_corners False: Resize(antialias=1) with half_pixel coordinates,
+//   cubic_coeff_a -0.5 (Pillow's and ATen's filter) and exclude_outside (ATen drops the taps
+//   past a border and renormalizes the rest), sizes or scales as upsample's;
+// - otherwise, for static sizes, the filter itself: two MatMuls with the taps of ops::antialiasTaps
+//   as constant [W, OW] and [OH, H] matrices (along W, then along H, as ATen's kernel), which
+//   follow PyTorch's weights exactly and need no opset. ONNX's align_corners coordinates are not
+//   ATen's for this filter (its centres stay at (i + 0.5) * scale), so align_corners True always
+//   takes this way.
+OnnxConverter upsampleAntialias(bool cubic) {
+  return [cubic](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    const bool alignCorners = args[2].unwrapToBool();
+    const bool vecForm = args.op() && args.op()->schema.overloadName() == "vec";
+    std::optional<double> sh, sw;  // the scale factors, when given
+    if (vecForm && !args[3].isNone()) {
+      const auto sf = args[3].unwrapToDoubleList();
+      sh = sf.at(0);
+      sw = sf.size() == 1 ? sf[0] : sf.at(1);
+    } else if (!vecForm && args.size() > 4 && !args[3].isNone() && !args[4].isNone()) {
+      sh = args[3].unwrapToDouble();
+      sw = args[4].unwrapToDouble();
+    }
+    const std::string x = args[0].unwrapToTensor();
+    const ScalarType dt = dtypeOr(ctx, args[0].value());
+    if (dt != ScalarType::Float && dt != ScalarType::Double)
+      args[0].fail("a float or double tensor (PyTorch's antialiased resize)", toString(dt));
+    if (ctx.opset() >= 18 && !alignCorners) {
+      std::vector<OnnxAttr> attrs = {attrS("mode", cubic ? "cubic" : "linear"),
+                                     attrS("coordinate_transformation_mode", "half_pixel"),
+                                     attrI("antialias", 1), attrI("exclude_outside", 1)};
+      if (cubic) attrs.push_back(attrF("cubic_coeff_a", -0.5));
+      if (sh && sw) {
+        Tensor t = Tensor::fromVector(
+            std::vector<float>{1.0f, 1.0f, static_cast<float>(*sh), static_cast<float>(*sw)}, {4});
+        return ctx.setOutput(n, 0, ctx.op("Resize", {x, "", ctx.initializer(t)}, attrs));
+      }
+      if (ctx.isDynamic(n.output()) || !args[1].isIValue()) {
+        std::string lead =
+            ctx.op("Slice", {ctx.op("Shape", {x}), ctx.constInt64s({0}), ctx.constInt64s({2})});
+        std::string spatial = args[1].isIValue()
+                                  ? ctx.constInt64s(args[1].unwrapToIntList())
+                                  : ctx.castTo(args[1].unwrapToTensor(),
+                                               ctx.dtypeOf(args[1].value()), ScalarType::Long);
+        std::string sizes = ctx.op("Concat", {lead, spatial}, {attrI("axis", 0)});
+        return ctx.setOutput(n, 0, ctx.op("Resize", {x, "", "", sizes}, attrs));
+      }
+      return ctx.setOutput(
+          n, 0,
+          ctx.op("Resize", {x, "", "", ctx.constInt64s(ctx.expectSizes(n, n.output()))}, attrs));
+    }
+    const auto in = ctx.sizesOf(n.input(0));
+    if (!in || in->size() != 4 || ctx.isDynamic(n.output()))
+      throw Error(fmt::format(
+          "{}: an antialiased resize {} needs static input and output sizes below opset 18 (or "
+          "Resize's antialias from opset 18)",
+          n.kind().toQualString(), alignCorners ? "with align_corners" : "of a dynamic shape"));
+    const std::vector<int64_t> out = ctx.expectSizes(n, n.output());
+    // taps -> a dense [in, out] matrix, column o holding output o's weights
+    auto matrix = [&](int64_t inN, int64_t outN, std::optional<double> scale, bool transposed) {
+      Tensor m = Tensor::empty(transposed ? IntList{outN, inN} : IntList{inN, outN}, dt);
+      ops::dispatchFloating(dt, "antialias", [&](auto tag) {
+        using T = ops::TagT<decltype(tag)>;
+        if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+          const auto t = ops::antialiasTaps<T>(inN, outN, alignCorners, scale, cubic);
+          T* p = m.data<T>();
+          std::fill(p, p + m.numel(), T(0));
+          for (int64_t o = 0; o < outN; ++o)
+            for (int64_t j = 0; j < t.count[static_cast<size_t>(o)]; ++j) {
+              const int64_t i = t.first[static_cast<size_t>(o)] + j;
+              p[transposed ? o * inN + i : i * outN + o] =
+                  t.w[static_cast<size_t>(o * t.width + j)];
+            }
+        }
+      });
+      return ctx.initializer(m);
+    };
+    const std::string rows = ctx.op("MatMul", {x, matrix((*in)[3], out[3], sw, false)});
+    ctx.setOutput(n, 0, ctx.op("MatMul", {matrix((*in)[2], out[2], sh, true), rows}));
+  };
+}
+
 // Circular padding (F.pad's mode="circular", aten::_pad_circular): per padded dim (pairs from
 // the last dim backwards), the last `before` elements, the tensor, and the first `after`
 // elements, concatenated (wrap-around).
@@ -493,6 +575,10 @@ void registerNnConverters(OnnxConverterRegistry& r) {
                   "aten::upsample_trilinear3d", "aten::upsample_trilinear3d.vec"},
                  upsample("linear"));
   r.addOverloads({"aten::upsample_bicubic2d", "aten::upsample_bicubic2d.vec"}, upsample("cubic"));
+  r.addOverloads({"aten::_upsample_bilinear2d_aa", "aten::_upsample_bilinear2d_aa.vec"},
+                 upsampleAntialias(false));
+  r.addOverloads({"aten::_upsample_bicubic2d_aa", "aten::_upsample_bicubic2d_aa.vec"},
+                 upsampleAntialias(true));
   r.addOverloads({"aten::reflection_pad1d", "aten::reflection_pad2d", "aten::reflection_pad3d"},
                  padMode(std::string("reflect")));
   r.addOverloads({"aten::replication_pad1d", "aten::replication_pad2d", "aten::replication_pad3d"},
