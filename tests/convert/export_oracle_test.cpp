@@ -817,7 +817,8 @@ INSTANTIATE_TEST_SUITE_P(
         "stft_traced", "recurrent_cells_scripted", "recurrent_cells_traced",
         "conv_same_resize_scripted", "conv_same_resize_traced", "fold_unfold_scripted",
         "fold_unfold_traced", "shuffle_unflatten_scripted", "shuffle_unflatten_traced",
-        "antialias_resize_scripted", "antialias_resize_traced"),
+        "antialias_resize_scripted", "antialias_resize_traced",
+        "conv_transpose_output_size_scripted", "conv_transpose_output_size_traced"),
     [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 }  // namespace

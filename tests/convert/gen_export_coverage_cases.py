@@ -901,6 +901,21 @@ class AntialiasResize(nn.Module):
                 F.interpolate(x, size=(6, 4), mode="bilinear", align_corners=True, antialias=True))
 
 
+class ConvTransposeOutputSize(nn.Module):
+    """nn.ConvTranspose1d / 2d called with output_size= (a U-Net's decoder matching its skip
+    connection): scripted, _output_padding's loops over the spatial dims unroll and fold for the
+    example's sizes."""
+
+    def __init__(self):
+        super().__init__()
+        self.down = nn.Conv2d(3, 4, 3, stride=2, padding=1)
+        self.up = nn.ConvTranspose2d(4, 3, 3, stride=2, padding=1)
+        self.up1 = nn.ConvTranspose1d(2, 2, 4, stride=3, padding=1, dilation=2)
+
+    def forward(self, x, seq):
+        return self.up(self.down(x), output_size=x.size()), self.up1(seq, output_size=[3 * seq.size(-1) + 4])
+
+
 def main():
     os.makedirs(gen.OUT, exist_ok=True)
     torch.manual_seed(0)
@@ -1012,6 +1027,7 @@ def main():
     w("shuffle_unflatten", ShuffleUnflatten(), [r(2, 6, 3, 4), r(2, 6, 5)], both, dyn=({0: [0], 1: [0]}, [dr(3, 6, 3, 4), dr(4, 6, 5)]))
     w("recurrent_cells", RecurrentCells(), [r(2, 4), r(2, 3)], both, dyn=({0: [0], 1: [0]}, [dr(5, 4), dr(5, 3)]))
     w("antialias_resize", AntialiasResize(), [r(2, 3, 20, 24)], both)
+    w("conv_transpose_output_size", ConvTransposeOutputSize(), [r(1, 3, 9, 10), r(2, 2, 5)], both)
 
 
 if __name__ == "__main__":

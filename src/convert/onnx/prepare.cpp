@@ -174,10 +174,24 @@ std::vector<IValue> observeStubbed(const std::shared_ptr<Graph>& graph,
   return observe(copy, mapped, std::move(inputs));
 }
 
+// Whether no value of `b` (its inputs, its nodes' outputs, nested blocks too) may hold a tensor.
+bool computesNoTensor(const Block* b) {
+  for (const Value* v : b->inputs())
+    if (mayHoldTensor(v->type())) return false;
+  for (const Node* m : b->nodes()) {
+    for (const Value* v : m->outputs())
+      if (mayHoldTensor(v->type())) return false;
+    for (const Block* sub : m->blocks())
+      if (!computesNoTensor(sub)) return false;
+  }
+  return true;
+}
+
 // Unrolls top-level prim::Loops that run a constant number of times (at most 16) with the
-// constant true condition and compute no tensor in their body (no nested blocks either): the
-// body is copied once per iteration with the iteration number as a constant. Returns whether
-// any loop went.
+// constant true condition and compute no tensor in their body (ifs within it neither; they
+// read sizes of tensors from outside, as ConvTranspose's _output_padding): the body, nested
+// blocks included, is copied once per iteration with the iteration number as a constant.
+// Returns whether any loop went.
 bool unrollScalarLoops(Graph& g) {
   bool changed = false;
   for (auto it = g.block()->nodes().begin(); it != g.block()->nodes().end(); ++it) {
@@ -190,13 +204,7 @@ bool unrollScalarLoops(Graph& g) {
     if (!trip || !trip->isInt() || trip->toInt() > 16 || !cond || !cond->isBool() ||
         !cond->toBool() || !again || !again->isBool() || !again->toBool())
       continue;
-    bool scalar = true;
-    for (const Value* v : body->inputs()) scalar &= !mayHoldTensor(v->type());
-    for (const Node* m : body->nodes()) {
-      scalar &= m->blocks().empty();
-      for (const Value* v : m->outputs()) scalar &= !mayHoldTensor(v->type());
-    }
-    if (!scalar) continue;
+    if (!computesNoTensor(body)) continue;
     WithInsertPoint guard(loop);
     std::vector<Value*> carried(loop->inputs().begin() + 2, loop->inputs().end());
     for (int64_t k = 0; k < trip->toInt(); ++k) {
