@@ -758,7 +758,8 @@ INSTANTIATE_TEST_SUITE_P(
         "cov:shuffle_unflatten_scripted", "cov:shuffle_unflatten_traced",
         "cov:recurrent_cells_scripted", "cov:recurrent_cells_traced", "cov:vit_tiny_traced",
         "cov:transformer_encoder_fast_traced", "cov:transformer_encoder_fast_scripted",
-        "cov:runtime_factories_scripted", "cov:runtime_factories_traced", "cov:stft_traced"),
+        "cov:runtime_factories_scripted", "cov:runtime_factories_traced", "cov:stft_traced",
+        "cov:conv_transpose_output_size_scripted"),
     [](const ::testing::TestParamInfo<std::string>& info) {
       std::string s = info.param;
       return s.rfind("cov:", 0) == 0 ? "coverage_" + s.substr(4) : s;

@@ -1027,7 +1027,9 @@ def main():
     w("shuffle_unflatten", ShuffleUnflatten(), [r(2, 6, 3, 4), r(2, 6, 5)], both, dyn=({0: [0], 1: [0]}, [dr(3, 6, 3, 4), dr(4, 6, 5)]))
     w("recurrent_cells", RecurrentCells(), [r(2, 4), r(2, 3)], both, dyn=({0: [0], 1: [0]}, [dr(5, 4), dr(5, 3)]))
     w("antialias_resize", AntialiasResize(), [r(2, 3, 20, 24)], both)
-    w("conv_transpose_output_size", ConvTransposeOutputSize(), [r(1, 3, 9, 10), r(2, 2, 5)], both)
+    # Scripted with dynamic sizes, output_padding is a list computed at run time.
+    w("conv_transpose_output_size", ConvTransposeOutputSize(), [r(1, 3, 9, 10), r(2, 2, 5)], both,
+      dyn=({0: [0, 2, 3], 1: [0, 2]}, [dr(2, 3, 12, 7), dr(1, 2, 8)]))
 
 
 if __name__ == "__main__":

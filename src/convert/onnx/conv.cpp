@@ -95,8 +95,57 @@ void convertConvNd(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   emitConv(ctx, n, args, p);
 }
 
+// conv_transpose{1,2,3}d with an output_padding known only at run time (a scripted
+// ConvTranspose called with output_size= of a dynamic shape: _output_padding's list). ONNX's
+// output_padding is an attribute, so: the full transposed convolution (no pads, no bias), its
+// spatial dims padded at the end with zeros where output_padding may reach past it (it is
+// below max(stride, dilation), ATen's rule), then sliced [padding, full - padding +
+// output_padding) per dim, then the bias added: what ATen's cropping of the full result gives.
+void emitConvTransposeRuntimePadding(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  std::string x = args[0].unwrapToTensor();
+  const auto wSizes = ctx.expectSizes(n, args[1].value());
+  const size_t spatial = wSizes.size() - 2;
+  const std::vector<int64_t> kernel(wSizes.begin() + 2, wSizes.end());
+  const auto stride = expand(args[3].unwrapToIntList(), spatial);
+  const auto padding = expand(args[4].unwrapToIntList(), spatial);
+  const int64_t groups = args[6].unwrapToInt();
+  const auto dilation = expand(args[7].unwrapToIntList(), spatial);
+  const bool unbatched = ctx.expectRank(n, args[0].value()) == static_cast<int64_t>(spatial) + 1;
+  if (unbatched) x = unsqueeze(ctx, x, {0});
+  std::string y = ctx.op("ConvTranspose", {x, args[1].unwrapToTensor()},
+                         {attrIs("kernel_shape", kernel), attrIs("strides", stride),
+                          attrIs("pads", std::vector<int64_t>(2 * spatial, 0)),
+                          attrIs("dilations", dilation), attrI("group", groups)});
+  std::vector<int64_t> pads(2 * (spatial + 2), 0);
+  bool padded = false;
+  for (size_t i = 0; i < spatial; ++i) {
+    const int64_t reach = std::max(stride[i], dilation[i]) - 1 - padding[i];
+    if (reach > 0) {
+      pads[spatial + 2 + 2 + i] = reach;
+      padded = true;
+    }
+  }
+  const std::string full = ctx.op("Slice", {ctx.op("Shape", {y}), ctx.constInt64s({2}),
+                                            ctx.constInt64s({static_cast<int64_t>(spatial) + 2})});
+  if (padded) y = ctx.op("Pad", {y, ctx.constInt64s(pads)}, {attrS("mode", "constant")});
+  const std::string outputPadding =
+      ctx.castTo(args[5].unwrapToTensor(), ctx.dtypeOf(args[5].value()), ScalarType::Long);
+  const std::string ends =
+      ctx.op("Add", {ctx.op("Sub", {full, ctx.constInt64s(padding)}), outputPadding});
+  std::vector<int64_t> axes;
+  for (size_t i = 0; i < spatial; ++i) axes.push_back(static_cast<int64_t>(i) + 2);
+  y = ctx.op("Slice", {y, ctx.constInt64s(padding), ends, ctx.constInt64s(axes)});
+  if (auto b = args[2].unwrapToOptionalTensor()) {
+    std::vector<int64_t> shape(spatial + 1, 1);
+    shape[0] = -1;
+    y = ctx.op("Add", {y, ctx.op("Reshape", {*b, ctx.constInt64s(shape)})});
+  }
+  ctx.setOutput(n, 0, unbatched ? squeeze(ctx, y, {0}) : y);
+}
+
 // conv_transpose{1,2,3}d(input, weight, bias, stride, padding, output_padding, groups, dilation)
 void convertConvTransposeNd(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  if (!args[5].isIValue()) return emitConvTransposeRuntimePadding(ctx, n, args);
   ConvParams p;
   p.transposed = true;
   p.stride = args[3].unwrapToIntList();
