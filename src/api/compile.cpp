@@ -1,6 +1,7 @@
 // torchless::compile (api/compile.h).
 #include "api/compile.h"
 
+#include "api/freeze.h"
 #include "api/pipeline.h"
 #include "convert/engine/engine_record.h"
 #include "core/error.h"
@@ -82,6 +83,7 @@ CompileResult compile(const Module& module, const CompileSpec& spec) {
   po.partition.requireFullCompilation = spec.requireFullCompilation;
   po.partition.tensorBoundaries = true;
   po.partition.bf16 = spec.precision == "bf16";
+  po.stateInFrozenCopy = true;  // the compiled archive holds the method's module state
   for (size_t i = 0; i < spec.inputs.size(); ++i)
     if (!spec.inputs[i].empty()) po.partition.inputProfiles[i] = spec.inputs[i];
   if (!spec.exampleInputs.empty()) {
@@ -100,11 +102,18 @@ CompileResult compile(const Module& module, const CompileSpec& spec) {
   std::shared_ptr<ExecutionPlan> plan = buildExecutionPlan(module, "forward", po);
   if (!plan->notFrozen.empty())
     throw Error("compile needs a module it can freeze: " + plan->notFrozen +
-                " (compile keeps no module state; `torchless freeze` keeps such attributes, as "
-                "torch.jit.freeze does, and `run` runs the module as loaded)");
+                " (`run` runs the module as loaded)");
   IValue exampleOutput;
   if (!po.exampleInputs.empty()) exampleOutput = runExecutionPlan(*plan, po.exampleInputs);
   const ObjectPtr& obj = plan->self;
+  // The example's runs (the specialization's, exampleOutput's) moved the state a method keeps
+  // in the frozen copy (Note [Module state in a frozen plan]): the archive starts from the
+  // module's. The frozen class keeps only the attributes its method touches, by their names.
+  for (size_t i = 0; i < obj->type->attributes().size(); ++i) {
+    const std::string& attr = obj->type->attributes()[i].name;
+    if (module.object()->type->findAttributeSlot(attr))
+      obj->slots.at(i) = deepCopy(module.object()->getAttr(attr));
+  }
   std::shared_ptr<Graph> g = plan->graph->copy();
   int counter = 0;
   rewriteEngines(g->block(), g->inputs().at(0), obj, counter);

@@ -215,6 +215,11 @@ Module freezeImpl(const Module& module, const FreezeOptions& options,
 
 }  // namespace
 
+IValue deepCopy(const IValue& v) {
+  std::unordered_map<const void*, IValue> memo;
+  return deepCopy(v, memo);
+}
+
 Module freeze(const Module& module, const FreezeOptions& options) {
   return freezeImpl(module, options, {});
 }

@@ -45,4 +45,8 @@ Module freeze(const Module& module, const FreezeOptions& options = {});
 /// torch.jit.load.
 Module optimizeForInference(const Module& module, const FreezeOptions& options = {});
 
+/// A deep copy of `v` (objects, containers, tensors cloned), keeping the sharing inside `v`,
+/// as copy.deepcopy: what freezing copies a kept attribute with.
+IValue deepCopy(const IValue& v);
+
 }  // namespace torchless

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <set>
 #include <string>
 
 namespace torchless {
@@ -211,6 +212,52 @@ bool touchesAttributes(const Block* b, const Value* self) {
   return false;
 }
 
+// True when every attribute the graph reads or writes is reached from `self` (or from an
+// object the method creates): the chains of a frozen method that keeps module state, which
+// address the same attributes by name in the module the graph was frozen from.
+bool attributesHangOffSelf(const Block* b, const Value* self) {
+  for (const Node* n : b->nodes()) {
+    if (n->kind() == prim::GetAttr || n->kind() == prim::SetAttr) {
+      const Value* obj = n->input(0);
+      while (obj->node()->kind() == prim::GetAttr) obj = obj->node()->input(0);
+      if (obj != self && obj->node()->kind() != prim::CreateObject) return false;
+    }
+    for (const Block* sub : n->blocks())
+      if (!attributesHangOffSelf(sub, self)) return false;
+  }
+  return true;
+}
+
+bool writesAttributes(const Block* b) {
+  for (const Node* n : b->nodes()) {
+    if (n->kind() == prim::SetAttr) return true;
+    for (const Block* sub : n->blocks())
+      if (writesAttributes(sub)) return true;
+  }
+  return false;
+}
+
+// The attribute paths ("state", "sub.h") that the module's other methods write (their calls
+// inlined): freezing `name` must not fold them, or a call of `reset_states()` / `set_x()`
+// would not reach the next call of `name` (Note [Module state in a frozen plan]). Pickling's
+// __setstate__ / __getstate__ only run at load and save.
+std::vector<std::string> attributesWrittenElsewhere(const Module& module, const std::string& name) {
+  std::set<std::string> paths;
+  for (const std::string& m : module.methodNames()) {
+    if (m == name || m == "__setstate__" || m == "__getstate__") continue;
+    const GraphFunction* fn = module.findMethod(m);
+    if (!fn) continue;
+    std::shared_ptr<Graph> g = fn->graph()->copy();
+    try {
+      passes::inlineCalls(*g);
+      for (const std::string& p : passes::mutatedAttributes(*g)) paths.insert(p);
+    } catch (const Error&) {
+      // A method that cannot be analysed is left out, as before: `name` folds what it reads.
+    }
+  }
+  return {paths.begin(), paths.end()};
+}
+
 }  // namespace
 
 std::shared_ptr<ExecutionPlan> buildExecutionPlan(const Module& module, const std::string& name,
@@ -231,15 +278,22 @@ std::shared_ptr<ExecutionPlan> buildExecutionPlan(const Module& module, const st
     BuildSpan span("freeze", fn->qualname());
     FreezeOptions fo;
     if (name != "forward") fo.preservedAttrs = {name};
+    if (!options.stateInFrozenCopy)
+      for (std::string& p : attributesWrittenElsewhere(module, name))
+        fo.preservedAttrs.push_back(std::move(p));
     frozen = optimizeForInference(module, fo);
   } catch (const Error& e) {
     std::string msg = e.what();
     plan->notFrozen = msg.substr(0, msg.find('\n'));
   }
   const GraphFunction* ffn = frozen.defined() ? frozen.findMethod(name) : nullptr;
+  bool keepsState = false;
   if (ffn && touchesAttributes(ffn->graph()->block(), ffn->graph()->inputs().at(0))) {
-    plan->notFrozen = "the method reads or writes module attributes at run time";
-    ffn = nullptr;
+    keepsState = attributesHangOffSelf(ffn->graph()->block(), ffn->graph()->inputs().at(0));
+    if (!keepsState) {
+      plan->notFrozen = "the method reads or writes attributes of objects it does not own";
+      ffn = nullptr;
+    }
   }
   if (!ffn) {
     if (plan->notFrozen.empty()) plan->notFrozen = "freezing kept no such method";
@@ -251,6 +305,11 @@ std::shared_ptr<ExecutionPlan> buildExecutionPlan(const Module& module, const st
   }
   plan->graph = ffn->graph()->copy();
   plan->self = frozen.object();
+  if (keepsState && !options.stateInFrozenCopy) {
+    // Note [Module state in a frozen plan]
+    plan->graph->inputs().at(0)->setType(module.object()->type);
+    plan->self = module.object();
+  }
   engine::PartitionOptions po = options.partition;
   // Profiles are given per method input (self excluded); the graph's input 0 is self.
   std::unordered_map<size_t, engine::InputProfile> byGraphInput;
@@ -389,6 +448,8 @@ bool preparePlan(const ExecutionPlan& plan, const std::vector<IValue>& inputs) {
     if (!onlyReadsEngines(plan.graph->block())) return false;
     asLoaded = std::make_unique<Code>(plan.graph, plan.qualname);
   }
+  // A run would move the module's state on (Note [Module state in a frozen plan]).
+  if (writesAttributes(plan.graph->block())) return false;
   if (observableWithin(plan.graph->block())) return false;
   if (plan.frozenGraph && observableWithin(plan.frozenGraph->block())) return false;
   // Two runs when the first one only specializes (Note [Specialization]): the second builds

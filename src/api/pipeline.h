@@ -4,15 +4,31 @@
 // Note [Execution pipeline]
 // On the first call of a method (Module::runMethod), unless TORCHLESS_JIT=0:
 //   1. freeze a copy of the module for that method (api/freeze.h: calls inlined, parameters
-//      folded to constants, conv/linear + batch_norm folded, eval dropouts removed); when the
-//      frozen method still reads or writes attributes (it mutates module state), or freezing
-//      refuses the module (training mode), the method runs as loaded, in the interpreter;
+//      folded to constants, conv/linear + batch_norm folded, eval dropouts removed); a frozen
+//      method that still reads or writes attributes keeps them on the module's own object
+//      (Note [Module state in a frozen plan]); when freezing refuses the module (training
+//      mode), the method runs as loaded, in the interpreter;
 //   2. partition the frozen graph (convert/engine/partition.h): runs of nodes the engine
 //      converters take become engines, the rest stays in the interpreter;
 //   3. compile the result for the interpreter; each engine plans its input signature on the
 //      first call that sees it (Note [Engine plans] in convert/engine/engine.h).
 // The module, its graphs and anything saved or exported are never changed: the pipeline works
 // on copies. `torchless graph MODEL.pt --pipeline execution` prints the graph that runs.
+//
+// Note [Module state in a frozen plan]
+// A method may keep state in its module: a streaming model's hidden state (silero VAD, a
+// keyword spotter), a flag set on the first call (torchvision's GeneralizedRCNN._has_warned),
+// a cache (RAFT's corr_pyramid). torch.jit.freeze keeps such attributes and folds the rest;
+// so does freezing here (the attributes the method writes, and those any other method of the
+// module writes, as `reset_states()` does, stay attributes). The frozen graph then reads and
+// writes them through GetAttr / SetAttr chains from self, by name, and the frozen class keeps
+// the names. The plan retypes the graph's self to the module's own class and runs it on the
+// module's own object: the calls see and move the state the module's other methods see, as
+// when it ran as loaded, while the rest of the graph is frozen and partitioned into engines.
+// Such a plan is never prepared (a preparation run would move the state on). `torchless
+// compile` (stateInFrozenCopy) keeps the state in the frozen copy, which its archive holds.
+// A method touching attributes of an object it neither owns nor creates (an object input)
+// still runs as loaded.
 //
 // Note [Specialization]
 // When the frozen graph reads tensor properties (passes::isTensorPropertyRead: dtype, dim,
@@ -101,6 +117,11 @@ struct PipelineOptions {
   /// specialized once, to these inputs' signature (Note [Specialization]), and the plan's
   /// graph is that specialization: `torchless compile` writes it.
   std::vector<IValue> exampleInputs;
+  /// Where a frozen method that keeps module state keeps it (Note [Module state in a frozen
+  /// plan]): false runs the frozen graph on the module's own object, so calls and the module's
+  /// other methods see one state; true keeps the frozen copy's, which `torchless compile`
+  /// writes into its archive.
+  bool stateInFrozenCopy = false;
 };
 
 /// Builds the execution plan of method `name` of `module` (Note [Execution pipeline]). Throws

@@ -607,6 +607,8 @@ def main():
                          nn.Conv2d(3, 4, 3), nn.AdaptiveAvgPool2d(1), nn.Flatten())
     write_case(root, "transforms_antialias_scripted", torch.jit.script(pre3.eval()),
                [torch.rand(2, 3, 150, 130) * 255], rtol=1e-4, atol=1e-4)
+    write_case(root, "stateful_convs_scripted", torch.jit.script(StatefulConvs().eval()),
+               [torch.ones(1, 3, 8, 8)], rtol=1e-4, atol=1e-3)
     write_case(root, "inf_values", torch.jit.script(Doubled()),
                [torch.tensor([-float("inf"), 1.0, float("inf"), float("nan")])])
     write_case(root, "to_list_scripted", torch.jit.script(ToList()),
@@ -813,6 +815,34 @@ class Doubled(nn.Module):
 
     def forward(self, x):
         return x * 2.0
+
+
+class StatefulConvs(nn.Module):
+    """A module that keeps state (Note [Module state in a frozen plan]): a call counter and an
+    accumulated tensor written by forward, a scale and a reset written by other methods."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv2d(3, 4, 3)
+        self.c2 = nn.Conv2d(4, 4, 3)
+        self.calls = 0
+        self.scale = 1.0
+        self.state = torch.zeros(1)
+
+    def forward(self, x):
+        self.calls += 1
+        self.state = self.state + 1.0
+        y = torch.relu(self.c2(torch.relu(self.c1(x)))).sum()
+        return y * self.scale + self.state, self.calls
+
+    @torch.jit.export
+    def set_scale(self, s: float):
+        self.scale = s
+
+    @torch.jit.export
+    def reset(self):
+        self.state = torch.zeros(1)
+        self.calls = 0
 
 
 class ToList(nn.Module):

@@ -226,6 +226,7 @@ const std::map<std::string, Expectation>& generatedExpectations() {
       {"transforms_uint8_scripted", {}},
       {"transforms_float_scripted", {}},
       {"transforms_antialias_scripted", {}},
+      {"stateful_convs_scripted", {}},
       {"rnn_train_mode", {}},
       {"lstm_proj_scripted", {}},
       {"resnet18_traced", {}},

@@ -181,6 +181,59 @@ TEST(Prepare, AMethodThatKeepsStateIsNotRun) {
   EXPECT_EQ(y.data<float>()[0], 2.f);
 }
 
+// A method that keeps module state is frozen and partitioned all the same, and runs on the
+// module's own object (Note [Module state in a frozen plan]): its calls and the module's
+// other methods (set_scale, reset) see one state, as in PyTorch (gen_models.py's
+// StatefulConvs).
+TEST(PrepareOracle, AMethodThatKeepsStateRunsFrozenOnTheModulesOwnState) {
+  Module m = load((kModels / "stateful_convs_scripted" / "model.pt").string());
+  m.eval();
+  auto plan = m.executionPlan("forward");
+  EXPECT_EQ(plan->notFrozen, "");
+  EXPECT_EQ(plan->self.get(), m.object().get()) << "the plan must run on the module's object";
+  EXPECT_GE(plan->report.numEngines(), 1u);
+  std::vector<IValue> args = {IValue(ops::ones({1, 3, 8, 8}, ScalarType::Float))};
+  auto call = [&]() {
+    auto t = m.runMethod("forward", args).toTuple();
+    return std::make_pair(t->elements.at(0).toTensor().data<float>()[0], t->elements.at(1).toInt());
+  };
+  auto [y1, n1] = call();
+  auto [y2, n2] = call();
+  EXPECT_EQ(n1, 1);
+  EXPECT_EQ(n2, 2);
+  EXPECT_NEAR(y2, y1 + 1.f, 1e-4f * std::abs(y1));
+  const float f = y1 - 1.f;  // the convolutions' sum
+  (void)m.runMethod("set_scale", {IValue(2.0)});
+  auto [y3, n3] = call();
+  EXPECT_EQ(n3, 3);
+  EXPECT_NEAR(y3, 2.f * f + 3.f, 1e-4f * std::abs(y3));
+  (void)m.runMethod("reset", {});
+  auto [y4, n4] = call();
+  EXPECT_EQ(n4, 1);
+  EXPECT_NEAR(y4, 2.f * f + 1.f, 1e-4f * std::abs(y4));
+  EXPECT_EQ(m.object()->getAttr("calls").toInt(), 1);
+  EXPECT_FALSE(m.prepare("forward", args)) << "a preparation run would move the state on";
+  EXPECT_EQ(m.object()->getAttr("calls").toInt(), 1);
+}
+
+// `torchless compile` of such a module keeps the state in the compiled archive.
+TEST(PrepareOracle, CompiledStatefulModuleKeepsItsState) {
+  Module m = load((kModels / "stateful_convs_scripted" / "model.pt").string());
+  m.eval();
+  fs::path d = freshDir("api", "compile_state_out");
+  CompileResult compiled = compile(m, CompileSpec{});
+  save(compiled.module, (d / "c.pt").string());
+  Module c = load((d / "c.pt").string());
+  std::vector<IValue> args = {IValue(ops::ones({1, 3, 8, 8}, ScalarType::Float))};
+  auto t1 = c.runMethod("forward", args).toTuple();
+  auto t2 = c.runMethod("forward", args).toTuple();
+  auto r1 = m.runMethod("forward", args).toTuple();
+  EXPECT_EQ(t1->elements.at(1).toInt(), 1);
+  EXPECT_EQ(t2->elements.at(1).toInt(), 2);
+  EXPECT_NEAR(t1->elements.at(0).toTensor().data<float>()[0],
+              r1->elements.at(0).toTensor().data<float>()[0], 1e-3);
+}
+
 // A method that prints is not run either (its output would show twice), nor one that draws
 // random numbers; one that writes into its input is run on a copy.
 TEST(Prepare, ObservableRunsAreNotMadeAndInputsAreCopied) {
