@@ -78,8 +78,8 @@ class Module {
   /// the inputs' signature, each engine's plan for their shapes (oneDNN primitives, reordered
   /// weights, the arena) and the kernels' caches. It runs the method once (twice when it is
   /// specialized) on copies of `inputs` and discards the result, as TensorRT's builder runs its
-  /// layers on the profile's shapes. Returns false, having run nothing, when the method runs as
-  /// loaded (it keeps module state), when its graph prints, draws random numbers or
+  /// layers on the profile's shapes. Returns false, having run nothing, when the method writes
+  /// module state (Note [Module state in a frozen plan]), when its graph prints, draws random numbers or
   /// calls Python (a preparation run would be observable), when an input cannot be copied (an
   /// object, a dict, a non-contiguous tensor), or under TORCHLESS_JIT=0. An error of the
   /// preparation run is not thrown (the call that follows reports it); returns false then.
