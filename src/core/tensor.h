@@ -49,7 +49,19 @@ struct TensorImpl {
   Device device;
   bool requiresGrad = false;
   std::shared_ptr<QuantizerInfo> quantizer;  // set for quantized dtypes
+  // Set for a nested tensor made from a padding mask: the length of each sequence (Note
+  // [Nested tensors]).
+  std::shared_ptr<const std::vector<int64_t>> nestedLengths;
 };
+
+// Note [Nested tensors]
+// nn.TransformerEncoder's fast path packs a padded batch [B, T, E] into a NestedTensor of B
+// sequences [len_i, E] (aten::_nested_tensor_from_mask), runs its layers on it
+// (aten::_transformer_encoder_layer_fwd) and pads it again (aten::to_padded_tensor). Here a
+// nested tensor is the padded batch itself, its padded rows zero, with the lengths beside it;
+// those three kernels and prim::is_nested read them, and any other op sees a plain tensor
+// (views and copies drop the lengths). Freezing rewrites the chain into ops on the padded
+// batch (passes/lower_nested.cpp), so engines and ONNX never see one.
 
 /// at::Tensor's value semantics: a handle; copies alias. An undefined Tensor has no impl.
 class Tensor {
@@ -91,6 +103,14 @@ class Tensor {
   bool isQuantized() const { return impl_->quantizer != nullptr; }
   const std::shared_ptr<QuantizerInfo>& quantizer() const { return impl_->quantizer; }
   void setQuantizer(std::shared_ptr<QuantizerInfo> q) { impl_->quantizer = std::move(q); }
+  /// A nested tensor of sequences [len_i, ...] stored padded (Note [Nested tensors]).
+  bool isNested() const { return impl_->nestedLengths != nullptr; }
+  const std::shared_ptr<const std::vector<int64_t>>& nestedLengths() const {
+    return impl_->nestedLengths;
+  }
+  void setNestedLengths(std::shared_ptr<const std::vector<int64_t>> lengths) {
+    impl_->nestedLengths = std::move(lengths);
+  }
 
   /// Row-major with no gaps (size-1 dims may have any stride), as is_contiguous().
   bool isContiguous() const;

@@ -202,6 +202,23 @@ bool FunctionSchema::isMutable() const {
                      [](const Argument& a) { return a.aliasInfo() && a.aliasInfo()->isWrite(); });
 }
 
+bool FunctionSchema::argumentMayAliasReturn(size_t i) const {
+  if (i >= arguments_.size()) return true;
+  if (!arguments_[i].aliasInfo()) return false;
+  const AliasInfo& a = *arguments_[i].aliasInfo();
+  for (const auto& r : returns_) {
+    if (!r.aliasInfo()) continue;
+    const AliasInfo& ra = *r.aliasInfo();
+    if (ra.isWildcardBefore() || ra.isWildcardAfter() || a.isWildcardBefore() ||
+        a.isWildcardAfter())
+      return true;
+    for (const auto& set : ra.beforeSets())
+      if (std::find(a.beforeSets().begin(), a.beforeSets().end(), set) != a.beforeSets().end())
+        return true;
+  }
+  return false;
+}
+
 std::string FunctionSchema::str() const {
   std::string out = name_.str() + "(";
   bool seenKwargOnly = false;

@@ -143,6 +143,10 @@ struct FunctionSchema {
   std::optional<size_t> argumentIndexWithName(std::string_view name) const;
   /// True when some argument is written (an alias annotation with `!`), as is_mutable().
   bool isMutable() const;
+  /// True when argument `i` shares an alias set with a return (`self` of a view or of an
+  /// in-place op), or an alias annotation on either is a wildcard, or `i` is past the
+  /// declared arguments (varargs): what PyTorch's alias analysis would let the return alias.
+  bool argumentMayAliasReturn(size_t i) const;
 
   /// The schema as PyTorch's str(schema) prints it (operator<< in function_schema.cpp).
   std::string str() const;

@@ -254,6 +254,10 @@ int64_t floatBits(float f) {
   return b;
 }
 
+// A fused ReLU is oneDNN's eltwise_relu post-op, a vmaxps against zero: a NaN output becomes 0.
+// PyTorch's own frozen graph after optimize_for_inference (mkldnn_convolution, then relu_ on
+// the MKLDNN tensor) does the same, as does ONNX Runtime's fused Conv+Relu (MLAS); unfused,
+// aten::relu keeps NaN.
 dnnl::algorithm eltwiseAlg(ConvActivation a) {
   using dnnl::algorithm;
   switch (a) {

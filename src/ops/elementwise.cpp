@@ -1208,12 +1208,11 @@ Tensor maskedFill(const Tensor& x, const Tensor& mask, const Scalar& value) {
   TL_CHECK(mask.dtype() == ScalarType::Bool,
            "masked_fill_ only supports boolean masks, but got mask with dtype {}",
            toString(mask.dtype()));
+  // Out of place, self and mask broadcast together (ATen's masked_fill: expand_outplace, then
+  // a contiguous clone filled in place); masked_fill_ then rejects a result larger than self.
   const IntList shape = broadcastShapes(x.sizes(), mask.sizes());
-  TL_CHECK(shape == x.sizes(),
-           "The expanded size of the mask ({}) must match the existing size of the tensor",
-           sizesToString(mask.sizes()));
-  Tensor out = Tensor::empty(x.sizes(), x.dtype());
-  TensorIter it({out, x, mask}, x.sizes());
+  Tensor out = Tensor::empty(shape, x.dtype());
+  TensorIter it({out, x, mask}, shape);
   dispatchAll(x.dtype(), "masked_fill", [&](auto tag) {
     using T = decltype(tag);
     const T v = value.to<T>();

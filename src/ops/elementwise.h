@@ -193,7 +193,8 @@ Tensor clampMin(const Tensor& x, const Scalar& min);
 Tensor clampMin(const Tensor& x, const Tensor& min);
 Tensor clampMax(const Tensor& x, const Scalar& max);
 Tensor clampMax(const Tensor& x, const Tensor& max);
-/// x.masked_fill(mask, value): mask Bool broadcastable to x; result has x's dtype and shape.
+/// x.masked_fill(mask, value) (aten::masked_fill): mask Bool; x and mask broadcast together
+/// (result shape is their broadcast, dtype x's). Throws for a non-Bool mask.
 Tensor maskedFill(const Tensor& x, const Tensor& mask, const Scalar& value);
 /// value must be a 0-dim tensor ("masked_fill_ only supports a 0-dimensional value tensor").
 Tensor maskedFill(const Tensor& x, const Tensor& mask, const Tensor& value);

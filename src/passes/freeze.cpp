@@ -305,6 +305,7 @@ bool freezeGraph(Graph& graph, const ObjectPtr& self, const FreezeGraphOptions& 
                  FreezeGraphResult* result) {
   TL_CHECK(self != nullptr, "freeze: no module object");
   bool changed = inlineCalls(graph);
+  changed |= lowerNestedTensors(graph);
   changed |= foldTrainingAttributes(graph, self);
   std::set<std::string> keep = mutatedAttributes(graph);
   keep.insert(options.mutatedAttributes.begin(), options.mutatedAttributes.end());

@@ -65,6 +65,7 @@ void registerPasses(PassRegistry& r) {
   add("fold_linear_bn", kFoldLinearBnDescription, &foldLinearBn);
   add("fold_linear_mul", kFoldLinearMulDescription, &foldLinearMul);
   add("remove_mutation", kRemoveMutationDescription, &removeMutation);
+  add("lower_nested_tensors", kLowerNestedTensorsDescription, &lowerNestedTensors);
 }
 
 void registerPasses() {

@@ -77,6 +77,8 @@ bool foldConvAddMul(Graph& graph);
 bool foldLinearBn(Graph& graph);
 /// fold_linear_mul.cpp.
 bool foldLinearMul(Graph& graph);
+/// lower_nested.cpp: nn.TransformerEncoder's nested-tensor fast path on the padded batch.
+bool lowerNestedTensors(Graph& graph);
 /// remove_mutation.cpp. Throws torchless::Error (naming the op and its place) where a write's
 /// aliasing cannot be resolved.
 bool removeMutation(Graph& graph);
@@ -167,5 +169,6 @@ extern const char* const kFoldConvAddMulDescription;
 extern const char* const kFoldLinearBnDescription;
 extern const char* const kFoldLinearMulDescription;
 extern const char* const kRemoveMutationDescription;
+extern const char* const kLowerNestedTensorsDescription;
 
 }  // namespace torchless::passes

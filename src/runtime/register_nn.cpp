@@ -126,6 +126,103 @@ Tensor transformerEncoderLayer(const IValue* a) {
   return x;
 }
 
+// ---- nested tensors from a padding mask (Note [Nested tensors] in core/tensor.h) -----------
+
+// Positions j >= lengths[i] of the padded batch x [B, T, ...] set to `value`, in place.
+void fillPadding(Tensor& x, const std::vector<int64_t>& lengths, const Scalar& value) {
+  const int64_t B = x.size(0), T = x.size(1);
+  for (int64_t i = 0; i < B; ++i) {
+    const int64_t len = lengths[static_cast<size_t>(i)];
+    if (len >= T) continue;
+    Tensor tail = ops::slice(ops::select(x, 0, i), 0, len, T, 1);
+    ops::fill_(tail, value);
+  }
+}
+
+// aten::_nested_tensor_from_mask(t [B, T, E], mask Bool [B, T], mask_check): sequence i is
+// t[i, :mask[i].sum()] (PyTorch takes the first rows whatever the mask's layout; mask_check
+// raises for a mask that is not left-aligned).
+Tensor nestedFromMask(const IValue* a) {
+  const Tensor t = a[0].toTensor();
+  const Tensor mask = a[1].toTensor().contiguous();
+  TL_CHECK(mask.dtype() == ScalarType::Bool,
+           "_nested_tensor_from_mask: the mask must be bool, got {}", toString(mask.dtype()));
+  TL_CHECK(
+      t.dim() == 3 && mask.dim() == 2 && mask.size(0) == t.size(0) && mask.size(1) == t.size(1),
+      "_nested_tensor_from_mask: expected a padded batch [B, T, E] and a mask [B, T], got {} "
+      "and {}",
+      sizesToString(t.sizes()), sizesToString(mask.sizes()));
+  const int64_t B = t.size(0), T = t.size(1);
+  const bool* m = mask.data<bool>();
+  auto lengths = std::make_shared<std::vector<int64_t>>(static_cast<size_t>(B), 0);
+  for (int64_t i = 0; i < B; ++i) {
+    int64_t len = 0;
+    for (int64_t j = 0; j < T; ++j) len += m[i * T + j] ? 1 : 0;
+    (*lengths)[static_cast<size_t>(i)] = len;
+    if (a[2].toBool())
+      for (int64_t j = 0; j < T; ++j)
+        TL_CHECK(m[i * T + j] == (j < len), "Mask must be left-aligned without gaps");
+  }
+  Tensor out = t.clone();
+  fillPadding(out, *lengths, Scalar(0.0));
+  out.setNestedLengths(std::move(lengths));
+  return out;
+}
+
+// The key padding mask [B, T] (true where padded) of a nested tensor's lengths.
+Tensor paddingMaskOf(const std::vector<int64_t>& lengths, int64_t T) {
+  const int64_t B = static_cast<int64_t>(lengths.size());
+  Tensor mask = Tensor::empty({B, T}, ScalarType::Bool);
+  bool* m = mask.data<bool>();
+  for (int64_t i = 0; i < B; ++i)
+    for (int64_t j = 0; j < T; ++j) m[i * T + j] = j >= lengths[static_cast<size_t>(i)];
+  return mask;
+}
+
+// _transformer_encoder_layer_fwd on a nested src: the layer on the padded batch with its key
+// padding mask (each sequence attends to its own positions only), padded rows zero again.
+Tensor nestedEncoderLayer(const IValue* a) {
+  const Tensor src = a[0].toTensor();
+  TL_CHECK(a[18].isNone(),
+           "_transformer_encoder_layer_fwd: a mask with a nested tensor input is not supported");
+  TL_CHECK(src.dim() == 3, "_transformer_encoder_layer_fwd: expected a nested batch [B, T, E]");
+  std::vector<IValue> args(a, a + 20);
+  args[18] = IValue(paddingMaskOf(*src.nestedLengths(), src.size(1)));
+  args[19] = IValue(int64_t{1});
+  Tensor out = transformerEncoderLayer(args.data());
+  if (!out.isContiguous() || out.is(src)) out = out.clone();
+  fillPadding(out, *src.nestedLengths(), Scalar(0.0));
+  out.setNestedLengths(src.nestedLengths());
+  return out;
+}
+
+// aten::to_padded_tensor(self, padding, output_size): a nested tensor's sequences padded with
+// `padding` to the longest length (or to output_size, which may only be larger). A plain
+// tensor is returned as it is (the encoder's dense path never makes one nested).
+Tensor toPaddedTensor(const IValue* a) {
+  const Tensor x = a[0].toTensor();
+  if (!x.isNested()) return x;
+  const std::vector<int64_t>& lengths = *x.nestedLengths();
+  int64_t longest = 0;
+  for (int64_t l : lengths) longest = std::max(longest, l);
+  Tensor out = ops::slice(x, 1, 0, longest, 1).clone();
+  const Scalar padding(a[1].toDouble());
+  fillPadding(out, lengths, padding);
+  if (a[2].isNone()) return out;
+  const std::vector<int64_t> size = a[2].toIntVector();
+  TL_CHECK(static_cast<int64_t>(size.size()) == out.dim(),
+           "to_padded_tensor: output_size must have {} entries, got {}", out.dim(), size.size());
+  std::vector<int64_t> widths;
+  for (int64_t d = out.dim() - 1; d >= 0; --d) {
+    TL_CHECK(size[static_cast<size_t>(d)] >= out.size(d),
+             "Value in output_size is less than NestedTensor padded size. Truncation is not "
+             "supported.");
+    widths.push_back(0);
+    widths.push_back(size[static_cast<size_t>(d)] - out.size(d));
+  }
+  return ops::constantPadNd(out, widths, padding);
+}
+
 }  // namespace
 
 void registerNnKernels(KernelRegistry& r) {
@@ -272,16 +369,18 @@ void registerNnKernels(KernelRegistry& r) {
     return std::make_tuple(IValue(std::move(out)),
                            weights ? IValue(std::move(*weights)) : IValue());
   });
-  defN<20>(r, "aten::_transformer_encoder_layer_fwd", transformerEncoderLayer);
-  // Nested tensors do not exist here: the encoder's sparsity fast path (which packs padded
-  // batches into a NestedTensor) is declined by reporting the mask as not left-aligned, so
-  // the layers run on the padded batch with the key padding mask.
+  defN<20>(r, "aten::_transformer_encoder_layer_fwd", [](const IValue* a) {
+    return a[0].toTensor().isNested() ? nestedEncoderLayer(a) : transformerEncoderLayer(a);
+  });
+  // A scripted encoder's sparsity fast path (which packs padded batches into a NestedTensor)
+  // is declined by reporting the mask as not left-aligned, so its layers run on the padded
+  // batch with the key padding mask: engines would take the layers of a scripted encoder,
+  // and the value reaching them would be nested or not by the mask. A traced encoder records
+  // the fast path itself (Note [Nested tensors] in core/tensor.h).
   defN<2>(r, "aten::_nested_tensor_from_mask_left_aligned",
           [](const IValue*) { return IValue(false); });
-  defN<3>(r, "aten::_nested_tensor_from_mask", [](const IValue*) -> IValue {
-    throw Error("nested tensors are not supported (aten::_nested_tensor_from_mask)");
-  });
-  defN<3>(r, "aten::to_padded_tensor", [](const IValue* a) { return a[0]; });
+  defN<3>(r, "aten::_nested_tensor_from_mask", nestedFromMask);
+  defN<3>(r, "aten::to_padded_tensor", toPaddedTensor);
   // Inference only: no autograd, no autocast (as under torch.inference_mode()).
   defN<0>(r, "aten::is_grad_enabled", [](const IValue*) { return IValue(false); });
   defN<0>(r, "aten::is_autocast_enabled", [](const IValue*) { return IValue(false); });

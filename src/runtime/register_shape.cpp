@@ -780,9 +780,11 @@ void registerMetadataKernels(KernelRegistry& r) {
   // is_pinned: CPU tensors here are never in page-locked memory.
   defN<2>(r, "aten::is_pinned", [](const IValue*) { return IValue(false); });
   defN<1>(r, "prim::is_cpu", [](const IValue*) { return IValue(true); });
-  for (const char* name : {"prim::is_nested", "prim::is_sparse", "prim::is_sparse_csr",
-                           "prim::is_mkldnn", "prim::is_xpu", "prim::is_mps", "prim::is_meta",
-                           "prim::is_vulkan", "prim::is_ipu", "prim::is_ort"})
+  defN<1>(r, "prim::is_nested",  // Note [Nested tensors] in core/tensor.h
+          [](const IValue* a) { return IValue(a[0].toTensor().isNested()); });
+  for (const char* name :
+       {"prim::is_sparse", "prim::is_sparse_csr", "prim::is_mkldnn", "prim::is_xpu", "prim::is_mps",
+        "prim::is_meta", "prim::is_vulkan", "prim::is_ipu", "prim::is_ort"})
     defN<1>(r, name, [](const IValue*) { return IValue(false); });
   defN<1>(r, "prim::is_quantized",
           [](const IValue* a) { return IValue(a[0].toTensor().isQuantized()); });

@@ -609,6 +609,17 @@ def main():
                [torch.rand(2, 3, 150, 130) * 255], rtol=1e-4, atol=1e-4)
     write_case(root, "stateful_convs_scripted", torch.jit.script(StatefulConvs().eval()),
                [torch.ones(1, 3, 8, 8)], rtol=1e-4, atol=1e-3)
+    write_case(root, "mvit_positional_encoding_scripted", torch.jit.script(PositionalEncodingMvit().eval()),
+               [r(2, 12, 8)])
+    # Traced under no_grad, the encoder records its nested-tensor fast path; the second mask
+    # pads every sequence, so the output is cut to the longest (3 of 5 positions).
+    enc = EncoderPadded().eval()
+    x5 = r(2, 5, 16)
+    for name, pad in (("encoder_nested_traced", torch.tensor([[False] * 5, [False] * 2 + [True] * 3])),
+                      ("encoder_nested_short_traced", torch.tensor([[False] * 3 + [True] * 2, [False] + [True] * 4]))):
+        with torch.no_grad():
+            traced = torch.jit.trace(enc, (x5, pad), check_trace=False)
+        write_case(root, name, traced, [x5, pad])
     write_case(root, "inf_values", torch.jit.script(Doubled()),
                [torch.tensor([-float("inf"), 1.0, float("inf"), float("nan")])])
     write_case(root, "to_list_scripted", torch.jit.script(ToList()),
@@ -815,6 +826,36 @@ class Doubled(nn.Module):
 
     def forward(self, x):
         return x * 2.0
+
+
+class PositionalEncodingMvit(nn.Module):
+    """torchvision's MViT PositionalEncoding between a linear and a layer norm: the temporal
+    embedding repeated per position, then added to in place (`pos_embedding.add_(...)`) and
+    concatenated with the class position: folded, the in-place add must reach the concat."""
+
+    def __init__(self):
+        super().__init__()
+        from torchvision.models.video.mvit import PositionalEncoding
+        self.proj = nn.Linear(8, 8)
+        self.pos = PositionalEncoding(embed_size=8, spatial_size=(2, 2), temporal_size=3, rel_pos_embed=False)
+        for p in self.pos.parameters():  # torchvision's zeros would hide the in-place add
+            nn.init.normal_(p)
+        self.norm = nn.LayerNorm(8)
+
+    def forward(self, x):
+        return self.norm(self.pos(self.proj(x)))
+
+
+class EncoderPadded(nn.Module):
+    """nn.TransformerEncoder (enable_nested_tensor=True, the default) with a key padding mask."""
+
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(16, 2, 32, batch_first=True), 2,
+                                         norm=nn.LayerNorm(16))
+
+    def forward(self, x, pad):
+        return self.enc(x, src_key_padding_mask=pad)
 
 
 class StatefulConvs(nn.Module):

@@ -323,6 +323,23 @@ case("clamp_tensor", [nanx, torch.tensor([float("nan"), 0, 0, 0.0]), torch.tenso
 case("clamp_tensor", [inp([2, 4]), inp([4]), inp([2, 1], lo=1)], lambda x, lo, hi: torch.clamp(x, lo, hi))
 case("masked_fill", [inp([3, 4], view="T"), inp([4], torch.bool)], lambda x, m: x.masked_fill(m, -7.5))
 case("masked_fill", [inp([3, 4], torch.int64), inp([3, 1], torch.bool)], lambda x, m: x.masked_fill(m, 3))
+# Out of place, self broadcasts with the mask (nn.Transformer's attention mask [1, T, T] filled
+# under a key padding mask [N, 1, T]); in place, a mask larger than self is PyTorch's error.
+case("masked_fill", [inp([1, 5, 5]), inp([8, 1, 5], torch.bool)], lambda x, m: x.masked_fill(m, float("-inf")))
+case("masked_fill_tensor", [inp([1, 3]), inp([2, 1], torch.bool)], lambda x, m: x.masked_fill(m, torch.tensor(2.5)))
+case("masked_fill_", [inp([1, 5, 5]), inp([8, 1, 5], torch.bool)], lambda x, m: x.clone().masked_fill_(m, 1.0))
+# Nested tensors from a padding mask (nn.TransformerEncoder's fast path): the first
+# mask.sum(1) rows of each sequence, padded again to the longest (or to output_size); a mask
+# that is not left-aligned is an error with mask_check.
+left = torch.tensor([[True, True, True, False, False], [True, True, False, False, False]])
+gaps = torch.tensor([[True, False, True, True, False], [True, True, False, False, False]])
+case("nested_from_mask", [inp([2, 5, 3]), left], lambda x, m: torch._nested_tensor_from_mask(x, m, True).to_padded_tensor(0.0))
+case("nested_from_mask", [inp([2, 5, 3]), gaps], lambda x, m: torch._nested_tensor_from_mask(x, m, False).to_padded_tensor(-2.5))
+case("nested_from_mask", [inp([2, 5, 3]), gaps], lambda x, m: torch._nested_tensor_from_mask(x, m, True).to_padded_tensor(0.0))
+case("nested_from_mask", [inp([2, 5, 3]), left],
+     lambda x, m: torch._nested_tensor_from_mask(x, m, True).to_padded_tensor(1.0, [2, 6, 4]))
+case("nested_from_mask", [inp([2, 5, 3]), left],
+     lambda x, m: torch._nested_tensor_from_mask(x, m, True).to_padded_tensor(1.0, [2, 2, 3]))
 case("lerp", [inp([2, 3]), inp([3])], lambda a, b: torch.lerp(a, b, 0.3))
 case("lerp_tensor", [inp([2, 3]), inp([3]), inp([2, 1], lo=0, hi=1)], torch.lerp)
 case("addcmul", [inp([2, 3]), inp([3]), inp([2, 1])], lambda s, a, b: torch.addcmul(s, a, b, value=0.5))

@@ -551,6 +551,11 @@ void Engine::checkProfiles(const std::vector<IValue>& inputs) const {
     if (nv.kind == ValueKind::Tensor && !v.isTensor())
       throw Error(
           fmt::format("engine input {} (%{}): expected a Tensor, got {}", i, nv.name, v.tagName()));
+    if (v.isTensor() && v.toTensor().isNested())  // Note [Nested tensors] in core/tensor.h
+      throw Error(
+          fmt::format("engine input {} (%{}): a nested tensor cannot enter an engine "
+                      "(compile with --torch-executed-op for the ops that take it)",
+                      i, nv.name));
     if (!v.isTensor() || i >= options_.profiles.size() || options_.profiles[i].empty()) continue;
     const InputProfile& p = options_.profiles[i];
     const Tensor& t = v.toTensor();

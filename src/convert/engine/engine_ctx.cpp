@@ -106,6 +106,45 @@ bool isPure(const Node& n, const OpInfo* op) {
   return !(op && (op->nondeterministic || op->hasSideEffects || op->mutates));
 }
 
+// Note [Static values that are written later]
+// A value computed now is copied into every layer that reads it, so a later in-place write
+// (mvit's `pos_embedding = repeat_interleave(temporal_pos, ...); pos_embedding.add_(...)`,
+// then `cat([class_pos, pos_embedding])`) would land in one layer's copy while the others
+// read the value as built. A tensor that a mutating op writes, directly or through views,
+// tuples and lists, is therefore never evaluated statically: it is computed at run time in
+// the engine's own buffer, where the write and the reads see one tensor.
+bool isWrittenLater(const Value* v, int depth) {
+  if (depth > 64) return true;
+  for (const Use& u : v->uses()) {
+    const Node* user = u.user;
+    const Symbol k = user->kind();
+    if (k == prim::ListConstruct || k == prim::TupleConstruct || k == prim::ListUnpack ||
+        k == prim::TupleUnpack || k == prim::TupleIndex) {
+      for (const Value* o : user->outputs())
+        if (isWrittenLater(o, depth + 1)) return true;
+      continue;
+    }
+    if (!user->blocks().empty()) return true;  // a loop or branch may write it
+    const OpInfo* op = matchOperator(user, OperatorRegistry::global());
+    if (!op) {
+      if (user->mayWrite()) return true;
+      continue;
+    }
+    const auto& args = op->schema.arguments();
+    if (op->mutates) {
+      const bool schemaSays = op->schema.isMutable();
+      const bool written = u.offset < args.size() ? (args[u.offset].aliasInfo() &&
+                                                     args[u.offset].aliasInfo()->isWrite())
+                                                  : !schemaSays;
+      if (written || !schemaSays) return true;
+    }
+    if (op->returnsAlias && op->schema.argumentMayAliasReturn(u.offset))
+      for (const Value* o : user->outputs())
+        if (isWrittenLater(o, depth + 1)) return true;
+  }
+  return false;
+}
+
 // All inputs static: compute the outputs now with the runtime's kernel (the evaluators of
 // Torch-TensorRT, for constants, int/list arithmetic and everything else known here).
 bool tryEvaluate(EngineCtx& ctx, const Node& n, const OpInfo* op) {
@@ -143,6 +182,8 @@ void convertShapeCheck(EngineCtx& ctx, const Node& n) {
 std::optional<std::vector<IValue>> evaluateStatically(
     const Node& n, const OpInfo* op, const std::function<const IValue*(const Value*)>& staticOf) {
   if (!isPure(n, op)) return std::nullopt;
+  for (const Value* o : n.outputs())  // Note [Static values that are written later]
+    if (containsTensor(o->type()) && isWrittenLater(o, 0)) return std::nullopt;
   Stack stack;
   for (const Value* v : n.inputs()) {
     const IValue* s = staticOf(v);

@@ -384,26 +384,6 @@ class Partitioner {
     return changed;
   }
 
-  // True when argument `i` of `s` shares an alias set with a return (`self` of a view or of
-  // an in-place op), or a return is a wildcard, or the argument is past the schema's (varargs).
-  static bool mayShareWithReturn(const FunctionSchema& s, size_t i) {
-    const auto& args = s.arguments();
-    if (i >= args.size()) return true;
-    if (!args[i].aliasInfo()) return false;
-    const AliasInfo& a = *args[i].aliasInfo();
-    for (const auto& r : s.returns()) {
-      if (!r.aliasInfo()) continue;
-      const AliasInfo& ra = *r.aliasInfo();
-      if (ra.isWildcardBefore() || ra.isWildcardAfter() || a.isWildcardBefore() ||
-          a.isWildcardAfter())
-        return true;
-      for (const auto& set : ra.beforeSets())
-        if (std::find(a.beforeSets().begin(), a.beforeSets().end(), set) != a.beforeSets().end())
-          return true;
-    }
-    return false;
-  }
-
   // True when `v` may alias a tensor defined outside `set`: it is, or it is the result of a
   // view or in-place node of `set` (OpInfo::returnsAlias) on such a tensor. The aliasing nodes
   // passed are added to `chain`.
@@ -417,7 +397,7 @@ class Partitioner {
     bool outside = false;
     for (size_t i = 0; i < d->inputs().size(); ++i) {
       Value* in = d->inputs()[i];
-      if (in->type()->kind() == TypeKind::TensorType && mayShareWithReturn(op->schema, i) &&
+      if (in->type()->kind() == TypeKind::TensorType && op->schema.argumentMayAliasReturn(i) &&
           rootOutside(in, set, chain, depth + 1))
         outside = true;
     }
