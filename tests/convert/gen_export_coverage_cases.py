@@ -916,6 +916,51 @@ class ConvTransposeOutputSize(nn.Module):
         return self.up(self.down(x), output_size=x.size()), self.up1(seq, output_size=[3 * seq.size(-1) + 4])
 
 
+class ShiftListWrite(nn.Module):
+    """Swin's shifted_window_attention: an int list copied from an attribute and one item
+    written under a size test (`shift_size[i] = 0`), then read back as torch.roll's shifts."""
+
+    def __init__(self):
+        super().__init__()
+        self.shift: List[int] = [2, 1]
+
+    def forward(self, x):
+        shift = self.shift.copy()
+        if x.size(1) <= 4:
+            shift[0] = 0
+        if x.size(2) <= 4:
+            shift[1] = 0
+        return torch.roll(x, shifts=(shift[0], shift[1]), dims=(1, 2))
+
+
+class EncoderNested(nn.Module):
+    """nn.TransformerEncoder with its default enable_nested_tensor=True and a key padding mask:
+    traced under no_grad it records the nested-tensor fast path (_nested_tensor_from_mask,
+    the layers on the nested value, to_padded_tensor, whose dim 1 is the longest sequence)."""
+
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(16, 2, 32, batch_first=True), 2)
+
+    def forward(self, x, pad):
+        return self.enc(x, src_key_padding_mask=pad)
+
+
+class PackedGruUnsorted(nn.Module):
+    """A GRU over sequences packed with enforce_sorted=False (sorted and restored by index:
+    the scripted PackedSequence.to(device) path)."""
+
+    def __init__(self):
+        super().__init__()
+        self.gru = nn.GRU(3, 4, batch_first=True)
+
+    def forward(self, x, lengths):
+        p = nn.utils.rnn.pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
+        out, h = self.gru(p)
+        y, _ = nn.utils.rnn.pad_packed_sequence(out, batch_first=True)
+        return y, h
+
+
 def main():
     os.makedirs(gen.OUT, exist_ok=True)
     torch.manual_seed(0)
@@ -1030,6 +1075,12 @@ def main():
     # Scripted with dynamic sizes, output_padding is a list computed at run time.
     w("conv_transpose_output_size", ConvTransposeOutputSize(), [r(1, 3, 9, 10), r(2, 2, 5)], both,
       dyn=({0: [0, 2, 3], 1: [0, 2]}, [dr(2, 3, 12, 7), dr(1, 2, 8)]))
+    w("shift_list_write", ShiftListWrite(), [r(1, 4, 6, 3)], both, dyn=({0: [1, 2]}, [dr(1, 7, 3, 3)]))
+    short = torch.tensor([[False] * 3 + [True] * 2, [False] * 2 + [True] * 3])
+    full = torch.tensor([[False] * 5, [False] * 3 + [True] * 2])
+    w("encoder_nested", EncoderNested().eval(), [r(2, 5, 16), full], ("traced",))
+    w("encoder_nested_short", EncoderNested().eval(), [r(2, 5, 16), short], ("traced",))
+    w("packed_gru_unsorted", PackedGruUnsorted().eval(), [r(3, 5, 3), torch.tensor([2, 5, 3])], ("scripted",))
 
 
 if __name__ == "__main__":

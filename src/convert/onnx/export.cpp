@@ -132,8 +132,8 @@ class Exporter {
   bool tryEvaluate(const Node& n, const OpInfo* op) {
     if (!n.blocks().empty() || n.hasSideEffects()) return false;
     if (op && (op->nondeterministic || op->hasSideEffects || op->mutates)) return false;
-    for (const Value* v : n.inputs())
-      if (!ctx_.isStatic(v)) return false;
+    for (const Value* v : n.inputs())  // (a list's copy after a write takes the write's list)
+      if (!ctx_.isStatic(v) || ctx_.hasListAfterWrite(v)) return false;
     const KernelRegistry& kernels = KernelRegistry::global();
     if (!kernels.hasKernel(n, op)) return false;
     Operation f = kernels.operationFor(n, op);

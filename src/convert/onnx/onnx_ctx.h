@@ -150,6 +150,20 @@ class OnnxCtx : public convert::ConversionCtx<std::string> {
   void setListAfterWrite(const Value* list, std::string seq) {
     listAfterWrite_[list] = std::move(seq);
   }
+  /// The same for a write whose new list is known at export time (a list of numbers).
+  void setStaticListAfterWrite(const Value* list, IValue value) {
+    staticListAfterWrite_[list] = std::move(value);
+  }
+  std::optional<IValue> takeStaticListAfterWrite(const Value* list) {
+    auto it = staticListAfterWrite_.find(list);
+    if (it == staticListAfterWrite_.end()) return std::nullopt;
+    IValue v = std::move(it->second);
+    staticListAfterWrite_.erase(it);
+    return v;
+  }
+  bool hasListAfterWrite(const Value* list) const {
+    return listAfterWrite_.count(list) > 0 || staticListAfterWrite_.count(list) > 0;
+  }
   std::optional<std::string> takeListAfterWrite(const Value* list) {
     auto it = listAfterWrite_.find(list);
     if (it == listAfterWrite_.end()) return std::nullopt;
@@ -187,6 +201,7 @@ class OnnxCtx : public convert::ConversionCtx<std::string> {
   std::unordered_set<const Value*> sequences_;
   std::unordered_set<const Value*> complex_;
   std::unordered_map<const Value*, std::string> listAfterWrite_;
+  std::unordered_map<const Value*, IValue> staticListAfterWrite_;
 };
 
 using OnnxArgs = convert::Args<std::string>;

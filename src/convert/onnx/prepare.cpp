@@ -512,10 +512,12 @@ void carryListAppends(Graph& g, const std::unordered_set<const Node*>& rebinds) 
 // Note [List writes]
 // aten::insert.t, pop.t, _set_item.t and Delete.t change a list of tensors in place; ONNX
 // sequences are values (SequenceInsert / SequenceErase return a new one), as torch.onnx's
-// scripting export treats them. Each such write gets an `aten::list.t` copy of the list right
-// after it, and later readers (in its block, and through carryListAppends out of Loop / If
-// bodies) read that copy: the write's converter leaves the new sequence with OnnxCtx
-// (setListAfterWrite) and the copy's converter takes it. The interpreter computes the same.
+// scripting export treats them. _set_item.t of a list of numbers is treated the same way: the
+// new list is a value known now, or a 1-d tensor (ScatterElements). Each such write gets an
+// `aten::list.t` copy of the list right after it, and later readers (in its block, and through
+// carryListAppends out of Loop / If bodies) read that copy: the write's converter leaves the new
+// sequence with OnnxCtx (setListAfterWrite) and the copy's converter takes it. The interpreter
+// computes the same.
 //   aten::insert(%l, %i, %x)                aten::insert(%l, %i, %x)
 //   %n : int = aten::len(%l)       ==>      %l2 : Tensor[] = aten::list(%l)
 //                                           %n : int = aten::len(%l2)
@@ -530,8 +532,13 @@ std::unordered_set<const Node*> rebindListWrites(Graph& g) {
       for (Block* s : n->blocks()) collect(s);
       if (!writes.count(n->kind()) || n->inputs().empty()) continue;
       const TypePtr& t = n->input(0)->type();
-      if (t && t->kind() == TypeKind::ListType &&
-          t->expect<ListType>().getElementType()->kind() == TypeKind::TensorType)
+      if (!t || t->kind() != TypeKind::ListType) continue;
+      const TypeKind e = t->expect<ListType>().getElementType()->kind();
+      // Lists of numbers are 1-d tensors (or values known now): only item writes
+      // (swin's `shift_size[i] = 0`) have converters.
+      const bool number =
+          e == TypeKind::IntType || e == TypeKind::FloatType || e == TypeKind::BoolType;
+      if (e == TypeKind::TensorType || (number && n->kind() == Symbol::aten("_set_item")))
         found.push_back(n);
     }
   };
@@ -550,6 +557,78 @@ std::unordered_set<const Node*> rebindListWrites(Graph& g) {
       nested.insert(copy);
   }
   return nested;
+}
+
+// Note [Packed batch sizes read as the batch]
+// In the export a PackedSequence's batch_sizes are the sequence lengths (Note [Packed
+// sequences] in rnn.cpp), but scripted nn.GRU / LSTM / RNN read `batch_sizes[0]` as the
+// batch (`max_batch_size`, the size of the zero initial state). PyTorch's batch_sizes[0] is
+// the number of sequences longer than 0, which is every sequence (pack_padded_sequence
+// refuses an empty one): each `select(batch_sizes, 0, 0)` of a value that is output 1 of
+// aten::_pack_padded_sequence (through unchecked casts, tuples and If outputs) becomes the
+// number of lengths, NumToTensor(size(lengths, 0)).
+void readPackedBatchSizesAsBatch(Graph& g) {
+  std::vector<Node*> packs;
+  std::function<void(Block*)> collect = [&](Block* b) {
+    for (Node* n : b->nodes()) {
+      for (Block* sub : n->blocks()) collect(sub);
+      if (n->kind() == Symbol::aten("_pack_padded_sequence") && n->outputs().size() == 2)
+        packs.push_back(n);
+    }
+  };
+  collect(g.block());
+  auto isInt = [](const Value* v, int64_t want) {
+    auto c = toIValue(v);
+    return c && c->isInt() && c->toInt() == want;
+  };
+  for (Node* pack : packs) {
+    std::vector<Value*> work{pack->output(1)};
+    std::unordered_set<Value*> seen;
+    std::vector<Node*> reads;
+    while (!work.empty()) {
+      Value* v = work.back();
+      work.pop_back();
+      if (!seen.insert(v).second || seen.size() > 256) continue;
+      for (const Use& u : v->uses()) {
+        Node* user = u.user;
+        if (user->kind() == prim::unchecked_cast) {
+          work.push_back(user->output());
+        } else if (user->kind() == prim::TupleConstruct) {
+          for (const Use& t : user->output()->uses())
+            if (t.user->kind() == prim::TupleUnpack)
+              work.push_back(t.user->output(u.offset));
+            else if (t.user->kind() == prim::Return && t.user->owningBlock()->owningNode() &&
+                     t.user->owningBlock()->owningNode()->kind() == prim::If) {
+              // the tuple leaves an If: its unpacking after the If
+              Value* out = t.user->owningBlock()->owningNode()->output(t.offset);
+              for (const Use& o : out->uses())
+                if (o.user->kind() == prim::TupleUnpack) work.push_back(o.user->output(u.offset));
+            }
+        } else if (user->kind() == prim::Return && user->owningBlock()->owningNode() &&
+                   user->owningBlock()->owningNode()->kind() == prim::If) {
+          work.push_back(user->owningBlock()->owningNode()->output(u.offset));
+        } else if (user->kind() == Symbol::aten("select") && u.offset == 0 &&
+                   user->inputs().size() == 3 && isInt(user->input(1), 0) &&
+                   isInt(user->input(2), 0)) {
+          reads.push_back(user);
+        }
+      }
+    }
+    for (Node* read : reads) {
+      WithInsertPoint guard(read);
+      Node* size = g.insertNode(
+          g.create(Symbol::aten("size"), {pack->input(1), g.insertConstant(IValue(int64_t{0}))}));
+      size->output()->setType(IntType::get());
+      Node* t = g.insertNode(g.create(prim::NumToTensor, {size->output()}));
+      t->output()->setType(TensorType::get());
+      for (Node* c : {size, t}) {
+        c->setSourceRange(read->sourceRange());
+        c->setScope(read->scope());
+      }
+      read->output()->replaceAllUsesWith(t->output());
+      read->destroy();
+    }
+  }
 }
 
 // Lists built at the top level by prim::ListConstruct and grown only by aten::append there
@@ -1081,6 +1160,15 @@ void foldKnown(PreparedGraph& out, const std::unordered_map<const Value*, IValue
     // Blocks (prim::Loop, prim::If) read outer values that are not among the node's inputs:
     // their outputs count as data-dependent.
     bool dataOut = (dataIn || !n->blocks().empty()) && !readsOnlyMetadata(n->kind());
+    // A number that follows a dynamic axis makes every output follow it: `size(x, 2) <= 4`
+    // may give the same answer in the grown runs and another at other sizes (swin's shift
+    // zeroed for small maps). Lists and tensors follow it only in part: their outputs are
+    // judged by the runs (`n, c, h, w = x.size()` with a dynamic n keeps c, h and w).
+    for (const Value* in : n->inputs())
+      if (out.dynamic.count(in) && in->type() &&
+          (in->type()->kind() == TypeKind::IntType || in->type()->kind() == TypeKind::FloatType ||
+           in->type()->kind() == TypeKind::BoolType))
+        for (const Value* v : n->outputs()) out.dynamic.insert(v);
     // Per output: known, not following a dynamic axis, of a type constants hold.
     std::vector<bool> outFoldable;
     for (const Value* v : n->outputs()) {
@@ -1310,7 +1398,9 @@ PreparedGraph prepareForExport(const Graph& source, const std::vector<IValue>& i
   // inlined method's `return (x, sr)` would hide the constant `sr` from folding.
   passes::lowerTuples(g);
   inlineConstantIfs(g.block());
+  readPackedBatchSizesAsBatch(g);
   resolveCopyingViews(out.graph, run.values);
+  passes::lowerNestedTensors(g);  // traced nn.TransformerEncoder with a key padding mask
   decomposeFastPaths(g);
   // Lenient here: a write in a branch that specialization drops (stochastic depth's
   // bernoulli_ under `if not training`) must not stop the export; step 6 insists.

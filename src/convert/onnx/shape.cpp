@@ -187,7 +187,8 @@ void convertExpand(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   ctx.setOutput(n, 0, ctx.op("Expand", {args[0].unwrapToTensor(), shape}));
 }
 
-// to(dtype) / type_as / to(other) -> Cast (or nothing when the dtype does not change).
+// to(dtype) / to(device[, dtype]) / type_as / to(other) -> Cast (or nothing when the dtype does
+// not change).
 void convertTo(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   std::optional<ScalarType> to;
   const std::string& overload = args.op() ? args.op()->schema.overloadName() : std::string();
@@ -195,7 +196,8 @@ void convertTo(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     to = ctx.dtypeOf(args[1].value());
   } else if (overload == "dtype" || overload == "prim_dtype" || overload == "dtype_layout") {
     if (!args[1].isNone()) to = scalarTypeFromInt(args[1].unwrapToInt());
-  } else if (overload == "device") {
+  } else if (overload == "device" || overload == "prim_Device") {
+    // (a CPU tensor stays on the CPU; to(device, dtype) casts)
     if (!args[2].isNone()) to = scalarTypeFromInt(args[2].unwrapToInt());
   }
   if (!to) to = ctx.dtypeOf(n.output());
@@ -777,36 +779,66 @@ void convertFlip(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
 // roll(shifts, dims) -> per dim Concat(Slice(x, size - s, end), Slice(x, 0, size - s)); no
 // dims rolls the flattened tensor and reshapes back.
 void convertRoll(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
-  auto sizes = ctx.expectSizes(n, args[0].value());
-  const int64_t rank = static_cast<int64_t>(sizes.size());
-  auto shifts = args[1].unwrapToIntList();
+  const Value* self = args[0].value();
+  const int64_t rank = ctx.expectRank(n, self);
   auto dims = args[2].unwrapToIntList(std::vector<int64_t>{});
   std::string x = args[0].unwrapToTensor();
   const bool flat = dims.empty();
+  // Shifts known now and rolled sizes that follow no dynamic axis: slices at constant places.
+  bool fixed = args[1].isIValue();
+  for (int64_t d = 0; d < rank; ++d)
+    if (flat || std::find(dims.begin(), dims.end(), d) != dims.end() ||
+        std::find(dims.begin(), dims.end(), d - rank) != dims.end())
+      fixed = fixed && !ctx.isDynamicDim(self, d);
+  std::string shape;
   if (flat) {
-    int64_t numel = 1;
-    for (int64_t s : sizes) numel *= s;
+    shape = ctx.op("Shape", {x});
     x = ctx.op("Reshape", {x, ctx.constInt64s({-1})});
-    sizes = {numel};
     dims = {0};
   }
-  if (shifts.size() != dims.size())
-    args[1].fail(fmt::format("{} shifts (one per dim)", dims.size()),
-                 std::to_string(shifts.size()));
-  for (size_t i = 0; i < dims.size(); ++i) {
-    int64_t d = wrapDim(dims[i], static_cast<int64_t>(sizes.size()));
-    int64_t size = sizes[d];
-    if (size == 0) continue;
-    int64_t s = ((shifts[i] % size) + size) % size;
-    if (s == 0) continue;
-    std::string tail = ctx.op(
-        "Slice", {x, ctx.constInt64s({size - s}), ctx.constInt64s({size}), ctx.constInt64s({d})});
-    std::string head = ctx.op(
-        "Slice", {x, ctx.constInt64s({0}), ctx.constInt64s({size - s}), ctx.constInt64s({d})});
-    x = ctx.op("Concat", {tail, head}, {attrI("axis", d)});
+  const int64_t r = flat ? 1 : rank;
+  if (fixed) {
+    auto shifts = args[1].unwrapToIntList();
+    if (shifts.size() != dims.size())
+      args[1].fail(fmt::format("{} shifts (one per dim)", dims.size()),
+                   std::to_string(shifts.size()));
+    auto sizes = ctx.expectSizes(n, self);
+    if (flat) {
+      int64_t numel = 1;
+      for (int64_t s : sizes) numel *= s;
+      sizes = {numel};
+    }
+    for (size_t i = 0; i < dims.size(); ++i) {
+      int64_t d = wrapDim(dims[i], r);
+      int64_t size = sizes[d];
+      if (size == 0) continue;
+      int64_t s = ((shifts[i] % size) + size) % size;
+      if (s == 0) continue;
+      std::string tail = ctx.op(
+          "Slice", {x, ctx.constInt64s({size - s}), ctx.constInt64s({size}), ctx.constInt64s({d})});
+      std::string head = ctx.op(
+          "Slice", {x, ctx.constInt64s({0}), ctx.constInt64s({size - s}), ctx.constInt64s({d})});
+      x = ctx.op("Concat", {tail, head}, {attrI("axis", d)});
+    }
+  } else {
+    // Shifts or sizes known at run time (swin's shifts, zeroed for small feature maps): per dim,
+    // k = shift mod size (Mod takes the divisor's sign, as Python's %), then the last k rows
+    // before the others.
+    std::string shifts = intListTensor(ctx, args[1]);
+    for (size_t i = 0; i < dims.size(); ++i) {
+      const int64_t d = wrapDim(dims[i], r);
+      const auto at = [&](int64_t k) { return ctx.constInt64s({k}); };
+      std::string size = ctx.op("Slice", {ctx.op("Shape", {x}), at(d), at(d + 1)});
+      std::string shift =
+          ctx.op("Slice", {shifts, at(static_cast<int64_t>(i)), at(static_cast<int64_t>(i) + 1)});
+      std::string k = ctx.op("Mod", {shift, ctx.op("Max", {size, at(1)})});
+      std::string cut = ctx.op("Sub", {size, k});
+      std::string tail = ctx.op("Slice", {x, cut, size, at(d)});
+      std::string head = ctx.op("Slice", {x, at(0), cut, at(d)});
+      x = ctx.op("Concat", {tail, head}, {attrI("axis", d)});
+    }
   }
-  if (flat) x = ctx.op("Reshape", {x, ctx.constInt64s(ctx.expectSizes(n, args[0].value()))});
-  (void)rank;
+  if (flat) x = ctx.op("Reshape", {x, shape});
   ctx.setOutput(n, 0, x);
 }
 
@@ -1045,6 +1077,34 @@ std::string listIndex(OnnxCtx& ctx, const convert::ArgValue<std::string>& a, con
   return ctx.op("Min", {ctx.op("Max", {wrapped, zero}), len});
 }
 
+// l[i] = v on a list of numbers (Note [List writes] in prepare.cpp). Known list, index and
+// value: the new list, computed now (PyTorch's "list index out of range" for a bad index).
+// Otherwise the list is a 1-d tensor: ScatterElements of v at i (negative i counts from the
+// end there too, as in Python).
+void setNumberListItem(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  if (args[0].isIValue() && args[1].isIValue() && args[2].isIValue()) {
+    const auto& list = args[0].unwrapToIValue().toList();
+    std::vector<IValue> xs = list->list;
+    const int64_t size = static_cast<int64_t>(xs.size());
+    int64_t i = args[1].unwrapToInt();
+    if (i < -size || i >= size)
+      throw Error(fmt::format("list index out of range (index {} of a list of {})", i, size));
+    xs[static_cast<size_t>(i < 0 ? i + size : i)] = args[2].unwrapToIValue();
+    IValue after(ListImpl::create(list->elementType, std::move(xs)));
+    ctx.setStatic(n.output(), after);
+    ctx.setStaticListAfterWrite(args[0].value(), after);
+    return;
+  }
+  const ScalarType dt = ctx.dtypeOf(args[0].value()).value_or(ScalarType::Long);
+  std::string xs = args[0].unwrapToTensor();
+  std::string i = intAsList(ctx, args[1]);
+  std::string v = ctx.castTo(args[2].unwrapToTensor(), ctx.dtypeOf(args[2].value()), dt);
+  if (auto r = ctx.rankOf(args[2].value()); !r || *r != 1) v = unsqueeze(ctx, v, {0});
+  std::string after = ctx.op("ScatterElements", {xs, i, v}, {attrI("axis", 0)});
+  ctx.setOutput(n, 0, after);
+  ctx.setListAfterWrite(args[0].value(), after);
+}
+
 // insert(l, i, x): SequenceInsert at i clamped as list.insert clamps it.
 void convertListInsert(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   std::string seq = ctx.toSequence(args[0].value(), dtypeOr(ctx, args[2].value()));
@@ -1194,9 +1254,11 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
   // list(l): a copy of a list. Exported lists are values (a sequence op returns a new
   // sequence), so the copy is the list itself.
   r.addOverloads({"aten::list.t"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
-    if (std::optional<std::string> written = ctx.takeListAfterWrite(args[0].value())) {
+    if (std::optional<IValue> known = ctx.takeStaticListAfterWrite(args[0].value())) {
+      ctx.setStatic(n.output(), *known);
+    } else if (std::optional<std::string> written = ctx.takeListAfterWrite(args[0].value())) {
       ctx.setOutput(n, 0, *written);
-      ctx.markSequence(n.output());
+      if (mayHoldTensor(args[0].value()->type())) ctx.markSequence(n.output());
     } else if (ctx.isSequence(args[0].value())) {
       ctx.setOutput(n, 0, args[0].unwrapToTensor());
       ctx.markSequence(n.output());
@@ -1216,12 +1278,14 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
         n, 0,
         ctx.op("Expand", {args[0].unwrapToTensor(), ctx.op("Shape", {args[1].unwrapToTensor()})}));
   });
-  // No-ops in a value graph: contiguous, detach, clone, alias.
-  r.addOverloads({"aten::contiguous", "aten::detach", "aten::clone", "aten::alias", "prim::data"},
-                 identity);
-  r.addOverloads({"aten::to.dtype", "aten::to.dtype_layout", "aten::to.other",
-                  "aten::to.prim_dtype", "aten::to.prim_other", "aten::to.device", "aten::type_as"},
-                 convertTo);
+  // No-ops in a value graph: contiguous, detach, clone, alias, cpu (every tensor is there).
+  r.addOverloads(
+      {"aten::contiguous", "aten::detach", "aten::clone", "aten::alias", "prim::data", "aten::cpu"},
+      identity);
+  r.addOverloads(
+      {"aten::to.dtype", "aten::to.dtype_layout", "aten::to.other", "aten::to.prim_dtype",
+       "aten::to.prim_other", "aten::to.device", "aten::to.prim_Device", "aten::type_as"},
+      convertTo);
   r.addOverloads({"aten::cat", "aten::concat", "aten::stack"}, convertCat);
   r.addOverloads({"aten::split.Tensor", "aten::split", "aten::split.sizes",
                   "aten::split_with_sizes", "aten::chunk"},
@@ -1513,6 +1577,7 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
     ctx.setListAfterWrite(args[0].value(), ctx.op("SequenceErase", {seq, i}));
   });
   r.addOverloads({"aten::_set_item.t"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    if (!mayHoldTensor(args[0].value()->type())) return setNumberListItem(ctx, n, args);
     std::string seq = ctx.toSequence(args[0].value(), dtypeOr(ctx, args[2].value()));
     // A negative index counts from the end: made non-negative first, so that the insert after
     // the erase lands where the element was.
