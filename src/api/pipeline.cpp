@@ -199,12 +199,75 @@ bool onlyReadsEngines(const Block* b) {
 // keeps state): an attribute of `self` or of an object reached from it. The attributes of an
 // object the method creates (prim::CreateObject, a TorchScript class instance) are its own
 // values, as torch.jit.freeze leaves them.
+// True when object `obj` is self, an object the method creates, or an attribute chain from
+// one of them, through casts of Optionals and the outputs of ifs whose every branch gives such
+// an object (torchvision's MultiScaleRoIAlign: `map_levels` is built on the first call,
+// else the attribute, `unchecked_cast` from Optional).
+bool ownedObject(const Value* obj, const Value* self, int depth = 0);
+
+// Element `index` of tuple `tuple` is owned (ownedObject): through TupleConstruct, casts and
+// the outputs of ifs (ImageList returned in a tuple by GeneralizedRCNNTransform).
+bool ownedElement(const Value* tuple, size_t index, const Value* self, int depth) {
+  if (depth > 64) return false;
+  const Node* n = tuple->node();
+  if (n->kind() == prim::TupleConstruct)
+    return index < n->inputs().size() && ownedObject(n->input(index), self, depth + 1);
+  if (n->kind() == prim::unchecked_cast) return ownedElement(n->input(0), index, self, depth + 1);
+  if (n->kind() == prim::If) {
+    size_t i = 0;
+    while (n->output(i) != tuple) ++i;
+    for (const Block* b : n->blocks()) {
+      const Value* v = b->outputs().at(i);
+      if (v->node()->kind() != prim::Uninitialized && !ownedElement(v, index, self, depth + 1))
+        return false;
+    }
+    return true;
+  }
+  return false;
+}
+
+bool ownedObject(const Value* obj, const Value* self, int depth) {
+  if (obj == self) return true;
+  if (depth > 64) return false;
+  const Node* n = obj->node();
+  if (n->kind() == prim::CreateObject) return true;
+  if (n->kind() == prim::GetAttr || n->kind() == prim::unchecked_cast)
+    return ownedObject(n->input(0), self, depth + 1);
+  if (n->kind() == prim::TupleUnpack) {
+    size_t i = 0;
+    while (n->output(i) != obj) ++i;
+    return ownedElement(n->input(0), i, self, depth + 1);
+  }
+  if (n->kind() == prim::TupleIndex) {
+    auto index = toIValue(n->input(1));
+    return index && index->isInt() &&
+           ownedElement(n->input(0), static_cast<size_t>(index->toInt()), self, depth + 1);
+  }
+  if (n->kind() == prim::If) {
+    size_t i = 0;
+    while (n->output(i) != obj) ++i;
+    for (const Block* b : n->blocks()) {
+      const Value* v = b->outputs().at(i);
+      // A branch that raises gives an uninitialized value nobody reads.
+      if (v->node()->kind() != prim::Uninitialized && !ownedObject(v, self, depth + 1))
+        return false;
+    }
+    return true;
+  }
+  return false;
+}
+
+// True when `obj` is an object the method creates, or an attribute chain from one (state of
+// the call, not of the module).
+bool createdObject(const Value* obj) {
+  while (obj->node()->kind() == prim::GetAttr) obj = obj->node()->input(0);
+  return obj->node()->kind() == prim::CreateObject;
+}
+
 bool touchesAttributes(const Block* b, const Value* self) {
   for (const Node* n : b->nodes()) {
     if (n->kind() == prim::GetAttr || n->kind() == prim::SetAttr) {
-      const Value* obj = n->input(0);
-      while (obj->node()->kind() == prim::GetAttr) obj = obj->node()->input(0);
-      if (obj == self || obj->node()->kind() != prim::CreateObject) return true;
+      if (!createdObject(n->input(0))) return true;
     }
     for (const Block* sub : n->blocks())
       if (touchesAttributes(sub, self)) return true;
@@ -217,11 +280,9 @@ bool touchesAttributes(const Block* b, const Value* self) {
 // address the same attributes by name in the module the graph was frozen from.
 bool attributesHangOffSelf(const Block* b, const Value* self) {
   for (const Node* n : b->nodes()) {
-    if (n->kind() == prim::GetAttr || n->kind() == prim::SetAttr) {
-      const Value* obj = n->input(0);
-      while (obj->node()->kind() == prim::GetAttr) obj = obj->node()->input(0);
-      if (obj != self && obj->node()->kind() != prim::CreateObject) return false;
-    }
+    if ((n->kind() == prim::GetAttr || n->kind() == prim::SetAttr) &&
+        !ownedObject(n->input(0), self))
+      return false;
     for (const Block* sub : n->blocks())
       if (!attributesHangOffSelf(sub, self)) return false;
   }

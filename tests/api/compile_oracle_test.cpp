@@ -77,8 +77,13 @@ const std::set<std::string>& withFallback() {
 
 // Models whose forward creates and updates a TorchScript class instance: its attributes are
 // the method's own values, not module state, and torch.jit.freeze accepts it (in eval mode).
+// torchvision's detection models too: their ImageList comes back in a tuple, MultiScaleRoIAlign
+// builds its LevelMapper on the first call (an Optional attribute), and the anchor generator
+// and GeneralizedRCNN keep state (cell_anchors, _has_warned).
 const std::set<std::string>& compilesWithObjects() {
-  static const std::set<std::string> s = {"script_class_eval"};
+  static const std::set<std::string> s = {"script_class_eval", "corpus_faster_rcnn_small_scripted",
+                                          "corpus_mask_rcnn_small_scripted",
+                                          "corpus_keypoint_rcnn_small_scripted"};
   return s;
 }
 
