@@ -559,6 +559,30 @@ TEST(CliExportOracle, ExportsArchivesThatOnnxRuntimeRuns) {
   EXPECT_FALSE(fs::exists(bad));
 }
 
+// Export errors on the coverage corpus: nothing is written, exit 1, the op and the reason named.
+// An antialiased resize of sizes known only at run time: Resize's antialias from opset 18;
+// below it, and with align_corners at any opset, the filter needs static sizes.
+TEST(CoverageExportErrors, AntialiasedResizeOfRunTimeSizes) {
+  const char* bin = std::getenv("TORCHLESS_BIN");
+  ASSERT_NE(bin, nullptr) << "TORCHLESS_BIN is not set";
+  const fs::path aa = kCoverageCases / "antialias_resize_scripted";
+  const fs::path bad = kCoverageCases / "bad.onnx";
+  const fs::path ir = aa / "graph.ir";
+  fs::copy_file(aa / "graph.txt", ir, fs::copy_options::overwrite_existing);
+  for (int opset : {13, 18}) {
+    std::string log = runCommand(
+        fmt::format("{} export {} {} -o {} --opset {} --dynamic-axes x:2,3 2>&1; echo rc=$?", bin,
+                    ir.string(), (aa / "in0.npy").string(), bad.string(), opset));
+    EXPECT_NE(log.find(opset == 13 ? "of a dynamic shape needs opset 18 or later"
+                                   : "with align_corners needs static input and output sizes"),
+              std::string::npos)
+        << log;
+    EXPECT_NE(log.find("_upsample_bilinear2d_aa"), std::string::npos) << log;
+    EXPECT_NE(log.find("rc=1"), std::string::npos) << log;
+    EXPECT_FALSE(fs::exists(bad));
+  }
+}
+
 // `torchless export` on real archives from ../shared/wild that torch.onnx 1.13 exports: ONNX
 // Runtime must give PyTorch's recorded outputs. reddit_bytelstm_v1 needs aten::_cast_Long,
 // restart_resnet1d_ptl prepacked::conv2d_clamp_run and a write through a permute (add_).

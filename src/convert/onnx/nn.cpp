@@ -337,10 +337,14 @@ OnnxConverter upsampleAntialias(bool cubic) {
     }
     const auto in = ctx.sizesOf(n.input(0));
     if (!in || in->size() != 4 || ctx.isDynamic(n.output()))
-      throw Error(fmt::format(
-          "{}: an antialiased resize {} needs static input and output sizes below opset 18 (or "
-          "Resize's antialias from opset 18)",
-          n.kind().toQualString(), alignCorners ? "with align_corners" : "of a dynamic shape"));
+      throw Error(
+          alignCorners
+              ? fmt::format("{}: an antialiased resize with align_corners needs static input and "
+                            "output sizes (ONNX's Resize has no antialiased align_corners mode)",
+                            n.kind().toQualString())
+              : fmt::format("{}: an antialiased resize of a dynamic shape needs opset 18 or "
+                            "later (Resize's antialias), or static input and output sizes",
+                            n.kind().toQualString()));
     const std::vector<int64_t> out = ctx.expectSizes(n, n.output());
     // taps -> a dense [in, out] matrix, column o holding output o's weights
     auto matrix = [&](int64_t inN, int64_t outN, std::optional<double> scale, bool transposed) {
