@@ -145,13 +145,13 @@ void fillPadding(Tensor& x, const std::vector<int64_t>& lengths, const Scalar& v
 Tensor nestedFromMask(const IValue* a) {
   const Tensor t = a[0].toTensor();
   const Tensor mask = a[1].toTensor().contiguous();
+  // PyTorch's checks and messages (NestedTensor_nested_tensor_from_mask).
   TL_CHECK(mask.dtype() == ScalarType::Bool,
-           "_nested_tensor_from_mask: the mask must be bool, got {}", toString(mask.dtype()));
-  TL_CHECK(
-      t.dim() == 3 && mask.dim() == 2 && mask.size(0) == t.size(0) && mask.size(1) == t.size(1),
-      "_nested_tensor_from_mask: expected a padded batch [B, T, E] and a mask [B, T], got {} "
-      "and {}",
-      sizesToString(t.sizes()), sizesToString(mask.sizes()));
+           "Expected mask to be of ScalarType Bool, but got {} instead.", toString(mask.dtype()));
+  TL_CHECK(mask.dim() == 2, "Padding mask should be 2D");
+  TL_CHECK(t.dim() == 3, "Input should be a 3D tensor, N * L * D");
+  TL_CHECK(mask.size(0) == t.size(0) && mask.size(1) == t.size(1),
+           "Mask size should match input size");
   const int64_t B = t.size(0), T = t.size(1);
   const bool* m = mask.data<bool>();
   auto lengths = std::make_shared<std::vector<int64_t>>(static_cast<size_t>(B), 0);

@@ -340,6 +340,10 @@ case("nested_from_mask", [inp([2, 5, 3]), left],
      lambda x, m: torch._nested_tensor_from_mask(x, m, True).to_padded_tensor(1.0, [2, 6, 4]))
 case("nested_from_mask", [inp([2, 5, 3]), left],
      lambda x, m: torch._nested_tensor_from_mask(x, m, True).to_padded_tensor(1.0, [2, 2, 3]))
+for bad_x, bad_m in (([2, 5, 3], inp([2, 5])), ([2, 5, 3], torch.ones(2, 4, dtype=torch.bool)),
+                     ([2, 5, 3], torch.ones(5, dtype=torch.bool)), ([2, 5], left)):
+    case("nested_from_mask", [inp(bad_x), bad_m],
+         lambda x, m: torch._nested_tensor_from_mask(x, m, True).to_padded_tensor(0.0))
 case("lerp", [inp([2, 3]), inp([3])], lambda a, b: torch.lerp(a, b, 0.3))
 case("lerp_tensor", [inp([2, 3]), inp([3]), inp([2, 1], lo=0, hi=1)], torch.lerp)
 case("addcmul", [inp([2, 3]), inp([3]), inp([2, 1])], lambda s, a, b: torch.addcmul(s, a, b, value=0.5))
