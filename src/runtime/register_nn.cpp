@@ -190,7 +190,7 @@ Tensor nestedEncoderLayer(const IValue* a) {
   args[18] = IValue(paddingMaskOf(*src.nestedLengths(), src.size(1)));
   args[19] = IValue(int64_t{1});
   Tensor out = transformerEncoderLayer(args.data());
-  if (!out.isContiguous() || out.is(src)) out = out.clone();
+  if (out.is(src)) out = out.clone();  // (the padding is written in place)
   fillPadding(out, *src.nestedLengths(), Scalar(0.0));
   out.setNestedLengths(src.nestedLengths());
   return out;

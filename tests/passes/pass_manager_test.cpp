@@ -29,11 +29,11 @@ TEST(PassRegistry, HasEveryPassWithADescription) {
     EXPECT_GT(p->description().size(), 80u) << p->name();
   }
   EXPECT_EQ(names,
-            (std::vector<std::string>{"common_subexpression_elimination", "constant_propagation",
-                                      "eliminate_dead_code", "fold_conv_add_mul", "fold_conv_bn",
-                                      "fold_linear_bn", "fold_linear_mul", "freeze",
-                                      "fuse_conv_activation", "inline", "lower_tuples", "peephole",
-                                      "remove_dropout", "remove_mutation", "unroll_loops"}));
+            (std::vector<std::string>{
+                "common_subexpression_elimination", "constant_propagation", "eliminate_dead_code",
+                "fold_conv_add_mul", "fold_conv_bn", "fold_linear_bn", "fold_linear_mul", "freeze",
+                "fuse_conv_activation", "inline", "lower_nested_tensors", "lower_tuples",
+                "peephole", "remove_dropout", "remove_mutation", "unroll_loops"}));
   for (const std::string& n : defaultPipeline()) EXPECT_NE(PassRegistry::global().find(n), nullptr);
 }
 
