@@ -609,6 +609,8 @@ def main():
                [torch.rand(2, 3, 150, 130) * 255], rtol=1e-4, atol=1e-4)
     write_case(root, "stateful_convs_scripted", torch.jit.script(StatefulConvs().eval()),
                [torch.ones(1, 3, 8, 8)], rtol=1e-4, atol=1e-3)
+    write_case(root, "data_sized_slice_scripted", torch.jit.script(DataSizedSlice().eval()),
+               [torch.ones(2, 6), torch.tensor([6, 2])])
     write_case(root, "mvit_positional_encoding_scripted", torch.jit.script(PositionalEncodingMvit().eval()),
                [r(2, 12, 8)])
     # Traced under no_grad, the encoder records its nested-tensor fast path; the second mask
@@ -826,6 +828,14 @@ class Doubled(nn.Module):
 
     def forward(self, x):
         return x * 2.0
+
+
+class DataSizedSlice(nn.Module):
+    """The mean over the first int(lengths.max()) columns: a size read from tensor values."""
+
+    def forward(self, x, lengths):
+        y = x[:, :int(lengths.max())] * 1.0
+        return y.sum(1) / y.size(1)
 
 
 class PositionalEncodingMvit(nn.Module):

@@ -228,6 +228,7 @@ const std::map<std::string, Expectation>& generatedExpectations() {
       {"transforms_antialias_scripted", {}},
       {"stateful_convs_scripted", {}},
       {"mvit_positional_encoding_scripted", {}},
+      {"data_sized_slice_scripted", {}},
       {"encoder_nested_traced", {}},
       {"encoder_nested_short_traced", {}},
       {"rnn_train_mode", {}},

@@ -185,6 +185,20 @@ TEST(Prepare, AMethodThatKeepsStateIsNotRun) {
 // module's own object (Note [Module state in a frozen plan]): its calls and the module's
 // other methods (set_scale, reset) see one state, as in PyTorch (gen_models.py's
 // StatefulConvs).
+// A size read from tensor values (`x[:, :int(lengths.max())]`, then `y.size(1)`) changes
+// from call to call with the same input sizes: engines must not keep the first call's.
+TEST(PrepareOracle, SizesReadFromValuesAreNotKeptAcrossCalls) {
+  Module m = load((kModels / "data_sized_slice_scripted" / "model.pt").string());
+  for (const std::vector<int64_t>& lengths : {std::vector<int64_t>{6, 2}, {3, 1}, {5, 5}, {3, 1}}) {
+    IValue out = m.runMethod("forward",
+                             {IValue(ops::ones({2, 6})), IValue(Tensor::fromVector(lengths, {2}))});
+    const Tensor y = out.toTensor();
+    ASSERT_EQ(y.sizes(), (IntList{2}));
+    for (int64_t i = 0; i < 2; ++i)
+      EXPECT_FLOAT_EQ(y.data<float>()[i], 1.0f) << "lengths " << lengths[0] << ", " << lengths[1];
+  }
+}
+
 TEST(PrepareOracle, AMethodThatKeepsStateRunsFrozenOnTheModulesOwnState) {
   Module m = load((kModels / "stateful_convs_scripted" / "model.pt").string());
   m.eval();

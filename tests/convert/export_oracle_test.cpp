@@ -787,7 +787,8 @@ INSTANTIATE_TEST_SUITE_P(
         "cov:recurrent_cells_scripted", "cov:recurrent_cells_traced", "cov:vit_tiny_traced",
         "cov:transformer_encoder_fast_traced", "cov:transformer_encoder_fast_scripted",
         "cov:runtime_factories_scripted", "cov:runtime_factories_traced", "cov:stft_traced",
-        "cov:conv_transpose_output_size_scripted", "cov:shift_list_write_scripted"),
+        "cov:conv_transpose_output_size_scripted", "cov:shift_list_write_scripted",
+        "cov:packed_gru_unsorted_scripted"),
     [](const ::testing::TestParamInfo<std::string>& info) {
       std::string s = info.param;
       return s.rfind("cov:", 0) == 0 ? "coverage_" + s.substr(4) : s;

@@ -1080,7 +1080,9 @@ def main():
     full = torch.tensor([[False] * 5, [False] * 3 + [True] * 2])
     w("encoder_nested", EncoderNested().eval(), [r(2, 5, 16), full], ("traced",))
     w("encoder_nested_short", EncoderNested().eval(), [r(2, 5, 16), short], ("traced",))
-    w("packed_gru_unsorted", PackedGruUnsorted().eval(), [r(3, 5, 3), torch.tensor([2, 5, 3])], ("scripted",))
+    # The other call's longest length (4) is not the example's (5): the padded output follows it.
+    w("packed_gru_unsorted", PackedGruUnsorted().eval(), [r(3, 5, 3), torch.tensor([2, 5, 3])], ("scripted",),
+      dyn=({0: [0, 1], 1: [0]}, [dr(4, 6, 3), torch.tensor([4, 1, 3, 2])]))
 
 
 if __name__ == "__main__":

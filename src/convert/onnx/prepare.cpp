@@ -566,7 +566,8 @@ std::unordered_set<const Node*> rebindListWrites(Graph& g) {
 // the number of sequences longer than 0, which is every sequence (pack_padded_sequence
 // refuses an empty one): each `select(batch_sizes, 0, 0)` of a value that is output 1 of
 // aten::_pack_padded_sequence (through unchecked casts, tuples and If outputs) becomes the
-// number of lengths, NumToTensor(size(lengths, 0)).
+// number of lengths, NumToTensor(size(lengths, 0)); and `batch_sizes.size(0)`, the number of
+// steps (pad_packed_sequence's length without total_length), int(max(lengths)).
 void readPackedBatchSizesAsBatch(Graph& g) {
   std::vector<Node*> packs;
   std::function<void(Block*)> collect = [&](Block* b) {
@@ -584,7 +585,7 @@ void readPackedBatchSizesAsBatch(Graph& g) {
   for (Node* pack : packs) {
     std::vector<Value*> work{pack->output(1)};
     std::unordered_set<Value*> seen;
-    std::vector<Node*> reads;
+    std::vector<Node*> reads, steps;
     while (!work.empty()) {
       Value* v = work.back();
       work.pop_back();
@@ -611,6 +612,9 @@ void readPackedBatchSizesAsBatch(Graph& g) {
                    user->inputs().size() == 3 && isInt(user->input(1), 0) &&
                    isInt(user->input(2), 0)) {
           reads.push_back(user);
+        } else if (user->kind() == Symbol::aten("size") && u.offset == 0 &&
+                   user->inputs().size() == 2 && isInt(user->input(1), 0)) {
+          steps.push_back(user);
         }
       }
     }
@@ -627,6 +631,21 @@ void readPackedBatchSizesAsBatch(Graph& g) {
       }
       read->output()->replaceAllUsesWith(t->output());
       read->destroy();
+    }
+    // len(batch_sizes) is the number of time steps: the longest length (pad_packed_sequence's
+    // max_seq_length without total_length), computed from this call's lengths.
+    for (Node* step : steps) {
+      WithInsertPoint guard(step);
+      Node* longest = g.insertNode(g.create(Symbol::aten("max"), {pack->input(1)}));
+      longest->output()->setType(TensorType::get());
+      Node* n = g.insertNode(g.create(Symbol::aten("Int"), {longest->output()}));
+      n->output()->setType(IntType::get());
+      for (Node* c : {longest, n}) {
+        c->setSourceRange(step->sourceRange());
+        c->setScope(step->scope());
+      }
+      step->output()->replaceAllUsesWith(n->output());
+      step->destroy();
     }
   }
 }
