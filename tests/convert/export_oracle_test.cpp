@@ -788,7 +788,8 @@ INSTANTIATE_TEST_SUITE_P(
         "cov:transformer_encoder_fast_traced", "cov:transformer_encoder_fast_scripted",
         "cov:runtime_factories_scripted", "cov:runtime_factories_traced", "cov:stft_traced",
         "cov:conv_transpose_output_size_scripted", "cov:shift_list_write_scripted",
-        "cov:packed_gru_unsorted_scripted"),
+        "cov:packed_gru_unsorted_scripted", "cov:unet_multiples_scripted",
+        "cov:unet_multiples_traced"),
     [](const ::testing::TestParamInfo<std::string>& info) {
       std::string s = info.param;
       return s.rfind("cov:", 0) == 0 ? "coverage_" + s.substr(4) : s;
@@ -850,7 +851,8 @@ INSTANTIATE_TEST_SUITE_P(
         "antialias_resize_scripted", "antialias_resize_traced",
         "conv_transpose_output_size_scripted", "conv_transpose_output_size_traced",
         "shift_list_write_scripted", "shift_list_write_traced", "encoder_nested_traced",
-        "encoder_nested_short_traced", "packed_gru_unsorted_scripted"),
+        "encoder_nested_short_traced", "packed_gru_unsorted_scripted", "unet_multiples_scripted",
+        "unet_multiples_traced"),
     [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 }  // namespace

@@ -961,6 +961,25 @@ class PackedGruUnsorted(nn.Module):
         return y, h
 
 
+class TwoLevelUnet(nn.Module):
+    """A U-Net with two levels: its skip connections take only sizes that are multiples of 4
+    (the export's run on inputs grown by 1 along the dynamic axes fails; by 4 it runs)."""
+
+    def __init__(self):
+        super().__init__()
+        self.d1 = nn.Conv2d(3, 4, 3, stride=2, padding=1)
+        self.d2 = nn.Conv2d(4, 8, 3, stride=2, padding=1)
+        self.u2 = nn.ConvTranspose2d(8, 4, 2, stride=2)
+        self.u1 = nn.ConvTranspose2d(8, 4, 2, stride=2)
+        self.out = nn.Conv2d(7, 2, 1)
+
+    def forward(self, x):
+        a = torch.relu(self.d1(x))
+        b = torch.relu(self.d2(a))
+        c = torch.cat([a, self.u2(b)], 1)
+        return self.out(torch.cat([x, self.u1(c)], 1))
+
+
 def main():
     os.makedirs(gen.OUT, exist_ok=True)
     torch.manual_seed(0)
@@ -1081,6 +1100,7 @@ def main():
     w("encoder_nested", EncoderNested().eval(), [r(2, 5, 16), full], ("traced",))
     w("encoder_nested_short", EncoderNested().eval(), [r(2, 5, 16), short], ("traced",))
     # The other call's longest length (4) is not the example's (5): the padded output follows it.
+    w("unet_multiples", TwoLevelUnet().eval(), [r(1, 3, 8, 12)], both, dyn=({0: [0, 2, 3]}, [dr(2, 3, 16, 4)]))
     w("packed_gru_unsorted", PackedGruUnsorted().eval(), [r(3, 5, 3), torch.tensor([2, 5, 3])], ("scripted",),
       dyn=({0: [0, 1], 1: [0]}, [dr(4, 6, 3), torch.tensor([4, 1, 3, 2])]))
 

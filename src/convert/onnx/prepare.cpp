@@ -1053,19 +1053,35 @@ std::unordered_map<const Value*, IValue> observeFacts(PreparedGraph& out, const 
   // One run grows each axis by 1, a second doubles it: either alone can miss a dependence
   // (a size halved five times is the same for 80 and 81, or a parity for 80 and 160), the
   // pair rarely does. The doubled run may fail (a position table shorter than twice the
-  // sequence): then the first run decides alone.
+  // sequence): then the first run decides alone. A model may take only multiples of some size
+  // (a U-Net's skip connections, Swin's windows): when growing by 1 fails, growing by 2, 4 ...
+  // 64 is tried; when every grown run fails, the doubled one decides alone, and when that
+  // fails too the export stops with the first error.
   std::vector<IValue> grown, doubled;
   if (!run.dynamicAxes.empty()) {
     std::vector<IValue> bigger = run.values;
-    for (const auto& [i, axes] : run.dynamicAxes)
-      bigger[i] = growAlong(run.values[i].toTensor(), axes, 1);
-    grown = observeStubbed(out.graph, recorded, bigger);
+    std::optional<Error> grownError;
+    for (int64_t by = 1; by <= 64 && grown.empty(); by *= 2) {
+      for (const auto& [i, axes] : run.dynamicAxes)
+        bigger[i] = growAlong(run.values[i].toTensor(), axes, by);
+      try {
+        grown = observeStubbed(out.graph, recorded, bigger);
+      } catch (const Error& e) {
+        if (!grownError) grownError = e;
+      }
+    }
     for (const auto& [i, axes] : run.dynamicAxes)
       bigger[i] = growAlong(run.values[i].toTensor(), axes, 0);
     try {
       doubled = observeStubbed(out.graph, recorded, bigger);
     } catch (const Error&) {
       doubled.clear();
+    }
+    if (grown.empty() && doubled.empty()) {
+      grownError->addContext(
+          "in the export's run on the example inputs grown along their dynamic axes (by 1), "
+          "which tells the values that follow those axes");
+      throw *grownError;
     }
   }
   // Note [State by a second call]
