@@ -789,7 +789,7 @@ INSTANTIATE_TEST_SUITE_P(
         "cov:runtime_factories_scripted", "cov:runtime_factories_traced", "cov:stft_traced",
         "cov:conv_transpose_output_size_scripted", "cov:shift_list_write_scripted",
         "cov:packed_gru_unsorted_scripted", "cov:unet_multiples_scripted",
-        "cov:unet_multiples_traced"),
+        "cov:unet_multiples_traced", "cov:pad_to_multiple_scripted", "cov:pad_to_multiple_traced"),
     [](const ::testing::TestParamInfo<std::string>& info) {
       std::string s = info.param;
       return s.rfind("cov:", 0) == 0 ? "coverage_" + s.substr(4) : s;
@@ -852,7 +852,7 @@ INSTANTIATE_TEST_SUITE_P(
         "conv_transpose_output_size_scripted", "conv_transpose_output_size_traced",
         "shift_list_write_scripted", "shift_list_write_traced", "encoder_nested_traced",
         "encoder_nested_short_traced", "packed_gru_unsorted_scripted", "unet_multiples_scripted",
-        "unet_multiples_traced"),
+        "unet_multiples_traced", "pad_to_multiple_scripted", "pad_to_multiple_traced"),
     [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 }  // namespace

@@ -980,6 +980,25 @@ class TwoLevelUnet(nn.Module):
         return self.out(torch.cat([x, self.u1(c)], 1))
 
 
+class PadToMultiple(nn.Module):
+    """Swin's and U-Nets' padding to a multiple of the window, the amounts computed from the
+    sizes; then a pad list copied from an attribute and written under a size test; and the sum
+    of an int list (swin's `sum(shift_size) > 0`)."""
+
+    def __init__(self):
+        super().__init__()
+        self.pads: List[int] = [1, 2, 0, 1]
+
+    def forward(self, x):  # [B, H, W, C]
+        h, w = x.shape[1], x.shape[2]
+        y = F.pad(x, (0, 0, 0, (4 - w % 4) % 4, 0, (4 - h % 4) % 4))
+        p = self.pads.copy()
+        if x.size(2) <= 6:
+            p[2] = 3
+        z = F.pad(y.permute(0, 3, 1, 2), p, value=-1.0)
+        return z * float(sum(p))
+
+
 def main():
     os.makedirs(gen.OUT, exist_ok=True)
     torch.manual_seed(0)
@@ -1101,6 +1120,7 @@ def main():
     w("encoder_nested_short", EncoderNested().eval(), [r(2, 5, 16), short], ("traced",))
     # The other call's longest length (4) is not the example's (5): the padded output follows it.
     w("unet_multiples", TwoLevelUnet().eval(), [r(1, 3, 8, 12)], both, dyn=({0: [0, 2, 3]}, [dr(2, 3, 16, 4)]))
+    w("pad_to_multiple", PadToMultiple(), [r(1, 6, 7, 3)], both, dyn=({0: [0, 1, 2]}, [dr(2, 9, 5, 3)]))
     w("packed_gru_unsorted", PackedGruUnsorted().eval(), [r(3, 5, 3), torch.tensor([2, 5, 3])], ("scripted",),
       dyn=({0: [0, 1], 1: [0]}, [dr(4, 6, 3), torch.tensor([4, 1, 3, 2])]))
 

@@ -143,14 +143,39 @@ std::vector<int64_t> onnxPads(const std::vector<int64_t>& pad, int64_t rank) {
   return pads;
 }
 
+// The pads input of ONNX's Pad for torch's pad list `pad` of a rank-`rank` input: constants
+// when the list is known now; for amounts computed at run time (Swin's and U-Nets' pads to a
+// multiple of the window, with dynamic sizes) the same reordering on the 1-d list: its
+// (begin, end) pairs as rows [k, 2], last dim first, reversed, transposed to [begins; ends],
+// zeros in front for the dims the list leaves alone, flattened.
+std::string onnxPadsInput(OnnxCtx& ctx, const convert::ArgValue<std::string>& pad, int64_t rank) {
+  if (pad.isIValue()) return ctx.constInt64s(onnxPads(pad.unwrapToIntList(), rank));
+  std::string p = ctx.castTo(pad.unwrapToTensor(), ctx.dtypeOf(pad.value()), ScalarType::Long);
+  p = ctx.op("Reshape", {p, ctx.constInt64s({-1, 2})});
+  p = ctx.op("Slice",
+             {p, ctx.constInt64s({-1}), ctx.constInt64s({std::numeric_limits<int64_t>::min()}),
+              ctx.constInt64s({0}), ctx.constInt64s({-1})});
+  p = ctx.op("Transpose", {p}, {attrIs("perm", {1, 0})});
+  // [2, rank - k] zeros in front (k pairs, known only at run time when the list comes out of
+  // an if).
+  std::string k =
+      ctx.op("Slice", {ctx.op("Shape", {p}), ctx.constInt64s({1}), ctx.constInt64s({2})});
+  std::string zeros = ctx.op(
+      "ConstantOfShape",
+      {ctx.op("Concat", {ctx.constInt64s({2}), ctx.op("Sub", {ctx.constInt64s({rank}), k})},
+              {attrI("axis", 0)})},
+      {attrT("value", toTensorProto(Tensor::fromVector(std::vector<int64_t>{0}, {1}), "value"))});
+  p = ctx.op("Concat", {zeros, p}, {attrI("axis", 1)});
+  return ctx.op("Reshape", {p, ctx.constInt64s({2 * rank})});
+}
+
 void convertConstantPad(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
-  auto pads = onnxPads(args[1].unwrapToIntList(), ctx.expectRank(n, args[0].value()));
+  std::string pads = onnxPadsInput(ctx, args[1], ctx.expectRank(n, args[0].value()));
   ScalarType dt = dtypeOr(ctx, args[0].value());
   double value = args[2].unwrapToDouble(0.0);
-  ctx.setOutput(
-      n, 0,
-      ctx.op("Pad", {args[0].unwrapToTensor(), ctx.constInt64s(pads), ctx.constScalar(value, dt)},
-             {attrS("mode", "constant")}));
+  ctx.setOutput(n, 0,
+                ctx.op("Pad", {args[0].unwrapToTensor(), pads, ctx.constScalar(value, dt)},
+                       {attrS("mode", "constant")}));
 }
 
 /// PyTorch's CPU upsample_bilinear2d of a float channels-first input [N, C, IH, IW] to
@@ -399,13 +424,12 @@ OnnxConverter padMode(std::optional<std::string> fixed) {
   return [fixed](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     std::string mode = fixed ? *fixed : args[2].unwrapToString();
     if (mode == "constant") {
-      auto pads = onnxPads(args[1].unwrapToIntList(), ctx.expectRank(n, args[0].value()));
+      std::string pads = onnxPadsInput(ctx, args[1], ctx.expectRank(n, args[0].value()));
       ScalarType dt = dtypeOr(ctx, args[0].value());
       double value = args.size() > 3 ? args[3].unwrapToDouble(0.0) : 0.0;
       return ctx.setOutput(
           n, 0,
-          ctx.op("Pad",
-                 {args[0].unwrapToTensor(), ctx.constInt64s(pads), ctx.constScalar(value, dt)},
+          ctx.op("Pad", {args[0].unwrapToTensor(), pads, ctx.constScalar(value, dt)},
                  {attrS("mode", "constant")}));
     }
     if (mode == "circular")
@@ -415,10 +439,8 @@ OnnxConverter padMode(std::optional<std::string> fixed) {
     std::string onnxMode = mode == "reflect" ? "reflect" : mode == "replicate" ? "edge" : "";
     if (onnxMode.empty())
       args[2].fail("'constant', 'reflect', 'replicate' or 'circular'", "'" + mode + "'");
-    auto pads = onnxPads(args[1].unwrapToIntList(), ctx.expectRank(n, args[0].value()));
-    ctx.setOutput(n, 0,
-                  ctx.op("Pad", {args[0].unwrapToTensor(), ctx.constInt64s(pads)},
-                         {attrS("mode", onnxMode)}));
+    std::string pads = onnxPadsInput(ctx, args[1], ctx.expectRank(n, args[0].value()));
+    ctx.setOutput(n, 0, ctx.op("Pad", {args[0].unwrapToTensor(), pads}, {attrS("mode", onnxMode)}));
   };
 }
 

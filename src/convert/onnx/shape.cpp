@@ -1647,6 +1647,13 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
     for (std::string& x : args[1].unwrapToTensorList()) xs.push_back(std::move(x));
     ctx.setTensorList(n.output(), xs);
   });
+  // sum(List[int]) computed at run time (swin's `sum(shift_size) > 0` with dynamic sizes): the
+  // list is a 1-d int64 tensor, ReduceSum of all of it (0-d). Known lists were folded.
+  r.addOverloads({"aten::sum.int"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+    std::string xs =
+        ctx.castTo(args[0].unwrapToTensor(), ctx.dtypeOf(args[0].value()), ScalarType::Long);
+    ctx.setOutput(n, 0, ctx.op("ReduceSum", {xs}, {attrI("keepdims", 0)}));
+  });
   r.addOverloads({"aten::len.t"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     const Value* list = args[0].value();
     if (!args[0].isIValue() && !args[0].isTensorList() && !ctx.isSequence(list) && list->type() &&
