@@ -17,7 +17,8 @@
 //   %y : Tensor = aten::slice(%f, 1, 0, int(max(%lengths)), 1)
 // which is to_padded_tensor's result: padded positions hold `padding`, and dim 1 is the
 // longest sequence's length (PyTorch pads to the longest, not to the input's length).
-// With an output_size (PyTorch 2 passes src.size()), dim 1 is cut or padded to output_size[1].
+// With an output_size (PyTorch 2 passes src.size()), each dim is padded to its size (an
+// output_size smaller than the longest sequence, PyTorch's error, crops here).
 // Only that exact chain is rewritten (each nested value used once, by the next layer or by
 // to_padded_tensor); anything else keeps the nested ops, which the
 // interpreter runs (Note [Nested tensors] in core/tensor.h). Sequence i is x[i, :lengths[i]]
@@ -113,13 +114,19 @@ bool lowerOne(Graph& g, Node* from) {
     Value* longest = op("Int", {op("max", {lengths}, TensorType::get())}, IntType::get());
     y = op("slice", {filled, one, zero, longest, one}, TensorType::get());
   } else {
-    // output_size (PyTorch 2's TransformerEncoder passes src.size()): dim 1 cut or padded
-    // to its length (the batch and feature dims are the input's).
-    Value* length = op("__getitem__", {end->input(2), one}, IntType::get());
-    Value* cut = op("slice", {filled, one, zero, length, one}, TensorType::get());
-    Value* missing = op("sub", {length, op("size", {cut, one}, IntType::get())}, IntType::get());
-    Node* widths = g.insertNode(g.createList(IntType::get(), {zero, zero, zero, missing}));
-    y = op("constant_pad_nd", {cut, widths->output(), end->input(1)}, TensorType::get());
+    // output_size (PyTorch 2's TransformerEncoder passes src.size()): each dim padded with
+    // `padding` to its size, dim 1 from the longest sequence's length.
+    Value* longest = op("Int", {op("max", {lengths}, TensorType::get())}, IntType::get());
+    Value* cut = op("slice", {filled, one, zero, longest, one}, TensorType::get());
+    std::vector<Value*> widths;
+    for (int64_t d = 2; d >= 0; --d) {
+      Value* dim = g.insertConstant(IValue(d));
+      Value* want = op("__getitem__", {end->input(2), dim}, IntType::get());
+      widths.push_back(zero);
+      widths.push_back(op("sub", {want, op("size", {cut, dim}, IntType::get())}, IntType::get()));
+    }
+    Node* list = g.insertNode(g.createList(IntType::get(), widths));
+    y = op("constant_pad_nd", {cut, list->output(), end->input(1)}, TensorType::get());
   }
   end->output()->replaceAllUsesWith(y);
   end->destroy();

@@ -197,11 +197,16 @@ Tensor nestedEncoderLayer(const IValue* a) {
 }
 
 // aten::to_padded_tensor(self, padding, output_size): a nested tensor's sequences padded with
-// `padding` to the longest length (or to output_size, which may only be larger). A plain
-// tensor is returned as it is (the encoder's dense path never makes one nested).
+// `padding` to the longest length (or to output_size, which may only be larger).
 Tensor toPaddedTensor(const IValue* a) {
   const Tensor x = a[0].toTensor();
-  if (!x.isNested()) return x;
+  // PyTorch has no to_padded_tensor for a plain tensor. Here one also arrives when an op other
+  // than the encoder layer ran on a nested tensor (which a plain kernel computes densely):
+  // refused rather than returned with its padded rows.
+  TL_CHECK(x.isNested(),
+           "to_padded_tensor takes a nested tensor (made by _nested_tensor_from_mask and passed "
+           "only through _transformer_encoder_layer_fwd here), got a plain tensor of size {}",
+           sizesToString(x.sizes()));
   const std::vector<int64_t>& lengths = *x.nestedLengths();
   int64_t longest = 0;
   for (int64_t l : lengths) longest = std::max(longest, l);

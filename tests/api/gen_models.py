@@ -611,6 +611,8 @@ def main():
                [torch.ones(1, 3, 8, 8)], rtol=1e-4, atol=1e-3)
     write_case(root, "data_sized_slice_scripted", torch.jit.script(DataSizedSlice().eval()),
                [torch.ones(2, 6), torch.tensor([6, 2])])
+    write_case(root, "nested_output_size_scripted", torch.jit.script(NestedOutputSize().eval()),
+               [r(2, 5, 3), torch.tensor([[False] * 3 + [True] * 2, [False] * 4 + [True]])])
     write_case(root, "mvit_positional_encoding_scripted", torch.jit.script(PositionalEncodingMvit().eval()),
                [r(2, 12, 8)])
     # Traced under no_grad, the encoder records its nested-tensor fast path; the second mask
@@ -836,6 +838,15 @@ class DataSizedSlice(nn.Module):
     def forward(self, x, lengths):
         y = x[:, :int(lengths.max())] * 1.0
         return y.sum(1) / y.size(1)
+
+
+class NestedOutputSize(nn.Module):
+    """A nested tensor from a padding mask padded again to an output_size larger in every dim
+    (PyTorch 2's TransformerEncoder passes src.size())."""
+
+    def forward(self, x, pad):
+        n = torch._nested_tensor_from_mask(x, pad.logical_not(), False)
+        return n.to_padded_tensor(0.5, [x.size(0), x.size(1) + 2, x.size(2) + 1])
 
 
 class PositionalEncodingMvit(nn.Module):

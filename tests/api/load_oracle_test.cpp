@@ -229,6 +229,7 @@ const std::map<std::string, Expectation>& generatedExpectations() {
       {"stateful_convs_scripted", {}},
       {"mvit_positional_encoding_scripted", {}},
       {"data_sized_slice_scripted", {}},
+      {"nested_output_size_scripted", {}},
       {"encoder_nested_traced", {}},
       {"encoder_nested_short_traced", {}},
       {"rnn_train_mode", {}},

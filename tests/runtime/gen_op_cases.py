@@ -340,6 +340,7 @@ case("nested_from_mask", [inp([2, 5, 3]), left],
      lambda x, m: torch._nested_tensor_from_mask(x, m, True).to_padded_tensor(1.0, [2, 6, 4]))
 case("nested_from_mask", [inp([2, 5, 3]), left],
      lambda x, m: torch._nested_tensor_from_mask(x, m, True).to_padded_tensor(1.0, [2, 2, 3]))
+case("to_padded_tensor", [inp([2, 5, 3])], lambda x: x.to_padded_tensor(0.0))  # a plain tensor
 for bad_x, bad_m in (([2, 5, 3], inp([2, 5])), ([2, 5, 3], torch.ones(2, 4, dtype=torch.bool)),
                      ([2, 5, 3], torch.ones(5, dtype=torch.bool)), ([2, 5], left)):
     case("nested_from_mask", [inp(bad_x), bad_m],
