@@ -333,45 +333,6 @@ bool dataDependentShape(const OpInfo& op) {
   return true;
 }
 
-// Ops that read a tensor's values into numbers (int(t), t.item(), t.tolist(), torch.equal):
-// a number an engine computed would be fixed per input signature wherever it shapes a later
-// value (`x[:, :int(lengths.max())]`, then `y.size(1)`, was stale on the next call). In the
-// interpreter the number enters the engine as an input, and plans are keyed by its value. Ops
-// that read only metadata (sizes, dtype, device, flags) stay.
-bool readsValuesIntoNumbers(const OpInfo& op) {
-  bool tensorArgument = false;
-  for (const auto& a : op.schema.arguments()) tensorArgument |= containsTensor(a.type());
-  if (!tensorArgument) return false;
-  for (const auto& r : op.schema.returns())
-    if (containsTensor(r.type())) return false;
-  static const std::unordered_set<std::string> metadata = {"aten::size",
-                                                           "aten::sym_size",
-                                                           "aten::dim",
-                                                           "aten::numel",
-                                                           "aten::sym_numel",
-                                                           "aten::stride",
-                                                           "aten::sym_stride",
-                                                           "aten::len",
-                                                           "aten::is_contiguous",
-                                                           "aten::is_same_size",
-                                                           "aten::is_floating_point",
-                                                           "aten::is_complex",
-                                                           "aten::is_signed",
-                                                           "aten::is_pinned",
-                                                           "aten::get_device",
-                                                           "prim::dtype",
-                                                           "prim::device",
-                                                           "prim::layout",
-                                                           "prim::shape",
-                                                           "prim::requires_grad",
-                                                           "aten::__is__",
-                                                           "aten::__isnot__"};
-  const std::string& name = op.schema.name();
-  if (metadata.count(name)) return false;
-  if (name.rfind("prim::is_", 0) == 0 && name != "prim::is_nested") return false;
-  return true;
-}
-
 // A written argument that is not a tensor (list.append, dict setitem): containers shared
 // with the interpreter must not be mutated from inside an engine.
 bool mutatesContainer(const OpInfo& op) {
@@ -415,6 +376,40 @@ bool opaqueTypes(const OpInfo& op) {
 
 }  // namespace
 
+bool readsValuesIntoNumbers(const OpInfo& op) {
+  bool tensorArgument = false;
+  for (const auto& a : op.schema.arguments()) tensorArgument |= containsTensor(a.type());
+  if (!tensorArgument) return false;
+  for (const auto& r : op.schema.returns())
+    if (containsTensor(r.type())) return false;
+  static const std::unordered_set<std::string> metadata = {"aten::size",
+                                                           "aten::sym_size",
+                                                           "aten::dim",
+                                                           "aten::numel",
+                                                           "aten::sym_numel",
+                                                           "aten::stride",
+                                                           "aten::sym_stride",
+                                                           "aten::len",
+                                                           "aten::is_contiguous",
+                                                           "aten::is_same_size",
+                                                           "aten::is_floating_point",
+                                                           "aten::is_complex",
+                                                           "aten::is_signed",
+                                                           "aten::is_pinned",
+                                                           "aten::get_device",
+                                                           "prim::dtype",
+                                                           "prim::device",
+                                                           "prim::layout",
+                                                           "prim::shape",
+                                                           "prim::requires_grad",
+                                                           "aten::__is__",
+                                                           "aten::__isnot__"};
+  const std::string& name = op.schema.name();
+  if (metadata.count(name)) return false;
+  if (name.rfind("prim::is_", 0) == 0 && name != "prim::is_nested") return false;
+  return true;
+}
+
 void registerEnginePlugins(EngineConverterRegistry& r) {
   static const std::unordered_set<std::string> kExcluded = {
       "prim::Print",         "prim::RaiseException",  "aten::warn",
@@ -425,7 +420,7 @@ void registerEnginePlugins(EngineConverterRegistry& r) {
   for (const OpInfo* op : KernelRegistry::global().opsWithKernels()) {
     if (!op->kernel || r.find(std::string_view(op->key))) continue;
     if (op->hasSideEffects || op->nondeterministic || mutatesContainer(*op) ||
-        dataDependentShape(*op) || readsValuesIntoNumbers(*op))
+        dataDependentShape(*op))
       continue;
     if (kExcluded.count(op->schema.name()) || opaqueTypes(*op)) continue;
     if (op->schema.name().rfind("quantized::", 0) == 0 ||

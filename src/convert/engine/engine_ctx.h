@@ -95,6 +95,14 @@ std::optional<std::vector<IValue>> evaluateStatically(
 /// (NetworkDefinition::sourceGraph). Throws torchless::Error naming the node that fails.
 NetworkDefinition convertToNetwork(std::shared_ptr<Graph> graph);
 
+/// True for ops that read a tensor's values into numbers (int(t), t.item(), t.tolist(),
+/// torch.equal), not only its metadata (sizes, dtype, device, flags): the partition lets an
+/// engine take one only on a tensor computed from sizes (a traced `int(x.size(0) // 2)`).
+/// Elsewhere a number an engine computed would be fixed per input signature wherever it
+/// shapes a later value (`x[:, :int(lengths.max())]`, then `y.size(1)`, was stale on the next
+/// call); in the interpreter it enters the engine as an input, and plans are keyed by it.
+bool readsValuesIntoNumbers(const OpInfo& op);
+
 /// True when the engine can take `node`: it has a converter, or it is a constant, or it is a
 /// shape check (isShapeCheck).
 bool isConvertible(const Node& node, const OpInfo* op);

@@ -224,6 +224,11 @@ class Partitioner {
              "interpreter, which holds that value";
     if (executedInTorch(n, op)) return "listed in torch_executed_ops";
     if (!isConvertible(n, op)) return "no engine converter";
+    if (op && readsValuesIntoNumbers(*op))
+      for (const Value* in : n.inputs())
+        if (in->type()->kind() == TypeKind::TensorType && !tensorFromShapes(in, 0))
+          return "reads tensor values into a number, which an engine would keep per input "
+                 "signature";
     return "";
   }
 
@@ -246,6 +251,23 @@ class Partitioner {
           {op ? op->key : n->kind().toQualString() + (n->blocks().empty() ? "" : " (control flow)"),
            placeOf(*n)});
     }
+  }
+
+  // True when tensor `v` is computed from sizes and constants only (a traced graph's
+  // NumToTensor(size(x, 0)) and its arithmetic: `int(x.size(0) // 2)`).
+  static bool tensorFromShapes(const Value* v, int depth) {
+    if (depth > 64) return false;
+    const Node* d = v->node();
+    if (d->kind() == prim::Constant) return true;
+    if (d->kind() == prim::Param || !d->blocks().empty()) return false;
+    if (d->kind() == prim::NumToTensor) return fromShapes(d->input(0), depth + 1);
+    const OpInfo* op = matchOperator(d, OperatorRegistry::global());
+    if (!op || op->mutates || op->nondeterministic || readsValuesIntoNumbers(*op)) return false;
+    for (const Value* in : d->inputs())
+      if (in->type()->kind() == TypeKind::TensorType ? !tensorFromShapes(in, depth + 1)
+                                                     : !fromShapes(in, depth + 1))
+        return false;
+    return true;
   }
 
   // True when `v` follows from tensor sizes, constants and non-tensor inputs only (never from
