@@ -3,6 +3,7 @@
 #include "ops/dnnl_utils.h"
 #include "ops/elementwise.h"
 #include "ops/parallel.h"
+#include "ops/reduction.h"
 #include "ops/shape.h"
 #include "ops/tensor_iterator.h"
 #include "ops/thread_budget.h"
@@ -277,6 +278,142 @@ Tensor outer(const Tensor& a, const Tensor& b) {
   TL_CHECK(a.dim() == 1 && b.dim() == 1, "outer: Expected 1-D argument self, but got {}-D",
            a.dim());
   return mul(unsqueeze(a, 1), unsqueeze(b, 0));
+}
+
+Tensor cdist(const Tensor& x1In, const Tensor& x2In, double p, std::optional<int64_t> computeMode) {
+  TL_CHECK(isFloatingType(x1In.dtype()) && x1In.dtype() != ScalarType::Half &&
+               x1In.dtype() != ScalarType::BFloat16,
+           "cdist only supports floating-point dtypes, X1 got: {}", toString(x1In.dtype()));
+  TL_CHECK(x1In.dtype() == x2In.dtype(), "cdist only supports floating-point dtypes, X2 got: {}",
+           toString(x2In.dtype()));
+  TL_CHECK(x1In.dim() >= 2, "cdist only supports at least 2D tensors, X1 got: {}D", x1In.dim());
+  TL_CHECK(x2In.dim() >= 2, "cdist only supports at least 2D tensors, X2 got: {}D", x2In.dim());
+  TL_CHECK(x1In.size(-1) == x2In.size(-1),
+           "X1 and X2 must have the same number of columns. X1: {} X2: {}", x1In.size(-1),
+           x2In.size(-1));
+  TL_CHECK(p >= 0, "cdist only supports non-negative p values");
+  const int64_t mode = computeMode.value_or(0);
+  TL_CHECK(mode >= 0 && mode <= 2, "possible modes: None, 1, 2, but was: {}", mode);
+  const int64_t P = x1In.size(-2), R = x2In.size(-2), M = x1In.size(-1);
+  IntList b1(x1In.sizes().begin(), x1In.sizes().end() - 2);
+  IntList b2(x2In.sizes().begin(), x2In.sizes().end() - 2);
+  IntList batch = broadcastShapes(b1, b2);
+  int64_t B = 1;
+  for (int64_t s : batch) B *= s;
+  IntList outSizes = batch;
+  outSizes.push_back(P);
+  outSizes.push_back(R);
+  IntList e1 = batch, e2 = batch;
+  e1.insert(e1.end(), {P, M});
+  e2.insert(e2.end(), {R, M});
+  const Tensor x1 = reshape(expand(x1In, e1).contiguous(), {B, P, M});
+  const Tensor x2 = reshape(expand(x2In, e2).contiguous(), {B, R, M});
+  if (P == 0 || R == 0 || B == 0) return Tensor::empty(outSizes, x1In.dtype());
+  if (M == 0) return reshape(ops::zeros({B, P, R}, x1In.dtype()), outSizes);
+  if (p == 2 && (mode == 1 || (mode == 0 && (P > 25 || R > 25)))) {
+    // ATen's _euclidean_dist: [-2 x1, |x1|^2, 1] . [x2, 1, |x2|^2]
+    Tensor n1 = sum(mul(x1, x1), {-1}, true), n2 = sum(mul(x2, x2), {-1}, true);
+    Tensor a = cat({mul(x1, Scalar(-2.0)), n1, ops::ones(n1.sizes(), n1.dtype())}, -1);
+    Tensor b = cat({x2, ops::ones(n2.sizes(), n2.dtype()), n2}, -1);
+    Tensor d = sqrt(clampMin(bmm(a, transpose(b, 1, 2)), Scalar(0.0)));
+    return reshape(d, outSizes);
+  }
+  Tensor out = Tensor::empty({B, P, R}, x1In.dtype());
+  auto direct = [&](auto tag) {
+    using T = decltype(tag);
+    const T* a = x1.data<T>();
+    const T* b = x2.data<T>();
+    T* o = out.data<T>();
+    parallelFor(B * P, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t bp = begin; bp < end; ++bp) {
+        const T* u = a + bp * M;
+        const T* vs = b + (bp / P) * R * M;
+        for (int64_t r = 0; r < R; ++r) {
+          const T* v = vs + r * M;
+          T acc = 0;
+          for (int64_t m = 0; m < M; ++m) {
+            const T d = std::abs(u[m] - v[m]);
+            if (p == 0)
+              acc += d != T(0) ? T(1) : T(0);
+            else if (p == 1)
+              acc += d;
+            else if (p == 2)
+              acc += d * d;
+            else if (std::isinf(p))
+              acc = std::max(acc, d);
+            else
+              acc += std::pow(d, static_cast<T>(p));
+          }
+          if (p == 2)
+            acc = std::sqrt(acc);
+          else if (p != 0 && p != 1 && !std::isinf(p))
+            acc = std::pow(acc, static_cast<T>(1.0 / p));
+          o[bp * R + r] = acc;
+        }
+      }
+    });
+  };
+  if (x1In.dtype() == ScalarType::Double)
+    direct(double{});
+  else
+    direct(float{});
+  return reshape(out, outSizes);
+}
+
+Tensor pairwiseDistance(const Tensor& x1, const Tensor& x2, double p, double eps, bool keepdim) {
+  const int64_t dim = std::max(x1.dim(), x2.dim()) - 1;
+  return norm(add(sub(x1, x2), Scalar(eps)), p, {dim}, keepdim);
+}
+
+namespace {
+// ATen's linspace_from_neg_one: linspace(-1, 1, n), scaled by (n - 1) / n unless align_corners;
+// 0 for n <= 1.
+Tensor baseCoordinates(int64_t n, bool alignCorners, ScalarType dt) {
+  if (n <= 1) return ops::zeros({1}, dt);
+  Tensor range = linspace(Scalar(-1.0), Scalar(1.0), n, dt);
+  if (!alignCorners)
+    range = div(mul(range, Scalar(static_cast<int64_t>(n - 1))), Scalar(static_cast<int64_t>(n)));
+  return range;
+}
+}  // namespace
+
+Tensor affineGridGenerator(const Tensor& theta, const IntList& size, bool alignCorners) {
+  TL_CHECK(size.size() == 4 || size.size() == 5,
+           "AffineGridGenerator needs 4d (spatial) or 5d (volumetric) inputs.");
+  TL_CHECK(isFloatingType(theta.dtype()), "Expected theta to have floating point type, but got {}",
+           toString(theta.dtype()));
+  const bool volumetric = size.size() == 5;
+  const int64_t N = size[0], k = volumetric ? 3 : 2;
+  TL_CHECK(theta.dim() == 3 && theta.size(0) == N && theta.size(1) == k && theta.size(2) == k + 1,
+           "Expected a batch of {}D affine matrices of shape Nx{}x{} for size {}. Got {}.", k, k,
+           k + 1, sizesToString(size), sizesToString(theta.sizes()));
+  for (int64_t s : size) TL_CHECK(s >= 0, "affine_grid: invalid size {}", sizesToString(size));
+  const ScalarType dt = theta.dtype();
+  // base [N, (D,) H, W, k + 1]: x along W, y along H, (z along D,) then 1
+  IntList spatial(size.begin() + 2, size.end());
+  IntList baseSizes{N};
+  baseSizes.insert(baseSizes.end(), spatial.begin(), spatial.end());
+  baseSizes.push_back(k + 1);
+  Tensor base = Tensor::empty(baseSizes, dt);
+  const int64_t last = static_cast<int64_t>(baseSizes.size()) - 1;
+  for (int64_t c = 0; c < k; ++c) {
+    // coordinate c runs along spatial dim (k - 1 - c): x along the last
+    const int64_t along = static_cast<int64_t>(spatial.size()) - 1 - c;
+    Tensor coords = baseCoordinates(spatial[static_cast<size_t>(along)], alignCorners, dt);
+    IntList shape(static_cast<size_t>(spatial.size()), 1);
+    shape[static_cast<size_t>(along)] = coords.numel();
+    Tensor plane = select(base, last, c);
+    copy_(plane, reshape(coords, shape));
+  }
+  Tensor ones = select(base, last, k);
+  fill_(ones, Scalar(1.0));
+  int64_t points = 1;
+  for (int64_t s : spatial) points *= s;
+  Tensor grid = bmm(reshape(base, {N, points, k + 1}), transpose(theta, 1, 2));
+  IntList outSizes{N};
+  outSizes.insert(outSizes.end(), spatial.begin(), spatial.end());
+  outSizes.push_back(k);
+  return reshape(grid, outSizes);
 }
 
 }  // namespace torchless::ops

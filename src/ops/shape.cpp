@@ -1148,4 +1148,30 @@ Tensor eye(int64_t n, int64_t m, ScalarType dtype) {
   return out;
 }
 
+Tensor triangleIndices(int64_t row, int64_t col, int64_t offset, bool lower,
+                       std::optional<ScalarType> dtype) {
+  TL_CHECK(row >= 0, "row must be non-negative, got{}", row);
+  TL_CHECK(col >= 0, "col must be non-negative, got{}", col);
+  const ScalarType dt = dtype.value_or(ScalarType::Long);
+  TL_CHECK(dt == ScalarType::Long || dt == ScalarType::Int,
+           "\"tril_indices\" not implemented for '{}'", toString(dt));
+  // Counted first (bounded by row * col), so the allocation is sized by what is kept.
+  std::vector<int64_t> rows, cols;
+  for (int64_t i = 0; i < row; ++i) {
+    // lower: j <= i + offset; upper: j >= i + offset
+    const int64_t from = lower ? 0 : std::max<int64_t>(0, i + offset);
+    const int64_t to = lower ? std::min<int64_t>(col, i + offset + 1) : col;
+    for (int64_t j = from; j < to; ++j) {
+      rows.push_back(i);
+      cols.push_back(j);
+    }
+  }
+  const int64_t n = static_cast<int64_t>(rows.size());
+  Tensor out = Tensor::empty({2, n}, ScalarType::Long);
+  int64_t* o = out.data<int64_t>();
+  std::copy(rows.begin(), rows.end(), o);
+  std::copy(cols.begin(), cols.end(), o + n);
+  return dt == ScalarType::Long ? out : out.to(dt);
+}
+
 }  // namespace torchless::ops

@@ -132,6 +132,11 @@ Tensor arange(const Scalar& end, std::optional<ScalarType> dtype = std::nullopt)
 /// torch.linspace(start, end, steps, dtype=Float).
 Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps,
                 std::optional<ScalarType> dtype = std::nullopt);
+/// torch.tril_indices / triu_indices(row, col, offset): the [2, n] row and column indices of
+/// the lower (upper) triangle in row-major order, dtype Long by default (int or long only).
+/// Throws for negative sizes ("row must be non-negative").
+Tensor triangleIndices(int64_t row, int64_t col, int64_t offset, bool lower,
+                       std::optional<ScalarType> dtype = std::nullopt);
 /// torch.eye(n, m=n, dtype=Float).
 Tensor eye(int64_t n, int64_t m = -1, ScalarType dtype = kDefaultFloat);
 

@@ -10,6 +10,19 @@ namespace torchless {
 using namespace kreg;
 
 void registerLinalgKernels(KernelRegistry& r) {
+  defFamily(r, "aten::cdist", [](const IValue* a) {
+    return ops::cdist(a[0].toTensor(), a[1].toTensor(), a[2].toDouble(), toOptInt(a[3]));
+  });
+  defFamily(r, "aten::_cdist_forward", [](const IValue* a) {
+    return ops::cdist(a[0].toTensor(), a[1].toTensor(), a[2].toDouble(), toOptInt(a[3]));
+  });
+  defFamily(r, "aten::pairwise_distance", [](const IValue* a) {
+    return ops::pairwiseDistance(a[0].toTensor(), a[1].toTensor(), a[2].toDouble(), a[3].toDouble(),
+                                 a[4].toBool());
+  });
+  defFamily(r, "aten::affine_grid_generator", [](const IValue* a) {
+    return ops::affineGridGenerator(a[0].toTensor(), a[1].toIntVector(), a[2].toBool());
+  });
   defFamily(r, "aten::mm",
             [](const IValue* a) { return ops::mm(a[0].toTensor(), a[1].toTensor()); });
   defFamily(r, "aten::bmm",

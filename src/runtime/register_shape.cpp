@@ -700,6 +700,12 @@ void registerFactoryKernels(KernelRegistry& r) {
   defFamily(r, "aten::linspace", [](const IValue* a) {
     return ops::linspace(toScalar(a[0]), toScalar(a[1]), a[2].toInt(), toOptDtype(a[3]));
   });
+  for (const bool lower : {true, false})
+    defFamily(r, lower ? "aten::tril_indices" : "aten::triu_indices", [lower](const IValue* a) {
+      checkCpu(a[5]);
+      return ops::triangleIndices(a[0].toInt(), a[1].toInt(), a[2].toInt(), lower,
+                                  toOptDtype(a[3]));
+    });
   defFamily(r, "aten::eye", [](const IValue* a) {
     return ops::eye(a[0].toInt(), -1, toOptDtype(a[1]).value_or(ops::kDefaultFloat));
   });

@@ -613,6 +613,8 @@ def main():
                [torch.ones(2, 6), torch.tensor([6, 2])])
     write_case(root, "nested_output_size_scripted", torch.jit.script(NestedOutputSize().eval()),
                [r(2, 5, 3), torch.tensor([[False] * 3 + [True] * 2, [False] * 4 + [True]])])
+    write_case(root, "distances_grids_scripted", torch.jit.script(DistancesAndGrids().eval()),
+               [r(2, 4, 3), torch.tensor([[[0.9, -0.2, 0.1], [0.3, 1.1, -0.2]]]).repeat(2, 1, 1), r(2, 2, 7, 8)])
     write_case(root, "mvit_positional_encoding_scripted", torch.jit.script(PositionalEncodingMvit().eval()),
                [r(2, 12, 8)])
     # Traced under no_grad, the encoder records its nested-tensor fast path; the second mask
@@ -847,6 +849,20 @@ class NestedOutputSize(nn.Module):
     def forward(self, x, pad):
         n = torch._nested_tensor_from_mask(x, pad.logical_not(), False)
         return n.to_padded_tensor(0.5, [x.size(0), x.size(1) + 2, x.size(2) + 1])
+
+
+class DistancesAndGrids(nn.Module):
+    """DLRM's pairwise feature interactions (tril_indices), a spatial transformer's
+    affine_grid + grid_sample, and a siamese head's cdist / pairwise_distance, scripted."""
+
+    def forward(self, z, theta, x):
+        n = z.size(1)
+        idx = torch.tril_indices(n, n, -1)
+        inter = torch.bmm(z, z.transpose(1, 2))[:, idx[0], idx[1]]
+        grid = F.affine_grid(theta, [theta.size(0), x.size(1), 5, 6], align_corners=False)
+        warped = F.grid_sample(x, grid, align_corners=False)
+        return (inter, torch.triu_indices(3, 4, 1), warped, torch.cdist(z, z, p=1.0),
+                F.pairwise_distance(z[:, 0], z[:, 1]))
 
 
 class PositionalEncodingMvit(nn.Module):

@@ -230,6 +230,7 @@ const std::map<std::string, Expectation>& generatedExpectations() {
       {"mvit_positional_encoding_scripted", {}},
       {"data_sized_slice_scripted", {}},
       {"nested_output_size_scripted", {}},
+      {"distances_grids_scripted", {}},
       {"encoder_nested_traced", {}},
       {"encoder_nested_short_traced", {}},
       {"rnn_train_mode", {}},

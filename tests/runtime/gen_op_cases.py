@@ -328,6 +328,31 @@ case("masked_fill", [inp([3, 4], torch.int64), inp([3, 1], torch.bool)], lambda 
 case("masked_fill", [inp([1, 5, 5]), inp([8, 1, 5], torch.bool)], lambda x, m: x.masked_fill(m, float("-inf")))
 case("masked_fill_tensor", [inp([1, 3]), inp([2, 1], torch.bool)], lambda x, m: x.masked_fill(m, torch.tensor(2.5)))
 case("masked_fill_", [inp([1, 5, 5]), inp([8, 1, 5], torch.bool)], lambda x, m: x.clone().masked_fill_(m, 1.0))
+# Distances (siamese / metric-learning models): cdist's direct form for few rows, its matmul
+# form (ATen's _euclidean_dist) for p = 2 and more than 25 rows; pairwise_distance; errors.
+case("cdist", [inp([3, 4]), inp([5, 4])], lambda a, b: torch.cdist(a, b))
+case("cdist", [inp([2, 3, 4]), inp([1, 5, 4])], lambda a, b: torch.cdist(a, b, p=1.0))
+case("cdist", [inp([3, 4]), inp([5, 4])], lambda a, b: torch.cdist(a, b, p=0.0))
+case("cdist", [inp([3, 4]), inp([5, 4])], lambda a, b: torch.cdist(a, b, p=float("inf")))
+case("cdist", [inp([3, 4], torch.float64), inp([5, 4], torch.float64)], lambda a, b: torch.cdist(a, b, p=3.0))
+case("cdist", [inp([30, 8]), inp([6, 8])], lambda a, b: torch.cdist(a, b), tol=(1e-4, 1e-4))
+case("cdist", [inp([4, 8]), inp([6, 8])], lambda a, b: torch.cdist(a, b, compute_mode="use_mm_for_euclid_dist"),
+     tol=(1e-4, 1e-4))
+case("cdist", [inp([3, 4]), inp([5, 3])], lambda a, b: torch.cdist(a, b))
+case("cdist", [inp([3, 4]), inp([5, 4])], lambda a, b: torch.cdist(a, b, p=-1.0))
+case("cdist", [inp([3, 4], torch.int64), inp([5, 4], torch.int64)], lambda a, b: torch.cdist(a, b))
+case("pairwise_distance", [inp([3, 4]), inp([4])], lambda a, b: F.pairwise_distance(a, b))
+case("pairwise_distance", [inp([3, 4]), inp([3, 4])], lambda a, b: F.pairwise_distance(a, b, p=1.0, keepdim=True))
+# F.affine_grid (spatial transformers): 2-d and 3-d, both corner conventions; errors.
+theta2 = torch.tensor([[[0.9, -0.2, 0.1], [0.3, 1.1, -0.2]], [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]])
+theta3 = torch.rand(1, 3, 4)
+case("affine_grid", [theta2], lambda t: F.affine_grid(t, [2, 3, 5, 4], align_corners=False))
+case("affine_grid", [theta2], lambda t: F.affine_grid(t, [2, 3, 1, 6], align_corners=True))
+case("affine_grid", [theta3], lambda t: F.affine_grid(t, [1, 2, 3, 4, 5], align_corners=False))
+case("affine_grid", [theta2], lambda t: F.affine_grid(t, [3, 3, 5, 4], align_corners=False))
+case("tril_indices", [inp([1])], lambda x: torch.tril_indices(4, 3, -1) + x.long())
+case("triu_indices", [inp([1])], lambda x: torch.triu_indices(3, 5, 1) + x.long())
+case("tril_indices", [inp([1])], lambda x: torch.tril_indices(3, 3, 5) + x.long())
 # Nested tensors from a padding mask (nn.TransformerEncoder's fast path): the first
 # mask.sum(1) rows of each sequence, padded again to the longest (or to output_size); a mask
 # that is not left-aligned is an error with mask_check.
