@@ -132,11 +132,10 @@ bool isWrittenLater(const Value* v, int depth) {
     }
     const auto& args = op->schema.arguments();
     if (op->mutates) {
-      const bool schemaSays = op->schema.isMutable();
-      const bool written = u.offset < args.size() ? (args[u.offset].aliasInfo() &&
-                                                     args[u.offset].aliasInfo()->isWrite())
-                                                  : !schemaSays;
-      if (written || !schemaSays) return true;
+      // the argument is written, or the schema does not say which one is
+      if (!op->schema.isMutable() || (u.offset < args.size() && args[u.offset].aliasInfo() &&
+                                      args[u.offset].aliasInfo()->isWrite()))
+        return true;
     }
     if (op->returnsAlias && op->schema.argumentMayAliasReturn(u.offset))
       for (const Value* o : user->outputs())

@@ -618,35 +618,35 @@ void readPackedBatchSizesAsBatch(Graph& g) {
         }
       }
     }
-    for (Node* read : reads) {
-      WithInsertPoint guard(read);
-      Node* size = g.insertNode(
-          g.create(Symbol::aten("size"), {pack->input(1), g.insertConstant(IValue(int64_t{0}))}));
-      size->output()->setType(IntType::get());
-      Node* t = g.insertNode(g.create(prim::NumToTensor, {size->output()}));
-      t->output()->setType(TensorType::get());
-      for (Node* c : {size, t}) {
-        c->setSourceRange(read->sourceRange());
-        c->setScope(read->scope());
+    // `old`'s result becomes second(first(inputs)), placed and attributed as `old` was.
+    auto replaceWithChain = [&](Node* old, Symbol first, const std::vector<Value*>& inputs,
+                                TypePtr firstType, Symbol second, TypePtr secondType) {
+      WithInsertPoint guard(old);
+      Node* a = g.insertNode(g.create(first, inputs));
+      a->output()->setType(std::move(firstType));
+      Node* b = g.insertNode(g.create(second, {a->output()}));
+      b->output()->setType(std::move(secondType));
+      for (Node* c : {a, b}) {
+        c->setSourceRange(old->sourceRange());
+        c->setScope(old->scope());
       }
-      read->output()->replaceAllUsesWith(t->output());
-      read->destroy();
+      old->output()->replaceAllUsesWith(b->output());
+      old->destroy();
+    };
+    for (Node* read : reads) {
+      Value* zero = nullptr;
+      {
+        WithInsertPoint guard(read);
+        zero = g.insertConstant(IValue(int64_t{0}));
+      }
+      replaceWithChain(read, Symbol::aten("size"), {pack->input(1), zero}, IntType::get(),
+                       prim::NumToTensor, TensorType::get());
     }
     // len(batch_sizes) is the number of time steps: the longest length (pad_packed_sequence's
     // max_seq_length without total_length), computed from this call's lengths.
-    for (Node* step : steps) {
-      WithInsertPoint guard(step);
-      Node* longest = g.insertNode(g.create(Symbol::aten("max"), {pack->input(1)}));
-      longest->output()->setType(TensorType::get());
-      Node* n = g.insertNode(g.create(Symbol::aten("Int"), {longest->output()}));
-      n->output()->setType(IntType::get());
-      for (Node* c : {longest, n}) {
-        c->setSourceRange(step->sourceRange());
-        c->setScope(step->scope());
-      }
-      step->output()->replaceAllUsesWith(n->output());
-      step->destroy();
-    }
+    for (Node* step : steps)
+      replaceWithChain(step, Symbol::aten("max"), {pack->input(1)}, TensorType::get(),
+                       Symbol::aten("Int"), IntType::get());
   }
 }
 
