@@ -90,6 +90,13 @@ std::pair<std::shared_ptr<ExecutionPlan::Specialization>, IValue> specializeFor(
   std::shared_ptr<Graph> g = frozen->copy();
   std::vector<Node*> facts;
   collectFacts(g->block(), facts);
+  // A read of a value whose properties the signature does not settle is left to run.
+  {
+    const std::unordered_set<const Node*> unsettled = passes::propertyReadsNotSettled(*g);
+    facts.erase(std::remove_if(facts.begin(), facts.end(),
+                               [&](const Node* f) { return unsettled.count(f) > 0; }),
+                facts.end());
+  }
   std::vector<Node*> records;
   for (size_t i = 0; i < facts.size(); ++i) {
     Node* f = facts[i];

@@ -46,7 +46,11 @@
 //     run it. At most kMaxSpecializations signatures are kept per method; calls with further
 //     signatures run the unspecialized plan.
 // The folding assumes, as PyTorch's guards on inputs do, that the rank, dtype and None-ness
-// of intermediate values follow from the inputs' signature (not from tensor values).
+// of intermediate values follow from the inputs' signature. Where they may not, reads are not
+// folded (passes::valuesWithUnsettledProperties): the outputs of an If whose condition comes
+// from tensor values, sizes or non-tensor inputs (`y = x * 2 if bool(x.sum() > 0) else None`;
+// nn.TransformerEncoder's output, nested when its padding mask is left-aligned), carried
+// Optionals of loops, and what is computed from them.
 
 // Note [Preparing at load]
 // The first call of a method builds (Note [Execution pipeline], [Specialization], Note [Engine

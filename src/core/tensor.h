@@ -60,8 +60,11 @@ struct TensorImpl {
 // (aten::_transformer_encoder_layer_fwd) and pads it again (aten::to_padded_tensor). Here a
 // nested tensor is the padded batch itself, its padded rows zero, with the lengths beside it;
 // those three kernels and prim::is_nested read them, and any other op sees a plain tensor
-// (views and copies drop the lengths). Freezing rewrites the chain into ops on the padded
-// batch (passes/lower_nested.cpp), so engines and ONNX never see one.
+// (views and copies drop the lengths). Freezing rewrites a traced chain into ops on the padded
+// batch (passes/lower_nested.cpp). A scripted encoder packs its batch only when the mask is
+// left-aligned, which the mask's values decide call by call: there the nested values stay with
+// the interpreter (Note [Values that may be nested] in passes/lower_nested.cpp), and ONNX
+// export takes the dense path (convert/onnx/prepare.cpp takeDenseEncoderPath).
 
 /// at::Tensor's value semantics: a handle; copies alias. An undefined Tensor has no impl.
 class Tensor {

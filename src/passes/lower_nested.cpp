@@ -27,6 +27,8 @@
 // PyTorch's error, here it is read the same way.
 #include "passes/passes.h"
 
+#include <functional>
+
 namespace torchless::passes {
 
 const char* const kLowerNestedTensorsDescription =
@@ -149,5 +151,70 @@ bool lowerBlock(Graph& g, Block* b) {
 }  // namespace
 
 bool lowerNestedTensors(Graph& graph) { return lowerBlock(graph, graph.block()); }
+
+// Note [Values that may be nested]
+// nn.TransformerEncoder packs its batch into a nested tensor when the padding mask is
+// left-aligned (a fact of the mask's values, Note [Nested tensors] in core/tensor.h), so in a
+// scripted encoder the value reaching its layers is nested on one call and dense on the next,
+// merged through prim::If outputs. An engine takes dense tensors of planned sizes; a node that
+// reads a value which may be nested stays with the interpreter, whose kernels read the
+// lengths. Maybe-nested: the outputs of aten::_nested_tensor_from_mask, and what is computed
+// from them (If and Loop outputs included) up to aten::to_padded_tensor; numbers read from them
+// (dim, size) are plain. A frozen traced encoder has none left: lowerNestedTensors rewrote its
+// chain.
+std::unordered_set<const Value*> valuesThatMayBeNested(const Graph& graph) {
+  static const Symbol kFromMask = Symbol::aten("_nested_tensor_from_mask");
+  static const Symbol kPadded = Symbol::aten("to_padded_tensor");
+  std::unordered_set<const Value*> nested;
+  auto carries = [](const Value* v) {
+    switch (v->type()->kind()) {
+      case TypeKind::IntType:
+      case TypeKind::FloatType:
+      case TypeKind::BoolType:
+      case TypeKind::StringType:
+      case TypeKind::DeviceObjType:
+      case TypeKind::NoneType: return false;
+      default: return true;
+    }
+  };
+  bool grew = true;
+  std::function<void(const Block*)> walk = [&](const Block* b) {
+    for (const Node* n : b->nodes()) {
+      for (const Block* sub : n->blocks()) walk(sub);
+      auto mark = [&](const Value* v) {
+        if (carries(v) && nested.insert(v).second) grew = true;
+      };
+      if (n->kind() == kFromMask) {
+        mark(n->output());
+        continue;
+      }
+      if (n->kind() == kPadded) continue;
+      if (n->kind() == prim::If) {
+        for (size_t i = 0; i < n->outputs().size(); ++i)
+          for (const Block* sub : n->blocks())
+            if (nested.count(sub->outputs()[i])) mark(n->outputs()[i]);
+        continue;
+      }
+      if (n->kind() == prim::Loop) {
+        const Block* body = n->blocks().at(0);
+        for (size_t i = 0; i < n->outputs().size(); ++i)
+          if (nested.count(n->input(i + 2)) || nested.count(body->outputs().at(i + 1))) {
+            mark(body->inputs().at(i + 1));
+            mark(n->outputs()[i]);
+          }
+        continue;
+      }
+      bool reads = false;
+      for (const Value* v : n->inputs()) reads = reads || nested.count(v) > 0;
+      if (reads)
+        for (const Value* o : n->outputs()) mark(o);
+    }
+  };
+  for (int round = 0; grew && round < 8; ++round) {
+    grew = false;
+    walk(graph.block());
+  }
+  return nested;
+}
 
 }  // namespace torchless::passes

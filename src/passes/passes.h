@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 namespace torchless::passes {
@@ -40,6 +41,18 @@ void installExecutionRewrites();
 /// a tensor's dtype, dim, device, is_floating_point, is_nested ..., grad/autocast mode, and
 /// `is None` / `is not None` tests of Optional values.
 bool isTensorPropertyRead(const Node& n);
+/// lower_nested.cpp: the values that may hold a nested tensor at run time (Note [Values that
+/// may be nested]): outputs of aten::_nested_tensor_from_mask and what is computed from them,
+/// through If and Loop outputs, up to aten::to_padded_tensor; numbers are never nested.
+std::unordered_set<const Value*> valuesThatMayBeNested(const Graph& graph);
+/// specialize.cpp: the property reads (isTensorPropertyRead nodes) whose answer may differ
+/// between two calls with the same input signature (Note [Specialization] in api/pipeline.h),
+/// so that specialization must not fold them: `is None` tests of a value that an If whose
+/// condition comes from tensor values, sizes or non-tensor inputs sets to None on one side
+/// only (`y = x * 2 if bool(x.sum() > 0) else None`) or that a loop carries as an Optional,
+/// and `is_nested` of a value nested on one side only (nn.TransformerEncoder's output, nested
+/// when its padding mask is left-aligned); reads whose input follows from those, too.
+std::unordered_set<const Node*> propertyReadsNotSettled(const Graph& graph);
 /// specialize.cpp: containers built in straight-line code become SSA values: reads of a
 /// constant dict/list nothing writes are evaluated; `l.append(x)` after `l = []` and
 /// `d[k] = v` (constant k) after `d = {}` in one block, followed only by reads, become one

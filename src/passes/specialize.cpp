@@ -73,6 +73,114 @@ bool isTensorPropertyRead(const Node& n) {
 
 namespace {
 
+// The walk of propertyReadsNotSettled. A value's None-ness varies when an If whose branch
+// the signature does not decide yields None on one side and a value on the other (or a value
+// that varies itself), or when a loop carries an Optional; its nestedness varies when it may
+// come from aten::_nested_tensor_from_mask on one side only. Rank and dtype are taken to follow
+// from the signature on both sides, as PyTorch's guards take them. `decided` holds the
+// non-tensor values that follow from the signature alone (constants, property reads whose
+// answer is settled, pure arithmetic on them): an If on one takes the same branch every call.
+struct SettledWalk {
+  explicit SettledWalk(const Graph& g) : mayBeNested(valuesThatMayBeNested(g)) {}
+  const std::unordered_set<const Value*> mayBeNested;
+  std::unordered_set<const Value*> noneVaries, nestedVaries, decided;
+  std::unordered_set<const Node*> unsettledReads;
+
+  static bool isNoneValue(const Value* v) { return v->type()->kind() == TypeKind::NoneType; }
+
+  void decide(const Node* n) {
+    if (n->kind() == prim::Constant) {
+      decided.insert(n->output());
+      return;
+    }
+    if (isTensorPropertyRead(*n)) {
+      bool settled = true;
+      for (const Value* v : n->inputs()) {
+        if (noneVaries.count(v) &&
+            (n->kind() == Symbol::aten("__is__") || n->kind() == Symbol::aten("__isnot__")))
+          settled = false;
+        if (nestedVaries.count(v) && n->kind() == Symbol::prim("is_nested")) settled = false;
+      }
+      if (settled)
+        decided.insert(n->output());
+      else
+        unsettledReads.insert(n);
+      return;
+    }
+    if (!n->blocks().empty() || n->hasSideEffects() || n->isNondeterministic()) return;
+    if (n->kind() == prim::GetAttr || n->kind() == prim::Param) return;
+    for (const Value* v : n->inputs())
+      if (!decided.count(v)) return;
+    for (const Value* o : n->outputs())
+      if (o->type()->kind() == TypeKind::TensorType) return;
+    for (const Value* o : n->outputs()) decided.insert(o);
+  }
+
+  void walk(const Block* b) {
+    for (const Node* n : b->nodes()) {
+      if (n->kind() == prim::If) {
+        for (const Block* sub : n->blocks()) walk(sub);
+        const bool settledBranch = decided.count(n->input(0)) > 0;
+        for (size_t i = 0; i < n->outputs().size(); ++i) {
+          const Value* out = n->outputs()[i];
+          bool dec = settledBranch, none = false, someNone = false, someValue = false;
+          bool nested = false, someNested = false, someDense = false;
+          for (const Block* sub : n->blocks()) {
+            const Value* v = sub->outputs()[i];
+            dec = dec && decided.count(v) > 0;
+            none = none || noneVaries.count(v) > 0;
+            nested = nested || nestedVaries.count(v) > 0;
+            (isNoneValue(v) ? someNone : someValue) = true;
+            (mayBeNested.count(v) ? someNested : someDense) = true;
+          }
+          if (dec) decided.insert(out);
+          if (none || (!settledBranch && someNone && someValue)) noneVaries.insert(out);
+          if (nested || (!settledBranch && someNested && someDense)) nestedVaries.insert(out);
+        }
+        continue;
+      }
+      if (n->kind() == prim::Loop) {
+        const Block* body = n->blocks().at(0);
+        for (size_t i = 0; i < n->outputs().size(); ++i) {
+          const Value* init = n->input(i + 2);
+          const Value* carried = body->inputs().at(i + 1);
+          if (noneVaries.count(init) || n->outputs()[i]->type()->kind() == TypeKind::OptionalType)
+            noneVaries.insert(carried);
+          if (mayBeNested.count(carried)) nestedVaries.insert(carried);
+        }
+        walk(body);
+        for (size_t i = 0; i < n->outputs().size(); ++i) {
+          const Value* carried = body->inputs().at(i + 1);
+          const Value* next = body->outputs().at(i + 1);
+          const Value* out = n->outputs()[i];
+          if (noneVaries.count(carried) || noneVaries.count(next)) noneVaries.insert(out);
+          if (mayBeNested.count(out)) nestedVaries.insert(out);
+        }
+        continue;
+      }
+      for (const Block* sub : n->blocks()) walk(sub);
+      decide(n);
+      for (const Value* v : n->inputs())
+        if (nestedVaries.count(v))
+          for (const Value* o : n->outputs())
+            if (mayBeNested.count(o)) nestedVaries.insert(o);
+      // A cast of an Optional whose None-ness varies (the cast itself is not None-typed).
+      if (n->kind() == prim::unchecked_cast && noneVaries.count(n->input(0)))
+        noneVaries.insert(n->output());
+    }
+  }
+};
+
+}  // namespace
+
+std::unordered_set<const Node*> propertyReadsNotSettled(const Graph& graph) {
+  SettledWalk w(graph);
+  w.walk(const_cast<Graph&>(graph).block());
+  return std::move(w.unsettledReads);
+}
+
+namespace {
+
 void collectLists(Block* b, std::vector<Node*>& out) {
   visitNodes(b, [&](Node* n) {
     if (n->kind() == prim::ListConstruct) out.push_back(n);

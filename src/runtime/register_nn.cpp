@@ -142,16 +142,36 @@ void fillPadding(Tensor& x, const std::vector<int64_t>& lengths, const Scalar& v
 // aten::_nested_tensor_from_mask(t [B, T, E], mask Bool [B, T], mask_check): sequence i is
 // t[i, :mask[i].sum()] (PyTorch takes the first rows whatever the mask's layout; mask_check
 // raises for a mask that is not left-aligned).
-Tensor nestedFromMask(const IValue* a) {
-  const Tensor t = a[0].toTensor();
-  const Tensor mask = a[1].toTensor().contiguous();
-  // PyTorch's checks and messages (NestedTensor_nested_tensor_from_mask).
+// PyTorch's checks of a padding mask against its batch, with its messages
+// (NestedTensor_nested_tensor_from_mask and _nested_tensor_from_mask_left_aligned).
+void checkPaddingMask(const Tensor& t, const Tensor& mask) {
   TL_CHECK(mask.dtype() == ScalarType::Bool,
            "Expected mask to be of ScalarType Bool, but got {} instead.", toString(mask.dtype()));
   TL_CHECK(mask.dim() == 2, "Padding mask should be 2D");
   TL_CHECK(t.dim() == 3, "Input should be a 3D tensor, N * L * D");
   TL_CHECK(mask.size(0) == t.size(0) && mask.size(1) == t.size(1),
            "Mask size should match input size");
+}
+
+// aten::_nested_tensor_from_mask_left_aligned(t [B, T, E], mask Bool [B, T]) -> bool: true
+// when every row of the mask is its trues followed by its falses (an empty row included), the
+// layout nn.TransformerEncoder requires before packing the batch into a nested tensor.
+bool nestedMaskLeftAligned(const IValue* a) {
+  const Tensor t = a[0].toTensor();
+  const Tensor mask = a[1].toTensor().contiguous();
+  checkPaddingMask(t, mask);
+  const int64_t B = mask.size(0), T = mask.size(1);
+  const bool* m = mask.data<bool>();
+  for (int64_t i = 0; i < B; ++i)
+    for (int64_t j = 1; j < T; ++j)
+      if (m[i * T + j] && !m[i * T + j - 1]) return false;
+  return true;
+}
+
+Tensor nestedFromMask(const IValue* a) {
+  const Tensor t = a[0].toTensor();
+  const Tensor mask = a[1].toTensor().contiguous();
+  checkPaddingMask(t, mask);
   const int64_t B = t.size(0), T = t.size(1);
   const bool* m = mask.data<bool>();
   auto lengths = std::make_shared<std::vector<int64_t>>(static_cast<size_t>(B), 0);
@@ -377,13 +397,12 @@ void registerNnKernels(KernelRegistry& r) {
   defN<20>(r, "aten::_transformer_encoder_layer_fwd", [](const IValue* a) {
     return a[0].toTensor().isNested() ? nestedEncoderLayer(a) : transformerEncoderLayer(a);
   });
-  // A scripted encoder's sparsity fast path (which packs padded batches into a NestedTensor)
-  // is declined by reporting the mask as not left-aligned, so its layers run on the padded
-  // batch with the key padding mask: engines would take the layers of a scripted encoder,
-  // and the value reaching them would be nested or not by the mask. A traced encoder records
-  // the fast path itself (Note [Nested tensors] in core/tensor.h).
+  // A scripted encoder packs its batch into a nested tensor when this is true, and its
+  // output then has zeros in the padded rows and dim 1 cut to the longest sequence
+  // (Note [Nested tensors] in core/tensor.h; values that may be nested stay with the
+  // interpreter, Note [Values that may be nested] in convert/engine/partition.cpp).
   defN<2>(r, "aten::_nested_tensor_from_mask_left_aligned",
-          [](const IValue*) { return IValue(false); });
+          [](const IValue* a) { return IValue(nestedMaskLeftAligned(a)); });
   defN<3>(r, "aten::_nested_tensor_from_mask", nestedFromMask);
   defN<3>(r, "aten::to_padded_tensor", toPaddedTensor);
   // Inference only: no autograd, no autocast (as under torch.inference_mode()).

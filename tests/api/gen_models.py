@@ -611,6 +611,26 @@ def main():
                [torch.ones(1, 3, 8, 8)], rtol=1e-4, atol=1e-3)
     write_case(root, "data_sized_slice_scripted", torch.jit.script(DataSizedSlice().eval()),
                [torch.ones(2, 6), torch.tensor([6, 2])])
+    write_case(root, "optional_by_data_scripted", torch.jit.script(OptionalByData().eval()),
+               [torch.ones(2, 3)])
+    # Scripted, the encoder packs the batch into a nested tensor when the mask is left-aligned
+    # (padded rows zero, dim 1 cut to the longest sequence) and runs dense with the mask when
+    # not. calls/: more masks for the same module, called in this order (prepare_test.cpp).
+    enc_s = torch.jit.script(EncoderPadded().eval())
+    x6 = r(3, 6, 16)
+    pads = [torch.tensor([[False] * 4 + [True] * 2, [False] * 2 + [True] * 4, [False] * 3 + [True] * 3]),
+            torch.tensor([[True] + [False] * 5, [False] * 2 + [True] * 4, [False] * 6]),
+            torch.tensor([[False] * 6, [False] * 2 + [True] * 4, [False] * 5 + [True]]),
+            torch.tensor([[False] * 2 + [True] * 4, [False] * 3 + [True] * 3, [False] + [True] * 5])]
+    write_case(root, "encoder_padded_scripted", enc_s, [x6, pads[0]])
+    loaded_enc = torch.jit.load(os.path.join(root, "encoder_padded_scripted", "model.pt"))
+    calls = os.path.join(root, "encoder_padded_scripted", "calls")
+    os.makedirs(calls, exist_ok=True)
+    for k, pad in enumerate(pads):
+        with torch.no_grad():
+            y = loaded_enc(x6, pad)
+        np.save(os.path.join(calls, f"pad{k}.npy"), pad.numpy())
+        np.save(os.path.join(calls, f"out{k}.npy"), y.numpy())
     write_case(root, "nested_output_size_scripted", torch.jit.script(NestedOutputSize().eval()),
                [r(2, 5, 3), torch.tensor([[False] * 3 + [True] * 2, [False] * 4 + [True]])])
     write_case(root, "distances_grids_scripted", torch.jit.script(DistancesAndGrids().eval()),
@@ -840,6 +860,19 @@ class DataSizedSlice(nn.Module):
     def forward(self, x, lengths):
         y = x[:, :int(lengths.max())] * 1.0
         return y.sum(1) / y.size(1)
+
+
+class OptionalByData(nn.Module):
+    """An Optional set or not by a test of tensor values, then tested for None: its None-ness
+    is not a fact of the input signature (Note [Specialization])."""
+
+    def forward(self, x):
+        y: Optional[torch.Tensor] = None
+        if bool(x.sum() > 0):
+            y = x * 2.0
+        if y is None:
+            return x - 1.0
+        return y + 1.0
 
 
 class NestedOutputSize(nn.Module):

@@ -229,6 +229,8 @@ const std::map<std::string, Expectation>& generatedExpectations() {
       {"stateful_convs_scripted", {}},
       {"mvit_positional_encoding_scripted", {}},
       {"data_sized_slice_scripted", {}},
+      {"optional_by_data_scripted", {}},
+      {"encoder_padded_scripted", {}},
       {"nested_output_size_scripted", {}},
       {"distances_grids_scripted", {}},
       {"encoder_nested_traced", {}},

@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "ir/dead_code_elimination.h"
 #include "ir/operator_matching.h"
+#include "passes/passes.h"
 #include "runtime/kernel.h"
 
 #include <fmt/format.h>
@@ -205,7 +206,8 @@ bool isContainer(const TypePtr& t) {
 
 class Partitioner {
  public:
-  Partitioner(Graph& graph, const PartitionOptions& o) : graph_(graph), o_(o) {}
+  Partitioner(Graph& graph, const PartitionOptions& o)
+      : graph_(graph), o_(o), mayBeNested_(passes::valuesThatMayBeNested(graph)) {}
 
   PartitionReport run() {
     partitionBlock(graph_.block());
@@ -223,6 +225,9 @@ class Partitioner {
       return "writes in place (or views) a value from outside the engine: stays with the "
              "interpreter, which holds that value";
     if (executedInTorch(n, op)) return "listed in torch_executed_ops";
+    for (const Value* in : n.inputs())
+      if (mayBeNested_.count(in))  // Note [Values that may be nested] in passes/lower_nested.cpp
+        return "reads a value that may be a nested tensor at run time";
     if (!isConvertible(n, op)) return "no engine converter";
     if (op && readsValuesIntoNumbers(*op))
       for (const Value* in : n.inputs())
@@ -593,6 +598,7 @@ class Partitioner {
   Graph& graph_;
   const PartitionOptions& o_;
   PartitionReport report_;
+  std::unordered_set<const Value*> mayBeNested_;
   std::unordered_set<const Node*> forcedOut_;
   std::unordered_set<const Node*> writesOutside_;  // Note [In-place writes at an engine's edge]
 };

@@ -4,6 +4,7 @@
 #include "convert/conversion_ctx.h"
 #include "core/error.h"
 #include "ir/operator_matching.h"
+#include "ir/walk.h"
 #include "passes/passes.h"
 #include "runtime/canonicalize_ops.h"
 #include "runtime/interpreter.h"
@@ -343,6 +344,26 @@ void resolveCopyingViews(const std::shared_ptr<Graph>& graph,
       continue;
     }
     n->output()->replaceAllUsesWith(clone->output());
+    n->destroy();
+  }
+}
+
+// A scripted nn.TransformerEncoder packs its batch into a nested tensor when its padding mask
+// is left-aligned, a fact of the mask's values that an ONNX graph would have to branch on
+// around the whole encoder. The export takes the dense path for every mask: each layer with
+// the key padding mask, which gives PyTorch's numbers in every position that is not padding
+// (PyTorch's nested path has zeros in the padded rows and cuts dim 1 to the longest sequence).
+void takeDenseEncoderPath(Graph& g) {
+  static const Symbol kLeftAligned = Symbol::aten("_nested_tensor_from_mask_left_aligned");
+  std::vector<Node*> found;
+  visitNodes(g.block(), [&](Node* n) {
+    if (n->kind() == kLeftAligned) found.push_back(n);
+    return false;
+  });
+  for (Node* n : found) {
+    WithInsertPoint at(n);
+    Value* no = g.insertConstant(IValue(false));
+    n->output()->replaceAllUsesWith(no);
     n->destroy();
   }
 }
@@ -1432,6 +1453,7 @@ PreparedGraph prepareForExport(const Graph& source, const std::vector<IValue>& i
   // packed and unpacked go first (passes/lower_tuples.cpp, as torch.onnx's LowerAllTuples): an
   // inlined method's `return (x, sr)` would hide the constant `sr` from folding.
   passes::lowerTuples(g);
+  takeDenseEncoderPath(g);
   inlineConstantIfs(g.block());
   readPackedBatchSizesAsBatch(g);
   resolveCopyingViews(out.graph, run.values);
