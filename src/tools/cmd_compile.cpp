@@ -6,6 +6,7 @@
 // --input SPEC, one per tensor parameter in order:
 //   "[(1,3,224,224);(4,3,224,224);(8,3,224,224)]@fp32"   Torch-TensorRT's min;opt;max profile
 //   1x3x224x224                                           a fixed shape (min = opt = max)
+//   "[(1,8);(1,128);(1,512)]@int64"                       token ids (also int32, bool)
 // Without --input, example INPUTs give the shapes with the batch dimension (0) free.
 // Example inputs (or, without them, random float32 inputs of each profile's opt shape, seed 0)
 // run once before writing, so the report shows each engine's memory plan.
@@ -23,6 +24,7 @@
 #include <iostream>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -40,15 +42,8 @@ struct CompileOptions {
   int threads = 0;
 };
 
-// "[(..);(..);(..)]@fp32" or "1x3x224x224".
-engine::InputProfile parseSpec(const std::string& spec) {
-  std::string s = spec;
-  if (auto at = s.rfind('@'); at != std::string::npos) {
-    const std::string dtype = s.substr(at + 1);
-    if (dtype != "fp32" && dtype != "float32" && dtype != "float")
-      throw Error(fmt::format("--input '{}': dtype '{}' is not supported (fp32)", spec, dtype));
-    s = s.substr(0, at);
-  }
+// The shape part of an --input spec.
+engine::InputProfile parseShape(const std::string& spec, const std::string& s) {
   if (!s.empty() && s.front() == '[') return engine::parseProfile(s);
   IntList dims;
   size_t pos = 0;
@@ -72,6 +67,35 @@ engine::InputProfile parseSpec(const std::string& spec) {
   return engine::InputProfile{dims, dims, dims};
 }
 
+// A profile and the dtype of the example input made for it.
+struct Spec {
+  engine::InputProfile profile;
+  ScalarType dtype = ScalarType::Float;
+};
+
+// "[(..);(..);(..)]@fp32" or "1x3x224x224" (or "...@int64": token ids).
+Spec parseSpec(const std::string& spec) {
+  std::string s = spec;
+  Spec out;
+  if (auto at = s.rfind('@'); at != std::string::npos) {
+    const std::string dtype = s.substr(at + 1);
+    // Torch-TensorRT's names and Python's.
+    std::optional<ScalarType> t = dtype == "fp32" || dtype == "float" ? ScalarType::Float
+                                  : dtype == "i64" || dtype == "long" ? ScalarType::Long
+                                  : dtype == "i32" || dtype == "int"
+                                      ? ScalarType::Int
+                                      : scalarTypeFromDtypeName(dtype);
+    if (!t || (*t != ScalarType::Float && *t != ScalarType::Long && *t != ScalarType::Int &&
+               *t != ScalarType::Bool))
+      throw Error(fmt::format(
+          "--input '{}': dtype '{}' is not supported (fp32, int64, int32 or bool)", spec, dtype));
+    out.dtype = *t;
+    s = s.substr(0, at);
+  }
+  out.profile = parseShape(spec, s);
+  return out;
+}
+
 Tensor randomTensor(const IntList& sizes, std::mt19937& gen) {
   std::normal_distribution<float> d(0.f, 1.f);
   Tensor t = Tensor::empty(sizes, ScalarType::Float);
@@ -88,7 +112,12 @@ void compileCommand(const CompileOptions& o) {
   spec.torchExecutedOps = o.torchExecutedOps;
   spec.requireFullCompilation = o.requireFull;
   spec.precision = o.precision;
-  for (const auto& s : o.specs) spec.inputs.push_back(parseSpec(s));
+  std::vector<ScalarType> dtypes;
+  for (const auto& s : o.specs) {
+    Spec parsed = parseSpec(s);
+    spec.inputs.push_back(parsed.profile);
+    dtypes.push_back(parsed.dtype);
+  }
   if (!o.inputs.empty())
     spec.exampleInputs =
         parseInputs(o.inputs, params, [](const std::string& p) { return loadNpy(p); });
@@ -107,7 +136,14 @@ void compileCommand(const CompileOptions& o) {
     }
   } else if (spec.exampleInputs.empty()) {
     std::mt19937 gen(0);
-    for (const auto& p : spec.inputs) spec.exampleInputs.emplace_back(randomTensor(p.opt, gen));
+    for (size_t i = 0; i < spec.inputs.size(); ++i) {
+      const IntList& opt = spec.inputs[i].opt;
+      // Integer inputs (token ids) in [0, 10), bools 0/1, as `run --input 1x128:int64`.
+      spec.exampleInputs.emplace_back(
+          dtypes[i] == ScalarType::Float
+              ? randomTensor(opt, gen)
+              : tensorFromSpec(InputSpec{opt, dtypes[i], InputSpec::Fill::Random}, 0));
+    }
   }
   if (o.checkSupport) {
     FreezeOptions fo;
@@ -153,7 +189,8 @@ void registerCompileCommand(CLI::App& app) {
   cmd->add_option("-o,--output", o->output, "the archive to write");
   cmd->add_option("--input", o->specs,
                   "shape profile per tensor input: 1x3x224x224 or "
-                  "\"[(1,3,224,224);(4,3,224,224);(8,3,224,224)]@fp32\"")
+                  "\"[(1,3,224,224);(4,3,224,224);(8,3,224,224)]@fp32\" (@int64, @int32, @bool: "
+                  "the example input's dtype)")
       ->allow_extra_args(false);  // one per --input: CLI11 would split "[...]" at its commas
   cmd->add_option("--precision", o->precision, "fp32 or bf16")
       ->check(CLI::IsMember({"fp32", "bf16"}));

@@ -467,6 +467,13 @@ TEST(CompileCli, BadSpecsAndShapesOutsideTheProfileAreClearErrors) {
             std::string::npos)
       << order.err;
   EXPECT_FALSE(std::filesystem::exists(out));
+  auto half = testing::runCli({"compile", src + "/examples/tiny_cnn.pt", "-o", out, "--input",
+                               "[(1,3,8,8);(1,3,8,8);(2,3,8,8)]@fp16"});
+  EXPECT_EQ(half.status, 1);
+  EXPECT_NE(half.err.find("dtype 'fp16' is not supported (fp32, int64, int32 or bool)"),
+            std::string::npos)
+      << half.err;
+  EXPECT_FALSE(std::filesystem::exists(out));
   // A fixed-shape engine, then an input of another shape.
   auto ok = testing::runCli({"compile", src + "/examples/tiny_cnn.pt", "-o", out, "--input",
                              "[(1,3,8,8);(1,3,8,8);(2,3,8,8)]"});
@@ -482,6 +489,22 @@ TEST(CompileCli, BadSpecsAndShapesOutsideTheProfileAreClearErrors) {
       std::string::npos)
       << outside.err;
   EXPECT_FALSE(std::filesystem::exists(dir / "out0.npy"));
+}
+
+// A token-id model compiled for a range of sequence lengths from an int64 profile alone (its
+// example input is made of ids in [0, 10)), then run on PyTorch's input: PyTorch's numbers.
+TEST(CompileCli, AnInt64ProfileCompilesATokenModel) {
+  const fs::path models = TORCHLESS_API_MODELS;
+  const fs::path c = models / "corpus_bert_like_scripted";
+  const auto dir = testing::freshDir("compile", "int64");
+  const std::string out = (dir / "ids.pt").string();
+  auto r = testing::runCli(
+      {"compile", (c / "model.pt").string(), "-o", out, "--input", "[(1,4);(2,10);(4,16)]@int64"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto run = testing::runCli({"run", out, (c / "in0.npy").string(), "--output-dir", dir.string()});
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_TRUE(testing::allClose(loadNpy((dir / "out0.npy").string()),
+                                loadNpy((c / "out0.npy").string()), 1e-4, 1e-4));
 }
 
 // --precision bf16: convolutions and products in bfloat16 where the CPU has it (outputs within
