@@ -789,7 +789,9 @@ INSTANTIATE_TEST_SUITE_P(
         "cov:runtime_factories_scripted", "cov:runtime_factories_traced", "cov:stft_traced",
         "cov:conv_transpose_output_size_scripted", "cov:shift_list_write_scripted",
         "cov:packed_gru_unsorted_scripted", "cov:unet_multiples_scripted",
-        "cov:unet_multiples_traced", "cov:pad_to_multiple_scripted", "cov:pad_to_multiple_traced"),
+        "cov:unet_multiples_traced", "cov:pad_to_multiple_scripted", "cov:pad_to_multiple_traced",
+        "cov:head_reshape_scripted", "cov:head_reshape_traced", "cov:grid_offsets_scripted",
+        "cov:grid_offsets_traced"),
     [](const ::testing::TestParamInfo<std::string>& info) {
       std::string s = info.param;
       return s.rfind("cov:", 0) == 0 ? "coverage_" + s.substr(4) : s;
@@ -852,7 +854,11 @@ INSTANTIATE_TEST_SUITE_P(
         "conv_transpose_output_size_scripted", "conv_transpose_output_size_traced",
         "shift_list_write_scripted", "shift_list_write_traced", "encoder_nested_traced",
         "encoder_nested_short_traced", "packed_gru_unsorted_scripted", "unet_multiples_scripted",
-        "unet_multiples_traced", "pad_to_multiple_scripted", "pad_to_multiple_traced"),
+        "unet_multiples_traced", "pad_to_multiple_scripted", "pad_to_multiple_traced",
+        "index_after_slice_scripted", "index_after_slice_traced", "scatter_reduce_sums_scripted",
+        "scatter_reduce_sums_traced", "scatter_reduce_extrema_scripted",
+        "scatter_reduce_extrema_traced", "head_reshape_scripted",
+        "head_reshape_traced", "grid_offsets_scripted", "grid_offsets_traced"),
     [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 }  // namespace

@@ -980,6 +980,64 @@ class TwoLevelUnet(nn.Module):
         return self.out(torch.cat([x, self.u1(c)], 1))
 
 
+class HeadReshape(nn.Module):
+    """HF BERT's and GPT-2's head split and merge: `x.size()[:-1] + (heads, head_dim)`, a list
+    of sizes read at run time joined to a constant one (aten::add.t), then view."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(16, 16)
+        self.heads = 4
+        self.head_dim = 4
+
+    def forward(self, x):  # [B, T, 16]
+        q = self.proj(x)
+        q = q.view(q.size()[:-1] + (self.heads, self.head_dim)).permute(0, 2, 1, 3)
+        a = (q @ q.transpose(-1, -2)).softmax(-1) @ q
+        a = a.permute(0, 2, 1, 3).contiguous()
+        return a.view(a.size()[:-2] + (self.heads * self.head_dim,))
+
+
+class IndexAfterSlice(nn.Module):
+    """Advanced indexing after full slices or with a slice between the index tensors, and a
+    mask over two inner dims (PyTorch puts B where adjacent indexed dims were, else first)."""
+
+    def forward(self, z, i, j, m):  # z [A, B, C, D]
+        return z[:, i, j] * 2.0, z[i, :, j] + 1.0, z[:, m].sum(-1)
+
+
+class ScatterReduceSums(nn.Module):
+    """Graph networks' message aggregation without torch_scatter: scatter_reduce's sum, prod
+    and mean, with and without the destination's own values (ScatterElements' reduction)."""
+
+    def forward(self, x, idx, src):
+        a = x.scatter_reduce(0, idx, src, "sum")
+        b = x.scatter_reduce(0, idx, src, "prod", include_self=False)
+        c = x.scatter_reduce(0, idx, src, "mean")
+        d = x.scatter_reduce(1, (idx[:, :2] % 3).t().contiguous(), src.t()[:2].contiguous(), "mean",
+                             include_self=False)
+        return a, b, c, d
+
+
+class ScatterReduceExtrema(nn.Module):
+    """scatter_reduce's amax and amin (ScatterElements' max and min, from opset 18)."""
+
+    def forward(self, x, idx, src):
+        return (x.scatter_reduce(0, idx, src, "amax"),
+                x.scatter_reduce(0, idx, src, "amin", include_self=False))
+
+
+class GridOffsets(nn.Module):
+    """YOLO heads' cell grid: a meshgrid of aranges over the feature map's sizes, added to the
+    decoded predictions."""
+
+    def forward(self, p):  # [B, A, H, W, 2]
+        ny, nx = p.shape[2], p.shape[3]
+        yv, xv = torch.meshgrid(torch.arange(ny), torch.arange(nx), indexing="ij")
+        grid = torch.stack((xv, yv), 2).view(1, 1, ny, nx, 2).float()
+        return p.sigmoid() * 2.0 - 0.5 + grid
+
+
 class PadToMultiple(nn.Module):
     """Swin's and U-Nets' padding to a multiple of the window, the amounts computed from the
     sizes; then a pad list copied from an attribute and written under a size test; and the sum
@@ -1121,6 +1179,15 @@ def main():
     # The other call's longest length (4) is not the example's (5): the padded output follows it.
     w("unet_multiples", TwoLevelUnet().eval(), [r(1, 3, 8, 12)], both, dyn=({0: [0, 2, 3]}, [dr(2, 3, 16, 4)]))
     w("pad_to_multiple", PadToMultiple(), [r(1, 6, 7, 3)], both, dyn=({0: [0, 1, 2]}, [dr(2, 9, 5, 3)]))
+    w("index_after_slice", IndexAfterSlice(), [r(3, 4, 5, 6), torch.tensor([0, 2, 1]),
+      torch.tensor([[1, 4, 0]]), torch.rand(4, 5) > 0.5], both)
+    sr_idx = torch.tensor([[0, 2, 1], [2, 2, 0], [0, 0, 0], [4, 2, 1]])  # row 3 of x never hit
+    w("scatter_reduce_sums", ScatterReduceSums(), [r(5, 3), sr_idx, r(4, 3)], both, torch_onnx=False,
+      min_opset=16)
+    w("scatter_reduce_extrema", ScatterReduceExtrema(), [r(5, 3), sr_idx, r(4, 3)], both,
+      torch_onnx=False, min_opset=18)
+    w("head_reshape", HeadReshape().eval(), [r(2, 5, 16)], both, dyn=({0: [0, 1]}, [dr(3, 7, 16)]))
+    w("grid_offsets", GridOffsets(), [r(1, 3, 4, 6, 2)], both, dyn=({0: [0, 2, 3]}, [dr(2, 3, 5, 3, 2)]))
     w("packed_gru_unsorted", PackedGruUnsorted().eval(), [r(3, 5, 3), torch.tensor([2, 5, 3])], ("scripted",),
       dyn=({0: [0, 1], 1: [0]}, [dr(4, 6, 3), torch.tensor([4, 1, 3, 2])]))
 

@@ -4,6 +4,7 @@
 // symbolic_opset11 / 16 (index, index_put, slice_scatter, select_scatter).
 #include "convert/onnx/onnx_ctx.h"
 
+#include <algorithm>
 #include <limits>
 
 namespace torchless::onnx_export {
@@ -185,14 +186,51 @@ void convertIndex(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     return ctx.setOutput(n, 0,
                          ctx.op("Gather", {self, i}, {attrI("axis", static_cast<int64_t>(lead))}));
   }
-  if (lead > 0)
-    args[1].fail("index tensors for the leading dims (no None before them)",
-                 "None before a tensor");
-  auto [nd, k] =
-      ndIndices(ctx, n, args[1],
-                std::vector(idx.begin(), idx.begin() + static_cast<std::ptrdiff_t>(tensors)));
+  // Several index tensors, or a mask, after full slices or with slices between them
+  // (`z[:, i, j]`, `x[i, :, j]`, `x[:, mask]`), as PyTorch's advanced indexing: the indexed
+  // dims go first (Transpose), GatherND gives B + the other dims in order, and when the
+  // indexed dims were adjacent B moves back to where they started.
+  const int64_t rank = ctx.expectRank(n, args[0].value());
+  std::vector<int64_t> indexed;
+  std::vector<std::pair<std::string, const Value*>> given;
+  int64_t bRank = 0;
+  for (int64_t d = 0; const auto& [t, v] : idx) {
+    if (t.empty()) {
+      ++d;
+      continue;
+    }
+    const bool mask = isBoolIndex(ctx, v);
+    const int64_t span = mask ? ctx.expectRank(n, v) : 1;
+    for (int64_t j = 0; j < span; ++j) indexed.push_back(d + j);
+    d += span;
+    bRank = std::max(bRank, mask ? int64_t{1} : ctx.expectRank(n, v));
+    given.emplace_back(t, v);
+  }
+  if (indexed.empty() || indexed.back() >= rank)
+    args[1].fail(fmt::format("indices for at most the {} dims of self", rank),
+                 fmt::format("{} indexed dims", indexed.size()));
+  std::vector<int64_t> perm = indexed;
+  for (int64_t d = 0; d < rank; ++d)
+    if (std::find(indexed.begin(), indexed.end(), d) == indexed.end()) perm.push_back(d);
+  bool moved = false;
+  for (int64_t d = 0; d < rank; ++d) moved = moved || perm[static_cast<size_t>(d)] != d;
+  std::string src = moved ? ctx.op("Transpose", {self}, {attrIs("perm", perm)}) : self;
+  auto [nd, k] = ndIndices(ctx, n, args[1], given);
   (void)k;
-  ctx.setOutput(n, 0, ctx.op("GatherND", {self, nd}));
+  std::string y = ctx.op("GatherND", {src, nd});
+  bool adjacent = true;
+  for (size_t j = 1; j < indexed.size(); ++j)
+    adjacent = adjacent && indexed[j] == indexed[0] + int64_t(j);
+  const int64_t lead0 = indexed.front();
+  if (adjacent && lead0 > 0) {
+    const int64_t outRank = bRank + rank - static_cast<int64_t>(indexed.size());
+    std::vector<int64_t> back;
+    for (int64_t d = 0; d < lead0; ++d) back.push_back(bRank + d);
+    for (int64_t d = 0; d < bRank; ++d) back.push_back(d);
+    for (int64_t d = bRank + lead0; d < outRank; ++d) back.push_back(d);
+    y = ctx.op("Transpose", {y}, {attrIs("perm", back)});
+  }
+  ctx.setOutput(n, 0, y);
 }
 
 // ScatterND(x, nd, updates), with reduction "add" when accumulating (opset 16), else into zeros
@@ -365,6 +403,76 @@ void convertGather(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
                 ctx.op("GatherElements", {args[0].unwrapToTensor(), idx}, {attrI("axis", dim)}));
 }
 
+// scatter's src (args[3]) in self's dtype, cut to index's (args[2]) shape: PyTorch reads only
+// src's leading part of index's shape; ScatterElements wants the same shape.
+std::string srcAsIndexShape(OnnxCtx& ctx, const Node& n, OnnxArgs& args, ScalarType dt) {
+  std::string updates = ctx.castTo(args[3].unwrapToTensor(), ctx.dtypeOf(args[3].value()), dt);
+  auto srcSizes = ctx.sizesOf(args[3].value());
+  auto idxSizes = ctx.expectSizes(n, args[2].value());
+  if (srcSizes && *srcSizes != idxSizes && srcSizes->size() == idxSizes.size()) {
+    std::vector<int64_t> zeros(idxSizes.size(), 0), axes;
+    for (size_t i = 0; i < idxSizes.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+    updates = ctx.op("Slice", {updates, ctx.constInt64s(zeros), ctx.constInt64s(idxSizes),
+                               ctx.constInt64s(axes)});
+  }
+  return updates;
+}
+
+// scatter_reduce.two(self, dim, index, src, reduce, *, include_self=True), as ATen's
+// scatter_reduce: ScatterElements with reduction "add" (sum, mean), "mul" (prod) from opset 16,
+// "max" (amax) and "min" (amin) from opset 18. Without include_self the indexed positions are
+// first set to the reduction's identity (0, 1, -inf, +inf); mean divides by the number of
+// values each position took (1 more with include_self; positions no index names keep self).
+void convertScatterReduce(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+  const ScalarType dt = dtypeOr(ctx, args[0].value());
+  const int64_t dim =
+      wrapDim(args[1].unwrapToInt(), std::max<int64_t>(ctx.expectRank(n, args[0].value()), 1));
+  const std::string reduce = args[4].unwrapToString();
+  const bool includeSelf = args.size() > 5 ? args[5].unwrapToBool() : true;
+  const bool floating = isFloatingType(dt);
+  std::string reduction;
+  double identity = 0;
+  int minOpset = 16;
+  if (reduce == "sum" || reduce == "mean") {
+    reduction = "add";
+  } else if (reduce == "prod") {
+    reduction = "mul", identity = 1;
+  } else if (reduce == "amax" || reduce == "amin") {
+    reduction = reduce == "amax" ? "max" : "min", minOpset = 18;
+    identity = (reduce == "amax" ? -1 : 1) * std::numeric_limits<double>::infinity();
+    if (!includeSelf && !floating)
+      args[0].fail("a floating tensor (amax/amin without include_self)", toString(dt));
+  } else {
+    args[4].fail("'sum', 'prod', 'mean', 'amax' or 'amin'", "'" + reduce + "'");
+  }
+  if (reduce == "mean" && !floating) args[0].fail("a floating tensor (mean)", toString(dt));
+  if (ctx.opset() < minOpset)
+    throw Error(fmt::format(
+        "{} with reduce='{}' is exported from opset {} (ScatterElements' reduction '{}'); this "
+        "export writes opset {}",
+        n.kind().toQualString(), reduce, minOpset, reduction, ctx.opset()));
+  const std::string idx = toLong(ctx, args[2].unwrapToTensor(), args[2].value());
+  const std::string updates = srcAsIndexShape(ctx, n, args, dt);
+  const std::vector<OnnxAttr> axis = {attrI("axis", dim)};
+  auto filled = [&](const std::string& like, double v) {
+    return ctx.op("Expand", {ctx.constScalar(v, dt), ctx.op("Shape", {like})});
+  };
+  std::string base = args[0].unwrapToTensor();
+  if (!includeSelf) base = ctx.op("ScatterElements", {base, idx, filled(idx, identity)}, axis);
+  std::vector<OnnxAttr> attrs = axis;
+  attrs.push_back(attrS("reduction", reduction));
+  std::string y = ctx.op("ScatterElements", {base, idx, updates}, attrs);
+  if (reduce == "mean") {
+    std::string self = args[0].unwrapToTensor();
+    std::vector<OnnxAttr> add = axis;
+    add.push_back(attrS("reduction", "add"));
+    std::string count = ctx.op("ScatterElements",
+                               {filled(self, includeSelf ? 1.0 : 0.0), idx, filled(idx, 1.0)}, add);
+    y = ctx.op("Div", {y, ctx.op("Max", {count, ctx.constScalar(1, dt)})});
+  }
+  ctx.setOutput(n, 0, y);
+}
+
 // scatter(self, dim, index, src | value[, reduce]) / scatter_add -> ScatterElements(self,
 // index, updates, axis[, reduction]); a scalar value is expanded to index's shape. Reductions
 // ("add", "multiply", scatter_add) need opset 16, where ScatterElements gained them: before,
@@ -380,16 +488,7 @@ OnnxConverter scatter(std::optional<std::string> fixedReduce) {
       updates =
           ctx.op("Expand", {ctx.constScalar(args[3].unwrapToDouble(), dt), ctx.op("Shape", {idx})});
     else
-      updates = ctx.castTo(args[3].unwrapToTensor(), ctx.dtypeOf(args[3].value()), dt);
-    // PyTorch reads only src's leading part of index's shape; ONNX wants the same shape.
-    auto srcSizes = ctx.sizesOf(args[3].value());
-    auto idxSizes = ctx.expectSizes(n, args[2].value());
-    if (srcSizes && *srcSizes != idxSizes && srcSizes->size() == idxSizes.size()) {
-      std::vector<int64_t> zeros(idxSizes.size(), 0), axes;
-      for (size_t i = 0; i < idxSizes.size(); ++i) axes.push_back(static_cast<int64_t>(i));
-      updates = ctx.op("Slice", {updates, ctx.constInt64s(zeros), ctx.constInt64s(idxSizes),
-                                 ctx.constInt64s(axes)});
-    }
+      updates = srcAsIndexShape(ctx, n, args, dt);
     std::optional<std::string> reduction = fixedReduce;
     if (!reduction && args.size() > 4) {
       std::string r = args[4].unwrapToString();
@@ -536,6 +635,7 @@ void registerScatterConverters(OnnxConverterRegistry& r) {
                   "aten::scatter_.reduce", "aten::scatter_.value_reduce"},
                  scatter(std::nullopt));
   r.addOverloads({"aten::scatter_add", "aten::scatter_add_"}, scatter(std::string("add")));
+  r.addOverloads({"aten::scatter_reduce.two", "aten::scatter_reduce_.two"}, convertScatterReduce);
   r.addOverloads({"aten::masked_select"}, convertMaskedSelect);
   r.addOverloads({"aten::index_copy", "aten::index_copy_"}, indexWrite(IndexWrite::Copy));
   r.addOverloads({"aten::index_add", "aten::index_add_"}, indexWrite(IndexWrite::Add));

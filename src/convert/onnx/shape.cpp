@@ -1012,6 +1012,18 @@ void convertBroadcastTensors(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
         if (s[i] != 1) o = s[i];
       }
   }
+  // meshgrid's grid is read from its inputs' sizes at run time (a YOLO head's
+  // meshgrid(arange(ny), arange(nx)) follows the feature map under dynamic axes).
+  std::string target;
+  if (mesh) {
+    std::vector<std::string> dims;
+    for (size_t i = 0; i < xs.size(); ++i)
+      dims.push_back(shapes[i].empty() ? ctx.constInt64s({1}) : ctx.op("Shape", {xs[i]}));
+    if (indexing == "xy" && dims.size() >= 2) std::swap(dims[0], dims[1]);
+    target = ctx.op("Concat", dims, {attrI("axis", 0)});
+  } else {
+    target = ctx.constInt64s(out);
+  }
   std::vector<std::string> ys;
   for (size_t i = 0; i < xs.size(); ++i) {
     std::string x = xs[i];
@@ -1022,7 +1034,7 @@ void convertBroadcastTensors(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
       shape[at] = -1;
       x = ctx.op("Reshape", {x, ctx.constInt64s(shape)});
     }
-    ys.push_back(ctx.op("Expand", {x, ctx.constInt64s(out)}));
+    ys.push_back(ctx.op("Expand", {x, target}));
   }
   ctx.setTensorList(n.output(), ys);
   if (!list->node()->inputs().empty())
@@ -1642,6 +1654,20 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
       std::vector<IValue> xs = a->list;
       for (const IValue& x : args[1].unwrapToIValue().toList()->list) xs.push_back(x);
       return ctx.setStatic(n.output(), IValue(ListImpl::create(a->elementType, std::move(xs))));
+    }
+    // Int lists, one of them computed at run time (HF BERT's and GPT-2's
+    // `x.size()[:-1] + (heads, head_dim)` under dynamic axes): Concat of 1-d int64 tensors.
+    const TypePtr& type = n.output()->type();
+    if (type->kind() == TypeKind::ListType &&
+        type->containedTypes().at(0)->kind() == TypeKind::IntType && !args[0].isTensorList() &&
+        !args[1].isTensorList() && !ctx.isSequence(args[0].value()) &&
+        !ctx.isSequence(args[1].value())) {
+      auto ints = [&](const convert::ArgValue<std::string>& a) {
+        if (a.isIValue()) return ctx.constInt64s(a.unwrapToIntList());
+        return ctx.castTo(a.unwrapToTensor(), ctx.dtypeOf(a.value()), ScalarType::Long);
+      };
+      return ctx.setOutput(n, 0,
+                           ctx.op("Concat", {ints(args[0]), ints(args[1])}, {attrI("axis", 0)}));
     }
     std::vector<std::string> xs = args[0].unwrapToTensorList();
     for (std::string& x : args[1].unwrapToTensorList()) xs.push_back(std::move(x));
