@@ -1027,6 +1027,17 @@ class ScatterReduceExtrema(nn.Module):
                 x.scatter_reduce(0, idx, src, "amin", include_self=False))
 
 
+class SliceWriteRunTimeBounds(nn.Module):
+    """Slice writes whose bounds are computed at run time: `out[1, :v.numel()] = v` and a
+    window placed at an offset by another input's size (slice_scatter with run-time ends)."""
+
+    def forward(self, x, v):
+        out = torch.zeros(2, 10)
+        out[1, :v.numel()] = v
+        out[0, 2:2 + x.size(1)] = x[0]
+        return out
+
+
 class GridOffsets(nn.Module):
     """YOLO heads' cell grid: a meshgrid of aranges over the feature map's sizes, added to the
     decoded predictions."""
@@ -1186,6 +1197,8 @@ def main():
       min_opset=16)
     w("scatter_reduce_extrema", ScatterReduceExtrema(), [r(5, 3), sr_idx, r(4, 3)], both,
       torch_onnx=False, min_opset=18)
+    w("slice_write_run_time_bounds", SliceWriteRunTimeBounds(), [r(1, 4), r(5)], both,
+      dyn=({0: [1], 1: [0]}, [dr(1, 6), dr(3)]))
     w("head_reshape", HeadReshape().eval(), [r(2, 5, 16)], both, dyn=({0: [0, 1]}, [dr(3, 7, 16)]))
     w("grid_offsets", GridOffsets(), [r(1, 3, 4, 6, 2)], both, dyn=({0: [0, 2, 3]}, [dr(2, 3, 5, 3, 2)]))
     w("packed_gru_unsorted", PackedGruUnsorted().eval(), [r(3, 5, 3), torch.tensor([2, 5, 3])], ("scripted",),

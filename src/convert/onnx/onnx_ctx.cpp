@@ -279,6 +279,13 @@ std::string unsqueeze(OnnxCtx& ctx, const std::string& x, const std::vector<int6
   return ctx.op("Unsqueeze", {x, ctx.constInt64s(axes)});
 }
 
+std::string intAsList(OnnxCtx& ctx, const convert::ArgValue<std::string>& a) {
+  if (a.isIValue()) return ctx.constInt64s({a.unwrapToInt()});
+  std::string t = ctx.castTo(a.unwrapToTensor(), ctx.dtypeOf(a.value()), ScalarType::Long);
+  auto r = ctx.rankOf(a.value());
+  return r && *r == 1 ? t : unsqueeze(ctx, t, {0});
+}
+
 std::string squeeze(OnnxCtx& ctx, const std::string& x, const std::vector<int64_t>& axes) {
   if (axes.empty()) return ctx.op("Squeeze", {x});
   return ctx.op("Squeeze", {x, ctx.constInt64s(axes)});

@@ -245,6 +245,8 @@ ScalarType dtypeOr(const OnnxCtx& ctx, const Value* v, ScalarType dflt = ScalarT
 /// Unsqueeze(x, axes) in the opset's form (axes input from 13).
 std::string unsqueeze(OnnxCtx& ctx, const std::string& x, const std::vector<int64_t>& axes);
 std::string squeeze(OnnxCtx& ctx, const std::string& x, const std::vector<int64_t>& axes);
+/// An int argument (known, or computed at run time) as a 1-d int64 tensor of one element.
+std::string intAsList(OnnxCtx& ctx, const convert::ArgValue<std::string>& a);
 /// Reduce<kind>(x, axes, keepdims) in the opset's form: axes as input for ReduceSum from 13
 /// and for the others from 18, as attribute before. Empty axes reduce everything.
 std::string reduce(OnnxCtx& ctx, const std::string& kind, const std::string& x,

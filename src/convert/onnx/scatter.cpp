@@ -21,17 +21,20 @@ std::string toLong(OnnxCtx& ctx, const std::string& x, const Value* v) {
 // with indices = the positions the slice covers along dim, expanded to src's shape
 // (https://onnx.ai/onnx/operators/onnx__ScatterElements.html). A slice covering the whole dim
 // is src itself.
+// Bounds computed at run time (`out[b, :v.numel()] = v`) come as 1-d int64 tensors in
+// `runTimeStart` / `runTimeEnd` and take the computed-positions path.
 void scatterSlice(OnnxCtx& ctx, const Node& n, const Value* selfV, const std::string& self,
                   const std::string& src, int64_t dim, std::optional<int64_t> startArg,
                   std::optional<int64_t> endArg, int64_t step,
-                  const convert::ArgValue<std::string>& dimArg) {
+                  const convert::ArgValue<std::string>& dimArg,
+                  const std::string& runTimeStart = "", const std::string& runTimeEnd = "") {
   auto sizes = ctx.sizesOf(selfV);
   const std::optional<int64_t> knownRank =
       sizes ? std::optional<int64_t>(static_cast<int64_t>(sizes->size())) : ctx.rankOf(selfV);
   if (!knownRank) dimArg.fail("a dim of a tensor of known rank", "a tensor of unknown rank");
   const int64_t rank = *knownRank;
   dim = wrapDim(dim, rank);
-  if (!sizes || ctx.isDynamicDim(selfV, dim)) {
+  if (!sizes || ctx.isDynamicDim(selfV, dim) || !runTimeStart.empty() || !runTimeEnd.empty()) {
     // Along a dynamic axis, or inside a loop body where sizes are known at run time only, the
     // positions are computed: Slice(Range(0, size), start, end, step) clamps and wraps the
     // bounds as PyTorch does.
@@ -41,9 +44,11 @@ void scatterSlice(OnnxCtx& ctx, const Node& n, const Value* selfV, const std::st
     std::string all =
         ctx.op("Range", {ctx.constScalar(0, ScalarType::Long), squeeze(ctx, size, {0}),
                          ctx.constScalar(1, ScalarType::Long)});
-    std::string positions = ctx.op("Slice", {all, ctx.constInt64s({startArg.value_or(0)}),
-                                             ctx.constInt64s({endArg.value_or(kInt64Max)}),
-                                             ctx.constInt64s({0}), ctx.constInt64s({step})});
+    std::string positions =
+        ctx.op("Slice",
+               {all, runTimeStart.empty() ? ctx.constInt64s({startArg.value_or(0)}) : runTimeStart,
+                runTimeEnd.empty() ? ctx.constInt64s({endArg.value_or(kInt64Max)}) : runTimeEnd,
+                ctx.constInt64s({0}), ctx.constInt64s({step})});
     std::vector<int64_t> shape(rank, 1);
     shape[dim] = -1;
     std::string indices = ctx.op(
@@ -74,10 +79,21 @@ void convertSliceScatter(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   std::string src = ctx.castTo(args[1].unwrapToTensor(), ctx.dtypeOf(args[1].value()),
                                dtypeOr(ctx, args[0].value()));
   std::optional<int64_t> start, end;
-  if (!args[3].isNone()) start = args[3].unwrapToInt();
-  if (!args[4].isNone()) end = args[4].unwrapToInt();
+  std::string runTimeStart, runTimeEnd;  // bounds computed at run time
+  if (!args[3].isNone()) {
+    if (args[3].isIValue())
+      start = args[3].unwrapToInt();
+    else
+      runTimeStart = intAsList(ctx, args[3]);
+  }
+  if (!args[4].isNone()) {
+    if (args[4].isIValue())
+      end = args[4].unwrapToInt();
+    else
+      runTimeEnd = intAsList(ctx, args[4]);
+  }
   scatterSlice(ctx, n, args[0].value(), self, src, args[2].unwrapToInt(0), start, end,
-               args[5].unwrapToInt(1), args[2]);
+               args[5].unwrapToInt(1), args[2], runTimeStart, runTimeEnd);
 }
 
 // select_scatter(self, src, dim, index): src gets dim back (Unsqueeze), then as slice_scatter;

@@ -21,14 +21,6 @@ std::string intListTensor(OnnxCtx& ctx, const convert::ArgValue<std::string>& a)
   return ctx.castTo(a.unwrapToTensor(), ctx.dtypeOf(a.value()), ScalarType::Long);
 }
 
-// An int argument as a 1-d int64 tensor of one element.
-std::string intAsList(OnnxCtx& ctx, const convert::ArgValue<std::string>& a) {
-  if (a.isIValue()) return ctx.constInt64s({a.unwrapToInt()});
-  std::string t = ctx.castTo(a.unwrapToTensor(), ctx.dtypeOf(a.value()), ScalarType::Long);
-  auto r = ctx.rankOf(a.value());
-  return r && *r == 1 ? t : unsqueeze(ctx, t, {0});
-}
-
 // Records that every element of the tensor list `list` has `dtype` and `rank` (ValueFacts).
 void setElementFacts(OnnxCtx& ctx, const Value* list, std::optional<ScalarType> dtype,
                      std::optional<int64_t> rank,
