@@ -1162,8 +1162,8 @@ def main():
     w("transformer_masks", TransformerMasks(), [r(2, 5, 32), pad], both)
     w("mha_cross_attention", CrossAttention().eval(), [r(2, 3, 16), r(2, 4, 16)], both,
       dyn=({0: [0, 1], 1: [0, 1]}, [dr(3, 5, 16), dr(3, 2, 16)]))
-    # With dynamic lengths only traced: scripted, torch.stft's center padding builds its view
-    # shapes from list(x.size()), a list the export cannot compute at run time.
+    # Scripted, torch.stft's center padding builds its view shapes from list(x.size()), a list
+    # computed at run time under dynamic lengths.
     w("stft", Stft(), [r(2, 64), r(50), torch.hann_window(10) + 0.1], both,
       dyn=({0: [1], 1: [0]}, [dr(2, 80), dr(61), torch.hann_window(10) + 0.1]))
 

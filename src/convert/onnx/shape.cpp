@@ -1268,6 +1268,10 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
       ctx.markSequence(n.output());
     } else if (args[0].isTensorList()) {
       ctx.setTensorList(n.output(), args[0].unwrapToTensorList());
+    } else if (!args[0].isIValue() && !mayHoldTensor(args[0].value()->type())) {
+      // Numbers computed at run time (stft's `list(input.size())` under dynamic axes): the
+      // 1-d tensor that holds them.
+      ctx.setOutput(n, 0, args[0].unwrapToTensor());
     } else {
       ctx.setStatic(n.output(), args[0].unwrapToIValue());
     }
