@@ -1038,6 +1038,19 @@ class SliceWriteRunTimeBounds(nn.Module):
         return out
 
 
+class StackNegativeDims(nn.Module):
+    """stack at negative dims of lists an op returns (unbind, chunk, meshgrid: YOLO's
+    `torch.stack(torch.meshgrid(...), -1)`) and of 0-d tensors."""
+
+    def forward(self, x):  # [B, 3, H, W]
+        a = torch.stack(x.unbind(1), -1)
+        b = torch.stack(x.chunk(3, 1), -2)
+        gy, gx = torch.arange(x.size(2)), torch.arange(x.size(3))
+        c = torch.stack(torch.meshgrid(gy, gx, indexing="ij"), -1).float()
+        d = torch.stack([x.sum(), x.mean(), x.amax()], -1)
+        return a, b, c, d
+
+
 class GridOffsets(nn.Module):
     """YOLO heads' cell grid: a meshgrid of aranges over the feature map's sizes, added to the
     decoded predictions."""
@@ -1199,6 +1212,8 @@ def main():
       torch_onnx=False, min_opset=18)
     w("slice_write_run_time_bounds", SliceWriteRunTimeBounds(), [r(1, 4), r(5)], both,
       dyn=({0: [1], 1: [0]}, [dr(1, 6), dr(3)]))
+    w("stack_negative_dims", StackNegativeDims(), [r(1, 3, 4, 5)], both,
+      dyn=({0: [0, 2, 3]}, [dr(2, 3, 6, 3)]))
     w("head_reshape", HeadReshape().eval(), [r(2, 5, 16)], both, dyn=({0: [0, 1]}, [dr(3, 7, 16)]))
     w("grid_offsets", GridOffsets(), [r(1, 3, 4, 6, 2)], both, dyn=({0: [0, 2, 3]}, [dr(2, 3, 5, 3, 2)]))
     w("packed_gru_unsorted", PackedGruUnsorted().eval(), [r(3, 5, 3), torch.tensor([2, 5, 3])], ("scripted",),

@@ -221,13 +221,16 @@ void convertCat(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   }
   auto xs = args[0].unwrapToTensorList();
   const Value* list = args[0].value();
+  // The elements' rank (stack's output has one more). cat skips the rank of 0-d elements (its
+  // legacy empty inputs are 1-d); stack takes them (stacking scalars).
+  const bool stack = n.kind() == Symbol::aten("stack");
   int64_t rank = -1;
   if (list->node()->kind() == prim::ListConstruct)
     for (const Value* v : list->node()->inputs())
-      if (auto r = ctx.rankOf(v); r && *r > 0) rank = *r;
-  if (rank < 0) rank = ctx.expectRank(n, n.output());
+      if (auto r = ctx.rankOf(v); r && (*r > 0 || stack)) rank = *r;
+  if (rank < 0) rank = ctx.expectRank(n, n.output()) - (stack ? 1 : 0);
   int64_t dim = args[1].unwrapToInt(0);
-  if (n.kind() == Symbol::aten("stack")) {
+  if (stack) {
     dim = wrapDim(dim, rank + 1);
     for (auto& x : xs) x = unsqueeze(ctx, x, {dim});
   } else {
