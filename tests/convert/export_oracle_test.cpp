@@ -28,6 +28,7 @@
 #include <iostream>
 #include <memory>
 #include <sstream>
+#include <tuple>
 
 using namespace torchless;
 namespace tlo = torchless::onnx_export;
@@ -578,6 +579,39 @@ TEST(CoverageExportErrors, AntialiasedResizeOfRunTimeSizes) {
               std::string::npos)
         << log;
     EXPECT_NE(log.find("_upsample_bilinear2d_aa"), std::string::npos) << log;
+    EXPECT_NE(log.find("rc=1"), std::string::npos) << log;
+    EXPECT_FALSE(fs::exists(bad));
+  }
+}
+
+// scatter_reduce's mean of an integer tensor (ATen floors it; ONNX's Div on integers truncates)
+// and amax without include_self on integers (no infinity to start from) are refused with the
+// operator's schema and what it needs, exit 1, nothing written.
+TEST(CoverageExportErrors, ScatterReduceOfIntegers) {
+  const char* bin = std::getenv("TORCHLESS_BIN");
+  ASSERT_NE(bin, nullptr) << "TORCHLESS_BIN is not set";
+  const fs::path dir = kCoverageCases / "scatter_reduce_int";
+  fs::create_directories(dir);
+  saveNpy((dir / "x.npy").string(), Tensor::fromVector(std::vector<int64_t>{1, 2, 3, 4}, {4}));
+  saveNpy((dir / "i.npy").string(), Tensor::fromVector(std::vector<int64_t>{0, 0, 3}, {3}));
+  saveNpy((dir / "s.npy").string(), Tensor::fromVector(std::vector<int64_t>{5, -7, 2}, {3}));
+  for (const auto& [reduce, self, need] :
+       {std::tuple<std::string, int, std::string>{"mean", 1, "a floating tensor (mean)"},
+        {"amax", 0, "a floating tensor (amax/amin without include_self)"}}) {
+    const fs::path ir = dir / ("m_" + reduce + ".ir");
+    std::ofstream(ir) << "graph(%x : Tensor, %i : Tensor, %s : Tensor):\n"
+                      << "  %d : int = prim::Constant[value=0]()\n"
+                      << "  %r : str = prim::Constant[value=\"" << reduce << "\"]()\n"
+                      << "  %t : bool = prim::Constant[value=" << self << "]()\n"
+                      << "  %y : Tensor = aten::scatter_reduce(%x, %d, %i, %s, %r, %t)\n"
+                      << "  return (%y)\n";
+    const fs::path bad = dir / "bad.onnx";
+    std::string log =
+        runCommand(fmt::format("{} export {} {} {} {} -o {} --opset 18 2>&1; echo rc=$?", bin,
+                               ir.string(), (dir / "x.npy").string(), (dir / "i.npy").string(),
+                               (dir / "s.npy").string(), bad.string()));
+    EXPECT_NE(log.find("aten::scatter_reduce.two"), std::string::npos) << log;
+    EXPECT_NE(log.find(need), std::string::npos) << log;
     EXPECT_NE(log.find("rc=1"), std::string::npos) << log;
     EXPECT_FALSE(fs::exists(bad));
   }
