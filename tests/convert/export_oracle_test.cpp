@@ -584,13 +584,73 @@ TEST(CoverageExportErrors, AntialiasedResizeOfRunTimeSizes) {
   }
 }
 
+// A List[Tensor] built in a loop and returned is one ONNX sequence output (the checker
+// rejected its tensor type before; gen_export_coverage_cases.py's list_output_loop). onnxruntime-node reads no sequence outputs, so the test
+// appends ConcatFromSequence (new_axis) to the written model and compares the stack with
+// PyTorch's list, exported with a dynamic length and run at two lengths.
+TEST(SequenceOutputOracle, ReturnedListBuiltInALoop) {
+  const fs::path dir = kCoverageCases / "list_output_loop_scripted";
+  ASSERT_TRUE(fs::exists(dir / "meta.json")) << dir;
+  auto g = std::make_shared<Graph>();
+  parseIR(readFile(dir / "graph.txt"), g.get());
+  tlo::ExportOptions o;
+  o.inputNames = {"x"};
+  o.dynamicAxes["x"] = {0};
+  tlo::ExportReport report;
+  ::onnx::ModelProto model =
+      tlo::exportGraph(*g, {IValue(loadNpy((dir / "in0.npy").string()))}, o, &report);
+  EXPECT_TRUE(report.checked);
+  ASSERT_EQ(model.graph().output_size(), 1);
+  const auto& out = model.graph().output(0);
+  ASSERT_TRUE(out.type().has_sequence_type()) << out.DebugString();
+  EXPECT_EQ(out.type().sequence_type().elem_type().tensor_type().elem_type(),
+            ::onnx::TensorProto::FLOAT);
+  auto* cat = model.mutable_graph()->add_node();
+  cat->set_op_type("ConcatFromSequence");
+  cat->add_input(out.name());
+  cat->add_output("stacked");
+  auto* axis = cat->add_attribute();
+  axis->set_name("axis");
+  axis->set_type(::onnx::AttributeProto::INT);
+  axis->set_i(0);
+  auto* newAxis = cat->add_attribute();
+  newAxis->set_name("new_axis");
+  newAxis->set_type(::onnx::AttributeProto::INT);
+  newAxis->set_i(1);
+  auto* stacked = model.mutable_graph()->mutable_output(0);
+  stacked->Clear();
+  stacked->set_name("stacked");
+  stacked->mutable_type()->mutable_tensor_type()->set_elem_type(::onnx::TensorProto::FLOAT);
+  const fs::path onnxFile = dir / "stacked.onnx";
+  tlo::saveModel(model, onnxFile.string());
+  for (const fs::path& from : {dir, dir / "alt"}) {
+    // PyTorch's list, stacked: out0 ... outK-1 of one shape.
+    std::vector<Tensor> elems;
+    for (size_t k = 0; fs::exists(from / fmt::format("out{}.npy", k)); ++k)
+      elems.push_back(loadNpy((from / fmt::format("out{}.npy", k)).string()));
+    ASSERT_FALSE(elems.empty());
+    IntList sizes = elems[0].sizes();
+    sizes.insert(sizes.begin(), static_cast<int64_t>(elems.size()));
+    Tensor want = Tensor::empty(sizes, ScalarType::Float);
+    const int64_t n = elems[0].numel();
+    for (size_t k = 0; k < elems.size(); ++k)
+      std::copy_n(elems[k].contiguous().data<float>(), n, want.data<float>() + k * n);
+    const fs::path check = from / "stacked";
+    fs::create_directories(check);
+    fs::copy_file(from / "in0.npy", check / "in0.npy", fs::copy_options::overwrite_existing);
+    saveNpy((check / "out0.npy").string(), want);
+    runOrt(onnxFile, check, 1, nlohmann::json{{"rtol", 1e-5}, {"atol", 1e-5}},
+           fmt::format("list of {} from a loop", elems.size()));
+  }
+}
+
 // scatter_reduce's mean of an integer tensor (ATen floors it; ONNX's Div on integers truncates)
 // and amax without include_self on integers (no infinity to start from) are refused with the
 // operator's schema and what it needs, exit 1, nothing written.
 TEST(CoverageExportErrors, ScatterReduceOfIntegers) {
   const char* bin = std::getenv("TORCHLESS_BIN");
   ASSERT_NE(bin, nullptr) << "TORCHLESS_BIN is not set";
-  const fs::path dir = kCoverageCases / "scatter_reduce_int";
+  const fs::path dir = fs::path(TORCHLESS_BINARY_DIR) / "convert_scatter_reduce_int";
   fs::create_directories(dir);
   saveNpy((dir / "x.npy").string(), Tensor::fromVector(std::vector<int64_t>{1, 2, 3, 4}, {4}));
   saveNpy((dir / "i.npy").string(), Tensor::fromVector(std::vector<int64_t>{0, 0, 3}, {3}));

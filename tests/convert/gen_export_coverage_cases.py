@@ -1051,6 +1051,17 @@ class StackNegativeDims(nn.Module):
         return a, b, c, d
 
 
+class ListOutputLoop(nn.Module):
+    """A List[Tensor] built in a loop over a size and returned: an ONNX sequence output
+    (export_oracle_test.cpp's SequenceOutputs, not in the tensor-output oracles)."""
+
+    def forward(self, x) -> List[torch.Tensor]:
+        outs: List[torch.Tensor] = []
+        for i in range(x.size(0)):
+            outs.append(x[i] * float(i + 1))
+        return outs
+
+
 class GridOffsets(nn.Module):
     """YOLO heads' cell grid: a meshgrid of aranges over the feature map's sizes, added to the
     decoded predictions."""
@@ -1214,6 +1225,8 @@ def main():
       dyn=({0: [1], 1: [0]}, [dr(1, 6), dr(3)]))
     w("stack_negative_dims", StackNegativeDims(), [r(1, 3, 4, 5)], both,
       dyn=({0: [0, 2, 3]}, [dr(2, 3, 6, 3)]))
+    w("list_output_loop", ListOutputLoop(), [r(3, 4)], ("scripted",), dynamic={0: [0]},
+      alt_inputs=[r(5, 4)], script_for_onnx=True, torch_onnx=False)
     w("head_reshape", HeadReshape().eval(), [r(2, 5, 16)], both, dyn=({0: [0, 1]}, [dr(3, 7, 16)]))
     w("grid_offsets", GridOffsets(), [r(1, 3, 4, 6, 2)], both, dyn=({0: [0, 2, 3]}, [dr(2, 3, 5, 3, 2)]))
     w("packed_gru_unsorted", PackedGruUnsorted().eval(), [r(3, 5, 3), torch.tensor([2, 5, 3])], ("scripted",),

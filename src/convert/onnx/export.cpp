@@ -551,6 +551,20 @@ void addOutputInfo(OnnxCtx& ctx, ::onnx::GraphProto* gp, const PreparedGraph& pr
   } else if (auto l = outs.listOf.find(i); l != outs.listOf.end()) {
     typed = l->second;
   }
+  if (typed && ctx.isSequence(typed)) {
+    // A list whose length is known at run time only (appended to in a loop): an ONNX sequence
+    // of tensors, as torch.onnx returns a scripted List[Tensor].
+    auto* vi = gp->add_output();
+    vi->set_name(name);
+    auto* elem = vi->mutable_type()->mutable_sequence_type()->mutable_elem_type();
+    auto* tt = elem->mutable_tensor_type();
+    tt->set_elem_type(onnxDataType(ctx.dtypeOf(typed).value_or(ScalarType::Float)));
+    if (std::optional<int64_t> r = ctx.rankOf(typed)) {
+      auto* shape = tt->mutable_shape();
+      for (int64_t d = 0; d < *r; ++d) shape->add_dim();
+    }
+    return;
+  }
   if (typed) {
     if (ctx.isComplex(typed))
       throw Error(fmt::format(
