@@ -563,7 +563,7 @@ TEST(CliExportOracle, ExportsArchivesThatOnnxRuntimeRuns) {
 // Export errors on the coverage corpus: nothing is written, exit 1, the op and the reason named.
 // An antialiased resize of sizes known only at run time: Resize's antialias from opset 18;
 // below it, and with align_corners at any opset, the filter needs static sizes.
-TEST(CoverageExportErrors, AntialiasedResizeOfRunTimeSizes) {
+TEST(CoverageExportErrorOracle, AntialiasedResizeOfRunTimeSizes) {
   const char* bin = std::getenv("TORCHLESS_BIN");
   ASSERT_NE(bin, nullptr) << "TORCHLESS_BIN is not set";
   const fs::path aa = kCoverageCases / "antialias_resize_scripted";
@@ -647,7 +647,7 @@ TEST(SequenceOutputOracle, ReturnedListBuiltInALoop) {
 // scatter_reduce's mean of an integer tensor (ATen floors it; ONNX's Div on integers truncates)
 // and amax without include_self on integers (no infinity to start from) are refused with the
 // operator's schema and what it needs, exit 1, nothing written.
-TEST(CoverageExportErrors, ScatterReduceOfIntegers) {
+TEST(CoverageExportErrorOracle, ScatterReduceOfIntegers) {
   const char* bin = std::getenv("TORCHLESS_BIN");
   ASSERT_NE(bin, nullptr) << "TORCHLESS_BIN is not set";
   const fs::path dir = fs::path(TORCHLESS_BINARY_DIR) / "convert_scatter_reduce_int";
