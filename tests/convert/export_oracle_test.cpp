@@ -585,9 +585,10 @@ TEST(CoverageExportErrorOracle, AntialiasedResizeOfRunTimeSizes) {
 }
 
 // A List[Tensor] built in a loop and returned is one ONNX sequence output (the checker
-// rejected its tensor type before; gen_export_coverage_cases.py's list_output_loop). onnxruntime-node reads no sequence outputs, so the test
-// appends ConcatFromSequence (new_axis) to the written model and compares the stack with
-// PyTorch's list, exported with a dynamic length and run at two lengths.
+// rejected its tensor type before; gen_export_coverage_cases.py's list_output_loop).
+// onnxruntime-node reads no sequence outputs, so the test appends ConcatFromSequence (new_axis) to
+// the written model and compares the stack with PyTorch's list, exported with a dynamic length and
+// run at two lengths.
 TEST(SequenceOutputOracle, ReturnedListBuiltInALoop) {
   const fs::path dir = kCoverageCases / "list_output_loop_scripted";
   ASSERT_TRUE(fs::exists(dir / "meta.json")) << dir;
