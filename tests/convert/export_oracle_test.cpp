@@ -887,8 +887,9 @@ INSTANTIATE_TEST_SUITE_P(
         "cov:unet_multiples_scripted", "cov:unet_multiples_traced", "cov:pad_to_multiple_scripted",
         "cov:pad_to_multiple_traced", "cov:slice_write_run_time_bounds_scripted",
         "cov:slice_write_run_time_bounds_traced", "cov:stack_negative_dims_scripted",
-        "cov:stack_negative_dims_traced", "cov:head_reshape_scripted", "cov:head_reshape_traced",
-        "cov:grid_offsets_scripted", "cov:grid_offsets_traced"),
+        "cov:stack_negative_dims_traced", "cov:chunk_dynamic_scripted", "cov:chunk_dynamic_traced",
+        "cov:head_reshape_scripted", "cov:head_reshape_traced", "cov:grid_offsets_scripted",
+        "cov:grid_offsets_traced"),
     [](const ::testing::TestParamInfo<std::string>& info) {
       std::string s = info.param;
       return s.rfind("cov:", 0) == 0 ? "coverage_" + s.substr(4) : s;
@@ -956,8 +957,9 @@ INSTANTIATE_TEST_SUITE_P(
         "scatter_reduce_sums_traced", "scatter_reduce_extrema_scripted",
         "scatter_reduce_extrema_traced", "slice_write_run_time_bounds_scripted",
         "slice_write_run_time_bounds_traced", "stack_negative_dims_scripted",
-        "stack_negative_dims_traced", "head_reshape_scripted", "head_reshape_traced",
-        "grid_offsets_scripted", "grid_offsets_traced"),
+        "stack_negative_dims_traced", "chunk_dynamic_scripted", "chunk_dynamic_traced",
+        "head_reshape_scripted", "head_reshape_traced", "grid_offsets_scripted",
+        "grid_offsets_traced"),
     [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 }  // namespace

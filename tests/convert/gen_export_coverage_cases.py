@@ -1062,6 +1062,17 @@ class ListOutputLoop(nn.Module):
         return outs
 
 
+class ChunkDynamic(nn.Module):
+    """chunk unpacked into a fixed number of pieces along a dynamic axis (RAFT's
+    `fmap1, fmap2 = torch.chunk(fmaps, 2, dim=0)` on the batch of two images), and along
+    a static one."""
+
+    def forward(self, x, y):
+        a, b = torch.cat([x, y], 0).chunk(2, 0)
+        p, q, r = x.chunk(3, 1)
+        return a * b, p.sum(1) + q.sum(1) - r.sum(1)
+
+
 class GridOffsets(nn.Module):
     """YOLO heads' cell grid: a meshgrid of aranges over the feature map's sizes, added to the
     decoded predictions."""
@@ -1227,6 +1238,8 @@ def main():
       dyn=({0: [0, 2, 3]}, [dr(2, 3, 6, 3)]))
     w("list_output_loop", ListOutputLoop(), [r(3, 4)], ("scripted",), dynamic={0: [0]},
       alt_inputs=[r(5, 4)], script_for_onnx=True, torch_onnx=False)
+    w("chunk_dynamic", ChunkDynamic(), [r(2, 6), r(2, 6)], both,
+      dyn=({0: [0], 1: [0]}, [dr(3, 6), dr(3, 6)]))
     w("head_reshape", HeadReshape().eval(), [r(2, 5, 16)], both, dyn=({0: [0, 1]}, [dr(3, 7, 16)]))
     w("grid_offsets", GridOffsets(), [r(1, 3, 4, 6, 2)], both, dyn=({0: [0, 2, 3]}, [dr(2, 3, 5, 3, 2)]))
     w("packed_gru_unsorted", PackedGruUnsorted().eval(), [r(3, 5, 3), torch.tensor([2, 5, 3])], ("scripted",),

@@ -290,8 +290,26 @@ void convertSplit(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   } else {
     parts = args[1].unwrapToIntList();
   }
-  auto outs = ctx.opN("Split", {args[0].unwrapToTensor(), ctx.constInt64s(parts)}, parts.size(),
-                      {attrI("axis", dim)});
+  std::string splitSizes = ctx.constInt64s(parts);
+  if ((chunk || args[1].unwrapToIValue().isInt()) && parts.size() > 1 &&
+      ctx.isDynamicDim(args[0].value(), dim)) {
+    // Unpacked into the example's number of pieces along a dynamic axis: each piece's size is
+    // computed at run time (chunk: ceil(size / chunks); split: the given size), the last one
+    // takes the rest (RAFT's `fmap1, fmap2 = torch.chunk(fmaps, 2, dim=0)` on a dynamic batch).
+    const auto k = static_cast<int64_t>(parts.size());
+    std::string size =
+        ctx.op("Gather", {ctx.op("Shape", {args[0].unwrapToTensor()}), ctx.constInt64s({dim})},
+               {attrI("axis", 0)});
+    std::string each =
+        chunk ? ctx.op("Div", {ctx.op("Add", {size, ctx.constInt64s({args[1].unwrapToInt() - 1})}),
+                               ctx.constInt64s({args[1].unwrapToInt()})})
+              : ctx.constInt64s({args[1].unwrapToInt()});
+    std::string head = ctx.op("Expand", {each, ctx.constInt64s({k - 1})});
+    std::string last = ctx.op("Sub", {size, ctx.op("Mul", {each, ctx.constInt64s({k - 1})})});
+    splitSizes = ctx.op("Concat", {head, last}, {attrI("axis", 0)});
+  }
+  auto outs =
+      ctx.opN("Split", {args[0].unwrapToTensor(), splitSizes}, parts.size(), {attrI("axis", dim)});
   ctx.setTensorList(n.output(), outs);
   setElementFacts(ctx, n.output(), ctx.dtypeOf(args[0].value()), rank);
 }
