@@ -1065,12 +1065,14 @@ class ListOutputLoop(nn.Module):
 class ChunkDynamic(nn.Module):
     """chunk unpacked into a fixed number of pieces along a dynamic axis (RAFT's
     `fmap1, fmap2 = torch.chunk(fmaps, 2, dim=0)` on the batch of two images), and along
-    a static one."""
+    a static one; split_with_sizes by sizes read at run time."""
 
     def forward(self, x, y):
         a, b = torch.cat([x, y], 0).chunk(2, 0)
         p, q, r = x.chunk(3, 1)
-        return a * b, p.sum(1) + q.sum(1) - r.sum(1)
+        # split_with_sizes by sizes read at run time (per-image counts of a detection head).
+        u, v = torch.cat([x, y * 2.0], 0).split([x.size(0), y.size(0)], 0)
+        return a * b, p.sum(1) + q.sum(1) - r.sum(1), u - v
 
 
 class GridOffsets(nn.Module):

@@ -257,7 +257,8 @@ void convertSplit(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   std::vector<int64_t> parts;
   const std::string name(n.kind().toUnqualString());
   const bool chunk = name == "chunk" || name == "unsafe_chunk";
-  if ((chunk || args[1].unwrapToIValue().isInt()) &&
+  const bool bySize = !chunk && args[1].isIValue() && args[1].unwrapToIValue().isInt();
+  if ((chunk || bySize) &&
       splitsToSequence(ctx, args[0].value(), dim, n.output())) {
     // Pieces of one size (the last one smaller) along a dynamic axis: SplitToSequence with a
     // 0-d split; chunk's size is ceil(size / chunks), computed at run time.
@@ -283,15 +284,26 @@ void convertSplit(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     int64_t chunks = args[1].unwrapToInt();
     int64_t each = (sizes[dim] + chunks - 1) / chunks;
     for (int64_t left = sizes[dim]; left > 0; left -= each) parts.push_back(std::min(each, left));
-  } else if (args[1].unwrapToIValue().isInt()) {
+  } else if (bySize) {
     int64_t each = args[1].unwrapToInt();
     for (int64_t left = sizes[dim]; left > 0; left -= each) parts.push_back(std::min(each, left));
     if (parts.empty()) parts.push_back(0);
+  } else if (!args[1].isIValue() && args[1].value()->node()->kind() == prim::ListConstruct) {
+    // split_with_sizes by sizes computed at run time (detection heads split their pooled
+    // boxes by each image's count): as many pieces as the list has, sized at run time.
+    const Value* list = args[1].value();
+    parts.assign(list->node()->inputs().size(), 0);
+    auto outs = ctx.opN("Split",
+                        {args[0].unwrapToTensor(),
+                         ctx.castTo(args[1].unwrapToTensor(), ctx.dtypeOf(list), ScalarType::Long)},
+                        parts.size(), {attrI("axis", dim)});
+    ctx.setTensorList(n.output(), outs);
+    return setElementFacts(ctx, n.output(), ctx.dtypeOf(args[0].value()), rank);
   } else {
     parts = args[1].unwrapToIntList();
   }
   std::string splitSizes = ctx.constInt64s(parts);
-  if ((chunk || args[1].unwrapToIValue().isInt()) && parts.size() > 1 &&
+  if ((chunk || bySize) && parts.size() > 1 &&
       ctx.isDynamicDim(args[0].value(), dim)) {
     // Unpacked into the example's number of pieces along a dynamic axis: each piece's size is
     // computed at run time (chunk: ceil(size / chunks); split: the given size), the last one
