@@ -206,6 +206,34 @@ std::vector<IValue> runGraph(const char* text, std::vector<IValue> inputs) {
   return stack;
 }
 
+// aten::_nested_tensor_from_mask_left_aligned: true when each mask row is its trues then its
+// falses (an all-false row too), as PyTorch 1.13 answers; a bad mask gets PyTorch's messages.
+TEST(KernelExtra, NestedMaskLeftAligned) {
+  const char* ir = R"IR(
+graph(%x : Tensor, %m : Tensor):
+  %a : bool = aten::_nested_tensor_from_mask_left_aligned(%x, %m)
+  return (%a)
+)IR";
+  auto mask = [](std::vector<int64_t> v, IntList shape) {
+    return Tensor::fromVector(v, shape).to(ScalarType::Bool);
+  };
+  const Tensor x = ops::zeros({2, 4, 3});
+  auto aligned = [&](const Tensor& m) { return runGraph(ir, {IValue(x), IValue(m)})[0].toBool(); };
+  EXPECT_TRUE(aligned(mask({1, 1, 0, 0, 1, 0, 0, 0}, {2, 4})));
+  EXPECT_TRUE(aligned(mask({0, 0, 0, 0, 1, 1, 0, 0}, {2, 4})));
+  EXPECT_FALSE(aligned(mask({0, 1, 1, 0, 1, 1, 1, 1}, {2, 4})));
+  EXPECT_FALSE(aligned(mask({1, 0, 1, 0, 1, 1, 1, 1}, {2, 4})));
+  EXPECT_ERROR(runGraph(ir, {IValue(x), IValue(ops::ones({2, 4}))}),
+               "Expected mask to be of ScalarType Bool, but got Float instead.");
+  EXPECT_ERROR(runGraph(ir, {IValue(x), IValue(mask({1, 1, 1, 1, 1, 1}, {2, 3}))}),
+               "Mask size should match input size");
+  EXPECT_ERROR(runGraph(ir, {IValue(x), IValue(mask({1, 1, 1, 1, 1, 1, 1, 1}, {2, 4, 1}))}),
+               "Padding mask should be 2D");
+  EXPECT_ERROR(
+      runGraph(ir, {IValue(ops::zeros({4, 3})), IValue(mask({1, 1, 1, 1, 1, 1, 1, 1}, {2, 4}))}),
+      "Input should be a 3D tensor, N * L * D");
+}
+
 TEST(KernelExtra, PackedSequenceErrors) {
   const char* pack = R"IR(
 graph(%x : Tensor, %lengths : Tensor):
