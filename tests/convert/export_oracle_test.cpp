@@ -423,7 +423,15 @@ void exportDynamicCase(const std::string& name, const fs::path& root) {
       for (int64_t ax : axes->second)
         EXPECT_NE(shape.dim(static_cast<int>(ax)).dim_param(), "") << in << " axis " << ax;
     }
-    EXPECT_EQ(ra.opCounts, rb.opCounts) << "the two exports differ in their nodes";
+    // Casts aside: a branch that one example takes and the other does not has dtypes observed
+    // in one export and inferred in the other (Note [Facts of branches no run took]), and a cast
+    // to the type a value already has may be left in one of them. A cast carries no shape.
+    auto withoutCasts = [](std::map<std::string, int> counts) {
+      counts.erase("Cast");
+      return counts;
+    };
+    EXPECT_EQ(withoutCasts(ra.opCounts), withoutCasts(rb.opCounts))
+        << "the two exports differ in their nodes";
     const auto ca = shapeConstants(fromA), cb = shapeConstants(fromB);
     EXPECT_EQ(ca, cb)
         << "shape constants differ between examples of two sizes: baked from the example";
@@ -889,7 +897,8 @@ INSTANTIATE_TEST_SUITE_P(
         "cov:slice_write_run_time_bounds_traced", "cov:stack_negative_dims_scripted",
         "cov:stack_negative_dims_traced", "cov:chunk_dynamic_scripted", "cov:chunk_dynamic_traced",
         "cov:head_reshape_scripted", "cov:head_reshape_traced", "cov:grid_offsets_scripted",
-        "cov:grid_offsets_traced"),
+        "cov:grid_offsets_traced", "cov:swin_untaken_mask_scripted",
+        "cov:detect_transform_traced"),
     [](const ::testing::TestParamInfo<std::string>& info) {
       std::string s = info.param;
       return s.rfind("cov:", 0) == 0 ? "coverage_" + s.substr(4) : s;
@@ -959,7 +968,8 @@ INSTANTIATE_TEST_SUITE_P(
         "slice_write_run_time_bounds_traced", "stack_negative_dims_scripted",
         "stack_negative_dims_traced", "chunk_dynamic_scripted", "chunk_dynamic_traced",
         "head_reshape_scripted", "head_reshape_traced", "grid_offsets_scripted",
-        "grid_offsets_traced"),
+        "grid_offsets_traced", "swin_untaken_mask_scripted",
+        "detect_transform_traced"),
     [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 }  // namespace

@@ -1075,6 +1075,26 @@ class ChunkDynamic(nn.Module):
         return a * b, p.sum(1) + q.sum(1) - r.sum(1), u - v
 
 
+class DetectTransform(nn.Module):
+    """torchvision's detection transform, traced: the longer side resized to max_size, then both
+    padded to a multiple of 32, so the padding follows H and W only through their ratio (a
+    square example and runs grown evenly all pad by 0); then the boxes over a score kept and
+    flattened from dim 1 (none is kept: [0, 1, 4] flattened to [0, 4])."""
+
+    def __init__(self):
+        super().__init__()
+        self.t = torchvision.models.detection.transform.GeneralizedRCNNTransform(
+            64, 64, [0.5, 0.5, 0.5], [0.25, 0.25, 0.25])
+        self.conv = nn.Conv2d(3, 4, 3, stride=2, padding=1)
+
+    def forward(self, x):
+        images, _ = self.t([x[0]])
+        y = self.conv(images.tensors)
+        boxes = y.permute(0, 2, 3, 1).reshape(-1, 1, 4)
+        kept = torch.flatten(boxes[boxes[:, 0, 0] > 100.0], 1)
+        return y, kept
+
+
 class GridOffsets(nn.Module):
     """YOLO heads' cell grid: a meshgrid of aranges over the feature map's sizes, added to the
     decoded predictions."""
@@ -1243,6 +1263,15 @@ def main():
     w("chunk_dynamic", ChunkDynamic(), [r(2, 6), r(2, 6)], both,
       dyn=({0: [0], 1: [0]}, [dr(3, 6), dr(3, 6)]))
     w("head_reshape", HeadReshape().eval(), [r(2, 5, 16)], both, dyn=({0: [0, 1]}, [dr(3, 7, 16)]))
+    # torchvision's Swin at a size where the last stage's shifted-window mask branch is not
+    # taken (its 4x4 map fits one window); the dynamic run's 24x20 takes it.
+    swin = torchvision.models.swin_transformer.SwinTransformer(
+        patch_size=[2, 2], embed_dim=8, depths=[2, 2], num_heads=[1, 2], window_size=[4, 4],
+        num_classes=5)
+    w("swin_untaken_mask", swin.eval(), [r(1, 3, 16, 16)], ("scripted",), torch_onnx=False,
+      dyn=({0: [0, 2, 3]}, [dr(2, 3, 24, 20)]))
+    w("detect_transform", DetectTransform().eval(), [torch.rand(1, 3, 64, 64)], ("traced",),
+      torch_onnx=False, dyn=({0: [2, 3]}, [torch.rand(1, 3, 72, 48)]))
     w("grid_offsets", GridOffsets(), [r(1, 3, 4, 6, 2)], both, dyn=({0: [0, 2, 3]}, [dr(2, 3, 5, 3, 2)]))
     w("packed_gru_unsorted", PackedGruUnsorted().eval(), [r(3, 5, 3), torch.tensor([2, 5, 3])], ("scripted",),
       dyn=({0: [0, 1], 1: [0]}, [dr(4, 6, 3), torch.tensor([4, 1, 3, 2])]))

@@ -1078,7 +1078,18 @@ std::unordered_map<const Value*, IValue> observeFacts(PreparedGraph& out, const 
   // (a U-Net's skip connections, Swin's windows): when growing by 1 fails, growing by 2, 4 ...
   // 64 is tried; when every grown run fails, the doubled one decides alone, and when that
   // fails too the export stops with the first error.
+  //
+  // Both runs keep the ratios of an input's axes, and a model that resizes its input to a size
+  // of its own keeping the aspect ratio (torchvision's detection transform: the longer side to
+  // max_size, then padded to a multiple of 32) computes the same sizes in all of them. So for
+  // an input with several dynamic axes, one more run per axis grows that axis alone, by half
+  // its size and one: values that differ in any follow the axes too. One per axis, as the
+  // longer side is always max_size: a 320x320 example tells the padding of H from a 320x481
+  // run and that of W from a 481x320 one. Not by doubling: 320x640 resizes to 160x320, padded
+  // by 0 again. When the model cannot take a skewed run (a square mask), it tells nothing.
   std::vector<IValue> grown, doubled;
+  std::vector<char> skewDynamic(recorded.size(), 0);
+  std::vector<std::vector<int64_t>> skewDims(recorded.size());
   if (!run.dynamicAxes.empty()) {
     std::vector<IValue> bigger = run.values;
     std::optional<Error> grownError;
@@ -1089,6 +1100,41 @@ std::unordered_map<const Value*, IValue> observeFacts(PreparedGraph& out, const 
         grown = observeStubbed(out.graph, recorded, bigger);
       } catch (const Error& e) {
         if (!grownError) grownError = e;
+      }
+    }
+    // Skewed runs (compared at once, not kept: a detector's activations are large).
+    for (const auto& [i, axes] : run.dynamicAxes) {
+      if (axes.size() < 2) continue;
+      const Tensor& t = run.values[i].toTensor();
+      for (int64_t axis : axes) {
+        const int64_t a = axis < 0 ? axis + t.dim() : axis;
+        if (a < 0 || a >= t.dim()) continue;  // the grown runs reported it
+        std::vector<IValue> skewedInputs = run.values;
+        skewedInputs[i] = growAlong(t, {a}, t.sizes()[a] / 2 + 1);
+        std::vector<IValue> skewed;
+        try {
+          skewed = observeStubbed(out.graph, recorded, skewedInputs);
+        } catch (const Error&) {
+          continue;
+        }
+        for (size_t j = 0; j < recorded.size(); ++j) {
+          const IValue& x = seen[j];
+          const IValue& y = skewed[j];
+          if (x.isTensor() != y.isTensor()) {
+            skewDynamic[j] = 1;
+          } else if (x.isTensor()) {
+            const IntList& xs = x.toTensor().sizes();
+            const IntList& ys = y.toTensor().sizes();
+            if (xs.size() != ys.size()) {
+              skewDynamic[j] = 1;
+              continue;
+            }
+            for (size_t d = 0; d < xs.size(); ++d)
+              if (xs[d] != ys[d]) skewDims[j].push_back(static_cast<int64_t>(d));
+          } else if (x.tag() != IValue::Tag::Uninitialized && !y.equals(x)) {
+            skewDynamic[j] = 1;
+          }
+        }
       }
     }
     for (const auto& [i, axes] : run.dynamicAxes)
@@ -1168,6 +1214,9 @@ std::unordered_map<const Value*, IValue> observeFacts(PreparedGraph& out, const 
       f.strides = t.strides();
       f.storageOffset = t.storageOffset();
       f.dynamicDims.assign(t.dim(), false);
+      if (skewDynamic[i]) out.dynamic.insert(v);
+      for (int64_t d : skewDims[i])
+        if (d < t.dim()) f.dynamicDims[d] = true;
       for (const std::vector<IValue>* other : {&grown, &doubled, &next}) {
         if (other->empty()) continue;
         if (!(*other)[i].isTensor()) {
@@ -1188,7 +1237,7 @@ std::unordered_map<const Value*, IValue> observeFacts(PreparedGraph& out, const 
         known[v] = IValue(t.clone());
     } else if (x.tag() != IValue::Tag::Uninitialized) {
       if ((!grown.empty() && !grown[i].equals(x)) || (!doubled.empty() && !doubled[i].equals(x)) ||
-          (!next.empty() && !next[i].equals(x)))
+          skewDynamic[i] || (!next.empty() && !next[i].equals(x)))
         out.dynamic.insert(v);
       known[v] = x;
     }
@@ -1485,6 +1534,7 @@ PreparedGraph prepareForExport(const Graph& source, const std::vector<IValue>& i
   std::vector<std::vector<IValue>> runs{run.values};
   if (!run.stateOutputs.empty()) runs.push_back(secondCallInputs(out.graph, run));
   observeNestedFacts(out, runs);
+  inferUnobservedFacts(out);
   return out;
 }
 

@@ -87,6 +87,12 @@ struct PreparedGraph {
 PreparedGraph prepareForExport(const Graph& graph, const std::vector<IValue>& inputs,
                                const PrepareOptions& options = {});
 
+/// Gives the tensors inside blocks that no example run reached (a branch taken only at other
+/// sizes of a dynamic axis) the rank, and where it follows the dtype, that the ops making them
+/// imply (Note [Facts of branches no run took], infer_facts.cpp). Values with facts keep them;
+/// a value no rule covers gets none. Throws nothing.
+void inferUnobservedFacts(PreparedGraph& out);
+
 /// What the example run observed of a value (null when nothing).
 using FactsOf = std::function<const ValueFacts*(const Value*)>;
 

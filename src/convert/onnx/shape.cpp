@@ -57,9 +57,15 @@ void convertReshape(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   }
 }
 
-// flatten(start, end) -> Reshape with 0 (copy) before start and -1 for the merged dims.
+// flatten(start, end) -> Flatten from 1 to the last dim; Reshape to [-1] from 0; else Reshape
+// with 0 (copy) before start, the merged dims' product, and the dims after end. No -1 there: ONNX
+// Runtime cannot infer a -1 when the tensor is empty (a detection level with no box left: [0, 1, 4]
+// flattened from 1 is [0, 4]), and a 0 copies the input's dim. Dims that follow a dynamic axis (or
+// sizes not known, inside a loop body) come from Shape: the product by ReduceProd, the trailing
+// dims by Slice.
 void convertFlatten(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
-  int64_t rank = ctx.expectRank(n, args[0].value());
+  const Value* in = args[0].value();
+  int64_t rank = ctx.expectRank(n, in);
   std::string x = args[0].unwrapToTensor();
   if (rank == 0) {
     ctx.setOutput(n, 0, ctx.op("Reshape", {x, ctx.constInt64s({1})}));
@@ -67,24 +73,51 @@ void convertFlatten(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   }
   int64_t start = wrapDim(args[1].unwrapToInt(), rank), end = wrapDim(args[2].unwrapToInt(), rank);
   if (start > end) args[1].fail("at most end_dim", std::to_string(start));
-  std::vector<int64_t> shape(start, 0);
-  shape.push_back(-1);
   if (start == end) {
     ctx.setOutput(n, 0, x);
     return;
   }
-  auto sizes = ctx.sizesOf(args[0].value());
-  if (end < rank - 1 && !sizes) {
-    // Sizes known at run time only (inside a loop body): the dims after end from Shape.
-    const std::string trailing = ctx.op(
-        "Slice", {ctx.op("Shape", {x}), ctx.constInt64s({end + 1}), ctx.constInt64s({rank})});
-    ctx.setOutput(n, 0,
-                  ctx.op("Reshape", {x, ctx.op("Concat", {ctx.constInt64s(shape), trailing},
-                                               {attrI("axis", 0)})}));
+  if (start == 1 && end == rank - 1) {  // onnx::Flatten, as torch.onnx exports it
+    ctx.setOutput(n, 0, ctx.op("Flatten", {x}, {attrI("axis", 1)}));
     return;
   }
-  for (int64_t d = end + 1; d < rank; ++d) shape.push_back((*sizes)[d]);
-  ctx.setOutput(n, 0, ctx.op("Reshape", {x, ctx.constInt64s(shape)}));
+  if (start == 0 && end == rank - 1) {  // one -1 and no other dim: defined for empty tensors too
+    ctx.setOutput(n, 0, ctx.op("Reshape", {x, ctx.constInt64s({-1})}));
+    return;
+  }
+  const auto sizes = ctx.sizesOf(in);
+  auto known = [&](int64_t from, int64_t to) {  // dims [from, to) static
+    if (!sizes) return false;
+    for (int64_t d = from; d < to; ++d)
+      if (ctx.isDynamicDim(in, d)) return false;
+    return true;
+  };
+  std::string shapeOfX;
+  auto shapeSlice = [&](int64_t from, int64_t to) {
+    if (shapeOfX.empty()) shapeOfX = ctx.op("Shape", {x});
+    return ctx.op("Slice", {shapeOfX, ctx.constInt64s({from}), ctx.constInt64s({to})});
+  };
+  std::vector<std::string> parts;
+  std::vector<int64_t> head(start, 0);
+  if (known(start, end + 1)) {
+    int64_t merged = 1;
+    for (int64_t d = start; d <= end; ++d) merged *= (*sizes)[d];
+    head.push_back(merged);
+  } else {
+    if (!head.empty()) parts.push_back(ctx.constInt64s(head));
+    head.clear();
+    parts.push_back(reduce(ctx, "Prod", shapeSlice(start, end + 1), {}, true));
+  }
+  if (end + 1 < rank && known(end + 1, rank)) {
+    for (int64_t d = end + 1; d < rank; ++d) head.push_back((*sizes)[d]);
+    parts.push_back(ctx.constInt64s(head));
+  } else {
+    if (!head.empty()) parts.push_back(ctx.constInt64s(head));
+    if (end + 1 < rank) parts.push_back(shapeSlice(end + 1, rank));
+  }
+  const std::string shape =
+      parts.size() == 1 ? parts[0] : ctx.op("Concat", parts, {attrI("axis", 0)});
+  ctx.setOutput(n, 0, ctx.op("Reshape", {x, shape}));
 }
 
 // unflatten(self, dim, sizes) (nn.Unflatten) -> Reshape to self's dims before dim, `sizes`
@@ -258,8 +291,7 @@ void convertSplit(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   const std::string name(n.kind().toUnqualString());
   const bool chunk = name == "chunk" || name == "unsafe_chunk";
   const bool bySize = !chunk && args[1].isIValue() && args[1].unwrapToIValue().isInt();
-  if ((chunk || bySize) &&
-      splitsToSequence(ctx, args[0].value(), dim, n.output())) {
+  if ((chunk || bySize) && splitsToSequence(ctx, args[0].value(), dim, n.output())) {
     // Pieces of one size (the last one smaller) along a dynamic axis: SplitToSequence with a
     // 0-d split; chunk's size is ceil(size / chunks), computed at run time.
     std::string x = args[0].unwrapToTensor();
@@ -303,8 +335,7 @@ void convertSplit(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     parts = args[1].unwrapToIntList();
   }
   std::string splitSizes = ctx.constInt64s(parts);
-  if ((chunk || bySize) && parts.size() > 1 &&
-      ctx.isDynamicDim(args[0].value(), dim)) {
+  if ((chunk || bySize) && parts.size() > 1 && ctx.isDynamicDim(args[0].value(), dim)) {
     // Unpacked into the example's number of pieces along a dynamic axis: each piece's size is
     // computed at run time (chunk: ceil(size / chunks); split: the given size), the last one
     // takes the rest (RAFT's `fmap1, fmap2 = torch.chunk(fmaps, 2, dim=0)` on a dynamic batch).
