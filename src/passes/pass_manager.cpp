@@ -57,6 +57,7 @@ void registerPasses(PassRegistry& r) {
   add("unroll_loops", kUnrollLoopsDescription, &unrollLoops);
   add("peephole", kPeepholeDescription, &peephole);
   add("lower_tuples", kLowerTuplesDescription, &lowerTuples);
+  add("lower_local_objects", kLowerLocalObjectsDescription, &lowerLocalObjects);
   add("fuse_conv_activation", kFuseConvActivationDescription, &fuseConvActivation);
   add("freeze", kFreezeDescription, &freeze);
   add("remove_dropout", kRemoveDropoutDescription, &removeDropout);

@@ -29,6 +29,11 @@ bool unrollLoops(Graph& graph);
 bool peephole(Graph& graph);
 /// lower_tuples.cpp.
 bool lowerTuples(Graph& graph);
+/// lower_objects.cpp: reads of attributes of class objects the graph creates
+/// (prim::CreateObject) and only writes (in the creating block) and reads become the values
+/// last written; such objects go (torchvision's ImageList). Lowers tuples first. Throws
+/// nothing; objects used otherwise stay.
+bool lowerLocalObjects(Graph& graph);
 /// fuse_conv_activation.cpp (execution only: it creates torchless:: ops; Note [Execution
 /// rewrites]). Does nothing when TORCHLESS_JIT=0.
 bool fuseConvActivation(Graph& graph);
@@ -174,6 +179,7 @@ extern const char* const kInlineDescription;
 extern const char* const kUnrollLoopsDescription;
 extern const char* const kPeepholeDescription;
 extern const char* const kLowerTuplesDescription;
+extern const char* const kLowerLocalObjectsDescription;
 extern const char* const kFuseConvActivationDescription;
 extern const char* const kFreezeDescription;
 extern const char* const kRemoveDropoutDescription;

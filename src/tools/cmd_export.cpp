@@ -227,6 +227,7 @@ void exportCommand(const ExportCliOptions& o) {
     inputs = parseInputs(words, m.methodParams(o.method), loadTensor);
     graph = method->graph()->copy();
     passes::inlineCalls(*graph);
+    passes::lowerLocalObjects(*graph);  // ImageList and other objects the method builds
     // Attributes the method writes: state inputs and outputs (convert/onnx/module_state.h).
     state = onnx_export::lowerModuleState(*graph, m.object());
     for (const auto& s : state) {

@@ -53,7 +53,8 @@ OUT = sys.argv[1]
 ONLY = sys.argv[2:]
 TORCH_ONNX_OPSETS = (13, 17)
 # Cases `torchless export` (the CLI) also runs on: model.pt is written for these only.
-CLI_CASES = {"mlp", "conv_bn_relu", "view_traced", "resnet18_scripted", "word_lm_lstm", "control_flow"}
+CLI_CASES = {"mlp", "conv_bn_relu", "view_traced", "resnet18_scripted", "word_lm_lstm", "control_flow",
+             "image_list"}
 
 
 def lift_params(module, graph):
@@ -64,6 +65,7 @@ def lift_params(module, graph):
     params = []
     by_path = {}
     getattrs = graph.findAllNodes("prim::GetAttr", True)
+    kept = set()
 
     def new_input(path, t, ty):
         if path not in by_path:
@@ -77,6 +79,9 @@ def lift_params(module, graph):
     for node in getattrs:
         src = node.input()
         if src not in objs:
+            if src.node().kind() == "prim::CreateObject":
+                kept.add(node)
+                continue  # an object forward builds (ImageList): the export lowers it
             raise RuntimeError("GetAttr on something other than self: " + str(node))
         parent = objs[src]
         name = node.s("name")
@@ -130,7 +135,8 @@ def lift_params(module, graph):
         else:
             objs[out] = obj
     for node in reversed(getattrs):
-        node.destroy()
+        if node not in kept:
+            node.destroy()
     graph.eraseInput(0)
     torch._C._jit_pass_dce(graph)
     return params
@@ -340,6 +346,20 @@ class Elementwise(nn.Module):
         return d, c + e, torch.max(x, y), torch.sqrt(torch.abs(x) + 1)
 
 
+class ImageListModel(nn.Module):
+    """A TorchScript class object built and read inside forward: torchvision's ImageList, as the
+    detection models' transform makes it (prim::CreateObject and prim::SetAttr once scripted
+    and inlined), written again after it is first read."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        images = torchvision.models.detection.image_list.ImageList(
+            x * 2.0, [(x.shape[-2], x.shape[-1])])
+        t = images.tensors
+        h = images.image_sizes[0][0]
+        images.tensors = t.flip(-1)
+        return images.tensors + t * float(h)
+
+
 class ControlFlow(nn.Module):
     """Value-dependent control flow: a loop over a dim that is dynamic at export, a while loop
     on a tensor value, an if on a tensor value."""
@@ -533,6 +553,9 @@ def main():
                 [r(5, 2, 32)], ("",), dyn=({0: [0, 1]}, [dr(8, 3, 32)]))
     write_model("bert_like", BertLike(), [torch.randint(0, 100, (2, 9))], ("",),
                 dyn=({0: [0, 1]}, [dint(100, (3, 13))]))
+    # Last: new cases draw their random inputs after the others', which stay as they were.
+    write_model("image_list", ImageListModel(), [r(2, 3, 4)], ("",), dynamic={0: [0]},
+                alt_inputs=[r(5, 3, 4)], torch_onnx=False)
 
 
 if __name__ == "__main__":

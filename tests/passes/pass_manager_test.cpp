@@ -32,8 +32,8 @@ TEST(PassRegistry, HasEveryPassWithADescription) {
             (std::vector<std::string>{
                 "common_subexpression_elimination", "constant_propagation", "eliminate_dead_code",
                 "fold_conv_add_mul", "fold_conv_bn", "fold_linear_bn", "fold_linear_mul", "freeze",
-                "fuse_conv_activation", "inline", "lower_nested_tensors", "lower_tuples",
-                "peephole", "remove_dropout", "remove_mutation", "unroll_loops"}));
+                "fuse_conv_activation", "inline", "lower_local_objects", "lower_nested_tensors",
+                "lower_tuples", "peephole", "remove_dropout", "remove_mutation", "unroll_loops"}));
   for (const std::string& n : defaultPipeline()) EXPECT_NE(PassRegistry::global().find(n), nullptr);
 }
 

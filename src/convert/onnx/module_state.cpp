@@ -78,6 +78,9 @@ class StateLowering {
       for (Block* s : n->blocks()) collectWrites(s);
       if (n->kind() != prim::SetAttr) continue;
       auto obj = objects_.find(n->input(0));
+      // An object the method creates is no state of the module: export lowers it (passes/
+      // lower_objects.cpp) once branches not taken (training-only ones) are gone.
+      if (obj == objects_.end() && n->input(0)->node()->kind() == prim::CreateObject) continue;
       if (obj == objects_.end())
         throw Error(fmt::format("prim::SetAttr of '{}' writes an object that is not a submodule "
                                 "of the exported module; its state cannot be exported",

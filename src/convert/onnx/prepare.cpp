@@ -1502,6 +1502,7 @@ PreparedGraph prepareForExport(const Graph& source, const std::vector<IValue>& i
   // packed and unpacked go first (passes/lower_tuples.cpp, as torch.onnx's LowerAllTuples): an
   // inlined method's `return (x, sr)` would hide the constant `sr` from folding.
   passes::lowerTuples(g);
+  passes::lowerLocalObjects(g);  // torchvision's ImageList: its attributes' values
   takeDenseEncoderPath(g);
   inlineConstantIfs(g.block());
   readPackedBatchSizesAsBatch(g);
