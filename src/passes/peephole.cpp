@@ -7,6 +7,7 @@
 //             unchecked_unwrap_optional of a value that cannot be None -> the value; a
 //             non-constant NoneType output -> the None constant
 //   casts:    prim::unchecked_cast whose input already has the type -> the input;
+//             prim::isinstance whose input's static type decides it -> the constant;
 //             aten::Int/Float/ScalarImplicit(prim::NumToTensor(x)) of the same type -> x
 //   tensors:  aten::dim, aten::size(x), aten::size(x, const d), prim::dtype, prim::device,
 //             prim::is_cuda -> constants when the tensor type says; aten::t(aten::t(x)) -> x
@@ -31,6 +32,7 @@
 
 #include <functional>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace torchless::passes {
 
@@ -293,6 +295,20 @@ class Peephole {
           if (dim < 0 || dim >= rank || !sizes[static_cast<size_t>(dim)]) return;
           replace(n->output(), constantBefore(n, IValue(*sizes[static_cast<size_t>(dim)])));
         }
+        return;
+      }
+      case prim::isinstance: {
+        // The static type decides when it is a subtype of a candidate (true), or a concrete
+        // type that is none (false: a Tensor is never a list; lists and tuples are invariant).
+        TypePtr t = n->input()->type() ? unshapedType(n->input()->type()) : nullptr;
+        if (!t) return;
+        bool any = false;
+        for (const TypePtr& c : n->tys(attr::types)) any = any || t->isSubtypeOf(*c);
+        static const std::unordered_set<TypeKind> concrete = {
+            TypeKind::TensorType, TypeKind::ListType,   TypeKind::TupleType,
+            TypeKind::DictType,   TypeKind::IntType,    TypeKind::FloatType,
+            TypeKind::BoolType,   TypeKind::StringType, TypeKind::DeviceObjType};
+        if (any || concrete.count(t->kind())) replace(n->output(), constantBefore(n, IValue(any)));
         return;
       }
       case prim::dtype: {

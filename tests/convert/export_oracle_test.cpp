@@ -954,7 +954,8 @@ INSTANTIATE_TEST_SUITE_P(
         "slice_write_run_time_bounds_traced", "stack_negative_dims_scripted",
         "stack_negative_dims_traced", "chunk_dynamic_scripted", "chunk_dynamic_traced",
         "head_reshape_scripted", "head_reshape_traced", "grid_offsets_scripted",
-        "grid_offsets_traced", "swin_untaken_mask_scripted", "detect_transform_traced"),
+        "grid_offsets_traced", "swin_untaken_mask_scripted", "detect_transform_traced",
+        "roi_align_module_scripted", "roi_align_module_traced"),
     [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 }  // namespace

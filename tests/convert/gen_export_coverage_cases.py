@@ -1095,6 +1095,18 @@ class DetectTransform(nn.Module):
         return y, kept
 
 
+class RoiAlignModule(nn.Module):
+    """torchvision's RoIAlign with boxes as a tensor: scripted, roi_align checks
+    `isinstance(boxes, (list, tuple))` on a Union it was compiled for (prim::isinstance)."""
+
+    def __init__(self):
+        super().__init__()
+        self.r = torchvision.ops.RoIAlign((3, 3), 0.5, 2, aligned=True)
+
+    def forward(self, x, boxes):
+        return self.r(x, boxes)
+
+
 class GridOffsets(nn.Module):
     """YOLO heads' cell grid: a meshgrid of aranges over the feature map's sizes, added to the
     decoded predictions."""
@@ -1272,6 +1284,8 @@ def main():
       dyn=({0: [0, 2, 3]}, [dr(2, 3, 24, 20)]))
     w("detect_transform", DetectTransform().eval(), [torch.rand(1, 3, 64, 64)], ("traced",),
       torch_onnx=False, dyn=({0: [2, 3]}, [torch.rand(1, 3, 72, 48)]))
+    w("roi_align_module", RoiAlignModule(), [r(2, 4, 16, 16),
+      torch.tensor([[0, 1.0, 2.0, 9.0, 10.0], [1, 0.5, 3.0, 12.0, 7.0]])], both, min_opset=16)
     w("grid_offsets", GridOffsets(), [r(1, 3, 4, 6, 2)], both, dyn=({0: [0, 2, 3]}, [dr(2, 3, 5, 3, 2)]))
     w("packed_gru_unsorted", PackedGruUnsorted().eval(), [r(3, 5, 3), torch.tensor([2, 5, 3])], ("scripted",),
       dyn=({0: [0, 1], 1: [0]}, [dr(4, 6, 3), torch.tensor([4, 1, 3, 2])]))

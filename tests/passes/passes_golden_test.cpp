@@ -182,6 +182,27 @@ graph():
 )IR");
 }
 
+TEST(Peephole, IsinstanceDecidedByTheStaticType) {
+  // torchvision's roi_align inlined with a Tensor for its Union[Tensor, List[Tensor]] boxes.
+  // An Optional input decides nothing (None or a tensor at run time).
+  expectPass("peephole", R"IR(
+graph(%x : Tensor, %l : int[], %o : Tensor?):
+  %a : bool = prim::isinstance[types=[list, tuple]](%x)
+  %b : bool = prim::isinstance[types=[Tensor]](%x)
+  %c : bool = prim::isinstance[types=[list]](%l)
+  %d : bool = prim::isinstance[types=[Tensor]](%o)
+  return (%a, %b, %c, %d)
+)IR",
+             R"IR(
+graph(%x : Tensor, %l : int[], %o : Tensor?):
+  %f : bool = prim::Constant[value=0]()
+  %t : bool = prim::Constant[value=1]()
+  %t2 : bool = prim::Constant[value=1]()
+  %d : bool = prim::isinstance[types=[Tensor]](%o)
+  return (%f, %t, %t2, %d)
+)IR");
+}
+
 TEST(Peephole, IdenticalBranches) {
   expectPass("peephole", R"IR(
 graph(%c : bool, %x : Tensor):

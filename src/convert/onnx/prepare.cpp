@@ -65,6 +65,9 @@ bool readsOnlyMetadata(Symbol k) {
       Symbol::prim("is_mkldnn"),
       Symbol::prim("is_meta"),
       Symbol::aten("is_complex"),
+      // The run-time type of an input is fixed by the exported signature (torchvision's
+      // roi_align: `isinstance(boxes, (list, tuple))` of a tensor input).
+      prim::isinstance,
   };
   return kinds.count(k) > 0;
 }
