@@ -884,7 +884,8 @@ INSTANTIATE_TEST_SUITE_P(
         "cov:slice_write_run_time_bounds_traced", "cov:stack_negative_dims_scripted",
         "cov:stack_negative_dims_traced", "cov:chunk_dynamic_scripted", "cov:chunk_dynamic_traced",
         "cov:head_reshape_scripted", "cov:head_reshape_traced", "cov:grid_offsets_scripted",
-        "cov:grid_offsets_traced", "cov:swin_untaken_mask_scripted", "cov:detect_transform_traced"),
+        "cov:grid_offsets_traced", "cov:swin_untaken_mask_scripted", "cov:detect_transform_traced",
+        "cov:batched_nms_loop_scripted"),
     [](const ::testing::TestParamInfo<std::string>& info) {
       std::string s = info.param;
       return s.rfind("cov:", 0) == 0 ? "coverage_" + s.substr(4) : s;
@@ -955,7 +956,7 @@ INSTANTIATE_TEST_SUITE_P(
         "stack_negative_dims_traced", "chunk_dynamic_scripted", "chunk_dynamic_traced",
         "head_reshape_scripted", "head_reshape_traced", "grid_offsets_scripted",
         "grid_offsets_traced", "swin_untaken_mask_scripted", "detect_transform_traced",
-        "roi_align_module_scripted", "roi_align_module_traced"),
+        "roi_align_module_scripted", "roi_align_module_traced", "batched_nms_loop_scripted"),
     [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 }  // namespace

@@ -1107,6 +1107,15 @@ class RoiAlignModule(nn.Module):
         return self.r(x, boxes)
 
 
+class BatchedNms(nn.Module):
+    """torchvision's batched_nms scripted: under 4000 box coordinates the coordinate trick,
+    above them a loop over the classes (torch.unique, nms per class, index_put_ of a mask) that
+    an example of 40 boxes never runs; the dynamic run's 1100 boxes take it."""
+
+    def forward(self, boxes, scores, idxs):
+        return torchvision.ops.batched_nms(boxes, scores, idxs, 0.5)
+
+
 class GridOffsets(nn.Module):
     """YOLO heads' cell grid: a meshgrid of aranges over the feature map's sizes, added to the
     decoded predictions."""
@@ -1289,6 +1298,13 @@ def main():
     w("grid_offsets", GridOffsets(), [r(1, 3, 4, 6, 2)], both, dyn=({0: [0, 2, 3]}, [dr(2, 3, 5, 3, 2)]))
     w("packed_gru_unsorted", PackedGruUnsorted().eval(), [r(3, 5, 3), torch.tensor([2, 5, 3])], ("scripted",),
       dyn=({0: [0, 1], 1: [0]}, [dr(4, 6, 3), torch.tensor([4, 1, 3, 2])]))
+
+    def detections(n, classes):
+        xy = torch.rand(n, 2) * 200
+        return [torch.cat([xy, xy + torch.rand(n, 2) * 30 + 1], 1), torch.rand(n),
+                torch.randint(0, classes, (n,))]
+    w("batched_nms_loop", BatchedNms(), detections(40, 3), ("scripted",), torch_onnx=False,
+      dyn=({0: [0], 1: [0], 2: [0]}, detections(1100, 5)))
 
 
 if __name__ == "__main__":

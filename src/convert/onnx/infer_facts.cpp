@@ -48,12 +48,6 @@ const std::unordered_set<std::string>& keepsInput() {
                                                    "dropout_",
                                                    "fill_",
                                                    "zero_",
-                                                   "zeros_like",
-                                                   "ones_like",
-                                                   "empty_like",
-                                                   "full_like",
-                                                   "rand_like",
-                                                   "randn_like",
                                                    "roll",
                                                    "flip",
                                                    "slice",
@@ -129,13 +123,13 @@ bool keepsRankOnly(const std::string& op) {
 // Broadcasting ops: the largest rank among their tensor operands.
 const std::unordered_set<std::string>& broadcasts() {
   static const std::unordered_set<std::string> ops{
-      "add",         "sub",         "mul",         "div",        "rsub",         "pow",
-      "maximum",     "minimum",     "remainder",   "fmod",       "floor_divide", "where",
-      "masked_fill", "atan2",       "lerp",        "addcmul",    "addcdiv",      "eq",
-      "ne",          "lt",          "le",          "gt",         "ge",           "logical_and",
-      "logical_or",  "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor",  "__and__",
-      "__or__",      "__xor__",     "add_",        "sub_",       "mul_",         "div_",
-      "copysign",    "hypot",       "true_divide"};
+      "add",          "sub",         "mul",         "div",         "rsub",        "pow",
+      "maximum",      "minimum",     "max",         "min",         "remainder",   "fmod",
+      "floor_divide", "where",       "masked_fill", "atan2",       "lerp",        "addcmul",
+      "addcdiv",      "eq",          "ne",          "lt",          "le",          "gt",
+      "ge",           "logical_and", "logical_or",  "logical_xor", "bitwise_and", "bitwise_or",
+      "bitwise_xor",  "__and__",     "__or__",      "__xor__",     "add_",        "sub_",
+      "mul_",         "div_",        "copysign",    "hypot",       "true_divide"};
   return ops;
 }
 
@@ -156,6 +150,13 @@ std::optional<size_t> sizeListOperand(const std::string& op) {
       op == "permute" || op == "repeat" || op == "tile")
     return 1;
   return std::nullopt;
+}
+
+bool reduces(const std::string& op) {
+  static const std::unordered_set<std::string> ops{"sum",    "mean",      "prod",  "max", "min",
+                                                   "amax",   "amin",      "all",   "any", "argmax",
+                                                   "argmin", "logsumexp", "nansum"};
+  return ops.count(op) > 0;
 }
 
 class Inference {
@@ -239,6 +240,105 @@ class Inference {
     }
   }
 
+  static bool isTensorList(const Value* v) {
+    return v->type() && v->type()->kind() == TypeKind::ListType &&
+           v->type()->expect<ListType>().getElementType()->kind() == TypeKind::TensorType;
+  }
+
+  // Ops with several outputs, or a list, or outside aten (the detection ops of a batched NMS):
+  // true when `n` is one of them (handled here, facts or not).
+  bool several(const Node& n) {
+    const std::string ns(n.kind().domainString());
+    const std::string op(n.kind().toUnqualString());
+    const Value* self = n.input(0);
+    const auto r0 = rank(self);
+    const auto d0 = dtype(self);
+    if (ns == "torchvision" && op == "nms") {
+      set(n.output(0), 1, ScalarType::Long);
+      return true;
+    }
+    if (ns == "aten" && op == "__getitem__" && n.inputs().size() == 2 && isTensorList(self)) {
+      if (auto it = out_.facts.find(self); it != out_.facts.end())
+        set(n.output(0), it->second.rank, it->second.dtype);
+      return true;
+    }
+    if (ns != "aten") return n.outputs().size() != 1;
+    if (op == "_unique2" || op == "unique_consecutive" || op == "_unique") {
+      // No dim: the sorted unique values (1-d), the inverse (self's shape), the counts (1-d).
+      set(n.output(0), 1, d0);
+      if (n.outputs().size() > 1) set(n.output(1), r0, ScalarType::Long);
+      if (n.outputs().size() > 2) set(n.output(2), 1, ScalarType::Long);
+      return true;
+    }
+    if (op == "unique_dim" || op == "unique_dim_consecutive") {
+      // Along a dim: self's rank; the inverse and the counts are 1-d.
+      set(n.output(0), r0, d0);
+      for (size_t i = 1; i < n.outputs().size(); ++i) set(n.output(i), 1, ScalarType::Long);
+      return true;
+    }
+    if (reduces(op) && !(n.inputs().size() > 1 && isTensorValue(n.input(1)))) {
+      // Reductions: over all dims (no dim, dim=None, or sum's dtype) 0-d; over a dim or a list
+      // of dims one or len(dims) fewer, none fewer with keepdim (a constant).
+      std::optional<int64_t> r;
+      bool dtypeGiven = false;
+      if (n.inputs().size() == 1) {
+        r = 0;
+      } else {
+        const Value* a1 = n.input(1);
+        const TypeKind k = a1->type() ? a1->type()->kind() : TypeKind::NoneType;
+        auto c = toIValue(a1);
+        if (c && c->isNone()) {
+          r = 0;
+        } else if (k == TypeKind::ListType || k == TypeKind::IntType) {
+          auto len = k == TypeKind::IntType ? std::optional<int64_t>(1) : listLength(a1);
+          auto keep = n.inputs().size() > 2 ? toIValue(n.input(2)) : std::nullopt;
+          if (r0 && len && keep && keep->isBool()) r = keep->toBool() ? *r0 : *r0 - *len;
+        } else if (k != TypeKind::OptionalType) {
+          r = 0;  // sum(self, dtype)
+          dtypeGiven = true;
+        }
+      }
+      std::optional<ScalarType> d = d0;
+      if (op == "all" || op == "any") d = ScalarType::Bool;
+      if (op == "argmax" || op == "argmin") d = ScalarType::Long;
+      if ((op == "sum" || op == "prod" || op == "nansum") && d0 && !isFloatingType(*d0))
+        d = ScalarType::Long;
+      if (dtypeGiven) d.reset();
+      set(n.output(0), r, d);
+      if ((op == "max" || op == "min") && n.outputs().size() == 2)
+        set(n.output(1), r, ScalarType::Long);  // max.dim's indices
+      return true;
+    }
+    if ((op == "sort" || op == "topk") && n.outputs().size() == 2) {
+      set(n.output(0), r0, d0);
+      set(n.output(1), r0, ScalarType::Long);
+      return true;
+    }
+    if (op == "nonzero") {
+      set(n.output(0), 2, ScalarType::Long);
+      return true;
+    }
+    if ((op == "where" && n.inputs().size() == 1) || op == "nonzero_numpy") {
+      set(n.output(0), 1, ScalarType::Long);  // a list of 1-d index tensors
+      return true;
+    }
+    if (op == "index" && n.inputs().size() == 2 && n.outputs().size() == 1) {
+      // One index tensor: Long replaces dim 0 by its dims, Bool the dims it covers by one.
+      const Node* list = n.input(1)->node();
+      if (!r0 || list->kind() != prim::ListConstruct || list->inputs().size() != 1) return true;
+      const Value* idx = list->input(0);
+      const auto ri = rank(idx);
+      const auto di = dtype(idx);
+      if (!ri || !di) return true;
+      if (*di == ScalarType::Bool || *di == ScalarType::Byte)
+        set(n.output(0), *r0 - *ri + 1, d0);
+      else
+        set(n.output(0), *r0 - 1 + *ri, d0);
+      return true;
+    }
+    return n.outputs().size() != 1;
+  }
+
   void node(const Node& n) {
     if (n.outputs().empty()) return;
     if (n.kind() == prim::If) {
@@ -265,7 +365,9 @@ class Inference {
           set(n.output(i), rank(n.input(i + 2)), dtype(n.input(i + 2)));
       return;
     }
-    if (!n.kind().is_aten() || n.outputs().size() != 1 || n.inputs().empty()) return;
+    if (n.inputs().empty()) return;
+    if (several(n)) return;
+    if (!n.kind().is_aten() || n.outputs().size() != 1) return;
     const Value* o = n.output(0);
     if (!isTensorValue(o) || out_.facts.count(o)) return;
     const std::string op(n.kind().toUnqualString());
@@ -288,6 +390,18 @@ class Inference {
         if (n.inputs().size() > 2) d = dtypeArg(n.input(2));  // to.device
       } else {
         d = dtypeArg(a1);  // to.dtype
+      }
+      return set(o, r0, d);
+    }
+    // zeros_like(self, dtype=None, ...), full_like(self, fill_value, dtype=None, ...): self's
+    // rank, and its dtype unless one is given.
+    if (op == "zeros_like" || op == "ones_like" || op == "empty_like" || op == "full_like" ||
+        op == "rand_like" || op == "randn_like") {
+      const size_t dt = op == "full_like" ? 2 : 1;
+      std::optional<ScalarType> d = d0;
+      if (dt < n.inputs().size()) {
+        auto c = toIValue(n.input(dt));
+        if (!c || !c->isNone()) d = dtypeArg(n.input(dt));
       }
       return set(o, r0, d);
     }

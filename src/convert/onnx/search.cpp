@@ -30,8 +30,10 @@ void convertTopk(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
 void convertSort(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   const bool stableForm = args.op() && args.op()->schema.overloadName() == "stable";
   const size_t dimIndex = stableForm ? 2 : 1;
-  auto sizes = ctx.expectSizes(n, args[0].value());
-  int64_t rank = static_cast<int64_t>(sizes.size());
+  // Sizes unknown (inside a branch no example run took: batched_nms's per-class loop): k from
+  // Shape, as for a dynamic input.
+  const auto sizes = ctx.sizesOf(args[0].value());
+  const int64_t rank = ctx.expectRank(n, args[0].value());
   std::string x = args[0].unwrapToTensor();
   if (rank == 0) {
     ctx.setOutput(n, 0, n.outputs().size() == 2 ? x : ctx.constScalar(0, ScalarType::Long));
@@ -40,10 +42,10 @@ void convertSort(OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
   }
   int64_t dim = wrapDim(args[dimIndex].unwrapToInt(-1), rank);
   bool descending = args[dimIndex + 1].unwrapToBool(false);
-  std::string k = ctx.isDynamic(args[0].value())
+  std::string k = ctx.isDynamic(args[0].value()) || !sizes
                       ? ctx.op("Slice", {ctx.op("Shape", {x}), ctx.constInt64s({dim}),
                                          ctx.constInt64s({dim + 1})})
-                      : ctx.constInt64s({sizes[dim]});
+                      : ctx.constInt64s({(*sizes)[dim]});
   auto outs =
       ctx.opN("TopK", {x, k}, 2,
               {attrI("axis", dim), attrI("largest", descending ? 1 : 0), attrI("sorted", 1)});
