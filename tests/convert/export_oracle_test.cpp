@@ -584,6 +584,40 @@ TEST(CoverageExportErrorOracle, AntialiasedResizeOfRunTimeSizes) {
 // onnxruntime-node reads no sequence outputs, so the test appends ConcatFromSequence (new_axis) to
 // the written model and compares the stack with PyTorch's list, exported with a dynamic length and
 // run at two lengths.
+// Note [Outputs sized by data] (convert/onnx/export.cpp): batched_nms keeps as many boxes as
+// their values say; the grown runs keep as many as the example, so the declared size was the
+// example's (ONNX Runtime warned "Expected shape from model of {38} does not match actual shape
+// of {1069}"). A static output stays static.
+TEST(DataSizedOutputOracle, OutputsSizedByValuesAreSymbolic) {
+  auto exportCov = [](const std::string& name, size_t numInputs, bool dynamic) {
+    const fs::path dir = kCoverageCases / name;
+    EXPECT_TRUE(fs::exists(dir / "meta.json")) << dir;
+    auto g = std::make_shared<Graph>();
+    parseIR(readFile(dir / "graph.txt"), g.get());
+    tlo::ExportOptions o;
+    std::vector<IValue> inputs;
+    for (size_t i = 0; i < numInputs; ++i) {
+      inputs.emplace_back(loadNpy((dir / fmt::format("in{}.npy", i)).string()));
+      o.inputNames.push_back(fmt::format("input_{}", i));
+      if (dynamic) o.dynamicAxes[o.inputNames.back()] = {0};
+    }
+    tlo::ExportReport report;
+    ::onnx::ModelProto m = tlo::exportGraph(*g, inputs, o, &report);
+    EXPECT_TRUE(report.checked);
+    return m;
+  };
+  ::onnx::ModelProto nms = exportCov("batched_nms_loop_scripted", 3, true);
+  ASSERT_EQ(nms.graph().output_size(), 1);
+  const auto& keep = nms.graph().output(0).type().tensor_type().shape();
+  ASSERT_EQ(keep.dim_size(), 1);
+  EXPECT_FALSE(keep.dim(0).has_dim_value()) << keep.DebugString();
+  EXPECT_EQ(keep.dim(0).dim_param(), nms.graph().output(0).name() + "_dim0");
+  ::onnx::ModelProto roi = exportCov("roi_align_module_scripted", 2, false);
+  const auto& pooled = roi.graph().output(0).type().tensor_type().shape();
+  ASSERT_EQ(pooled.dim_size(), 4);
+  for (int d = 0; d < 4; ++d) EXPECT_TRUE(pooled.dim(d).has_dim_value()) << pooled.DebugString();
+}
+
 TEST(SequenceOutputOracle, ReturnedListBuiltInALoop) {
   const fs::path dir = kCoverageCases / "list_output_loop_scripted";
   ASSERT_TRUE(fs::exists(dir / "meta.json")) << dir;

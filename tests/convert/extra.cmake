@@ -19,7 +19,7 @@ if(TARGET convert_test)
   set_tests_properties(convert_gen_export_coverage_cases PROPERTIES FIXTURES_SETUP convert_export_coverage_cases
                        TIMEOUT 600 ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1;OMP_NUM_THREADS=1")
   add_test(NAME convert_export_coverage_oracle
-           COMMAND convert_test --gtest_filter=Coverage/CoverageExportOracle.*:CoverageExportErrorOracle.*:SequenceOutputOracle.*)
+           COMMAND convert_test --gtest_filter=Coverage/CoverageExportOracle.*:CoverageExportErrorOracle.*:SequenceOutputOracle.*:DataSizedOutputOracle.*)
   set_tests_properties(convert_export_coverage_oracle PROPERTIES FIXTURES_REQUIRED convert_export_coverage_cases
                        TIMEOUT 900 ENVIRONMENT "TORCHLESS_BIN=$<TARGET_FILE:torchless>")
   # Module state (prim::SetAttr) as inputs and outputs: scripted models and the streaming

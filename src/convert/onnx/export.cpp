@@ -616,9 +616,115 @@ void addOutputInfo(OnnxCtx& ctx, ::onnx::GraphProto* gp, const PreparedGraph& pr
   setValueInfo(gp->add_output(), name, dtype, sizes, f.dynamicDims, name);
 }
 
+// Note [Outputs sized by data]
+// An output's dims are declared from the example run, symbolic where they follow a dynamic axis
+// (Note [Dynamic axes by grown runs]). Sizes decided by tensor values are neither: batched_nms
+// keeps 38 of 40 boxes here and 1439 of 1500 there, and the grown runs, which repeat the
+// example's boxes, keep 38 again. ONNX Runtime runs such a model but warns that the output
+// does not have its declared shape, and a consumer that trusts the declaration is wrong. So the
+// values whose sizes may follow data are tracked from the ops that decide a size by values
+// (nonzero, unique, nms, masked_select, boolean indexing, repeat_interleave by a tensor, a
+// number read from a tensor: int(t), t.item(), bool(t)) through everything computed from them,
+// If outputs of a condition from them, and loop-carried values; such an output keeps a static
+// dim only where ONNX shape inference, from the graph alone, gives the same size (the 4 of
+// [K, 4] boxes); its other dims are symbolic, named as dynamic axes are.
+bool decidesSizeByData(const Node& n, const PreparedGraph& prepared) {
+  const std::string ns(n.kind().domainString());
+  const std::string op(n.kind().toUnqualString());
+  if (ns == "torchvision") return op == "nms";
+  if (ns != "aten") return false;
+  static const std::unordered_set<std::string> ops{
+      "nonzero",  "nonzero_numpy", "argwhere",           "masked_select",          "_unique",
+      "_unique2", "unique_dim",    "unique_consecutive", "unique_dim_consecutive", "bincount"};
+  if (ops.count(op)) return true;
+  if (op == "where") return n.inputs().size() == 1;
+  if (op == "repeat_interleave")
+    return n.inputs().size() == 1 ||
+           (n.input(1)->type() && n.input(1)->type()->kind() == TypeKind::TensorType);
+  if (op == "Int" || op == "Bool" || op == "Float" || op == "item" || op == "is_nonzero" ||
+      op == "_local_scalar_dense")
+    return n.inputs().size() == 1 && n.input(0)->type() &&
+           n.input(0)->type()->kind() == TypeKind::TensorType &&
+           n.input(0)->node()->kind() != prim::NumToTensor;  // not a traced size
+  if (op == "index" && n.inputs().size() == 2 && n.input(1)->node()->kind() == prim::ListConstruct)
+    for (const Value* idx : n.input(1)->node()->inputs()) {
+      auto f = prepared.facts.find(idx);
+      if (f != prepared.facts.end() && f->second.dtype &&
+          (*f->second.dtype == ScalarType::Bool || *f->second.dtype == ScalarType::Byte))
+        return true;
+    }
+  return false;
+}
+
+/// Note [Outputs sized by data]: the values of `b` (and its blocks) whose sizes may follow data.
+bool markSizedByData(const Block* b, const PreparedGraph& prepared,
+                     std::unordered_set<const Value*>& sized) {
+  bool changed = false;
+  auto mark = [&](const Value* v) { changed |= sized.insert(v).second; };
+  for (const Node* n : b->nodes()) {
+    bool in = decidesSizeByData(*n, prepared);
+    for (const Value* v : n->inputs()) in = in || sized.count(v);
+    if (n->kind() == prim::Loop) {
+      // Carried values: the body's inputs follow the initial values and the body's results.
+      const Block* body = n->blocks()[0];
+      for (size_t i = 1; i < body->inputs().size() && i + 1 < n->inputs().size(); ++i)
+        if (sized.count(n->input(i + 1)) || sized.count(body->outputs().at(i)))
+          mark(body->inputs()[i]);
+    }
+    for (const Block* inner : n->blocks()) changed |= markSizedByData(inner, prepared, sized);
+    for (size_t i = 0; i < n->outputs().size(); ++i) {
+      bool out = in;
+      for (const Block* inner : n->blocks()) {
+        const size_t at = n->kind() == prim::Loop ? i + 1 : i;
+        if (at < inner->outputs().size() && sized.count(inner->outputs()[at])) out = true;
+      }
+      if (out) mark(n->output(i));
+    }
+  }
+  return changed;
+}
+
+/// Note [Outputs sized by data]: makes the dims of outputs `names` symbolic where shape
+/// inference does not give the declared size.
+void relaxOutputsSizedByData(::onnx::ModelProto& model, const std::set<std::string>& names) {
+  if (names.empty()) return;
+  ::onnx::ModelProto copy = model;
+  for (auto& o : *copy.mutable_graph()->mutable_output())
+    if (names.count(o.name()) && o.type().has_tensor_type())
+      for (auto& d : *o.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim())
+        d.clear_dim_value();
+  try {
+    ::onnx::ShapeInferenceOptions options(/*check_type=*/false, /*strict_mode=*/0,
+                                          /*data_prop=*/false);
+    ::onnx::shape_inference::InferShapes(copy, ::onnx::OpSchemaRegistry::Instance(), options);
+  } catch (const std::exception&) {
+    // Nothing inferred: every dim of those outputs becomes symbolic.
+  }
+  for (int i = 0; i < model.graph().output_size(); ++i) {
+    auto* o = model.mutable_graph()->mutable_output(i);
+    if (!names.count(o->name()) || !o->type().has_tensor_type()) continue;
+    const auto& inferred = copy.graph().output(i).type().tensor_type().shape();
+    auto* shape = o->mutable_type()->mutable_tensor_type()->mutable_shape();
+    for (int d = 0; d < shape->dim_size(); ++d) {
+      auto* dim = shape->mutable_dim(d);
+      if (!dim->has_dim_value()) continue;
+      if (d < inferred.dim_size() && inferred.dim(d).has_dim_value() &&
+          inferred.dim(d).dim_value() == dim->dim_value())
+        continue;
+      dim->clear_dim_value();
+      dim->set_dim_param(fmt::format("{}_dim{}", o->name(), d));
+    }
+  }
+}
+
 /// Writes the graph outputs: flattened, named (options, debug names, `output_K`), typed.
-void writeOutputs(OnnxCtx& ctx, ::onnx::GraphProto* gp, const Graph& g,
-                  const PreparedGraph& prepared, const ExportOptions& options) {
+/// Returns the names of the outputs whose sizes may follow data (Note [Outputs sized by data]).
+std::set<std::string> writeOutputs(OnnxCtx& ctx, ::onnx::GraphProto* gp, const Graph& g,
+                                   const PreparedGraph& prepared, const ExportOptions& options) {
+  std::unordered_set<const Value*> sized;
+  for (int round = 0; round < 4 && markSizedByData(g.block(), prepared, sized); ++round) {
+  }
+  std::set<std::string> sizedByData;
   FlatOutputs outs;
   std::map<size_t, std::string> named;  // flattened index -> graphOutputNames' name
   for (size_t j = 0; j < g.outputs().size(); ++j) {
@@ -644,7 +750,9 @@ void writeOutputs(OnnxCtx& ctx, ::onnx::GraphProto* gp, const Graph& g,
                            : fmt::format("output_{}", i);
     std::string name = nameOutput(ctx, gp, outs, i, want, taken);
     addOutputInfo(ctx, gp, prepared, outs, i, name, options);
+    if (v && sized.count(v)) sizedByData.insert(name);
   }
+  return sizedByData;
 }
 
 }  // namespace
@@ -709,7 +817,7 @@ namespace {
   progress(fmt::format("converting {} nodes at opset {}", countNodes(g.block()), options.opset));
   Exporter exporter(ctx, registry);
   exporter.convertBlock(g.block());
-  writeOutputs(ctx, gp, g, prepared, options);
+  relaxOutputsSizedByData(model, writeOutputs(ctx, gp, g, prepared, options));
 
   // Debian's libonnx 1.12 knows opsets up to 17: newer models are written unchecked (ONNX
   // Runtime, which the oracle tests run, validates them).
