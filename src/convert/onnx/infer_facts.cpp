@@ -116,8 +116,7 @@ bool keepsRankOnly(const std::string& op) {
          op == "isnan" || op == "isinf" || op == "argsort" || op == "interpolate" ||
          op == "upsample_nearest2d" || op == "upsample_bilinear2d" || op == "adaptive_avg_pool2d" ||
          op == "max_pool2d" || op == "avg_pool2d" || op == "conv2d" || op == "conv1d" ||
-         op == "conv3d" || op == "linear" || op == "repeat_interleave" || op == "index_select" ||
-         op == "gather";
+         op == "conv3d" || op == "linear" || op == "index_select" || op == "gather";
 }
 
 // Broadcasting ops: the largest rank among their tensor operands.
