@@ -618,6 +618,34 @@ TEST(DataSizedOutputOracle, OutputsSizedByValuesAreSymbolic) {
   for (int d = 0; d < 4; ++d) EXPECT_TRUE(pooled.dim(d).has_dim_value()) << pooled.DebugString();
 }
 
+// A List[Tensor] input is one ONNX input per element (`xs_0`, `xs_1`); --dynamic-axes names
+// them. The axes were accepted and then ignored: d2go's image stayed 480x640.
+TEST(ExportDynamicAxes, ElementsOfAListInput) {
+  auto g = std::make_shared<Graph>();
+  parseIR(R"IR(
+graph(%xs : Tensor[]):
+  %0 : int = prim::Constant[value=0]()
+  %1 : int = prim::Constant[value=1]()
+  %a : Tensor = aten::__getitem__(%xs, %0)
+  %b : Tensor = aten::__getitem__(%xs, %1)
+  %y : Tensor = aten::mul(%a, %b)
+  return (%y)
+)IR",
+          g.get());
+  const Tensor x = Tensor::fromVector(std::vector<float>(6, 1.0f), {2, 3});
+  IValue xs(ListImpl::create(TensorType::get(), {IValue(x), IValue(x.clone())}));
+  tlo::ExportOptions o;
+  o.dynamicAxes["xs_0"] = {0};
+  o.dynamicAxes["xs_1"] = {0};
+  ::onnx::ModelProto m = tlo::exportGraph(*g, {xs}, o);
+  ASSERT_EQ(m.graph().input_size(), 2);
+  for (int i = 0; i < 2; ++i) {
+    const auto& shape = m.graph().input(i).type().tensor_type().shape();
+    EXPECT_EQ(shape.dim(0).dim_param(), fmt::format("xs_{}_dim0", i)) << shape.DebugString();
+    EXPECT_EQ(shape.dim(1).dim_value(), 3);
+  }
+}
+
 TEST(SequenceOutputOracle, ReturnedListBuiltInALoop) {
   const fs::path dir = kCoverageCases / "list_output_loop_scripted";
   ASSERT_TRUE(fs::exists(dir / "meta.json")) << dir;
@@ -919,7 +947,7 @@ INSTANTIATE_TEST_SUITE_P(
         "cov:stack_negative_dims_traced", "cov:chunk_dynamic_scripted", "cov:chunk_dynamic_traced",
         "cov:head_reshape_scripted", "cov:head_reshape_traced", "cov:grid_offsets_scripted",
         "cov:grid_offsets_traced", "cov:swin_untaken_mask_scripted", "cov:detect_transform_traced",
-        "cov:batched_nms_loop_scripted"),
+        "cov:batched_nms_loop_scripted", "cov:interpolate_run_time_scale_scripted"),
     [](const ::testing::TestParamInfo<std::string>& info) {
       std::string s = info.param;
       return s.rfind("cov:", 0) == 0 ? "coverage_" + s.substr(4) : s;
@@ -990,7 +1018,8 @@ INSTANTIATE_TEST_SUITE_P(
         "stack_negative_dims_traced", "chunk_dynamic_scripted", "chunk_dynamic_traced",
         "head_reshape_scripted", "head_reshape_traced", "grid_offsets_scripted",
         "grid_offsets_traced", "swin_untaken_mask_scripted", "detect_transform_traced",
-        "roi_align_module_scripted", "roi_align_module_traced", "batched_nms_loop_scripted"),
+        "roi_align_module_scripted", "roi_align_module_traced", "batched_nms_loop_scripted",
+        "interpolate_run_time_scale_scripted"),
     [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 }  // namespace

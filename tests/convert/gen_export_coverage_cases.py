@@ -1116,6 +1116,17 @@ class BatchedNms(nn.Module):
         return torchvision.ops.batched_nms(boxes, scores, idxs, 0.5)
 
 
+class InterpolateRunTimeScale(nn.Module):
+    """d2go's preprocessing: the shorter side scaled to 32 by a factor computed from the sizes
+    (`min(H, W)`, a float division), F.interpolate with recompute_scale_factor: floor(size *
+    scale) of run-time floats, a list comprehension that repeats the scale under `scale_factor is
+    not None`, output sizes appended to `[]`."""
+
+    def forward(self, x):
+        s = 32.0 / min(x.shape[-2], x.shape[-1])
+        return F.interpolate(x, None, s, "bilinear", True, True)
+
+
 class GridOffsets(nn.Module):
     """YOLO heads' cell grid: a meshgrid of aranges over the feature map's sizes, added to the
     decoded predictions."""
@@ -1305,6 +1316,8 @@ def main():
                 torch.randint(0, classes, (n,))]
     w("batched_nms_loop", BatchedNms(), detections(40, 3), ("scripted",), torch_onnx=False,
       dyn=({0: [0], 1: [0], 2: [0]}, detections(1100, 5)))
+    w("interpolate_run_time_scale", InterpolateRunTimeScale(), [torch.rand(1, 3, 20, 24)],
+      ("scripted",), torch_onnx=False, dyn=({0: [2, 3]}, [torch.rand(1, 3, 30, 22)]))
 
 
 if __name__ == "__main__":

@@ -434,9 +434,16 @@ PrepareOptions prepareOptions(const Graph& graph, const std::vector<IValue>& inp
   size_t k = 0;
   for (size_t i = 0; i < graph.inputs().size(); ++i) {
     const size_t count = onnxInputCount(graph, inputs, options, i);
-    if (count == 1 && inputs[i].isTensor())
+    if (count == 1 && inputs[i].isTensor()) {
       if (auto d = options.dynamicAxes.find(inputNames[k]); d != options.dynamicAxes.end())
         po.dynamicAxes[i] = d->second;
+    } else {
+      // The elements of a List[Tensor] / Dict[str, Tensor] input, each an ONNX input
+      // (`inputs_0`, `inputs_1` ... or the dict's keys).
+      for (size_t e = 0; e < count; ++e)
+        if (auto d = options.dynamicAxes.find(inputNames[k + e]); d != options.dynamicAxes.end())
+          po.elementDynamicAxes[{i, e}] = d->second;
+    }
     k += count;
   }
   for (const auto& [name, axes] : options.dynamicAxes) {

@@ -976,6 +976,8 @@ RunInputs bindConstantInputs(Graph& g, const std::vector<IValue>& inputs,
       for (size_t e = 0; e < elements.size(); ++e) {
         values.push_back(g.insertInput(k + e)->setType(TensorType::get()));
         out.inputOrigin.push_back(i);
+        if (auto d = options.elementDynamicAxes.find({i, e}); d != options.elementDynamicAxes.end())
+          run.dynamicAxes[run.values.size()] = d->second;
         run.values.push_back(IValue(elements[e]));
       }
       Value* list = g.insertNode(g.createList(TensorType::get(), values))->output();
@@ -994,6 +996,8 @@ RunInputs bindConstantInputs(Graph& g, const std::vector<IValue>& inputs,
       for (size_t e = 0; e < entries.size(); ++e) {
         Value* v = g.insertInput(k + e)->setType(TensorType::get());
         out.inputOrigin.push_back(i);
+        if (auto d = options.elementDynamicAxes.find({i, e}); d != options.elementDynamicAxes.end())
+          run.dynamicAxes[run.values.size()] = d->second;
         run.values.push_back(entries[e].second);
         g.insertNode(g.create(Symbol::aten("_set_item"),
                               {d->output(), g.insertConstant(entries[e].first), v}, 0));
@@ -1250,6 +1254,17 @@ std::unordered_map<const Value*, IValue> observeFacts(PreparedGraph& out, const 
 
 /// Step 5: replaces by constants the outputs whose value the run saw and that depend on neither
 /// tensor data nor a dynamic axis; values computed from dynamic ones join `out.dynamic`.
+// Whether a value of type `t` can never be None (`x is None` of it is decided by the type).
+bool neverNone(const TypePtr& t) {
+  return t && t->kind() != TypeKind::OptionalType && t->kind() != TypeKind::NoneType &&
+         t->kind() != TypeKind::AnyType && t->kind() != TypeKind::UnionType;
+}
+
+bool isNumberType(const TypePtr& t) {
+  return t && (t->kind() == TypeKind::IntType || t->kind() == TypeKind::FloatType ||
+               t->kind() == TypeKind::BoolType);
+}
+
 void foldKnown(PreparedGraph& out, const std::unordered_map<const Value*, IValue>& known) {
   Graph& g = *out.graph;
   std::unordered_set<const Value*> dataDependent;
@@ -1272,10 +1287,12 @@ void foldKnown(PreparedGraph& out, const std::unordered_map<const Value*, IValue
     // may give the same answer in the grown runs and another at other sizes (swin's shift
     // zeroed for small maps). Lists and tensors follow it only in part: their outputs are
     // judged by the runs (`n, c, h, w = x.size()` with a dynamic n keeps c, h and w).
+    // Except `x is None` of a number, whose answer its type gives (F.interpolate's `scale_factor
+    // is not None` of a scale computed from a dynamic size guards the loop that repeats it).
+    const bool noneTest =
+        n->kind() == Symbol::aten("__is__") || n->kind() == Symbol::aten("__isnot__");
     for (const Value* in : n->inputs())
-      if (out.dynamic.count(in) && in->type() &&
-          (in->type()->kind() == TypeKind::IntType || in->type()->kind() == TypeKind::FloatType ||
-           in->type()->kind() == TypeKind::BoolType))
+      if (out.dynamic.count(in) && isNumberType(in->type()) && !noneTest)
         for (const Value* v : n->outputs()) out.dynamic.insert(v);
     // Per output: known, not following a dynamic axis, of a type constants hold.
     std::vector<bool> outFoldable;
@@ -1296,7 +1313,7 @@ void foldKnown(PreparedGraph& out, const std::unordered_map<const Value*, IValue
       if (dataOut) dataDependent.insert(v);
       // A value computed from a dynamic one is dynamic too (those folded below go).
       for (const Value* in : n->inputs())
-        if (out.dynamic.count(in)) out.dynamic.insert(v);
+        if (out.dynamic.count(in) && !(noneTest && neverNone(in->type()))) out.dynamic.insert(v);
     }
     // Outputs fold one by one: `n, c, h, w = x.size()` with a dynamic n keeps c, h and w
     // constants (the grown runs tell which follow the axis).

@@ -52,6 +52,9 @@ struct PrepareOptions {
   std::map<size_t, std::string> constantInputs;
   /// Dynamic axes by graph input index.
   std::map<size_t, std::vector<int64_t>> dynamicAxes;
+  /// Dynamic axes of the elements of List[Tensor] / Dict[str, Tensor] inputs (each one ONNX
+  /// input): (graph input index, element index) -> axes.
+  std::map<std::pair<size_t, size_t>, std::vector<int64_t>> elementDynamicAxes;
   /// Fold eval-mode batch norms into the convolution / linear before them (passes/
   /// fold_conv_bn.cpp, fold_linear_bn.cpp), as torch.onnx does.
   bool foldBatchNorm = true;

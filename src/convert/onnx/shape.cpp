@@ -1370,6 +1370,34 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
   r.addOverloads({"aten::add.int"}, intArith("Add"));
   r.addOverloads({"aten::sub.int"}, intArith("Sub"));
   r.addOverloads({"aten::mul.int"}, intArith("Mul"));
+  // min(a, b) / max(a, b) of numbers computed at run time (d2go's `min(H, W)` of a dynamic
+  // image): Min / Max of the 0-d tensors, int64 for ints, float when either is a float.
+  r.addOverloads({"prim::min.int"}, intArith("Min"));
+  r.addOverloads({"prim::max.int"}, intArith("Max"));
+  auto floatMinMax = [](std::string opType) {
+    return [opType](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
+      ctx.setOutput(n, 0,
+                    ctx.op(opType, {tensorOrScalar(ctx, args[0], ScalarType::Float),
+                                    tensorOrScalar(ctx, args[1], ScalarType::Float)}));
+    };
+  };
+  r.addOverloads({"prim::min.float", "prim::min.int_float", "prim::min.float_int"},
+                 floatMinMax("Min"));
+  r.addOverloads({"prim::max.float", "prim::max.int_float", "prim::max.float_int"},
+                 floatMinMax("Max"));
+  // math.floor / math.ceil of a float computed at run time (F.interpolate's output size from a
+  // scale factor): Floor / Ceil, then the int64 it returns; of an int: the int.
+  for (const auto& entry :
+       std::vector<std::pair<std::string, std::string>>{{"floor", "Floor"}, {"ceil", "Ceil"}}) {
+    const std::string opType = entry.second;
+    r.addOverloads({"aten::" + entry.first + ".float"}, [opType](OnnxCtx& ctx, const Node& n,
+                                                                 OnnxArgs& args) {
+      ctx.setOutput(n, 0,
+                    ctx.castTo(ctx.op(opType, {tensorOrScalar(ctx, args[0], ScalarType::Float)}),
+                               ScalarType::Float, ScalarType::Long));
+    });
+    r.addOverloads({"aten::" + entry.first + ".int"}, convertNumberIdentity);
+  }
   // floordiv rounds down (Python's //): (a - a mod b) / b, Mod taking the divisor's sign.
   r.addOverloads({"aten::floordiv.int"}, [](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
     std::string a = tensorOrScalar(ctx, args[0], ScalarType::Long),
@@ -1440,7 +1468,8 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
     const std::string& opType = entry.second;
     std::vector<std::string> schemas = {"aten::" + name + ".float", "aten::" + name + ".int_float",
                                         "aten::" + name + ".float_int"};
-    if (name == "div") schemas = {"aten::div.float", "aten::div.int"};
+    // aten::div(Scalar, Scalar) -> float: d2go's `320. / min(H, W)` of a dynamic image.
+    if (name == "div") schemas = {"aten::div.float", "aten::div.int", "aten::div"};
     for (const std::string& schema : schemas)
       r.addOverloads({schema}, [opType](OnnxCtx& ctx, const Node& n, OnnxArgs& args) {
         ctx.setOutput(n, 0,
@@ -1617,10 +1646,16 @@ void registerShapeConverters(OnnxConverterRegistry& r) {
     if (const TypePtr& t = n.input(1)->type(); t && t->kind() != TypeKind::TensorType) {
       // a list of numbers computed at run time (sizes appended in a loop) is a 1-d tensor:
       // Concat (as torch.onnx's scripting export of a List[int])
-      std::string list = args[0].unwrapToTensor();
       std::string x = args[1].unwrapToTensor();
       if (auto d = ctx.dtypeOf(args[0].value()))
         x = ctx.castTo(x, ctx.dtypeOf(args[1].value()), *d);
+      // Appended to `[]`: the element alone. ONNX Runtime's shape inference counts a Concat with
+      // an empty constant as empty (F.interpolate's output_size of a run-time scale, unrolled,
+      // reached Resize as "sizes (0) must be same as rank of input 'X' (4)").
+      if (args[0].isIValue() && args[0].unwrapToIValue().isList() &&
+          args[0].unwrapToIValue().toList()->list.empty())
+        return ctx.setOutput(n, 0, unsqueeze(ctx, x, {0}));
+      std::string list = args[0].unwrapToTensor();
       ctx.setOutput(n, 0, ctx.op("Concat", {list, unsqueeze(ctx, x, {0})}, {attrI("axis", 0)}));
       return;
     }
