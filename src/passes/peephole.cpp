@@ -299,15 +299,17 @@ class Peephole {
       }
       case prim::isinstance: {
         // The static type decides when it is a subtype of a candidate (true), or a concrete
-        // type that is none (false: a Tensor is never a list; lists and tuples are invariant).
+        // type that is none (false: a Tensor is never a list; a list's and a dict's run-time
+        // type is their declared one). Not a tuple's: its run-time type is built from its
+        // elements' (a Tuple[Optional[Tensor], int] may hold a Tuple[Tensor, int]).
         TypePtr t = n->input()->type() ? unshapedType(n->input()->type()) : nullptr;
         if (!t) return;
         bool any = false;
         for (const TypePtr& c : n->tys(attr::types)) any = any || t->isSubtypeOf(*c);
         static const std::unordered_set<TypeKind> concrete = {
-            TypeKind::TensorType, TypeKind::ListType,   TypeKind::TupleType,
-            TypeKind::DictType,   TypeKind::IntType,    TypeKind::FloatType,
-            TypeKind::BoolType,   TypeKind::StringType, TypeKind::DeviceObjType};
+            TypeKind::TensorType, TypeKind::ListType,     TypeKind::DictType,
+            TypeKind::IntType,    TypeKind::FloatType,    TypeKind::BoolType,
+            TypeKind::StringType, TypeKind::DeviceObjType};
         if (any || concrete.count(t->kind())) replace(n->output(), constantBefore(n, IValue(any)));
         return;
       }

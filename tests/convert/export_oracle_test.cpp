@@ -947,7 +947,8 @@ INSTANTIATE_TEST_SUITE_P(
         "cov:stack_negative_dims_traced", "cov:chunk_dynamic_scripted", "cov:chunk_dynamic_traced",
         "cov:head_reshape_scripted", "cov:head_reshape_traced", "cov:grid_offsets_scripted",
         "cov:grid_offsets_traced", "cov:swin_untaken_mask_scripted", "cov:detect_transform_traced",
-        "cov:batched_nms_loop_scripted", "cov:interpolate_run_time_scale_scripted"),
+        "cov:batched_nms_loop_scripted", "cov:interpolate_run_time_scale_scripted",
+        "cov:untaken_branch_types_scripted"),
     [](const ::testing::TestParamInfo<std::string>& info) {
       std::string s = info.param;
       return s.rfind("cov:", 0) == 0 ? "coverage_" + s.substr(4) : s;
@@ -1019,7 +1020,8 @@ INSTANTIATE_TEST_SUITE_P(
         "head_reshape_scripted", "head_reshape_traced", "grid_offsets_scripted",
         "grid_offsets_traced", "swin_untaken_mask_scripted", "detect_transform_traced",
         "roi_align_module_scripted", "roi_align_module_traced", "batched_nms_loop_scripted",
-        "interpolate_run_time_scale_scripted"),
+        "interpolate_run_time_scale_scripted",
+        "untaken_branch_types_scripted"),
     [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 }  // namespace

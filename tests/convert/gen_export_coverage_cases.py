@@ -1127,6 +1127,22 @@ class InterpolateRunTimeScale(nn.Module):
         return F.interpolate(x, None, s, "bilinear", True, True)
 
 
+class UntakenBranchTypes(nn.Module):
+    """A branch that only other sizes take, so its facts are inferred, not observed: a Python
+    float promoting an int64 tensor, a dtype argument, bool cumsum (int64), sqrt of integers
+    (float), sum over dims [] (all of them)."""
+
+    def forward(self, x):  # [N, 4]
+        if x.shape[0] > 5:
+            a = (x.to(torch.int64) + 0.5) * 2
+            b = x.sum(1, dtype=torch.float64).float()
+            c = (x > 0).cumsum(1).float()
+            d = x.to(torch.int64).abs().sqrt()
+            f = x.sum([])
+            return a.sum(1) + b + c.sum(1) + d.sum(1) + f
+        return x.sum(1)
+
+
 class GridOffsets(nn.Module):
     """YOLO heads' cell grid: a meshgrid of aranges over the feature map's sizes, added to the
     decoded predictions."""
@@ -1318,6 +1334,8 @@ def main():
       dyn=({0: [0], 1: [0], 2: [0]}, detections(1100, 5)))
     w("interpolate_run_time_scale", InterpolateRunTimeScale(), [torch.rand(1, 3, 20, 24)],
       ("scripted",), torch_onnx=False, dyn=({0: [2, 3]}, [torch.rand(1, 3, 30, 22)]))
+    w("untaken_branch_types", UntakenBranchTypes(), [torch.randn(4, 4) * 3], ("scripted",),
+      torch_onnx=False, dyn=({0: [0]}, [torch.randn(7, 4) * 3]))
 
 
 if __name__ == "__main__":

@@ -184,7 +184,9 @@ graph():
 
 TEST(Peephole, IsinstanceDecidedByTheStaticType) {
   // torchvision's roi_align inlined with a Tensor for its Union[Tensor, List[Tensor]] boxes.
-  // An Optional input decides nothing (None or a tensor at run time).
+  // An Optional input decides nothing (None or a tensor at run time). (Nor does a tuple, whose
+  // run-time type is its elements': a (Tensor?, int) may hold a (Tensor, int); the IR parser
+  // takes no tuple type in `types=[...]`.)
   expectPass("peephole", R"IR(
 graph(%x : Tensor, %l : int[], %o : Tensor?):
   %a : bool = prim::isinstance[types=[list, tuple]](%x)

@@ -639,6 +639,7 @@ bool decidesSizeByData(const Node& n, const PreparedGraph& prepared) {
   const std::string ns(n.kind().domainString());
   const std::string op(n.kind().toUnqualString());
   if (ns == "torchvision") return op == "nms";
+  if (ns == "prim" && op == "tolist") return true;
   if (ns != "aten") return false;
   static const std::unordered_set<std::string> ops{
       "nonzero",  "nonzero_numpy", "argwhere",           "masked_select",          "_unique",
@@ -648,8 +649,10 @@ bool decidesSizeByData(const Node& n, const PreparedGraph& prepared) {
   if (op == "repeat_interleave")
     return n.inputs().size() == 1 ||
            (n.input(1)->type() && n.input(1)->type()->kind() == TypeKind::TensorType);
+  if (op == "equal" || op == "allclose") return true;
   if (op == "Int" || op == "Bool" || op == "Float" || op == "item" || op == "is_nonzero" ||
-      op == "_local_scalar_dense")
+      op == "_local_scalar_dense" || op == "IntImplicit" || op == "FloatImplicit" ||
+      op == "ScalarImplicit")
     return n.inputs().size() == 1 && n.input(0)->type() &&
            n.input(0)->type()->kind() == TypeKind::TensorType &&
            n.input(0)->node()->kind() != prim::NumToTensor;  // not a traced size
@@ -695,7 +698,28 @@ bool markSizedByData(const Block* b, const PreparedGraph& prepared,
 /// inference does not give the declared size.
 void relaxOutputsSizedByData(::onnx::ModelProto& model, const std::set<std::string>& names) {
   if (names.empty()) return;
-  ::onnx::ModelProto copy = model;
+  // Shape inference on a copy without the weights: initializers of more than 64 elements are
+  // graph inputs of their type there (the small ones stay: Reshape's shapes, Slice's bounds).
+  ::onnx::ModelProto copy;
+  {
+    google::protobuf::RepeatedPtrField<::onnx::TensorProto> weights;
+    weights.Swap(model.mutable_graph()->mutable_initializer());
+    copy = model;
+    weights.Swap(model.mutable_graph()->mutable_initializer());
+  }
+  for (const auto& w : model.graph().initializer()) {
+    int64_t n = 1;
+    for (int64_t d : w.dims()) n *= d;
+    if (n <= 64) {
+      *copy.mutable_graph()->add_initializer() = w;
+      continue;
+    }
+    auto* in = copy.mutable_graph()->add_input();
+    in->set_name(w.name());
+    auto* tt = in->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(w.data_type());
+    for (int64_t d : w.dims()) tt->mutable_shape()->add_dim()->set_dim_value(d);
+  }
   for (auto& o : *copy.mutable_graph()->mutable_output())
     if (names.count(o.name()) && o.type().has_tensor_type())
       for (auto& d : *o.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim())

@@ -29,21 +29,13 @@ const std::unordered_set<std::string>& keepsInput() {
                                                    "neg",
                                                    "relu",
                                                    "relu_",
-                                                   "sigmoid",
-                                                   "tanh",
                                                    "gelu",
                                                    "silu",
                                                    "hardswish",
                                                    "hardsigmoid",
                                                    "leaky_relu",
                                                    "elu",
-                                                   "exp",
-                                                   "log",
-                                                   "sqrt",
-                                                   "rsqrt",
                                                    "abs",
-                                                   "softmax",
-                                                   "log_softmax",
                                                    "dropout",
                                                    "dropout_",
                                                    "fill_",
@@ -51,7 +43,6 @@ const std::unordered_set<std::string>& keepsInput() {
                                                    "roll",
                                                    "flip",
                                                    "slice",
-                                                   "cumsum",
                                                    "clamp",
                                                    "clamp_min",
                                                    "clamp_max",
@@ -63,10 +54,6 @@ const std::unordered_set<std::string>& keepsInput() {
                                                    "ceil",
                                                    "round",
                                                    "sign",
-                                                   "reciprocal",
-                                                   "sin",
-                                                   "cos",
-                                                   "erf",
                                                    "narrow",
                                                    "constant_pad_nd",
                                                    "pad",
@@ -96,12 +83,8 @@ const std::unordered_set<std::string>& keepsInput() {
                                                    "celu",
                                                    "selu",
                                                    "prelu",
-                                                   "logit",
                                                    "frac",
                                                    "trunc",
-                                                   "expm1",
-                                                   "log1p",
-                                                   "log2",
                                                    "square",
                                                    "pixel_shuffle",
                                                    "pixel_unshuffle",
@@ -166,8 +149,10 @@ class Inference {
   void block(const Block* b, bool nested = false) {
     for (const Node* n : b->nodes()) {
       for (const Block* inner : n->blocks()) {
-        seedBlockInputs(*n, inner);
-        block(inner, true);
+        if (n->kind() == prim::Loop)
+          loopBody(*n, inner);
+        else
+          block(inner, true);
       }
       if (nested) node(*n);
     }
@@ -227,16 +212,36 @@ class Inference {
     ValueFacts& f = out_.facts[v];
     f.rank = r;
     f.dtype = d;
+    if (journal_) journal_->push_back(v);
   }
 
-  // Loop-carried block inputs take their initial value's facts.
-  void seedBlockInputs(const Node& n, const Block* inner) {
-    if (n.kind() != prim::Loop) return;
-    // prim::Loop(max_trip_count, cond, carried...) -> block(i, carried...)
-    for (size_t i = 1; i < inner->inputs().size() && i + 1 < n.inputs().size(); ++i) {
-      const Value* init = n.input(i + 1);
-      if (isTensorValue(inner->inputs()[i])) set(inner->inputs()[i], rank(init), dtype(init));
+  // A loop body: its carried inputs take their initial values' facts, which hold only when each
+  // iteration's result has them too (`y = y.unsqueeze(0)` in the body changes the rank): when
+  // one does not, every fact inferred in the body goes and the body is inferred without them.
+  void loopBody(const Node& loop, const Block* body) {
+    std::vector<const Value*> journal;
+    std::vector<const Value*>* outer = journal_;
+    journal_ = &journal;
+    // prim::Loop(max_trip_count, cond, carried...) -> block(i, carried...) -> (cond, carried...)
+    for (size_t i = 1; i < body->inputs().size() && i + 1 < loop.inputs().size(); ++i) {
+      const Value* init = loop.input(i + 1);
+      if (isTensorValue(body->inputs()[i])) set(body->inputs()[i], rank(init), dtype(init));
     }
+    block(body, true);
+    bool holds = true;
+    for (size_t i = 1; i < body->inputs().size() && i < body->outputs().size(); ++i) {
+      const Value* in = body->inputs()[i];
+      if (!isTensorValue(in)) continue;
+      holds =
+          holds && rank(body->outputs()[i]) == rank(in) && dtype(body->outputs()[i]) == dtype(in);
+    }
+    if (!holds) {
+      for (const Value* v : journal) out_.facts.erase(v);
+      journal.clear();
+      block(body, true);
+    }
+    journal_ = outer;
+    if (outer) outer->insert(outer->end(), journal.begin(), journal.end());
   }
 
   static bool isTensorList(const Value* v) {
@@ -262,6 +267,15 @@ class Inference {
       return true;
     }
     if (ns != "aten") return n.outputs().size() != 1;
+    if (op == "unique_consecutive" && n.inputs().size() > 3) {
+      // unique_consecutive(self, return_inverse, return_counts, dim): along a dim as unique_dim.
+      auto c = toIValue(n.input(3));
+      if (!c || !c->isNone()) {
+        set(n.output(0), r0, d0);
+        for (size_t i = 1; i < n.outputs().size(); ++i) set(n.output(i), 1, ScalarType::Long);
+        return true;
+      }
+    }
     if (op == "_unique2" || op == "unique_consecutive" || op == "_unique") {
       // No dim: the sorted unique values (1-d), the inverse (self's shape), the counts (1-d).
       set(n.output(0), 1, d0);
@@ -276,33 +290,52 @@ class Inference {
       return true;
     }
     if (reduces(op) && !(n.inputs().size() > 1 && isTensorValue(n.input(1)))) {
-      // Reductions: over all dims (no dim, dim=None, or sum's dtype) 0-d; over a dim or a list
-      // of dims one or len(dims) fewer, none fewer with keepdim (a constant).
+      // Reductions (PyTorch 1.13's overloads): sum / prod / mean (self, dtype) and max / min /
+      // all / any (self) over all dims, 0-d; over dims (self, dim or dims, keepdim[, dtype]):
+      // one or len(dims) fewer, none fewer with keepdim; dims [] or None is all of them.
+      const bool dtypeForm =
+          n.inputs().size() == 2 && (op == "sum" || op == "prod" || op == "mean" || op == "nansum");
       std::optional<int64_t> r;
-      bool dtypeGiven = false;
+      std::optional<ScalarType> given;  // a dtype argument
+      bool dtypeArgument = false;
       if (n.inputs().size() == 1) {
         r = 0;
+      } else if (dtypeForm) {
+        r = 0;
+        auto c = toIValue(n.input(1));
+        dtypeArgument = !(c && c->isNone());
+        if (dtypeArgument) given = dtypeArg(n.input(1));
       } else {
         const Value* a1 = n.input(1);
         const TypeKind k = a1->type() ? a1->type()->kind() : TypeKind::NoneType;
         auto c = toIValue(a1);
-        if (c && c->isNone()) {
+        auto keep = n.inputs().size() > 2 ? toIValue(n.input(2)) : std::nullopt;
+        const bool keepKnown = keep && keep->isBool();
+        std::optional<int64_t> len;
+        if (k == TypeKind::IntType) len = 1;
+        if (k == TypeKind::ListType) len = listLength(a1);
+        const bool all = (c && c->isNone()) || (len && *len == 0);
+        if (r0 && keepKnown && keep->toBool()) {
+          r = *r0;
+        } else if (all && (keepKnown || n.inputs().size() == 2)) {
           r = 0;
-        } else if (k == TypeKind::ListType || k == TypeKind::IntType) {
-          auto len = k == TypeKind::IntType ? std::optional<int64_t>(1) : listLength(a1);
-          auto keep = n.inputs().size() > 2 ? toIValue(n.input(2)) : std::nullopt;
-          if (r0 && len && keep && keep->isBool()) r = keep->toBool() ? *r0 : *r0 - *len;
-        } else if (k != TypeKind::OptionalType) {
-          r = 0;  // sum(self, dtype)
-          dtypeGiven = true;
+        } else if (r0 && len && keepKnown) {
+          r = *r0 - *len;
+        }
+        if (n.inputs().size() > 3 && (op == "sum" || op == "prod" || op == "mean" ||
+                                      op == "nansum")) {  // (self, dims, keepdim, dtype)
+          auto dt = toIValue(n.input(3));
+          dtypeArgument = !(dt && dt->isNone());
+          if (dtypeArgument) given = dtypeArg(n.input(3));
         }
       }
       std::optional<ScalarType> d = d0;
-      if (op == "all" || op == "any") d = ScalarType::Bool;
+      if (op == "all" || op == "any")  // uint8 stays uint8 (PyTorch 1.13)
+        d = d0 == ScalarType::Byte ? d0 : std::optional<ScalarType>(ScalarType::Bool);
       if (op == "argmax" || op == "argmin") d = ScalarType::Long;
       if ((op == "sum" || op == "prod" || op == "nansum") && d0 && !isFloatingType(*d0))
         d = ScalarType::Long;
-      if (dtypeGiven) d.reset();
+      if (dtypeArgument) d = given;
       set(n.output(0), r, d);
       if ((op == "max" || op == "min") && n.outputs().size() == 2)
         set(n.output(1), r, ScalarType::Long);  // max.dim's indices
@@ -359,9 +392,15 @@ class Inference {
       return;
     }
     if (n.kind() == prim::Loop) {
-      for (size_t i = 0; i < n.outputs().size() && i + 2 < n.inputs().size(); ++i)
-        if (isTensorValue(n.output(i)))
-          set(n.output(i), rank(n.input(i + 2)), dtype(n.input(i + 2)));
+      // An output is the initial value (no iteration) or a body result: facts they share.
+      const Block* body = n.blocks()[0];
+      for (size_t i = 0; i < n.outputs().size() && i + 2 < n.inputs().size(); ++i) {
+        if (!isTensorValue(n.output(i)) || i + 1 >= body->outputs().size()) continue;
+        const Value* init = n.input(i + 2);
+        const Value* last = body->outputs()[i + 1];
+        if (rank(init) == rank(last))
+          set(n.output(i), rank(init), dtype(init) == dtype(last) ? dtype(init) : std::nullopt);
+      }
       return;
     }
     if (n.inputs().empty()) return;
@@ -404,6 +443,21 @@ class Inference {
       }
       return set(o, r0, d);
     }
+    // Functions defined on floats: an integer or bool input gives the default float dtype.
+    static const std::unordered_set<std::string> floatResult{
+        "sigmoid", "tanh", "exp", "log",   "sqrt",  "rsqrt", "reciprocal",
+        "sin",     "cos",  "erf", "logit", "expm1", "log1p", "log2"};
+    if (floatResult.count(op))
+      return set(o, r0, d0 && !isFloatingType(*d0) ? ScalarType::Float : d0);
+    // cumsum(self, dim, dtype=None): an integer or bool input sums in int64.
+    // softmax / log_softmax(self, dim, dtype=None): the dtype given, else self's.
+    if (op == "cumsum" || op == "softmax" || op == "log_softmax") {
+      std::optional<ScalarType> d = d0;
+      if (op == "cumsum" && d0 && !isFloatingType(*d0)) d = ScalarType::Long;
+      if (n.inputs().size() > 2)
+        if (auto c = toIValue(n.input(2)); !c || !c->isNone()) d = dtypeArg(n.input(2));
+      return set(o, r0, d);
+    }
     if (keepsInput().count(op)) return set(o, r0, d0);
     if (keepsRankOnly(op)) {
       std::optional<ScalarType> d;
@@ -430,6 +484,25 @@ class Inference {
         }
       }
       if (!allKnown) return;
+      // A Python number takes part in type promotion against a tensor of a lower category
+      // (torch.result_type): `long_tensor + 0.5` is float32 (the default dtype), `bool_tensor
+      // + 1` is int64. (add / sub's alpha is no operand; where's and masked_fill's numbers are
+      // values, judged below.)
+      const size_t operands =
+          op == "add" || op == "sub" || op == "add_" || op == "sub_" || op == "rsub"
+              ? 2
+              : n.inputs().size();
+      for (size_t i = 0; i < operands && i < n.inputs().size() && d && sameDtype; ++i) {
+        const Value* in = n.input(i);
+        const TypeKind k = in->type() ? in->type()->kind() : TypeKind::AnyType;
+        if (isTensorValue(in) || op == "where" || op == "masked_fill") continue;
+        if (k == TypeKind::FloatType && !isFloatingType(*d))
+          d = ScalarType::Float;
+        else if (k == TypeKind::IntType && *d == ScalarType::Bool)
+          d = ScalarType::Long;
+        else if (k == TypeKind::NumberType)
+          sameDtype = false;  // a Scalar of unknown kind (a str is div's rounding mode)
+      }
       if (isComparison(op)) {
         d = ScalarType::Bool;
       } else if (op == "where" || op == "masked_fill") {
@@ -437,8 +510,12 @@ class Inference {
         d = op == "masked_fill" ? d0 : std::nullopt;
         if (op == "where" && n.inputs().size() == 3 && dtype(n.input(1)) == dtype(n.input(2)))
           d = dtype(n.input(1));
-      } else if (!sameDtype || op == "div" || op == "true_divide") {
+      } else if (!sameDtype) {
         d.reset();
+      } else if ((op == "div" || op == "true_divide") && d && !isFloatingType(*d)) {
+        // True division of integers is float; with a rounding mode it stays integral.
+        auto mode = n.inputs().size() > 2 ? toIValue(n.input(2)) : std::nullopt;
+        if (n.inputs().size() <= 2 || (mode && mode->isNone())) d = ScalarType::Float;
       }
       return set(o, r, d);
     }
@@ -498,6 +575,7 @@ class Inference {
   }
 
   PreparedGraph& out_;
+  std::vector<const Value*>* journal_ = nullptr;  // facts set in the loop body being inferred
 };
 
 }  // namespace

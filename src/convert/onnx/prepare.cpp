@@ -1089,9 +1089,9 @@ std::unordered_map<const Value*, IValue> observeFacts(PreparedGraph& out, const 
   // Both runs keep the ratios of an input's axes, and a model that resizes its input to a size
   // of its own keeping the aspect ratio (torchvision's detection transform: the longer side to
   // max_size, then padded to a multiple of 32) computes the same sizes in all of them. So for
-  // an input with several dynamic axes, one more run per axis grows that axis alone, by half
-  // its size and one: values that differ in any follow the axes too. One per axis, as the
-  // longer side is always max_size: a 320x320 example tells the padding of H from a 320x481
+  // an input with several dynamic axes, one more run per axis but the batch (0) grows that axis
+  // alone, by half its size and one: values that differ in any follow the axes too. One per axis,
+  // as the longer side is always max_size: a 320x320 example tells the padding of H from a 320x481
   // run and that of W from a 481x320 one. Not by doubling: 320x640 resizes to 160x320, padded
   // by 0 again. When the model cannot take a skewed run (a square mask), it tells nothing.
   std::vector<IValue> grown, doubled;
@@ -1109,13 +1109,14 @@ std::unordered_map<const Value*, IValue> observeFacts(PreparedGraph& out, const 
         if (!grownError) grownError = e;
       }
     }
-    // Skewed runs (compared at once, not kept: a detector's activations are large).
+    // Skewed runs (compared at once, not kept: a detector's activations are large). Axis 0
+    // (the batch, which no resize keeps a ratio with) is not skewed.
     for (const auto& [i, axes] : run.dynamicAxes) {
       if (axes.size() < 2) continue;
       const Tensor& t = run.values[i].toTensor();
       for (int64_t axis : axes) {
         const int64_t a = axis < 0 ? axis + t.dim() : axis;
-        if (a < 0 || a >= t.dim()) continue;  // the grown runs reported it
+        if (a <= 0 || a >= t.dim()) continue;  // the grown runs reported a bad axis
         std::vector<IValue> skewedInputs = run.values;
         skewedInputs[i] = growAlong(t, {a}, t.sizes()[a] / 2 + 1);
         std::vector<IValue> skewed;
