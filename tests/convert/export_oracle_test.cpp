@@ -1020,8 +1020,7 @@ INSTANTIATE_TEST_SUITE_P(
         "head_reshape_scripted", "head_reshape_traced", "grid_offsets_scripted",
         "grid_offsets_traced", "swin_untaken_mask_scripted", "detect_transform_traced",
         "roi_align_module_scripted", "roi_align_module_traced", "batched_nms_loop_scripted",
-        "interpolate_run_time_scale_scripted",
-        "untaken_branch_types_scripted"),
+        "interpolate_run_time_scale_scripted", "untaken_branch_types_scripted"),
     [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 }  // namespace
