@@ -702,10 +702,16 @@ void relaxOutputsSizedByData(::onnx::ModelProto& model, const std::set<std::stri
   // graph inputs of their type there (the small ones stay: Reshape's shapes, Slice's bounds).
   ::onnx::ModelProto copy;
   {
-    google::protobuf::RepeatedPtrField<::onnx::TensorProto> weights;
-    weights.Swap(model.mutable_graph()->mutable_initializer());
+    // The weights are moved aside while the rest is copied, and back even if the copy throws.
+    struct Aside {
+      ::onnx::GraphProto* g;
+      google::protobuf::RepeatedPtrField<::onnx::TensorProto> weights;
+      explicit Aside(::onnx::GraphProto* graph) : g(graph) {
+        weights.Swap(g->mutable_initializer());
+      }
+      ~Aside() { weights.Swap(g->mutable_initializer()); }
+    } aside(model.mutable_graph());
     copy = model;
-    weights.Swap(model.mutable_graph()->mutable_initializer());
   }
   for (const auto& w : model.graph().initializer()) {
     int64_t n = 1;
