@@ -1253,8 +1253,6 @@ std::unordered_map<const Value*, IValue> observeFacts(PreparedGraph& out, const 
   return known;
 }
 
-/// Step 5: replaces by constants the outputs whose value the run saw and that depend on neither
-/// tensor data nor a dynamic axis; values computed from dynamic ones join `out.dynamic`.
 // Whether a value of type `t` can never be None (`x is None` of it is decided by the type).
 bool neverNone(const TypePtr& t) {
   return t && t->kind() != TypeKind::OptionalType && t->kind() != TypeKind::NoneType &&
@@ -1266,6 +1264,8 @@ bool isNumberType(const TypePtr& t) {
                t->kind() == TypeKind::BoolType);
 }
 
+/// Step 5: replaces by constants the outputs whose value the run saw and that depend on neither
+/// tensor data nor a dynamic axis; values computed from dynamic ones join `out.dynamic`.
 void foldKnown(PreparedGraph& out, const std::unordered_map<const Value*, IValue>& known) {
   Graph& g = *out.graph;
   std::unordered_set<const Value*> dataDependent;
@@ -1288,8 +1288,9 @@ void foldKnown(PreparedGraph& out, const std::unordered_map<const Value*, IValue
     // may give the same answer in the grown runs and another at other sizes (swin's shift
     // zeroed for small maps). Lists and tensors follow it only in part: their outputs are
     // judged by the runs (`n, c, h, w = x.size()` with a dynamic n keeps c, h and w).
-    // Except `x is None` of a number, whose answer its type gives (F.interpolate's `scale_factor
-    // is not None` of a scale computed from a dynamic size guards the loop that repeats it).
+    // Except `x is None` of a value that is never None, whose answer its type gives
+    // (F.interpolate's `scale_factor is not None` of a scale computed from a dynamic size
+    // guards the loop that repeats it).
     const bool noneTest =
         n->kind() == Symbol::aten("__is__") || n->kind() == Symbol::aten("__isnot__");
     for (const Value* in : n->inputs())
